@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+#include "frame.h"
+
+#include <endian.h>
+
+#include "json-util.h"
+#include "util.h"
+
+void frame_done(Frame *f)
+{
+        if (!f)
+                return;
+        json_decref(f->head);
+        free(f->body);
+        *f = (Frame){};
+}
+
+static void put_u32(char *p, uint32_t v)
+{
+        v = htole32(v);
+        memcpy(p, &v, 4);
+}
+static void put_u64(char *p, uint64_t v)
+{
+        v = htole64(v);
+        memcpy(p, &v, 8);
+}
+static uint32_t get_u32(const char *p)
+{
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return le32toh(v);
+}
+static uint64_t get_u64(const char *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return le64toh(v);
+}
+
+int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
+                 size_t *ret_len)
+{
+        _cleanup_free_ char *h = json_dumps(head, JSON_COMPACT);
+        if (!h)
+                return -ENOMEM;
+        size_t hl = strlen(h);
+        if (hl > FRAME_MAX || body_len > FRAME_MAX - 12 - hl)
+                return -EMSGSIZE;
+        size_t n = FRAME_PREFIX + hl + body_len;
+        char *buf = malloc(n);
+        if (!buf)
+                return -ENOMEM;
+        put_u32(buf, (uint32_t)(n - 4));
+        put_u64(buf + 4, id);
+        put_u32(buf + 12, (uint32_t)hl);
+        memcpy(buf + FRAME_PREFIX, h, hl);
+        if (body_len)
+                memcpy(buf + FRAME_PREFIX + hl, body, body_len);
+        *ret_buf = buf;
+        *ret_len = n;
+        return 0;
+}
+
+void frame_reader_done(FrameReader *r)
+{
+        free(r->buf);
+        *r = (FrameReader){};
+}
+
+int frame_reader_fill(FrameReader *r, int fd)
+{
+        const size_t chunk = 64 * 1024;
+        if (r->cap - r->len < chunk) {
+                size_t cap = r->cap ? r->cap : chunk;
+                while (cap - r->len < chunk)
+                        cap *= 2;
+                char *b = realloc(r->buf, cap);
+                if (!b)
+                        return -ENOMEM;
+                r->buf = b;
+                r->cap = cap;
+        }
+        for (;;) {
+                ssize_t k = read(fd, r->buf + r->len, chunk);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return errno == EWOULDBLOCK ? -EAGAIN : negative_errno();
+                r->len += (size_t)k;
+                return (int)k;
+        }
+}
+
+int frame_reader_next(FrameReader *r, Frame *ret)
+{
+        if (r->len < 4)
+                return 0;
+        uint32_t n = get_u32(r->buf);
+        if (n > FRAME_MAX)
+                return -EMSGSIZE;
+        if (n < FRAME_PREFIX - 4)
+                return -EBADMSG;
+        if (r->len < 4 + (size_t)n)
+                return 0;
+        uint64_t id = get_u64(r->buf + 4);
+        uint32_t hl = get_u32(r->buf + 12);
+        if (hl > n - 12)
+                return -EBADMSG;
+        json_t *head = json_loadb(r->buf + FRAME_PREFIX, hl, JSON_REJECT_DUPLICATES, NULL);
+        if (!json_is_object(head)) {
+                json_decref(head);
+                return -EBADMSG;
+        }
+        size_t bl = n - 12 - hl;
+        char *body = malloc(bl + 1);
+        if (!body) {
+                json_decref(head);
+                return -ENOMEM;
+        }
+        memcpy(body, r->buf + FRAME_PREFIX + hl, bl);
+        body[bl] = 0;
+        size_t used = 4 + (size_t)n;
+        memmove(r->buf, r->buf + used, r->len - used);
+        r->len -= used;
+        *ret = (Frame){.id = id, .head = head, .body = body, .body_len = bl};
+        return 1;
+}
+
+int frame_write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t k = write(fd, p, len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                p += k;
+                len -= (size_t)k;
+        }
+        return 0;
+}

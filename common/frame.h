@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Length-prefixed frames between pomed's gateway and a pod (DESIGN.md "Processes").
+ *
+ * Wire format, all integers little-endian:
+ *   u32 length   bytes that follow this field (>= 12, <= FRAME_MAX)
+ *   u64 id       request id; a response carries the id of its request
+ *   u32 head_len length of the head
+ *   head         a JSON object (UTF-8, head_len bytes)
+ *   body         raw bytes, the rest of the frame
+ * A SOCK_STREAM socketpair carries them, so a frame has no size cap but ours.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FRAME_PREFIX 16u                  /* length + id + head_len */
+#define FRAME_MAX    (16u * 1024u * 1024u) /* bytes after the length field */
+
+typedef struct Frame {
+        uint64_t id;
+        json_t *head; /* owned */
+        char *body;   /* owned, NUL-terminated for convenience; body_len excludes the NUL */
+        size_t body_len;
+} Frame;
+
+/* Releases what a Frame owns and zeroes it. Accepts a zeroed frame. */
+void frame_done(Frame *f);
+
+/*
+ * Serialises one frame into a new malloc'ed buffer (*ret_buf, *ret_len bytes).
+ * head is borrowed. Returns 0, -EMSGSIZE when it would exceed FRAME_MAX, -ENOMEM.
+ */
+int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
+                 size_t *ret_len);
+
+/* Incremental decoder: append bytes, take whole frames out. */
+typedef struct FrameReader {
+        char *buf;
+        size_t len, cap;
+} FrameReader;
+
+/* Frees the reader's buffer. */
+void frame_reader_done(FrameReader *r);
+
+/*
+ * Reads what fd has (one read(2) of up to 64 KiB). Returns bytes read (> 0), 0 on EOF,
+ * -EAGAIN when a non-blocking fd has nothing, other negative errno on failure.
+ */
+int frame_reader_fill(FrameReader *r, int fd);
+
+/*
+ * Takes the next complete frame out of the buffer into *ret (caller frees with frame_done).
+ * Returns 1 when a frame was produced, 0 when more bytes are needed, -EBADMSG for a
+ * malformed frame (bad lengths, head not a JSON object) and -EMSGSIZE past FRAME_MAX;
+ * after an error the stream is unusable.
+ */
+int frame_reader_next(FrameReader *r, Frame *ret);
+
+/* Writes all of buf to a blocking fd, retrying on EINTR. Returns 0 or negative errno. */
+int frame_write_all(int fd, const void *buf, size_t len);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Stateless sandbox credentials (CONTRACT.md "Tokens"), ids and key hashing.
+ * The only module that includes OpenSSL libcrypto.
+ *
+ * Session token: JWT, HS256 (RFC 7519, RFC 7515), claims sid, team_id, exp and
+ * login (github/slack) or account_id (stripe).
+ * Provider token: <prefix><base64url(sid)>[_<exp>]_<sig>, sig = first 22
+ * characters of base64url(HMAC-SHA256(secret, "<provider>:<sid>[:<exp>]")).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TOKEN_SECRET_LEN 32u /* bytes of a deployment's twin secret */
+#define TOKEN_SIG_CHARS  22u
+
+typedef struct TokenClaims {
+        char sid[64];
+        char team_id[64];
+        char provider[16]; /* "" for a session JWT, else github|slack|stripe */
+        int64_t exp;       /* seconds since the epoch, 0 = none */
+} TokenClaims;
+
+/* Provider prefixes: "ghp_pome_", "xoxb-pome-", "sk_test_pome_"; NULL for an unknown provider. */
+const char *token_provider_prefix(const char *provider);
+
+/*
+ * Mints a session JWT into a new string. login/account_id may be NULL (omitted).
+ * exp in seconds since the epoch. Returns 0, -EINVAL (ids too long), -ENOMEM.
+ */
+int token_mint_session(const uint8_t *key, size_t key_len, const char *sid, const char *team_id,
+                       int64_t exp, const char *login, const char *account_id, char **ret);
+
+/*
+ * Mints a provider-shaped token for provider (github|slack|stripe); exp 0 = no expiry part.
+ * Returns 0, -EINVAL (unknown provider), -ENOMEM.
+ */
+int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider, const char *sid,
+                        int64_t exp, char **ret);
+
+/*
+ * Verifies either kind of token with the deployment key; now in seconds since the epoch.
+ * Signatures are compared in constant time. On success fills *ret.
+ * Returns 0, -EBADMSG (not a token we issue / malformed), -EPERM (bad signature),
+ * -ETIME (expired: exp <= now).
+ */
+int token_verify(const uint8_t *key, size_t key_len, const char *token, int64_t now,
+                 TokenClaims *ret);
+
+/* base64url without padding (RFC 4648 §5) of n bytes into a new string. NULL on OOM. */
+char *token_base64url(const void *data, size_t n);
+
+/* Decodes unpadded base64url; *ret NUL-terminated, *ret_len excludes it. 0, -EBADMSG, -ENOMEM. */
+int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_len);
+
+/* Fills buf with n cryptographically random bytes (getrandom). Returns 0 or negative errno. */
+int token_random_bytes(void *buf, size_t n);
+
+/* New string prefix + n random base62 characters (ids like ses_…, API keys pome_…). */
+int token_random_id(const char *prefix, size_t n, char **ret);
+
+/* Lower-case hex SHA-256 of s into out (65 bytes with NUL). */
+void token_sha256_hex(const char *s, char out[65]);
+
+/* Constant-time equality of two NUL-terminated strings (length leaks, content does not). */
+bool token_equal(const char *a, const char *b);

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#include "podwire.h"
+
+#include "common/json-util.h"
+
+int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len)
+{
+        _cleanup_json_ json_t *head = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s}", "op", "call",
+                                                "method", rq->method, "path", rq->path, "query",
+                                                strempty(rq->query), "headers", rq->headers,
+                                                "base_url", strempty(rq->base_url));
+        if (!head)
+                return -ENOMEM;
+        return frame_encode(id, head, rq->body, rq->body_len, ret_buf, ret_len);
+}
+
+int podwire_decode_request(const Frame *f, TwinRequest *rq)
+{
+        json_t *h = f->head;
+        const char *method = json_get_str(h, "method"), *path = json_get_str(h, "path");
+        json_t *headers = json_object_get(h, "headers");
+        if (!method || !path || !json_is_object(headers) || path[0] != '/')
+                return -EBADMSG;
+        *rq = (TwinRequest){
+                .method = method,
+                .path = path,
+                .query = strempty(json_get_str(h, "query")),
+                .headers = headers,
+                .body = f->body,
+                .body_len = f->body_len,
+                .base_url = strempty(json_get_str(h, "base_url")),
+        };
+        return 0;
+}
+
+int podwire_encode_reply(uint64_t id, const TwinReply *rp, char **ret_buf, size_t *ret_len)
+{
+        _cleanup_json_ json_t *head = json_pack(
+                "{s:i, s:b, s:s, s:b}", "status", rp->status, "state_mutation",
+                rp->state_mutation, "fidelity", rp->fidelity ? rp->fidelity : "semantic",
+                "idempotency_dedupe", rp->idempotency_dedupe);
+        if (!head)
+                return -ENOMEM;
+        if (json_object_set_new(head, "tool", json_string_or_null(rp->tool)) < 0 ||
+            json_object_set_new(head, "error", json_string_or_null(rp->error)) < 0 ||
+            json_object_set(head, "headers", rp->headers ? rp->headers : json_null()) < 0 ||
+            json_object_set(head, "state_delta", rp->state_delta ? rp->state_delta : json_null()) <
+                    0 ||
+            json_object_set(head, "request_body",
+                            rp->request_body ? rp->request_body : json_null()) < 0)
+                return -ENOMEM;
+        _cleanup_free_ char *body = NULL;
+        if (rp->body) {
+                body = json_dumps(rp->body, JSON_COMPACT | JSON_ENCODE_ANY);
+                if (!body)
+                        return -ENOMEM;
+        }
+        return frame_encode(id, head, body, body ? strlen(body) : 0, ret_buf, ret_len);
+}
+
+static json_t *nonnull(json_t *j)
+{
+        return j && !json_is_null(j) ? json_incref(j) : NULL;
+}
+
+int podwire_decode_reply(const Frame *f, TwinReply *rp)
+{
+        json_t *h = f->head;
+        json_t *status = json_object_get(h, "status");
+        if (!json_is_integer(status) || json_integer_value(status) < 100 ||
+            json_integer_value(status) > 599)
+                return -EBADMSG;
+        json_t *body = NULL;
+        if (f->body_len > 0) {
+                body = json_loadb(f->body, f->body_len, JSON_DECODE_ANY, NULL);
+                if (!body)
+                        return -EBADMSG;
+        }
+        const char *tool = json_get_str(h, "tool"), *error = json_get_str(h, "error");
+        *rp = (TwinReply){
+                .status = (int)json_integer_value(status),
+                .headers = nonnull(json_object_get(h, "headers")),
+                .body = body,
+                .tool = tool ? strdup(tool) : NULL,
+                .state_mutation = json_is_true(json_object_get(h, "state_mutation")),
+                .state_delta = nonnull(json_object_get(h, "state_delta")),
+                .fidelity = streq_ptr(json_get_str(h, "fidelity"), "unsupported") ? "unsupported"
+                                                                                   : "semantic",
+                .error = error ? strdup(error) : NULL,
+                .request_body = nonnull(json_object_get(h, "request_body")),
+                .idempotency_dedupe = json_is_true(json_object_get(h, "idempotency_dedupe")),
+        };
+        if ((tool && !rp->tool) || (error && !rp->error)) {
+                twin_reply_done(rp);
+                return -ENOMEM;
+        }
+        return 0;
+}

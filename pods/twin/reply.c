@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* TwinReply ownership helpers shared by the engine and the kinds. */
+#include <time.h>
+
+#include "common/json-util.h"
+#include "twin.h"
+
+void twin_reply_done(TwinReply *rp)
+{
+        if (!rp)
+                return;
+        json_decref(rp->headers);
+        json_decref(rp->body);
+        free(rp->tool);
+        json_decref(rp->state_delta);
+        free(rp->error);
+        json_decref(rp->request_body);
+        *rp = (TwinReply){};
+}
+
+void twin_reply_json(TwinReply *rp, int status, json_t *body)
+{
+        rp->status = status;
+        json_decref(rp->body);
+        rp->body = body;
+}
+
+void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
+{
+        json_decref(rp->state_delta);
+        /* json_deep_copy takes a const pointer in jansson >= 2.13 */
+        rp->state_delta = json_pack("{s:o, s:o}", "before",
+                                    before ? json_deep_copy(before) : json_null(), "after",
+                                    after ? json_deep_copy(after) : json_null());
+}
+
+void twin_format_time(int64_t t, char *buf, size_t len)
+{
+        time_t tt = (time_t)t;
+        struct tm tm;
+        if (!gmtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                snprintf(buf, len, "1970-01-01T00:00:00Z");
+}

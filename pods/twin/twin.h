@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twin engine: a pure request → reply (+ tape metadata) function over an
+ * in-memory world (a jansson document) loaded from a seed. No I/O, no logging,
+ * no knowledge of the supervisor. Three front ends drive it: the pod loop
+ * (pome-pod), `pome twin start` (in-process HTTP) and `pome eval`.
+ *
+ * A twin *kind* (github, slack, stripe) is a static table of actions and
+ * routes. An *action* is one twin operation with one name: it is the MCP tool
+ * name and the tape row's `tool`, whether it was reached over REST or MCP
+ * (CONTRACT.md "Tape row"). REST routes map a method + path pattern onto an
+ * action; path parameters, query parameters and the body are merged into one
+ * JSON `args` object, which is exactly what an MCP tools/call carries.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Twin Twin;
+
+/* One HTTP request below a twin's mount, as the front end decoded it. All borrowed. */
+typedef struct TwinRequest {
+        const char *method;   /* upper-case: "GET", "POST", ... */
+        const char *path;     /* percent-decoded path below the mount, starts with '/' */
+        const char *query;    /* raw query string without '?', "" when none */
+        json_t *headers;      /* object: lower-case header name → string */
+        const char *body;     /* raw body bytes (may be NULL when body_len is 0) */
+        size_t body_len;      /* bytes */
+        const char *base_url; /* absolute URL of the mount, no trailing '/' (for Link headers, urls) */
+} TwinRequest;
+
+/* The reply and the tape metadata of one call. Every pointer is owned by the reply. */
+typedef struct TwinReply {
+        int status;           /* HTTP status */
+        json_t *headers;      /* object name → string of extra response headers, or NULL */
+        json_t *body;         /* JSON body, NULL for an empty body (204, 202) */
+        char *tool;           /* action the caller named, NULL when the surface declares none */
+        bool state_mutation;  /* true only if the call changed the world */
+        json_t *state_delta;  /* {before, after} of the touched row, or NULL */
+        const char *fidelity; /* static string: "semantic" or "unsupported" */
+        char *error;          /* human message when status >= 400, else NULL */
+        json_t *request_body; /* the request body parsed (JSON, or form/query as an object), or NULL */
+        bool idempotency_dedupe; /* Stripe: replayed from an Idempotency-Key */
+} TwinReply;
+
+/* Releases everything a reply owns and zeroes it. Accepts a zeroed reply. */
+void twin_reply_done(TwinReply *rp);
+
+/* What an action handler gets. */
+typedef struct TwinCall {
+        Twin *twin;
+        json_t *world;               /* borrowed, mutable */
+        json_t *args;                /* borrowed: merged path params + query + body, or MCP arguments */
+        const TwinRequest *request;  /* the HTTP request, or NULL when called over MCP */
+        const char *base_url;        /* mount URL (never NULL; "" when unknown) */
+        int64_t now;                 /* seconds since the epoch, one value per call */
+} TwinCall;
+
+/*
+ * An action handler fills rp->status, rp->body, and, when it changes the world,
+ * rp->state_mutation and rp->state_delta. The engine stamps tool, fidelity and
+ * error. Returns 0; a negative errno only for internal failures (-ENOMEM), which
+ * the engine turns into a 500.
+ */
+typedef int (*TwinActionFn)(TwinCall *c, TwinReply *rp);
+
+typedef struct TwinAction {
+        const char *tool;         /* MCP tool name == tape `tool` value */
+        const char *description;  /* one sentence for tools/list */
+        const char *input_schema; /* JSON Schema (object) as text, for tools/list */
+        TwinActionFn fn;
+        bool read_only;           /* MCP annotation readOnlyHint */
+} TwinAction;
+
+typedef struct TwinRoute {
+        const char *method;  /* "GET", "POST", "PATCH", "PUT", "DELETE", or "*" for any */
+        const char *pattern; /* "/repos/{owner}/{repo}/issues/{issue_number}"; {x} matches one segment */
+        const char *tool;    /* the action this route invokes (by TwinAction.tool) */
+} TwinRoute;
+
+/* Why the front end refused a caller before any action ran. */
+typedef enum TwinAuthFailure {
+        TWIN_AUTH_MISSING, /* no credential at all */
+        TWIN_AUTH_INVALID, /* a credential that does not verify */
+} TwinAuthFailure;
+
+enum {
+        TWIN_KIND_TOKEN_PARAM = 1u << 0, /* credential may come as ?token= or a form field (Slack) */
+        TWIN_KIND_RAW_KEY = 1u << 1,     /* Authorization may be the bare key without a scheme (Stripe) */
+};
+
+typedef struct TwinKind {
+        const char *name;           /* "github", "slack", "stripe" */
+        const char *implementation; /* "pome-github" */
+        unsigned flags;             /* TWIN_KIND_* */
+        const TwinAction *actions;
+        size_t n_actions;
+        const TwinRoute *routes;
+        size_t n_routes;
+
+        /*
+         * Validates a seed and turns it into the initial world (a new reference in
+         * *ret_world; the seed itself is borrowed and not modified). Deterministic:
+         * the same seed gives the same world. On a bad seed returns -EINVAL and writes a
+         * human message (what is wrong and where, e.g. "repositories[0].issues[2]: number
+         * must be a positive integer") into err (errlen bytes, always NUL-terminated).
+         */
+        int (*load_seed)(const json_t *seed, json_t **ret_world, char *err, size_t errlen);
+
+        /* The world as /_pome/state shows it, secrets redacted. New reference, NULL on OOM. */
+        json_t *(*public_state)(const json_t *world);
+
+        /* Fills rp with the vendor's own refusal for a missing or invalid credential. */
+        void (*auth_error)(TwinAuthFailure why, TwinReply *rp);
+
+        /*
+         * Fills rp with the vendor's error envelope for an engine-detected problem
+         * (malformed body, unknown method). code is a short machine word
+         * ("invalid_json"), message a sentence.
+         */
+        void (*error)(int status, const char *code, const char *message, TwinReply *rp);
+} TwinKind;
+
+/* The kind called name, or NULL. */
+const TwinKind *twin_kind_find(const char *name);
+
+/* NULL-terminated list of all kind names, in a fixed order (github, slack, stripe...). */
+const char *const *twin_kind_names(void);
+
+/*
+ * Creates a twin instance of kind k from seed (borrowed; NULL = the empty world
+ * the kind's load_seed makes of {}). Returns 0, -EINVAL with a message in err
+ * (errlen bytes) for a seed the kind rejects, -ENOMEM.
+ */
+int twin_new(const TwinKind *k, const json_t *seed, Twin **ret, char *err, size_t errlen);
+
+/* Frees a twin and its world. Accepts NULL; returns NULL. */
+Twin *twin_free(Twin *t);
+
+const TwinKind *twin_kind(const Twin *t);
+
+/* The live world (borrowed; valid until the next call that mutates it). */
+json_t *twin_world(Twin *t);
+
+/*
+ * Replaces the world with one loaded from seed (borrowed), as /admin/reset (seed =
+ * the boot seed) and /admin/seed do. Same errors as twin_new; on error the world
+ * is unchanged.
+ */
+int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen);
+
+/*
+ * Serves one request below the mount: /_pome/health, /_pome/state, MCP (/mcp,
+ * /mcp/tools, /mcp/call), the kind's vendor routes, and a loud 501 for anything
+ * else (CONTRACT.md). /_pome/events is not here: the tape belongs to the front end.
+ * Always fills *rp (zeroed by the caller); never fails (OOM becomes a 500).
+ */
+void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp);
+
+/*
+ * Runs the action called tool directly with args (borrowed), as MCP tools/call does.
+ * Returns -ENOENT (rp untouched) when the kind has no such action, else 0 with rp filled.
+ */
+int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url,
+                     TwinReply *rp);
+
+/* The MCP tools/list array for kind k (new reference). */
+json_t *twin_kind_tools(const TwinKind *k);
+
+/* ----- helpers for kind implementations ----- */
+
+/* Sets rp->status and takes ownership of body (may be NULL). */
+void twin_reply_json(TwinReply *rp, int status, json_t *body);
+
+/* Sets the tape's state_delta to {before, after}; both are copied (deep), may be NULL. */
+void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after);
+
+/* Current time as RFC 3339 UTC ("2026-11-29T09:00:00Z") into buf (>= 21 bytes). */
+void twin_format_time(int64_t t, char *buf, size_t len);
