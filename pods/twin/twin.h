@@ -146,6 +146,12 @@ const TwinKind *twin_kind(const Twin *t);
 json_t *twin_world(Twin *t);
 
 /*
+ * Pins the clock the twin's actions see to now (seconds since the epoch; 0 = the real
+ * clock again), so tests and `pome eval` replays get the same timestamps and ids.
+ */
+void twin_set_clock(Twin *t, int64_t now);
+
+/*
  * Replaces the world with one loaded from seed (borrowed), as /admin/reset (seed =
  * the boot seed) and /admin/seed do. Same errors as twin_new; on error the world
  * is unchanged.

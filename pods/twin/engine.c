@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twin engine: instances, dispatch (/_pome, MCP, vendor routes, the loud 501),
+ * argument merging and reply stamping. One mechanism for every kind; kinds only bring
+ * tables and action functions.
+ */
+#include <time.h>
+
+#include "common/json-util.h"
+#include "engine.h"
+
+struct Twin {
+        const TwinKind *kind;
+        json_t *world;
+        int64_t clock; /* pinned time in seconds since the epoch, 0 = the real clock */
+};
+
+/* Kinds in the fixed order of twin_kind_names(). */
+static const TwinKind *const kinds[] = {&twin_kind_github, &twin_kind_slack};
+
+const TwinKind *twin_kind_find(const char *name)
+{
+        for (size_t i = 0; name && i < ELEMENTSOF(kinds); i++)
+                if (streq(kinds[i]->name, name))
+                        return kinds[i];
+        return NULL;
+}
+
+const char *const *twin_kind_names(void)
+{
+        static const char *names[ELEMENTSOF(kinds) + 1];
+        if (!names[0])
+                for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                        names[i] = kinds[i]->name;
+        return names;
+}
+
+static int load_world(const TwinKind *k, const json_t *seed, json_t **ret, char *err, size_t errlen)
+{
+        _cleanup_json_ json_t *empty = NULL;
+        if (err && errlen > 0)
+                err[0] = 0;
+        if (!seed) {
+                empty = json_object();
+                if (!empty)
+                        return -ENOMEM;
+                seed = empty;
+        }
+        if (!json_is_object(seed))
+                return twin_seed_error(err, errlen, "seed must be a JSON object");
+        return k->load_seed(seed, ret, err, errlen);
+}
+
+int twin_new(const TwinKind *k, const json_t *seed, Twin **ret, char *err, size_t errlen)
+{
+        _cleanup_json_ json_t *world = NULL;
+        int r = load_world(k, seed, &world, err, errlen);
+        if (r < 0)
+                return r;
+        Twin *t = calloc(1, sizeof(Twin));
+        if (!t)
+                return -ENOMEM;
+        t->kind = k;
+        t->world = TAKE_PTR(world);
+        *ret = t;
+        return 0;
+}
+
+Twin *twin_free(Twin *t)
+{
+        if (t) {
+                json_decref(t->world);
+                free(t);
+        }
+        return NULL;
+}
+
+const TwinKind *twin_kind(const Twin *t)
+{
+        return t->kind;
+}
+
+json_t *twin_world(Twin *t)
+{
+        return t->world;
+}
+
+void twin_set_clock(Twin *t, int64_t now)
+{
+        t->clock = now;
+}
+
+int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen)
+{
+        json_t *world;
+        int r = load_world(t->kind, seed, &world, err, errlen);
+        if (r < 0)
+                return r;
+        json_decref(t->world);
+        t->world = world;
+        return 0;
+}
+
+json_t *twin_kind_tools(const TwinKind *k)
+{
+        _cleanup_json_ json_t *tools = json_array();
+        if (!tools)
+                return NULL;
+        for (size_t i = 0; i < k->n_actions; i++) {
+                const TwinAction *a = &k->actions[i];
+                json_t *schema = json_loads(a->input_schema ? a->input_schema : "{}", 0, NULL);
+                /* a kind table bug must not take tools/list down: fall back to "any object" */
+                if (!json_is_object(schema)) {
+                        json_decref(schema);
+                        schema = json_pack("{s:s}", "type", "object");
+                }
+                json_t *tool = json_pack("{s:s, s:s, s:o, s:{s:b}}", "name", a->tool, "description",
+                                         strempty(a->description), "inputSchema", schema,
+                                         "annotations", "readOnlyHint", a->read_only);
+                if (json_array_append_new(tools, tool) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(tools);
+}
+
+static int64_t twin_now(const Twin *t)
+{
+        return t->clock ? t->clock : (int64_t)time(NULL);
+}
+
+int twin_run_action(Twin *t, const TwinAction *a, json_t *args, const TwinRequest *rq,
+                    const char *base_url, TwinReply *rp)
+{
+        free(rp->tool);
+        rp->tool = strdup(a->tool);
+        if (!rp->tool)
+                return -ENOMEM;
+        _cleanup_json_ json_t *empty = NULL;
+        if (!json_is_object(args)) {
+                empty = json_object();
+                if (!empty)
+                        return -ENOMEM;
+                args = empty;
+        }
+        TwinCall c = {
+                .twin = t,
+                .world = t->world,
+                .args = args,
+                .request = rq,
+                .base_url = strempty(base_url),
+                .now = twin_now(t),
+        };
+        int r = a->fn(&c, rp);
+        if (r < 0)
+                return r;
+        return rp->status >= 100 && rp->status <= 599 ? 0 : -EIO;
+}
+
+/* The message of an error body: GitHub {message}, Slack {error}, Stripe {error:{message}}. */
+static char *error_message(const TwinReply *rp)
+{
+        const char *m = json_get_str(rp->body, "message");
+        json_t *e = json_object_get(rp->body, "error");
+        if (!m)
+                m = json_string_value(e);
+        if (!m)
+                m = json_get_str(e, "message");
+        if (m)
+                return strdup(m);
+        char *s;
+        return asprintf(&s, "HTTP %d", rp->status) < 0 ? NULL : s;
+}
+
+void twin_reply_finish(Twin *t, TwinReply *rp, int r)
+{
+        if (r < 0) {
+                json_decref(rp->body);
+                json_decref(rp->headers);
+                json_decref(rp->state_delta);
+                free(rp->error);
+                rp->body = rp->headers = rp->state_delta = NULL;
+                rp->error = NULL;
+                rp->state_mutation = false;
+                t->kind->error(500, "internal_error", "The twin failed to serve this request.", rp);
+                rp->status = 500;
+        }
+        if (!rp->fidelity)
+                rp->fidelity = "semantic";
+        if (rp->status >= 400 && !rp->error)
+                rp->error = error_message(rp);
+}
+
+int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url, TwinReply *rp)
+{
+        const TwinAction *a = twin_kind_action(t->kind, tool);
+        if (!a)
+                return -ENOENT;
+        int r = twin_run_action(t, a, args, NULL, base_url, rp);
+        twin_reply_finish(t, rp, r);
+        return 0;
+}
+
+static const char *header(const TwinRequest *rq, const char *name)
+{
+        return json_get_str(rq->headers, name);
+}
+
+static bool body_blank(const TwinRequest *rq)
+{
+        for (size_t i = 0; i < rq->body_len; i++)
+                if (!strchr(" \t\r\n", rq->body[i]) || rq->body[i] == 0)
+                        return false;
+        return true;
+}
+
+static bool body_starts_json(const TwinRequest *rq)
+{
+        for (size_t i = 0; i < rq->body_len; i++)
+                if (!strchr(" \t\r\n", rq->body[i]) || rq->body[i] == 0)
+                        return rq->body[i] == '{' || rq->body[i] == '[';
+        return false;
+}
+
+/* Media type without parameters, compared case-insensitively (RFC 9110 §8.3.1). */
+static bool media_type_is(const char *ct, const char *type)
+{
+        size_t l = strlen(type);
+        if (!ct || strncasecmp(ct, type, l) != 0)
+                return false;
+        return ct[l] == 0 || ct[l] == ';' || ct[l] == ' ';
+}
+
+/*
+ * Parses the request body into *ret (a new object, or NULL when there is none or it is
+ * not a format we read). Returns 0, 1 when rp now holds the kind's invalid_json refusal,
+ * or -ENOMEM.
+ */
+static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *rp)
+{
+        *ret = NULL;
+        if (!rq->body || rq->body_len == 0 || body_blank(rq))
+                return 0;
+        const char *ct = header(rq, "content-type");
+        bool json = media_type_is(ct, "application/json") || (ct && strstr(ct, "+json")) ||
+                    body_starts_json(rq);
+        if (json) {
+                json_error_t e;
+                json_t *b = json_loadb(rq->body, rq->body_len, 0, &e);
+                if (!json_is_object(b)) {
+                        const char *why = b ? "Body should be a JSON object" : e.text;
+                        json_decref(b);
+                        t->kind->error(400, "invalid_json", why, rp);
+                        return 1;
+                }
+                *ret = b;
+                return 0;
+        }
+        /* multipart and other media types carry nothing we read */
+        if (ct && !media_type_is(ct, "application/x-www-form-urlencoded") &&
+            !media_type_is(ct, "text/plain"))
+                return 0;
+        return twin_form_parse(rq->body, rq->body_len, ret);
+}
+
+/* Merges src's members into dst (dst's values lose). */
+static int merge(json_t *dst, json_t *src)
+{
+        return src && json_object_update(dst, src) < 0 ? -ENOMEM : 0;
+}
+
+static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const TwinRequest *rq,
+                       TwinReply *rp)
+{
+        const TwinAction *a = twin_kind_action(t->kind, route->tool);
+        if (!a)
+                return -EIO; /* a kind table bug */
+
+        /* the tool is stamped even when the body is refused: the caller named it */
+        rp->tool = strdup(a->tool);
+        if (!rp->tool)
+                return -ENOMEM;
+
+        _cleanup_json_ json_t *body = NULL;
+        int r = parse_body(t, rq, &body, rp);
+        if (r != 0)
+                return r < 0 ? r : 0;
+
+        /* precedence: path parameters > body > query */
+        _cleanup_json_ json_t *args = NULL;
+        r = twin_form_parse(strempty(rq->query), strlen(strempty(rq->query)), &args);
+        if (r < 0)
+                return r;
+        r = merge(args, body);
+        if (r < 0)
+                return r;
+        r = merge(args, params);
+        if (r < 0)
+                return r;
+        rp->request_body = json_incref(body);
+        return twin_run_action(t, a, args, rq, rq->base_url, rp);
+}
+
+static int reply_unsupported(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        char *msg;
+        if (asprintf(&msg, "%s %s is not supported by the pome %s twin", rq->method, rq->path,
+                     t->kind->name) < 0)
+                return -ENOMEM;
+        /* the path is the caller's bytes: mend invalid UTF-8 rather than fail the 501 */
+        json_t *body =
+                json_pack("{s:o, s:s, s:s, s:o}", "message",
+                          twin_json_string_lossy(msg, strlen(msg)), "fidelity", "unsupported",
+                          "twin", t->kind->name, "supported", twin_kind_supported(t->kind));
+        if (!body) {
+                free(msg);
+                return -ENOMEM;
+        }
+        twin_reply_json(rp, 501, body);
+        rp->fidelity = "unsupported";
+        rp->error = msg;
+        return 0;
+}
+
+/* 405 with Allow, in the shape of the MCP TypeScript SDK's refusal (JSON-RPC, id null). */
+static int reply_not_allowed(TwinReply *rp, const char *allow)
+{
+        json_t *body = json_pack("{s:s, s:{s:i, s:s}, s:n}", "jsonrpc", "2.0", "error", "code",
+                                 -32000, "message", "Method not allowed.", "id");
+        rp->headers = json_pack("{s:s}", "Allow", allow);
+        if (!body || !rp->headers) {
+                json_decref(body);
+                return -ENOMEM;
+        }
+        twin_reply_json(rp, 405, body);
+        return 0;
+}
+
+static int serve_pome(Twin *t, const TwinRequest *rq, TwinReply *rp, const char *what)
+{
+        if (!streq(rq->method, "GET") && !streq(rq->method, "HEAD"))
+                return reply_not_allowed(rp, "GET");
+        json_t *body;
+        if (streq(what, "health"))
+                body = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", true, "twin", t->kind->name,
+                                 "implementation", t->kind->implementation, "version", POME_VERSION,
+                                 "tools", (json_int_t)t->kind->n_actions);
+        else
+                body = t->kind->public_state(t->world);
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, 200, body);
+        return 0;
+}
+
+static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        const char *path = rq->path, *m = rq->method;
+
+        if (streq(path, "/_pome/health"))
+                return serve_pome(t, rq, rp, "health");
+        if (streq(path, "/_pome/state"))
+                return serve_pome(t, rq, rp, "state");
+        if (streq(path, "/mcp") || streq(path, "/mcp/"))
+                return streq(m, "POST") ? twin_mcp_jsonrpc(t, rq, rp)
+                                        : reply_not_allowed(rp, "POST");
+        if (streq(path, "/mcp/tools"))
+                return streq(m, "GET") ? twin_mcp_list(t, rp) : reply_not_allowed(rp, "GET");
+        if (streq(path, "/mcp/call"))
+                return streq(m, "POST") ? twin_mcp_call(t, rq, rp) : reply_not_allowed(rp, "POST");
+
+        for (size_t i = 0; i < t->kind->n_routes; i++) {
+                const TwinRoute *route = &t->kind->routes[i];
+                if (!streq(route->method, "*") && !streq(route->method, m))
+                        continue;
+                _cleanup_json_ json_t *params = json_object();
+                if (!params)
+                        return -ENOMEM;
+                int r = twin_route_match(route->pattern, path, params);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return serve_route(t, route, params, rq, rp);
+        }
+        return reply_unsupported(t, rq, rp);
+}
+
+void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        TwinRequest safe = *rq;
+        /* a front end bug must not crash the pod: missing fields read as empty */
+        if (!safe.method)
+                safe.method = "GET";
+        if (!safe.path || safe.path[0] != '/')
+                safe.path = "/";
+        if (!safe.query)
+                safe.query = "";
+        if (!safe.base_url)
+                safe.base_url = "";
+        twin_reply_finish(t, rp, handle(t, &safe, rp));
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Engine internals shared by engine.c, mcp.c, route.c and form.c (and their fuzzers).
+ * Not for kinds: they use kind.h.
+ */
+#pragma once
+
+#include "kind.h"
+
+/*
+ * Decodes an application/x-www-form-urlencoded string (WHATWG URL "urlencoded parser":
+ * '&' separated, '+' is a space, %XX escapes) into a new JSON object of strings, with the
+ * bracket convention of Rack and Stripe: "metadata[k]=v" nests objects, "expand[]=x" always
+ * appends to an array, "items[0][price]=p" makes "items" an array when all its keys are
+ * indices. Later pairs win over earlier ones. Malformed pieces are kept literally, never
+ * rejected. Returns 0 or -ENOMEM.
+ */
+int twin_form_parse(const char *s, size_t len, json_t **ret);
+
+/*
+ * Matches path against a route pattern ("/repos/{owner}/{repo}"; {x} matches exactly one
+ * non-empty segment; one trailing '/' on path is ignored). On a match adds each {x} → the
+ * segment (string) to params when params is not NULL and returns 1; returns 0 for no
+ * match, -ENOMEM.
+ */
+int twin_route_match(const char *pattern, const char *path, json_t *params);
+
+/* The kind's action called tool, or NULL. */
+const TwinAction *twin_kind_action(const TwinKind *k, const char *tool);
+
+/*
+ * "METHOD pattern" for each route plus the engine's own surfaces (new array), for the
+ * 501 body. NULL on OOM.
+ */
+json_t *twin_kind_supported(const TwinKind *k);
+
+/*
+ * Runs action a with args (borrowed; NULL = {}) and stamps rp->tool. rq is the HTTP request
+ * or NULL over MCP; base_url the mount URL (NULL = ""). Returns 0 or negative errno
+ * (-ENOMEM, -EIO when the action left no valid status).
+ */
+int twin_run_action(Twin *t, const TwinAction *a, json_t *args, const TwinRequest *rq,
+                    const char *base_url, TwinReply *rp);
+
+/*
+ * Last touches on every reply: r < 0 (a failed serve) replaces the reply with the kind's
+ * 500; fidelity defaults to "semantic"; status >= 400 gets an error message (the body's
+ * message/error, else "HTTP <status>").
+ */
+void twin_reply_finish(Twin *t, TwinReply *rp, int r);
+
+/* POST /mcp (one JSON-RPC message), GET /mcp/tools, POST /mcp/call. 0 or -ENOMEM. */
+int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp);
+int twin_mcp_list(Twin *t, TwinReply *rp);
+int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp);

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MCP over Streamable HTTP, stateless (CONTRACT.md; MCP spec 2025-06-18 "Transports"):
+ * each POST /mcp carries one JSON-RPC 2.0 message and gets one JSON answer, so
+ * tools/call works without a prior initialize. Transport-level refusals (unparsable
+ * JSON, not a JSON-RPC request, batches) are HTTP 400 with a JSON-RPC error and id null,
+ * as the reference TypeScript SDK answers; protocol errors (unknown method, unknown tool)
+ * are HTTP 200 JSON-RPC errors. A tool's own failure is a result with isError: true.
+ */
+#include "common/json-util.h"
+#include "engine.h"
+
+#define MCP_PARSE_ERROR      (-32700)
+#define MCP_INVALID_REQUEST  (-32600)
+#define MCP_METHOD_NOT_FOUND (-32601)
+#define MCP_INVALID_PARAMS   (-32602)
+
+static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
+
+/* Fills rp with a JSON-RPC error (id borrowed, NULL = null). */
+static int rpc_error(TwinReply *rp, int status, json_t *id, int code, const char *message)
+{
+        json_t *body = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                                 id ? id : json_null(), "error", "code", code, "message", message);
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, status, body);
+        return 0;
+}
+
+/* Fills rp with a JSON-RPC result (id borrowed, result stolen). */
+static int rpc_result(TwinReply *rp, json_t *id, json_t *result)
+{
+        json_t *body = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, 200, body);
+        return 0;
+}
+
+/* The CallToolResult for an action's reply (MCP "Tools": content, structuredContent). */
+static json_t *tool_result(const TwinReply *inner)
+{
+        _cleanup_free_ char *text =
+                inner->body ? json_dumps(inner->body, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("");
+        if (!text)
+                return NULL;
+        bool is_error = inner->status >= 400 || json_is_false(json_object_get(inner->body, "ok"));
+        _cleanup_json_ json_t *result = json_pack("{s:[{s:s, s:s}], s:b}", "content", "type",
+                                                  "text", "text", text, "isError", is_error);
+        if (!result)
+                return NULL;
+        if (json_is_object(inner->body) &&
+            json_object_set(result, "structuredContent", inner->body) < 0)
+                return NULL;
+        return TAKE_PTR(result);
+}
+
+/*
+ * Runs tool name over MCP: stamps rp->tool (even for an unknown tool), moves the action's
+ * tape metadata onto rp and returns the CallToolResult in *ret. Returns 0, -ENOENT for an
+ * unknown tool, -ENOMEM.
+ */
+static int call_tool(Twin *t, const char *name, json_t *args, const char *base_url, TwinReply *rp,
+                     json_t **ret)
+{
+        free(rp->tool);
+        rp->tool = strdup(name);
+        if (!rp->tool)
+                return -ENOMEM;
+        const TwinAction *a = twin_kind_action(twin_kind(t), name);
+        if (!a)
+                return -ENOENT;
+
+        TwinReply inner = {};
+        int r = twin_run_action(t, a, args, NULL, base_url, &inner);
+        twin_reply_finish(t, &inner, r);
+        rp->state_mutation = inner.state_mutation;
+        rp->state_delta = TAKE_PTR(inner.state_delta);
+        json_t *result = tool_result(&inner);
+        twin_reply_done(&inner);
+        if (!result)
+                return -ENOMEM;
+        *ret = result;
+        return 0;
+}
+
+static json_t *initialize_result(Twin *t, json_t *params)
+{
+        const char *asked = json_get_str(params, "protocolVersion"), *version = NULL;
+        for (size_t i = 0; asked && i < ELEMENTSOF(protocol_versions); i++)
+                if (streq(asked, protocol_versions[i]))
+                        version = protocol_versions[i];
+        /* an unknown version gets our latest; the client decides whether it can go on */
+        if (!version)
+                version = protocol_versions[0];
+        return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}}", "protocolVersion", version,
+                         "capabilities", "tools", "listChanged", false, "serverInfo", "name",
+                         twin_kind(t)->implementation, "version", POME_VERSION);
+}
+
+int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        json_error_t e;
+        json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, JSON_DECODE_ANY, &e);
+        if (!msg)
+                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error");
+        rp->request_body = msg; /* the reply owns it: the tape records the message */
+        if (json_is_array(msg))
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST,
+                                 "Invalid Request: batches are not supported");
+        if (!json_is_object(msg))
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST, "Invalid Request");
+
+        json_t *id = json_object_get(msg, "id");
+        const char *method = json_get_str(msg, "method");
+        bool response = json_object_get(msg, "result") || json_object_get(msg, "error");
+        /* notifications and the client's own responses: accepted, nothing to say (202) */
+        if ((!method && response) || (!id && method)) {
+                twin_reply_json(rp, 202, NULL);
+                return 0;
+        }
+        if (!id)
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST, "Invalid Request");
+        if (!json_is_string(id) && !json_is_integer(id))
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST, "Invalid Request: bad id");
+        if (!streq_ptr(json_get_str(msg, "jsonrpc"), "2.0") || !method)
+                return rpc_error(rp, 400, id, MCP_INVALID_REQUEST, "Invalid Request");
+
+        json_t *params = json_object_get(msg, "params");
+        if (params && !json_is_object(params))
+                return rpc_error(rp, 200, id, MCP_INVALID_PARAMS, "Invalid params");
+
+        json_t *result;
+        if (streq(method, "initialize"))
+                result = initialize_result(t, params);
+        else if (streq(method, "ping"))
+                result = json_object();
+        else if (streq(method, "tools/list"))
+                result = json_pack("{s:o}", "tools", twin_kind_tools(twin_kind(t)));
+        else if (streq(method, "tools/call")) {
+                const char *name = json_get_str(params, "name");
+                json_t *args = json_object_get(params, "arguments");
+                if (!name)
+                        return rpc_error(rp, 200, id, MCP_INVALID_PARAMS,
+                                         "Invalid params: name is required");
+                if (args && !json_is_object(args) && !json_is_null(args))
+                        return rpc_error(rp, 200, id, MCP_INVALID_PARAMS,
+                                         "Invalid params: arguments must be an object");
+                int r = call_tool(t, name, args, rq->base_url, rp, &result);
+                if (r == -ENOENT) {
+                        _cleanup_free_ char *m = NULL;
+                        if (asprintf(&m, "Unknown tool: %s", name) < 0)
+                                return -ENOMEM;
+                        return rpc_error(rp, 200, id, MCP_INVALID_PARAMS, m);
+                }
+                if (r < 0)
+                        return r;
+        } else {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Method not found: %s", method) < 0)
+                        return -ENOMEM;
+                return rpc_error(rp, 200, id, MCP_METHOD_NOT_FOUND, m);
+        }
+        if (!result)
+                return -ENOMEM;
+        return rpc_result(rp, id, result);
+}
+
+int twin_mcp_list(Twin *t, TwinReply *rp)
+{
+        json_t *body = json_pack("{s:o}", "tools", twin_kind_tools(twin_kind(t)));
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, 200, body);
+        return 0;
+}
+
+/* {error:{code, message}}: the JSON-RPC error object without the envelope. */
+static int plain_error(TwinReply *rp, int status, int code, const char *message)
+{
+        json_t *body = json_pack("{s:{s:i, s:s}}", "error", "code", code, "message", message);
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, status, body);
+        return 0;
+}
+
+int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        json_error_t e;
+        json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &e);
+        if (!json_is_object(msg)) {
+                json_decref(msg);
+                return plain_error(rp, 400, MCP_PARSE_ERROR, "Body must be a JSON object");
+        }
+        rp->request_body = msg;
+
+        const char *name = json_get_str(msg, "tool");
+        if (!name)
+                name = json_get_str(msg, "name");
+        json_t *args = json_object_get(msg, "arguments");
+        if (!name)
+                return plain_error(rp, 400, MCP_INVALID_PARAMS, "tool is required");
+        if (args && !json_is_object(args) && !json_is_null(args))
+                return plain_error(rp, 400, MCP_INVALID_PARAMS, "arguments must be an object");
+
+        json_t *result;
+        int r = call_tool(t, name, args, rq->base_url, rp, &result);
+        if (r == -ENOENT) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Unknown tool: %s", name) < 0)
+                        return -ENOMEM;
+                return plain_error(rp, 404, MCP_INVALID_PARAMS, m);
+        }
+        if (r < 0)
+                return r;
+        twin_reply_json(rp, 200, result);
+        return 0;
+}

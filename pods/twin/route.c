@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* Route patterns: "/repos/{owner}/{repo}/issues/{issue_number}". */
+#include "common/json-util.h"
+#include "engine.h"
+
+/* Length of the segment at s (up to '/' or the end). */
+static size_t seg_len(const char *s)
+{
+        return strcspn(s, "/");
+}
+
+int twin_route_match(const char *pattern, const char *path, json_t *params)
+{
+        if (pattern[0] != '/' || path[0] != '/')
+                return 0;
+        size_t plen = strlen(path);
+        /* "/user/" is "/user": clients that join URLs carelessly still land */
+        if (plen > 1 && path[plen - 1] == '/')
+                plen--;
+
+        const char *pp = pattern + 1, *sp = path + 1, *send = path + plen;
+        for (;;) {
+                size_t pl = seg_len(pp);
+                size_t sl = sp <= send ? strcspn(sp, "/") : 0;
+                if (sp + sl > send)
+                        sl = (size_t)(send - sp);
+                if (pl > 2 && pp[0] == '{' && pp[pl - 1] == '}') {
+                        if (sl == 0)
+                                return 0;
+                        if (params) {
+                                char name[64];
+                                if (pl - 2 >= sizeof(name))
+                                        return 0;
+                                memcpy(name, pp + 1, pl - 2);
+                                name[pl - 2] = 0;
+                                json_t *v = twin_json_string_lossy(sp, sl);
+                                if (!v || json_object_set_new(params, name, v) < 0)
+                                        return -ENOMEM;
+                        }
+                } else if (pl != sl || memcmp(pp, sp, pl) != 0)
+                        return 0;
+
+                bool pend = pp[pl] == 0, spend = sp + sl >= send;
+                if (pend || spend)
+                        return pend && spend ? 1 : 0;
+                pp += pl + 1;
+                sp += sl + 1;
+        }
+}
+
+const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)
+{
+        if (!tool)
+                return NULL;
+        for (size_t i = 0; i < k->n_actions; i++)
+                if (streq(k->actions[i].tool, tool))
+                        return &k->actions[i];
+        return NULL;
+}
+
+json_t *twin_kind_supported(const TwinKind *k)
+{
+        static const char *const engine_surfaces[] = {"/mcp",         "/mcp/tools",
+                                                      "/mcp/call",    "/_pome/health",
+                                                      "/_pome/state", "/_pome/events"};
+        _cleanup_json_ json_t *a = json_array();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < k->n_routes; i++) {
+                char *s;
+                if (asprintf(&s, "%s %s", k->routes[i].method, k->routes[i].pattern) < 0)
+                        return NULL;
+                int r = json_array_append_new(a, json_string(s));
+                free(s);
+                if (r < 0)
+                        return NULL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(engine_surfaces); i++)
+                if (json_array_append_new(a, json_string(engine_surfaces[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}

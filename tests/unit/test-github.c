@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GitHub twin: the product walkthrough over REST and over MCP (same tool, same world
+ * change), response shapes octokit reads, validation and error envelopes, pagination
+ * Link headers, seed validation messages.
+ */
+#include "common/json-util.h"
+#include "kind.h"
+#include "tests/unit/check.h"
+
+#define BASE "http://127.0.0.1:7071/github/s/ses_test"
+#define NOW  1780000000 /* 2026-05-28T20:26:40Z */
+
+static json_t *jp(json_t *j, const char *ptr)
+{
+        while (j && *ptr == '/') {
+                char key[128];
+                size_t l = strcspn(++ptr, "/");
+                snprintf(key, sizeof(key), "%.*s", (int)l, ptr);
+                j = json_is_array(j) ? json_array_get(j, strtoul(key, NULL, 10))
+                                     : json_object_get(j, key);
+                ptr += l;
+        }
+        return j;
+}
+static const char *jps(json_t *j, const char *ptr)
+{
+        return json_string_value(jp(j, ptr));
+}
+static long long jpi(json_t *j, const char *ptr)
+{
+        return json_integer_value(jp(j, ptr));
+}
+
+static json_t *seed_file(const char *name)
+{
+        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/sandbox-images/github/seeds/%s.json", src, name);
+        json_t *j = json_load_file(path, 0, NULL);
+        if (!j) {
+                fprintf(stderr, "cannot load %s\n", path);
+                exit(1);
+        }
+        return j;
+}
+
+static Twin *twin_default(void)
+{
+        _cleanup_json_ json_t *seed = seed_file("default");
+        char err[256];
+        Twin *t = NULL;
+        if (twin_new(&twin_kind_github, seed, &t, err, sizeof(err)) < 0) {
+                fprintf(stderr, "default seed: %s\n", err);
+                exit(1);
+        }
+        twin_set_clock(t, NOW);
+        return t;
+}
+
+static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
+                const char *body)
+{
+        _cleanup_json_ json_t *headers = json_pack("{s:s}", "content-type", "application/json");
+        TwinRequest rq = {.method = method,
+                          .path = path,
+                          .query = query ? query : "",
+                          .headers = headers,
+                          .body = body,
+                          .body_len = body ? strlen(body) : 0,
+                          .base_url = BASE};
+        twin_reply_done(rp);
+        twin_handle(t, &rq, rp);
+}
+
+/* tools/call name(arguments) over POST /mcp; rp holds the JSON-RPC reply. */
+static void call(Twin *t, TwinReply *rp, const char *name, const char *arguments)
+{
+        char msg[2048];
+        snprintf(msg, sizeof(msg),
+                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"%s\",\"arguments\":%s}}",
+                 name, arguments);
+        req(t, rp, "POST", "/mcp", NULL, msg);
+}
+
+static json_t *issue_row(Twin *t, int n)
+{
+        size_t i;
+        json_t *x;
+        json_array_foreach (jp(twin_world(t), "/repositories/0/issues"), i, x) {
+                if (jpi(x, "/number") == n)
+                        return x;
+        }
+        return NULL;
+}
+
+/* The walkthrough: read issue #1, assign alice, comment — over REST. */
+static void test_walkthrough_rest(void)
+{
+        Twin *t = twin_default();
+        TwinReply rp = {};
+
+        req(t, &rp, "GET", "/repos/acme/api/issues", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
+        CHECK(streq(rp.tool, "list_issues") && !rp.state_mutation && !rp.headers);
+
+        req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_issue") && !rp.state_mutation);
+        CHECK(!rp.state_delta && !rp.error && streq(rp.fidelity, "semantic"));
+        json_t *b = rp.body;
+        CHECK(jpi(b, "/number") == 1 && streq(jps(b, "/state"), "open"));
+        CHECK(streq(jps(b, "/labels/0/name"), "bug") && streq(jps(b, "/labels/0/color"), "d73a4a"));
+        CHECK(json_is_true(jp(b, "/labels/0/default")));
+        CHECK(json_array_size(jp(b, "/assignees")) == 0 && json_is_null(jp(b, "/assignee")));
+        CHECK(jpi(b, "/comments") == 0 && streq(jps(b, "/user/login"), "bob"));
+        CHECK(streq(jps(b, "/url"), BASE "/repos/acme/api/issues/1"));
+        CHECK(streq(jps(b, "/repository_url"), BASE "/repos/acme/api"));
+        CHECK(streq(jps(b, "/html_url"), "https://github.com/acme/api/issues/1"));
+        CHECK(streq(jps(b, "/created_at"), "2026-01-01T00:00:00Z"));
+        CHECK(json_is_null(jp(b, "/closed_at")) && json_is_false(jp(b, "/locked")));
+        CHECK(streq(jps(b, "/author_association"), "COLLABORATOR"));
+        /* legacy node ids: base64("05:Issue<id>") */
+        char raw[32];
+        snprintf(raw, sizeof(raw), "05:Issue%lld", jpi(b, "/id"));
+        _cleanup_free_ char *nid = twin_base64(raw, strlen(raw));
+        CHECK(streq(jps(b, "/node_id"), nid));
+        CHECK(jpi(b, "/user/id") > 0 && streq(jps(b, "/user/type"), "User"));
+
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"alice\"]}");
+        CHECK(rp.status == 201 && streq(rp.tool, "add_issue_assignees") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/assignees/0/login"), "alice"));
+        CHECK(streq(jps(rp.body, "/assignee/login"), "alice"));
+        CHECK(json_array_size(jp(rp.state_delta, "/before/assignees")) == 0);
+        CHECK(streq(jps(rp.state_delta, "/after/assignees/0"), "alice"));
+        CHECK(streq(jps(rp.body, "/updated_at"), "2026-05-28T20:26:40Z"));
+
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL,
+            "{\"body\":\"Triaged as a bug; tracking in acme/api#1.\"}");
+        CHECK(rp.status == 201 && streq(rp.tool, "add_issue_comment") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/body"), "Triaged as a bug; tracking in acme/api#1."));
+        CHECK(streq(jps(rp.body, "/user/login"), "pome-agent"));
+        CHECK(streq(jps(rp.body, "/issue_url"), BASE "/repos/acme/api/issues/1"));
+        CHECK(strncmp(jps(rp.body, "/html_url"),
+                      "https://github.com/acme/api/issues/1#issuecomment-", 50) == 0);
+        CHECK(json_is_null(jp(rp.state_delta, "/before")));
+        CHECK(jpi(rp.state_delta, "/after/id") == jpi(rp.body, "/id"));
+
+        /* the final state a check reads */
+        json_t *row = issue_row(t, 1);
+        CHECK(streq(jps(row, "/assignees/0"), "alice"));
+        CHECK(strstr(jps(row, "/comments/0/body"), "acme/api#1") != NULL);
+        CHECK(streq(jps(row, "/state"), "open"));
+
+        req(t, &rp, "GET", "/repos/acme/api/issues/1/comments", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
+        req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
+        CHECK(jpi(rp.body, "/comments") == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* The same walkthrough over MCP: same tools stamped, same world. */
+static void test_walkthrough_mcp(void)
+{
+        Twin *rest = twin_default(), *m = twin_default();
+        TwinReply rp = {};
+
+        req(rest, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"alice\"]}");
+        req(rest, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL,
+            "{\"body\":\"see acme/api#1\"}");
+
+        call(m, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
+        CHECK(streq(rp.tool, "get_issue") && json_is_false(jp(rp.body, "/result/isError")));
+        call(m, &rp, "add_issue_assignees",
+             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":\"1\",\"assignees\":[\"alice\"]"
+             "}");
+        CHECK(rp.status == 200 && streq(rp.tool, "add_issue_assignees") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/result/structuredContent/assignees/0/login"), "alice"));
+        CHECK(streq(jps(rp.state_delta, "/after/assignees/0"), "alice"));
+        call(m, &rp, "add_issue_comment",
+             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,\"body\":\"see "
+             "acme/api#1\"}");
+        CHECK(streq(rp.tool, "add_issue_comment") && rp.state_mutation);
+        CHECK(strstr(jps(rp.body, "/result/structuredContent/url"), BASE) != NULL);
+
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+
+        /* a refused write over MCP: isError, no mutation, tool still stamped */
+        call(m, &rp, "add_issue_comment",
+             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        CHECK(streq(rp.tool, "add_issue_comment"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "body"));
+        twin_reply_done(&rp);
+        twin_free(rest);
+        twin_free(m);
+}
+
+static void test_reads(void)
+{
+        Twin *t = twin_default();
+        TwinReply rp = {};
+
+        req(t, &rp, "GET", "/user", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_me"));
+        CHECK(streq(jps(rp.body, "/login"), "pome-agent") &&
+              streq(jps(rp.body, "/name"), "Pome Agent"));
+        CHECK(streq(jps(rp.body, "/url"), BASE "/users/pome-agent"));
+
+        req(t, &rp, "GET", "/repos/acme/api", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_repository"));
+        CHECK(streq(jps(rp.body, "/full_name"), "acme/api"));
+        CHECK(streq(jps(rp.body, "/owner/type"), "Organization"));
+        CHECK(jpi(rp.body, "/open_issues_count") == 1 && json_is_false(jp(rp.body, "/private")));
+        CHECK(streq(jps(rp.body, "/default_branch"), "main"));
+        CHECK(json_is_true(jp(rp.body, "/permissions/push")));
+        CHECK(json_is_false(jp(rp.body, "/permissions/admin")));
+
+        /* logins and repository names are case-insensitive on GitHub */
+        req(t, &rp, "GET", "/repos/ACME/Api/issues/1", NULL, NULL);
+        CHECK(rp.status == 200);
+
+        req(t, &rp, "GET", "/repos/acme/nope", NULL, NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/message"), "Not Found"));
+        CHECK(streq(jps(rp.body, "/status"), "404"));
+        CHECK(streq(jps(rp.body, "/documentation_url"), "https://docs.github.com/rest"));
+        CHECK(streq(rp.error, "Not Found") && streq(rp.tool, "get_repository"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_bad_inputs(void)
+{
+        Twin *t = twin_default();
+        TwinReply rp = {};
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+
+        /* issue numbers: huge, negative, junk → 404 like GitHub's router */
+        const char *numbers[] = {
+                "99999999999999999999999", "9223372036854775807", "0", "-1", "abc", "1e3", "2"};
+        for (size_t i = 0; i < ELEMENTSOF(numbers); i++) {
+                char path[128];
+                snprintf(path, sizeof(path), "/repos/acme/api/issues/%s", numbers[i]);
+                req(t, &rp, "GET", path, NULL, NULL);
+                CHECK(rp.status == 404 && streq(rp.tool, "get_issue"));
+        }
+
+        static const struct {
+                const char *method, *path, *body;
+                int status;
+                const char *field, *code;
+        } cases[] = {
+                {"POST", "/repos/acme/api/issues", "{}", 422, "title", "missing_field"},
+                {"POST", "/repos/acme/api/issues", "{\"title\":\"\"}", 422, "title",
+                 "missing_field"},
+                {"POST", "/repos/acme/api/issues", "{\"title\":42}", 422, "title", "invalid"},
+                {"POST", "/repos/acme/api/issues", "{\"title\":\"x\",\"body\":[]}", 422, "body",
+                 "invalid"},
+                {"POST", "/repos/acme/api/issues", "{\"title\":\"x\",\"labels\":[1]}", 422,
+                 "labels", "invalid"},
+                {"POST", "/repos/acme/api/issues",
+                 "{\"title\":\"x\",\"labels\":[\"fresh\"],\"assignees\":{}}", 422, "assignees",
+                 "invalid"},
+                {"POST", "/repos/acme/api/issues", "{\"title\":\"x\",\"milestone\":7}", 422,
+                 "milestone", "invalid"},
+                {"PATCH", "/repos/acme/api/issues/1", "{\"state\":\"done\",\"labels\":[\"fresh\"]}",
+                 422, "state", "invalid"},
+                {"PATCH", "/repos/acme/api/issues/1", "{\"state_reason\":\"bored\"}", 422,
+                 "state_reason", "invalid"},
+                {"PATCH", "/repos/acme/api/issues/1", "{\"title\":null}", 0, NULL, NULL},
+                {"POST", "/repos/acme/api/issues/1/comments", "{}", 422, "body", "missing_field"},
+                {"POST", "/repos/acme/api/issues/1/comments", "{\"body\":{\"a\":1}}", 422, "body",
+                 "invalid"},
+                {"POST", "/repos/acme/api/issues/1/labels", "{}", 422, "labels", "missing_field"},
+                {"POST", "/repos/acme/api/issues/1/assignees", "{\"assignees\":7}", 422,
+                 "assignees", "invalid"},
+                {"GET", "/repos/acme/api/issues", NULL, 0, NULL, NULL},
+                {"POST", "/repos/acme/api/issues", "{\"title\":", 400, NULL, NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                req(t, &rp, cases[i].method, cases[i].path, NULL, cases[i].body);
+                if (cases[i].status == 0) {
+                        CHECK(rp.status == 200);
+                        continue;
+                }
+                if (rp.status != cases[i].status)
+                        fprintf(stderr, "case %zu: %d\n", i, rp.status);
+                CHECK(rp.status == cases[i].status && !rp.state_mutation && rp.error);
+                if (cases[i].field) {
+                        CHECK(streq(jps(rp.body, "/message"), "Validation Failed"));
+                        CHECK(streq(jps(rp.body, "/status"), "422"));
+                        CHECK(streq(jps(rp.body, "/errors/0/field"), cases[i].field));
+                        CHECK(streq(jps(rp.body, "/errors/0/code"), cases[i].code));
+                        CHECK(jps(rp.body, "/errors/0/resource") != NULL);
+                } else
+                        CHECK(streq(jps(rp.body, "/message"), "Problems parsing JSON"));
+        }
+        /* none of the refused writes touched the world (not even label creation) */
+        CHECK(json_equal(before, twin_world(t)));
+
+        /* wrong types over MCP */
+        call(t, &rp, "get_issue", "{\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "owner"));
+        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\"}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/code"), "missing_field"));
+        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1e300}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
+        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":{}}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
+        call(t, &rp, "list_issues", "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"weird\"}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "state"));
+        CHECK(json_equal(before, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_writes(void)
+{
+        Twin *t = twin_default();
+        TwinReply rp = {};
+
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
+            "{\"title\":\"Docs are stale\",\"body\":\"see README\",\"labels\":[\"documentation\","
+            "\"needs-triage\"],\"assignees\":[\"alice\",\"mallory\",\"acme\"]}");
+        CHECK(rp.status == 201 && streq(rp.tool, "create_issue") && rp.state_mutation);
+        CHECK(jpi(rp.body, "/number") == 2 && streq(jps(rp.body, "/state"), "open"));
+        CHECK(json_array_size(jp(rp.body, "/assignees")) == 1); /* mallory, an org: dropped */
+        CHECK(streq(jps(rp.body, "/labels/1/name"), "needs-triage"));
+        CHECK(streq(jps(rp.body, "/labels/1/color"), "ededed"));
+        CHECK(json_is_null(jp(rp.state_delta, "/before")));
+        CHECK(streq(jps(rp.state_delta, "/after/title"), "Docs are stale"));
+        CHECK(streq(jps(rp.body, "/created_at"), "2026-05-28T20:26:40Z"));
+        /* GitHub creates labels named on an issue */
+        CHECK(json_array_size(jp(twin_world(t), "/repositories/0/labels")) == 4);
+
+        /* close, then a no-op patch, then reopen */
+        req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"state\":\"closed\"}");
+        CHECK(rp.status == 200 && streq(rp.tool, "update_issue") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/state"), "closed"));
+        CHECK(streq(jps(rp.body, "/state_reason"), "completed"));
+        CHECK(streq(jps(rp.body, "/closed_at"), "2026-05-28T20:26:40Z"));
+        CHECK(streq(jps(rp.state_delta, "/before/state"), "open"));
+        req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"title\":\"Docs are stale\"}");
+        CHECK(rp.status == 200 && !rp.state_mutation && !rp.state_delta);
+        req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL,
+            "{\"state\":\"open\",\"assignee\":null,\"labels\":[]}");
+        CHECK(rp.state_mutation && streq(jps(rp.body, "/state_reason"), "reopened"));
+        CHECK(json_is_null(jp(rp.body, "/closed_at")));
+        CHECK(json_array_size(jp(rp.body, "/assignees")) == 0);
+        CHECK(json_array_size(jp(rp.body, "/labels")) == 0);
+        req(t, &rp, "PATCH", "/repos/acme/api/issues/1", NULL,
+            "{\"state\":\"closed\",\"state_reason\":\"not_planned\"}");
+        CHECK(streq(jps(rp.body, "/state_reason"), "not_planned"));
+
+        /* assignees: unknown users are ignored like on GitHub, so nothing changes */
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"mallory\"]}");
+        CHECK(rp.status == 201 && !rp.state_mutation);
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"alice\",\"BOB\"]}");
+        CHECK(rp.state_mutation && streq(jps(rp.body, "/assignees/1/login"), "bob"));
+        req(t, &rp, "DELETE", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"Alice\"]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "remove_issue_assignees") && rp.state_mutation);
+        CHECK(json_array_size(jp(rp.body, "/assignees")) == 1);
+
+        /* labels: add (creating), add again (no change), remove */
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/labels", NULL,
+            "{\"labels\":[\"enhancement\",{\"name\":\"p1\"}]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "add_issue_labels") && rp.state_mutation);
+        CHECK(json_array_size(rp.body) == 3 && streq(jps(rp.body, "/2/name"), "p1"));
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/labels", NULL, "{\"labels\":[\"BUG\"]}");
+        CHECK(rp.status == 200 && !rp.state_mutation && json_array_size(rp.body) == 3);
+        req(t, &rp, "DELETE", "/repos/acme/api/issues/1/labels/p1", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "remove_issue_label") && rp.state_mutation);
+        CHECK(json_array_size(rp.body) == 2);
+        req(t, &rp, "DELETE", "/repos/acme/api/issues/1/labels/p1", NULL, NULL);
+        CHECK(rp.status == 404 && !rp.state_mutation);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static bool link_has(const TwinReply *rp, const char *needle)
+{
+        const char *l = jps(rp->headers, "/Link");
+        return l && strstr(l, needle);
+}
+
+static void test_pagination(void)
+{
+        Twin *t = twin_default();
+        TwinReply rp = {};
+        for (int i = 0; i < 4; i++)
+                req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "{\"title\":\"more\"}");
+
+        req(t, &rp, "GET", "/repos/acme/api/issues", "per_page=2&state=open", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 2);
+        /* newest first */
+        CHECK(jpi(rp.body, "/0/number") == 5 && jpi(rp.body, "/1/number") == 4);
+        CHECK(link_has(&rp, "<" BASE "/repos/acme/api/issues?per_page=2&state=open&page=2>; "
+                            "rel=\"next\""));
+        CHECK(link_has(&rp, "<" BASE "/repos/acme/api/issues?per_page=2&state=open&page=3>; "
+                            "rel=\"last\""));
+        CHECK(!link_has(&rp, "rel=\"prev\""));
+
+        req(t, &rp, "GET", "/repos/acme/api/issues", "page=3&per_page=2", NULL);
+        CHECK(json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 1);
+        CHECK(link_has(&rp, "per_page=2&page=2>; rel=\"prev\""));
+        CHECK(link_has(&rp, "per_page=2&page=1>; rel=\"first\""));
+        CHECK(!link_has(&rp, "rel=\"next\""));
+
+        req(t, &rp, "GET", "/repos/acme/api/issues", "page=99999999999999999999&per_page=2", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 2); /* junk page: page 1 */
+        req(t, &rp, "GET", "/repos/acme/api/issues", "page=9223372036854775807&per_page=2", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
+        CHECK(link_has(&rp, "page=3>; rel=\"prev\""));
+
+        req(t, &rp, "GET", "/repos/acme/api/issues", "per_page=500", NULL);
+        CHECK(json_array_size(rp.body) == 5 && !rp.headers);
+
+        /* filters and sort */
+        req(t, &rp, "GET", "/repos/acme/api/issues", "labels=bug", NULL);
+        CHECK(json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 1);
+        req(t, &rp, "GET", "/repos/acme/api/issues", "direction=asc&per_page=1", NULL);
+        CHECK(jpi(rp.body, "/0/number") == 1);
+        req(t, &rp, "PATCH", "/repos/acme/api/issues/3", NULL, "{\"state\":\"closed\"}");
+        req(t, &rp, "GET", "/repos/acme/api/issues", "state=closed", NULL);
+        CHECK(json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 3);
+        req(t, &rp, "GET", "/repos/acme/api/issues", "state=all", NULL);
+        CHECK(json_array_size(rp.body) == 5);
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
+            "{\"assignees\":[\"alice\"]}");
+        req(t, &rp, "GET", "/repos/acme/api/issues", "assignee=alice", NULL);
+        CHECK(json_array_size(rp.body) == 1);
+        req(t, &rp, "GET", "/repos/acme/api/issues", "assignee=none", NULL);
+        CHECK(json_array_size(rp.body) == 3);
+
+        for (int i = 0; i < 3; i++)
+                req(t, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL, "{\"body\":\"c\"}");
+        req(t, &rp, "GET", "/repos/acme/api/issues/1/comments", "per_page=2", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 2);
+        CHECK(link_has(&rp, "<" BASE "/repos/acme/api/issues/1/comments?per_page=2&page=2>; "
+                            "rel=\"next\""));
+
+        /* over MCP the same page arguments work, and there is no Link */
+        call(t, &rp, "list_issues",
+             "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,\"page\":2}");
+        CHECK(!rp.headers);
+        _cleanup_json_ json_t *page = json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL);
+        CHECK(json_array_size(page) == 2 && !jp(rp.body, "/result/structuredContent"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_errors_and_auth(void)
+{
+        TwinReply rp = {};
+        twin_kind_github.auth_error(TWIN_AUTH_MISSING, &rp);
+        CHECK(rp.status == 401 && streq(jps(rp.body, "/message"), "Requires authentication"));
+        CHECK(streq(jps(rp.body, "/status"), "401"));
+        CHECK(streq(jps(rp.body, "/documentation_url"), "https://docs.github.com/rest"));
+        twin_reply_done(&rp);
+        twin_kind_github.auth_error(TWIN_AUTH_INVALID, &rp);
+        CHECK(rp.status == 401 && streq(jps(rp.body, "/message"), "Bad credentials"));
+        twin_reply_done(&rp);
+        twin_kind_github.error(400, "invalid_json", "whatever", &rp);
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/message"), "Problems parsing JSON"));
+        twin_reply_done(&rp);
+        twin_kind_github.error(500, "internal_error", "boom", &rp);
+        CHECK(rp.status == 500 && streq(jps(rp.body, "/status"), "500"));
+        twin_reply_done(&rp);
+}
+
+static void test_private_repo(void)
+{
+        _cleanup_json_ json_t *seed = json_loads(
+                "{\"viewer\":\"outsider\",\"repositories\":[{\"full_name\":\"acme/secret\","
+                "\"private\":true,\"collaborators\":[\"alice\"]},{\"owner\":\"outsider\",\"name\":"
+                "\"mine\",\"private\":true}]}",
+                0, NULL);
+        Twin *t = NULL;
+        char err[256];
+        CHECK_OK(twin_new(&twin_kind_github, seed, &t, err, sizeof(err)));
+        TwinReply rp = {};
+        req(t, &rp, "GET", "/repos/acme/secret", NULL, NULL);
+        CHECK(rp.status == 404);
+        req(t, &rp, "GET", "/repos/outsider/mine", NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/permissions/admin")));
+        CHECK(streq(jps(rp.body, "/visibility"), "private"));
+        req(t, &rp, "GET", "/user", NULL, NULL);
+        CHECK(streq(jps(rp.body, "/login"), "outsider") && jpi(rp.body, "/public_repos") == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_seeds(void)
+{
+        /* the default seed is the walkthrough's world */
+        Twin *t = twin_default();
+        json_t *w = twin_world(t);
+        CHECK(json_array_size(jp(w, "/repositories")) == 1);
+        CHECK(streq(jps(w, "/repositories/0/owner"), "acme") &&
+              streq(jps(w, "/repositories/0/name"), "api"));
+        CHECK(json_array_size(jp(w, "/repositories/0/issues")) == 1);
+        json_t *i1 = issue_row(t, 1);
+        CHECK(streq(jps(i1, "/state"), "open") && streq(jps(i1, "/labels/0"), "bug"));
+        CHECK(json_array_size(jp(i1, "/assignees")) == 0 &&
+              json_array_size(jp(i1, "/comments")) == 0);
+        const char *labels[] = {"bug", "enhancement", "documentation"};
+        for (size_t i = 0; i < ELEMENTSOF(labels); i++) {
+                char ptr[64];
+                snprintf(ptr, sizeof(ptr), "/repositories/0/labels/%zu/name", i);
+                CHECK(streq(jps(w, ptr), labels[i]));
+        }
+        twin_free(t);
+
+        _cleanup_json_ json_t *broken = seed_file("broken");
+        char err[256] = "";
+        Twin *b = NULL;
+        CHECK(twin_new(&twin_kind_github, broken, &b, err, sizeof(err)) == -EINVAL && !b);
+        CHECK(strstr(err, "repositories[0].issues[1].number: must be a positive integer") != NULL);
+
+        static const struct {
+                const char *seed, *msg;
+        } cases[] = {
+                {"{\"repos\":[]}", "unknown key \"repos\""},
+                {"{\"users\":{}}", "users: must be an array"},
+                {"{\"users\":[\"alice\",\"Alice\"]}", "users[1]: duplicate login \"Alice\""},
+                {"{\"users\":[{\"login\":\"bad login\"}]}", "users[0]: needs a login"},
+                {"{\"users\":[{\"login\":\"x\",\"type\":\"Robot\"}]}", "users[0].type"},
+                {"{\"repositories\":[{\"name\":\"api\"}]}", "repositories[0].owner"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b c\"}]}", "repositories[0].name"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\"},{\"full_name\":\"A/B\"}]}",
+                 "repositories[1]: duplicate repository"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"private\":\"yes\"}]}",
+                 "repositories[0].private: must be true or false"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"labels\":[{\"name\":\"x\","
+                 "\"color\":\"red\"}]}]}",
+                 "repositories[0].labels[0].color"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"labels\":[\"x\",\"X\"]}]}",
+                 "repositories[0].labels[1]: duplicate label"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"milestone\":3}]}]}",
+                 "repositories[0].issues[0].milestone"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"number\":2,"
+                 "\"title\":\"t\"}],\"pull_requests\":[{\"number\":2,\"title\":\"p\"}]}]}",
+                 "repositories[0].pull_requests[0].number: 2 is already used"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{}]}]}",
+                 "repositories[0].issues[0]: needs a title"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"state\":\"done\"}]}]}",
+                 "repositories[0].issues[0].state"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"assignees\":[\"ok\",\"not ok\"]}]}]}",
+                 "repositories[0].issues[0].assignees[1]"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"comments\":[{\"user\":\"x\"}]}]}]}",
+                 "repositories[0].issues[0].comments[0]: needs a body"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"created_at\":\"yesterday\"}]}]}",
+                 "repositories[0].issues[0].created_at"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"files\":[{\"path\":\"/etc/"
+                 "passwd\"}]}]}",
+                 "repositories[0].files[0].path"},
+                {"{\"viewer\":5}", "viewer: must be a GitHub login"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *s = json_loads(cases[i].seed, 0, NULL);
+                err[0] = 0;
+                CHECK(s && twin_new(&twin_kind_github, s, &b, err, sizeof(err)) == -EINVAL);
+                if (!strstr(err, cases[i].msg)) {
+                        fprintf(stderr, "seed case %zu: got \"%s\", want \"%s\"\n", i, err,
+                                cases[i].msg);
+                        check_failures++;
+                }
+        }
+
+        /* a rich seed normalises: implicit numbers, users from references, PR states */
+        _cleanup_json_ json_t *rich = json_loads(
+                "{\"users\":[\"zed\"],\"repositories\":[{\"owner\":\"org\",\"name\":\"r\","
+                "\"milestones\":[{\"title\":\"v1\"}],\"issues\":[{\"title\":\"a\",\"state\":"
+                "\"closed\",\"milestone\":1,\"comments\":[\"plain\"]},{\"title\":\"b\",\"user\":"
+                "\"newbie\",\"assignee\":\"zed\"}],\"pull_requests\":[{\"title\":\"fix\","
+                "\"state\":\"merged\"}]}]}",
+                0, NULL);
+        Twin *r = NULL;
+        CHECK_OK(twin_new(&twin_kind_github, rich, &r, err, sizeof(err)));
+        if (r) {
+                json_t *rw = twin_world(r);
+                CHECK(streq(jps(rw, "/viewer"), "zed"));
+                CHECK(jpi(rw, "/repositories/0/issues/0/number") == 1);
+                CHECK(streq(jps(rw, "/repositories/0/issues/0/state_reason"), "completed"));
+                CHECK(streq(jps(rw, "/repositories/0/issues/0/comments/0/user"), "zed"));
+                CHECK(jpi(rw, "/repositories/0/issues/1/number") == 2);
+                CHECK(streq(jps(rw, "/repositories/0/issues/1/assignees/0"), "zed"));
+                CHECK(jpi(rw, "/repositories/0/pull_requests/0/number") == 3);
+                CHECK(json_is_true(jp(rw, "/repositories/0/pull_requests/0/merged")));
+                CHECK(streq(jps(rw, "/repositories/0/pull_requests/0/state"), "closed"));
+                CHECK(streq(jps(rw, "/users/0/login"), "zed"));
+                CHECK(streq(jps(rw, "/users/1/login"), "org") &&
+                      streq(jps(rw, "/users/1/type"), "User"));
+                CHECK(streq(jps(rw, "/users/2/login"), "newbie"));
+                TwinReply rp = {};
+                req(r, &rp, "GET", "/repos/org/r/issues/1", NULL, NULL);
+                CHECK(streq(jps(rp.body, "/milestone/title"), "v1"));
+                req(r, &rp, "POST", "/repos/org/r/issues", NULL, "{\"title\":\"c\"}");
+                CHECK(jpi(rp.body, "/number") == 4); /* after the pull request */
+                twin_reply_done(&rp);
+        }
+        twin_free(r);
+}
+
+int main(void)
+{
+        test_walkthrough_rest();
+        test_walkthrough_mcp();
+        test_reads();
+        test_bad_inputs();
+        test_writes();
+        test_pagination();
+        test_errors_and_auth();
+        test_private_repo();
+        test_seeds();
+        return check_finish();
+}

@@ -1,0 +1,531 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twin engine, kind-independent parts: form and route parsers, argument readers,
+ * dispatch (/_pome, MCP, the loud 501), argument precedence, reseeding, determinism.
+ * Driven through the real github and slack kinds with their shipped seeds.
+ */
+#include "common/json-util.h"
+#include "engine.h"
+#include "tests/unit/check.h"
+
+#define BASE "http://127.0.0.1:7071/github/s/ses_test"
+
+/* RFC 6901 pointer lookup, borrowed; NULL when absent. */
+static json_t *jp(json_t *j, const char *ptr)
+{
+        while (j && *ptr == '/') {
+                char key[128];
+                size_t l = strcspn(++ptr, "/");
+                snprintf(key, sizeof(key), "%.*s", (int)l, ptr);
+                j = json_is_array(j) ? json_array_get(j, strtoul(key, NULL, 10))
+                                     : json_object_get(j, key);
+                ptr += l;
+        }
+        return j;
+}
+static const char *jps(json_t *j, const char *ptr)
+{
+        return json_string_value(jp(j, ptr));
+}
+static long long jpi(json_t *j, const char *ptr)
+{
+        return json_integer_value(jp(j, ptr));
+}
+
+static json_t *seed_file(const char *twin, const char *name)
+{
+        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/sandbox-images/%s/seeds/%s.json", src, twin, name);
+        json_error_t e;
+        json_t *j = json_load_file(path, 0, &e);
+        if (!j)
+                fprintf(stderr, "%s: %s\n", path, e.text);
+        return j;
+}
+
+static Twin *twin_from(const char *kind, const char *seed_name)
+{
+        _cleanup_json_ json_t *seed = seed_file(kind, seed_name);
+        char err[256];
+        Twin *t = NULL;
+        CHECK(seed);
+        CHECK_OK(twin_new(twin_kind_find(kind), seed, &t, err, sizeof(err)));
+        if (!t) {
+                fprintf(stderr, "twin_new(%s): %s\n", kind, err);
+                exit(1);
+        }
+        twin_set_clock(t, 1780000000);
+        return t;
+}
+
+/* Serves one request; rp is reset first. ctype may be NULL; body may be NULL. */
+static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
+                const char *ctype, const char *body)
+{
+        _cleanup_json_ json_t *headers = json_object();
+        if (ctype)
+                json_object_set_new(headers, "content-type", json_string(ctype));
+        TwinRequest rq = {.method = method,
+                          .path = path,
+                          .query = query ? query : "",
+                          .headers = headers,
+                          .body = body,
+                          .body_len = body ? strlen(body) : 0,
+                          .base_url = BASE};
+        twin_reply_done(rp);
+        twin_handle(t, &rq, rp);
+}
+
+static void mcp(Twin *t, TwinReply *rp, const char *message)
+{
+        req(t, rp, "POST", "/mcp", NULL, "application/json", message);
+}
+
+static void test_kinds(void)
+{
+        const char *const *names = twin_kind_names();
+        CHECK(streq(names[0], "github") && streq(names[1], "slack") && !names[2]);
+        CHECK(twin_kind_find("github") == &twin_kind_github);
+        CHECK(twin_kind_find("slack")->flags & TWIN_KIND_TOKEN_PARAM);
+        CHECK(!twin_kind_find("gitlab") && !twin_kind_find(NULL));
+
+        /* every route names an action; every action's schema parses as an object */
+        for (const char *const *n = names; *n; n++) {
+                const TwinKind *k = twin_kind_find(*n);
+                for (size_t i = 0; i < k->n_routes; i++)
+                        CHECK(twin_kind_action(k, k->routes[i].tool));
+                for (size_t i = 0; i < k->n_actions; i++) {
+                        _cleanup_json_ json_t *s = json_loads(k->actions[i].input_schema, 0, NULL);
+                        CHECK(json_is_object(s) && streq(jps(s, "/type"), "object"));
+                }
+        }
+}
+
+static void test_form(void)
+{
+        static const struct {
+                const char *in, *want;
+        } cases[] = {
+                {"", "{}"},
+                {"a=1&b=two+words&c=%41%42", "{\"a\":\"1\",\"b\":\"two words\",\"c\":\"AB\"}"},
+                {"metadata[k]=v&metadata[x]=y", "{\"metadata\":{\"k\":\"v\",\"x\":\"y\"}}"},
+                {"expand[]=a&expand[]=b", "{\"expand\":[\"a\",\"b\"]}"},
+                {"expand[]=only", "{\"expand\":[\"only\"]}"},
+                {"items[0][price]=p&items[0][quantity]=2&items[1][price]=q",
+                 "{\"items\":[{\"price\":\"p\",\"quantity\":\"2\"},{\"price\":\"q\"}]}"},
+                {"a[5]=x&a[2]=y", "{\"a\":[\"y\",\"x\"]}"},
+                {"a[][x]=1&a[][y]=2&a[][x]=3", "{\"a\":[{\"x\":\"1\",\"y\":\"2\"},{\"x\":\"3\"}]}"},
+                {"m[0]=x&m[a]=y", "{\"m\":{\"0\":\"x\",\"a\":\"y\"}}"},
+                {"a=1&a=2", "{\"a\":\"2\"}"},
+                {"a=1&a[b]=2", "{\"a\":{\"b\":\"2\"}}"},
+                {"flag", "{\"flag\":\"\"}"},
+                {"=x&&b=", "{\"b\":\"\"}"},
+                {"a[b=1", "{\"a[b\":\"1\"}"},
+                {"a[b]c=1", "{\"a[b]c\":\"1\"}"},
+                {"[x]=1", "{\"[x]\":\"1\"}"},
+                {"%zz=1&x=%&y=%4", "{\"%zz\":\"1\",\"x\":\"%\",\"y\":\"%4\"}"},
+                {"%ff=x", "{\"\\ufffd\":\"x\"}"},
+                {"k=%e2%98%80", "{\"k\":\"\\u2600\"}"},
+                {"k=%00z", "{\"k\":\"\\u0000z\"}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *got = NULL,
+                                      *want = json_loads(cases[i].want, JSON_ALLOW_NUL, NULL);
+                CHECK_OK(twin_form_parse(cases[i].in, strlen(cases[i].in), &got));
+                if (!json_equal(got, want)) {
+                        _cleanup_free_ char *g = json_dumps(got, JSON_COMPACT);
+                        fprintf(stderr, "form %s: got %s want %s\n", cases[i].in, g, cases[i].want);
+                        check_failures++;
+                }
+        }
+
+        /* deep keys stay literal instead of nesting without bound */
+        char deep[400] = "a";
+        for (int i = 0; i < 40; i++)
+                strcat(deep, "[b]");
+        strcat(deep, "=1");
+        _cleanup_json_ json_t *got = NULL;
+        CHECK_OK(twin_form_parse(deep, strlen(deep), &got));
+        CHECK(json_object_size(got) == 1 && !json_object_get(got, "a"));
+}
+
+static void test_route(void)
+{
+        static const struct {
+                const char *pattern, *path;
+                int match;
+                const char *params;
+        } cases[] = {
+                {"/user", "/user", 1, "{}"},
+                {"/user", "/user/", 1, "{}"},
+                {"/user", "/users", 0, NULL},
+                {"/user", "/", 0, NULL},
+                {"/repos/{owner}/{repo}", "/repos/acme/api", 1,
+                 "{\"owner\":\"acme\",\"repo\":\"api\"}"},
+                {"/repos/{owner}/{repo}", "/repos/acme", 0, NULL},
+                {"/repos/{owner}/{repo}", "/repos/acme/api/issues", 0, NULL},
+                {"/repos/{owner}/{repo}", "/repos//api", 0, NULL},
+                {"/repos/{owner}/{repo}/issues/{n}", "/repos/a/b/issues/7", 1,
+                 "{\"owner\":\"a\",\"repo\":\"b\",\"n\":\"7\"}"},
+                {"/api/chat.postMessage", "/api/chat.postMessage", 1, "{}"},
+                {"/api/chat.postMessage", "/api/chat.postmessage", 0, NULL},
+                {"/{m}", "/x//", 0, NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_t *params = json_object();
+                int r = twin_route_match(cases[i].pattern, cases[i].path, params);
+                if (r != cases[i].match)
+                        fprintf(stderr, "route %s ~ %s: %d\n", cases[i].pattern, cases[i].path, r);
+                CHECK(r == cases[i].match);
+                if (cases[i].params) {
+                        _cleanup_json_ json_t *want = json_loads(cases[i].params, 0, NULL);
+                        CHECK(json_equal(params, want));
+                }
+        }
+}
+
+static void test_args(void)
+{
+        _cleanup_json_ json_t *a = json_loads(
+                "{\"s\":\"1\",\"i\":1,\"r\":2.0,\"half\":1.5,\"neg\":\"-3\",\"big\":"
+                "\"99999999999999999999\",\"huge\":1e300,\"word\":\"abc\",\"t\":true,\"obj\":{},"
+                "\"nul\":null,\"sp\":\" 1\",\"list\":\"bug, ui,,\",\"arr\":[\"x\",\"y\"],"
+                "\"badarr\":[1],\"b1\":\"1\",\"bf\":\"false\",\"bx\":\"yes\"}",
+                0, NULL);
+        static const struct {
+                const char *key;
+                int r;
+                int64_t v;
+        } ints[] = {{"s", 0, 1},          {"i", 0, 1},          {"r", 0, 2},
+                    {"neg", 0, -3},       {"half", -EINVAL, 0}, {"big", -EINVAL, 0},
+                    {"huge", -EINVAL, 0}, {"word", -EINVAL, 0}, {"t", -EINVAL, 0},
+                    {"obj", -EINVAL, 0},  {"nul", -ENOENT, 0},  {"missing", -ENOENT, 0},
+                    {"sp", -EINVAL, 0}};
+        for (size_t i = 0; i < ELEMENTSOF(ints); i++) {
+                int64_t v = 42;
+                int r = twin_arg_int(a, ints[i].key, INT64_MIN, INT64_MAX, &v);
+                CHECK(r == ints[i].r);
+                CHECK(r < 0 ? v == 42 : v == ints[i].v);
+        }
+        int64_t v;
+        CHECK(twin_arg_int(a, "neg", 1, 10, &v) == -EINVAL);
+
+        const char *s;
+        CHECK(twin_arg_str(a, "s", &s) == 0 && streq(s, "1"));
+        CHECK(twin_arg_str(a, "i", &s) == -EINVAL && twin_arg_str(a, "nul", &s) == -ENOENT);
+
+        bool b;
+        CHECK(twin_arg_bool(a, "t", &b) == 0 && b);
+        CHECK(twin_arg_bool(a, "b1", &b) == 0 && b);
+        CHECK(twin_arg_bool(a, "bf", &b) == 0 && !b);
+        CHECK(twin_arg_bool(a, "bx", &b) == -EINVAL);
+
+        _cleanup_json_ json_t *l1 = NULL, *l2 = NULL, *l3 = NULL;
+        _cleanup_json_ json_t *want1 = json_pack("[s,s]", "bug", "ui"),
+                              *want2 = json_pack("[s,s]", "x", "y");
+        CHECK(twin_arg_strv(a, "list", &l1) == 0 && json_equal(l1, want1));
+        CHECK(twin_arg_strv(a, "arr", &l2) == 0 && json_equal(l2, want2));
+        CHECK(twin_arg_strv(a, "badarr", &l3) == -EINVAL && !l3);
+
+        static const char *const b64[][2] = {{"", ""},
+                                             {"f", "Zg=="},
+                                             {"fo", "Zm8="},
+                                             {"foo", "Zm9v"},
+                                             {"05:Issue1", "MDU6SXNzdWUx"}};
+        for (size_t i = 0; i < ELEMENTSOF(b64); i++) {
+                _cleanup_free_ char *enc = twin_base64(b64[i][0], strlen(b64[i][0])), *dec = NULL;
+                CHECK(streq(enc, b64[i][1]));
+                CHECK(twin_base64_decode(enc, &dec) == 0 && streq(dec, b64[i][0]));
+        }
+        char *dec = NULL;
+        CHECK(twin_base64_decode("Zm9", &dec) == -EINVAL && !dec);
+        CHECK(twin_base64_decode("Zm=v", &dec) == -EINVAL);
+        CHECK(twin_base64_decode("Z!9v", &dec) == -EINVAL);
+}
+
+static void test_pome_surfaces(void)
+{
+        Twin *t = twin_from("github", "default");
+        TwinReply rp = {};
+
+        req(t, &rp, "GET", "/_pome/health", NULL, NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
+        CHECK(streq(jps(rp.body, "/twin"), "github"));
+        CHECK(streq(jps(rp.body, "/implementation"), "pome-github"));
+        CHECK(jpi(rp.body, "/tools") == (long long)twin_kind_github.n_actions);
+        CHECK(!rp.tool && !rp.state_mutation && streq(rp.fidelity, "semantic"));
+
+        req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/repositories/0/issues/0/number") == 1);
+        CHECK(!jp(rp.body, "/next_id"));
+
+        req(t, &rp, "POST", "/_pome/state", NULL, NULL, NULL);
+        CHECK(rp.status == 405 && streq(jps(rp.headers, "/Allow"), "GET"));
+
+        /* the loud 501: unknown paths, and known paths with a method we do not serve */
+        const char *unknown[][2] = {{"GET", "/nope"},
+                                    {"PUT", "/repos/acme/api"},
+                                    {"GET", "/repos/acme/api/pulls"},
+                                    {"GET", "/_pome/events"},
+                                    {"GET", "/repos/\xff\xfe/api/x/y"}};
+        for (size_t i = 0; i < ELEMENTSOF(unknown); i++) {
+                req(t, &rp, unknown[i][0], unknown[i][1], NULL, NULL, NULL);
+                CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported"));
+                CHECK(streq(jps(rp.body, "/fidelity"), "unsupported"));
+                CHECK(streq(jps(rp.body, "/twin"), "github"));
+                CHECK(rp.error && strstr(rp.error, "is not supported by the pome github twin"));
+                CHECK(!rp.tool && !rp.state_mutation);
+                bool has_route = false, has_mcp = false;
+                size_t k;
+                json_t *x;
+                json_array_foreach (jp(rp.body, "/supported"), k, x) {
+                        has_route |= streq(json_string_value(x),
+                                           "GET /repos/{owner}/{repo}/issues/{issue_number}");
+                        has_mcp |= streq(json_string_value(x), "/mcp");
+                }
+                CHECK(has_route && has_mcp);
+        }
+        req(t, &rp, "PUT", "/repos/acme/api", NULL, NULL, NULL);
+        CHECK(streq(jps(rp.body, "/message"),
+                    "PUT /repos/acme/api is not supported by the pome github twin"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_mcp(void)
+{
+        Twin *t = twin_from("github", "default");
+        TwinReply rp = {};
+
+        static const struct {
+                const char *asked, *got;
+        } versions[] = {{"2024-11-05", "2024-11-05"},
+                        {"2025-03-26", "2025-03-26"},
+                        {"2025-06-18", "2025-06-18"},
+                        {"1999-01-01", "2025-06-18"}};
+        for (size_t i = 0; i < ELEMENTSOF(versions); i++) {
+                char msg[256];
+                snprintf(msg, sizeof(msg),
+                         "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"method\":\"initialize\",\"params\":{"
+                         "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{"
+                         "\"name\":\"t\",\"version\":\"1\"}}}",
+                         i, versions[i].asked);
+                mcp(t, &rp, msg);
+                CHECK(rp.status == 200 && jpi(rp.body, "/id") == (long long)i);
+                CHECK(streq(jps(rp.body, "/result/protocolVersion"), versions[i].got));
+                CHECK(streq(jps(rp.body, "/result/serverInfo/name"), "pome-github"));
+                CHECK(json_is_object(jp(rp.body, "/result/capabilities/tools")));
+                CHECK(!rp.tool);
+        }
+
+        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        CHECK(rp.status == 202 && !rp.body && !rp.error);
+
+        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/id"), "a"));
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == twin_kind_github.n_actions);
+        CHECK(streq(jps(rp.body, "/result/tools/0/name"), "get_me"));
+        CHECK(streq(jps(rp.body, "/result/tools/3/inputSchema/type"), "object"));
+        CHECK(json_is_true(jp(rp.body, "/result/tools/3/annotations/readOnlyHint")));
+
+        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+        CHECK(rp.status == 200 && json_is_object(jp(rp.body, "/result")));
+
+        /* tools/call without initialize: stateless */
+        mcp(t, &rp,
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}"
+            "}}");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/result/isError")));
+        CHECK(jpi(rp.body, "/result/structuredContent/number") == 1);
+        CHECK(streq(jps(rp.body, "/result/content/0/type"), "text"));
+        _cleanup_json_ json_t *text = json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL);
+        CHECK(json_equal(text, jp(rp.body, "/result/structuredContent")));
+        CHECK(streq(rp.tool, "get_issue") && !rp.state_mutation);
+
+        /* a failing tool is a result with isError, not a JSON-RPC error */
+        mcp(t, &rp,
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":99"
+            "}}}");
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
+        CHECK(streq(rp.tool, "get_issue") && !rp.error);
+
+        static const struct {
+                const char *msg;
+                int status, code;
+                const char *tool;
+        } errors[] = {
+                {"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"nope\",\"arguments\":{}}}",
+                 200, -32602, "nope"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{}}", 200,
+                 -32602, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"get_me\",\"arguments\":[1]}}",
+                 200, -32602, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"resources/list\"}", 200, -32601, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/list\",\"params\":7}", 200,
+                 -32602, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":", 400, -32700, NULL},
+                {"", 400, -32700, NULL},
+                {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", 400, -32600, NULL},
+                {"42", 400, -32600, NULL},
+                {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", 400, -32600, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", 400, -32600, NULL},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1}", 400, -32600, NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(errors); i++) {
+                mcp(t, &rp, errors[i].msg);
+                if (rp.status != errors[i].status || jpi(rp.body, "/error/code") != errors[i].code)
+                        fprintf(stderr, "mcp error case %zu: %d %lld\n", i, rp.status,
+                                jpi(rp.body, "/error/code"));
+                CHECK(rp.status == errors[i].status);
+                CHECK(jpi(rp.body, "/error/code") == errors[i].code);
+                CHECK(streq(jps(rp.body, "/jsonrpc"), "2.0") && jp(rp.body, "/id"));
+                CHECK(streq_ptr(rp.tool, errors[i].tool));
+                CHECK(!rp.state_mutation);
+        }
+
+        const char *not_allowed[][2] = {
+                {"GET", "/mcp"}, {"DELETE", "/mcp"}, {"POST", "/mcp/tools"}, {"GET", "/mcp/call"}};
+        for (size_t i = 0; i < ELEMENTSOF(not_allowed); i++) {
+                req(t, &rp, not_allowed[i][0], not_allowed[i][1], NULL, NULL, NULL);
+                CHECK(rp.status == 405 && jp(rp.headers, "/Allow") && rp.error);
+        }
+
+        req(t, &rp, "GET", "/mcp/tools", NULL, NULL, NULL);
+        CHECK(rp.status == 200 &&
+              json_array_size(jp(rp.body, "/tools")) == twin_kind_github.n_actions);
+        req(t, &rp, "POST", "/mcp/call", NULL, "application/json",
+            "{\"tool\":\"get_me\",\"arguments\":{}}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/structuredContent/login"), "pome-agent"));
+        CHECK(streq(rp.tool, "get_me"));
+        req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{\"tool\":\"nope\"}");
+        CHECK(rp.status == 404 && streq(rp.tool, "nope") && rp.error);
+        req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{");
+        CHECK(rp.status == 400 && !rp.tool);
+
+        TwinReply direct = {};
+        _cleanup_json_ json_t *args = json_object();
+        CHECK(twin_call_action(t, "nope", args, BASE, &direct) == -ENOENT && !direct.tool);
+        CHECK(twin_call_action(t, "get_me", args, BASE, &direct) == 0 && direct.status == 200);
+        CHECK(streq(direct.tool, "get_me") && streq(direct.fidelity, "semantic"));
+        CHECK(strncmp(jps(direct.body, "/url"), BASE "/users/", strlen(BASE "/users/")) == 0);
+        twin_reply_done(&direct);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_args_merge(void)
+{
+        Twin *t = twin_from("github", "default");
+        TwinReply rp = {};
+
+        /* body beats query, path beats body */
+        req(t, &rp, "POST", "/repos/acme/api/issues", "title=from-query&body=q", "application/json",
+            "{\"title\":\"from-body\",\"owner\":\"evil\",\"repo\":\"nope\"}");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "from-body"));
+        CHECK(streq(jps(rp.body, "/body"), "q"));
+        CHECK(streq(jps(rp.request_body, "/title"), "from-body"));
+        CHECK(strstr(jps(rp.body, "/url"), "/repos/acme/api/issues/2") != NULL);
+
+        /* form bodies (curl -d) and JSON without content-type */
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "application/x-www-form-urlencoded",
+            "title=form+issue&labels[]=bug&labels[]=triage");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "form issue"));
+        CHECK(streq(jps(rp.body, "/labels/1/name"), "triage"));
+        CHECK(json_is_array(jp(rp.request_body, "/labels")));
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL, NULL, " {\"title\":\"bare\"}");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "bare"));
+        req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, "application/json", "  \n");
+        CHECK(rp.status == 200 && !rp.request_body);
+
+        /* malformed bodies: the kind's 400, tool stamped, nothing changed */
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        const char *bad[] = {"{\"title\":", "[1,2]", "{\"title\":\"x\"} trailing", "\"s\""};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "application/json", bad[i]);
+                CHECK(rp.status == 400 && streq(jps(rp.body, "/message"), "Problems parsing JSON"));
+                CHECK(streq(rp.tool, "create_issue") && !rp.state_mutation && rp.error);
+                CHECK(!rp.request_body);
+        }
+        CHECK(json_equal(before, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_seed_lifecycle(void)
+{
+        char err[256];
+        Twin *a = NULL, *b = NULL;
+        /* NULL seed = the empty world; a non-object seed is refused with a message */
+        CHECK_OK(twin_new(&twin_kind_github, NULL, &a, err, sizeof(err)));
+        CHECK(streq(jps(twin_world(a), "/viewer"), "pome-agent"));
+        _cleanup_json_ json_t *arr = json_array();
+        CHECK(twin_new(&twin_kind_slack, arr, &b, err, sizeof(err)) == -EINVAL && !b);
+        CHECK(strstr(err, "JSON object") != NULL);
+        CHECK(twin_new(&twin_kind_slack, NULL, &b, NULL, 0) == 0 && b);
+        CHECK(twin_kind(b) == &twin_kind_slack);
+        b = twin_free(b);
+        CHECK(!twin_free(NULL));
+
+        /* reseed replaces the world; a bad seed leaves it alone */
+        _cleanup_json_ json_t *seed = seed_file("github", "default"),
+                              *broken = seed_file("github", "broken");
+        CHECK_OK(twin_reseed(a, seed, err, sizeof(err)));
+        CHECK(jpi(twin_world(a), "/repositories/0/issues/0/number") == 1);
+        _cleanup_json_ json_t *kept = json_deep_copy(twin_world(a));
+        CHECK(twin_reseed(a, broken, err, sizeof(err)) == -EINVAL);
+        CHECK(json_equal(kept, twin_world(a)));
+        twin_free(a);
+
+        /* same seed, same world; same calls at the same clock, same world again */
+        Twin *x = twin_from("github", "default"), *y = twin_from("github", "default");
+        CHECK(json_equal(twin_world(x), twin_world(y)));
+        TwinReply rp = {};
+        Twin *both[] = {x, y};
+        for (size_t i = 0; i < 2; i++) {
+                req(both[i], &rp, "POST", "/repos/acme/api/issues", NULL, "application/json",
+                    "{\"title\":\"again\",\"labels\":[\"new-label\"]}");
+                req(both[i], &rp, "POST", "/repos/acme/api/issues/2/comments", NULL,
+                    "application/json", "{\"body\":\"same\"}");
+        }
+        CHECK(json_equal(twin_world(x), twin_world(y)));
+        twin_reply_done(&rp);
+        twin_free(x);
+        twin_free(y);
+
+        Twin *s1 = twin_from("slack", "default"), *s2 = twin_from("slack", "default");
+        CHECK(json_equal(twin_world(s1), twin_world(s2)));
+        twin_free(s1);
+        twin_free(s2);
+}
+
+static void test_front_end_robustness(void)
+{
+        Twin *t = twin_from("github", "default");
+        TwinReply rp = {};
+        /* a request with holes (front end bug) is served, not crashed on */
+        TwinRequest rq = {};
+        twin_handle(t, &rq, &rp);
+        CHECK(rp.status == 501);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+int main(void)
+{
+        test_kinds();
+        test_form();
+        test_route();
+        test_args();
+        test_pome_surfaces();
+        test_mcp();
+        test_args_merge();
+        test_seed_lifecycle();
+        test_front_end_robustness();
+        return check_finish();
+}
