@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * HTTP client for pomed's control API. The only module that includes
+ * <curl/curl.h>: it turns libcurl's CURLcode into negative errnos plus a
+ * human message, and knows nothing about the API's JSON.
+ */
+#pragma once
+
+#include <stddef.h>
+
+/* Bodies larger than this are refused (the control API's answers are kilobytes). */
+#define CLIENT_BODY_MAX (8u * 1024u * 1024u)
+
+#define CLIENT_CONNECT_TIMEOUT_SEC 5L
+#define CLIENT_TOTAL_TIMEOUT_SEC   60L
+
+typedef struct ClientResponse {
+        long status; /* HTTP status code */
+        char *body;  /* owned, NUL-terminated (also when empty); body_len excludes the NUL */
+        size_t body_len;
+} ClientResponse;
+
+/* Why a request produced no response, for a human: libcurl's own wording. */
+typedef struct ClientError {
+        char message[512];
+} ClientError;
+
+/*
+ * Sends one request and reads the whole response.
+ *   method   "GET", "POST", "DELETE"…
+ *   url      absolute http:// or https:// URL (path and query already escaped)
+ *   bearer   sent as "Authorization: Bearer <bearer>"; must hold no CR/LF
+ *   body     JSON text sent with Content-Type: application/json, or NULL
+ * Timeouts: CLIENT_CONNECT_TIMEOUT_SEC to connect, CLIENT_TOTAL_TIMEOUT_SEC in
+ * all. Redirects are not followed. The standard proxy variables (http_proxy,
+ * https_proxy, no_proxy…) are honoured, except for loopback hosts (localhost,
+ * 127.0.0.0/8, ::1), which are always reached directly.
+ * Any HTTP status is a success here: *ret is filled and 0 returned.
+ * Errors (ret_error->message says more): -ECONNREFUSED (could not connect),
+ * -EHOSTUNREACH (host not resolved), -ETIMEDOUT, -EFBIG (body over
+ * CLIENT_BODY_MAX), -EINVAL (malformed or non-HTTP URL), -ECONNRESET
+ * (connection dropped or empty reply), -ENOMEM, -EPROTO (anything else,
+ * TLS included).
+ */
+int client_request(const char *method, const char *url, const char *bearer, const char *body,
+                   ClientResponse *ret, ClientError *ret_error);
+
+/* Frees what a ClientResponse owns and zeroes it. Accepts a zeroed response. */
+void client_response_done(ClientResponse *r);
+
+/*
+ * Percent-encodes s for use as one path segment or query value (RFC 3986
+ * unreserved characters stay as they are). Returns a new string, NULL on OOM.
+ */
+char *client_escape(const char *s);

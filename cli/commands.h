@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pome CLI's commands and its exit statuses. Each cmd_* takes the argv that
+ * starts at its own name (argv[0] = "sandbox", "usage", "twin"…), prints what it
+ * has to say and returns the process exit status (one of POME_EXIT_*).
+ */
+#pragma once
+
+/* Exit statuses, documented in `pome --help` (minijail-style: every outcome has one code). */
+enum {
+        POME_EXIT_OK = 0,
+        POME_EXIT_ERROR = 1,   /* anything not listed below (network, 404, 410, 422, 5xx…) */
+        POME_EXIT_USAGE = 2,   /* bad command line */
+        POME_EXIT_AUTH = 3,    /* no API key found, HTTP 401 or 403 */
+        POME_EXIT_QUOTA = 4,   /* HTTP 402 quota_exceeded or 429 rate_limited */
+        POME_EXIT_REFUSED = 5, /* HTTP 409 conflict, e.g. a refused stop of an ungraded sandbox */
+};
+
+/* `pome sandbox …` and its permanent alias `pome session …` (cli/sandbox.c). */
+int cmd_sandbox(int argc, char **argv);
+
+/* `pome usage` (cli/usage.c). */
+int cmd_usage(int argc, char **argv);
+
+/* `pome twin start …`: a local twin served in-process (cli/twin.c). */
+int cmd_twin(int argc, char **argv);

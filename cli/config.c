@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli/config.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "common/json-util.h"
+#include "common/util.h"
+
+/* The key file holds one line; anything longer than this is not a key we wrote. */
+#define API_KEY_MAX 1024
+
+static const char *global_api_url = NULL;
+
+void config_set_global_api_url(const char *url)
+{
+        global_api_url = url;
+}
+
+void config_done(Config *c)
+{
+        free(c->api_url);
+        free(c->api_url_source);
+        if (c->api_key) {
+                explicit_bzero(c->api_key, strlen(c->api_key));
+                free(c->api_key);
+        }
+        *c = (Config){};
+}
+
+static const char *getenv_nonempty(const char *name)
+{
+        const char *v = getenv(name);
+        return v && *v ? v : NULL;
+}
+
+/* New string: the state dir (see config.h). */
+static char *state_dir(void)
+{
+        const char *e = getenv_nonempty("POME_STATE_DIR");
+        struct stat st;
+
+        if (e)
+                return strdup(e);
+        if (stat(".pome", &st) == 0 && S_ISDIR(st.st_mode))
+                return strdup(".pome");
+        return strdup(CONFIG_DEFAULT_STATE_DIR);
+}
+
+static bool has_control_chars(const char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+/*
+ * Checks that url is an http(s) URL with a host and no whitespace, and returns
+ * a copy without trailing slashes (paths are appended as "/v1/…").
+ */
+static int normalize_url(const char *url, char **ret)
+{
+        const char *rest = startswith(url, "http://");
+        char *copy;
+        size_t n;
+
+        if (!rest)
+                rest = startswith(url, "https://");
+        if (!rest || !*rest || *rest == '/' || strpbrk(url, " \t") || has_control_chars(url))
+                return -EINVAL;
+        copy = strdup(url);
+        if (!copy)
+                return -ENOMEM;
+        n = strlen(copy);
+        while (n > 0 && copy[n - 1] == '/')
+                copy[--n] = '\0';
+        *ret = copy;
+        return 0;
+}
+
+/* control_url of <state dir>/pomed.json, or NULL when there is no usable one (warns if broken). */
+static char *url_from_pomed_json(const char *path)
+{
+        _cleanup_json_ json_t *j = NULL;
+        json_error_t e;
+        const char *u;
+
+        if (access(path, F_OK) < 0)
+                return NULL;
+        j = json_load_file(path, 0, &e);
+        if (!j) {
+                fprintf(stderr, "pome: warning: ignoring %s: %s\n", path, e.text);
+                return NULL;
+        }
+        u = json_get_str(j, "control_url");
+        if (!u) {
+                fprintf(stderr, "pome: warning: ignoring %s: no \"control_url\" string in it\n",
+                        path);
+                return NULL;
+        }
+        return strdup(u);
+}
+
+static int load_url(const char *override, const char *dir, Config *c)
+{
+        _cleanup_free_ char *from_file = NULL, *json_path = NULL;
+        const char *url, *source;
+        int r;
+
+        if (asprintf(&json_path, "%s/pomed.json", dir) < 0)
+                return -ENOMEM;
+
+        if (!override)
+                override = global_api_url;
+        if (override) {
+                url = override;
+                source = "--api-url";
+        } else if ((url = getenv_nonempty("POME_API_URL"))) {
+                source = "$POME_API_URL";
+        } else if ((from_file = url_from_pomed_json(json_path))) {
+                url = from_file;
+                source = json_path;
+        } else {
+                url = CONFIG_DEFAULT_API_URL;
+                source = "default";
+        }
+
+        r = normalize_url(url, &c->api_url);
+        if (r == -EINVAL) {
+                fprintf(stderr,
+                        "pome: invalid API URL '%s' (from %s): expected http://HOST[:PORT] or "
+                        "https://HOST[:PORT]\n",
+                        url, source);
+                return r;
+        }
+        if (r < 0)
+                return r;
+        c->api_url_source = strdup(source);
+        return c->api_url_source ? 0 : -ENOMEM;
+}
+
+/* Reads the first line of path into a new string. -ENOENT, -EACCES…, -EBADMSG (empty/too long). */
+static int read_key_file(const char *path, char **ret)
+{
+        _cleanup_close_ int fd = -1;
+        char buf[API_KEY_MAX + 2];
+        size_t len = 0;
+        ssize_t n;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        while (len < sizeof(buf) - 1) {
+                n = read(fd, buf + len, sizeof(buf) - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        buf[strcspn(buf, "\r\n")] = '\0';
+        len = strlen(buf);
+        while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+                buf[--len] = '\0';
+        if (len == 0 || len > API_KEY_MAX || has_control_chars(buf) || strchr(buf, ' ')) {
+                explicit_bzero(buf, sizeof(buf));
+                return -EBADMSG;
+        }
+        *ret = strdup(buf);
+        explicit_bzero(buf, sizeof(buf));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int load_key(const char *dir, Config *c)
+{
+        _cleanup_free_ char *path = NULL;
+        const char *env = getenv_nonempty("POME_API_KEY");
+        int r;
+
+        if (env) {
+                /* The key goes into an HTTP header: a stray newline would split it. */
+                if (has_control_chars(env) || strchr(env, ' ')) {
+                        fprintf(stderr, "pome: $POME_API_KEY holds spaces or control characters; "
+                                        "it is not an API key\n");
+                        return -ENOKEY;
+                }
+                c->api_key = strdup(env);
+                return c->api_key ? 0 : -ENOMEM;
+        }
+
+        if (asprintf(&path, "%s/api-key", dir) < 0)
+                return -ENOMEM;
+        r = read_key_file(path, &c->api_key);
+        switch (r) {
+        case 0:
+                return 0;
+        case -ENOENT:
+        case -ENOTDIR:
+                fprintf(stderr,
+                        "pome: no API key: $POME_API_KEY is not set and %s does not exist.\n"
+                        "  pomed writes that file on first start: start pomed (or point "
+                        "POME_STATE_DIR at\n  its state dir), or set POME_API_KEY=pome_...\n",
+                        path);
+                return -ENOKEY;
+        case -EACCES:
+        case -EPERM:
+                fprintf(stderr,
+                        "pome: cannot read the API key in %s: %s\n"
+                        "  (pomed writes it mode 0600 for the user it runs as: run pome as that "
+                        "user, or set POME_API_KEY)\n",
+                        path, strerror(-r));
+                return -EACCES;
+        case -EBADMSG:
+                fprintf(stderr, "pome: %s does not hold an API key on its first line\n", path);
+                return -ENOKEY;
+        case -ENOMEM:
+                return r;
+        default:
+                fprintf(stderr, "pome: cannot read the API key in %s: %s\n", path, strerror(-r));
+                return -ENOKEY;
+        }
+}
+
+int config_load(const char *api_url_override, Config *ret)
+{
+        _cleanup_free_ char *dir = NULL;
+        Config c = {};
+        int r;
+
+        dir = state_dir();
+        if (!dir)
+                return -ENOMEM;
+
+        r = load_url(api_url_override, dir, &c);
+        if (r >= 0)
+                r = load_key(dir, &c);
+        if (r < 0) {
+                config_done(&c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Where pome finds pomed and the team API key, with no configuration needed
+ * for the embedded default (pomed and pome on one host, same state dir):
+ *   state dir  $POME_STATE_DIR, else ./.pome if it is a directory, else /var/lib/pome
+ *   API URL    --api-url, else $POME_API_URL, else control_url of
+ *              <state dir>/pomed.json (written by a running pomed), else
+ *              http://127.0.0.1:7070
+ *   API key    $POME_API_KEY, else the first line of <state dir>/api-key
+ *              (pomed generates it on first start, mode 0600)
+ */
+#pragma once
+
+#define CONFIG_DEFAULT_API_URL   "http://127.0.0.1:7070"
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/pome"
+
+typedef struct Config {
+        char *api_url;        /* no trailing '/' */
+        char *api_url_source; /* for messages: "--api-url", "$POME_API_URL", a path, "default" */
+        char *api_key;
+} Config;
+
+/*
+ * Resolves the API URL and key. api_url_override (--api-url) may be NULL.
+ * Prints its own one-line errors on stderr, then returns -EINVAL (a bad URL),
+ * -ENOKEY (no key anywhere: the message says where it looked), -EACCES (the
+ * key file exists but cannot be read), -ENOMEM.
+ */
+int config_load(const char *api_url_override, Config *ret);
+
+/* Frees what a Config owns and zeroes it. Accepts a zeroed Config. */
+void config_done(Config *c);
+
+/*
+ * Sets the URL `pome --api-url URL COMMAND` gave before the command, used when
+ * the command itself has no --api-url. url is borrowed (argv).
+ */
+void config_set_global_api_url(const char *url);
