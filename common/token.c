@@ -76,6 +76,24 @@ int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_le
         return 0;
 }
 
+int token_base64_decode(const char *s, size_t len, char **ret, size_t *ret_len)
+{
+        while (len > 0 && s[len - 1] == '=')
+                len--;
+        _cleanup_free_ char *u = strndup(s, len);
+        if (!u)
+                return -ENOMEM;
+        for (char *p = u; *p; p++) {
+                if (*p == '+')
+                        *p = '-';
+                else if (*p == '/')
+                        *p = '_';
+                else if (*p == '-' || *p == '_')
+                        return -EBADMSG; /* not of this alphabet */
+        }
+        return token_base64url_decode(u, strlen(u), ret, ret_len);
+}
+
 static void hmac_sha256(const uint8_t *key, size_t key_len, const void *msg, size_t n,
                         unsigned char out[32])
 {

@@ -56,6 +56,9 @@ char *token_base64url(const void *data, size_t n);
 /* Decodes unpadded base64url; *ret NUL-terminated, *ret_len excludes it. 0, -EBADMSG, -ENOMEM. */
 int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_len);
 
+/* Decodes standard base64 (RFC 4648 §4, '=' padding optional) the same way. */
+int token_base64_decode(const char *s, size_t len, char **ret, size_t *ret_len);
+
 /* Fills buf with n cryptographically random bytes (getrandom). Returns 0 or negative errno. */
 int token_random_bytes(void *buf, size_t n);
 

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HTTP front of a twin: what every front end (pomed's gateway, `pome twin
+ * start`) does around a twin call — find the caller's credential the way the
+ * vendor's SDKs send it, verify it for this sandbox, decode and police the
+ * path, and turn the call into a redacted tape row (CONTRACT.md "Tape row").
+ * No HTTP library and no I/O here.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/token.h"
+#include "twin.h"
+
+typedef enum FrontAuth {
+        FRONT_AUTH_OK,
+        FRONT_AUTH_MISSING, /* no credential presented */
+        FRONT_AUTH_INVALID, /* malformed, bad signature, other sandbox, other twin's provider */
+        FRONT_AUTH_EXPIRED, /* signature good, sandbox id right, exp passed */
+} FrontAuth;
+
+/*
+ * Finds the credential: Authorization with any-case "Bearer"/"token" scheme (RFC 9110
+ * §11.1; @octokit sends "token" for plain tokens, "bearer" for JWTs), HTTP Basic with
+ * the key as user name (Stripe's curl style), a bare key for TWIN_KIND_RAW_KEY kinds,
+ * and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
+ * Returns 0 with a new string in *ret, -ENOENT when there is none, -ENOMEM.
+ */
+int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
+                     size_t body_len, char **ret);
+
+/*
+ * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
+ * epoch) with the deployment key. A provider-shaped token must be the provider of k.
+ * Fills *ret_claims (may be NULL) on FRONT_AUTH_OK.
+ */
+FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len,
+                             const char *sid, json_t *headers, const char *query, const char *body,
+                             size_t body_len, int64_t now, TokenClaims *ret_claims);
+
+/*
+ * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
+ * twin serves: "." or ".." segments, NUL bytes, malformed escapes, paths not starting
+ * with '/'. Returns 0, -EINVAL, -ENOMEM.
+ */
+int front_decode_path(const char *raw, char **ret);
+
+/* One served call, as the front end saw it (all borrowed). */
+typedef struct FrontCall {
+        const char *twin;
+        const char *run_id;     /* the sandbox id, or "local" */
+        const char *request_id; /* "req_…", also the tape row's event_id */
+        const char *method;
+        const char *path;       /* full path as requested, with /s/{sid} */
+        const char *query;      /* raw, "" if none */
+        json_t *headers;        /* lower-case names */
+        const char *body;
+        size_t body_len;
+        double latency_ms;
+        int64_t ts_usec;        /* wall-clock time the call arrived, µs since the epoch */
+} FrontCall;
+
+/*
+ * Builds the tape row for a call and its reply, with secrets redacted: values under
+ * authorization, cookie, x-api-key, api_key, client_secret, password, secret, token,
+ * access_token, refresh_token, agent_token become "[REDACTED]", and token-looking
+ * strings (sk_test_…, ghp_…, xox?-…, JWTs, PEM blocks) are scrubbed anywhere.
+ * Returns a new reference, NULL on OOM.
+ */
+json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
+
+/* Redacts j in place as front_tape_row does (exported for tests and other stores). */
+void front_redact(json_t *j);
+
+/* Scrubs token-looking substrings of s; returns a new string, NULL on OOM. */
+char *front_scrub(const char *s);
+
+/* True when s looks like a secret token (whole-string match of the scrub patterns). */
+bool front_is_secret(const char *s);
+
+/* New request id "req_" + 20 base62 characters into buf (>= 25 bytes). 0 or -errno. */
+int front_request_id(char buf[static 25]);
