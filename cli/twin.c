@@ -57,7 +57,8 @@ static void help(void)
                "uses a fixed dev secret), TWIN_ADMIN_TOKEN (admin routes by X-Admin-Token instead\n"
                "of the loopback check).\n"
                "\n"
-               "Routes: GET /healthz; /s/<sid>/… the twin (REST, /mcp, /_pome/health|state|events);\n"
+               "Routes: GET /healthz; /s/<sid>/… the twin (REST, /mcp, "
+               "/_pome/health|state|events);\n"
                "POST /admin/reset, /admin/seed (body: seed JSON), /admin/token ({\"sid\": …}).\n");
 }
 
@@ -134,8 +135,8 @@ static void reply(HttpRequest *rq, int status, const json_t *headers, const json
 
 static void reply_error(HttpRequest *rq, int status, const char *type, const char *message)
 {
-        _cleanup_json_ json_t *b = json_pack("{s:{s:s, s:s}}", "error", "type", type, "message",
-                                             message);
+        _cleanup_json_ json_t *b =
+                json_pack("{s:{s:s, s:s}}", "error", "type", type, "message", message);
         reply(rq, status, NULL, b);
 }
 
@@ -168,8 +169,9 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
 {
         if (!admin_allowed(lt, rq)) {
                 reply_error(rq, 403, "forbidden",
-                            lt->admin_token ? "Send X-Admin-Token." : "Admin routes answer "
-                                                                      "loopback callers only.");
+                            lt->admin_token ? "Send X-Admin-Token."
+                                            : "Admin routes answer "
+                                              "loopback callers only.");
                 return;
         }
         if (!streq(http_request_method(rq), "POST")) {
@@ -199,8 +201,8 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
                         return;
                 }
                 tape_reset(lt->tape);
-                _cleanup_json_ json_t *ok = json_pack("{s:b, s:s}", "ok", 1, "twin",
-                                                      lt->kind->name);
+                _cleanup_json_ json_t *ok =
+                        json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name);
                 reply(rq, 200, NULL, ok);
                 return;
         }
@@ -211,8 +213,9 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
                 if (!sid && token_random_id("ses_", 16, &gen) >= 0)
                         sid = gen;
                 if (!sid || strlen(sid) > 60 || !*sid || strchr(sid, '/')) {
-                        reply_error(rq, 422, "validation_failed", "sid must be 1-60 characters "
-                                                                  "without '/'.");
+                        reply_error(rq, 422, "validation_failed",
+                                    "sid must be 1-60 characters "
+                                    "without '/'.");
                         return;
                 }
                 _cleanup_json_ json_t *t = mint(lt, sid);
@@ -258,15 +261,14 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        FrontAuth auth = front_authenticate(lt->kind, lt->secret, sizeof(lt->secret), sid, headers,
-                                            http_request_query(rq), body, body_len, time(NULL),
-                                            NULL);
+        FrontAuth auth =
+                front_authenticate(lt->kind, lt->secret, sizeof(lt->secret), sid, headers,
+                                   http_request_query(rq), body, body_len, time(NULL), NULL);
         if (auth != FRONT_AUTH_OK) {
                 /* A local twin answers as the vendor would: 401 in its own envelope. */
                 TwinReply rp = {};
-                lt->kind->auth_error(auth == FRONT_AUTH_MISSING ? TWIN_AUTH_MISSING
-                                                                : TWIN_AUTH_INVALID,
-                                     &rp);
+                lt->kind->auth_error(
+                        auth == FRONT_AUTH_MISSING ? TWIN_AUTH_MISSING : TWIN_AUTH_INVALID, &rp);
                 reply(rq, rp.status, rp.headers, rp.body);
                 twin_reply_done(&rp);
                 return;
@@ -429,8 +431,8 @@ static int twin_start(int argc, char **argv)
                 char hex[65];
                 token_sha256_hex(secret, hex);
                 for (size_t i = 0; i < TOKEN_SECRET_LEN; i++)
-                        lt.secret[i] = (uint8_t)strtoul((char[]){hex[2 * i], hex[2 * i + 1], 0},
-                                                        NULL, 16);
+                        lt.secret[i] =
+                                (uint8_t)strtoul((char[]){hex[2 * i], hex[2 * i + 1], 0}, NULL, 16);
         } else if (loopback)
                 memcpy(lt.secret, dev_secret, sizeof(lt.secret));
         else if (persistent_secret(lt.kind->name, lt.secret) < 0) {
@@ -472,8 +474,8 @@ static int twin_start(int argc, char **argv)
                 goto out;
         }
         bool v6 = strchr(host, ':') != NULL;
-        snprintf(lt.base, sizeof(lt.base), "http://%s%s%s:%u", v6 ? "[" : "", host,
-                 v6 ? "]" : "", httpd_port(h));
+        snprintf(lt.base, sizeof(lt.base), "http://%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "",
+                 httpd_port(h));
         _cleanup_json_ json_t *t = mint(&lt, "ses_local");
         printf("%s twin (%s) listening on %s\n"
                "  rest_url   %s\n"

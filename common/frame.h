@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_PREFIX 16u                  /* length + id + head_len */
+#define FRAME_PREFIX 16u                   /* length + id + head_len */
 #define FRAME_MAX    (16u * 1024u * 1024u) /* bytes after the length field */
 
 typedef struct Frame {

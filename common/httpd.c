@@ -29,7 +29,7 @@ struct HttpRequest {
         char *body;
         size_t body_len, body_cap;
         bool too_large;
-        bool started;   /* first access-handler call seen */
+        bool started;    /* first access-handler call seen */
         bool dispatched; /* handler called */
         bool suspended;
         bool replied;
@@ -242,8 +242,7 @@ static void on_mhd_log(void *cls _unused_, const char *fm _unused_, va_list ap _
         /* Low layer: no logging. MHD's messages are about client misbehaviour. */
 }
 
-int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *userdata,
-              Httpd **ret)
+int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *userdata, Httpd **ret)
 {
         struct sockaddr_storage ss = {};
         socklen_t sl;
@@ -282,11 +281,11 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
         d->mhd = MHD_start_daemon(
                 flags, 0, NULL, NULL, on_access, d, MHD_OPTION_LISTEN_SOCKET, fd,
                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, d, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                d, MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : 1000,
-                MHD_OPTION_CONNECTION_TIMEOUT,
+                d, MHD_OPTION_CONNECTION_LIMIT,
+                cfg->connection_limit ? cfg->connection_limit : 1000, MHD_OPTION_CONNECTION_TIMEOUT,
                 cfg->connection_timeout ? cfg->connection_timeout : 60,
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024,
-                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, d, MHD_OPTION_END);
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_EXTERNAL_LOGGER,
+                on_mhd_log, d, MHD_OPTION_END);
         if (!d->mhd) {
                 httpd_free(d);
                 return -EIO;
@@ -436,8 +435,8 @@ int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *b
         if (rq->replied)
                 return -EALREADY;
         rq->replied = true;
-        struct MHD_Response *resp =
-                MHD_create_response_from_buffer(len, (void *)(body ? body : ""), MHD_RESPMEM_MUST_COPY);
+        struct MHD_Response *resp = MHD_create_response_from_buffer(len, (void *)(body ? body : ""),
+                                                                    MHD_RESPMEM_MUST_COPY);
         if (!resp) {
                 status = 500;
                 resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -447,8 +446,7 @@ int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *b
         bool have_ct = false;
         const char *k;
         json_t *v;
-        json_object_foreach((json_t *)headers, k, v)
-        {
+        json_object_foreach ((json_t *)headers, k, v) {
                 if (!json_is_string(v))
                         continue;
                 if (strcasecmp(k, "content-type") == 0)

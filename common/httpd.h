@@ -25,10 +25,10 @@ typedef struct HttpRequest HttpRequest;
 typedef void (*HttpHandler)(HttpRequest *rq, void *userdata);
 
 typedef struct HttpdConfig {
-        const char *address;        /* IPv4/IPv6 literal to bind, e.g. "127.0.0.1" */
-        uint16_t port;              /* 0 = ephemeral; see httpd_port() */
-        size_t max_body;            /* bytes; larger bodies reach the handler as too large */
-        unsigned connection_limit;  /* MHD_OPTION_CONNECTION_LIMIT */
+        const char *address;         /* IPv4/IPv6 literal to bind, e.g. "127.0.0.1" */
+        uint16_t port;               /* 0 = ephemeral; see httpd_port() */
+        size_t max_body;             /* bytes; larger bodies reach the handler as too large */
+        unsigned connection_limit;   /* MHD_OPTION_CONNECTION_LIMIT */
         unsigned connection_timeout; /* seconds of inactivity before an idle connection is closed */
 } HttpdConfig;
 

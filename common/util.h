@@ -14,25 +14,25 @@
 #include <string.h>
 #include <unistd.h>
 
-#define _unused_      __attribute__((unused))
-#define _noreturn_    __attribute__((noreturn))
+#define _unused_       __attribute__((unused))
+#define _noreturn_     __attribute__((noreturn))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _cleanup_(f)  __attribute__((cleanup(f)))
+#define _cleanup_(f)   __attribute__((cleanup(f)))
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Hand ownership on: returns the value and clears the variable so its cleanup does nothing. */
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                __typeof__(p) _p_ = (p);                                                           \
-                (p) = NULL;                                                                        \
-                _p_;                                                                               \
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
         })
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _fd_ = (fd);                                                                   \
-                (fd) = -1;                                                                         \
-                _fd_;                                                                              \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -1;       \
+                _fd_;            \
         })
 
 static inline void freep(void *p)

@@ -27,7 +27,8 @@ static char *form_decode(const char *s, size_t n)
         for (size_t i = 0; i < n; i++) {
                 if (s[i] == '+')
                         *o++ = ' ';
-                else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+                else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
+                         hexval(s[i + 2]) >= 0) {
                         *o++ = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
                         i += 2;
                 } else
@@ -99,7 +100,8 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         if (k && (k->flags & TWIN_KIND_TOKEN_PARAM)) {
                 char *t = query ? form_lookup(query, strlen(query), "token") : NULL;
                 const char *ct = json_get_str(headers, "content-type");
-                if (!t && body && ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
+                if (!t && body && ct &&
+                    strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
                         t = form_lookup(body, body_len, "token");
                 if (t && *t) {
                         *ret = t;
@@ -110,9 +112,9 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         return -ENOENT;
 }
 
-FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len,
-                             const char *sid, json_t *headers, const char *query, const char *body,
-                             size_t body_len, int64_t now, TokenClaims *ret_claims)
+FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
+                             json_t *headers, const char *query, const char *body, size_t body_len,
+                             int64_t now, TokenClaims *ret_claims)
 {
         _cleanup_free_ char *cred = NULL;
         int r = front_credential(k, headers, query, body, body_len, &cred);
@@ -183,8 +185,8 @@ int front_decode_path(const char *raw, char **ret)
 /* ---- redaction ---- */
 
 static const char *const secret_keys[] = {
-        "authorization", "cookie",        "x-api-key",     "api_key",    "client_secret", "password",
-        "secret",        "token",         "access_token",  "refresh_token", "agent_token",
+        "authorization", "cookie", "x-api-key",    "api_key",       "client_secret", "password",
+        "secret",        "token",  "access_token", "refresh_token", "agent_token",
 };
 
 static bool is_secret_key(const char *k)
@@ -207,10 +209,9 @@ static bool b64url_char(char c)
 /* Length of a secret starting at s (0 if none). s must be at a word boundary. */
 static size_t secret_at(const char *s)
 {
-        static const char *const word_prefixes[] = {"sk_test_", "sk_live_", "rk_test_",
-                                                    "rk_live_", "ghp_",     "gho_",
-                                                    "ghs_",     "ghu_",     "ghr_",
-                                                    "github_pat_"};
+        static const char *const word_prefixes[] = {
+                "sk_test_", "sk_live_", "rk_test_", "rk_live_", "ghp_",
+                "gho_",     "ghs_",     "ghu_",     "ghr_",     "github_pat_"};
         for (size_t i = 0; i < ELEMENTSOF(word_prefixes); i++) {
                 const char *p = startswith(s, word_prefixes[i]);
                 if (p && b64url_char(*p)) {
@@ -301,16 +302,14 @@ void front_redact(json_t *j)
         json_t *v;
         size_t i;
         if (json_is_object(j)) {
-                json_object_foreach(j, k, v)
-                {
+                json_object_foreach (j, k, v) {
                         if (is_secret_key(k) && !json_is_null(v))
                                 json_object_set_new(j, k, json_string("[REDACTED]"));
                         else
                                 front_redact(v);
                 }
         } else if (json_is_array(j)) {
-                json_array_foreach(j, i, v)
-                {
+                json_array_foreach (j, i, v) {
                         if (json_is_string(v)) {
                                 char *c = front_scrub(json_string_value(v));
                                 if (c && !streq(c, json_string_value(v)))
@@ -323,8 +322,7 @@ void front_redact(json_t *j)
         /* Strings directly under objects are handled here, not in the recursion, so
          * the object can be updated in place. */
         if (json_is_object(j)) {
-                json_object_foreach(j, k, v)
-                {
+                json_object_foreach (j, k, v) {
                         if (!json_is_string(v))
                                 continue;
                         char *c = front_scrub(json_string_value(v));
@@ -362,14 +360,13 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         _cleanup_json_ json_t *row = json_pack(
                 "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
                 "s:o, s:s, s:o}",
-                "kind", "TwinHttpEvent", "event_id", fc->request_id, "ts", ts, "run_id",
-                fc->run_id, "twin", fc->twin, "method", fc->method, "path",
-                full ? full : fc->path, "request_headers",
-                fc->headers ? fc->headers : json_object(), "request_body",
+                "kind", "TwinHttpEvent", "event_id", fc->request_id, "ts", ts, "run_id", fc->run_id,
+                "twin", fc->twin, "method", fc->method, "path", full ? full : fc->path,
+                "request_headers", fc->headers ? fc->headers : json_object(), "request_body",
                 request_body ? request_body : json_null(), "status", rp->status, "response_body",
                 rp->body ? rp->body : json_null(), "latency_ms", fc->latency_ms, "tool",
-                json_string_or_null(rp->tool), "state_mutation", rp->state_mutation,
-                "state_delta", rp->state_delta ? rp->state_delta : json_null(), "fidelity",
+                json_string_or_null(rp->tool), "state_mutation", rp->state_mutation, "state_delta",
+                rp->state_delta ? rp->state_delta : json_null(), "fidelity",
                 rp->fidelity ? rp->fidelity : "semantic", "error",
                 rp->status >= 400 ? json_string(rp->error ? rp->error : "error") : json_null(),
                 "correlation_id", corr ? corr : fc->request_id, "task_step_id",

@@ -37,9 +37,9 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
  * epoch) with the deployment key. A provider-shaped token must be the provider of k.
  * Fills *ret_claims (may be NULL) on FRONT_AUTH_OK.
  */
-FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len,
-                             const char *sid, json_t *headers, const char *query, const char *body,
-                             size_t body_len, int64_t now, TokenClaims *ret_claims);
+FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
+                             json_t *headers, const char *query, const char *body, size_t body_len,
+                             int64_t now, TokenClaims *ret_claims);
 
 /*
  * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
@@ -54,13 +54,13 @@ typedef struct FrontCall {
         const char *run_id;     /* the sandbox id, or "local" */
         const char *request_id; /* "req_…", also the tape row's event_id */
         const char *method;
-        const char *path;       /* full path as requested, with /s/{sid} */
-        const char *query;      /* raw, "" if none */
-        json_t *headers;        /* lower-case names */
+        const char *path;  /* full path as requested, with /s/{sid} */
+        const char *query; /* raw, "" if none */
+        json_t *headers;   /* lower-case names */
         const char *body;
         size_t body_len;
         double latency_ms;
-        int64_t ts_usec;        /* wall-clock time the call arrived, µs since the epoch */
+        int64_t ts_usec; /* wall-clock time the call arrived, µs since the epoch */
 } FrontCall;
 
 /*

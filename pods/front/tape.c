@@ -7,7 +7,7 @@
 #include "common/util.h"
 
 struct Tape {
-        int fd;      /* -1 for a memory tape */
+        int fd; /* -1 for a memory tape */
         char *path;
         json_t *rows; /* memory tape only */
         size_t count;

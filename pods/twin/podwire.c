@@ -5,10 +5,10 @@
 
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len)
 {
-        _cleanup_json_ json_t *head = json_pack("{s:s, s:s, s:s, s:s, s:O, s:s}", "op", "call",
-                                                "method", rq->method, "path", rq->path, "query",
-                                                strempty(rq->query), "headers", rq->headers,
-                                                "base_url", strempty(rq->base_url));
+        _cleanup_json_ json_t *head =
+                json_pack("{s:s, s:s, s:s, s:s, s:O, s:s}", "op", "call", "method", rq->method,
+                          "path", rq->path, "query", strempty(rq->query), "headers", rq->headers,
+                          "base_url", strempty(rq->base_url));
         if (!head)
                 return -ENOMEM;
         return frame_encode(id, head, rq->body, rq->body_len, ret_buf, ret_len);
@@ -35,10 +35,10 @@ int podwire_decode_request(const Frame *f, TwinRequest *rq)
 
 int podwire_encode_reply(uint64_t id, const TwinReply *rp, char **ret_buf, size_t *ret_len)
 {
-        _cleanup_json_ json_t *head = json_pack(
-                "{s:i, s:b, s:s, s:b}", "status", rp->status, "state_mutation",
-                rp->state_mutation, "fidelity", rp->fidelity ? rp->fidelity : "semantic",
-                "idempotency_dedupe", rp->idempotency_dedupe);
+        _cleanup_json_ json_t *head =
+                json_pack("{s:i, s:b, s:s, s:b}", "status", rp->status, "state_mutation",
+                          rp->state_mutation, "fidelity", rp->fidelity ? rp->fidelity : "semantic",
+                          "idempotency_dedupe", rp->idempotency_dedupe);
         if (!head)
                 return -ENOMEM;
         if (json_object_set_new(head, "tool", json_string_or_null(rp->tool)) < 0 ||
@@ -85,7 +85,7 @@ int podwire_decode_reply(const Frame *f, TwinReply *rp)
                 .state_mutation = json_is_true(json_object_get(h, "state_mutation")),
                 .state_delta = nonnull(json_object_get(h, "state_delta")),
                 .fidelity = streq_ptr(json_get_str(h, "fidelity"), "unsupported") ? "unsupported"
-                                                                                   : "semantic",
+                                                                                  : "semantic",
                 .error = error ? strdup(error) : NULL,
                 .request_body = nonnull(json_object_get(h, "request_body")),
                 .idempotency_dedupe = json_is_true(json_object_get(h, "idempotency_dedupe")),

@@ -29,9 +29,9 @@ void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
 {
         json_decref(rp->state_delta);
         /* json_deep_copy takes a const pointer in jansson >= 2.13 */
-        rp->state_delta = json_pack("{s:o, s:o}", "before",
-                                    before ? json_deep_copy(before) : json_null(), "after",
-                                    after ? json_deep_copy(after) : json_null());
+        rp->state_delta =
+                json_pack("{s:o, s:o}", "before", before ? json_deep_copy(before) : json_null(),
+                          "after", after ? json_deep_copy(after) : json_null());
 }
 
 void twin_format_time(int64_t t, char *buf, size_t len)

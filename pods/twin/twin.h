@@ -23,13 +23,14 @@ typedef struct Twin Twin;
 
 /* One HTTP request below a twin's mount, as the front end decoded it. All borrowed. */
 typedef struct TwinRequest {
-        const char *method;   /* upper-case: "GET", "POST", ... */
-        const char *path;     /* percent-decoded path below the mount, starts with '/' */
-        const char *query;    /* raw query string without '?', "" when none */
-        json_t *headers;      /* object: lower-case header name → string */
-        const char *body;     /* raw body bytes (may be NULL when body_len is 0) */
-        size_t body_len;      /* bytes */
-        const char *base_url; /* absolute URL of the mount, no trailing '/' (for Link headers, urls) */
+        const char *method; /* upper-case: "GET", "POST", ... */
+        const char *path;   /* percent-decoded path below the mount, starts with '/' */
+        const char *query;  /* raw query string without '?', "" when none */
+        json_t *headers;    /* object: lower-case header name → string */
+        const char *body;   /* raw body bytes (may be NULL when body_len is 0) */
+        size_t body_len;    /* bytes */
+        const char
+                *base_url; /* absolute URL of the mount, no trailing '/' (for Link headers, urls) */
 } TwinRequest;
 
 /* The reply and the tape metadata of one call. Every pointer is owned by the reply. */
@@ -42,7 +43,8 @@ typedef struct TwinReply {
         json_t *state_delta;  /* {before, after} of the touched row, or NULL */
         const char *fidelity; /* static string: "semantic" or "unsupported" */
         char *error;          /* human message when status >= 400, else NULL */
-        json_t *request_body; /* the request body parsed (JSON, or form/query as an object), or NULL */
+        json_t *request_body; /* the request body parsed (JSON, or form/query as an object), or NULL
+                               */
         bool idempotency_dedupe; /* Stripe: replayed from an Idempotency-Key */
 } TwinReply;
 
@@ -52,11 +54,11 @@ void twin_reply_done(TwinReply *rp);
 /* What an action handler gets. */
 typedef struct TwinCall {
         Twin *twin;
-        json_t *world;               /* borrowed, mutable */
-        json_t *args;                /* borrowed: merged path params + query + body, or MCP arguments */
-        const TwinRequest *request;  /* the HTTP request, or NULL when called over MCP */
-        const char *base_url;        /* mount URL (never NULL; "" when unknown) */
-        int64_t now;                 /* seconds since the epoch, one value per call */
+        json_t *world; /* borrowed, mutable */
+        json_t *args;  /* borrowed: merged path params + query + body, or MCP arguments */
+        const TwinRequest *request; /* the HTTP request, or NULL when called over MCP */
+        const char *base_url;       /* mount URL (never NULL; "" when unknown) */
+        int64_t now;                /* seconds since the epoch, one value per call */
 } TwinCall;
 
 /*
@@ -72,12 +74,13 @@ typedef struct TwinAction {
         const char *description;  /* one sentence for tools/list */
         const char *input_schema; /* JSON Schema (object) as text, for tools/list */
         TwinActionFn fn;
-        bool read_only;           /* MCP annotation readOnlyHint */
+        bool read_only; /* MCP annotation readOnlyHint */
 } TwinAction;
 
 typedef struct TwinRoute {
         const char *method;  /* "GET", "POST", "PATCH", "PUT", "DELETE", or "*" for any */
-        const char *pattern; /* "/repos/{owner}/{repo}/issues/{issue_number}"; {x} matches one segment */
+        const char *pattern; /* "/repos/{owner}/{repo}/issues/{issue_number}"; {x} matches one
+                                segment */
         const char *tool;    /* the action this route invokes (by TwinAction.tool) */
 } TwinRoute;
 
@@ -88,8 +91,10 @@ typedef enum TwinAuthFailure {
 } TwinAuthFailure;
 
 enum {
-        TWIN_KIND_TOKEN_PARAM = 1u << 0, /* credential may come as ?token= or a form field (Slack) */
-        TWIN_KIND_RAW_KEY = 1u << 1,     /* Authorization may be the bare key without a scheme (Stripe) */
+        TWIN_KIND_TOKEN_PARAM = 1u
+                                << 0, /* credential may come as ?token= or a form field (Slack) */
+        TWIN_KIND_RAW_KEY =
+                1u << 1, /* Authorization may be the bare key without a scheme (Stripe) */
 };
 
 typedef struct TwinKind {
@@ -170,8 +175,7 @@ void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp);
  * Runs the action called tool directly with args (borrowed), as MCP tools/call does.
  * Returns -ENOENT (rp untouched) when the kind has no such action, else 0 with rp filled.
  */
-int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url,
-                     TwinReply *rp);
+int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url, TwinReply *rp);
 
 /* The MCP tools/list array for kind k (new reference). */
 json_t *twin_kind_tools(const TwinKind *k);

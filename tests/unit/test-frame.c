@@ -48,11 +48,21 @@ static void test_malformed(void)
         Frame f = {};
         CHECK(frame_reader_next(&r, &f) == -EMSGSIZE);
         /* head length larger than the frame */
-        memcpy(r.buf, "\x10\x00\x00\x00" "\x01\x00\x00\x00\x00\x00\x00\x00" "\xff\x00\x00\x00" "{}  ", 20);
+        memcpy(r.buf,
+               "\x10\x00\x00\x00"
+               "\x01\x00\x00\x00\x00\x00\x00\x00"
+               "\xff\x00\x00\x00"
+               "{}  ",
+               20);
         r.len = 20;
         CHECK(frame_reader_next(&r, &f) == -EBADMSG);
         /* head not an object */
-        memcpy(r.buf, "\x0e\x00\x00\x00" "\x01\x00\x00\x00\x00\x00\x00\x00" "\x02\x00\x00\x00" "[]", 18);
+        memcpy(r.buf,
+               "\x0e\x00\x00\x00"
+               "\x01\x00\x00\x00\x00\x00\x00\x00"
+               "\x02\x00\x00\x00"
+               "[]",
+               18);
         r.len = 18;
         CHECK(frame_reader_next(&r, &f) == -EBADMSG);
         frame_reader_done(&r);

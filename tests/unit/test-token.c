@@ -22,9 +22,11 @@ static void test_jwt(void)
         dot[3] = dot[3] == 'A' ? 'B' : 'A';
         CHECK(token_verify(key, sizeof key, t, 1000, &c) < 0);
         /* alg:none is never accepted */
-        CHECK(token_verify(key, sizeof key,
-                           "eyJhbGciOiJub25lIn0.eyJzaWQiOiJzZXNfYWJjIiwidGVhbV9pZCI6ImxvY2FsIiwiZXhwIjo5OTk5OTk5OTk5fQ.",
-                           1000, &c) == -EBADMSG);
+        CHECK(token_verify(
+                      key, sizeof key,
+                      "eyJhbGciOiJub25lIn0."
+                      "eyJzaWQiOiJzZXNfYWJjIiwidGVhbV9pZCI6ImxvY2FsIiwiZXhwIjo5OTk5OTk5OTk5fQ.",
+                      1000, &c) == -EBADMSG);
         CHECK(token_verify(key, sizeof key, "garbage", 1000, &c) == -EBADMSG);
         CHECK(token_verify(key, sizeof key, "", 1000, &c) == -EBADMSG);
 }
@@ -38,8 +40,8 @@ static void test_provider(void)
                 for (size_t j = 0; j < ELEMENTSOF(sids); j++)
                         for (int64_t exp = 0; exp <= 5000; exp += 5000) {
                                 _cleanup_free_ char *t = NULL;
-                                CHECK_OK(token_mint_provider(key, sizeof key, providers[i],
-                                                             sids[j], exp, &t));
+                                CHECK_OK(token_mint_provider(key, sizeof key, providers[i], sids[j],
+                                                             exp, &t));
                                 CHECK(startswith(t, token_provider_prefix(providers[i])));
                                 TokenClaims c;
                                 CHECK(token_verify(key, sizeof key, t, 1000, &c) == 0);
@@ -47,8 +49,7 @@ static void test_provider(void)
                                 CHECK(streq(c.provider, providers[i]));
                                 CHECK(token_verify(other, sizeof other, t, 1000, &c) == -EPERM);
                                 if (exp)
-                                        CHECK(token_verify(key, sizeof key, t, 6000, &c) ==
-                                              -ETIME);
+                                        CHECK(token_verify(key, sizeof key, t, 6000, &c) == -ETIME);
                                 t[strlen(t) - 1] ^= 1;
                                 CHECK(token_verify(key, sizeof key, t, 1000, &c) < 0);
                         }
