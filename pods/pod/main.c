@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pome-pod --twin NAME: one twin instance behind the frame socket on fd 3
+ * (DESIGN.md "Processes" and "Pod isolation"; wire format in pods/twin/podwire.h).
+ *
+ *   1. first frame {"op":"load","twin":NAME,"seed_len":N}, body = N bytes of seed JSON
+ *      then the stage-2 seccomp program (struct sock_filter[], possibly empty);
+ *   2. the seed becomes the world (twin_new); a rejected seed is reported over
+ *      $NOTIFY_SOCKET as "STATUS=seed rejected: <why>\nERRNO=22", exit 65;
+ *   3. connect to $NOTIFY_SOCKET (a path: abstract sockets belong to a network
+ *      namespace, and the pod has its own), install stage 2 (no exec, no open, no new
+ *      socket from here on), send READY=1 (sd_notify(3) protocol), close it;
+ *   4. serve: "call" → twin_handle → reply with the same id; "export" → {"status":200}
+ *      with the whole world as body; EOF → exit 0.
+ *
+ * Exit status: 0 after EOF, 64 usage (EX_USAGE), 65 rejected seed or malformed frame
+ * (EX_DATAERR), 71 system error (EX_OSERR). 119..127 belong to the spawner. stderr
+ * carries one line for fatal errors only.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+
+#include "common/frame.h"
+#include "common/json-util.h"
+#include "common/util.h"
+#include "pods/twin/podwire.h"
+#include "pods/twin/twin.h"
+
+#define POD_FD     3
+#define EXIT_USAGE 64
+#define EXIT_DATA  65
+#define EXIT_OSERR 71
+
+static const char *twin_name = "?";
+
+static _noreturn_ _printf_(2, 3) void die(int status, const char *fmt, ...)
+{
+        va_list ap;
+        fprintf(stderr, "pome-pod[%s]: ", twin_name);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        exit(status);
+}
+
+/* A datagram socket connected to $NOTIFY_SOCKET; -ENOENT when unset (a manual run). */
+static int notify_connect(void)
+{
+        const char *path = getenv("NOTIFY_SOCKET");
+        if (!path || !*path)
+                return -ENOENT;
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (path[0] != '/' || strlen(path) >= sizeof(sa.sun_path))
+                return -EAFNOSUPPORT; /* '@' abstract: unreachable from our network namespace */
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return negative_errno();
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+static int notify_send(int fd, const char *msg)
+{
+        if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+static _noreturn_ void seed_rejected(const char *why)
+{
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "STATUS=seed rejected: %s", why);
+        /* one line per assignment in the notify protocol */
+        for (char *p = msg; *p; p++)
+                if (*p == '\n')
+                        *p = ' ';
+        strncat(msg, "\nERRNO=22", sizeof(msg) - strlen(msg) - 1);
+        int fd = notify_connect();
+        if (fd >= 0) {
+                (void)notify_send(fd, msg);
+                close(fd);
+        }
+        die(EXIT_DATA, "seed rejected: %s", why);
+}
+
+/* Installs the stage-2 filter. NO_NEW_PRIVS is set by the spawner; again here for manual runs. */
+static int install_stage2(const char *insns, size_t size)
+{
+        if (size == 0)
+                return 0;
+        struct sock_fprog prog = {.len = (unsigned short)(size / sizeof(struct sock_filter)),
+                                  .filter = (struct sock_filter *)insns};
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return negative_errno();
+        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Blocks until one whole frame is in *f. 1, 0 on a clean EOF, negative on error. */
+static int read_frame(FrameReader *r, Frame *f)
+{
+        for (;;) {
+                int k = frame_reader_next(r, f);
+                if (k != 0)
+                        return k;
+                k = frame_reader_fill(r, POD_FD);
+                if (k == 0)
+                        return r->len > 0 ? -EPROTO : 0;
+                if (k < 0)
+                        return k;
+        }
+}
+
+static void send_frame(char *buf, size_t len)
+{
+        int r = frame_write_all(POD_FD, buf, len);
+        free(buf);
+        if (r == -EPIPE || r == -ECONNRESET)
+                exit(0); /* pomed closed its end: nobody left to serve */
+        if (r < 0)
+                die(EXIT_OSERR, "write: %s", strerror(-r));
+}
+
+static void serve_call(Twin *t, const Frame *f)
+{
+        TwinRequest rq;
+        TwinReply rp = {};
+        char *buf;
+        size_t len;
+
+        if (podwire_decode_request(f, &rq) < 0)
+                die(EXIT_DATA, "malformed call frame %" PRIu64, f->id);
+        twin_handle(t, &rq, &rp);
+        int r = podwire_encode_reply(f->id, &rp, &buf, &len);
+        twin_reply_done(&rp);
+        if (r == -EMSGSIZE) {
+                TwinReply big = {.status = 500, .fidelity = "semantic"};
+                big.error = strdup("reply larger than a frame");
+                r = podwire_encode_reply(f->id, &big, &buf, &len);
+                twin_reply_done(&big);
+        }
+        if (r < 0)
+                die(EXIT_OSERR, "encoding reply: %s", strerror(-r));
+        send_frame(buf, len);
+}
+
+static void serve_export(Twin *t, const Frame *f)
+{
+        _cleanup_json_ json_t *head = json_pack("{s:i}", "status", 200);
+        _cleanup_free_ char *world = json_dumps(twin_world(t), JSON_COMPACT);
+        char *buf;
+        size_t len;
+        if (!head || !world)
+                die(EXIT_OSERR, "export: out of memory");
+        int r = frame_encode(f->id, head, world, strlen(world), &buf, &len);
+        if (r < 0)
+                die(EXIT_OSERR, "export: %s", strerror(-r));
+        send_frame(buf, len);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc != 3 || !streq(argv[1], "--twin")) {
+                fprintf(stderr, "usage: pome-pod --twin NAME   (fd 3: frame socket from pomed)\n");
+                return EXIT_USAGE;
+        }
+        twin_name = argv[2];
+        const TwinKind *kind = twin_kind_find(twin_name);
+        if (!kind) {
+                fprintf(stderr, "pome-pod: unknown twin \"%s\"\n", twin_name);
+                return EXIT_USAGE;
+        }
+
+        /* No core dump of a world, no /proc/<pod> readable by other pods' uid. */
+        (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* A write to a closed socket is an EPIPE to handle, not a death. */
+        signal(SIGPIPE, SIG_IGN);
+        /*
+         * jansson seeds its hash function from /dev/urandom on first use; the pod's
+         * read-only, nodev view refuses that, and stage 2 refuses open(2) altogether.
+         */
+        size_t hseed;
+        if (getrandom(&hseed, sizeof(hseed), 0) == (ssize_t)sizeof(hseed))
+                json_object_seed(hseed ? hseed : 1);
+
+        FrameReader rd = {};
+        Frame f = {};
+        int r = read_frame(&rd, &f);
+        if (r <= 0)
+                die(EXIT_DATA, "no load frame: %s", r == 0 ? "EOF" : strerror(-r));
+        json_t *sl = json_object_get(f.head, "seed_len");
+        if (!streq_ptr(json_get_str(f.head, "op"), "load") ||
+            !streq_ptr(json_get_str(f.head, "twin"), twin_name) || !json_is_integer(sl) ||
+            json_integer_value(sl) < 0 || (uint64_t)json_integer_value(sl) > f.body_len)
+                die(EXIT_DATA, "first frame is not a load of %s with a valid seed_len", twin_name);
+        size_t seed_len = (size_t)json_integer_value(sl);
+        size_t bpf_len = f.body_len - seed_len;
+        if (bpf_len % sizeof(struct sock_filter) != 0 ||
+            bpf_len / sizeof(struct sock_filter) > BPF_MAXINSNS)
+                die(EXIT_DATA, "stage-2 program of %zu bytes is not a BPF program", bpf_len);
+
+        _cleanup_json_ json_t *seed = NULL;
+        if (seed_len > 0) {
+                json_error_t je;
+                seed = json_loadb(f.body, seed_len, JSON_REJECT_DUPLICATES, &je);
+                if (!seed) {
+                        char why[256];
+                        snprintf(why, sizeof(why), "line %d column %d: %s", je.line, je.column,
+                                 je.text);
+                        seed_rejected(why);
+                }
+        }
+        Twin *t = NULL;
+        char err[512] = "";
+        r = twin_new(kind, seed, &t, err, sizeof(err));
+        if (r == -EINVAL)
+                seed_rejected(err[0] ? err : "invalid seed");
+        if (r < 0)
+                die(EXIT_OSERR, "creating the twin: %s", strerror(-r));
+
+        int nfd = notify_connect();
+        if (nfd < 0 && nfd != -ENOENT)
+                die(EXIT_OSERR, "NOTIFY_SOCKET: %s", strerror(-nfd));
+        r = install_stage2(f.body + seed_len, bpf_len);
+        if (r < 0)
+                die(EXIT_OSERR, "installing the stage-2 seccomp filter: %s", strerror(-r));
+        if (nfd >= 0) {
+                r = notify_send(nfd, "READY=1");
+                if (r < 0)
+                        die(EXIT_OSERR, "sending READY=1: %s", strerror(-r));
+                close(nfd);
+        }
+        frame_done(&f);
+
+        for (;;) {
+                r = read_frame(&rd, &f);
+                if (r == 0)
+                        break;
+                if (r < 0)
+                        die(r == -ENOMEM ? EXIT_OSERR : EXIT_DATA, "reading frames: %s",
+                            strerror(-r));
+                const char *op = json_get_str(f.head, "op");
+                if (streq_ptr(op, "call"))
+                        serve_call(t, &f);
+                else if (streq_ptr(op, "export"))
+                        serve_export(t, &f);
+                else
+                        die(EXIT_DATA, "unknown op \"%s\" in frame %" PRIu64, strempty(op), f.id);
+                frame_done(&f);
+        }
+        frame_reader_done(&rd);
+        twin_free(t);
+        return 0;
+}

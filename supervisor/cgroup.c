@@ -1,0 +1,1047 @@
+/* SPDX-License-Identifier: MIT */
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+
+#include "common/util.h"
+
+enum { CG_MEMORY, CG_PIDS, CG_CPU, CG_N_CTRL };
+static const char *const ctrl_names[CG_N_CTRL] = {"memory", "pids", "cpu"};
+
+#define CG_ROOT           "/sys/fs/cgroup"
+#define CG_WAIT_USEC      (1 * USEC_PER_SEC) /* how long a kill may take to empty a cgroup */
+#define CG_POLL_USEC      (1 * USEC_PER_MSEC)
+#define CG_MAX_DEPTH      8 /* below the tree: <sid>/<twin>, deeper only if a pod nested */
+#define CG_NAME_MAX       64
+#define CG_SHARES_MIN     UINT64_C(2)
+#define CG_SHARES_MAX     UINT64_C(262144)
+#define CG_SHARES_DEFAULT UINT64_C(1024)
+#define CG_WEIGHT_DEFAULT UINT64_C(100)
+
+/* One mounted hierarchy holding some of our controllers (v2: the only one, all three). */
+typedef struct CgHier {
+        unsigned mask;  /* 1 << CG_* of the controllers it holds */
+        char *mount;    /* absolute mount point */
+        char *own;      /* our cgroup relative to the mount: "/" or "/a/b" */
+        char *tree;     /* absolute path of <own>/<tree_name> */
+        char *tree_rel; /* the same relative to the mount: libcgroup's name for it */
+        int tree_fd;    /* O_DIRECTORY, flock(LOCK_EX) held */
+} CgHier;
+
+struct CgSetup {
+        CgLayout layout;
+        bool use_libcgroup; /* false for a test tree (cg_setup_at) */
+        bool swap_limit;    /* memory.memsw.limit_in_bytes (v1) / memory.swap.max (v2) exists */
+        bool has_kill;      /* v2 cgroup.kill (Linux >= 5.14) */
+        CgHier hier[CG_N_CTRL];
+        size_t n_hier;
+        size_t hier_of[CG_N_CTRL]; /* controller → index in hier[] */
+};
+
+typedef struct CgLeaf {
+        const CgHier *hier; /* borrowed from the setup */
+        char *path;         /* absolute path of <tree>/<sid>/<twin> */
+        char *sid_path;     /* absolute path of <tree>/<sid> */
+} CgLeaf;
+
+struct CgPod {
+        CgSetup *setup;
+        CgLeaf leaf[CG_N_CTRL];
+        size_t n_leaf;
+        int join_fds[CG_N_CTRL]; /* cgroup.procs of each leaf, O_WRONLY|O_CLOEXEC */
+};
+
+/* ----- small helpers ----- */
+
+static void strv_free(char **l)
+{
+        if (!l)
+                return;
+        for (char **p = l; *p; p++)
+                free(*p);
+        free(l);
+}
+static void strv_freep(char ***l)
+{
+        strv_free(*l);
+}
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+
+static size_t strv_length(char **l)
+{
+        size_t n = 0;
+        while (l && l[n])
+                n++;
+        return n;
+}
+
+static bool strv_contains(char **l, const char *s)
+{
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return true;
+        return false;
+}
+
+/* Appends a copy of s; 0 or -ENOMEM. */
+static int strv_extend(char ***l, const char *s)
+{
+        size_t n = strv_length(*l);
+        char **nl = realloc(*l, (n + 2) * sizeof(char *));
+        if (!nl)
+                return -ENOMEM;
+        *l = nl;
+        nl[n] = strdup(s);
+        if (!nl[n])
+                return -ENOMEM;
+        nl[n + 1] = NULL;
+        return 0;
+}
+
+static int strv_extendf(char ***l, const char *fmt, ...) _printf_(2, 3);
+static int strv_extendf(char ***l, const char *fmt, ...)
+{
+        _cleanup_free_ char *s = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return -ENOMEM;
+        return strv_extend(l, s);
+}
+
+/* "a" + "b" with exactly one '/' between them; "/" + "x" = "/x". NULL on OOM. */
+static char *path_join(const char *a, const char *b)
+{
+        size_t la = strlen(a);
+        while (la > 0 && a[la - 1] == '/')
+                la--;
+        while (*b == '/')
+                b++;
+        char *p;
+        if (asprintf(&p, "%.*s/%s", (int)la, a, b) < 0)
+                return NULL;
+        return p;
+}
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void sleep_usec(uint64_t usec)
+{
+        struct timespec ts = {.tv_sec = (time_t)(usec / USEC_PER_SEC),
+                              .tv_nsec = (long)(usec % USEC_PER_SEC) * 1000};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static bool file_exists(const char *dir, const char *name)
+{
+        _cleanup_free_ char *p = path_join(dir, name);
+        return p && access(p, F_OK) == 0;
+}
+
+/* Reads a whole (small, pseudo-)file into a NUL-terminated buffer. 0 or negative errno. */
+static int read_all(const char *path, char **ret)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        size_t len = 0, cap = 4096;
+        _cleanup_free_ char *buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (cap - len < 2) {
+                        char *nb = realloc(buf, cap * 2);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        cap *= 2;
+                }
+                ssize_t k = read(fd, buf + len, cap - len - 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        buf[len] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* One write(2) of s (cgroupfs takes a control value per write). 0 or negative errno. */
+static int write_str(const char *path, const char *s)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_TRUNC);
+        if (fd < 0)
+                return negative_errno();
+        size_t n = strlen(s);
+        ssize_t k = write(fd, s, n);
+        if (k < 0)
+                return negative_errno();
+        return (size_t)k == n ? 0 : -EIO;
+}
+
+static int write_at(const char *dir, const char *name, const char *s)
+{
+        _cleanup_free_ char *p = path_join(dir, name);
+        if (!p)
+                return -ENOMEM;
+        return write_str(p, s);
+}
+
+/* Parses the pid list of a cgroup.procs file into a malloc'ed array. 0 or negative errno. */
+static int read_pids(const char *dir, pid_t **ret, size_t *ret_n)
+{
+        _cleanup_free_ char *p = path_join(dir, "cgroup.procs");
+        _cleanup_free_ char *text = NULL;
+        if (!p)
+                return -ENOMEM;
+        int r = read_all(p, &text);
+        if (r < 0)
+                return r;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        for (char *s = text, *end; *s;) {
+                long v = strtol(s, &end, 10);
+                if (end == s)
+                        break;
+                if (v > 0) {
+                        pid_t *np = realloc(pids, (n + 1) * sizeof(pid_t));
+                        if (!np)
+                                return -ENOMEM;
+                        pids = np;
+                        pids[n++] = (pid_t)v;
+                }
+                s = end;
+        }
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
+}
+
+/* Path components we create from caller input: no '/', no "." or "..", short. */
+static bool valid_name(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+        if (n == 0 || n > CG_NAME_MAX || streq(s, ".") || streq(s, ".."))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+                        return false;
+        return true;
+}
+
+static int ctrl_index(const char *name)
+{
+        for (int i = 0; i < CG_N_CTRL; i++)
+                if (streq_ptr(name, ctrl_names[i]))
+                        return i;
+        return -1;
+}
+
+/* ----- parsing ----- */
+
+int cg_parse_own_cgroup(const char *text, const char *controller, char **ret)
+{
+        /* cgroups(7): "hierarchy-ID:controller-list:cgroup-path", v2 has ID 0 and an empty list. */
+        for (const char *line = text; line && *line;) {
+                const char *eol = strchrnul(line, '\n');
+                const char *c1 = memchr(line, ':', (size_t)(eol - line));
+                const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)) : NULL;
+                if (!c1 || !c2 || c2[1] != '/')
+                        return -EINVAL;
+                bool match = false;
+                if (!controller)
+                        match = c2 == c1 + 1 && c1 - line == 1 && line[0] == '0';
+                else
+                        for (const char *w = c1 + 1; w < c2;) {
+                                const char *e = memchr(w, ',', (size_t)(c2 - w));
+                                if (!e)
+                                        e = c2;
+                                if ((size_t)(e - w) == strlen(controller) &&
+                                    memcmp(w, controller, (size_t)(e - w)) == 0)
+                                        match = true;
+                                w = e + 1;
+                        }
+                if (match) {
+                        char *p = strndup(c2 + 1, (size_t)(eol - c2 - 1));
+                        if (!p)
+                                return -ENOMEM;
+                        /* A path deleted under us reads "/a (deleted)": refuse it. */
+                        if (strstr(p, " (deleted)")) {
+                                free(p);
+                                return -ENOENT;
+                        }
+                        *ret = p;
+                        return 0;
+                }
+                line = *eol ? eol + 1 : eol;
+        }
+        return -ENOENT;
+}
+
+int cg_parse_oom_kill(const char *text, uint64_t *ret)
+{
+        for (const char *line = text; line && *line;) {
+                const char *v = startswith(line, "oom_kill ");
+                if (v) {
+                        char *end;
+                        errno = 0;
+                        unsigned long long n = strtoull(v, &end, 10);
+                        if (errno || end == v || (*end && *end != '\n'))
+                                return -EINVAL;
+                        *ret = n;
+                        return 0;
+                }
+                line = strchrnul(line, '\n');
+                if (*line)
+                        line++;
+        }
+        return -ENODATA;
+}
+
+uint64_t cg_cpu_weight_to_shares(uint64_t weight)
+{
+        uint64_t s = weight * CG_SHARES_DEFAULT / CG_WEIGHT_DEFAULT;
+        return s < CG_SHARES_MIN ? CG_SHARES_MIN : s > CG_SHARES_MAX ? CG_SHARES_MAX : s;
+}
+
+/* ----- setup ----- */
+
+CgSetup *cg_setup_free(CgSetup *s)
+{
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_hier; i++) {
+                CgHier *h = &s->hier[i];
+                safe_close(h->tree_fd);
+                free(h->mount);
+                free(h->own);
+                free(h->tree);
+                free(h->tree_rel);
+        }
+        free(s);
+        return NULL;
+}
+static void cg_setup_freep(CgSetup **s)
+{
+        cg_setup_free(*s);
+}
+
+const char *cg_layout_name(const CgSetup *s)
+{
+        switch (s->layout) {
+        case CG_LAYOUT_V2:
+                return "v2";
+        case CG_LAYOUT_HYBRID:
+                return "hybrid";
+        case CG_LAYOUT_V1:
+                return "v1";
+        }
+        return "unknown";
+}
+
+const char *cg_tree_path(const CgSetup *s, const char *controller)
+{
+        int c = ctrl_index(controller);
+        return c < 0 ? NULL : s->hier[s->hier_of[c]].tree;
+}
+
+static int fail(int r, char *warn, size_t warnlen, const char *fmt, ...) _printf_(4, 5);
+static int fail(int r, char *warn, size_t warnlen, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(warn, warnlen, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static int access_errno(int r)
+{
+        return r == -EPERM || r == -EROFS ? -EACCES : r;
+}
+
+/*
+ * v2 "no internal processes": before <own> can enable controllers for children its
+ * processes (ours, by delegation) move to the leaf <own>/supervisor. The hierarchy's
+ * real root is exempt (and holds the whole system): recognised by its lack of cgroup.type.
+ */
+static int v2_vacate_own(const char *own, char *warn, size_t warnlen)
+{
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (!file_exists(own, "cgroup.type"))
+                return 0;
+        int r = read_pids(own, &pids, &n);
+        if (r < 0)
+                return fail(access_errno(r), warn, warnlen, "cannot read %s/cgroup.procs: %s", own,
+                            strerror(-r));
+        if (n == 0)
+                return 0;
+        _cleanup_free_ char *sup = path_join(own, "supervisor");
+        if (!sup)
+                return -ENOMEM;
+        if (mkdir(sup, 0755) < 0 && errno != EEXIST)
+                return fail(access_errno(negative_errno()), warn, warnlen, "cannot create %s: %m",
+                            sup);
+        _cleanup_free_ char *procs = path_join(sup, "cgroup.procs");
+        if (!procs)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%d\n", (int)pids[i]);
+                r = write_str(procs, buf);
+                if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
+                        return fail(access_errno(r), warn, warnlen,
+                                    "cannot move pid %d into %s: %s", (int)pids[i], sup,
+                                    strerror(-r));
+        }
+        return 0;
+}
+
+/* v2: enable our controllers for the children of dir ("+memory +pids +cpu" in one write). */
+static int v2_enable(const char *dir, char *warn, size_t warnlen)
+{
+        int r = write_at(dir, "cgroup.subtree_control", "+memory +pids +cpu");
+        if (r < 0)
+                return fail(r == -EBUSY ? r : access_errno(r), warn, warnlen,
+                            "cannot enable memory, pids, cpu in %s/cgroup.subtree_control: %s%s",
+                            dir, strerror(-r),
+                            r == -EBUSY ? " (processes in that cgroup: no internal processes rule)"
+                                        : "");
+        return 0;
+}
+
+static int v2_check_delegated(const char *own, char *warn, size_t warnlen)
+{
+        _cleanup_free_ char *p = path_join(own, "cgroup.controllers"), *text = NULL;
+        if (!p)
+                return -ENOMEM;
+        int r = read_all(p, &text);
+        if (r < 0)
+                return fail(access_errno(r), warn, warnlen, "cannot read %s: %s", p, strerror(-r));
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                bool found = false;
+                size_t l = strlen(ctrl_names[c]);
+                /* a space-separated list: "cpuset cpu io memory pids" */
+                for (const char *w = text; *w; w += strcspn(w, " \n"), w += strspn(w, " \n"))
+                        if (strncmp(w, ctrl_names[c], l) == 0 && strchr(" \n", w[l]))
+                                found = true;
+                if (!found)
+                        return fail(-EOPNOTSUPP, warn, warnlen,
+                                    "the %s controller is not available in %s (not delegated to "
+                                    "pomed's cgroup)",
+                                    ctrl_names[c], own);
+        }
+        return 0;
+}
+
+/*
+ * The common part of cg_setup and cg_setup_at. mounts[c] is the mount point of the
+ * hierarchy of controller c (v2: the same string thrice).
+ */
+static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
+                          const char *proc_text, const char *tree_name, bool use_libcgroup,
+                          CgSetup **ret, char *warn, size_t warnlen)
+{
+        int r;
+
+        if (!valid_name(tree_name))
+                return fail(-EINVAL, warn, warnlen, "invalid cgroup tree name \"%s\"",
+                            strempty(tree_name));
+
+        _cleanup_(cg_setup_freep) CgSetup *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->layout = layout;
+        s->use_libcgroup = use_libcgroup;
+
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                size_t i;
+                for (i = 0; i < s->n_hier; i++)
+                        if (streq(s->hier[i].mount, mounts[c]))
+                                break;
+                s->hier_of[c] = i;
+                if (i < s->n_hier) {
+                        s->hier[i].mask |= 1u << c;
+                        continue;
+                }
+                CgHier *h = &s->hier[s->n_hier++];
+                h->tree_fd = -1;
+                h->mask = 1u << c;
+                h->mount = strdup(mounts[c]);
+                if (!h->mount)
+                        return -ENOMEM;
+                r = cg_parse_own_cgroup(proc_text, layout == CG_LAYOUT_V2 ? NULL : ctrl_names[c],
+                                        &h->own);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return fail(-ENOENT, warn, warnlen, "no %s%s%s line in /proc/self/cgroup",
+                                    layout == CG_LAYOUT_V2 ? "cgroup2 (0::)" : "",
+                                    layout == CG_LAYOUT_V2 ? "" : ctrl_names[c],
+                                    layout == CG_LAYOUT_V2 ? "" : " controller");
+                h->tree_rel = path_join(h->own, tree_name);
+                h->tree = path_join(h->mount, h->tree_rel);
+                if (!h->tree_rel || !h->tree)
+                        return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < s->n_hier; i++) {
+                CgHier *h = &s->hier[i];
+                _cleanup_free_ char *own = path_join(h->mount, h->own);
+                if (!own)
+                        return -ENOMEM;
+                struct stat st;
+                if (stat(own, &st) < 0 || !S_ISDIR(st.st_mode))
+                        return fail(-ENOENT, warn, warnlen,
+                                    "our cgroup %s is not visible at %s (a container without a "
+                                    "cgroup namespace?)",
+                                    h->own, own);
+                if (layout == CG_LAYOUT_V2) {
+                        r = v2_check_delegated(own, warn, warnlen);
+                        if (r < 0)
+                                return r;
+                        r = v2_vacate_own(own, warn, warnlen);
+                        if (r < 0)
+                                return r;
+                        r = v2_enable(own, warn, warnlen);
+                        if (r < 0)
+                                return r;
+                }
+                if (mkdir(h->tree, 0755) < 0 && errno != EEXIST) {
+                        r = access_errno(negative_errno());
+                        return fail(
+                                r, warn, warnlen, "cannot create %s: %s%s", h->tree, strerror(-r),
+                                r == -EACCES ? " (pomed needs root or a delegated cgroup)" : "");
+                }
+                h->tree_fd = open(h->tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (h->tree_fd < 0)
+                        return fail(negative_errno(), warn, warnlen, "cannot open %s: %m", h->tree);
+                if (flock(h->tree_fd, LOCK_EX | LOCK_NB) < 0)
+                        return fail(errno == EWOULDBLOCK ? -EBUSY : negative_errno(), warn, warnlen,
+                                    "%s is in use by another process (another pomed?)", h->tree);
+                if (layout == CG_LAYOUT_V2) {
+                        r = v2_enable(h->tree, warn, warnlen);
+                        if (r < 0)
+                                return r;
+                        s->has_kill = file_exists(h->tree, "cgroup.kill");
+                }
+        }
+
+        const CgHier *mh = &s->hier[s->hier_of[CG_MEMORY]];
+        s->swap_limit =
+                file_exists(mh->tree, layout == CG_LAYOUT_V2 ? "memory.swap.max"
+                                                             : "memory.memsw.limit_in_bytes");
+        if (s->swap_limit)
+                warn[0] = 0;
+        else
+                snprintf(warn, warnlen,
+                         "no swap accounting in %s (swapaccount=0?): a pod may use swap beyond "
+                         "its memory limit",
+                         mh->tree);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static void cg_log_nothing(void *userdata, int level, const char *fmt, va_list ap)
+{
+        /* A low layer never logs (STYLE.md): libcgroup's messages are dropped, its codes kept. */
+        (void)userdata;
+        (void)level;
+        (void)fmt;
+        (void)ap;
+}
+
+/* libcgroup's positive ECG* codes → negative errno. */
+static int cg_errno(int ecg)
+{
+        switch (ecg) {
+        case 0:
+                return 0;
+        case ECGOTHER: {
+                int e = cgroup_get_last_errno();
+                return e > 0 ? -e : -EIO;
+        }
+        case ECGROUPNOTMOUNTED:
+        case ECGROUPSUBSYSNOTMOUNTED:
+        case ECGROUPNOTEXIST:
+        case ECGROUPVALUENOTEXIST:
+                return -ENOENT;
+        case ECGROUPNOTOWNER:
+        case ECGROUPNOTALLOWED:
+                return -EACCES;
+        case ECGINVAL:
+        case ECGCANTSETVALUE:
+                return -EINVAL;
+        case ECGNONEMPTY:
+                return -EBUSY;
+        default:
+                return -EIO;
+        }
+}
+
+int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen)
+{
+        struct statfs fs;
+        CgLayout layout;
+
+        if (statfs(CG_ROOT, &fs) < 0)
+                return fail(-ENOENT, warn, warnlen, "no cgroup filesystem at " CG_ROOT ": %m");
+        if ((unsigned long)fs.f_type == CGROUP2_SUPER_MAGIC)
+                layout = CG_LAYOUT_V2;
+        else if ((unsigned long)fs.f_type == TMPFS_MAGIC)
+                layout = statfs(CG_ROOT "/unified", &fs) == 0 &&
+                                         (unsigned long)fs.f_type == CGROUP2_SUPER_MAGIC
+                                 ? CG_LAYOUT_HYBRID
+                                 : CG_LAYOUT_V1;
+        else
+                return fail(-ENOENT, warn, warnlen,
+                            CG_ROOT " is neither cgroup2 nor a tmpfs of v1 hierarchies");
+
+        cgroup_set_logger(cg_log_nothing, CGROUP_LOG_ERROR, NULL);
+        int e = cgroup_init();
+        if (e != 0)
+                return fail(cg_errno(e), warn, warnlen, "libcgroup: %s", cgroup_strerror(e));
+
+        /* Mount points as libcgroup sees them, so our paths and its names agree. */
+        char *mounts[CG_N_CTRL] = {};
+        int r = 0;
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                e = cgroup_get_subsys_mount_point(ctrl_names[c], &mounts[c]);
+                if (e != 0) {
+                        r = fail(-ENOENT, warn, warnlen, "the %s cgroup controller is not mounted",
+                                 ctrl_names[c]);
+                        break;
+                }
+        }
+        _cleanup_free_ char *text = NULL;
+        if (r == 0) {
+                r = read_all("/proc/self/cgroup", &text);
+                if (r < 0)
+                        fail(r, warn, warnlen, "cannot read /proc/self/cgroup: %s", strerror(-r));
+        }
+        if (r == 0)
+                r = setup_internal(layout, (const char *const *)mounts, text, tree_name, true, ret,
+                                   warn, warnlen);
+        for (int c = 0; c < CG_N_CTRL; c++)
+                free(mounts[c]);
+        return r;
+}
+
+int cg_setup_at(const char *root_dir, CgLayout layout, const char *proc_self_cgroup,
+                const char *tree_name, CgSetup **ret, char *warn, size_t warnlen)
+{
+        char *mounts[CG_N_CTRL] = {};
+        int r = 0;
+        for (int c = 0; c < CG_N_CTRL && r == 0; c++) {
+                mounts[c] = layout == CG_LAYOUT_V2 ? strdup(root_dir)
+                                                   : path_join(root_dir, ctrl_names[c]);
+                if (!mounts[c])
+                        r = -ENOMEM;
+        }
+        if (r == 0)
+                r = setup_internal(layout, (const char *const *)mounts, proc_self_cgroup, tree_name,
+                                   false, ret, warn, warnlen);
+        for (int c = 0; c < CG_N_CTRL; c++)
+                free(mounts[c]);
+        return r;
+}
+
+/* ----- killing and removing ----- */
+
+/* SIGKILLs the members of one cgroup. Returns how many pids it saw (>= 0) or negative errno. */
+static int kill_members(const char *dir, bool has_kill)
+{
+        /* cgroup-v2.rst "cgroup.kill": writing 1 kills the whole subtree, no pid races. */
+        if (has_kill && write_at(dir, "cgroup.kill", "1") == 0)
+                return 0;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r = read_pids(dir, &pids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++)
+                (void)kill(pids[i], SIGKILL); /* ESRCH: already gone */
+        return (int)n;
+}
+
+/* Names of the subdirectories of dir (child cgroups), as a strv. 0 or negative errno. */
+static int list_subdirs(const char *dir, char ***ret)
+{
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        DIR *d = opendir(dir);
+        if (!d)
+                return negative_errno();
+        int r = 0;
+        struct dirent *de;
+        while ((errno = 0, de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                bool is_dir = de->d_type == DT_DIR;
+                if (de->d_type == DT_UNKNOWN) {
+                        struct stat st;
+                        is_dir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                 S_ISDIR(st.st_mode);
+                }
+                if (is_dir && (r = strv_extend(&l, de->d_name)) < 0)
+                        break;
+        }
+        if (r == 0 && errno)
+                r = negative_errno();
+        closedir(d);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+/* kill_members on dir and every cgroup below it (cgroup.kill covers the subtree at once). */
+static int kill_subtree(const char *dir, bool has_kill, int depth)
+{
+        if (has_kill && write_at(dir, "cgroup.kill", "1") == 0)
+                return 0;
+        if (depth > CG_MAX_DEPTH)
+                return -ELOOP;
+        _cleanup_strv_free_ char **subs = NULL;
+        int r = list_subdirs(dir, &subs);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        for (char **p = subs; *p; p++) {
+                _cleanup_free_ char *sub = path_join(dir, *p);
+                if (!sub)
+                        return -ENOMEM;
+                (void)kill_subtree(sub, false, depth + 1);
+        }
+        r = kill_members(dir, false);
+        return r == -ENOENT ? 0 : r < 0 ? r : 0;
+}
+
+/* rmdir(2) of dir and everything below it, bottom-up. 0 (also when already gone), -EBUSY… */
+static int remove_subtree(const char *dir, int depth)
+{
+        if (depth > CG_MAX_DEPTH)
+                return -ELOOP;
+        _cleanup_strv_free_ char **subs = NULL;
+        int r = list_subdirs(dir, &subs);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        for (char **p = subs; *p; p++) {
+                _cleanup_free_ char *sub = path_join(dir, *p);
+                if (!sub)
+                        return -ENOMEM;
+                r = remove_subtree(sub, depth + 1);
+                if (r < 0)
+                        return r;
+        }
+        if (rmdir(dir) < 0 && errno != ENOENT)
+                return negative_errno();
+        return 0;
+}
+
+/*
+ * Kills everything in dir's subtree and removes it, retrying while a dying process
+ * keeps a cgroup busy, for at most CG_WAIT_USEC. 0, -EBUSY on timeout, other errno.
+ */
+static int kill_and_remove(const char *dir, bool has_kill)
+{
+        uint64_t deadline = now_usec() + CG_WAIT_USEC;
+        for (;;) {
+                (void)kill_subtree(dir, has_kill, 0);
+                int r = remove_subtree(dir, 0);
+                if (r != -EBUSY && r != -ENOTEMPTY)
+                        return r;
+                if (now_usec() >= deadline)
+                        return -EBUSY;
+                sleep_usec(CG_POLL_USEC);
+        }
+}
+
+int cg_cleanup_leftovers(CgSetup *s, char ***ret_sids)
+{
+        _cleanup_strv_free_ char **sids = calloc(1, sizeof(char *));
+        if (!sids)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t i = 0; i < s->n_hier; i++) {
+                const CgHier *h = &s->hier[i];
+                _cleanup_strv_free_ char **subs = NULL;
+                int k = list_subdirs(h->tree, &subs);
+                if (k < 0)
+                        return k;
+                for (char **p = subs; *p; p++) {
+                        if (!strv_contains(sids, *p) && (k = strv_extend(&sids, *p)) < 0)
+                                return k;
+                        _cleanup_free_ char *dir = path_join(h->tree, *p);
+                        if (!dir)
+                                return -ENOMEM;
+                        k = kill_and_remove(dir, s->has_kill);
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
+        if (r < 0)
+                return r;
+        size_t n = strv_length(sids);
+        *ret_sids = TAKE_PTR(sids);
+        return (int)n;
+}
+
+/* ----- pods ----- */
+
+int cg_pod_limit_values(const CgSetup *s, const PodLimits *lim, char ***ret)
+{
+        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        bool v2 = s->layout == CG_LAYOUT_V2;
+        int r;
+        /* v1 wants memsw >= limit at every moment: memory.limit_in_bytes goes first. */
+        if ((r = strv_extendf(&l, "%s=%" PRIu64, v2 ? "memory.max" : "memory.limit_in_bytes",
+                              lim->memory_max)) < 0)
+                return r;
+        if (s->swap_limit) {
+                r = v2 ? strv_extend(&l, "memory.swap.max=0")
+                       : strv_extendf(&l, "memory.memsw.limit_in_bytes=%" PRIu64, lim->memory_max);
+                if (r < 0)
+                        return r;
+        }
+        if ((r = strv_extendf(&l, "pids.max=%" PRIu64, lim->pids_max)) < 0)
+                return r;
+        r = v2 ? strv_extendf(&l, "cpu.weight=%" PRIu64, lim->cpu_weight)
+               : strv_extendf(&l, "cpu.shares=%" PRIu64, cg_cpu_weight_to_shares(lim->cpu_weight));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static bool limits_valid(const PodLimits *lim)
+{
+        return lim && lim->memory_max >= POD_MEMORY_MIN && lim->memory_max <= POD_MEMORY_MAX &&
+               lim->pids_max >= 1 && lim->pids_max <= POD_PIDS_MAX &&
+               lim->cpu_weight >= POD_CPU_WEIGHT_MIN && lim->cpu_weight <= POD_CPU_WEIGHT_MAX;
+}
+
+static void cgroup_freep_(struct cgroup **cg)
+{
+        if (*cg)
+                cgroup_free(cg);
+}
+
+/* Creates the leaf of one hierarchy with libcgroup and writes the values of its controllers. */
+static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char **values)
+{
+        _cleanup_(cgroup_freep_) struct cgroup *cg = cgroup_new_cgroup(rel);
+        if (!cg)
+                return -ENOMEM;
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                if (!(h->mask & (1u << c)))
+                        continue;
+                struct cgroup_controller *ctl = cgroup_add_controller(cg, ctrl_names[c]);
+                if (!ctl)
+                        return -ENOMEM;
+                size_t cl = strlen(ctrl_names[c]);
+                for (char **v = values; *v; v++) {
+                        if (strncmp(*v, ctrl_names[c], cl) != 0 || (*v)[cl] != '.')
+                                continue;
+                        const char *eq = strchr(*v, '=');
+                        _cleanup_free_ char *file = strndup(*v, (size_t)(eq - *v));
+                        if (!file)
+                                return -ENOMEM;
+                        int e = cgroup_add_value_string(ctl, file, eq + 1);
+                        if (e != 0)
+                                return cg_errno(e);
+                }
+        }
+        /*
+         * ignore_ownership=1: the files stay root's, and libcgroup skips a chown per
+         * control file (most of its ~230 syscalls per create, DESIGN.md pitfalls).
+         */
+        int e = cgroup_create_cgroup(cg, 1);
+        if (e != 0)
+                return cg_errno(e);
+        if (s->layout == CG_LAYOUT_V2) {
+                /*
+                 * The leaf must enable nothing for children or nobody could join it (no
+                 * internal processes). libcgroup enables controllers in the parents only,
+                 * but older releases also did it in the leaf: undo that if it happened.
+                 */
+                _cleanup_free_ char *leaf = path_join(h->mount, rel);
+                _cleanup_free_ char *sc = leaf ? path_join(leaf, "cgroup.subtree_control") : NULL;
+                _cleanup_free_ char *text = NULL;
+                if (!sc)
+                        return -ENOMEM;
+                if (read_all(sc, &text) == 0 && text[strspn(text, " \n")] != 0) {
+                        int r = write_str(sc, "-memory -pids -cpu");
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits *lim, CgPod **ret)
+{
+        int r;
+
+        if (!valid_name(sid) || !valid_name(twin) || !limits_valid(lim))
+                return -EINVAL;
+        if (!s->use_libcgroup)
+                return -EOPNOTSUPP;
+
+        _cleanup_strv_free_ char **values = NULL;
+        r = cg_pod_limit_values(s, lim, &values);
+        if (r < 0)
+                return r;
+
+        CgPod *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->setup = s;
+        for (size_t i = 0; i < CG_N_CTRL; i++)
+                p->join_fds[i] = -1;
+
+        for (size_t i = 0; i < s->n_hier; i++) {
+                const CgHier *h = &s->hier[i];
+                CgLeaf *l = &p->leaf[i];
+                _cleanup_free_ char *sid_rel = path_join(h->tree_rel, sid);
+                _cleanup_free_ char *rel = sid_rel ? path_join(sid_rel, twin) : NULL;
+                l->hier = h;
+                l->sid_path = path_join(h->tree, sid);
+                l->path = l->sid_path ? path_join(l->sid_path, twin) : NULL;
+                if (!rel || !l->path) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                if (access(l->path, F_OK) == 0) {
+                        /* Someone else's leaf: not ours to remove on the way out. */
+                        r = -EEXIST;
+                        goto fail;
+                }
+                p->n_leaf = i + 1;
+                r = create_leaf(s, h, rel, values);
+                if (r < 0)
+                        goto fail;
+                _cleanup_free_ char *procs = path_join(l->path, "cgroup.procs");
+                if (!procs) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                p->join_fds[i] = open(procs, O_WRONLY | O_CLOEXEC);
+                if (p->join_fds[i] < 0) {
+                        r = negative_errno();
+                        goto fail;
+                }
+        }
+        *ret = p;
+        return 0;
+
+fail:
+        if (r == -EEXIST) {
+                /* leave the existing leaf alone: forget it before cleaning up ours */
+                CgLeaf *l = &p->leaf[p->n_leaf];
+                free(l->path);
+                free(l->sid_path);
+                *l = (CgLeaf){};
+        }
+        (void)cg_pod_destroy(p);
+        return r;
+}
+
+int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n)
+{
+        *ret_fds = p->join_fds;
+        *ret_n = p->n_leaf;
+        return 0;
+}
+
+static const CgLeaf *leaf_of(const CgPod *p, const char *controller)
+{
+        int c = ctrl_index(controller);
+        if (c < 0)
+                return NULL;
+        for (size_t i = 0; i < p->n_leaf; i++)
+                if (p->leaf[i].hier && (p->leaf[i].hier->mask & (1u << c)))
+                        return &p->leaf[i];
+        return NULL;
+}
+
+const char *cg_pod_path(const CgPod *p, const char *controller)
+{
+        const CgLeaf *l = leaf_of(p, controller);
+        return l ? l->path : NULL;
+}
+
+int cg_pod_oom_killed(CgPod *p)
+{
+        const CgLeaf *l = leaf_of(p, "memory");
+        if (!l)
+                return -ENOENT;
+        _cleanup_free_ char *f = path_join(
+                l->path, p->setup->layout == CG_LAYOUT_V2 ? "memory.events" : "memory.oom_control");
+        _cleanup_free_ char *text = NULL;
+        if (!f)
+                return -ENOMEM;
+        int r = read_all(f, &text);
+        if (r < 0)
+                return r;
+        uint64_t n;
+        r = cg_parse_oom_kill(text, &n);
+        if (r < 0)
+                return r;
+        return n > 0;
+}
+
+int cg_pod_destroy(CgPod *p)
+{
+        int r = 0;
+
+        if (!p)
+                return 0;
+        for (size_t i = 0; i < CG_N_CTRL; i++)
+                p->join_fds[i] = safe_close(p->join_fds[i]);
+        for (size_t i = 0; i < p->n_leaf; i++) {
+                CgLeaf *l = &p->leaf[i];
+                if (!l->path)
+                        continue;
+                int k = kill_and_remove(l->path, p->setup->has_kill);
+                if (k < 0 && r == 0)
+                        r = k;
+                /* The other twins of the sandbox may still live in <sid>: then it stays. */
+                if (l->sid_path && rmdir(l->sid_path) < 0 && errno != ENOTEMPTY && errno != EBUSY &&
+                    errno != ENOENT && r == 0)
+                        r = negative_errno();
+        }
+        for (size_t i = 0; i < CG_N_CTRL; i++) {
+                free(p->leaf[i].path);
+                free(p->leaf[i].sid_path);
+        }
+        free(p);
+        return r;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pod cgroups (DESIGN.md "Pod isolation"). The only module that includes libcgroup.
+ *
+ * pomed builds one tree, <own cgroup>/<tree_name>, in every hierarchy it needs
+ * (v1: memory, pids, cpu; v2: the unified one), where <own cgroup> is read from
+ * /proc/self/cgroup, so pods nest inside whatever limits the host put on pomed. A pod
+ * is the leaf <tree>/<sid>/<twin>. Nothing is written outside <own cgroup>, except
+ * on v2 the "+controller" that libcgroup writes into the ancestors' subtree_control
+ * (a no-op there: a controller is in our cgroup.controllers only when every ancestor
+ * already enabled it).
+ *
+ * v2 and the "no internal processes" rule (Documentation/admin-guide/cgroup-v2.rst,
+ * systemd.io/CGROUP_DELEGATION): a cgroup that enables controllers for its children
+ * must hold no process, so when our own cgroup holds processes they move to the leaf
+ * <own>/supervisor first, as Delegate=yes services do.
+ *
+ * The tree is locked (flock on each tree directory) for the lifetime of the CgSetup:
+ * a second pomed using the same tree gets -EBUSY instead of killing the first one's
+ * pods as "leftovers". Pick distinct tree names for instances sharing a host cgroup.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pod-limits.h"
+
+typedef struct CgSetup CgSetup;
+typedef struct CgPod CgPod;
+
+typedef enum CgLayout {
+        CG_LAYOUT_V2,     /* cgroup2 on /sys/fs/cgroup */
+        CG_LAYOUT_HYBRID, /* tmpfs on /sys/fs/cgroup, v1 controllers, cgroup2 at .../unified */
+        CG_LAYOUT_V1,     /* tmpfs on /sys/fs/cgroup, v1 controllers only */
+} CgLayout;
+
+/*
+ * Detects the layout (statfs(2) of /sys/fs/cgroup and /sys/fs/cgroup/unified), finds
+ * our own cgroup per controller (/proc/self/cgroup, cgroups(7)), creates and locks
+ * <own>/<tree_name> in each hierarchy and, on v2, moves our cgroup's processes to
+ * <own>/supervisor and enables +memory +pids +cpu in <own> and <tree>.
+ * tree_name is one path component ([A-Za-z0-9_.-], not "." or "..").
+ *
+ * Returns 0 and a new CgSetup (free with cg_setup_free); on success warn may hold a
+ * note about a degraded feature (no swap accounting), else is "". Errors, each with a
+ * sentence in warn (warnlen bytes, always NUL-terminated) for pomed's startup
+ * warning and `pome doctor`:
+ *   -ENOENT     no cgroup filesystem, or a needed controller is not mounted
+ *   -EOPNOTSUPP v2: a controller is not delegated to our cgroup
+ *   -EACCES     no write access (not root, cgroup not delegated, read-only mount)
+ *   -EBUSY      another process holds the tree (another pomed)
+ *   -EINVAL     bad tree_name; -ENOMEM; other negative errno from the kernel.
+ */
+int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen);
+
+/* Frees a setup and releases the tree lock; pods must be destroyed first. Accepts NULL. */
+CgSetup *cg_setup_free(CgSetup *s);
+
+/* "v2", "hybrid" or "v1". */
+const char *cg_layout_name(const CgSetup *s);
+
+/* Absolute path of the tree in the hierarchy of controller ("memory", "pids", "cpu"), or NULL. */
+const char *cg_tree_path(const CgSetup *s, const char *controller);
+
+/*
+ * At pomed start: SIGKILLs every process in every cgroup below the tree (leftovers of a
+ * previous instance; cgroup.kill where the kernel has it), waits until they are gone
+ * (up to 1 s), and removes every directory below the tree. *ret_sids receives the
+ * sandbox ids found (NULL-terminated strv, caller frees each string and the array;
+ * an empty array when none). Returns the number of sandbox ids, or a negative errno:
+ * -EBUSY when a cgroup would not empty or a directory would not go (whatever could be
+ * removed was; *ret_sids untouched).
+ */
+int cg_cleanup_leftovers(CgSetup *s, char ***ret_sids);
+
+/*
+ * Creates the pod leaf <tree>/<sid>/<twin> in every hierarchy with libcgroup and
+ * writes the limits: v2 memory.max, memory.swap.max=0, pids.max, cpu.weight; v1
+ * memory.limit_in_bytes, memory.memsw.limit_in_bytes (= memory.limit_in_bytes, so the
+ * limit covers swap too) when swap accounting exists, pids.max, cpu.shares (weight
+ * mapped as systemd does: shares = weight * 1024 / 100, clamped to 2..262144).
+ * Opens each leaf's cgroup.procs O_WRONLY|O_CLOEXEC for the child to join with
+ * (cg_pod_join_fds). sid and twin are one path component each ([A-Za-z0-9_.-], at most
+ * 64 bytes, not "." or ".."). s is borrowed and must outlive the pod.
+ * Returns 0 and a new CgPod (release with cg_pod_destroy), -EINVAL for a bad name or
+ * limit, -EEXIST when the leaf exists already, -EACCES, -ENOMEM, or the errno behind
+ * a libcgroup failure (-EIO when libcgroup gives none). Nothing is left on failure.
+ */
+int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits *lim, CgPod **ret);
+
+/*
+ * The pre-opened cgroup.procs fds of the leaf, one per hierarchy (owned by the pod, valid
+ * until cg_pod_destroy). A child joins every pod cgroup by writing "0" into each: a
+ * single write(2), async-signal-safe (writing 0 moves the writer, cgroups(7)).
+ */
+int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n);
+
+/* Absolute path of the leaf in the hierarchy of controller ("memory", "pids", "cpu"), or NULL. */
+const char *cg_pod_path(const CgPod *p, const char *controller);
+
+/*
+ * 1 when the pod's memory cgroup recorded an OOM kill ("oom_kill N" with N > 0 in v1
+ * memory.oom_control, v2 memory.events), 0 when not, negative errno when the file
+ * cannot be read (-ENODATA when it has no oom_kill line: kernel older than 4.13).
+ */
+int cg_pod_oom_killed(CgPod *p);
+
+/*
+ * SIGKILLs every process of the pod (v2 cgroup.kill when present, else each pid of
+ * cgroup.procs, repeated until empty), waits until the leaf is empty (polls every
+ * 1 ms, at most 1 s), removes the leaf in every hierarchy and the <sid> directory once
+ * it is empty, closes the join fds and frees p. Accepts NULL. Returns 0, or -EBUSY when
+ * a leaf would not empty or go away in time (p is freed all the same; the next
+ * cg_cleanup_leftovers will retry the directory).
+ */
+int cg_pod_destroy(CgPod *p);
+
+/* ----- for tests: the same logic on a fake tree (no libcgroup, no statfs) ----- */
+
+/*
+ * Like cg_setup, with the layout given, each hierarchy's mount point taken to be
+ * root_dir/<controller> (v1) or root_dir (v2), and proc_self_cgroup the text of
+ * /proc/self/cgroup. Directories that the kernel would populate (cgroup.procs,
+ * cgroup.subtree_control, cgroup.controllers) must exist as files. Pods of such a
+ * setup cannot be created (libcgroup knows only the real mounts): -EOPNOTSUPP.
+ */
+int cg_setup_at(const char *root_dir, CgLayout layout, const char *proc_self_cgroup,
+                const char *tree_name, CgSetup **ret, char *warn, size_t warnlen);
+
+/*
+ * Our cgroup in the hierarchy holding controller (v1: "N:memory:/a/b" or a co-mounted
+ * "N:cpu,cpuacct:/a"; v2: controller NULL for the "0::/a/b" line) from the text of
+ * /proc/self/cgroup. Returns 0 and a new string ("/" for the root), -ENOENT when absent,
+ * -EINVAL for a malformed line, -ENOMEM.
+ */
+int cg_parse_own_cgroup(const char *proc_self_cgroup, const char *controller, char **ret);
+
+/* Parses the "oom_kill N" line of memory.oom_control (v1) or memory.events (v2). 0, -ENODATA. */
+int cg_parse_oom_kill(const char *text, uint64_t *ret);
+
+/* cpu.weight (1..10000) → v1 cpu.shares, as systemd maps them. */
+uint64_t cg_cpu_weight_to_shares(uint64_t weight);
+
+/*
+ * The control files and values cg_pod_create writes for lim on setup s, in write order,
+ * as "file=value" strings (NULL-terminated strv, caller frees). 0, -ENOMEM.
+ */
+int cg_pod_limit_values(const CgSetup *s, const PodLimits *lim, char ***ret);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Seccomp policies (DESIGN.md "Pod isolation"). The only module that includes libseccomp.
+ *
+ * Policy text (policies/pod-stage1.policy, policies/pod-stage2.policy):
+ *   # comment                 '#' starts a comment anywhere on a line
+ *   [allow]                   the syscalls below are allowed
+ *   read
+ *   [kill]                    the syscalls below kill the whole process (SIGSYS)
+ *   ptrace
+ * One syscall name per line, blank lines ignored, each name at most once per file.
+ * Anything not listed fails with ENOSYS, so libc falls back as on an older kernel
+ * (clone3 → clone, faccessat2 → faccessat, rseq → none). A name the architecture does
+ * not have (open on aarch64, socketcall on x86_64) is accepted and adds nothing; a name
+ * no architecture has is an error.
+ * Syscalls of another architecture and of the x32 ABI kill the process: the filter
+ * is built for the native architecture only with SCMP_FLTATR_ACT_BADARCH =
+ * KILL_PROCESS, and libseccomp (2.5) routes x86_64 syscall numbers with the x32 bit
+ * (0x40000000) to that same action.
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <stddef.h>
+
+typedef struct ScpProgram ScpProgram;
+
+/*
+ * Reads and compiles the policy at path into classic BPF, ready for
+ * seccomp(SECCOMP_SET_MODE_FILTER) (seccomp(2)). Returns 0 and a new program (free with
+ * scp_free); -EINVAL for a bad policy, with "path:line: what" in err (errlen bytes,
+ * always NUL-terminated): unknown syscall, unknown section, a name outside a section,
+ * a name listed twice; -ENOENT/-EACCES… when the file cannot be read; -ENOMEM; another
+ * negative errno from libseccomp.
+ */
+int scp_compile(const char *path, ScpProgram **ret, char *err, size_t errlen);
+
+/* Same from text (len bytes, need not be NUL-terminated); name labels error messages. */
+int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram **ret, char *err,
+                     size_t errlen);
+
+/*
+ * The program as the kernel takes it (borrowed, valid while p lives). Loading it does
+ * not allocate: a child between clone and execve may pass it to seccomp(2).
+ */
+const struct sock_fprog *scp_program(const ScpProgram *p);
+
+/*
+ * The raw instructions (struct sock_filter[], *ret_size bytes, a multiple of 8), e.g.
+ * for the body of the pod's load frame. Borrowed, valid while p lives.
+ */
+const void *scp_data(const ScpProgram *p, size_t *ret_size);
+
+/* Frees p. Accepts NULL; returns NULL. */
+ScpProgram *scp_free(ScpProgram *p);

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Starting a pod (DESIGN.md "Pod isolation (the spawner)") and naming how it ended.
+ *
+ * spawn_pod() clones a child with CLONE_VM|CLONE_VFORK (as posix_spawn does: no page
+ * table copy of pomed, pomed waits until execve or _exit, a few hundred µs) into new
+ * pid, net, ipc, uts and mount namespaces and with CLONE_PIDFD. Everything the child
+ * needs is prepared beforehand; the child runs only raw syscalls (no allocation, no
+ * sanitizer interceptor, no glibc set*id broadcast to pomed's threads), in this order:
+ *   1. join the pod cgroups: write "0" to each pre-opened cgroup.procs   (exit 120)
+ *   2. mount namespace: "/" and below MS_PRIVATE, then read-only, nosuid,
+ *      nodev, recursively (mount_setattr(2), AT_RECURSIVE)                (exit 121)
+ *   3. sethostname                                                       (exit 122)
+ *   4. empty the capability bounding set, clear ambient capabilities    (exit 124)
+ *   5. setgroups(0), setresgid, setresuid: no keep-caps, so the permitted
+ *      and effective sets empty themselves; capset() empties inheritable (exit 123/124)
+ *   6. PR_SET_PDEATHSIG(SIGKILL), after the uid change since a credential
+ *      change clears it, then a poll of a pidfd of pomed: if pomed died
+ *      before, the signal will never come, so the child leaves            (exit 119)
+ *   7. fds: pod_fd → 3, /dev/null → 0, stderr_fd → 1 and 2 (each through a
+ *      temporary above 3, so no source and target can collide, and a dup'ed
+ *      fd never keeps FD_CLOEXEC), close_range(4, ~0U); rlimits;
+ *      default signal handlers, empty signal mask                         (exit 125)
+ *   8. PR_SET_NO_NEW_PRIVS, seccomp(SECCOMP_SET_MODE_FILTER, stage 1)      (exit 126)
+ *   9. execve                                                            (exit 127)
+ * A failing step writes "pome-spawn: <step>: errno N" to the pod's stderr and _exits
+ * with the code above; spawn_classify() names the step.
+ *
+ * Needs root (CAP_SYS_ADMIN for the namespaces, CAP_SETUID/SETGID); not thread-safe
+ * with respect to signal masks (pomed is single-threaded).
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* nobody/nogroup on Debian: the default pod credentials. */
+#define SPAWN_NOBODY_UID ((uid_t)65534)
+#define SPAWN_NOBODY_GID ((gid_t)65534)
+
+/* The exit status of a child that failed before execve: which step. */
+typedef enum SpawnChildError {
+        SPAWN_ERR_PARENT_DIED = 119, /* pomed died during setup (nobody will see this) */
+        SPAWN_ERR_CGROUP = 120,
+        SPAWN_ERR_NAMESPACE = 121, /* mount namespace setup */
+        SPAWN_ERR_HOSTNAME = 122,
+        SPAWN_ERR_CREDENTIALS = 123,
+        SPAWN_ERR_CAPABILITIES = 124,
+        SPAWN_ERR_FDS = 125, /* fds, rlimits, signals */
+        SPAWN_ERR_SECCOMP = 126,
+        SPAWN_ERR_EXEC = 127,
+} SpawnChildError;
+
+#define SPAWN_ERR_FIRST SPAWN_ERR_PARENT_DIED
+#define SPAWN_ERR_LAST  SPAWN_ERR_EXEC
+
+/* The step a child exit status stands for ("cgroup join", "exec"…), or NULL for other codes. */
+const char *spawn_child_error_str(int code);
+
+typedef struct PodRlimit {
+        int resource; /* RLIMIT_* */
+        rlim_t cur, max;
+} PodRlimit;
+
+typedef struct PodSpec {
+        const char *exec_path; /* absolute path, no PATH search */
+        char *const *argv;     /* NULL-terminated */
+        char *const *envp;     /* NULL-terminated, e.g. NOTIFY_SOCKET=/path, LANG=C */
+        uid_t uid;             /* the pod's credentials, normally SPAWN_NOBODY_UID/GID */
+        gid_t gid;
+        const int *cgroup_fds; /* cgroup.procs fds to join (cg_pod_join_fds), may be NULL */
+        size_t n_cgroup_fds;
+        const struct sock_fprog *stage1; /* filter loaded before execve (scp_program), or NULL */
+        int pod_fd;                      /* becomes fd 3 (the pod's frame socket) */
+        int stderr_fd;                   /* becomes fd 1 and 2; -1 for /dev/null */
+        const PodRlimit *rlimits;        /* NULL: spawn_default_rlimits() */
+        size_t n_rlimits;
+        const char *hostname; /* NULL: "pod" */
+} PodSpec;
+
+/*
+ * The rlimits a pod gets unless PodSpec says otherwise (*ret_n entries, static storage):
+ * RLIMIT_NOFILE 64 (a pod holds 5 fds), RLIMIT_CORE 0, RLIMIT_MEMLOCK 0, RLIMIT_MSGQUEUE 0.
+ * Not RLIMIT_NPROC: it counts every process of the uid host-wide, and all pods share
+ * nobody, so it would fail the n-th pod's execve (the pids cgroup limits a pod instead).
+ * Not RLIMIT_FSIZE: stderr may be a log file. A limit above the current hard limit is
+ * clamped to it (raising needs CAP_SYS_RESOURCE).
+ */
+const PodRlimit *spawn_default_rlimits(size_t *ret_n);
+
+/*
+ * Starts a pod as described above. Returns 0 with the pid (in pomed's pid namespace) in
+ * *ret_pid and a pidfd (O_CLOEXEC, for sd_event_add_child_pidfd and waitid(P_PIDFD)) in
+ * *ret_pidfd, both owned by the caller, who must reap the child. A child that fails a
+ * setup step still counts as started: it exits with a SpawnChildError code.
+ * Returns -EINVAL for a bad spec (relative exec_path, more than 8 cgroup fds or rlimits,
+ * pod_fd < 0), or the errno of the parent's preparation or of clone(2) (-EPERM without
+ * root, -ENOMEM, -EAGAIN at the pids limit).
+ */
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd);
+
+/* How a pod ended, as the API, D-Bus and logs report it (DESIGN.md "Exit classification"). */
+typedef enum PodExit {
+        POD_EXIT_NORMAL,            /* "exited": status 0 */
+        POD_EXIT_FAILURE,           /* "exit_code": a nonzero status of the pod itself */
+        POD_EXIT_SIGNAL,            /* "signal": killed by a signal (not OOM, not seccomp) */
+        POD_EXIT_OOM_KILLED,        /* "oom_killed": SIGKILL with an OOM kill in its cgroup */
+        POD_EXIT_SECCOMP_VIOLATION, /* "seccomp_violation": SIGSYS (a [kill] syscall, x32) */
+        POD_EXIT_START_TIMEOUT,     /* "start_timeout": no READY=1 in time (pomed decides) */
+        POD_EXIT_NOT_READY,         /* "not_ready": exited before READY=1 (pomed decides) */
+        POD_EXIT_SETUP_FAILED,      /* "setup_failed": a spawn step failed, exit 119..127 */
+        _POD_EXIT_MAX,
+} PodExit;
+
+/* The wire name above ("exited", "oom_killed"…); "unknown" for anything else. */
+const char *pod_exit_to_string(PodExit e);
+
+/*
+ * Classifies a waitid(2) result (si_code CLD_EXITED/KILLED/DUMPED, si_status). oom_killed
+ * is cg_pod_oom_killed()'s answer (> 0: yes). Writes a human sentence into detail (len
+ * bytes, always NUL-terminated): "exited with status 65", "killed by SIGSEGV",
+ * "setup failed at exec (status 127)", "killed by SIGSYS: forbidden syscall".
+ */
+PodExit spawn_classify(const siginfo_t *si, int oom_killed, char *detail, size_t len);

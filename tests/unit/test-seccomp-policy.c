@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Seccomp policy parser (table-driven), the real policies, and what a compiled program
+ * does to a process that loads it: allowed, ENOSYS, SIGSYS for [kill] and for x32.
+ */
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "common/util.h"
+#include "supervisor/seccomp-policy.h"
+#include "tests/unit/check.h"
+
+static void test_parser_table(void)
+{
+        static const struct {
+                const char *text;
+                int r;
+                const char *err; /* substring of the message, for r < 0 */
+        } cases[] = {
+                {"[allow]\nread\nwrite # frames\n\n[kill]\nptrace\n", 0, NULL},
+                {"# only comments\n\n   # and blanks\n", 0, NULL},
+                {"[allow]\r\nread\r\n  exit_group\t\n", 0, NULL},
+                {"[allow]\nread", 0, NULL},         /* no final newline */
+                {"[allow]\nsocketcall\n", 0, NULL}, /* exists, not on x86_64: accepted, no rule */
+                {"[kill]\nptrace\n[allow]\nread\n[kill]\nbpf\n", 0, NULL}, /* sections reopen */
+                {"[allow]\nread\nfrobnicate\n", -EINVAL,
+                 "t.policy:3: unknown syscall 'frobnicate'"},
+                {"[deny]\nread\n", -EINVAL, "t.policy:1: unknown section '[deny]'"},
+                {"[allow\nread\n", -EINVAL, "t.policy:1: unknown section"},
+                {"read\n[allow]\n", -EINVAL, "t.policy:1: 'read' is outside a section"},
+                {"[allow]\nread\nwrite\nread\n", -EINVAL,
+                 "t.policy:4: 'read' already listed at line 2"},
+                {"[allow]\nptrace\n[kill]\nptrace\n", -EINVAL,
+                 "t.policy:4: 'ptrace' already listed at line 2"},
+                {"[allow]\nre ad\n", -EINVAL, "t.policy:2: not a syscall name"},
+                {"[allow]\nREAD\n", -EINVAL, "t.policy:2: not a syscall name"},
+                {"[allow]\nread;\n", -EINVAL, "t.policy:2: not a syscall name"},
+                {"[allow]\n\0read\n", -EINVAL, "t.policy:2: NUL byte"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ScpProgram *p = NULL;
+                char err[256] = "";
+                size_t len = strlen(cases[i].text);
+                if (i == ELEMENTSOF(cases) - 1)
+                        len = 14; /* the NUL case: its text has a NUL in the middle */
+                int r = scp_compile_text(cases[i].text, len, "t.policy", &p, err, sizeof(err));
+                if (r != cases[i].r || (r < 0 && !strstr(err, cases[i].err))) {
+                        fprintf(stderr, "case %zu: r=%d (want %d) err=\"%s\" (want \"%s\")\n", i, r,
+                                cases[i].r, err, strempty(cases[i].err));
+                        check_failures++;
+                }
+                CHECK((r == 0) == (p != NULL));
+                scp_free(p);
+        }
+}
+
+static ScpProgram *compile_real(const char *name)
+{
+        char path[4096], err[512] = "";
+        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
+        snprintf(path, sizeof(path), "%s/policies/%s", src, name);
+        ScpProgram *p = NULL;
+        int r = scp_compile(path, &p, err, sizeof(err));
+        if (r < 0)
+                fprintf(stderr, "%s: %s\n", path, err);
+        CHECK_OK(r);
+        return p;
+}
+
+static void test_real_policies(void)
+{
+        ScpProgram *s1 = compile_real("pod-stage1.policy");
+        ScpProgram *s2 = compile_real("pod-stage2.policy");
+        if (s1 && s2) {
+                size_t n1, n2;
+                const void *d1 = scp_data(s1, &n1);
+                (void)scp_data(s2, &n2);
+                CHECK(n1 > 0 && n1 % sizeof(struct sock_filter) == 0);
+                CHECK(n1 / sizeof(struct sock_filter) == scp_program(s1)->len);
+                CHECK(scp_program(s1)->filter == d1);
+                CHECK(n2 > 0 && n2 / sizeof(struct sock_filter) == scp_program(s2)->len);
+                fprintf(stderr, "info: stage 1 = %u BPF instructions, stage 2 = %u\n",
+                        scp_program(s1)->len, scp_program(s2)->len);
+        }
+        scp_free(s1);
+        scp_free(s2);
+
+        char err[256] = "";
+        ScpProgram *p = NULL;
+        CHECK(scp_compile("/nonexistent/x.policy", &p, err, sizeof(err)) == -ENOENT);
+        CHECK(strstr(err, "/nonexistent/x.policy") != NULL);
+        CHECK(p == NULL);
+}
+
+/*
+ * Loads prog in a forked child (after PR_SET_NO_NEW_PRIVS) and runs one raw syscall.
+ * Returns the wait status; the child exits 0 when the syscall succeeded, 38 (ENOSYS)
+ * when it failed with ENOSYS, 1 otherwise. Only raw syscalls after the filter: no
+ * sanitizer runtime, no stdio.
+ */
+static int run_filtered(const ScpProgram *prog, long nr)
+{
+        pid_t pid = fork();
+        if (pid == 0) {
+                if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+                    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, scp_program(prog)) < 0)
+                        syscall(SYS_exit_group, 2);
+                long r = syscall(nr, 0, 0, 0, 0, 0, 0);
+                syscall(SYS_exit_group, r >= 0 ? 0 : errno == ENOSYS ? 38 : 1);
+        }
+        int status = -1;
+        CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+        return status;
+}
+
+static bool killed_by_sigsys(int status)
+{
+        return WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+}
+
+static void test_behaviour(void)
+{
+        static const char text[] = "[allow]\nexit_group\ngetpid\n[kill]\nptrace\n";
+        ScpProgram *p = NULL;
+        char err[256];
+        CHECK_OK(scp_compile_text(text, strlen(text), "behaviour", &p, err, sizeof(err)));
+        if (!p)
+                return;
+        int st = run_filtered(p, SYS_getpid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* allowed */
+        st = run_filtered(p, SYS_getppid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38); /* not listed: ENOSYS */
+        st = run_filtered(p, SYS_ptrace);
+        CHECK(killed_by_sigsys(st)); /* [kill] */
+        st = run_filtered(p, 0x40000000 | SYS_getpid);
+        CHECK(killed_by_sigsys(st)); /* x32 ABI: even an allowed number */
+        scp_free(p);
+
+        /* The real stage 2: no new socket, no open (ENOSYS), exec kills. */
+        ScpProgram *s2 = compile_real("pod-stage2.policy");
+        if (!s2)
+                return;
+        st = run_filtered(s2, SYS_socket);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
+        st = run_filtered(s2, SYS_openat);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
+        st = run_filtered(s2, SYS_execve);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered(s2, SYS_ptrace);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered(s2, SYS_getpid);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        scp_free(s2);
+}
+
+int main(void)
+{
+        test_parser_table();
+        test_real_policies();
+        test_behaviour();
+        return check_finish();
+}
