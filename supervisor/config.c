@@ -1,0 +1,608 @@
+/* SPDX-License-Identifier: MIT */
+#include "config.h"
+
+#include <ctype.h>
+#include <yaml.h>
+
+#include "common/json-util.h"
+#include "common/util.h"
+
+/* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
+static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
+                                       "gateway_listen: 127.0.0.1:7071\n"
+                                       "state_dir: ./.pome\n"
+                                       "pod_user: nobody\n"
+                                       "bus: system\n"
+                                       "limits:\n"
+                                       "  lifetime: 30m\n"
+                                       "  idle_timeout: 10m\n"
+                                       "  start_timeout: 5s\n"
+                                       "  request_timeout: 30s\n"
+                                       "  retention: 24h\n"
+                                       "  max_body: 1M\n"
+                                       "  max_connections: 1000\n"
+                                       "teams:\n"
+                                       "  - id: local\n"
+                                       "    sessions_quota: 10\n"
+                                       "    plan_tier: self-hosted\n";
+
+/* ---- YAML → JSON ---- */
+
+#define YAML_MAX_DEPTH 64
+#define YAML_MAX_NODES 100000
+
+static json_t *plain_scalar(const char *s, size_t n)
+{
+        if (n == 0 || (n == 1 && s[0] == '~') || (n == 4 && memcmp(s, "null", 4) == 0))
+                return json_null();
+        if (n == 4 && memcmp(s, "true", 4) == 0)
+                return json_true();
+        if (n == 5 && memcmp(s, "false", 5) == 0)
+                return json_false();
+        char buf[64];
+        if (n < sizeof(buf)) {
+                memcpy(buf, s, n);
+                buf[n] = 0;
+                char *end;
+                errno = 0;
+                long long v = strtoll(buf, &end, 10);
+                if (*end == 0 && errno == 0 && (isdigit((unsigned char)buf[0]) || buf[0] == '-'))
+                        return json_integer(v);
+                double d = strtod(buf, &end);
+                if (*end == 0 && (isdigit((unsigned char)buf[0]) || buf[0] == '-') &&
+                    strpbrk(buf, ".eE"))
+                        return json_real(d);
+        }
+        return json_stringn(s, n);
+}
+
+static int node_to_json(yaml_document_t *doc, yaml_node_t *node, int depth, size_t *budget,
+                        json_t **ret, char *err, size_t errlen)
+{
+        if (depth > YAML_MAX_DEPTH || (*budget)-- == 0) {
+                snprintf(err, errlen, "line %zu: document too deep or too large",
+                         node->start_mark.line + 1);
+                return -EINVAL;
+        }
+        switch (node->type) {
+        case YAML_SCALAR_NODE: {
+                const char *s = (const char *)node->data.scalar.value;
+                size_t n = node->data.scalar.length;
+                json_t *j = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? plain_scalar(s, n)
+                                                                               : json_stringn(s, n);
+                if (!j) {
+                        snprintf(err, errlen, "line %zu: not valid UTF-8",
+                                 node->start_mark.line + 1);
+                        return -EINVAL;
+                }
+                *ret = j;
+                return 0;
+        }
+        case YAML_SEQUENCE_NODE: {
+                _cleanup_json_ json_t *a = json_array();
+                if (!a)
+                        return -ENOMEM;
+                for (yaml_node_item_t *i = node->data.sequence.items.start;
+                     i < node->data.sequence.items.top; i++) {
+                        json_t *v;
+                        int r = node_to_json(doc, yaml_document_get_node(doc, *i), depth + 1,
+                                             budget, &v, err, errlen);
+                        if (r < 0)
+                                return r;
+                        json_array_append_new(a, v);
+                }
+                *ret = TAKE_PTR(a);
+                return 0;
+        }
+        case YAML_MAPPING_NODE: {
+                _cleanup_json_ json_t *o = json_object();
+                if (!o)
+                        return -ENOMEM;
+                for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
+                     p < node->data.mapping.pairs.top; p++) {
+                        yaml_node_t *k = yaml_document_get_node(doc, p->key);
+                        if (!k || k->type != YAML_SCALAR_NODE) {
+                                snprintf(err, errlen, "line %zu: mapping keys must be scalars",
+                                         node->start_mark.line + 1);
+                                return -EINVAL;
+                        }
+                        _cleanup_free_ char *key =
+                                strndup((const char *)k->data.scalar.value, k->data.scalar.length);
+                        if (!key)
+                                return -ENOMEM;
+                        if (json_object_get(o, key)) {
+                                snprintf(err, errlen, "line %zu: duplicate key '%s'",
+                                         k->start_mark.line + 1, key);
+                                return -EINVAL;
+                        }
+                        json_t *v;
+                        int r = node_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1,
+                                             budget, &v, err, errlen);
+                        if (r < 0)
+                                return r;
+                        if (json_object_set_new(o, key, v) < 0) {
+                                snprintf(err, errlen, "line %zu: key is not valid UTF-8",
+                                         k->start_mark.line + 1);
+                                return -EINVAL;
+                        }
+                }
+                *ret = TAKE_PTR(o);
+                return 0;
+        }
+        case YAML_NO_NODE:
+        default:
+                *ret = json_null();
+                return 0;
+        }
+}
+
+int config_yaml_to_json(const char *text, size_t len, json_t **ret, char *err, size_t errlen)
+{
+        yaml_parser_t parser;
+        yaml_document_t doc;
+        if (!yaml_parser_initialize(&parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+        if (!yaml_parser_load(&parser, &doc)) {
+                snprintf(err, errlen, "line %zu: %s", parser.problem_mark.line + 1,
+                         parser.problem ? parser.problem : "syntax error");
+                yaml_parser_delete(&parser);
+                return -EINVAL;
+        }
+        /* Aliases make the node graph a DAG whose expansion can be exponential
+         * ("billion laughs"): the node budget bounds the work. */
+        size_t budget = YAML_MAX_NODES;
+        yaml_node_t *root = yaml_document_get_root_node(&doc);
+        int r = 0;
+        json_t *j = NULL;
+        if (!root)
+                j = json_object();
+        else
+                r = node_to_json(&doc, root, 0, &budget, &j, err, errlen);
+        yaml_document_delete(&doc);
+        yaml_parser_delete(&parser);
+        if (r < 0)
+                return r;
+        if (!j)
+                return -ENOMEM;
+        *ret = j;
+        return 0;
+}
+
+/* ---- value parsers ---- */
+
+static int parse_scaled(const json_t *v, const char *const *units, const uint64_t *mult,
+                        size_t n_units, uint64_t *ret)
+{
+        if (json_is_integer(v)) {
+                if (json_integer_value(v) < 0)
+                        return -EINVAL;
+                *ret = (uint64_t)json_integer_value(v) * mult[0];
+                return 0;
+        }
+        const char *s = json_string_value(v);
+        if (!s || !isdigit((unsigned char)*s))
+                return -EINVAL;
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(s, &end, 10);
+        if (errno)
+                return -EINVAL;
+        for (size_t i = 0; i < n_units; i++)
+                if (streq(end, units[i])) {
+                        if (x > UINT64_MAX / mult[i])
+                                return -EINVAL;
+                        *ret = x * mult[i];
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+int config_parse_duration(const json_t *v, uint64_t *ret_usec)
+{
+        if (json_is_false(v) || streq_ptr(json_string_value(v), "off")) {
+                *ret_usec = 0;
+                return 0;
+        }
+        static const char *const units[] = {"", "s", "ms", "m", "min", "h"};
+        static const uint64_t mult[] = {USEC_PER_SEC,      USEC_PER_SEC,      USEC_PER_MSEC,
+                                        60 * USEC_PER_SEC, 60 * USEC_PER_SEC, 3600 * USEC_PER_SEC};
+        return parse_scaled(v, units, mult, ELEMENTSOF(units), ret_usec);
+}
+
+int config_parse_size(const json_t *v, uint64_t *ret_bytes)
+{
+        static const char *const units[] = {"", "K", "M", "G", "KiB", "MiB", "GiB"};
+        static const uint64_t mult[] = {1,        1u << 10, 1u << 20, 1u << 30,
+                                        1u << 10, 1u << 20, 1u << 30};
+        return parse_scaled(v, units, mult, ELEMENTSOF(units), ret_bytes);
+}
+
+int config_parse_listen(const char *s, char **ret_address, uint16_t *ret_port)
+{
+        if (!s)
+                return -EINVAL;
+        const char *colon = strrchr(s, ':');
+        if (!colon || colon == s)
+                return -EINVAL;
+        const char *a = s, *ae = colon;
+        if (*s == '[') {
+                if (colon[-1] != ']')
+                        return -EINVAL;
+                a = s + 1;
+                ae = colon - 1;
+        }
+        char *end;
+        errno = 0;
+        unsigned long p = strtoul(colon + 1, &end, 10);
+        if (errno || *end || colon[1] == 0 || p > 65535)
+                return -EINVAL;
+        char *addr = strndup(a, (size_t)(ae - a));
+        if (!addr)
+                return -ENOMEM;
+        *ret_address = addr;
+        *ret_port = (uint16_t)p;
+        return 0;
+}
+
+/* ---- the configuration ---- */
+
+static void team_done(TeamConfig *t)
+{
+        free(t->id);
+        for (char **k = t->key_hashes; k && *k; k++)
+                free(*k);
+        free(t->key_hashes);
+        free(t->plan_tier);
+}
+
+Config *config_free(Config *c)
+{
+        if (!c)
+                return NULL;
+        free(c->path);
+        free(c->control_address);
+        free(c->gateway_address);
+        free(c->public_url);
+        free(c->state_dir);
+        free(c->runtime_dir);
+        free(c->images_dir);
+        free(c->policies_dir);
+        free(c->pod_exec);
+        free(c->pod_user);
+        free(c->bus);
+        for (size_t i = 0; i < c->n_teams; i++)
+                team_done(&c->teams[i]);
+        free(c->teams);
+        free(c);
+        return NULL;
+}
+
+TeamConfig *config_find_team(const Config *c, const char *id)
+{
+        for (size_t i = 0; i < c->n_teams; i++)
+                if (streq(c->teams[i].id, id))
+                        return &c->teams[i];
+        return NULL;
+}
+
+/* Recursive overlay: objects merge key by key; anything else replaces. */
+static int overlay(json_t *base, json_t *top)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach (top, k, v) {
+                json_t *b = json_object_get(base, k);
+                if (json_is_object(b) && json_is_object(v)) {
+                        int r = overlay(b, v);
+                        if (r < 0)
+                                return r;
+                } else if (json_object_set(base, k, v) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int check_keys(const json_t *o, const char *where, const char *const *allowed, char *err,
+                      size_t errlen)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)o, k, v) {
+                bool ok = false;
+                for (const char *const *a = allowed; *a; a++)
+                        ok = ok || streq(k, *a);
+                if (!ok) {
+                        snprintf(err, errlen, "unknown key '%s%s%s'", where, *where ? "." : "", k);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int get_string(const json_t *o, const char *key, char **ret, char *err, size_t errlen)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v || json_is_null(v))
+                return 0;
+        if (!json_is_string(v)) {
+                snprintf(err, errlen, "'%s' must be a string", key);
+                return -EINVAL;
+        }
+        char *s = strdup(json_string_value(v));
+        if (!s)
+                return -ENOMEM;
+        free(*ret);
+        *ret = s;
+        return 0;
+}
+
+static int get_duration(const json_t *o, const char *key, uint64_t *ret, char *err, size_t errlen)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v)
+                return 0;
+        if (config_parse_duration(v, ret) < 0) {
+                snprintf(err, errlen, "limits.%s: expected a duration like 90s, 15m, 1h or off",
+                         key);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int get_size(const json_t *o, const char *key, const char *where, uint64_t *ret, char *err,
+                    size_t errlen)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v)
+                return 0;
+        if (config_parse_size(v, ret) < 0) {
+                snprintf(err, errlen, "%s.%s: expected a size like 1048576, 512K, 64M or 1G", where,
+                         key);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
+{
+        static const char *const team_keys[] = {"id", "sessions_quota", "plan_tier",
+                                                "api_keys_sha256", NULL};
+        if (!json_is_array(teams) || json_array_size(teams) == 0) {
+                snprintf(err, errlen, "'teams' must be a non-empty list");
+                return -EINVAL;
+        }
+        c->teams = calloc(json_array_size(teams), sizeof(TeamConfig));
+        if (!c->teams)
+                return -ENOMEM;
+        size_t i;
+        json_t *t;
+        json_array_foreach (teams, i, t) {
+                char where[32];
+                snprintf(where, sizeof(where), "teams[%zu]", i);
+                if (!json_is_object(t)) {
+                        snprintf(err, errlen, "%s must be a mapping", where);
+                        return -EINVAL;
+                }
+                int r = check_keys(t, where, team_keys, err, errlen);
+                if (r < 0)
+                        return r;
+                TeamConfig *tc = &c->teams[c->n_teams++];
+                const char *id = json_get_str(t, "id");
+                if (!id || !*id || strlen(id) > 63 ||
+                    strspn(id, "abcdefghijklmnopqrstuvwxyz"
+                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_-.") != strlen(id)) {
+                        snprintf(err, errlen, "%s.id: required, 1-63 characters of [A-Za-z0-9_.-]",
+                                 where);
+                        return -EINVAL;
+                }
+                for (size_t j = 0; j + 1 < c->n_teams; j++)
+                        if (streq(c->teams[j].id, id)) {
+                                snprintf(err, errlen, "%s.id: duplicate team '%s'", where, id);
+                                return -EINVAL;
+                        }
+                tc->id = strdup(id);
+                json_t *q = json_object_get(t, "sessions_quota");
+                if (!json_is_integer(q) || json_integer_value(q) < 0 ||
+                    json_integer_value(q) > 100000) {
+                        snprintf(err, errlen, "%s.sessions_quota: required, 0-100000", where);
+                        return -EINVAL;
+                }
+                tc->sessions_quota = (unsigned)json_integer_value(q);
+                const char *tier = json_get_str(t, "plan_tier");
+                tc->plan_tier = strdup(tier ? tier : "self-hosted");
+                json_t *keys = json_object_get(t, "api_keys_sha256");
+                size_t nk = json_is_array(keys) ? json_array_size(keys) : 0;
+                if (keys && !json_is_array(keys)) {
+                        snprintf(err, errlen, "%s.api_keys_sha256 must be a list", where);
+                        return -EINVAL;
+                }
+                tc->key_hashes = calloc(nk + 1, sizeof(char *));
+                if (!tc->id || !tc->plan_tier || !tc->key_hashes)
+                        return -ENOMEM;
+                for (size_t j = 0; j < nk; j++) {
+                        const char *h = json_string_value(json_array_get(keys, j));
+                        if (!h || strlen(h) != 64 || strspn(h, "0123456789abcdefABCDEF") != 64) {
+                                snprintf(err, errlen,
+                                         "%s.api_keys_sha256[%zu]: expected 64 hex digits "
+                                         "(sha256sum of the key)",
+                                         where, j);
+                                return -EINVAL;
+                        }
+                        tc->key_hashes[j] = strdup(h);
+                        if (!tc->key_hashes[j])
+                                return -ENOMEM;
+                        for (char *p = tc->key_hashes[j]; *p; p++)
+                                *p = (char)tolower((unsigned char)*p);
+                }
+        }
+        return 0;
+}
+
+static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
+{
+        static const char *const top_keys[] = {"control_listen", "gateway_listen",
+                                               "public_url",     "state_dir",
+                                               "runtime_dir",    "images_dir",
+                                               "policies_dir",   "pod_exec",
+                                               "pod_user",       "bus",
+                                               "limits",         "pod",
+                                               "teams",          NULL};
+        static const char *const limit_keys[] = {
+                "lifetime",  "idle_timeout", "start_timeout",   "request_timeout",
+                "retention", "max_body",     "max_connections", NULL};
+        static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
+        int r = check_keys(j, "", top_keys, err, errlen);
+        if (r < 0)
+                return r;
+        const char *cl = json_get_str(j, "control_listen"), *gl = json_get_str(j, "gateway_listen");
+        if (config_parse_listen(cl, &c->control_address, &c->control_port) < 0) {
+                snprintf(err, errlen, "control_listen: expected ADDRESS:PORT, got '%s'",
+                         strempty(cl));
+                return -EINVAL;
+        }
+        if (config_parse_listen(gl, &c->gateway_address, &c->gateway_port) < 0) {
+                snprintf(err, errlen, "gateway_listen: expected ADDRESS:PORT, got '%s'",
+                         strempty(gl));
+                return -EINVAL;
+        }
+        static const struct {
+                const char *key;
+                size_t off;
+        } strings[] = {
+                {"public_url", offsetof(Config, public_url)},
+                {"state_dir", offsetof(Config, state_dir)},
+                {"runtime_dir", offsetof(Config, runtime_dir)},
+                {"images_dir", offsetof(Config, images_dir)},
+                {"policies_dir", offsetof(Config, policies_dir)},
+                {"pod_exec", offsetof(Config, pod_exec)},
+                {"pod_user", offsetof(Config, pod_user)},
+                {"bus", offsetof(Config, bus)},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
+                r = get_string(j, strings[i].key, (char **)((char *)c + strings[i].off), err,
+                               errlen);
+                if (r < 0)
+                        return r;
+        }
+
+        json_t *lim = json_object_get(j, "limits");
+        if (lim) {
+                if (!json_is_object(lim)) {
+                        snprintf(err, errlen, "'limits' must be a mapping");
+                        return -EINVAL;
+                }
+                if ((r = check_keys(lim, "limits", limit_keys, err, errlen)) < 0 ||
+                    (r = get_duration(lim, "lifetime", &c->lifetime_usec, err, errlen)) < 0 ||
+                    (r = get_duration(lim, "idle_timeout", &c->idle_timeout_usec, err, errlen)) <
+                            0 ||
+                    (r = get_duration(lim, "start_timeout", &c->start_timeout_usec, err, errlen)) <
+                            0 ||
+                    (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, err,
+                                      errlen)) < 0 ||
+                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0)
+                        return r;
+                uint64_t mb = c->max_body, mc = c->max_connections;
+                if ((r = get_size(lim, "max_body", "limits", &mb, err, errlen)) < 0 ||
+                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0)
+                        return r;
+                c->max_body = (size_t)mb;
+                c->max_connections = (unsigned)mc;
+        }
+        if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC) {
+                snprintf(err, errlen, "limits.lifetime: must be between 1s and 30m");
+                return -EINVAL;
+        }
+        if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0) {
+                snprintf(err, errlen,
+                         "limits.start_timeout and limits.request_timeout cannot "
+                         "be off");
+                return -EINVAL;
+        }
+        if (c->max_body < 1024 || c->max_body > 64u << 20) {
+                snprintf(err, errlen, "limits.max_body: must be between 1K and 64M");
+                return -EINVAL;
+        }
+        json_t *pod = json_object_get(j, "pod");
+        if (pod) {
+                if (!json_is_object(pod)) {
+                        snprintf(err, errlen, "'pod' must be a mapping");
+                        return -EINVAL;
+                }
+                if ((r = check_keys(pod, "pod", pod_keys, err, errlen)) < 0 ||
+                    (r = get_size(pod, "memory_max", "pod", &c->pod_memory_max, err, errlen)) < 0 ||
+                    (r = get_size(pod, "pids_max", "pod", &c->pod_pids_max, err, errlen)) < 0 ||
+                    (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, err, errlen)) < 0)
+                        return r;
+        }
+        return parse_teams(c, json_object_get(j, "teams"), err, errlen);
+}
+
+int config_load(const char *path, Config **ret, char *err, size_t errlen)
+{
+        _cleanup_json_ json_t *j = NULL;
+        int r = config_yaml_to_json(embedded_default, strlen(embedded_default), &j, err, errlen);
+        if (r < 0)
+                return r;
+        if (path) {
+                _cleanup_fclose_ FILE *f = fopen(path, "re");
+                if (!f) {
+                        r = negative_errno();
+                        snprintf(err, errlen, "%s: %s", path, strerror(-r));
+                        return r;
+                }
+                _cleanup_free_ char *text = NULL;
+                size_t cap = 0, n = 0;
+                for (;;) {
+                        if (n + 4096 > cap) {
+                                if (cap > (1u << 20)) {
+                                        snprintf(err, errlen, "%s: larger than 1 MiB", path);
+                                        return -EINVAL;
+                                }
+                                cap = cap ? cap * 2 : 8192;
+                                char *t = realloc(text, cap);
+                                if (!t)
+                                        return -ENOMEM;
+                                text = t;
+                        }
+                        size_t k = fread(text + n, 1, cap - n, f);
+                        n += k;
+                        if (k == 0)
+                                break;
+                }
+                _cleanup_json_ json_t *file = NULL;
+                char e2[256];
+                r = config_yaml_to_json(text, n, &file, e2, sizeof(e2));
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", path, e2);
+                        return r;
+                }
+                if (json_is_null(file))
+                        file = json_object();
+                if (!json_is_object(file)) {
+                        snprintf(err, errlen, "%s: the top level must be a mapping", path);
+                        return -EINVAL;
+                }
+                /* teams replace the embedded list as a whole, not element by element */
+                if (overlay(j, file) < 0)
+                        return -ENOMEM;
+        }
+        Config *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        if (path && !(c->path = strdup(path))) {
+                config_free(c);
+                return -ENOMEM;
+        }
+        char e3[256] = "";
+        r = interpret(c, j, e3, sizeof(e3));
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", path ? path : "embedded default",
+                         e3[0] ? e3 : strerror(-r));
+                config_free(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}

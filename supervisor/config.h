@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pomed.conf: YAML, the only module that includes libyaml. An embedded default
+ * makes the file optional (DESIGN.md "Configuration"): loopback listeners,
+ * state dir ./.pome, one team `local` whose key is generated into the state dir.
+ * A file overlays the default key by key; unknown keys are errors (a typo must
+ * not silently fall back to a default).
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct TeamConfig {
+        char *id;
+        char **key_hashes;       /* lower-case hex SHA-256 of each API key, NULL-terminated */
+        unsigned sessions_quota; /* concurrency slots */
+        char *plan_tier;
+} TeamConfig;
+
+typedef struct Config {
+        char *path; /* file it came from, NULL for the embedded default alone */
+        char *control_address;
+        uint16_t control_port;
+        char *gateway_address;
+        uint16_t gateway_port;
+        char *public_url; /* base URL agents reach the gateway at; NULL = from the listener */
+        char *state_dir;
+        char *runtime_dir; /* NULL = a private directory under /run (or $TMPDIR) */
+        char *images_dir;  /* NULL = found next to the binaries / installed location */
+        char *policies_dir;
+        char *pod_exec;
+        char *pod_user; /* user the pods run as */
+        char *bus;      /* "system", "user", "none" or a D-Bus address */
+
+        uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
+        uint64_t idle_timeout_usec; /* default idle clock, 0 = off */
+        uint64_t start_timeout_usec;
+        uint64_t request_timeout_usec; /* gateway deadline for one pod call */
+        uint64_t retention_usec;       /* how long an ended sandbox's tombstone answers 410 */
+        size_t max_body;               /* bytes, both listeners */
+        unsigned max_connections;
+
+        uint64_t pod_memory_max; /* bytes; 0 = the image's limits profile */
+        uint64_t pod_pids_max;   /* 0 = the image's limits profile */
+        uint64_t pod_cpu_weight; /* 0 = the image's limits profile */
+
+        TeamConfig *teams;
+        size_t n_teams;
+} Config;
+
+#define CONFIG_LIFETIME_MAX_USEC (30 * 60 * UINT64_C(1000000))
+
+/*
+ * Loads the embedded default overlaid with the file at path (NULL = default only).
+ * Returns 0, -ENOENT (file missing), -EINVAL (syntax or a bad/unknown key; err names
+ * the line or key), -ENOMEM. err is errlen bytes, always NUL-terminated on error.
+ */
+int config_load(const char *path, Config **ret, char *err, size_t errlen);
+
+Config *config_free(Config *c);
+
+/* The team with this id, or NULL. */
+TeamConfig *config_find_team(const Config *c, const char *id);
+
+/*
+ * Parses YAML text (len bytes) into JSON: mappings → objects, sequences → arrays,
+ * plain scalars that read as integers, reals, true/false or null become those,
+ * everything else strings. A single document; anchors/aliases are refused.
+ * Returns 0 with a new reference, -EINVAL with "line N: …" in err.
+ */
+int config_yaml_to_json(const char *text, size_t len, json_t **ret, char *err, size_t errlen);
+
+/* "90", "90s", "15m", "1h", "500ms" → µs; "off"/"0" → 0. -EINVAL otherwise. */
+int config_parse_duration(const json_t *v, uint64_t *ret_usec);
+
+/* "67108864", "64M", "512K", "1G" (binary multiples) → bytes. -EINVAL otherwise. */
+int config_parse_size(const json_t *v, uint64_t *ret_bytes);
+
+/* "127.0.0.1:7070", "[::1]:7070" → address + port. -EINVAL otherwise. */
+int config_parse_listen(const char *s, char **ret_address, uint16_t *ret_port);

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: MIT */
+#include "control.h"
+
+#include <strings.h>
+#include <time.h>
+
+#include "common/json-util.h"
+#include "common/util.h"
+#include "front.h"
+#include "log.h"
+
+struct Control {
+        Manager *manager;
+};
+
+int control_new(Manager *m, Control **ret)
+{
+        Control *c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->manager = m;
+        *ret = c;
+        return 0;
+}
+
+Control *control_free(Control *c)
+{
+        free(c);
+        return NULL;
+}
+
+/* One request being answered (lives until the reply, possibly asynchronous). */
+typedef struct Call {
+        Control *control;
+        HttpRequest *rq;
+        Team *team;
+        char request_id[25];
+} Call;
+
+static void reply_json(Call *c, int status, const json_t *body)
+{
+        _cleanup_json_ json_t *h = json_pack("{s:s}", "X-Request-Id", c->request_id);
+        (void)http_reply_json(c->rq, status, h, body);
+}
+
+static void reply_error(Call *c, const ApiError *e)
+{
+        _cleanup_json_ json_t *body =
+                json_pack("{s:{s:s, s:s, s:O?, s:s}}", "error", "type", e->type, "message",
+                          e->message, "details", e->details, "request_id", c->request_id);
+        if (e->status >= 500)
+                log_warning("%s %s → %d %s: %s", http_request_method(c->rq),
+                            http_request_path(c->rq), e->status, e->type, e->message);
+        reply_json(c, e->status, body);
+}
+
+static void fail(Call *c, int status, const char *type, json_t *details, const char *fmt, ...)
+        _printf_(5, 6);
+static void fail(Call *c, int status, const char *type, json_t *details, const char *fmt, ...)
+{
+        ApiError e = {.status = status, .type = type, .details = details};
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e.message, sizeof(e.message), fmt, ap);
+        va_end(ap);
+        reply_error(c, &e);
+        api_error_done(&e);
+}
+
+/* Value of a query parameter (percent-decoded, new string) or NULL. */
+static char *query_param(const char *query, const char *name)
+{
+        size_t nl = strlen(name);
+        for (const char *p = query; p && *p;) {
+                const char *e = strchrnul(p, '&');
+                if ((size_t)(e - p) >= nl && strncmp(p, name, nl) == 0 &&
+                    (p[nl] == '=' || p + nl == e)) {
+                        const char *v = p[nl] == '=' ? p + nl + 1 : e;
+                        _cleanup_free_ char *raw = strndup(v, (size_t)(e - v));
+                        if (!raw)
+                                return NULL;
+                        for (char *q = raw; *q; q++)
+                                if (*q == '+')
+                                        *q = ' ';
+                        _cleanup_free_ char *withslash = NULL;
+                        if (asprintf(&withslash, "/%s", raw) < 0)
+                                return NULL;
+                        char *dec = NULL;
+                        if (front_decode_path(withslash, &dec) < 0)
+                                return strdup(raw);
+                        memmove(dec, dec + 1, strlen(dec));
+                        return dec;
+                }
+                p = *e ? e + 1 : NULL;
+        }
+        return NULL;
+}
+
+/* ---- handlers ---- */
+
+static void on_created(Sandbox *s, const ApiError *e, void *userdata)
+{
+        Call *c = userdata;
+        if (e)
+                reply_error(c, e);
+        else {
+                _cleanup_json_ json_t *j = sandbox_credentials_json(s);
+                if (j)
+                        reply_json(c, 201, j);
+                else
+                        fail(c, 500, "internal_error", NULL, "out of memory");
+        }
+        free(c);
+}
+
+static int string_array(json_t *v, const char **out, size_t max, size_t *ret_n)
+{
+        size_t n = 0;
+        if (json_is_string(v)) {
+                out[0] = json_string_value(v);
+                *ret_n = 1;
+                return 0;
+        }
+        if (!json_is_array(v))
+                return -EINVAL;
+        size_t i;
+        json_t *x;
+        json_array_foreach (v, i, x) {
+                if (!json_is_string(x))
+                        return -EINVAL;
+                if (n < max)
+                        out[n] = json_string_value(x);
+                n++;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
+{
+        *rq = (SandboxRequest){.idle_usec = -1};
+        json_t *twins = json_object_get(j, "twins");
+        if (!twins)
+                twins = json_object_get(j, "twin");
+        if (!twins) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twins"),
+                     "\"twins\" is required, e.g. {\"twins\": [\"github\", \"slack\"]}.");
+                return false;
+        }
+        if (string_array(twins, rq->twins, SANDBOX_TWINS_MAX, &rq->n_twins) < 0) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twins"),
+                     "\"twins\" must be a list of twin names.");
+                return false;
+        }
+        json_t *seeds = json_object_get(j, "seeds");
+        if (seeds && !json_is_null(seeds)) {
+                if (!json_is_object(seeds)) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "seeds"),
+                             "\"seeds\" must map a twin to a seed name: {\"github\": "
+                             "\"default\"}.");
+                        return false;
+                }
+                const char *k;
+                json_t *v;
+                json_object_foreach (seeds, k, v) {
+                        size_t i = 0;
+                        while (i < rq->n_twins && i < SANDBOX_TWINS_MAX && !streq(rq->twins[i], k))
+                                i++;
+                        if (i >= rq->n_twins || i >= SANDBOX_TWINS_MAX || !json_is_string(v)) {
+                                fail(c, 422, "validation_failed",
+                                     json_pack("{s:s, s:s}", "field", "seeds", "twin", k),
+                                     "seeds.%s: not a twin of this sandbox, or not a string.", k);
+                                return false;
+                        }
+                        rq->seeds[i] = json_string_value(v);
+                }
+        }
+        json_t *ttl = json_object_get(j, "ttl_seconds");
+        if (ttl && !json_is_null(ttl)) {
+                if (!json_is_integer(ttl) || json_integer_value(ttl) <= 0) {
+                        fail(c, 422, "validation_failed",
+                             json_pack("{s:s}", "field", "ttl_seconds"),
+                             "ttl_seconds must be a positive integer (capped at 1800).");
+                        return false;
+                }
+                json_int_t v = json_integer_value(ttl);
+                rq->ttl_usec = v > 1800 ? 1800 * USEC_PER_SEC : (uint64_t)v * USEC_PER_SEC;
+        }
+        json_t *idle = json_object_get(j, "idle_timeout_seconds");
+        if (idle && !json_is_null(idle)) {
+                if (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
+                    json_integer_value(idle) > 86400) {
+                        fail(c, 422, "validation_failed",
+                             json_pack("{s:s}", "field", "idle_timeout_seconds"),
+                             "idle_timeout_seconds must be an integer from 0 (off) to the "
+                             "deployment's idle timeout.");
+                        return false;
+                }
+                rq->idle_usec = (int64_t)json_integer_value(idle) * (int64_t)USEC_PER_SEC;
+        }
+        json_t *task = json_object_get(j, "task");
+        if (task && !json_is_null(task)) {
+                if (!json_is_string(task)) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "task"),
+                             "task must be a string.");
+                        return false;
+                }
+                rq->task = json_string_value(task);
+        }
+        return true;
+}
+
+static void handle_create(Call *c)
+{
+        size_t len;
+        const char *body = http_request_body(c->rq, &len);
+        json_error_t je;
+        _cleanup_json_ json_t *j =
+                len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : json_object();
+        if (!j) {
+                fail(c, 400, "validation_failed",
+                     json_pack("{s:i, s:i}", "line", je.line, "column", je.column),
+                     "Malformed JSON body: %s (line %d, column %d).", je.text, je.line, je.column);
+                free(c);
+                return;
+        }
+        if (!json_is_object(j)) {
+                fail(c, 400, "validation_failed", NULL, "The body must be a JSON object.");
+                free(c);
+                return;
+        }
+        SandboxRequest rq;
+        if (!create_request(c, j, &rq)) {
+                free(c);
+                return;
+        }
+        ApiError e = {};
+        if (manager_create(c->control->manager, c->team, &rq, on_created, c, &e) < 0) {
+                reply_error(c, &e);
+                api_error_done(&e);
+                free(c);
+        }
+        /* else on_created answers and frees c (perhaps already has) */
+}
+
+static bool list_matches(const Sandbox *s, const char *state)
+{
+        if (!state || streq(state, "all"))
+                return true;
+        /* "running" is what a person means by open: ready and running both. */
+        if (streq(state, "running"))
+                return s->state == SANDBOX_READY || s->state == SANDBOX_RUNNING;
+        return streq(sandbox_state_to_string(s->state), state);
+}
+
+static void handle_list(Call *c)
+{
+        const char *query = http_request_query(c->rq);
+        _cleanup_free_ char *state = query_param(query, "state");
+        _cleanup_free_ char *limit_s = query_param(query, "limit");
+        if (state && !streq(state, "all") && sandbox_state_from_string(state) < 0) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "state"),
+                     "state must be one of provisioning, ready, running, done, expired, failed, "
+                     "stopped, all.");
+                return;
+        }
+        long limit = 20;
+        if (limit_s) {
+                char *end;
+                limit = strtol(limit_s, &end, 10);
+                if (*end || limit < 1 || limit > 1000) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "limit"),
+                             "limit must be an integer from 1 to 1000.");
+                        return;
+                }
+        }
+        _cleanup_json_ json_t *data = json_array();
+        bool more = false;
+        for (Sandbox *s = manager_sandboxes(c->control->manager); s && data; s = s->next) {
+                if (s->team != c->team || !list_matches(s, state))
+                        continue;
+                if ((long)json_array_size(data) >= limit) {
+                        more = true;
+                        break;
+                }
+                json_array_append_new(data, sandbox_to_json(s));
+        }
+        _cleanup_json_ json_t *j =
+                json_pack("{s:s, s:O, s:b}", "object", "list", "data", data, "has_more", more);
+        reply_json(c, 200, j);
+}
+
+static void reply_expired(Call *c, const Sandbox *s)
+{
+        fail(c, 410, "session_expired",
+             json_pack("{s:s, s:s, s:s?}", "session_id", s->id, "state",
+                       sandbox_state_to_string(s->state), "reason", s->reason),
+             "Sandbox %s has expired (%s). Nothing about it is recoverable; start a new one.",
+             s->id, strempty(s->reason));
+}
+
+static void on_stopped(Sandbox *s _unused_, void *userdata)
+{
+        Call *c = userdata;
+        _cleanup_json_ json_t *h = json_pack("{s:s}", "X-Request-Id", c->request_id);
+        (void)http_reply(c->rq, 204, h, NULL, 0);
+        free(c);
+}
+
+static void handle_delete(Call *c, Sandbox *s)
+{
+        if (s->state == SANDBOX_EXPIRED) {
+                reply_expired(c, s);
+                free(c);
+                return;
+        }
+        if (!sandbox_state_is_open(s->state)) {
+                /* stopping what has already ended is a no-op, not an error */
+                on_stopped(s, c);
+                return;
+        }
+        if (s->state == SANDBOX_PROVISIONING) {
+                fail(c, 409, "conflict", json_pack("{s:s}", "reason", "provisioning"),
+                     "Sandbox %s is still starting; stop it once it is ready.", s->id);
+                free(c);
+                return;
+        }
+        _cleanup_free_ char *confirm = query_param(http_request_query(c->rq), "confirm_discard");
+        if (!confirm || !token_equal(confirm, s->discard_token)) {
+                int64_t open_for = time(NULL) - s->created_at;
+                fail(c, 409, "conflict",
+                     json_pack("{s:s, s:s, s:s?, s:s, s:I, s:s}", "reason", "ungraded_session",
+                               "discard_token", s->discard_token, "task", s->task, "state",
+                               sandbox_state_to_string(s->state), "open_seconds",
+                               (json_int_t)(open_for < 0 ? 0 : open_for), "session_id", s->id),
+                     "Refused to stop %s: it is still open (%s), so its run has not been graded "
+                     "and stopping now discards it. Finalize it to keep the run, or repeat with "
+                     "?confirm_discard=<discard_token> to discard it.",
+                     s->id, sandbox_state_to_string(s->state));
+                free(c);
+                return;
+        }
+        sandbox_end(s, SANDBOX_STOPPED, "discarded", true, on_stopped, c);
+}
+
+static void handle_usage(Call *c)
+{
+        Team *t = c->team;
+        _cleanup_json_ json_t *j = json_pack(
+                "{s:s, s:i, s:i, s:i, s:s}", "team_id", t->id, "sessions_used", (int)t->used,
+                "sessions_quota", (int)t->quota, "sessions_remaining",
+                (int)(t->quota > t->used ? t->quota - t->used : 0), "plan_tier", t->plan_tier);
+        reply_json(c, 200, j);
+}
+
+static void method_not_allowed(Call *c, const char *allowed)
+{
+        fail(c, 405, "validation_failed", json_pack("{s:s}", "allowed", allowed),
+             "%s is not allowed on %s (allowed: %s).", http_request_method(c->rq),
+             http_request_path(c->rq), allowed);
+}
+
+static const char *bearer(HttpRequest *rq)
+{
+        const char *a = http_request_header(rq, "Authorization");
+        if (!a)
+                return NULL;
+        while (*a == ' ')
+                a++;
+        if (strncasecmp(a, "bearer ", 7) != 0)
+                return NULL;
+        a += 7;
+        while (*a == ' ')
+                a++;
+        return a;
+}
+
+void control_handle(HttpRequest *rq, void *userdata)
+{
+        Control *ctl = userdata;
+        Call *c = calloc(1, sizeof(*c));
+        if (!c) {
+                static const char oom[] =
+                        "{\"error\":{\"type\":\"internal_error\",\"message\":"
+                        "\"out of memory\",\"details\":null,\"request_id\":null}}";
+                (void)http_reply(rq, 500, NULL, oom, strlen(oom));
+                return;
+        }
+        c->control = ctl;
+        c->rq = rq;
+        if (front_request_id(c->request_id) < 0)
+                snprintf(c->request_id, sizeof(c->request_id), "req_unavailable");
+        const char *method = http_request_method(rq);
+        const char *path = http_request_path(rq);
+
+        if (streq(path, "/healthz")) {
+                _cleanup_json_ json_t *j =
+                        json_pack("{s:b, s:s, s:s}", "ok", 1, "version", POME_VERSION,
+                                  "missing_layers", manager_missing_layers(ctl->manager));
+                reply_json(c, 200, j);
+                free(c);
+                return;
+        }
+        if (http_request_too_large(rq)) {
+                fail(c, 413, "validation_failed",
+                     json_pack("{s:I}", "max_bytes",
+                               (json_int_t)manager_config(ctl->manager)->max_body),
+                     "The request body exceeds %zu bytes.", manager_config(ctl->manager)->max_body);
+                free(c);
+                return;
+        }
+        const char *rest = startswith(path, "/v1/sandboxes");
+        if (!rest)
+                rest = startswith(path, "/v1/sessions");
+        bool usage = streq(path, "/v1/usage");
+        if (!rest && !usage) {
+                fail(c, 404, "not_found", NULL,
+                     "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
+                     "/v1/sessions and /v1/usage.",
+                     method, path);
+                free(c);
+                return;
+        }
+        c->team = manager_team_by_key(ctl->manager, bearer(rq));
+        if (!c->team) {
+                fail(c, 401, "invalid_auth", NULL,
+                     bearer(rq) ? "The API key is not valid for this deployment."
+                                : "Send a team API key: Authorization: Bearer pome_….");
+                free(c);
+                return;
+        }
+        if (usage) {
+                if (streq(method, "GET"))
+                        handle_usage(c);
+                else
+                        method_not_allowed(c, "GET");
+                free(c);
+                return;
+        }
+        if (*rest == 0 || streq(rest, "/")) {
+                if (streq(method, "POST")) {
+                        handle_create(c); /* frees c */
+                        return;
+                }
+                if (streq(method, "GET"))
+                        handle_list(c);
+                else
+                        method_not_allowed(c, "GET, POST");
+                free(c);
+                return;
+        }
+        /* /{id} or /{id}/finalize */
+        char id[64];
+        const char *p = rest + 1, *e = strchrnul(p, '/');
+        if ((size_t)(e - p) >= sizeof(id) || e == p) {
+                fail(c, 404, "not_found", NULL, "No such sandbox.");
+                free(c);
+                return;
+        }
+        memcpy(id, p, (size_t)(e - p));
+        id[e - p] = 0;
+        Sandbox *s = manager_find(ctl->manager, id);
+        if (!s || s->team != c->team) {
+                fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
+                     "No sandbox %s for team %s.", id, c->team->id);
+                free(c);
+                return;
+        }
+        if (*e == 0) {
+                if (streq(method, "GET")) {
+                        if (s->state == SANDBOX_EXPIRED)
+                                reply_expired(c, s);
+                        else {
+                                _cleanup_json_ json_t *j = sandbox_to_json(s);
+                                reply_json(c, 200, j);
+                        }
+                } else if (streq(method, "DELETE")) {
+                        handle_delete(c, s); /* frees c */
+                        return;
+                } else
+                        method_not_allowed(c, "GET, DELETE");
+                free(c);
+                return;
+        }
+        fail(c, 404, "not_found", NULL, "No such endpoint: %s %s.", method, path);
+        free(c);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twin gateway (DESIGN.md "Surfaces"): /{twin}/s/{sid}/… → that sandbox's
+ * pod. It owns HTTP, auth, routing, redaction and the tape; the pod only sees
+ * frames. Refusals are deliberately uninformative where they must be: a wrong
+ * token and a right token on another sandbox's URL get the same 404 body.
+ */
+#pragma once
+
+#include "common/httpd.h"
+#include "sandbox.h"
+
+typedef struct Gateway Gateway;
+
+/* A gateway over manager m (borrowed). Returns 0 or -ENOMEM. */
+int gateway_new(Manager *m, Gateway **ret);
+Gateway *gateway_free(Gateway *g);
+
+/* The HttpHandler of the gateway listener; userdata is the Gateway. */
+void gateway_handle(HttpRequest *rq, void *userdata);
+
+/* The fixed body of every "no such pod for you" answer. */
+#define GATEWAY_NO_POD_BODY \
+        "{\"error\":{\"type\":\"not_found\",\"message\":\"No twin pod for this session.\"}}"

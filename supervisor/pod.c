@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT */
+#include "pod.h"
+
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "cgroup.h"
+#include "common/frame.h"
+#include "common/json-util.h"
+#include "common/util.h"
+#include "notify.h"
+#include "podwire.h"
+#include "seccomp-policy.h"
+#include "spawn.h"
+
+typedef struct PodCall PodCall;
+struct PodCall {
+        Pod *pod;
+        uint64_t id;
+        PodReplyFn cb;
+        void *userdata;
+        sd_event_source *timer;
+        PodCall *next;
+};
+
+struct Pod {
+        const PodEnv *env;
+        const TwinKind *kind;
+        char *sid;
+        CgPod *cg;
+        pid_t pid;
+        sd_event_source *child; /* owns the pidfd */
+        int fd;
+        sd_event_source *io;
+        FrameReader rd;
+        char *out; /* bytes not yet written to the pod */
+        size_t out_len, out_cap;
+        bool ready, exited, kill_sent, broken;
+        char *status; /* last STATUS= the pod sent */
+        PodCallbacks cb;
+        void *userdata;
+        PodCall *calls;
+        uint64_t next_id;
+};
+
+static void call_free(PodCall *c)
+{
+        sd_event_source_disable_unref(c->timer);
+        free(c);
+}
+
+static PodCall *call_take(Pod *p, uint64_t id)
+{
+        for (PodCall **pp = &p->calls; *pp; pp = &(*pp)->next)
+                if ((*pp)->id == id) {
+                        PodCall *c = *pp;
+                        *pp = c->next;
+                        return c;
+                }
+        return NULL;
+}
+
+static void call_finish(PodCall *c, int err, TwinReply *rp)
+{
+        TwinReply empty = {};
+        c->cb(c->pod, err, rp ? rp : &empty, c->userdata);
+        call_free(c);
+}
+
+/* Fails every call in flight (the pod is gone or unusable). */
+static void fail_calls(Pod *p, int err)
+{
+        while (p->calls) {
+                PodCall *c = p->calls;
+                p->calls = c->next;
+                call_finish(c, err, NULL);
+        }
+}
+
+static void update_io_events(Pod *p)
+{
+        if (p->io)
+                sd_event_source_set_io_events(p->io, EPOLLIN | (p->out_len ? EPOLLOUT : 0));
+}
+
+static int flush_out(Pod *p)
+{
+        while (p->out_len > 0) {
+                ssize_t k = send(p->fd, p->out, p->out_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN)
+                        break;
+                if (k < 0)
+                        return negative_errno();
+                memmove(p->out, p->out + k, p->out_len - (size_t)k);
+                p->out_len -= (size_t)k;
+        }
+        update_io_events(p);
+        return 0;
+}
+
+static int queue_out(Pod *p, char *buf, size_t len)
+{
+        if (p->out_len + len > p->out_cap) {
+                size_t cap = p->out_cap ? p->out_cap : 64 * 1024;
+                while (cap < p->out_len + len)
+                        cap *= 2;
+                char *b = realloc(p->out, cap);
+                if (!b) {
+                        free(buf);
+                        return -ENOMEM;
+                }
+                p->out = b;
+                p->out_cap = cap;
+        }
+        memcpy(p->out + p->out_len, buf, len);
+        p->out_len += len;
+        free(buf);
+        return flush_out(p);
+}
+
+static void mark_broken(Pod *p, int err)
+{
+        /* A pod that sends garbage or closes its socket is not trusted again. */
+        if (p->broken)
+                return;
+        p->broken = true;
+        p->io = sd_event_source_disable_unref(p->io);
+        fail_calls(p, err);
+        pod_kill(p);
+}
+
+static void on_frame(Pod *p, Frame *f)
+{
+        PodCall *c = call_take(p, f->id);
+        if (!c)
+                return; /* a late reply to a call that already timed out */
+        TwinReply rp = {};
+        int r = podwire_decode_reply(f, &rp);
+        call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rp);
+        twin_reply_done(&rp);
+}
+
+static void drain(Pod *p)
+{
+        for (;;) {
+                int r = frame_reader_fill(&p->rd, p->fd);
+                if (r == -EAGAIN)
+                        break;
+                if (r <= 0) {
+                        /* EOF or error: deliver what is complete, then give up. */
+                        Frame f = {};
+                        while (frame_reader_next(&p->rd, &f) == 1) {
+                                on_frame(p, &f);
+                                frame_done(&f);
+                        }
+                        mark_broken(p, -ECONNRESET);
+                        return;
+                }
+                Frame f = {};
+                while ((r = frame_reader_next(&p->rd, &f)) == 1) {
+                        on_frame(p, &f);
+                        frame_done(&f);
+                        if (p->broken)
+                                return;
+                }
+                if (r < 0) {
+                        mark_broken(p, -EPROTO);
+                        return;
+                }
+        }
+}
+
+static int on_io(sd_event_source *s _unused_, int fd _unused_, uint32_t revents, void *userdata)
+{
+        Pod *p = userdata;
+        if (revents & EPOLLOUT) {
+                int r = flush_out(p);
+                if (r < 0) {
+                        mark_broken(p, -ECONNRESET);
+                        return 0;
+                }
+        }
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
+                drain(p);
+        return 0;
+}
+
+static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *userdata)
+{
+        Pod *p = userdata;
+        /* Replies the pod wrote before dying are still in the socket: deliver them. */
+        if (p->io)
+                drain(p);
+        p->exited = true;
+        p->io = sd_event_source_disable_unref(p->io);
+        p->fd = safe_close(p->fd);
+        fail_calls(p, -ECONNRESET);
+
+        int oom = p->cg ? cg_pod_oom_killed(p->cg) : 0;
+        char detail[256] = "";
+        PodExit how = spawn_classify(si, oom > 0, detail, sizeof(detail));
+        const char *name = pod_exit_to_string(how);
+        if (p->kill_sent && how == POD_EXIT_SIGNAL && si->si_status == SIGKILL)
+                name = "killed";
+        if (p->status && *p->status)
+                snprintf(detail, sizeof(detail), "%s", p->status);
+        (void)cg_pod_destroy(p->cg);
+        p->cg = NULL;
+        if (p->cb.exited)
+                p->cb.exited(p, name, detail, p->userdata);
+        return 0;
+}
+
+/* The load frame: seed bytes, then the stage-2 BPF program the pod installs itself
+ * once the seed is loaded (it no longer needs open() after that). */
+static int send_load(Pod *p, const TwinKind *k, const char *seed, size_t seed_len)
+{
+        const struct sock_fprog *s2 = p->env->stage2 ? scp_program(p->env->stage2) : NULL;
+        size_t bpf_len = s2 ? s2->len * sizeof(struct sock_filter) : 0;
+        _cleanup_free_ char *body = malloc(seed_len + bpf_len + 1);
+        _cleanup_json_ json_t *head = json_pack("{s:s, s:s, s:I}", "op", "load", "twin", k->name,
+                                                "seed_len", (json_int_t)seed_len);
+        if (!body || !head)
+                return -ENOMEM;
+        memcpy(body, seed, seed_len);
+        if (bpf_len)
+                memcpy(body + seed_len, s2->filter, bpf_len);
+        char *buf;
+        size_t len;
+        int r = frame_encode(0, head, body, seed_len + bpf_len, &buf, &len);
+        if (r < 0)
+                return r;
+        return queue_out(p, buf, len);
+}
+
+int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
+              size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
+              Pod **ret, char *err, size_t errlen)
+{
+        Pod *p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->env = env;
+        p->kind = k;
+        p->fd = -1;
+        p->cb = *cb;
+        p->userdata = userdata;
+        p->next_id = 1;
+        p->sid = strdup(sid);
+        int r = p->sid ? 0 : -ENOMEM;
+
+        if (r >= 0 && env->cgroups) {
+                r = cg_pod_create(env->cgroups, sid, k->name, limits, &p->cg);
+                if (r < 0)
+                        snprintf(err, errlen, "cannot create the cgroup of the %s pod: %s", k->name,
+                                 strerror(-r));
+        }
+        int sv[2] = {-1, -1};
+        if (r >= 0 && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                r = negative_errno();
+                snprintf(err, errlen, "socketpair: %s", strerror(-r));
+        }
+        if (r < 0) {
+                pod_free(p);
+                return r;
+        }
+        p->fd = sv[0];
+        _cleanup_close_ int child_end = sv[1];
+        (void)fcntl(p->fd, F_SETFL, O_NONBLOCK);
+
+        char twin_arg[32], notify_env[160];
+        snprintf(twin_arg, sizeof(twin_arg), "%s", k->name);
+        snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", env->notify_path);
+        char *argv[] = {(char *)"pome-pod", (char *)"--twin", twin_arg, NULL};
+        char *envp[] = {notify_env, (char *)"LANG=C.UTF-8", NULL};
+        const int *cg_fds = NULL;
+        size_t n_cg_fds = 0;
+        if (p->cg)
+                (void)cg_pod_join_fds(p->cg, &cg_fds, &n_cg_fds);
+        PodSpec spec = {
+                .exec_path = env->exec_path,
+                .argv = argv,
+                .envp = envp,
+                .uid = env->uid,
+                .gid = env->gid,
+                .cgroup_fds = cg_fds,
+                .n_cgroup_fds = n_cg_fds,
+                .stage1 = env->stage1 ? scp_program(env->stage1) : NULL,
+                .pod_fd = child_end,
+                .stderr_fd = STDERR_FILENO,
+                .hostname = k->name,
+        };
+        int pidfd = -1;
+        r = spawn_pod(&spec, &p->pid, &pidfd);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot spawn the %s pod: %s", k->name, strerror(-r));
+                pod_free(p);
+                return r;
+        }
+        r = sd_event_add_child_pidfd(env->event, &p->child, pidfd, WEXITED, on_exit_, p);
+        if (r < 0) {
+                (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                (void)waitid(P_PIDFD, (id_t)pidfd, NULL, WEXITED);
+                close(pidfd);
+                snprintf(err, errlen, "cannot watch the %s pod: %s", k->name, strerror(-r));
+                p->exited = true;
+                pod_free(p);
+                return r;
+        }
+        (void)sd_event_source_set_child_pidfd_own(p->child, true);
+        (void)sd_event_source_set_child_process_own(p->child, true);
+        r = sd_event_add_io(env->event, &p->io, p->fd, EPOLLIN, on_io, p);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot watch the %s pod's socket: %s", k->name,
+                         strerror(-r));
+                goto fail_running;
+        }
+
+        r = send_load(p, k, seed, seed_len);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot send the seed to the %s pod: %s", k->name,
+                         strerror(-r));
+                goto fail_running;
+        }
+        *ret = p;
+        return 0;
+
+fail_running:
+        /* Kill and reap synchronously: the caller gets no callbacks for a failed start. */
+        p->cb = (PodCallbacks){};
+        (void)sd_event_source_send_child_signal(p->child, SIGKILL, NULL, 0);
+        {
+                int fd = sd_event_source_get_child_pidfd(p->child);
+                (void)waitid(P_PIDFD, (id_t)fd, NULL, WEXITED);
+        }
+        p->exited = true;
+        pod_free(p);
+        return r;
+}
+
+void pod_kill(Pod *p)
+{
+        if (!p || p->exited || p->kill_sent)
+                return;
+        p->kill_sent = true;
+        /* pid 1 of a pid namespace ignores signals it has no handler for — except SIGKILL
+         * from an ancestor namespace, which also takes every process in it down. */
+        (void)sd_event_source_send_child_signal(p->child, SIGKILL, NULL, 0);
+}
+
+Pod *pod_free(Pod *p)
+{
+        if (!p)
+                return NULL;
+        if (!p->exited && p->child) {
+                /* Freed while alive (pomed shutting down): kill and reap now. */
+                int fd = sd_event_source_get_child_pidfd(p->child);
+                (void)sd_event_source_send_child_signal(p->child, SIGKILL, NULL, 0);
+                (void)waitid(P_PIDFD, (id_t)fd, NULL, WEXITED);
+        }
+        fail_calls(p, -ECONNRESET);
+        sd_event_source_disable_unref(p->io);
+        sd_event_source_disable_unref(p->child);
+        safe_close(p->fd);
+        cg_pod_destroy(p->cg);
+        frame_reader_done(&p->rd);
+        free(p->out);
+        free(p->status);
+        free(p->sid);
+        free(p);
+        return NULL;
+}
+
+pid_t pod_pid(const Pod *p)
+{
+        return p->pid;
+}
+bool pod_is_ready(const Pod *p)
+{
+        return p->ready && !p->exited && !p->broken;
+}
+bool pod_has_exited(const Pod *p)
+{
+        return p->exited;
+}
+const TwinKind *pod_kind(const Pod *p)
+{
+        return p->kind;
+}
+const char *pod_cgroup_path(const Pod *p, const char *controller)
+{
+        return p->cg ? cg_pod_path(p->cg, controller) : NULL;
+}
+
+void pod_notify(Pod *p, const char *msg)
+{
+        char *status = notify_field(msg, "STATUS");
+        if (status) {
+                free(p->status);
+                p->status = status;
+        }
+        char *ready = notify_field(msg, "READY");
+        bool is_ready = ready && streq(ready, "1");
+        free(ready);
+        if (is_ready && !p->ready && !p->exited && !p->broken) {
+                p->ready = true;
+                if (p->cb.ready)
+                        p->cb.ready(p, p->userdata);
+        }
+}
+
+static int on_call_timeout(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
+{
+        PodCall *c = userdata;
+        PodCall *taken = call_take(c->pod, c->id);
+        if (taken)
+                call_finish(taken, -ETIMEDOUT, NULL);
+        return 0;
+}
+
+static int submit(Pod *p, char *buf, size_t len, uint64_t id, uint64_t timeout_usec, PodReplyFn cb,
+                  void *userdata)
+{
+        PodCall *c = calloc(1, sizeof(*c));
+        if (!c) {
+                free(buf);
+                return -ENOMEM;
+        }
+        *c = (PodCall){.pod = p, .id = id, .cb = cb, .userdata = userdata};
+        int r = sd_event_add_time_relative(p->env->event, &c->timer, CLOCK_MONOTONIC, timeout_usec,
+                                           USEC_PER_MSEC, on_call_timeout, c);
+        if (r < 0) {
+                free(buf);
+                free(c);
+                return r;
+        }
+        r = queue_out(p, buf, len);
+        if (r < 0) {
+                call_free(c);
+                return r;
+        }
+        c->next = p->calls;
+        p->calls = c;
+        return 0;
+}
+
+int pod_call(Pod *p, const TwinRequest *rq, uint64_t timeout_usec, PodReplyFn cb, void *userdata)
+{
+        if (!pod_is_ready(p))
+                return -ENOTCONN;
+        uint64_t id = p->next_id++;
+        char *buf;
+        size_t len;
+        int r = podwire_encode_request(id, rq, &buf, &len);
+        if (r < 0)
+                return r;
+        return submit(p, buf, len, id, timeout_usec, cb, userdata);
+}
+
+int pod_export(Pod *p, uint64_t timeout_usec, PodReplyFn cb, void *userdata)
+{
+        if (!pod_is_ready(p))
+                return -ENOTCONN;
+        uint64_t id = p->next_id++;
+        _cleanup_json_ json_t *head = json_pack("{s:s}", "op", "export");
+        char *buf;
+        size_t len;
+        int r = head ? frame_encode(id, head, NULL, 0, &buf, &len) : -ENOMEM;
+        if (r < 0)
+                return r;
+        return submit(p, buf, len, id, timeout_usec, cb, userdata);
+}

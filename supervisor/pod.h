@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One pod as pomed sees it: the isolated process (spawned through spawn.c into
+ * its cgroup), its frame socket, its readiness and the calls in flight.
+ * Everything runs on pomed's single sd-event loop.
+ *
+ * Life: pod_start() → (READY=1 over the notify socket) → ready callback →
+ * pod_call()… → pod_kill() or the process dies → exited callback, once, after
+ * the process is reaped and its cgroup removed → pod_free().
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "twin.h"
+
+typedef struct Pod Pod;
+typedef struct CgSetup CgSetup;
+typedef struct ScpProgram ScpProgram;
+
+/* What every pod of one pomed shares (borrowed for the pods' lifetimes). */
+typedef struct PodEnv {
+        sd_event *event;
+        CgSetup *cgroups;         /* NULL: run without the cgroup layer */
+        const ScpProgram *stage1; /* NULL: no seccomp layer */
+        const ScpProgram *stage2; /* NULL: no stage-2 filter */
+        const char *exec_path;    /* pome-pod */
+        const char *notify_path;  /* NOTIFY_SOCKET */
+        uid_t uid;
+        gid_t gid;
+        bool namespaces; /* false when not root: no namespaces, no uid change */
+} PodEnv;
+
+typedef struct PodLimits PodLimits;
+
+typedef struct PodCallbacks {
+        void (*ready)(Pod *p, void *userdata);
+        /* how: spawn's exit names ("exited", "signal", "oom_killed", "seccomp_violation",
+         * "setup_failed", "killed"); detail: a sentence (the pod's STATUS= when it sent one). */
+        void (*exited)(Pod *p, const char *how, const char *detail, void *userdata);
+} PodCallbacks;
+
+/*
+ * Starts the pod for twin kind k of sandbox sid: cgroup leaf with limits, socketpair,
+ * spawn, and the load frame (seed JSON of seed_len bytes, then the stage-2 program).
+ * Returns 0, or negative errno with a sentence in err (errlen bytes) naming the step.
+ */
+int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
+              size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
+              Pod **ret, char *err, size_t errlen);
+
+/* Kills the pod (SIGKILL to its pid namespace's init); the exited callback follows. */
+void pod_kill(Pod *p);
+
+/* Frees a pod whose exited callback has run (or that never started). Accepts NULL. */
+Pod *pod_free(Pod *p);
+
+pid_t pod_pid(const Pod *p);
+bool pod_is_ready(const Pod *p);
+bool pod_has_exited(const Pod *p);
+const TwinKind *pod_kind(const Pod *p);
+/* Filesystem path of the pod's cgroup for controller ("memory", "pids"), or NULL. */
+const char *pod_cgroup_path(const Pod *p, const char *controller);
+
+/* Feeds a notify datagram from this pod's pid (READY=1, STATUS=…, ERRNO=…). */
+void pod_notify(Pod *p, const char *msg);
+
+/*
+ * The reply to one call. err: 0 (rp filled, caller owns and frees its content),
+ * -ETIMEDOUT (deadline passed; a late reply will be dropped), -ECONNRESET (the pod
+ * died or was killed first), -EPROTO (the pod sent garbage). rp is zeroed on error.
+ */
+typedef void (*PodReplyFn)(Pod *p, int err, TwinReply *rp, void *userdata);
+
+/*
+ * Sends one request (frame) to the pod; cb runs exactly once, later, from the event
+ * loop — never from inside pod_call. timeout_usec: deadline from now. The call holds
+ * no reference to rq after pod_call returns. Returns 0, -ENOTCONN (not ready / exited),
+ * -EMSGSIZE, -ENOMEM.
+ */
+int pod_call(Pod *p, const TwinRequest *rq, uint64_t timeout_usec, PodReplyFn cb, void *userdata);
+
+/* Asks the pod for its whole world (unredacted, for final state files). cb gets a reply
+ * whose body is the world. Same contract as pod_call. */
+int pod_export(Pod *p, uint64_t timeout_usec, PodReplyFn cb, void *userdata);

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+#include "statedir.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "common/json-util.h"
+#include "common/util.h"
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+/* Reads a small file fully (≤ 4 KiB). */
+static int read_small(int dirfd, const char *name, char *buf, size_t len, size_t *ret_n)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = read(fd, buf, len);
+        if (n < 0)
+                return negative_errno();
+        *ret_n = (size_t)n;
+        return 0;
+}
+
+/* Creates name with content, mode 0600, failing if it exists (first start only). */
+static int write_new_secret(int dirfd, const char *name, const void *data, size_t n)
+{
+        _cleanup_close_ int fd =
+                openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return negative_errno();
+        if (write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+StateDir *statedir_free(StateDir *s)
+{
+        if (!s)
+                return NULL;
+        safe_close(s->lock_fd);
+        free(s->path);
+        free(s->runs);
+        if (s->api_key)
+                explicit_bzero(s->api_key, strlen(s->api_key));
+        free(s->api_key);
+        explicit_bzero(s->secret, sizeof(s->secret));
+        free(s);
+        return NULL;
+}
+
+int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err, size_t errlen)
+{
+        int r = mkdir_p(path, 0755);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot create state directory %s: %s", path, strerror(-r));
+                return r;
+        }
+        StateDir *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->lock_fd = -1;
+        char abs[PATH_MAX];
+        if (!realpath(path, abs) || !(s->path = strdup(abs)) ||
+            asprintf(&s->runs, "%s/runs", abs) < 0) {
+                r = errno ? negative_errno() : -ENOMEM;
+                snprintf(err, errlen, "%s: %s", path, strerror(-r));
+                s->runs = NULL;
+                statedir_free(s);
+                return r;
+        }
+        _cleanup_close_ int dfd = open(s->path, O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) {
+                r = negative_errno();
+                snprintf(err, errlen, "%s: %s", s->path, strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+        s->lock_fd = openat(dfd, "pomed.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                r = errno == EWOULDBLOCK ? -EBUSY : negative_errno();
+                if (r == -EBUSY && ret_holder) {
+                        char buf[32] = "";
+                        ssize_t n = pread(s->lock_fd, buf, sizeof(buf) - 1, 0);
+                        *ret_holder = n > 0 ? (pid_t)atoi(buf) : 0;
+                }
+                snprintf(err, errlen, "%s/pomed.lock: %s", s->path,
+                         r == -EBUSY ? "another pomed is using this state directory"
+                                     : strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+        char pid[32];
+        int pl = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+        if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, (size_t)pl, 0) < 0) {
+                /* the pid in the lock file is a courtesy for error messages only */
+        }
+        r = mkdir(s->runs, 0755) < 0 && errno != EEXIST ? negative_errno() : 0;
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", s->runs, strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+
+        /* twin-secret: 32 random bytes, created once, never rotated implicitly (it signs
+         * every outstanding token). */
+        size_t n = 0;
+        char buf[256];
+        r = read_small(dfd, "twin-secret", buf, sizeof(buf), &n);
+        if (r == -ENOENT) {
+                r = token_random_bytes(s->secret, sizeof(s->secret));
+                if (r >= 0)
+                        r = write_new_secret(dfd, "twin-secret", s->secret, sizeof(s->secret));
+        } else if (r >= 0 && n != sizeof(s->secret)) {
+                snprintf(err, errlen, "%s/twin-secret: expected %zu bytes, found %zu", s->path,
+                         sizeof(s->secret), n);
+                statedir_free(s);
+                return -EINVAL;
+        } else if (r >= 0)
+                memcpy(s->secret, buf, sizeof(s->secret));
+        if (r < 0) {
+                snprintf(err, errlen, "%s/twin-secret: %s", s->path, strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+
+        /* api-key: "pome_" + 32 base62, the `local` team's key that `pome` picks up. */
+        r = read_small(dfd, "api-key", buf, sizeof(buf) - 1, &n);
+        if (r == -ENOENT) {
+                r = token_random_id("pome_", 32, &s->api_key);
+                if (r >= 0) {
+                        char line[64];
+                        int ll = snprintf(line, sizeof(line), "%s\n", s->api_key);
+                        r = write_new_secret(dfd, "api-key", line, (size_t)ll);
+                }
+        } else if (r >= 0) {
+                buf[n] = 0;
+                buf[strcspn(buf, "\r\n")] = 0;
+                if (!startswith(buf, "pome_") || strlen(buf) < 20) {
+                        snprintf(err, errlen, "%s/api-key: not a pome_ key", s->path);
+                        statedir_free(s);
+                        return -EINVAL;
+                }
+                s->api_key = strdup(buf);
+                if (!s->api_key)
+                        r = -ENOMEM;
+        }
+        explicit_bzero(buf, sizeof(buf));
+        if (r < 0) {
+                snprintf(err, errlen, "%s/api-key: %s", s->path, strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+int statedir_write_info(StateDir *s, const char *control_url, const char *gateway_url)
+{
+        _cleanup_json_ json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "pid", (int)getpid(),
+                                             "control_url", control_url, "gateway_url", gateway_url,
+                                             "version", POME_VERSION, "state_dir", s->path);
+        if (!j)
+                return -ENOMEM;
+        _cleanup_free_ char *tmp = NULL, *dst = NULL;
+        if (asprintf(&tmp, "%s/.pomed.json.tmp", s->path) < 0 ||
+            asprintf(&dst, "%s/pomed.json", s->path) < 0)
+                return -ENOMEM;
+        if (json_dump_file(j, tmp, JSON_INDENT(2)) < 0)
+                return -EIO;
+        if (rename(tmp, dst) < 0)
+                return negative_errno();
+        return 0;
+}
+
+void statedir_remove_info(StateDir *s)
+{
+        _cleanup_free_ char *p = NULL;
+        if (asprintf(&p, "%s/pomed.json", s->path) >= 0)
+                (void)unlink(p);
+}
+
+int statedir_run_dir(StateDir *s, const char *sid, int create, char **ret)
+{
+        char *p;
+        if (asprintf(&p, "%s/%s", s->runs, sid) < 0)
+                return -ENOMEM;
+        if (create && mkdir(p, 0755) < 0 && errno != EEXIST) {
+                int r = negative_errno();
+                free(p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
