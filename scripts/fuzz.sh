@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz/fuzz-*.c) with clang and runs each for
+# SECONDS (default 10). A crash fails the script and leaves crash-* in build/fuzz.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-10}
+CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DPOME_SANITIZE=ON \
+        -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link >/dev/null
+targets=$(cd tests/fuzz && ls fuzz-*.c 2>/dev/null | sed 's/\.c$//' || true)
+[[ -n $targets ]] || { echo "fuzz: no targets"; exit 0; }
+cmake --build build/fuzz -j"$(nproc)" --target $targets >/dev/null
+for t in $targets; do
+        corpus=build/fuzz/corpus-$t
+        mkdir -p "$corpus"
+        [[ -d tests/fuzz/corpus/$t ]] && cp -n tests/fuzz/corpus/$t/* "$corpus"/ 2>/dev/null || true
+        echo "fuzz: $t for ${seconds}s"
+        (cd build/fuzz && ./tests/$t -max_total_time="$seconds" -max_len=65536 \
+                -print_final_stats=0 "corpus-$t" >"$t.log" 2>&1) || {
+                tail -40 "build/fuzz/$t.log" >&2
+                exit 1
+        }
+done

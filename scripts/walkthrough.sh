@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The main job, end to end, on the embedded default configuration: start pomed,
+# open a GitHub + Slack sandbox, let an agent (this script, over plain HTTP)
+# triage acme/api#1 and tell #general, read both tapes, show that a second
+# sandbox still has the untouched world, and stop both. Every block prints what
+# the platform answered.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh release >/dev/null
+BIN=build/release
+export PATH=$PWD/$BIN/cli:$PWD/$BIN/supervisor:$PATH
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+show() { printf '$ %s\n' "$*"; "$@"; }
+
+# pomed on the embedded default: 127.0.0.1:7070 (control) and :7071 (gateway), ./.pome
+for port in 7070 7071; do
+        if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
+                echo "walkthrough: port $port is in use (another pomed?). Stop it first." >&2
+                exit 1
+        fi
+done
+rm -f .pome/pomed.json
+pomed >.pome-walkthrough.log 2>&1 &
+POMED=$!
+SECRETS=$(mktemp /tmp/pome-secrets.XXXXXX)
+SECRETS_B=$(mktemp /tmp/pome-secrets.XXXXXX)
+trap 'kill $POMED 2>/dev/null; wait $POMED 2>/dev/null; rm -f "$SECRETS" "$SECRETS_B"' EXIT
+for _ in $(seq 100); do [[ -f .pome/pomed.json ]] && break; sleep 0.05; done
+[[ -f .pome/pomed.json ]] || { cat .pome-walkthrough.log; exit 1; }
+say "pomed is up (log: .pome-walkthrough.log)"
+cat .pome/pomed.json
+
+say "Start one sandbox with two twins"
+show pome sandbox create --twin github --twin slack --secrets-file "$SECRETS"
+
+say "One credential, two addresses: the secrets file"
+sed -E 's/(TOKEN|API_KEY)=.*/\1=<hidden>/' "$SECRETS"
+echo "($(grep -c '^export' "$SECRETS") variables)"
+# shellcheck disable=SC1090
+source "$SECRETS"
+gh() { curl -s -H "Authorization: Bearer $POME_AUTH_TOKEN" -H "Content-Type: application/json" "$@"; }
+slack() { curl -s -H "Authorization: Bearer $POME_AUTH_TOKEN" "$@"; }
+
+say "The GitHub half: read acme/api#1, assign alice, comment"
+gh "$POME_GITHUB_REST_URL/repos/acme/api/issues/1" |
+        jq '{number, title, state, labels: [.labels[].name], assignees: [.assignees[].login], comments}'
+gh -X POST "$POME_GITHUB_REST_URL/repos/acme/api/issues/1/assignees" -d '{"assignees":["alice"]}' |
+        jq '{number, assignees: [.assignees[].login]}'
+gh -X POST "$POME_GITHUB_REST_URL/repos/acme/api/issues/1/comments" \
+        -d '{"body":"Triaged: reproducible on main, assigned to @alice."}' | jq '{id, body}'
+
+say "The Slack half, and the carry: the agent moves acme/api#1 into the message"
+GENERAL=$(slack "$POME_SLACK_REST_URL/conversations.list" | jq -r '.channels[] | select(.name=="general") | .id')
+slack -X POST "$POME_SLACK_REST_URL/chat.postMessage" \
+        --data-urlencode "channel=$GENERAL" \
+        --data-urlencode "text=acme/api#1 is triaged and assigned to alice." | jq '{ok, channel, ts, text: .message.text}'
+
+say "Read the tapes — one per twin"
+for twin in github slack; do
+        url_var=POME_${twin^^}_REST_URL
+        echo "-- $twin"
+        gh "${!url_var}/_pome/events" | jq -r '.[] | "\(.method) \(.path)  tool=\(.tool)  state_mutation=\(.state_mutation)  status=\(.status)"'
+done
+echo "-- every path carries $POME_SESSION_ID; the rows are disjoint; reading a tape adds no row:"
+n1=$(gh "$POME_GITHUB_REST_URL/_pome/events" | jq length)
+n2=$(gh "$POME_GITHUB_REST_URL/_pome/events" | jq length)
+echo "github tape: $n1 rows, read again: $n2 rows"
+
+say "A second sandbox, opened while the first is still running"
+pome sandbox create --twin github --twin slack --secrets-file "$SECRETS_B" >/dev/null
+B_URL_GH=$(grep POME_GITHUB_REST_URL "$SECRETS_B" | cut -d"'" -f2)
+B_URL_SL=$(grep POME_SLACK_REST_URL "$SECRETS_B" | cut -d"'" -f2)
+B_TOKEN=$(grep POME_AUTH_TOKEN "$SECRETS_B" | cut -d"'" -f2)
+B_SID=$(grep POME_SESSION_ID "$SECRETS_B" | cut -d"'" -f2)
+echo "-- the same question to both sandboxes, at the same moment:"
+{
+        gh "$POME_GITHUB_REST_URL/repos/acme/api/issues/1" | jq -c '{sandbox: "A", assignees: [.assignees[].login], comments}' &
+        curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_GH/repos/acme/api/issues/1" |
+                jq -c '{sandbox: "B", assignees: [.assignees[].login], comments}' &
+        slack "$POME_SLACK_REST_URL/conversations.history?channel=$GENERAL" | jq -c '{sandbox: "A", general: [.messages[].text]}' &
+        curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_SL/conversations.history?channel=$GENERAL" |
+                jq -c '{sandbox: "B", general: [.messages[].text]}' &
+        wait
+}
+echo "-- A's token on B's URL (the routing layer answers before any twin does):"
+gh -w ' HTTP %{http_code}\n' "$B_URL_GH/repos/acme/api/issues/1"
+
+say "What this costs: sandboxes, not twins"
+show pome usage
+
+say "Stopping refuses an ungraded sandbox"
+show pome sandbox stop "$POME_SESSION_ID" || echo "(exit status $?)"
+
+say "Stop both, discarding their runs"
+show pome sandbox stop "$POME_SESSION_ID" --discard
+show pome sandbox stop "$B_SID" --discard
+show pome usage
+echo
+echo "Done. The walkthrough's sandboxes are discarded; pomed stops now."
