@@ -443,6 +443,7 @@ static int twin_start(int argc, char **argv)
         lt.admin_token = getenv("TWIN_ADMIN_TOKEN");
 
         int ret = POME_EXIT_ERROR;
+        _cleanup_json_ json_t *t = NULL;
         sd_event *e = NULL;
         Httpd *h = NULL;
         char err[256] = "";
@@ -476,7 +477,7 @@ static int twin_start(int argc, char **argv)
         bool v6 = strchr(host, ':') != NULL;
         snprintf(lt.base, sizeof(lt.base), "http://%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "",
                  httpd_port(h));
-        _cleanup_json_ json_t *t = mint(&lt, "ses_local");
+        t = mint(&lt, "ses_local");
         printf("%s twin (%s) listening on %s\n"
                "  rest_url   %s\n"
                "  mcp_url    %s/mcp\n"

@@ -21,14 +21,15 @@ for port in 7070 7071; do
         fi
 done
 rm -f .pome/pomed.json
-pomed >.pome-walkthrough.log 2>&1 &
+mkdir -p .pome
+pomed >.pome/walkthrough.log 2>&1 &
 POMED=$!
 SECRETS=$(mktemp /tmp/pome-secrets.XXXXXX)
 SECRETS_B=$(mktemp /tmp/pome-secrets.XXXXXX)
 trap 'kill $POMED 2>/dev/null; wait $POMED 2>/dev/null; rm -f "$SECRETS" "$SECRETS_B"' EXIT
 for _ in $(seq 100); do [[ -f .pome/pomed.json ]] && break; sleep 0.05; done
-[[ -f .pome/pomed.json ]] || { cat .pome-walkthrough.log; exit 1; }
-say "pomed is up (log: .pome-walkthrough.log)"
+[[ -f .pome/pomed.json ]] || { cat .pome/walkthrough.log; exit 1; }
+say "pomed is up (log: .pome/walkthrough.log)"
 cat .pome/pomed.json
 
 say "Start one sandbox with two twins"
@@ -74,15 +75,16 @@ B_URL_SL=$(grep POME_SLACK_REST_URL "$SECRETS_B" | cut -d"'" -f2)
 B_TOKEN=$(grep POME_AUTH_TOKEN "$SECRETS_B" | cut -d"'" -f2)
 B_SID=$(grep POME_SESSION_ID "$SECRETS_B" | cut -d"'" -f2)
 echo "-- the same question to both sandboxes, at the same moment:"
-{
-        gh "$POME_GITHUB_REST_URL/repos/acme/api/issues/1" | jq -c '{sandbox: "A", assignees: [.assignees[].login], comments}' &
-        curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_GH/repos/acme/api/issues/1" |
-                jq -c '{sandbox: "B", assignees: [.assignees[].login], comments}' &
-        slack "$POME_SLACK_REST_URL/conversations.history?channel=$GENERAL" | jq -c '{sandbox: "A", general: [.messages[].text]}' &
-        curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_SL/conversations.history?channel=$GENERAL" |
-                jq -c '{sandbox: "B", general: [.messages[].text]}' &
-        wait
-}
+jobs_=()
+gh "$POME_GITHUB_REST_URL/repos/acme/api/issues/1" |
+        jq -c '{sandbox: "A", issue: 1, assignees: [.assignees[].login], comments}' & jobs_+=($!)
+curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_GH/repos/acme/api/issues/1" |
+        jq -c '{sandbox: "B", issue: 1, assignees: [.assignees[].login], comments}' & jobs_+=($!)
+slack "$POME_SLACK_REST_URL/conversations.history?channel=$GENERAL" |
+        jq -c '{sandbox: "A", general: [.messages[].text]}' & jobs_+=($!)
+curl -s -H "Authorization: Bearer $B_TOKEN" "$B_URL_SL/conversations.history?channel=$GENERAL" |
+        jq -c '{sandbox: "B", general: [.messages[].text]}' & jobs_+=($!)
+wait "${jobs_[@]}" # not a bare wait: pomed is a child of this shell too
 echo "-- A's token on B's URL (the routing layer answers before any twin does):"
 gh -w ' HTTP %{http_code}\n' "$B_URL_GH/repos/acme/api/issues/1"
 
