@@ -858,6 +858,15 @@ Team *const *manager_teams(Manager *m, size_t *ret_n)
         return m->teams;
 }
 
+void manager_set_quota(Manager *m, Team *t, unsigned quota)
+{
+        if (t->quota == quota)
+                return;
+        log_info("team %s: sessions_quota %u → %u", t->id, t->quota, quota);
+        t->quota = quota;
+        notify_observers_team(m, t);
+}
+
 /* ---- set-up ---- */
 
 static void on_notify(pid_t pid, const char *msg, size_t len _unused_, void *userdata)

@@ -142,6 +142,13 @@ Team *manager_team_by_id(Manager *m, const char *id);
 Team *const *manager_teams(Manager *m, size_t *ret_n);
 
 /*
+ * Sets team t's concurrency quota (slots) at run time, as D-Bus SetQuota does. Open
+ * sandboxes are never touched: a quota below sessions_used only refuses new ones.
+ * Lasts until the next configuration reload. Observers see a team change.
+ */
+void manager_set_quota(Manager *m, Team *t, unsigned quota);
+
+/*
  * Starts a sandbox for team t. Returns -1 with e filled when refused at once
  * (validation 422, quota 402); otherwise 0 and cb runs exactly once — possibly
  * before manager_create returns (a pod that cannot even be spawned).
