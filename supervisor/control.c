@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "front.h"
 #include "log.h"
+#include "registry.h"
 
 struct Control {
         Manager *manager;
@@ -243,16 +244,6 @@ static void handle_create(Call *c)
         /* else on_created answers and frees c (perhaps already has) */
 }
 
-static bool list_matches(const Sandbox *s, const char *state)
-{
-        if (!state || streq(state, "all"))
-                return true;
-        /* "running" is what a person means by open: ready and running both. */
-        if (streq(state, "running"))
-                return s->state == SANDBOX_READY || s->state == SANDBOX_RUNNING;
-        return streq(sandbox_state_to_string(s->state), state);
-}
-
 static void handle_list(Call *c)
 {
         const char *query = http_request_query(c->rq);
@@ -274,16 +265,25 @@ static void handle_list(Call *c)
                         return;
                 }
         }
-        _cleanup_json_ json_t *data = json_array();
+        /* The registry has every sandbox this state dir has seen, across restarts. */
+        _cleanup_json_ json_t *data = NULL;
         bool more = false;
-        for (Sandbox *s = manager_sandboxes(c->control->manager); s && data; s = s->next) {
-                if (s->team != c->team || !list_matches(s, state))
-                        continue;
-                if ((long)json_array_size(data) >= limit) {
-                        more = true;
-                        break;
-                }
-                json_array_append_new(data, sandbox_to_json(s));
+        int r = registry_list(manager_registry(c->control->manager), c->team->id, state,
+                              (unsigned)limit, &data, &more);
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s",
+                     strerror(-r));
+                return;
+        }
+        /* Open sandboxes are shown live (their pods), not as last recorded. */
+        size_t i;
+        json_t *doc;
+        json_array_foreach(data, i, doc)
+        {
+                Sandbox *s = manager_find(c->control->manager,
+                                          strempty(json_get_str(doc, "session_id")));
+                if (s && sandbox_state_is_open(s->state))
+                        json_array_set_new(data, i, sandbox_to_json(s));
         }
         _cleanup_json_ json_t *j =
                 json_pack("{s:s, s:O, s:b}", "object", "list", "data", data, "has_more", more);
@@ -460,6 +460,16 @@ void control_handle(HttpRequest *rq, void *userdata)
         memcpy(id, p, (size_t)(e - p));
         id[e - p] = 0;
         Sandbox *s = manager_find(ctl->manager, id);
+        if (!s && *e == 0 && streq(method, "GET")) {
+                /* past its retention, a sandbox is history: shown from the registry */
+                _cleanup_json_ json_t *doc = NULL;
+                if (registry_get(manager_registry(ctl->manager), id, &doc) >= 0 &&
+                    streq_ptr(json_get_str(doc, "team_id"), c->team->id)) {
+                        reply_json(c, 200, doc);
+                        free(c);
+                        return;
+                }
+        }
         if (!s || s->team != c->team) {
                 fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
                      "No sandbox %s for team %s.", id, c->team->id);

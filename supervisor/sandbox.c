@@ -17,6 +17,7 @@
 #include "common/util.h"
 #include "log.h"
 #include "notify.h"
+#include "registry.h"
 #include "seccomp-policy.h"
 
 #define SEED_MAX (8u << 20)
@@ -48,6 +49,7 @@ struct Manager {
         CgSetup *cgroups;
         ScpProgram *stage1, *stage2;
         Notify *notify;
+        Registry *registry;
         PodEnv env;
         char missing[256];
         char *public_url;
@@ -123,17 +125,32 @@ static void notify_observers_team(Manager *m, Team *t)
 
 /* ---- run directory ---- */
 
-static void write_sandbox_json(Sandbox *s)
+static void write_run_doc(const char *run_dir, const char *id, const json_t *doc)
 {
-        if (!s->run_dir || s->discard)
-                return;
-        _cleanup_json_ json_t *j = sandbox_to_json(s);
         _cleanup_free_ char *tmp = NULL, *dst = NULL;
-        if (!j || asprintf(&tmp, "%s/.sandbox.json.tmp", s->run_dir) < 0 ||
-            asprintf(&dst, "%s/sandbox.json", s->run_dir) < 0)
+        if (asprintf(&tmp, "%s/.sandbox.json.tmp", run_dir) < 0 ||
+            asprintf(&dst, "%s/sandbox.json", run_dir) < 0)
                 return;
-        if (json_dump_file(j, tmp, JSON_INDENT(2)) < 0 || rename(tmp, dst) < 0)
-                log_warning("%s: cannot write sandbox.json", s->id);
+        if (json_dump_file(doc, tmp, JSON_INDENT(2)) < 0 || rename(tmp, dst) < 0)
+                log_warning("%s: cannot write %s", id, dst);
+}
+
+/* Records a state transition: the registry row and runs/<sid>/sandbox.json. */
+static void persist(Sandbox *s)
+{
+        _cleanup_json_ json_t *j = sandbox_to_json(s);
+        if (!j)
+                return;
+        /* the live pod details mean nothing once written down */
+        json_t *pt;
+        const char *k;
+        json_object_foreach(json_object_get(j, "per_twin"), k, pt)
+                json_object_del(pt, "pod");
+        Registry *reg = s->manager->registry;
+        if (reg && registry_put_sandbox(reg, j, s->created_at, s->ended_at) < 0)
+                log_warning("%s: cannot record the sandbox in the registry", s->id);
+        if (s->run_dir && !s->discard)
+                write_run_doc(s->run_dir, s->id, j);
 }
 
 static int rm_rf_at(int dfd, const char *name)
@@ -202,7 +219,7 @@ static void finish_teardown(Sandbox *s)
                 if (dfd >= 0)
                         (void)rm_rf_at(dfd, s->id);
         }
-        write_sandbox_json(s);
+        persist(s);
         for (size_t i = 0; i < s->n_twins; i++)
                 s->twins[i].pod = pod_free(s->twins[i].pod);
         if (!s->retention_timer)
@@ -308,7 +325,7 @@ static void on_pod_ready(Pod *p _unused_, void *userdata)
         s->start_timer = sd_event_source_disable_unref(s->start_timer);
         s->state = SANDBOX_READY;
         log_info("%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
-        write_sandbox_json(s);
+        persist(s);
         notify_observers_state(s);
         SandboxCreatedFn cb = s->on_created;
         s->on_created = NULL;
@@ -379,7 +396,7 @@ void sandbox_touch(Sandbox *s)
         s->calls++;
         if (s->state == SANDBOX_READY) {
                 s->state = SANDBOX_RUNNING;
-                write_sandbox_json(s);
+                persist(s);
                 notify_observers_state(s);
         }
         if (s->idle_timer) {
@@ -728,7 +745,7 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                         return api_error(e, 500, "internal_error", NULL, "cannot open a tape");
                 }
         }
-        write_sandbox_json(s);
+        persist(s);
         notify_observers_state(s);
         log_info("%s: provisioning for team %s (%zu twin%s)", s->id, t->id, s->n_twins,
                  s->n_twins == 1 ? "" : "s");
@@ -794,37 +811,100 @@ static Team *team_free(Team *t)
         return NULL;
 }
 
+/* Sets a team's quota, plan and keys from its configuration entry (used stays). */
+static int team_apply(Manager *m, Team *t, const TeamConfig *tc)
+{
+        size_t nk = 0;
+        while (tc->key_hashes[nk])
+                nk++;
+        char **keys = calloc(nk + 2, sizeof(char *));
+        char *tier = strdup(tc->plan_tier);
+        if (!keys || !tier) {
+                free(keys);
+                free(tier);
+                return -ENOMEM;
+        }
+        for (size_t k = 0; k < nk; k++)
+                keys[k] = strdup(tc->key_hashes[k]);
+        if (streq(tc->id, "local") && m->state->api_key) {
+                /* The generated key in the state dir belongs to team `local`. */
+                char hex[65];
+                token_sha256_hex(m->state->api_key, hex);
+                keys[nk] = strdup(hex);
+        }
+        for (char **k = t->key_hashes; k && *k; k++)
+                free(*k);
+        free(t->key_hashes);
+        free(t->plan_tier);
+        t->key_hashes = keys;
+        t->plan_tier = tier;
+        t->quota = tc->sessions_quota;
+        t->removed = false;
+        for (size_t k = 0; k < nk; k++)
+                if (!keys[k])
+                        return -ENOMEM;
+        return 0;
+}
+
 static int teams_from_config(Manager *m)
 {
         m->teams = calloc(m->cfg->n_teams, sizeof(Team *));
         if (!m->teams)
                 return -ENOMEM;
         for (size_t i = 0; i < m->cfg->n_teams; i++) {
-                const TeamConfig *tc = &m->cfg->teams[i];
                 Team *t = calloc(1, sizeof(*t));
                 if (!t)
                         return -ENOMEM;
                 m->teams[m->n_teams++] = t;
-                size_t nk = 0;
-                while (tc->key_hashes[nk])
-                        nk++;
-                bool local = streq(tc->id, "local") && m->state->api_key;
-                t->id = strdup(tc->id);
-                t->plan_tier = strdup(tc->plan_tier);
-                t->quota = tc->sessions_quota;
-                t->key_hashes = calloc(nk + 2, sizeof(char *));
-                if (!t->id || !t->plan_tier || !t->key_hashes)
+                t->id = strdup(m->cfg->teams[i].id);
+                if (!t->id || team_apply(m, t, &m->cfg->teams[i]) < 0)
                         return -ENOMEM;
-                for (size_t k = 0; k < nk; k++)
-                        if (!(t->key_hashes[k] = strdup(tc->key_hashes[k])))
+        }
+        return 0;
+}
+
+int manager_reload_teams(Manager *m, const Config *cfg)
+{
+        /* Teams that went away keep their object (open sandboxes point at it) but lose
+         * their keys; nothing open is touched. */
+        for (size_t i = 0; i < m->n_teams; i++) {
+                Team *t = m->teams[i];
+                if (config_find_team(cfg, t->id) || t->removed)
+                        continue;
+                t->removed = true;
+                for (char **k = t->key_hashes; k && *k; k++)
+                        free(*k);
+                t->key_hashes[0] = NULL;
+                log_info("team %s removed from the configuration (%u sandbox%s still open)",
+                         t->id, t->used, t->used == 1 ? "" : "es");
+                notify_observers_team(m, t);
+        }
+        for (size_t i = 0; i < cfg->n_teams; i++) {
+                const TeamConfig *tc = &cfg->teams[i];
+                Team *t = manager_team_by_id(m, tc->id);
+                if (!t) {
+                        Team **n = realloc(m->teams, (m->n_teams + 1) * sizeof(Team *));
+                        if (!n)
                                 return -ENOMEM;
-                if (local) {
-                        /* The generated key in the state dir belongs to team `local`. */
-                        char hex[65];
-                        token_sha256_hex(m->state->api_key, hex);
-                        if (!(t->key_hashes[nk] = strdup(hex)))
+                        m->teams = n;
+                        t = calloc(1, sizeof(*t));
+                        if (!t || !(t->id = strdup(tc->id))) {
+                                free(t);
                                 return -ENOMEM;
+                        }
+                        m->teams[m->n_teams++] = t;
+                        log_info("team %s added", t->id);
                 }
+                unsigned old_quota = t->quota;
+                int r = team_apply(m, t, tc);
+                if (r < 0)
+                        return r;
+                if (m->registry)
+                        (void)registry_put_team(m->registry, t->id, t->quota, t->plan_tier,
+                                                t->key_hashes);
+                if (old_quota != t->quota)
+                        log_info("team %s: sessions_quota %u → %u", t->id, old_quota, t->quota);
+                notify_observers_team(m, t);
         }
         return 0;
 }
@@ -868,6 +948,109 @@ void manager_set_quota(Manager *m, Team *t, unsigned quota)
 }
 
 /* ---- set-up ---- */
+
+static int64_t parse_time(const char *s)
+{
+        struct tm tm = {};
+        if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm))
+                return 0;
+        return (int64_t)timegm(&tm);
+}
+
+/* An ended sandbox from the registry, kept in memory so calls to it answer 410
+ * for the rest of its retention period — across restarts too. */
+static void restore_tombstone(Manager *m, const json_t *doc)
+{
+        const char *id = json_get_str(doc, "session_id");
+        Team *t = manager_team_by_id(m, strempty(json_get_str(doc, "team_id")));
+        int state = sandbox_state_from_string(strempty(json_get_str(doc, "state")));
+        if (!id || strlen(id) >= sizeof(((Sandbox *)0)->id) || !t || state < 0 ||
+            sandbox_state_is_open(state) || manager_find(m, id))
+                return;
+        Sandbox *s = calloc(1, sizeof(*s));
+        if (!s)
+                return;
+        snprintf(s->id, sizeof(s->id), "%s", id);
+        s->manager = m;
+        s->team = t;
+        s->state = state;
+        const char *reason = json_get_str(doc, "reason"), *task = json_get_str(doc, "task");
+        s->reason = reason ? strdup(reason) : NULL;
+        s->task = task ? strdup(task) : NULL;
+        s->created_at = parse_time(json_get_str(doc, "created_at"));
+        s->expires_at = parse_time(json_get_str(doc, "expires_at"));
+        s->ended_at = parse_time(json_get_str(doc, "ended_at"));
+        size_t i;
+        json_t *name;
+        json_array_foreach(json_object_get(doc, "twins"), i, name)
+        {
+                const TwinKind *k = twin_kind_find(strempty(json_string_value(name)));
+                if (!k || s->n_twins >= SANDBOX_TWINS_MAX)
+                        continue;
+                SandboxTwin *st = &s->twins[s->n_twins++];
+                st->kind = k;
+                const char *seed = json_get_str(
+                        json_object_get(json_object_get(doc, "per_twin"), k->name), "seed");
+                st->seed_name = strdup(seed ? seed : "default");
+        }
+        uint64_t left_usec = 0;
+        int64_t until = s->ended_at + (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
+        if (until > now_sec())
+                left_usec = (uint64_t)(until - now_sec()) * USEC_PER_SEC;
+        (void)sd_event_add_time_relative(m->event, &s->retention_timer, CLOCK_BOOTTIME, left_usec,
+                                         USEC_PER_SEC, on_retention, s);
+        /* oldest first from the registry's newest-first list: append at the tail */
+        Sandbox **pp = &m->sandboxes, *prev = NULL;
+        while (*pp) {
+                prev = *pp;
+                pp = &(*pp)->next;
+        }
+        s->prev = prev;
+        *pp = s;
+}
+
+static int open_registry(Manager *m, char *err, size_t errlen)
+{
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/pome.db", m->state->path) < 0)
+                return -ENOMEM;
+        int r = registry_open(path, &m->registry, err, errlen);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < m->n_teams; i++)
+                if (registry_put_team(m->registry, m->teams[i]->id, m->teams[i]->quota,
+                                      m->teams[i]->plan_tier, m->teams[i]->key_hashes) < 0)
+                        log_warning("cannot record team %s in the registry", m->teams[i]->id);
+        /* Whatever a previous pomed left open is gone now: say so in every record. */
+        _cleanup_json_ json_t *failed = NULL;
+        r = registry_fail_open(m->registry, "supervisor_restarted", now_sec(), &failed);
+        if (r < 0) {
+                snprintf(err, errlen, "%s: cannot update open sandboxes", path);
+                return r;
+        }
+        size_t i;
+        json_t *doc;
+        json_array_foreach(failed, i, doc)
+        {
+                const char *id = json_get_str(doc, "session_id");
+                log_notice("%s: failed (supervisor_restarted): it was open when the previous "
+                           "pomed ended",
+                           id);
+                _cleanup_free_ char *dir = NULL;
+                if (statedir_run_dir(m->state, id, false, &dir) >= 0 && access(dir, F_OK) == 0)
+                        write_run_doc(dir, id, doc);
+        }
+        _cleanup_json_ json_t *recent = NULL;
+        int64_t since = now_sec() - (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
+        if (registry_ended_since(m->registry, since, &recent) >= 0)
+                json_array_foreach(recent, i, doc) restore_tombstone(m, doc);
+        return 0;
+}
+
+Registry *manager_registry(Manager *m)
+{
+        return m->registry;
+}
 
 static void on_notify(pid_t pid, const char *msg, size_t len _unused_, void *userdata)
 {
@@ -1115,6 +1298,10 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                          strempty(cg_tree_path(m->cgroups, "memory")));
         }
 
+        r = open_registry(m, err, errlen);
+        if (r < 0)
+                goto fail;
+
         r = make_runtime_dir(m);
         if (r < 0) {
                 snprintf(err, errlen, "cannot create a runtime directory: %s", strerror(-r));
@@ -1159,10 +1346,11 @@ Manager *manager_free(Manager *m)
                         free(s->reason);
                         s->reason = strdup("supervisor_stopped");
                         s->ended_at = now_sec();
-                        write_sandbox_json(s);
+                        persist(s);
                 }
                 sandbox_free(s);
         }
+        registry_close(m->registry);
         for (size_t i = 0; i < m->n_teams; i++)
                 team_free(m->teams[i]);
         free(m->teams);

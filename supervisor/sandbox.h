@@ -149,6 +149,14 @@ Team *const *manager_teams(Manager *m, size_t *ret_n);
 void manager_set_quota(Manager *m, Team *t, unsigned quota);
 
 /*
+ * Applies the teams of a reloaded configuration (SIGHUP): quotas, plan tiers and keys
+ * change, new teams appear, teams no longer configured lose their keys but keep
+ * their open sandboxes (and their object, so counts stay right). Open sandboxes are
+ * never touched. Returns 0 or -ENOMEM (teams then partly updated, all consistent).
+ */
+int manager_reload_teams(Manager *m, const Config *cfg);
+
+/*
  * Starts a sandbox for team t. Returns -1 with e filled when refused at once
  * (validation 422, quota 402); otherwise 0 and cb runs exactly once — possibly
  * before manager_create returns (a pod that cannot even be spawned).
@@ -185,6 +193,10 @@ json_t *sandbox_to_json(const Sandbox *s);
  * provider_credentials minted now. New reference, NULL on OOM.
  */
 json_t *sandbox_credentials_json(const Sandbox *s);
+
+typedef struct Registry Registry;
+/* The registry (history of every sandbox), borrowed. */
+Registry *manager_registry(Manager *m);
 
 /* The gateway's public base URL ("http://127.0.0.1:7071"). */
 const char *manager_public_url(const Manager *m);

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+#include "registry.h"
+
+#include <sqlite3.h>
+#include <time.h>
+
+#include "common/json-util.h"
+#include "common/util.h"
+
+#define SCHEMA_VERSION 1
+#define STRINGIFY_(x)  #x
+#define STRINGIFY(x)   STRINGIFY_(x)
+
+struct Registry {
+        sqlite3 *db;
+        sqlite3_stmt *put_sandbox;
+};
+
+static const char schema[] =
+        "CREATE TABLE IF NOT EXISTS teams ("
+        "  id TEXT PRIMARY KEY,"
+        "  sessions_quota INTEGER NOT NULL,"
+        "  plan_tier TEXT NOT NULL,"
+        "  updated_at INTEGER NOT NULL DEFAULT (unixepoch()));"
+        "CREATE TABLE IF NOT EXISTS api_keys ("
+        "  sha256 TEXT PRIMARY KEY,"
+        "  team_id TEXT NOT NULL REFERENCES teams(id) ON DELETE CASCADE);"
+        "CREATE TABLE IF NOT EXISTS sandboxes ("
+        "  id TEXT PRIMARY KEY,"
+        "  team_id TEXT NOT NULL,"
+        "  state TEXT NOT NULL,"
+        "  created_at INTEGER NOT NULL,"
+        "  ended_at INTEGER,"
+        "  doc TEXT NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_team ON sandboxes(team_id, created_at);"
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_state ON sandboxes(state);";
+
+static int fail(sqlite3 *db, char *err, size_t errlen, const char *what)
+{
+        snprintf(err, errlen, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
+        return -EIO;
+}
+
+static int exec(Registry *r, const char *sql)
+{
+        return sqlite3_exec(r->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
+{
+        Registry *r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        int rc = sqlite3_open_v2(path, &r->db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+                                 NULL);
+        int q = 0;
+        if (rc != SQLITE_OK)
+                q = fail(r->db, err, errlen, path);
+        /* WAL + NORMAL: a transition costs an append, not an fsync; a crash loses at most
+         * the last transitions, never the file. busy_timeout covers a `sqlite3` reader. */
+        else if (sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
+                 exec(r, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                         "PRAGMA foreign_keys=ON;") < 0)
+                q = fail(r->db, err, errlen, path);
+        if (q == 0) {
+                sqlite3_stmt *st = NULL;
+                int version = -1;
+                if (sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL) ==
+                            SQLITE_OK &&
+                    sqlite3_step(st) == SQLITE_ROW)
+                        version = sqlite3_column_int(st, 0);
+                sqlite3_finalize(st);
+                if (version < 0)
+                        q = fail(r->db, err, errlen, path);
+                else if (version > SCHEMA_VERSION) {
+                        snprintf(err, errlen,
+                                 "%s: schema version %d is newer than this pomed's (%d)", path,
+                                 version, SCHEMA_VERSION);
+                        q = -EPROTO;
+                } else if (exec(r, schema) < 0 ||
+                           exec(r, "PRAGMA user_version = " STRINGIFY(SCHEMA_VERSION)) < 0)
+                        q = fail(r->db, err, errlen, path);
+        }
+        if (q == 0 &&
+            sqlite3_prepare_v3(r->db,
+                               "INSERT OR REPLACE INTO sandboxes(id, team_id, state, created_at, "
+                               "ended_at, doc) VALUES (?, ?, ?, ?, ?, ?)",
+                               -1, SQLITE_PREPARE_PERSISTENT, &r->put_sandbox,
+                               NULL) != SQLITE_OK)
+                q = fail(r->db, err, errlen, path);
+        if (q < 0) {
+                registry_close(r);
+                return q;
+        }
+        *ret = r;
+        return 0;
+}
+
+Registry *registry_close(Registry *r)
+{
+        if (!r)
+                return NULL;
+        sqlite3_finalize(r->put_sandbox);
+        sqlite3_close_v2(r->db);
+        free(r);
+        return NULL;
+}
+
+int registry_put_team(Registry *r, const char *id, unsigned quota, const char *plan_tier,
+                      char *const *key_hashes)
+{
+        sqlite3_stmt *st = NULL;
+        int q = exec(r, "BEGIN");
+        if (q < 0)
+                return q;
+        if (sqlite3_prepare_v2(r->db,
+                               "INSERT INTO teams(id, sessions_quota, plan_tier) VALUES (?, ?, ?) "
+                               "ON CONFLICT(id) DO UPDATE SET sessions_quota = excluded."
+                               "sessions_quota, plan_tier = excluded.plan_tier, updated_at = "
+                               "unixepoch()",
+                               -1, &st, NULL) != SQLITE_OK)
+                goto fail;
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, quota);
+        sqlite3_bind_text(st, 3, plan_tier, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+                goto fail;
+        sqlite3_finalize(st);
+        st = NULL;
+        if (sqlite3_prepare_v2(r->db, "DELETE FROM api_keys WHERE team_id = ?", -1, &st, NULL) !=
+            SQLITE_OK)
+                goto fail;
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+                goto fail;
+        sqlite3_finalize(st);
+        st = NULL;
+        for (char *const *k = key_hashes; k && *k; k++) {
+                if (sqlite3_prepare_v2(r->db,
+                                       "INSERT OR REPLACE INTO api_keys(sha256, team_id) VALUES "
+                                       "(?, ?)",
+                                       -1, &st, NULL) != SQLITE_OK)
+                        goto fail;
+                sqlite3_bind_text(st, 1, *k, -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+                if (sqlite3_step(st) != SQLITE_DONE)
+                        goto fail;
+                sqlite3_finalize(st);
+                st = NULL;
+        }
+        return exec(r, "COMMIT");
+fail:
+        sqlite3_finalize(st);
+        (void)exec(r, "ROLLBACK");
+        return -EIO;
+}
+
+int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int64_t ended_at)
+{
+        const char *id = json_get_str(doc, "session_id"), *team = json_get_str(doc, "team_id"),
+                   *state = json_get_str(doc, "state");
+        if (!id || !team || !state)
+                return -EINVAL;
+        _cleanup_free_ char *text = json_dumps(doc, JSON_COMPACT);
+        if (!text)
+                return -ENOMEM;
+        sqlite3_stmt *st = r->put_sandbox;
+        sqlite3_reset(st);
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, created_at);
+        if (ended_at)
+                sqlite3_bind_int64(st, 5, ended_at);
+        else
+                sqlite3_bind_null(st, 5);
+        sqlite3_bind_text(st, 6, text, -1, SQLITE_STATIC);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+        return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* Runs a query whose first column is a document; collects them into a new array. */
+static int collect(sqlite3_stmt *st, unsigned limit, json_t **ret, bool *ret_more)
+{
+        _cleanup_json_ json_t *a = json_array();
+        if (!a)
+                return -ENOMEM;
+        bool more = false;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                if (limit && json_array_size(a) >= limit) {
+                        more = true;
+                        break;
+                }
+                const char *text = (const char *)sqlite3_column_text(st, 0);
+                json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+                if (doc)
+                        json_array_append_new(a, doc);
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return -EIO;
+        if (ret_more)
+                *ret_more = more;
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit,
+                  json_t **ret, bool *ret_more)
+{
+        bool all = !state || streq(state, "all"), running = state && streq(state, "running");
+        const char *sql =
+                all       ? "SELECT doc FROM sandboxes WHERE team_id = ?1 "
+                            "ORDER BY created_at DESC, rowid DESC"
+                : running ? "SELECT doc FROM sandboxes WHERE team_id = ?1 AND state IN ('ready', "
+                            "'running') ORDER BY created_at DESC, rowid DESC"
+                          : "SELECT doc FROM sandboxes WHERE team_id = ?1 AND state = ?2 "
+                            "ORDER BY created_at DESC, rowid DESC";
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, team_id, -1, SQLITE_STATIC);
+        if (!all && !running)
+                sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
+        int q = collect(st, limit, ret, ret_more);
+        sqlite3_finalize(st);
+        return q;
+}
+
+int registry_get(Registry *r, const char *id, json_t **ret)
+{
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(r->db, "SELECT doc FROM sandboxes WHERE id = ?", -1, &st, NULL) !=
+            SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+        json_t *a = NULL;
+        int q = collect(st, 1, &a, NULL);
+        sqlite3_finalize(st);
+        if (q < 0)
+                return q;
+        if (json_array_size(a) == 0) {
+                json_decref(a);
+                return -ENOENT;
+        }
+        *ret = json_incref(json_array_get(a, 0));
+        json_decref(a);
+        return 0;
+}
+
+int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret)
+{
+        char ended[32];
+        time_t t = (time_t)now;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(ended, sizeof(ended), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        sqlite3_stmt *st = NULL;
+        int q = exec(r, "BEGIN");
+        if (q < 0)
+                return q;
+        /* json_set keeps the stored document in step with the columns. */
+        if (sqlite3_prepare_v2(r->db,
+                               "UPDATE sandboxes SET state = 'failed', ended_at = ?1, doc = "
+                               "json_set(doc, '$.state', 'failed', '$.reason', ?2, '$.ended_at', "
+                               "?3) WHERE state IN ('provisioning', 'ready', 'running') "
+                               "RETURNING doc",
+                               -1, &st, NULL) != SQLITE_OK) {
+                (void)exec(r, "ROLLBACK");
+                return -EIO;
+        }
+        sqlite3_bind_int64(st, 1, now);
+        sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, ended, -1, SQLITE_STATIC);
+        q = collect(st, 0, ret, NULL);
+        sqlite3_finalize(st);
+        if (q < 0) {
+                (void)exec(r, "ROLLBACK");
+                return q;
+        }
+        return exec(r, "COMMIT");
+}
+
+int registry_ended_since(Registry *r, int64_t since, json_t **ret)
+{
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(r->db,
+                               "SELECT doc FROM sandboxes WHERE ended_at >= ? ORDER BY created_at "
+                               "DESC, rowid DESC",
+                               -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        sqlite3_bind_int64(st, 1, since);
+        int q = collect(st, 0, ret, NULL);
+        sqlite3_finalize(st);
+        return q;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry: pome.db in the state directory (SQLite, WAL), the only module
+ * that includes SQLite. It keeps teams, their API key hashes and every
+ * sandbox's record — written at state transitions, never per call — so
+ * history survives a pomed restart and `pome sandbox list` can show it.
+ *
+ * A sandbox row holds indexed columns (id, team, state, times) and the
+ * sandbox's public JSON document as last written, so a listing returns the
+ * same shape the live API does.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct Registry Registry;
+
+/*
+ * Opens (creating) the database at path, in WAL mode, and brings its schema to the
+ * current version. Returns 0, or negative errno with a sentence in err (errlen bytes):
+ * -EIO for SQLite errors (a damaged or locked file), -EPROTO for a schema newer than
+ * this pomed knows.
+ */
+int registry_open(const char *path, Registry **ret, char *err, size_t errlen);
+
+Registry *registry_close(Registry *r);
+
+/* Mirrors a team of the configuration: quota, plan tier and key hashes (hex, NULL-
+ * terminated, replaced as a whole). Returns 0 or -EIO. */
+int registry_put_team(Registry *r, const char *id, unsigned quota, const char *plan_tier,
+                      char *const *key_hashes);
+
+/*
+ * Writes a sandbox's record (insert or replace). doc is its public JSON (borrowed);
+ * the indexed columns are taken from doc's session_id, team_id, state and the
+ * created_at/ended_at seconds given. Returns 0 or -EIO.
+ */
+int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int64_t ended_at);
+
+/*
+ * Sandboxes of team_id, newest first. state: NULL or "all" for every state, "running"
+ * for ready + running, or one state name. At most limit rows; *ret_more says whether
+ * there were more. *ret is a new array of the stored documents. 0, -EIO, -ENOMEM.
+ */
+int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit,
+                  json_t **ret, bool *ret_more);
+
+/* The stored document of sandbox id (new reference), -ENOENT, -EIO. */
+int registry_get(Registry *r, const char *id, json_t **ret);
+
+/*
+ * At start-up: every sandbox recorded as open (provisioning, ready, running) belonged
+ * to a pomed that is gone. Marks each failed with reason, ended at now, and returns
+ * their documents as they are now (new array). 0, -EIO, -ENOMEM.
+ */
+int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret);
+
+/* Documents of sandboxes that ended at or after since (seconds), newest first. */
+int registry_ended_since(Registry *r, int64_t since, json_t **ret);
