@@ -10,7 +10,6 @@
 /* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
 static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "gateway_listen: 127.0.0.1:7071\n"
-                                       "state_dir: ./.pome\n"
                                        "pod_user: nobody\n"
                                        "bus: system\n"
                                        "limits:\n"
@@ -487,6 +486,14 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                         return r;
         }
 
+        if (!c->state_dir) {
+                /* Under systemd, StateDirectory= says where (DESIGN.md: /var/lib/pome);
+                 * elsewhere the embedded default is ./.pome. */
+                const char *sd = getenv("STATE_DIRECTORY");
+                c->state_dir = sd && *sd ? strndup(sd, strcspn(sd, ":")) : strdup("./.pome");
+                if (!c->state_dir)
+                        return -ENOMEM;
+        }
         json_t *lim = json_object_get(j, "limits");
         if (lim) {
                 if (!json_is_object(lim)) {

@@ -271,15 +271,13 @@ static void handle_list(Call *c)
         int r = registry_list(manager_registry(c->control->manager), c->team->id, state,
                               (unsigned)limit, &data, &more);
         if (r < 0) {
-                fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s",
-                     strerror(-r));
+                fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s", strerror(-r));
                 return;
         }
         /* Open sandboxes are shown live (their pods), not as last recorded. */
         size_t i;
         json_t *doc;
-        json_array_foreach(data, i, doc)
-        {
+        json_array_foreach (data, i, doc) {
                 Sandbox *s = manager_find(c->control->manager,
                                           strempty(json_get_str(doc, "session_id")));
                 if (s && sandbox_state_is_open(s->state))

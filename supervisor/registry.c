@@ -52,8 +52,8 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
         if (!r)
                 return -ENOMEM;
         int rc = sqlite3_open_v2(path, &r->db,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                                         SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                         SQLITE_OPEN_EXRESCODE,
                                  NULL);
         int q = 0;
         if (rc != SQLITE_OK)
@@ -67,8 +67,7 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
         if (q == 0) {
                 sqlite3_stmt *st = NULL;
                 int version = -1;
-                if (sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL) ==
-                            SQLITE_OK &&
+                if (sqlite3_prepare_v2(r->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
                     sqlite3_step(st) == SQLITE_ROW)
                         version = sqlite3_column_int(st, 0);
                 sqlite3_finalize(st);
@@ -87,8 +86,7 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
             sqlite3_prepare_v3(r->db,
                                "INSERT OR REPLACE INTO sandboxes(id, team_id, state, created_at, "
                                "ended_at, doc) VALUES (?, ?, ?, ?, ?, ?)",
-                               -1, SQLITE_PREPARE_PERSISTENT, &r->put_sandbox,
-                               NULL) != SQLITE_OK)
+                               -1, SQLITE_PREPARE_PERSISTENT, &r->put_sandbox, NULL) != SQLITE_OK)
                 q = fail(r->db, err, errlen, path);
         if (q < 0) {
                 registry_close(r);
@@ -209,8 +207,8 @@ static int collect(sqlite3_stmt *st, unsigned limit, json_t **ret, bool *ret_mor
         return 0;
 }
 
-int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit,
-                  json_t **ret, bool *ret_more)
+int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit, json_t **ret,
+                  bool *ret_more)
 {
         bool all = !state || streq(state, "all"), running = state && streq(state, "running");
         const char *sql =

@@ -44,8 +44,8 @@ int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int
  * for ready + running, or one state name. At most limit rows; *ret_more says whether
  * there were more. *ret is a new array of the stored documents. 0, -EIO, -ENOMEM.
  */
-int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit,
-                  json_t **ret, bool *ret_more);
+int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit, json_t **ret,
+                  bool *ret_more);
 
 /* The stored document of sandbox id (new reference), -ENOENT, -EIO. */
 int registry_get(Registry *r, const char *id, json_t **ret);

@@ -144,7 +144,7 @@ static void persist(Sandbox *s)
         /* the live pod details mean nothing once written down */
         json_t *pt;
         const char *k;
-        json_object_foreach(json_object_get(j, "per_twin"), k, pt)
+        json_object_foreach (json_object_get(j, "per_twin"), k, pt)
                 json_object_del(pt, "pod");
         Registry *reg = s->manager->registry;
         if (reg && registry_put_sandbox(reg, j, s->created_at, s->ended_at) < 0)
@@ -875,8 +875,8 @@ int manager_reload_teams(Manager *m, const Config *cfg)
                 for (char **k = t->key_hashes; k && *k; k++)
                         free(*k);
                 t->key_hashes[0] = NULL;
-                log_info("team %s removed from the configuration (%u sandbox%s still open)",
-                         t->id, t->used, t->used == 1 ? "" : "es");
+                log_info("team %s removed from the configuration (%u sandbox%s still open)", t->id,
+                         t->used, t->used == 1 ? "" : "es");
                 notify_observers_team(m, t);
         }
         for (size_t i = 0; i < cfg->n_teams; i++) {
@@ -982,8 +982,7 @@ static void restore_tombstone(Manager *m, const json_t *doc)
         s->ended_at = parse_time(json_get_str(doc, "ended_at"));
         size_t i;
         json_t *name;
-        json_array_foreach(json_object_get(doc, "twins"), i, name)
-        {
+        json_array_foreach (json_object_get(doc, "twins"), i, name) {
                 const TwinKind *k = twin_kind_find(strempty(json_string_value(name)));
                 if (!k || s->n_twins >= SANDBOX_TWINS_MAX)
                         continue;
@@ -1030,8 +1029,7 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         }
         size_t i;
         json_t *doc;
-        json_array_foreach(failed, i, doc)
-        {
+        json_array_foreach (failed, i, doc) {
                 const char *id = json_get_str(doc, "session_id");
                 log_notice("%s: failed (supervisor_restarted): it was open when the previous "
                            "pomed ended",
@@ -1043,7 +1041,8 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         _cleanup_json_ json_t *recent = NULL;
         int64_t since = now_sec() - (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
         if (registry_ended_since(m->registry, since, &recent) >= 0)
-                json_array_foreach(recent, i, doc) restore_tombstone(m, doc);
+                json_array_foreach (recent, i, doc)
+                        restore_tombstone(m, doc);
         return 0;
 }
 

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* pomed.conf: the embedded default, overlays, value parsers and refusals. */
+#include <stdlib.h>
+
+#include "common/json-util.h"
+#include "supervisor/config.h"
+#include "tests/unit/check.h"
+
+static char *write_tmp(const char *text)
+{
+        char *path = strdup("/tmp/pome-test-config.XXXXXX");
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        close(fd);
+        return path;
+}
+
+static int load_text(const char *text, Config **ret, char *err, size_t errlen)
+{
+        _cleanup_free_ char *path = write_tmp(text);
+        int r = config_load(path, ret, err, errlen);
+        unlink(path);
+        return r;
+}
+
+static void test_default(void)
+{
+        Config *c = NULL;
+        char err[256] = "";
+        unsetenv("STATE_DIRECTORY");
+        CHECK_OK(config_load(NULL, &c, err, sizeof(err)));
+        CHECK(streq(c->control_address, "127.0.0.1") && c->control_port == 7070);
+        CHECK(streq(c->gateway_address, "127.0.0.1") && c->gateway_port == 7071);
+        CHECK(streq(c->state_dir, "./.pome"));
+        CHECK(c->lifetime_usec == 30 * 60 * USEC_PER_SEC);
+        CHECK(c->idle_timeout_usec == 10 * 60 * USEC_PER_SEC);
+        CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
+        CHECK(c->max_body == 1u << 20);
+        CHECK(c->n_teams == 1 && streq(c->teams[0].id, "local") && !c->teams[0].key_hashes[0]);
+        config_free(c);
+
+        setenv("STATE_DIRECTORY", "/var/lib/pome:/other", 1);
+        CHECK_OK(config_load(NULL, &c, err, sizeof(err)));
+        CHECK(streq(c->state_dir, "/var/lib/pome"));
+        config_free(c);
+        unsetenv("STATE_DIRECTORY");
+}
+
+static void test_overlay(void)
+{
+        Config *c = NULL;
+        char err[256] = "";
+        CHECK_OK(load_text("control_listen: '[::1]:0'\n"
+                           "limits:\n  idle_timeout: off\n  lifetime: 90s\n"
+                           "pod:\n  memory_max: 48M\n  pids_max: 24\n"
+                           "teams:\n"
+                           "  - id: ci\n    sessions_quota: 50\n"
+                           "    api_keys_sha256: ["
+                           "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD]\n",
+                           &c, err, sizeof(err)));
+        CHECK(streq(c->control_address, "::1") && c->control_port == 0);
+        CHECK(c->gateway_port == 7071); /* untouched keys keep the default */
+        CHECK(c->idle_timeout_usec == 0 && c->lifetime_usec == 90 * USEC_PER_SEC);
+        CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
+        CHECK(c->pod_memory_max == 48u << 20 && c->pod_pids_max == 24);
+        /* teams replace the default list as a whole */
+        CHECK(c->n_teams == 1 && streq(c->teams[0].id, "ci") && c->teams[0].sessions_quota == 50);
+        CHECK(streq(c->teams[0].key_hashes[0],
+                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+        CHECK(streq(c->teams[0].plan_tier, "self-hosted"));
+        CHECK(config_find_team(c, "ci") && !config_find_team(c, "local"));
+        config_free(c);
+}
+
+static void test_refusals(void)
+{
+        static const struct {
+                const char *text;
+                const char *needle; /* part of the error message */
+        } cases[] = {
+                {"contol_listen: 1.2.3.4:5\n", "unknown key 'contol_listen'"},
+                {"limits:\n  lifetim: 5s\n", "unknown key 'limits.lifetim'"},
+                {"limits:\n  lifetime: 31m\n", "between 1s and 30m"},
+                {"limits:\n  idle_timeout: soon\n", "limits.idle_timeout"},
+                {"limits:\n  max_body: 12X\n", "limits.max_body"},
+                {"control_listen: nowhere\n", "control_listen"},
+                {"control_listen: 1.2.3.4:70000\n", "control_listen"},
+                {"teams: []\n", "non-empty"},
+                {"teams:\n  - id: a\n", "sessions_quota"},
+                {"teams:\n  - id: 'a/b'\n    sessions_quota: 1\n", "teams[0].id"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n  - id: a\n    sessions_quota: 2\n",
+                 "duplicate team"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n    api_keys_sha256: [abc]\n",
+                 "64 hex"},
+                {"a: 1\na: 2\n", "duplicate key"},
+                {"[1, 2]\n", "mapping"},
+                {"key: [unclosed\n", "line"},
+                {"pod:\n  memory_max: -5\n", "pod.memory_max"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Config *c = NULL;
+                char err[256] = "";
+                int r = load_text(cases[i].text, &c, err, sizeof(err));
+                CHECK(r < 0 && !c);
+                if (!strstr(err, cases[i].needle)) {
+                        fprintf(stderr, "case %zu: '%s' not in error '%s'\n", i, cases[i].needle,
+                                err);
+                        check_failures++;
+                }
+        }
+        Config *c = NULL;
+        char err[256] = "";
+        CHECK(config_load("/nonexistent/pomed.conf", &c, err, sizeof(err)) == -ENOENT);
+        CHECK(strstr(err, "/nonexistent/pomed.conf") != NULL);
+}
+
+static void test_parsers(void)
+{
+        uint64_t v;
+        static const struct {
+                const char *s;
+                uint64_t usec;
+        } durations[] = {{"90", 90 * USEC_PER_SEC},      {"90s", 90 * USEC_PER_SEC},
+                         {"15m", 900 * USEC_PER_SEC},    {"1h", 3600 * USEC_PER_SEC},
+                         {"250ms", 250 * USEC_PER_MSEC}, {"off", 0}};
+        for (size_t i = 0; i < ELEMENTSOF(durations); i++) {
+                _cleanup_json_ json_t *j = json_string(durations[i].s);
+                CHECK(config_parse_duration(j, &v) == 0 && v == durations[i].usec);
+        }
+        static const char *const bad[] = {"", "s", "1d", "-1s", "1.5s", "99999999999999999999h"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ json_t *j = json_string(bad[i]);
+                CHECK(config_parse_duration(j, &v) < 0);
+        }
+        _cleanup_json_ json_t *mib = json_string("64M"), *n = json_integer(4096);
+        CHECK(config_parse_size(mib, &v) == 0 && v == 64u << 20);
+        CHECK(config_parse_size(n, &v) == 0 && v == 4096);
+        char *addr;
+        uint16_t port;
+        CHECK(config_parse_listen("0.0.0.0:0", &addr, &port) == 0 && port == 0);
+        free(addr);
+        CHECK(config_parse_listen("[::]:7070", &addr, &port) == 0 && streq(addr, "::"));
+        free(addr);
+        CHECK(config_parse_listen(":7070", &addr, &port) < 0);
+        CHECK(config_parse_listen("host:", &addr, &port) < 0);
+}
+
+static void test_yaml_bombs(void)
+{
+        /* exponential alias expansion is bounded, not followed */
+        const char *bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                           "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+                           "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+                           "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+                           "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+                           "f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+        json_t *j = NULL;
+        char err[128] = "";
+        CHECK(config_yaml_to_json(bomb, strlen(bomb), &j, err, sizeof(err)) == -EINVAL);
+        CHECK(strstr(err, "too large") != NULL);
+        const char *ok = "n: 3\nr: 1.5\nt: true\ns: '3'\nz: ~\n";
+        CHECK_OK(config_yaml_to_json(ok, strlen(ok), &j, err, sizeof(err)));
+        CHECK(json_integer_value(json_object_get(j, "n")) == 3);
+        CHECK(json_is_real(json_object_get(j, "r")) && json_is_true(json_object_get(j, "t")));
+        CHECK(json_is_string(json_object_get(j, "s")) && json_is_null(json_object_get(j, "z")));
+        json_decref(j);
+}
+
+int main(void)
+{
+        test_default();
+        test_overlay();
+        test_refusals();
+        test_parsers();
+        test_yaml_bombs();
+        return check_finish();
+}
