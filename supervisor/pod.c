@@ -295,6 +295,7 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
                 .pod_fd = child_end,
                 .stderr_fd = STDERR_FILENO,
                 .hostname = k->name,
+                .unprivileged = !env->namespaces,
         };
         int pidfd = -1;
         r = spawn_pod(&spec, &p->pid, &pidfd);

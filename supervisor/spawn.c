@@ -125,6 +125,12 @@ CHILD_FN static int child_main(void *arg)
                 if (syscall(SYS_write, s->cgroup_fds[i], "0", 1) != 1)
                         child_fail(errfd, SPAWN_ERR_CGROUP, errno);
 
+        /* Without root (PodSpec.unprivileged) there are no namespaces to shape and no
+         * credentials to drop: the pod keeps pomed's uid, with seccomp, no_new_privs,
+         * rlimits and whatever cgroup access there is. pomed warns about it. */
+        if (s->unprivileged)
+                goto fds;
+
         /*
          * 2. A read-only view of the whole mount tree: one mount_setattr(2) turns every
          * mount private (nothing propagates back to the host) and read-only, nosuid,
@@ -178,6 +184,7 @@ CHILD_FN static int child_main(void *arg)
                         child_fail(errfd, SPAWN_ERR_PARENT_DIED, 0);
         }
 
+fds:
         /* 7. Every source through a temporary >= 4 first: no source can be a target. */
         int t_null = (int)syscall(SYS_fcntl, c->devnull, F_DUPFD_CLOEXEC, 4);
         int t_err = (int)syscall(SYS_fcntl, s->stderr_fd >= 0 ? s->stderr_fd : c->devnull,
@@ -297,10 +304,11 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd)
         int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 
         int pidfd = -1;
+        int ns = s->unprivileged
+                         ? 0
+                         : CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
         pid_t pid = clone(child_main, (char *)stack + SPAWN_STACK_SIZE,
-                          CLONE_VM | CLONE_VFORK | CLONE_PIDFD | CLONE_NEWPID | CLONE_NEWNET |
-                                  CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS | SIGCHLD,
-                          &c, &pidfd);
+                          CLONE_VM | CLONE_VFORK | CLONE_PIDFD | ns | SIGCHLD, &c, &pidfd);
         int r = pid < 0 ? negative_errno() : 0;
 
         if (dumpable == 1)

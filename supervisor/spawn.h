@@ -80,6 +80,7 @@ typedef struct PodSpec {
         const PodRlimit *rlimits;        /* NULL: spawn_default_rlimits() */
         size_t n_rlimits;
         const char *hostname; /* NULL: "pod" */
+        bool unprivileged;    /* pomed is not root: no namespaces, no uid or capability change */
 } PodSpec;
 
 /*
