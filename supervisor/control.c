@@ -468,6 +468,8 @@ void control_handle(HttpRequest *rq, void *userdata)
                         return;
                 }
         }
+        if (s)
+                (void)sandbox_check_clocks(s);
         if (!s || s->team != c->team) {
                 fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
                      "No sandbox %s for team %s.", id, c->team->id);

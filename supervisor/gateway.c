@@ -199,6 +199,8 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 front_authenticate(k, manager_secret(m), TOKEN_SECRET_LEN, sid, headers,
                                    http_request_query(rq), body, body_len, time(NULL), NULL);
         Sandbox *s = manager_find(m, sid);
+        if (s)
+                (void)sandbox_check_clocks(s);
         SandboxTwin *st = s ? sandbox_twin(s, twin) : NULL;
         switch (auth) {
         case FRONT_AUTH_MISSING:

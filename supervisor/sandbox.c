@@ -391,6 +391,14 @@ static int on_idle(sd_event_source *es _unused_, uint64_t usec _unused_, void *u
         return 0;
 }
 
+bool sandbox_check_clocks(Sandbox *s)
+{
+        /* Whichever fires first wins: the timer may be a few ms behind the wall clock. */
+        if (sandbox_state_is_open(s->state) && now_sec() >= s->expires_at)
+                sandbox_end(s, SANDBOX_EXPIRED, "lifetime", false, NULL, NULL);
+        return sandbox_state_is_open(s->state);
+}
+
 void sandbox_touch(Sandbox *s)
 {
         s->calls++;
@@ -696,10 +704,16 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
         s->team = t;
         s->state = SANDBOX_PROVISIONING;
         s->task = rq->task ? strdup(rq->task) : NULL;
-        s->created_at = now_sec();
+        struct timespec wall;
+        clock_gettime(CLOCK_REALTIME, &wall);
+        s->created_at = (int64_t)wall.tv_sec;
         uint64_t ttl = rq->ttl_usec && rq->ttl_usec < m->cfg->lifetime_usec ? rq->ttl_usec
                                                                             : m->cfg->lifetime_usec;
         s->expires_at = s->created_at + (int64_t)((ttl + USEC_PER_SEC - 1) / USEC_PER_SEC);
+        /* The clock fires at expires_at, the second every token carries as exp, so a
+         * token never outlives its sandbox nor dies before it. */
+        ttl = (uint64_t)s->expires_at * USEC_PER_SEC -
+              ((uint64_t)wall.tv_sec * USEC_PER_SEC + (uint64_t)wall.tv_nsec / 1000);
         s->idle_usec =
                 rq->idle_usec < 0 ? m->cfg->idle_timeout_usec
                 : m->cfg->idle_timeout_usec && (uint64_t)rq->idle_usec > m->cfg->idle_timeout_usec

@@ -179,6 +179,14 @@ Sandbox *manager_sandboxes(Manager *m);
 void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discard,
                  SandboxGoneFn gone, void *userdata);
 
+/*
+ * Ends s (expired, lifetime) when its expires_at has passed on the wall clock but the
+ * lifetime timer has not run yet — callers that read a sandbox's state ask this first
+ * so that a token's exp and the sandbox's state never disagree. Returns whether s is
+ * still open.
+ */
+bool sandbox_check_clocks(Sandbox *s);
+
 /* Records a routed twin call: ready → running, idle clock reset. */
 void sandbox_touch(Sandbox *s);
 
