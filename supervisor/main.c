@@ -8,6 +8,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "bus.h"
 #include "common/httpd.h"
 #include "common/util.h"
 #include "config.h"
@@ -159,12 +160,50 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+typedef struct Reload {
+        const char *config_path;
+        const Args *args;
+        Manager *manager;
+} Reload;
+
+/* SIGHUP: re-read the configuration and apply its teams (quotas, plan tiers, keys)
+ * without touching open sandboxes. Everything else needs a restart. */
 static int on_hup(sd_event_source *s _unused_, const struct signalfd_siginfo *si _unused_,
-                  void *userdata _unused_)
+                  void *userdata)
 {
-        log_notice("SIGHUP: configuration reload is not supported yet; restart pomed to apply "
-                   "changes");
+        Reload *rl = userdata;
+        char err[512] = "";
+        Config *cfg = NULL;
+        int r = config_load(rl->config_path, &cfg, err, sizeof(err));
+        if (r >= 0)
+                r = apply_args(cfg, rl->args, err, sizeof(err));
+        if (r < 0) {
+                log_error("reload: %s; keeping the running configuration",
+                          err[0] ? err : strerror(-r));
+                config_free(cfg);
+                return 0;
+        }
+        r = manager_reload_teams(rl->manager, cfg);
+        if (r < 0)
+                log_error_errno(r, "reload: cannot apply the teams");
+        else
+                log_info("reload: %zu team%s from %s applied; other settings need a restart",
+                         cfg->n_teams, cfg->n_teams == 1 ? "" : "s",
+                         rl->config_path ? rl->config_path : "the embedded default");
+        config_free(cfg);
         return 0;
+}
+
+/* The manager's observers, forwarded to D-Bus; userdata is main's Bus pointer, so once
+ * bus_free() has cleared it nothing is forwarded any more. */
+static void on_sandbox_changed(Sandbox *s, void *userdata)
+{
+        bus_sandbox_changed(*(Bus **)userdata, s);
+}
+
+static void on_team_changed(Team *t, void *userdata)
+{
+        bus_team_changed(*(Bus **)userdata, t);
 }
 
 static void url_for(const char *address, uint16_t port, char *buf, size_t len)
@@ -229,6 +268,7 @@ int main(int argc, char **argv)
         Control *ctl = NULL;
         Gateway *gw = NULL;
         Httpd *hc = NULL, *hg = NULL;
+        Bus *bus = NULL;
         int ret = 1;
         r = sd_event_default(&e);
         if (r < 0) {
@@ -237,13 +277,26 @@ int main(int argc, char **argv)
         }
         (void)sd_event_add_signal(e, NULL, SIGTERM, on_signal, NULL);
         (void)sd_event_add_signal(e, NULL, SIGINT, on_signal, NULL);
-        (void)sd_event_add_signal(e, NULL, SIGHUP, on_hup, NULL);
 
         r = manager_new(e, cfg, state, &m, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 goto out;
         }
+        /* A missing bus is not an error: bus_new logs it and keeps retrying. */
+        r = bus_new(e, m, cfg->bus, &bus);
+        if (r < 0) {
+                log_error_errno(r,
+                                "D-Bus: bad bus '%s' (expected system, user, none or an "
+                                "address such as unix:path=/run/dbus/system_bus_socket)",
+                                cfg->bus);
+                goto out;
+        }
+        Reload reload = {.config_path = config_path, .args = &a, .manager = m};
+        (void)sd_event_add_signal(e, NULL, SIGHUP, on_hup, &reload);
+        manager_set_observer(m, &(ManagerObserver){.state_changed = on_sandbox_changed,
+                                                   .team_changed = on_team_changed,
+                                                   .userdata = &bus});
         if ((r = control_new(m, &ctl)) < 0 || (r = gateway_new(m, &gw)) < 0) {
                 log_error_errno(r, "out of memory");
                 goto out;
@@ -290,6 +343,7 @@ out:
                 httpd_quiesce(hc);
         if (hg)
                 httpd_quiesce(hg);
+        bus = bus_free(bus); /* before the manager: D-Bus StopSandbox waiters point at it */
         m = manager_free(m);
         hg = httpd_free(hg);
         hc = httpd_free(hc);
