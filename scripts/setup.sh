@@ -9,7 +9,7 @@ packages=(
         build-essential cmake pkg-config clang clang-format
         libmicrohttpd-dev libsystemd-dev libjansson-dev libcgroup-dev libseccomp-dev
         libcurl4-openssl-dev libssl-dev libsqlite3-dev libyaml-dev
-        dbus-daemon dbus-bin curl jq util-linux passwd procps
+        dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
