@@ -43,6 +43,8 @@ struct Manager {
         Team **teams;
         size_t n_teams;
         Sandbox *sandboxes; /* newest first; open and tombstones */
+        Sandbox **index;    /* by id: open addressing, linear probing, power-of-two size */
+        size_t index_size, n_sandboxes;
         Image *images;
         size_t n_images;
         char *images_dir, *policies_dir, *pod_exec, *runtime_dir;
@@ -175,6 +177,84 @@ static int rm_rf_at(int dfd, const char *name)
         return unlinkat(dfd, name, AT_REMOVEDIR) < 0 ? negative_errno() : 0;
 }
 
+/* ---- the id index: every gateway call looks its sandbox up ---- */
+
+static size_t id_hash(const char *id)
+{
+        size_t h = 14695981039346656037ULL; /* FNV-1a: ids are random already */
+        for (; *id; id++)
+                h = (h ^ (unsigned char)*id) * 1099511628211ULL;
+        return h;
+}
+
+static Sandbox **index_slot(Sandbox **index, size_t size, const char *id)
+{
+        for (size_t i = id_hash(id) & (size - 1);; i = (i + 1) & (size - 1))
+                if (!index[i] || streq(index[i]->id, id))
+                        return &index[i];
+}
+
+static int index_add(Manager *m, Sandbox *s)
+{
+        /* Keep the load factor at or under 1/2 so probes stay short. */
+        if ((m->n_sandboxes + 1) * 2 > m->index_size) {
+                size_t size = m->index_size ? m->index_size * 2 : 64;
+                Sandbox **n = calloc(size, sizeof(*n));
+                if (!n)
+                        return -ENOMEM;
+                for (size_t i = 0; i < m->index_size; i++)
+                        if (m->index[i])
+                                *index_slot(n, size, m->index[i]->id) = m->index[i];
+                free(m->index);
+                m->index = n;
+                m->index_size = size;
+        }
+        *index_slot(m->index, m->index_size, s->id) = s;
+        m->n_sandboxes++;
+        return 0;
+}
+
+static void index_remove(Manager *m, Sandbox *s)
+{
+        Sandbox **slot = index_slot(m->index, m->index_size, s->id);
+        if (*slot != s)
+                return;
+        *slot = NULL;
+        m->n_sandboxes--;
+        /* Re-place the rest of the probe run so lookups never stop at the hole. */
+        size_t mask = m->index_size - 1;
+        for (size_t i = ((size_t)(slot - m->index) + 1) & mask; m->index[i]; i = (i + 1) & mask) {
+                Sandbox *x = m->index[i];
+                m->index[i] = NULL;
+                *index_slot(m->index, m->index_size, x->id) = x;
+        }
+}
+
+/* Links s at the head of the list (newest first) and into the index. */
+static int manager_link(Manager *m, Sandbox *s)
+{
+        int r = index_add(m, s);
+        if (r < 0)
+                return r;
+        s->next = m->sandboxes;
+        if (s->next)
+                s->next->prev = s;
+        m->sandboxes = s;
+        return 0;
+}
+
+static void manager_unlink(Manager *m, Sandbox *s)
+{
+        index_remove(m, s);
+        if (s->prev)
+                s->prev->next = s->next;
+        else if (m->sandboxes == s)
+                m->sandboxes = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+        s->prev = s->next = NULL;
+}
+
 /* ---- teardown ---- */
 
 static void sandbox_free(Sandbox *s);
@@ -200,13 +280,7 @@ static int on_retention(sd_event_source *es _unused_, uint64_t usec _unused_, vo
         Sandbox *s = userdata;
         if (!teardown_complete(s) || s->waiters)
                 return 0; /* still busy: freed when the retention timer fires again */
-        Manager *m = s->manager;
-        if (s->prev)
-                s->prev->next = s->next;
-        else
-                m->sandboxes = s->next;
-        if (s->next)
-                s->next->prev = s->prev;
+        manager_unlink(s->manager, s);
         log_debug("%s: tombstone retired", s->id);
         sandbox_free(s);
         return 0;
@@ -726,11 +800,11 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                 s->twins[i].kind = imgs[i]->kind;
                 s->twins[i].seed_name = strdup(rq->seeds[i] ? rq->seeds[i] : imgs[i]->default_seed);
         }
+        if (manager_link(m, s) < 0) {
+                sandbox_free(s);
+                return api_error(e, 500, "internal_error", NULL, "out of memory");
+        }
         t->used++;
-        s->next = m->sandboxes;
-        if (s->next)
-                s->next->prev = s;
-        m->sandboxes = s;
         notify_observers_team(m, t);
 
         int r = statedir_run_dir(m->state, s->id, true, &s->run_dir);
@@ -799,10 +873,7 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
 
 Sandbox *manager_find(Manager *m, const char *id)
 {
-        for (Sandbox *s = m->sandboxes; s; s = s->next)
-                if (streq(s->id, id))
-                        return s;
-        return NULL;
+        return m->index_size ? *index_slot(m->index, m->index_size, id) : NULL;
 }
 
 Sandbox *manager_sandboxes(Manager *m)
@@ -1012,14 +1083,8 @@ static void restore_tombstone(Manager *m, const json_t *doc)
                 left_usec = (uint64_t)(until - now_sec()) * USEC_PER_SEC;
         (void)sd_event_add_time_relative(m->event, &s->retention_timer, CLOCK_BOOTTIME, left_usec,
                                          USEC_PER_SEC, on_retention, s);
-        /* oldest first from the registry's newest-first list: append at the tail */
-        Sandbox **pp = &m->sandboxes, *prev = NULL;
-        while (*pp) {
-                prev = *pp;
-                pp = &(*pp)->next;
-        }
-        s->prev = prev;
-        *pp = s;
+        if (manager_link(m, s) < 0)
+                sandbox_free(s);
 }
 
 static int open_registry(Manager *m, char *err, size_t errlen)
@@ -1352,7 +1417,7 @@ Manager *manager_free(Manager *m)
                 return NULL;
         while (m->sandboxes) {
                 Sandbox *s = m->sandboxes;
-                m->sandboxes = s->next;
+                manager_unlink(m, s);
                 if (sandbox_state_is_open(s->state)) {
                         /* pomed is going away: say so in the run before the pods go */
                         s->state = SANDBOX_FAILED;
@@ -1363,6 +1428,7 @@ Manager *manager_free(Manager *m)
                 }
                 sandbox_free(s);
         }
+        free(m->index);
         registry_close(m->registry);
         for (size_t i = 0; i < m->n_teams; i++)
                 team_free(m->teams[i]);

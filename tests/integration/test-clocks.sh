@@ -4,7 +4,7 @@
 # and no pod or cgroup of either remains.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-start_pomed "limits:" "  lifetime: 4s" "  idle_timeout: 2s"
+start_pomed "limits:" "  lifetime: 4s" "  idle_timeout: 2s" "  retention: 5s"
 
 create_sandbox github
 BUSY=$SID BUSY_TOKEN=$TOKEN BUSY_URL=$(rest_url github) BUSY_CREATED=$CREATED
@@ -79,3 +79,17 @@ api GET "/v1/sandboxes/$SHORT"
 assert_status 410 "the 1 s idle sandbox"
 assert_jq .error.details.reason idle
 pass "per-request idle clock: shortened, capped, off"
+
+# Past the retention period a tombstone retires from memory: the control API then
+# shows the sandbox as history from the registry (200, state expired) instead of 410.
+for _ in $(seq 80); do
+        api GET "/v1/sandboxes/$IDLE"
+        [[ $STATUS == 200 ]] && break
+        sleep 0.25
+done
+assert_status 200 "the registry's record after retention"
+assert_jq .state expired
+assert_jq .reason idle
+api GET "/v1/sandboxes?state=expired"
+assert_jq '.data | length' 5 "expired sandboxes listed after retention (all five)"
+pass "tombstones retire after the retention period; history stays in the registry"
