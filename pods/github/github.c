@@ -220,12 +220,6 @@ static json_t *number_find(json_t *repo, const char *list, int64_t number, size_
 
 /* ------------------------------------------------------------------ seed */
 
-typedef struct Seed {
-        json_t *world;
-        char *err;
-        size_t errlen;
-} Seed;
-
 static bool time_valid(const char *s)
 {
         /* the one shape GitHub emits: YYYY-MM-DDTHH:MM:SSZ */
@@ -238,26 +232,10 @@ static bool time_valid(const char *s)
         return true;
 }
 
-/* Optional string member: *ret = value or def. Rejects other types. */
-static int seed_str(Seed *s, const json_t *o, const char *key, const char *path, const char *def,
-                    bool nullable, const char **ret)
+static int seed_time(TwinSeed *s, const json_t *o, const char *key, const char *path,
+                     const char *def, const char **ret)
 {
-        json_t *v = json_object_get(o, key);
-        if (!v || (nullable && json_is_null(v))) {
-                *ret = v ? NULL : def;
-                return 0;
-        }
-        if (!json_is_string(v))
-                return twin_seed_error(s->err, s->errlen, "%s.%s: must be a string%s", path, key,
-                                       nullable ? " or null" : "");
-        *ret = json_string_value(v);
-        return 0;
-}
-
-static int seed_time(Seed *s, const json_t *o, const char *key, const char *path, const char *def,
-                     const char **ret)
-{
-        int r = seed_str(s, o, key, path, def, true, ret);
+        int r = twin_seed_str(s, o, key, path, def, TWIN_NULL_KEPT, ret);
         if (r < 0)
                 return r;
         if (*ret && !time_valid(*ret))
@@ -267,37 +245,8 @@ static int seed_time(Seed *s, const json_t *o, const char *key, const char *path
         return 0;
 }
 
-static int seed_bool(Seed *s, const json_t *o, const char *key, const char *path, bool def,
-                     bool *ret)
-{
-        json_t *v = json_object_get(o, key);
-        if (!v) {
-                *ret = def;
-                return 0;
-        }
-        if (!json_is_boolean(v))
-                return twin_seed_error(s->err, s->errlen, "%s.%s: must be true or false", path,
-                                       key);
-        *ret = json_is_true(v);
-        return 0;
-}
-
-static int seed_array(Seed *s, const json_t *o, const char *key, const char *path, json_t **ret)
-{
-        json_t *v = json_object_get(o, key);
-        if (!v || json_is_null(v)) {
-                *ret = NULL;
-                return 0;
-        }
-        if (!json_is_array(v))
-                return twin_seed_error(s->err, s->errlen, "%s%s%s: must be an array", path,
-                                       path[0] ? "." : "", key);
-        *ret = v;
-        return 0;
-}
-
 /* A login reference (string) that becomes a user of the world. */
-static int seed_login(Seed *s, json_t *v, const char *path, const char **ret)
+static int seed_login(TwinSeed *s, json_t *v, const char *path, const char **ret)
 {
         if (!json_is_string(v) || !login_valid(json_string_value(v)))
                 return twin_seed_error(s->err, s->errlen,
@@ -310,10 +259,11 @@ static int seed_login(Seed *s, json_t *v, const char *path, const char **ret)
 }
 
 /* A list of logins → new array of canonical logins, without duplicates. */
-static int seed_logins(Seed *s, const json_t *o, const char *key, const char *path, json_t **ret)
+static int seed_logins(TwinSeed *s, const json_t *o, const char *key, const char *path,
+                       json_t **ret)
 {
         json_t *a;
-        int r = seed_array(s, o, key, path, &a);
+        int r = twin_seed_array(s, o, key, path, &a);
         if (r < 0)
                 return r;
         _cleanup_json_ json_t *out = json_array();
@@ -337,10 +287,10 @@ static int seed_logins(Seed *s, const json_t *o, const char *key, const char *pa
         return 0;
 }
 
-static int seed_users(Seed *s, const json_t *seed)
+static int seed_users(TwinSeed *s, const json_t *seed)
 {
         json_t *a;
-        int r = seed_array(s, seed, "users", "", &a);
+        int r = twin_seed_array(s, seed, "users", "", &a);
         if (r < 0)
                 return r;
         size_t i;
@@ -357,9 +307,9 @@ static int seed_users(Seed *s, const json_t *seed)
                                                json_string_value(login));
                 const char *type = "User", *name = NULL, *email = NULL;
                 if (json_is_object(v) &&
-                    ((r = seed_str(s, v, "type", p, "User", false, &type)) < 0 ||
-                     (r = seed_str(s, v, "name", p, NULL, true, &name)) < 0 ||
-                     (r = seed_str(s, v, "email", p, NULL, true, &email)) < 0))
+                    ((r = twin_seed_str(s, v, "type", p, "User", TWIN_NULL_REFUSED, &type)) < 0 ||
+                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_KEPT, &name)) < 0 ||
+                     (r = twin_seed_str(s, v, "email", p, NULL, TWIN_NULL_KEPT, &email)) < 0))
                         return r;
                 if (!streq(type, "User") && !streq(type, "Organization") && !streq(type, "Bot"))
                         return twin_seed_error(s->err, s->errlen,
@@ -372,7 +322,7 @@ static int seed_users(Seed *s, const json_t *seed)
         return 0;
 }
 
-static int seed_viewer(Seed *s, const json_t *seed)
+static int seed_viewer(TwinSeed *s, const json_t *seed)
 {
         json_t *v = json_object_get(seed, "viewer");
         const char *login = NULL;
@@ -398,10 +348,10 @@ static int seed_viewer(Seed *s, const json_t *seed)
         return json_object_set_new(s->world, "viewer", json_string(login)) < 0 ? -ENOMEM : 0;
 }
 
-static int seed_labels(Seed *s, const json_t *r0, json_t *repo, const char *path)
+static int seed_labels(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
 {
         json_t *a;
-        int r = seed_array(s, r0, "labels", path, &a);
+        int r = twin_seed_array(s, r0, "labels", path, &a);
         if (r < 0)
                 return r;
         size_t i;
@@ -418,9 +368,9 @@ static int seed_labels(Seed *s, const json_t *r0, json_t *repo, const char *path
                         return twin_seed_error(s->err, s->errlen, "%s: duplicate label \"%s\"", p,
                                                json_string_value(name));
                 if (json_is_object(v) &&
-                    ((r = seed_str(s, v, "color", p, NULL, false, &color)) < 0 ||
-                     (r = seed_str(s, v, "description", p, NULL, true, &desc)) < 0 ||
-                     (r = seed_bool(s, v, "default", p, false, &def)) < 0))
+                    ((r = twin_seed_str(s, v, "color", p, NULL, TWIN_NULL_REFUSED, &color)) < 0 ||
+                     (r = twin_seed_str(s, v, "description", p, NULL, TWIN_NULL_KEPT, &desc)) < 0 ||
+                     (r = twin_seed_bool(s, v, "default", p, false, &def)) < 0))
                         return r;
                 if (color && color[0] == '#')
                         color++;
@@ -434,10 +384,10 @@ static int seed_labels(Seed *s, const json_t *r0, json_t *repo, const char *path
         return 0;
 }
 
-static int seed_milestones(Seed *s, const json_t *r0, json_t *repo, const char *path)
+static int seed_milestones(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
 {
         json_t *a;
-        int r = seed_array(s, r0, "milestones", path, &a);
+        int r = twin_seed_array(s, r0, "milestones", path, &a);
         if (r < 0)
                 return r;
         json_t *out = json_object_get(repo, "milestones");
@@ -450,9 +400,9 @@ static int seed_milestones(Seed *s, const json_t *r0, json_t *repo, const char *
                 json_t *num = json_object_get(v, "number");
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "title", p, NULL, false, &title)) < 0 ||
-                    (r = seed_str(s, v, "description", p, NULL, true, &desc)) < 0 ||
-                    (r = seed_str(s, v, "state", p, "open", false, &state)) < 0 ||
+                if ((r = twin_seed_str(s, v, "title", p, NULL, TWIN_NULL_REFUSED, &title)) < 0 ||
+                    (r = twin_seed_str(s, v, "description", p, NULL, TWIN_NULL_KEPT, &desc)) < 0 ||
+                    (r = twin_seed_str(s, v, "state", p, "open", TWIN_NULL_REFUSED, &state)) < 0 ||
                     (r = seed_time(s, v, "due_on", p, NULL, &due)) < 0)
                         return r;
                 if (!title || !title[0])
@@ -481,10 +431,10 @@ static int seed_milestones(Seed *s, const json_t *r0, json_t *repo, const char *
         return 0;
 }
 
-static int seed_files(Seed *s, const json_t *r0, json_t *repo, const char *path)
+static int seed_files(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
 {
         json_t *a;
-        int r = seed_array(s, r0, "files", path, &a);
+        int r = twin_seed_array(s, r0, "files", path, &a);
         if (r < 0)
                 return r;
         size_t i;
@@ -495,8 +445,8 @@ static int seed_files(Seed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *fpath, *content;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "path", p, NULL, false, &fpath)) < 0 ||
-                    (r = seed_str(s, v, "content", p, "", false, &content)) < 0)
+                if ((r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
+                    (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0)
                         return r;
                 if (!fpath || !fpath[0] || fpath[0] == '/')
                         return twin_seed_error(s->err, s->errlen,
@@ -510,11 +460,11 @@ static int seed_files(Seed *s, const json_t *r0, json_t *repo, const char *path)
         return 0;
 }
 
-static int seed_comments(Seed *s, const json_t *i0, json_t *row, const char *author,
+static int seed_comments(TwinSeed *s, const json_t *i0, json_t *row, const char *author,
                          const char *created, const char *path)
 {
         json_t *a;
-        int r = seed_array(s, i0, "comments", path, &a);
+        int r = twin_seed_array(s, i0, "comments", path, &a);
         if (r < 0)
                 return r;
         size_t i;
@@ -530,7 +480,7 @@ static int seed_comments(Seed *s, const json_t *i0, json_t *row, const char *aut
                 else if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: must be an object or a string", p);
-                else if ((r = seed_str(s, v, "body", p, NULL, false, &body)) < 0)
+                else if ((r = twin_seed_str(s, v, "body", p, NULL, TWIN_NULL_REFUSED, &body)) < 0)
                         return r;
                 if (!body)
                         return twin_seed_error(s->err, s->errlen, "%s: needs a body", p);
@@ -551,7 +501,7 @@ static int seed_comments(Seed *s, const json_t *i0, json_t *row, const char *aut
 }
 
 /* One issue or pull request (is_pr) of a repository seed. */
-static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, bool is_pr)
+static int seed_item(TwinSeed *s, json_t *repo, const json_t *v, const char *path, bool is_pr)
 {
         int r;
         if (!json_is_object(v))
@@ -575,11 +525,11 @@ static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, b
 
         const char *title, *body, *state, *reason, *c_at, *u_at, *cl_at;
         bool locked = false, merged = false, draft = false;
-        if ((r = seed_str(s, v, "title", path, NULL, false, &title)) < 0 ||
-            (r = seed_str(s, v, "body", path, NULL, true, &body)) < 0 ||
-            (r = seed_str(s, v, "state", path, "open", false, &state)) < 0 ||
-            (r = seed_str(s, v, "state_reason", path, NULL, true, &reason)) < 0 ||
-            (r = seed_bool(s, v, "locked", path, false, &locked)) < 0 ||
+        if ((r = twin_seed_str(s, v, "title", path, NULL, TWIN_NULL_REFUSED, &title)) < 0 ||
+            (r = twin_seed_str(s, v, "body", path, NULL, TWIN_NULL_KEPT, &body)) < 0 ||
+            (r = twin_seed_str(s, v, "state", path, "open", TWIN_NULL_REFUSED, &state)) < 0 ||
+            (r = twin_seed_str(s, v, "state_reason", path, NULL, TWIN_NULL_KEPT, &reason)) < 0 ||
+            (r = twin_seed_bool(s, v, "locked", path, false, &locked)) < 0 ||
             (r = seed_time(s, v, "created_at", path, SEED_TIME, &c_at)) < 0 ||
             (r = seed_time(s, v, "updated_at", path, c_at, &u_at)) < 0 ||
             (r = seed_time(s, v, "closed_at", path, NULL, &cl_at)) < 0)
@@ -587,8 +537,8 @@ static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, b
         if (!title || !title[0])
                 return twin_seed_error(s->err, s->errlen, "%s: needs a title", path);
         if (is_pr) {
-                if ((r = seed_bool(s, v, "merged", path, false, &merged)) < 0 ||
-                    (r = seed_bool(s, v, "draft", path, false, &draft)) < 0)
+                if ((r = twin_seed_bool(s, v, "merged", path, false, &merged)) < 0 ||
+                    (r = twin_seed_bool(s, v, "draft", path, false, &draft)) < 0)
                         return r;
                 if (streq(state, "merged")) {
                         state = "closed";
@@ -624,7 +574,7 @@ static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, b
         json_t *la;
         if (!labels)
                 return -ENOMEM;
-        if ((r = seed_array(s, v, "labels", path, &la)) < 0)
+        if ((r = twin_seed_array(s, v, "labels", path, &la)) < 0)
                 return r;
         size_t i;
         json_t *l;
@@ -683,10 +633,11 @@ static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, b
         if (is_pr) {
                 const char *head, *base;
                 json_t *reviews;
-                if ((r = seed_str(s, v, "head", path, "feature", false, &head)) < 0 ||
-                    (r = seed_str(s, v, "base", path, json_get_str(repo, "default_branch"), false,
-                                  &base)) < 0 ||
-                    (r = seed_array(s, v, "reviews", path, &reviews)) < 0)
+                if ((r = twin_seed_str(s, v, "head", path, "feature", TWIN_NULL_REFUSED, &head)) <
+                            0 ||
+                    (r = twin_seed_str(s, v, "base", path, json_get_str(repo, "default_branch"),
+                                       TWIN_NULL_REFUSED, &base)) < 0 ||
+                    (r = twin_seed_array(s, v, "reviews", path, &reviews)) < 0)
                         return r;
                 if (json_object_set_new(row, "merged", json_boolean(merged)) < 0 ||
                     json_object_set_new(row, "merged_at",
@@ -705,7 +656,7 @@ static int seed_item(Seed *s, json_t *repo, const json_t *v, const char *path, b
                        : 0;
 }
 
-static int seed_repo(Seed *s, const json_t *v, size_t idx)
+static int seed_repo(TwinSeed *s, const json_t *v, size_t idx)
 {
         char path[64];
         int r;
@@ -716,9 +667,9 @@ static int seed_repo(Seed *s, const json_t *v, size_t idx)
         const char *owner = NULL, *name = NULL, *full = NULL, *desc, *branch, *c_at, *u_at;
         char split[256];
         bool priv = false;
-        if ((r = seed_str(s, v, "owner", path, NULL, false, &owner)) < 0 ||
-            (r = seed_str(s, v, "name", path, NULL, false, &name)) < 0 ||
-            (r = seed_str(s, v, "full_name", path, NULL, false, &full)) < 0)
+        if ((r = twin_seed_str(s, v, "owner", path, NULL, TWIN_NULL_REFUSED, &owner)) < 0 ||
+            (r = twin_seed_str(s, v, "name", path, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
+            (r = twin_seed_str(s, v, "full_name", path, NULL, TWIN_NULL_REFUSED, &full)) < 0)
                 return r;
         /* "full_name": "acme/api" stands for owner + name */
         if (full && (!owner || !name)) {
@@ -743,9 +694,10 @@ static int seed_repo(Seed *s, const json_t *v, size_t idx)
         if (repo_find(s->world, owner, name))
                 return twin_seed_error(s->err, s->errlen, "%s: duplicate repository %s/%s", path,
                                        owner, name);
-        if ((r = seed_str(s, v, "description", path, NULL, true, &desc)) < 0 ||
-            (r = seed_bool(s, v, "private", path, false, &priv)) < 0 ||
-            (r = seed_str(s, v, "default_branch", path, "main", false, &branch)) < 0 ||
+        if ((r = twin_seed_str(s, v, "description", path, NULL, TWIN_NULL_KEPT, &desc)) < 0 ||
+            (r = twin_seed_bool(s, v, "private", path, false, &priv)) < 0 ||
+            (r = twin_seed_str(s, v, "default_branch", path, "main", TWIN_NULL_REFUSED, &branch)) <
+                    0 ||
             (r = seed_time(s, v, "created_at", path, SEED_TIME, &c_at)) < 0 ||
             (r = seed_time(s, v, "updated_at", path, c_at, &u_at)) < 0)
                 return r;
@@ -772,7 +724,7 @@ static int seed_repo(Seed *s, const json_t *v, size_t idx)
         const char *lists[] = {"issues", "pull_requests"};
         for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
                 json_t *a;
-                if ((r = seed_array(s, v, lists[k], path, &a)) < 0)
+                if ((r = twin_seed_array(s, v, lists[k], path, &a)) < 0)
                         return r;
                 size_t i;
                 json_t *item;
@@ -789,31 +741,21 @@ static int seed_repo(Seed *s, const json_t *v, size_t idx)
 static int github_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         static const char *const keys[] = {"users", "repositories", "viewer"};
-        const char *key;
-        json_t *v;
-        json_object_foreach ((json_t *)seed, key, v) {
-                bool known = false;
-                for (size_t i = 0; i < ELEMENTSOF(keys); i++)
-                        known = known || streq(key, keys[i]);
-                if (!known)
-                        return twin_seed_error(err, errlen,
-                                               "unknown key \"%s\" (a github seed has users, "
-                                               "repositories, viewer)",
-                                               key);
-        }
+        int r = twin_seed_keys(seed, "github", keys, ELEMENTSOF(keys), err, errlen);
+        if (r < 0)
+                return r;
 
         _cleanup_json_ json_t *world =
                 json_pack("{s:[], s:[], s:I}", "users", "repositories", "next_id", (json_int_t)1);
         if (!world)
                 return -ENOMEM;
-        Seed s = {.world = world, .err = err, .errlen = errlen};
-        int r = seed_users(&s, seed);
-        if (r < 0)
+        TwinSeed s = {.world = world, .err = err, .errlen = errlen};
+        if ((r = seed_users(&s, seed)) < 0)
                 return r;
         if ((r = seed_viewer(&s, seed)) < 0)
                 return r;
-        json_t *repos;
-        if ((r = seed_array(&s, seed, "repositories", "", &repos)) < 0)
+        json_t *repos, *v;
+        if ((r = twin_seed_array(&s, seed, "repositories", "", &repos)) < 0)
                 return r;
         size_t i;
         json_array_foreach (repos, i, v) {
@@ -854,14 +796,11 @@ static int not_found(TwinReply *rp)
 /* 422 Validation Failed with one {resource, field, code} (GitHub "Client errors"). */
 static int invalid(TwinReply *rp, const char *resource, const char *field, const char *code)
 {
-        json_t *body =
-                json_pack("{s:s, s:[{s:s, s:s, s:s}], s:s, s:s}", "message", "Validation Failed",
-                          "errors", "resource", resource, "field", field, "code", code,
-                          "documentation_url", DOCS_URL, "status", "422");
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, 422, body);
-        return 0;
+        return twin_reply_body(rp, 422,
+                               json_pack("{s:s, s:[{s:s, s:s, s:s}], s:s, s:s}", "message",
+                                         "Validation Failed", "errors", "resource", resource,
+                                         "field", field, "code", code, "documentation_url",
+                                         DOCS_URL, "status", "422"));
 }
 
 /* ------------------------------------------------------------------ rendering */
@@ -1081,18 +1020,28 @@ static int arg_repo(TwinCall *c, TwinReply *rp, json_t **ret)
         return 1;
 }
 
-/* Resolves args issue_number within repo. Same returns as arg_repo; *ret_idx its index. */
-static int arg_issue(TwinCall *c, TwinReply *rp, json_t *repo, json_t **ret, size_t *ret_idx)
+/*
+ * Resolves args owner/repo as arg_repo does, then issue_number within that repository: the
+ * preamble of every issue action. Same returns as arg_repo, with *ret_repo, *ret_issue and,
+ * when ret_idx is not NULL, the issue's index in the repository's issues.
+ */
+static int arg_repo_issue(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_issue,
+                          size_t *ret_idx)
 {
+        json_t *repo;
+        int r = arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
         int64_t n;
-        int r = twin_arg_int(c->args, "issue_number", 1, INT64_MAX, &n);
+        r = twin_arg_int(c->args, "issue_number", 1, INT64_MAX, &n);
         if (r == -ENOENT)
                 return invalid(rp, "Issue", "issue_number", "missing_field");
         /* a non-number never matches GitHub's route either: Not Found */
         json_t *issue = r < 0 ? NULL : number_find(repo, "issues", n, ret_idx);
         if (!issue)
                 return not_found(rp);
-        *ret = issue;
+        *ret_repo = repo;
+        *ret_issue = issue;
         return 1;
 }
 
@@ -1272,16 +1221,6 @@ static int paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret)
         return 0;
 }
 
-/* Records a changed row: state_mutation + {before, after} (before NULL for a new row). */
-static int mutated(TwinReply *rp, const json_t *before, const json_t *after)
-{
-        twin_reply_delta(rp, before, after);
-        if (!rp->state_delta)
-                return -ENOMEM;
-        rp->state_mutation = true;
-        return 0;
-}
-
 /*
  * Replaces issues[idx] of repo with next when it differs from the current row (ignoring
  * updated_at, which then becomes now). Sets the tape delta. Returns 0 or -ENOMEM.
@@ -1297,16 +1236,7 @@ static int issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, js
         if (json_object_set_new(next, "updated_at", json_string(now)) < 0 ||
             json_array_set(issues, idx, next) < 0)
                 return -ENOMEM;
-        return mutated(rp, before, next);
-}
-
-static int reply_issue(TwinCall *c, TwinReply *rp, int status, json_t *repo, json_t *issue)
-{
-        json_t *body = render_issue(c, repo, issue);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, status, body);
-        return 0;
+        return twin_reply_mutation(rp, before, next);
 }
 
 /* ------------------------------------------------------------------ actions */
@@ -1341,11 +1271,7 @@ static int act_get_repository(TwinCall *c, TwinReply *rp)
         int r = arg_repo(c, rp, &repo);
         if (r <= 0)
                 return r;
-        json_t *body = render_repo(c, repo);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, body);
-        return 0;
+        return twin_reply_body(rp, 200, render_repo(c, repo));
 }
 
 typedef struct IssueOrder {
@@ -1470,13 +1396,10 @@ static int act_list_issues(TwinCall *c, TwinReply *rp)
 static int act_get_issue(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
-        int r = arg_repo(c, rp, &repo);
+        int r = arg_repo_issue(c, rp, &repo, &issue, NULL);
         if (r <= 0)
                 return r;
-        r = arg_issue(c, rp, repo, &issue, NULL);
-        if (r <= 0)
-                return r;
-        return reply_issue(c, rp, 200, repo, issue);
+        return twin_reply_body(rp, 200, render_issue(c, repo, issue));
 }
 
 /*
@@ -1576,20 +1499,17 @@ static int act_create_issue(TwinCall *c, TwinReply *rp)
             json_object_set_new(row, "node_id", node_id("Issue", id)) < 0 ||
             json_array_append(json_object_get(repo, "issues"), row) < 0)
                 return -ENOMEM;
-        r = mutated(rp, NULL, row);
+        r = twin_reply_mutation(rp, NULL, row);
         if (r < 0)
                 return r;
-        return reply_issue(c, rp, 201, repo, row);
+        return twin_reply_body(rp, 201, render_issue(c, repo, row));
 }
 
 static int act_update_issue(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
         size_t idx;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, &idx);
+        int r = arg_repo_issue(c, rp, &repo, &issue, &idx);
         if (r <= 0)
                 return r;
 
@@ -1630,7 +1550,7 @@ static int act_update_issue(TwinCall *c, TwinReply *rp)
         r = issue_commit(c, rp, repo, idx, next);
         if (r < 0)
                 return r;
-        return reply_issue(c, rp, 200, repo, next);
+        return twin_reply_body(rp, 200, render_issue(c, repo, next));
 }
 
 /* add_issue_assignees (add) and remove_issue_assignees (!add). */
@@ -1638,10 +1558,7 @@ static int change_assignees(TwinCall *c, TwinReply *rp, bool add)
 {
         json_t *repo, *issue;
         size_t idx;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, &idx);
+        int r = arg_repo_issue(c, rp, &repo, &issue, &idx);
         if (r <= 0)
                 return r;
 
@@ -1678,7 +1595,7 @@ static int change_assignees(TwinCall *c, TwinReply *rp, bool add)
         if (r < 0)
                 return r;
         /* POST answers 201 Created even when nothing changed, as GitHub does */
-        return reply_issue(c, rp, add ? 201 : 200, repo, next);
+        return twin_reply_body(rp, add ? 201 : 200, render_issue(c, repo, next));
 }
 
 static int act_add_issue_assignees(TwinCall *c, TwinReply *rp)
@@ -1694,11 +1611,7 @@ static int act_remove_issue_assignees(TwinCall *c, TwinReply *rp)
 static int act_add_issue_comment(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
-        size_t idx;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, &idx);
+        int r = arg_repo_issue(c, rp, &repo, &issue, NULL);
         if (r <= 0)
                 return r;
         const char *body;
@@ -1717,23 +1630,16 @@ static int act_add_issue_comment(TwinCall *c, TwinReply *rp)
         if (!comment || json_array_append(json_object_get(issue, "comments"), comment) < 0 ||
             json_object_set_new(issue, "updated_at", json_string(now)) < 0)
                 return -ENOMEM;
-        r = mutated(rp, NULL, comment);
+        r = twin_reply_mutation(rp, NULL, comment);
         if (r < 0)
                 return r;
-        json_t *out = render_comment(c, repo, issue, comment);
-        if (!out)
-                return -ENOMEM;
-        twin_reply_json(rp, 201, out);
-        return 0;
+        return twin_reply_body(rp, 201, render_comment(c, repo, issue, comment));
 }
 
 static int act_list_issue_comments(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, NULL);
+        int r = arg_repo_issue(c, rp, &repo, &issue, NULL);
         if (r <= 0)
                 return r;
         const char *since = NULL;
@@ -1765,10 +1671,7 @@ static int act_add_issue_labels(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
         size_t idx;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, &idx);
+        int r = arg_repo_issue(c, rp, &repo, &issue, &idx);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *names = NULL;
@@ -1791,21 +1694,14 @@ static int act_add_issue_labels(TwinCall *c, TwinReply *rp)
         r = issue_commit(c, rp, repo, idx, next);
         if (r < 0)
                 return r;
-        json_t *out = render_labels(c, repo, list);
-        if (!out)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, out);
-        return 0;
+        return twin_reply_body(rp, 200, render_labels(c, repo, list));
 }
 
 static int act_remove_issue_label(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *issue;
         size_t idx;
-        int r = arg_repo(c, rp, &repo);
-        if (r <= 0)
-                return r;
-        r = arg_issue(c, rp, repo, &issue, &idx);
+        int r = arg_repo_issue(c, rp, &repo, &issue, &idx);
         if (r <= 0)
                 return r;
         const char *name;
@@ -1830,11 +1726,7 @@ static int act_remove_issue_label(TwinCall *c, TwinReply *rp)
         r = issue_commit(c, rp, repo, idx, next);
         if (r < 0)
                 return r;
-        json_t *out = render_labels(c, repo, list);
-        if (!out)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, out);
-        return 0;
+        return twin_reply_body(rp, 200, render_labels(c, repo, list));
 }
 
 /* ------------------------------------------------------------------ public state, tables */

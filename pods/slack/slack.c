@@ -171,12 +171,6 @@ static json_t *msg_find(json_t *ch, int64_t ts_us, size_t *ret_idx)
 
 /* ------------------------------------------------------------------ seed */
 
-typedef struct Seed {
-        json_t *world;
-        char *err;
-        size_t errlen;
-} Seed;
-
 static bool id_valid(const char *s, const char *prefixes)
 {
         size_t n = strlen(s);
@@ -190,45 +184,8 @@ static bool channel_name_valid(const char *s)
         return n > 0 && n <= 80 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") == n;
 }
 
-static int seed_str(Seed *s, const json_t *o, const char *key, const char *path, const char *def,
-                    const char **ret)
-{
-        json_t *v = json_object_get(o, key);
-        if (!v || json_is_null(v)) {
-                *ret = def;
-                return 0;
-        }
-        if (!json_is_string(v))
-                return twin_seed_error(s->err, s->errlen, "%s.%s: must be a string", path, key);
-        *ret = json_string_value(v);
-        return 0;
-}
-
-static int seed_bool(Seed *s, const json_t *o, const char *key, const char *path, bool *ret)
-{
-        json_t *v = json_object_get(o, key);
-        if (v && !json_is_boolean(v))
-                return twin_seed_error(s->err, s->errlen, "%s.%s: must be true or false", path,
-                                       key);
-        *ret = json_is_true(v);
-        return 0;
-}
-
-static int seed_array(Seed *s, const json_t *o, const char *key, const char *path, json_t **ret)
-{
-        json_t *v = json_object_get(o, key);
-        *ret = NULL;
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_array(v))
-                return twin_seed_error(s->err, s->errlen, "%s%s%s: must be an array", path,
-                                       path[0] ? "." : "", key);
-        *ret = v;
-        return 0;
-}
-
 /* A user reference (id or name) → the user's id. */
-static int seed_user_ref(Seed *s, json_t *v, const char *path, const char **ret)
+static int seed_user_ref(TwinSeed *s, json_t *v, const char *path, const char **ret)
 {
         json_t *u = json_is_string(v) ? user_resolve(s->world, json_string_value(v)) : NULL;
         if (!u)
@@ -238,16 +195,16 @@ static int seed_user_ref(Seed *s, json_t *v, const char *path, const char **ret)
         return 0;
 }
 
-static int seed_team(Seed *s, const json_t *seed)
+static int seed_team(TwinSeed *s, const json_t *seed)
 {
         json_t *t = json_object_get(seed, "team");
         const char *id = NULL, *name = "pome", *domain = NULL;
         int r;
         if (t && !json_is_object(t))
                 return twin_seed_error(s->err, s->errlen, "team: must be an object");
-        if ((r = seed_str(s, t, "id", "team", NULL, &id)) < 0 ||
-            (r = seed_str(s, t, "name", "team", name, &name)) < 0 ||
-            (r = seed_str(s, t, "domain", "team", NULL, &domain)) < 0)
+        if ((r = twin_seed_str(s, t, "id", "team", NULL, TWIN_NULL_ABSENT, &id)) < 0 ||
+            (r = twin_seed_str(s, t, "name", "team", name, TWIN_NULL_ABSENT, &name)) < 0 ||
+            (r = twin_seed_str(s, t, "domain", "team", NULL, TWIN_NULL_ABSENT, &domain)) < 0)
                 return r;
         if (id && !id_valid(id, "TE"))
                 return twin_seed_error(s->err, s->errlen,
@@ -269,47 +226,63 @@ static int seed_team(Seed *s, const json_t *seed)
         return json_object_set_new(s->world, "team", team) < 0 ? -ENOMEM : 0;
 }
 
-static int seed_users(Seed *s, const json_t *seed)
+/*
+ * The first pass over the seed's users or channels (the array a, at list): every entry is an
+ * object, and an id it brings looks like ours (a first letter out of prefixes; shape says
+ * how, for the message) and is not taken by a user or an earlier row. Appends one {id} row
+ * per entry ({} without an id) to rows, so the ids generated later never collide with a
+ * seeded one.
+ */
+static int seed_ids(TwinSeed *s, const json_t *a, const char *list, const char *prefixes,
+                    const char *shape, json_t *rows)
+{
+        size_t i;
+        json_t *v;
+        json_array_foreach (a, i, v) {
+                char p[64];
+                const char *id;
+                int r;
+                snprintf(p, sizeof(p), "%s[%zu]", list, i);
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = twin_seed_str(s, v, "id", p, NULL, TWIN_NULL_ABSENT, &id)) < 0)
+                        return r;
+                if (id && !id_valid(id, prefixes))
+                        return twin_seed_error(s->err, s->errlen, "%s.id: must look like %s", p,
+                                               shape);
+                if (id && (find_by(rows, "id", id) || user_by_id(s->world, id)))
+                        return twin_seed_error(s->err, s->errlen, "%s.id: duplicate id \"%s\"", p,
+                                               id);
+                if (json_array_append_new(rows, json_pack("{s:s?}", "id", id)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int seed_users(TwinSeed *s, const json_t *seed)
 {
         json_t *a, *users = json_object_get(s->world, "users");
-        int r = seed_array(s, seed, "users", "", &a);
+        int r = twin_seed_array(s, seed, "users", "", &a);
+        if (r < 0)
+                return r;
+        r = seed_ids(s, a, "users", "UW", "\"U0123ABCD\" (U or W + capitals, digits)", users);
         if (r < 0)
                 return r;
         size_t i;
         json_t *v;
-        /* first pass: the seed's own ids, so generated ones never collide with them */
-        json_array_foreach (a, i, v) {
-                char p[64];
-                const char *id = NULL;
-                snprintf(p, sizeof(p), "users[%zu]", i);
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "id", p, NULL, &id)) < 0)
-                        return r;
-                if (id && !id_valid(id, "UW"))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.id: must look like \"U0123ABCD\" (U or W + "
-                                               "capitals, digits)",
-                                               p);
-                if (id && user_by_id(s->world, id))
-                        return twin_seed_error(s->err, s->errlen, "%s.id: duplicate id \"%s\"", p,
-                                               id);
-                if (json_array_append_new(users, json_pack("{s:s?}", "id", id)) < 0)
-                        return -ENOMEM;
-        }
         json_array_foreach (a, i, v) {
                 char p[64], gen[16];
                 const char *id, *name, *real, *tz, *bot_id;
                 bool is_bot = false, is_admin = false, deleted = false;
                 json_t *u = json_array_get(users, i), *profile = json_object_get(v, "profile");
                 snprintf(p, sizeof(p), "users[%zu]", i);
-                if ((r = seed_str(s, v, "name", p, NULL, &name)) < 0 ||
-                    (r = seed_str(s, v, "real_name", p, NULL, &real)) < 0 ||
-                    (r = seed_str(s, v, "tz", p, "UTC", &tz)) < 0 ||
-                    (r = seed_str(s, v, "bot_id", p, NULL, &bot_id)) < 0 ||
-                    (r = seed_bool(s, v, "is_bot", p, &is_bot)) < 0 ||
-                    (r = seed_bool(s, v, "is_admin", p, &is_admin)) < 0 ||
-                    (r = seed_bool(s, v, "deleted", p, &deleted)) < 0)
+                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                    (r = twin_seed_str(s, v, "real_name", p, NULL, TWIN_NULL_ABSENT, &real)) < 0 ||
+                    (r = twin_seed_str(s, v, "tz", p, "UTC", TWIN_NULL_ABSENT, &tz)) < 0 ||
+                    (r = twin_seed_str(s, v, "bot_id", p, NULL, TWIN_NULL_ABSENT, &bot_id)) < 0 ||
+                    (r = twin_seed_bool(s, v, "is_bot", p, false, &is_bot)) < 0 ||
+                    (r = twin_seed_bool(s, v, "is_admin", p, false, &is_admin)) < 0 ||
+                    (r = twin_seed_bool(s, v, "deleted", p, false, &deleted)) < 0)
                         return r;
                 if (!name || !name[0] || strchr(name, ' '))
                         return twin_seed_error(s->err, s->errlen,
@@ -346,7 +319,7 @@ static int seed_users(Seed *s, const json_t *seed)
         return 0;
 }
 
-static int seed_bot(Seed *s)
+static int seed_bot(TwinSeed *s)
 {
         json_t *users = json_object_get(s->world, "users");
         json_t *bot = NULL;
@@ -381,7 +354,7 @@ static int seed_bot(Seed *s)
 }
 
 /* topic / purpose: a string or {value, creator?, last_set?}. */
-static int seed_topic(Seed *s, const json_t *ch, const char *key, const char *path,
+static int seed_topic(TwinSeed *s, const json_t *ch, const char *key, const char *path,
                       const char *creator, int64_t created, json_t *row)
 {
         json_t *v = json_object_get(ch, key);
@@ -392,7 +365,7 @@ static int seed_topic(Seed *s, const json_t *ch, const char *key, const char *pa
         else if (json_is_object(v)) {
                 char p[128];
                 snprintf(p, sizeof(p), "%s.%s", path, key);
-                if ((r = seed_str(s, v, "value", p, "", &value)) < 0)
+                if ((r = twin_seed_str(s, v, "value", p, "", TWIN_NULL_ABSENT, &value)) < 0)
                         return r;
         } else if (v && !json_is_null(v))
                 return twin_seed_error(s->err, s->errlen, "%s.%s: must be a string or {value}",
@@ -402,10 +375,10 @@ static int seed_topic(Seed *s, const json_t *ch, const char *key, const char *pa
         return json_object_set_new(row, key, t) < 0 ? -ENOMEM : 0;
 }
 
-static int seed_reactions(Seed *s, const json_t *m, const char *path, json_t *row)
+static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t *row)
 {
         json_t *a;
-        int r = seed_array(s, m, "reactions", path, &a);
+        int r = twin_seed_array(s, m, "reactions", path, &a);
         if (r < 0 || !a)
                 return r;
         _cleanup_json_ json_t *out = json_array();
@@ -420,8 +393,8 @@ static int seed_reactions(Seed *s, const json_t *m, const char *path, json_t *ro
                 snprintf(p, sizeof(p), "%s.reactions[%zu]", path, i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "name", p, NULL, &name)) < 0 ||
-                    (r = seed_array(s, v, "users", p, &users)) < 0)
+                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                    (r = twin_seed_array(s, v, "users", p, &users)) < 0)
                         return r;
                 if (!name || !name[0])
                         return twin_seed_error(s->err, s->errlen, "%s: needs a name", p);
@@ -459,10 +432,10 @@ static int cmp_msg(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
-static int seed_messages(Seed *s, const json_t *ch, const char *path, json_t *row)
+static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t *row)
 {
         json_t *a;
-        int r = seed_array(s, ch, "messages", path, &a);
+        int r = twin_seed_array(s, ch, "messages", path, &a);
         if (r < 0)
                 return r;
         json_t *msgs = json_object_get(row, "messages");
@@ -476,7 +449,7 @@ static int seed_messages(Seed *s, const json_t *ch, const char *path, json_t *ro
                 snprintf(p, sizeof(p), "%s.messages[%zu]", path, i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "text", p, "", &text)) < 0)
+                if ((r = twin_seed_str(s, v, "text", p, "", TWIN_NULL_ABSENT, &text)) < 0)
                         return r;
                 json_t *jts = json_object_get(v, "ts");
                 if (jts && ts_parse(jts, &ts) < 0)
@@ -548,34 +521,18 @@ static int seed_messages(Seed *s, const json_t *ch, const char *path, json_t *ro
         return json_object_set_new(s->world, "last_ts_us", json_integer(last)) < 0 ? -ENOMEM : 0;
 }
 
-static int seed_channels(Seed *s, const json_t *seed)
+static int seed_channels(TwinSeed *s, const json_t *seed)
 {
         json_t *a, *chans = json_object_get(s->world, "channels");
-        int r = seed_array(s, seed, "channels", "", &a);
+        int r = twin_seed_array(s, seed, "channels", "", &a);
+        if (r < 0)
+                return r;
+        r = seed_ids(s, a, "channels", "CGD", "\"C0123ABCD\" (C, G or D + capitals, digits)",
+                     chans);
         if (r < 0)
                 return r;
         size_t i;
         json_t *v;
-        /* first pass: the seed's own ids, as for users */
-        json_array_foreach (a, i, v) {
-                char p[64];
-                const char *id;
-                snprintf(p, sizeof(p), "channels[%zu]", i);
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_str(s, v, "id", p, NULL, &id)) < 0)
-                        return r;
-                if (id && !id_valid(id, "CGD"))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.id: must look like \"C0123ABCD\" (C, G or D + "
-                                               "capitals, digits)",
-                                               p);
-                if (id && (find_by(chans, "id", id) || user_by_id(s->world, id)))
-                        return twin_seed_error(s->err, s->errlen, "%s.id: duplicate id \"%s\"", p,
-                                               id);
-                if (json_array_append_new(chans, json_pack("{s:s?}", "id", id)) < 0)
-                        return -ENOMEM;
-        }
         const char *bot = json_get_str(json_object_get(s->world, "bot"), "user_id");
         json_array_foreach (a, i, v) {
                 char p[64], gen[16];
@@ -583,10 +540,10 @@ static int seed_channels(Seed *s, const json_t *seed)
                 bool priv = false, archived = false;
                 json_t *row = json_array_get(chans, i), *members;
                 snprintf(p, sizeof(p), "channels[%zu]", i);
-                if ((r = seed_str(s, v, "name", p, NULL, &name)) < 0 ||
-                    (r = seed_bool(s, v, "is_private", p, &priv)) < 0 ||
-                    (r = seed_bool(s, v, "is_archived", p, &archived)) < 0 ||
-                    (r = seed_array(s, v, "members", p, &members)) < 0)
+                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                    (r = twin_seed_bool(s, v, "is_private", p, false, &priv)) < 0 ||
+                    (r = twin_seed_bool(s, v, "is_archived", p, false, &archived)) < 0 ||
+                    (r = twin_seed_array(s, v, "members", p, &members)) < 0)
                         return r;
                 if (name && name[0] == '#')
                         name++;
@@ -661,25 +618,15 @@ static int seed_channels(Seed *s, const json_t *seed)
 static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         static const char *const keys[] = {"team", "users", "channels", "secrets"};
-        const char *key;
-        json_t *v;
-        json_object_foreach ((json_t *)seed, key, v) {
-                bool known = false;
-                for (size_t i = 0; i < ELEMENTSOF(keys); i++)
-                        known = known || streq(key, keys[i]);
-                if (!known)
-                        return twin_seed_error(err, errlen,
-                                               "unknown key \"%s\" (a slack seed has team, users, "
-                                               "channels, secrets)",
-                                               key);
-        }
+        int r = twin_seed_keys(seed, "slack", keys, ELEMENTSOF(keys), err, errlen);
+        if (r < 0)
+                return r;
         _cleanup_json_ json_t *world =
                 json_pack("{s:[], s:[], s:I, s:I}", "users", "channels", "next_id", (json_int_t)1,
                           "last_ts_us", (json_int_t)0);
         if (!world)
                 return -ENOMEM;
-        Seed s = {.world = world, .err = err, .errlen = errlen};
-        int r;
+        TwinSeed s = {.world = world, .err = err, .errlen = errlen};
         if ((r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
             (r = seed_bot(&s)) < 0 || (r = seed_channels(&s, seed)) < 0)
                 return r;
@@ -1107,10 +1054,9 @@ static int post(TwinCall *c, TwinReply *rp, bool need_thread)
             json_array_append(json_object_get(ch, "messages"), m) < 0)
                 return -ENOMEM;
 
-        twin_reply_delta(rp, NULL, m);
-        if (!rp->state_delta)
-                return -ENOMEM;
-        rp->state_mutation = true;
+        r = twin_reply_mutation(rp, NULL, m);
+        if (r < 0)
+                return r;
         return ok(rp, json_pack("{s:O, s:O, s:o}", "channel", json_object_get(ch, "id"), "ts",
                                 json_object_get(m, "ts"), "message", render_message(c, ch, m)));
 }
@@ -1196,10 +1142,12 @@ static int act_add_reaction(TwinCall *c, TwinReply *rp)
                                                               "users", bot, "count", 1)) < 0)
                 return -ENOMEM;
 
-        twin_reply_delta(rp, m, next);
-        if (!rp->state_delta || json_array_set(json_object_get(ch, "messages"), idx, next) < 0)
+        /* the delta first: setting the row releases m */
+        r = twin_reply_mutation(rp, m, next);
+        if (r < 0)
+                return r;
+        if (json_array_set(json_object_get(ch, "messages"), idx, next) < 0)
                 return -ENOMEM;
-        rp->state_mutation = true;
         return ok(rp, json_object());
 }
 

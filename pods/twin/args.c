@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Argument readers for actions, base64, seed error messages. */
-#include <stdarg.h>
-
+/* Argument readers for actions, base64. */
 #include "common/json-util.h"
 #include "kind.h"
 
@@ -166,15 +164,4 @@ int twin_base64_decode(const char *s, char **ret)
         out[o] = 0;
         *ret = TAKE_PTR(out);
         return 0;
-}
-
-int twin_seed_error(char *err, size_t errlen, const char *fmt, ...)
-{
-        if (err && errlen > 0) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(err, errlen, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
 }

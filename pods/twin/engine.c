@@ -346,10 +346,7 @@ static int serve_pome(Twin *t, const TwinRequest *rq, TwinReply *rp, const char 
                                  "tools", (json_int_t)t->kind->n_actions);
         else
                 body = t->kind->public_state(t->world);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, body);
-        return 0;
+        return twin_reply_body(rp, 200, body);
 }
 
 static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)

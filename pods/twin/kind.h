@@ -51,8 +51,53 @@ int twin_base64_decode(const char *s, char **ret);
  */
 json_t *twin_json_string_lossy(const char *s, size_t n);
 
+/* ----- seed validation, for load_seed (seed.c) ----- */
+
 /*
  * For load_seed: writes a printf-style message into err (errlen bytes, may be 0) and
  * returns -EINVAL.
  */
 int twin_seed_error(char *err, size_t errlen, const char *fmt, ...) _printf_(3, 4);
+
+/*
+ * Refuses a member of the seed object (borrowed) that is not one of the n names in keys:
+ * -EINVAL with "unknown key \"k\" (a <kind> seed has <keys, in order>)" in err (errlen bytes,
+ * may be 0). Returns 0 when every member is known.
+ */
+int twin_seed_keys(const json_t *seed, const char *kind, const char *const *keys, size_t n,
+                   char *err, size_t errlen);
+
+/*
+ * A seed being loaded: the world load_seed builds (borrowed, the kind's own) and where a
+ * refusal's message goes (err, errlen bytes, may be 0), as load_seed received them.
+ */
+typedef struct TwinSeed {
+        json_t *world;
+        char *err;
+        size_t errlen;
+} TwinSeed;
+
+/* What a JSON null member means to twin_seed_str. */
+typedef enum TwinSeedNull {
+        TWIN_NULL_REFUSED, /* an error: "must be a string" */
+        TWIN_NULL_KEPT,    /* an explicit null: *ret = NULL ("must be a string or null") */
+        TWIN_NULL_ABSENT,  /* as if the member were absent: *ret = def */
+} TwinSeedNull;
+
+/*
+ * Readers of the optional member key of the seed entry o (borrowed; NULL reads as an entry
+ * without members) found at path ("repositories[0]", or "" for the seed itself). Each
+ * returns 0 and writes *ret (borrowed from o, or the default), or -EINVAL with
+ * "<path>.<key>: must be ..." in s->err (s->errlen bytes). They never touch s->world.
+ */
+
+/* A string; absent gives def, JSON null what nulls says. */
+int twin_seed_str(TwinSeed *s, const json_t *o, const char *key, const char *path, const char *def,
+                  TwinSeedNull nulls, const char **ret);
+
+/* true or false (JSON null is refused); absent gives def. */
+int twin_seed_bool(TwinSeed *s, const json_t *o, const char *key, const char *path, bool def,
+                   bool *ret);
+
+/* An array; absent or JSON null gives NULL. With path "" the message names key alone. */
+int twin_seed_array(TwinSeed *s, const json_t *o, const char *key, const char *path, json_t **ret);

@@ -20,22 +20,18 @@ static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "202
 /* Fills rp with a JSON-RPC error (id borrowed, NULL = null). */
 static int rpc_error(TwinReply *rp, int status, json_t *id, int code, const char *message)
 {
-        json_t *body = json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
-                                 id ? id : json_null(), "error", "code", code, "message", message);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, status, body);
-        return 0;
+        return twin_reply_body(rp, status,
+                               json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+                                         id ? id : json_null(), "error", "code", code, "message",
+                                         message));
 }
 
 /* Fills rp with a JSON-RPC result (id borrowed, result stolen). */
 static int rpc_result(TwinReply *rp, json_t *id, json_t *result)
 {
-        json_t *body = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, body);
-        return 0;
+        return twin_reply_body(
+                rp, 200,
+                json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
 /* The CallToolResult for an action's reply (MCP "Tools": content, structuredContent). */
@@ -169,21 +165,14 @@ int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
 
 int twin_mcp_list(Twin *t, TwinReply *rp)
 {
-        json_t *body = json_pack("{s:o}", "tools", twin_kind_tools(twin_kind(t)));
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, 200, body);
-        return 0;
+        return twin_reply_body(rp, 200, json_pack("{s:o}", "tools", twin_kind_tools(twin_kind(t))));
 }
 
 /* {error:{code, message}}: the JSON-RPC error object without the envelope. */
 static int plain_error(TwinReply *rp, int status, int code, const char *message)
 {
-        json_t *body = json_pack("{s:{s:i, s:s}}", "error", "code", code, "message", message);
-        if (!body)
-                return -ENOMEM;
-        twin_reply_json(rp, status, body);
-        return 0;
+        return twin_reply_body(
+                rp, status, json_pack("{s:{s:i, s:s}}", "error", "code", code, "message", message));
 }
 
 int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)

@@ -25,6 +25,14 @@ void twin_reply_json(TwinReply *rp, int status, json_t *body)
         rp->body = body;
 }
 
+int twin_reply_body(TwinReply *rp, int status, json_t *body)
+{
+        if (!body)
+                return -ENOMEM;
+        twin_reply_json(rp, status, body);
+        return 0;
+}
+
 void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
 {
         json_decref(rp->state_delta);
@@ -32,6 +40,15 @@ void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
         rp->state_delta =
                 json_pack("{s:o, s:o}", "before", before ? json_deep_copy(before) : json_null(),
                           "after", after ? json_deep_copy(after) : json_null());
+}
+
+int twin_reply_mutation(TwinReply *rp, const json_t *before, const json_t *after)
+{
+        twin_reply_delta(rp, before, after);
+        if (!rp->state_delta)
+                return -ENOMEM;
+        rp->state_mutation = true;
+        return 0;
 }
 
 void twin_format_time(int64_t t, char *buf, size_t len)

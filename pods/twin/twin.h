@@ -185,8 +185,21 @@ json_t *twin_kind_tools(const TwinKind *k);
 /* Sets rp->status and takes ownership of body (may be NULL). */
 void twin_reply_json(TwinReply *rp, int status, json_t *body);
 
+/*
+ * twin_reply_json for a body that must exist: takes ownership of body, where NULL (a
+ * json_pack or a render that failed) leaves rp alone and returns -ENOMEM. Returns 0.
+ */
+int twin_reply_body(TwinReply *rp, int status, json_t *body);
+
 /* Sets the tape's state_delta to {before, after}; both are copied (deep), may be NULL. */
 void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after);
+
+/*
+ * Records that the call changed the world: state_mutation, and state_delta as
+ * twin_reply_delta sets it (before NULL for a new row, after NULL for a removed one).
+ * Returns 0 or -ENOMEM.
+ */
+int twin_reply_mutation(TwinReply *rp, const json_t *before, const json_t *after);
 
 /* Current time as RFC 3339 UTC ("2026-11-29T09:00:00Z") into buf (>= 21 bytes). */
 void twin_format_time(int64_t t, char *buf, size_t len);

@@ -7,81 +7,15 @@
 #include "common/json-util.h"
 #include "kind.h"
 #include "tests/unit/check.h"
+#include "tests/unit/twin-test-util.h"
 
-#define BASE "http://127.0.0.1:7071/github/s/ses_test"
-#define NOW  1780000000 /* 2026-05-28T20:26:40Z */
+#define BASE TWIN_TEST_BASE("github")
 
-static json_t *jp(json_t *j, const char *ptr)
-{
-        while (j && *ptr == '/') {
-                char key[128];
-                size_t l = strcspn(++ptr, "/");
-                snprintf(key, sizeof(key), "%.*s", (int)l, ptr);
-                j = json_is_array(j) ? json_array_get(j, strtoul(key, NULL, 10))
-                                     : json_object_get(j, key);
-                ptr += l;
-        }
-        return j;
-}
-static const char *jps(json_t *j, const char *ptr)
-{
-        return json_string_value(jp(j, ptr));
-}
-static long long jpi(json_t *j, const char *ptr)
-{
-        return json_integer_value(jp(j, ptr));
-}
-
-static json_t *seed_file(const char *name)
-{
-        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/sandbox-images/github/seeds/%s.json", src, name);
-        json_t *j = json_load_file(path, 0, NULL);
-        if (!j) {
-                fprintf(stderr, "cannot load %s\n", path);
-                exit(1);
-        }
-        return j;
-}
-
-static Twin *twin_default(void)
-{
-        _cleanup_json_ json_t *seed = seed_file("default");
-        char err[256];
-        Twin *t = NULL;
-        if (twin_new(&twin_kind_github, seed, &t, err, sizeof(err)) < 0) {
-                fprintf(stderr, "default seed: %s\n", err);
-                exit(1);
-        }
-        twin_set_clock(t, NOW);
-        return t;
-}
-
+/* A REST request with the JSON content type octokit sends on every call. */
 static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
                 const char *body)
 {
-        _cleanup_json_ json_t *headers = json_pack("{s:s}", "content-type", "application/json");
-        TwinRequest rq = {.method = method,
-                          .path = path,
-                          .query = query ? query : "",
-                          .headers = headers,
-                          .body = body,
-                          .body_len = body ? strlen(body) : 0,
-                          .base_url = BASE};
-        twin_reply_done(rp);
-        twin_handle(t, &rq, rp);
-}
-
-/* tools/call name(arguments) over POST /mcp; rp holds the JSON-RPC reply. */
-static void call(Twin *t, TwinReply *rp, const char *name, const char *arguments)
-{
-        char msg[2048];
-        snprintf(msg, sizeof(msg),
-                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"%s\",\"arguments\":%s}}",
-                 name, arguments);
-        req(t, rp, "POST", "/mcp", NULL, msg);
+        twin_test_req(t, rp, method, path, query, "application/json", body);
 }
 
 static json_t *issue_row(Twin *t, int n)
@@ -98,7 +32,7 @@ static json_t *issue_row(Twin *t, int n)
 /* The walkthrough: read issue #1, assign alice, comment — over REST. */
 static void test_walkthrough_rest(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
         req(t, &rp, "GET", "/repos/acme/api/issues", NULL, NULL);
@@ -164,7 +98,7 @@ static void test_walkthrough_rest(void)
 /* The same walkthrough over MCP: same tools stamped, same world. */
 static void test_walkthrough_mcp(void)
 {
-        Twin *rest = twin_default(), *m = twin_default();
+        Twin *rest = twin_test_new("github", "default"), *m = twin_test_new("github", "default");
         TwinReply rp = {};
 
         req(rest, &rp, "POST", "/repos/acme/api/issues/1/assignees", NULL,
@@ -172,25 +106,26 @@ static void test_walkthrough_mcp(void)
         req(rest, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL,
             "{\"body\":\"see acme/api#1\"}");
 
-        call(m, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
+        twin_test_call(m, &rp, "get_issue",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
         CHECK(streq(rp.tool, "get_issue") && json_is_false(jp(rp.body, "/result/isError")));
-        call(m, &rp, "add_issue_assignees",
-             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":\"1\",\"assignees\":[\"alice\"]"
-             "}");
+        twin_test_call(m, &rp, "add_issue_assignees",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":\"1\","
+                       "\"assignees\":[\"alice\"]}");
         CHECK(rp.status == 200 && streq(rp.tool, "add_issue_assignees") && rp.state_mutation);
         CHECK(streq(jps(rp.body, "/result/structuredContent/assignees/0/login"), "alice"));
         CHECK(streq(jps(rp.state_delta, "/after/assignees/0"), "alice"));
-        call(m, &rp, "add_issue_comment",
-             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,\"body\":\"see "
-             "acme/api#1\"}");
+        twin_test_call(m, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,\"body\":\"see "
+                       "acme/api#1\"}");
         CHECK(streq(rp.tool, "add_issue_comment") && rp.state_mutation);
         CHECK(strstr(jps(rp.body, "/result/structuredContent/url"), BASE) != NULL);
 
         CHECK(json_equal(twin_world(rest), twin_world(m)));
 
         /* a refused write over MCP: isError, no mutation, tool still stamped */
-        call(m, &rp, "add_issue_comment",
-             "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
+        twin_test_call(m, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(rp.tool, "add_issue_comment"));
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "body"));
@@ -201,7 +136,7 @@ static void test_walkthrough_mcp(void)
 
 static void test_reads(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
         req(t, &rp, "GET", "/user", NULL, NULL);
@@ -234,7 +169,7 @@ static void test_reads(void)
 
 static void test_bad_inputs(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
         _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
 
@@ -302,16 +237,19 @@ static void test_bad_inputs(void)
         CHECK(json_equal(before, twin_world(t)));
 
         /* wrong types over MCP */
-        call(t, &rp, "get_issue", "{\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
+        twin_test_call(t, &rp, "get_issue", "{\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "owner"));
-        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\"}");
+        twin_test_call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/code"), "missing_field"));
-        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1e300}");
+        twin_test_call(t, &rp, "get_issue",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1e300}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
-        call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":{}}");
+        twin_test_call(t, &rp, "get_issue",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":{}}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
-        call(t, &rp, "list_issues", "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"weird\"}");
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"weird\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "state"));
         CHECK(json_equal(before, twin_world(t)));
         twin_reply_done(&rp);
@@ -320,7 +258,7 @@ static void test_bad_inputs(void)
 
 static void test_writes(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
         req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
@@ -392,7 +330,7 @@ static bool link_has(const TwinReply *rp, const char *needle)
 
 static void test_pagination(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
         for (int i = 0; i < 4; i++)
                 req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "{\"title\":\"more\"}");
@@ -447,8 +385,8 @@ static void test_pagination(void)
                             "rel=\"next\""));
 
         /* over MCP the same page arguments work, and there is no Link */
-        call(t, &rp, "list_issues",
-             "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,\"page\":2}");
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,\"page\":2}");
         CHECK(!rp.headers);
         _cleanup_json_ json_t *page = json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL);
         CHECK(json_array_size(page) == 2 && !jp(rp.body, "/result/structuredContent"));
@@ -500,7 +438,7 @@ static void test_private_repo(void)
 static void test_seeds(void)
 {
         /* the default seed is the walkthrough's world */
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("github", "default");
         json_t *w = twin_world(t);
         CHECK(json_array_size(jp(w, "/repositories")) == 1);
         CHECK(streq(jps(w, "/repositories/0/owner"), "acme") &&
@@ -518,7 +456,7 @@ static void test_seeds(void)
         }
         twin_free(t);
 
-        _cleanup_json_ json_t *broken = seed_file("broken");
+        _cleanup_json_ json_t *broken = twin_test_seed("github", "broken");
         char err[256] = "";
         Twin *b = NULL;
         CHECK(twin_new(&twin_kind_github, broken, &b, err, sizeof(err)) == -EINVAL && !b);

@@ -7,72 +7,21 @@
 #include "common/json-util.h"
 #include "kind.h"
 #include "tests/unit/check.h"
+#include "tests/unit/twin-test-util.h"
 
-#define BASE "http://127.0.0.1:7071/slack/s/ses_test"
-#define NOW  1780000000
+#define BASE TWIN_TEST_BASE("slack")
 #define FORM "application/x-www-form-urlencoded"
 #define JSON "application/json; charset=utf-8"
 
-static json_t *jp(json_t *j, const char *ptr)
-{
-        while (j && *ptr == '/') {
-                char key[128];
-                size_t l = strcspn(++ptr, "/");
-                snprintf(key, sizeof(key), "%.*s", (int)l, ptr);
-                j = json_is_array(j) ? json_array_get(j, strtoul(key, NULL, 10))
-                                     : json_object_get(j, key);
-                ptr += l;
-        }
-        return j;
-}
-static const char *jps(json_t *j, const char *ptr)
-{
-        return json_string_value(jp(j, ptr));
-}
-
+/* A slack twin from a seed written inline (JSON text). */
 static Twin *twin_seed_text(const char *text)
 {
         _cleanup_json_ json_t *seed = json_loads(text, 0, NULL);
-        char err[256];
-        Twin *t = NULL;
-        if (!seed || twin_new(&twin_kind_slack, seed, &t, err, sizeof(err)) < 0) {
-                fprintf(stderr, "seed: %s\n", seed ? err : "unparsable");
+        if (!seed) {
+                fprintf(stderr, "seed: unparsable\n");
                 exit(1);
         }
-        twin_set_clock(t, NOW);
-        return t;
-}
-
-static Twin *twin_default(void)
-{
-        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
-        char path[1024], err[256];
-        snprintf(path, sizeof(path), "%s/sandbox-images/slack/seeds/default.json", src);
-        _cleanup_json_ json_t *seed = json_load_file(path, 0, NULL);
-        Twin *t = NULL;
-        if (!seed || twin_new(&twin_kind_slack, seed, &t, err, sizeof(err)) < 0) {
-                fprintf(stderr, "%s: %s\n", path, seed ? err : "unparsable");
-                exit(1);
-        }
-        twin_set_clock(t, NOW);
-        return t;
-}
-
-static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
-                const char *ctype, const char *body)
-{
-        _cleanup_json_ json_t *headers = json_object();
-        if (ctype)
-                json_object_set_new(headers, "content-type", json_string(ctype));
-        TwinRequest rq = {.method = method,
-                          .path = path,
-                          .query = query ? query : "",
-                          .headers = headers,
-                          .body = body,
-                          .body_len = body ? strlen(body) : 0,
-                          .base_url = BASE};
-        twin_reply_done(rp);
-        twin_handle(t, &rq, rp);
+        return twin_test_from(&twin_kind_slack, seed);
 }
 
 /* What @slack/web-api does: POST form bodies to /api/<method>. */
@@ -80,17 +29,7 @@ static void sdk(Twin *t, TwinReply *rp, const char *method, const char *form)
 {
         char path[128];
         snprintf(path, sizeof(path), "/api/%s", method);
-        req(t, rp, "POST", path, NULL, FORM, form);
-}
-
-static void call(Twin *t, TwinReply *rp, const char *name, const char *arguments)
-{
-        char msg[2048];
-        snprintf(msg, sizeof(msg),
-                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
-                 "\"%s\",\"arguments\":%s}}",
-                 name, arguments);
-        req(t, rp, "POST", "/mcp", NULL, JSON, msg);
+        twin_test_req(t, rp, "POST", path, NULL, FORM, form);
 }
 
 static json_t *general(Twin *t)
@@ -100,7 +39,7 @@ static json_t *general(Twin *t)
 
 static void test_walkthrough(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("slack", "default");
         TwinReply rp = {};
 
         sdk(t, &rp, "auth.test", "token=xoxb-pome-x");
@@ -141,11 +80,12 @@ static void test_walkthrough(void)
         /* the same second again: ts still grows */
         sdk(t, &rp, "chat.postMessage", "channel=C0GENERAL&text=second");
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000001"));
-        req(t, &rp, "POST", "/chat.postMessage", NULL, JSON,
-            "{\"channel\":\"general\",\"text\":\"third\"}");
+        twin_test_req(t, &rp, "POST", "/chat.postMessage", NULL, JSON,
+                      "{\"channel\":\"general\",\"text\":\"third\"}");
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000002") &&
               streq(rp.tool, "slack_post_message"));
-        req(t, &rp, "GET", "/chat.postMessage", "channel=C0RANDOM1&text=via+GET", NULL, NULL);
+        twin_test_req(t, &rp, "GET", "/chat.postMessage", "channel=C0RANDOM1&text=via+GET", NULL,
+                      NULL);
         CHECK(json_is_true(jp(rp.body, "/ok")) && streq(jps(rp.body, "/channel"), "C0RANDOM1"));
 
         /* history: newest first */
@@ -173,34 +113,38 @@ static void test_walkthrough(void)
 
 static void test_mcp(void)
 {
-        Twin *rest = twin_default(), *m = twin_default();
+        Twin *rest = twin_test_new("slack", "default"), *m = twin_test_new("slack", "default");
         TwinReply rp = {};
         sdk(rest, &rp, "chat.postMessage", "channel=C0GENERAL&text=hello");
-        call(m, &rp, "slack_post_message", "{\"channel_id\":\"C0GENERAL\",\"text\":\"hello\"}");
+        twin_test_call(m, &rp, "slack_post_message",
+                       "{\"channel_id\":\"C0GENERAL\",\"text\":\"hello\"}");
         CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/result/isError")));
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")));
         CHECK(streq(rp.tool, "slack_post_message") && rp.state_mutation);
         CHECK(json_equal(twin_world(rest), twin_world(m)));
 
-        call(m, &rp, "slack_post_message", "{\"channel_id\":\"C0NOPE\",\"text\":\"x\"}");
+        twin_test_call(m, &rp, "slack_post_message", "{\"channel_id\":\"C0NOPE\",\"text\":\"x\"}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "channel_not_found"));
 
-        call(m, &rp, "slack_list_channels", "{}");
+        twin_test_call(m, &rp, "slack_list_channels", "{}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 2);
-        call(m, &rp, "slack_get_users", "{\"limit\":1}");
+        twin_test_call(m, &rp, "slack_get_users", "{\"limit\":1}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/members")) == 1);
-        call(m, &rp, "slack_get_user_profile", "{\"user_id\":\"U0ALICE01\"}");
+        twin_test_call(m, &rp, "slack_get_user_profile", "{\"user_id\":\"U0ALICE01\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/profile/real_name"), "Alice Liddell"));
-        call(m, &rp, "slack_add_reaction",
-             "{\"channel_id\":\"C0GENERAL\",\"timestamp\":\"1700000000.000100\",\"reaction\":"
-             "\"wave\"}");
+        twin_test_call(
+                m, &rp, "slack_add_reaction",
+                "{\"channel_id\":\"C0GENERAL\",\"timestamp\":\"1700000000.000100\",\"reaction\":"
+                "\"wave\"}");
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")) && rp.state_mutation);
-        call(m, &rp, "slack_reply_to_thread",
-             "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1700000000.000100\",\"text\":\"hi\"}");
+        twin_test_call(m, &rp, "slack_reply_to_thread",
+                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1700000000.000100\",\"text\":"
+                       "\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message/thread_ts"),
                     "1700000000.000100"));
-        call(m, &rp, "slack_reply_to_thread", "{\"channel_id\":\"C0GENERAL\",\"text\":\"hi\"}");
+        twin_test_call(m, &rp, "slack_reply_to_thread",
+                       "{\"channel_id\":\"C0GENERAL\",\"text\":\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "thread_not_found"));
         twin_reply_done(&rp);
         twin_free(rest);
@@ -209,7 +153,7 @@ static void test_mcp(void)
 
 static void test_threads_and_reactions(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("slack", "default");
         TwinReply rp = {};
         const char *parent = "1700000000.000100";
 
@@ -268,7 +212,7 @@ static void test_threads_and_reactions(void)
 
 static void test_lists(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("slack", "default");
         TwinReply rp = {};
         sdk(t, &rp, "conversations.list", "limit=1");
         CHECK(json_array_size(jp(rp.body, "/channels")) == 1);
@@ -308,7 +252,7 @@ static void test_lists(void)
 
 static void test_errors(void)
 {
-        Twin *t = twin_default();
+        Twin *t = twin_test_new("slack", "default");
         TwinReply rp = {};
         _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
 
@@ -335,7 +279,7 @@ static void test_errors(void)
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 char path[64];
                 snprintf(path, sizeof(path), "/api/%s", cases[i].method);
-                req(t, &rp, "POST", path, NULL, cases[i].ctype, cases[i].body);
+                twin_test_req(t, &rp, "POST", path, NULL, cases[i].ctype, cases[i].body);
                 if (!streq_ptr(jps(rp.body, "/error"), cases[i].error))
                         fprintf(stderr, "slack case %zu: %s\n", i, jps(rp.body, "/error"));
                 CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/ok")));
@@ -353,10 +297,10 @@ static void test_errors(void)
         CHECK(json_equal(before, twin_world(t)));
 
         /* an unknown method is the engine's loud 501, not ok:false */
-        req(t, &rp, "POST", "/api/admin.users.invite", NULL, FORM, "email=x");
+        twin_test_req(t, &rp, "POST", "/api/admin.users.invite", NULL, FORM, "email=x");
         CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported") && !rp.tool);
         CHECK(streq(jps(rp.body, "/twin"), "slack"));
-        req(t, &rp, "POST", "/api/chat.delete", NULL, FORM, "channel=C0GENERAL");
+        twin_test_req(t, &rp, "POST", "/api/chat.delete", NULL, FORM, "channel=C0GENERAL");
         CHECK(rp.status == 501);
 
         twin_kind_slack.auth_error(TWIN_AUTH_MISSING, &rp);
@@ -383,7 +327,7 @@ static void test_state_and_redaction(void)
                 "\"1700000000.000000\",\"reactions\":[{\"name\":\"eyes\",\"users\":[\"alice\"]}]}]}"
                 "],\"secrets\":{\"deploy_key\":\"sk_live_123\"}}");
         TwinReply rp = {};
-        req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
         json_t *s = rp.body;
         CHECK(streq(jps(s, "/secrets"), "[REDACTED]"));
         CHECK(streq(jps(s, "/users/0/profile/api_token"), "[REDACTED]"));
@@ -415,10 +359,8 @@ static void test_state_and_redaction(void)
 
 static void test_seeds(void)
 {
-        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
-        char path[1024], err[256] = "";
-        snprintf(path, sizeof(path), "%s/sandbox-images/slack/seeds/broken.json", src);
-        _cleanup_json_ json_t *broken = json_load_file(path, 0, NULL);
+        char err[256] = "";
+        _cleanup_json_ json_t *broken = twin_test_seed("slack", "broken");
         Twin *b = NULL;
         CHECK(broken && twin_new(&twin_kind_slack, broken, &b, err, sizeof(err)) == -EINVAL);
         CHECK(strstr(err, "channels[0].messages[0].user: must name a user") != NULL);

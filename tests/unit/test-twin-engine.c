@@ -7,80 +7,9 @@
 #include "common/json-util.h"
 #include "engine.h"
 #include "tests/unit/check.h"
+#include "tests/unit/twin-test-util.h"
 
-#define BASE "http://127.0.0.1:7071/github/s/ses_test"
-
-/* RFC 6901 pointer lookup, borrowed; NULL when absent. */
-static json_t *jp(json_t *j, const char *ptr)
-{
-        while (j && *ptr == '/') {
-                char key[128];
-                size_t l = strcspn(++ptr, "/");
-                snprintf(key, sizeof(key), "%.*s", (int)l, ptr);
-                j = json_is_array(j) ? json_array_get(j, strtoul(key, NULL, 10))
-                                     : json_object_get(j, key);
-                ptr += l;
-        }
-        return j;
-}
-static const char *jps(json_t *j, const char *ptr)
-{
-        return json_string_value(jp(j, ptr));
-}
-static long long jpi(json_t *j, const char *ptr)
-{
-        return json_integer_value(jp(j, ptr));
-}
-
-static json_t *seed_file(const char *twin, const char *name)
-{
-        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
-        char path[1024];
-        snprintf(path, sizeof(path), "%s/sandbox-images/%s/seeds/%s.json", src, twin, name);
-        json_error_t e;
-        json_t *j = json_load_file(path, 0, &e);
-        if (!j)
-                fprintf(stderr, "%s: %s\n", path, e.text);
-        return j;
-}
-
-static Twin *twin_from(const char *kind, const char *seed_name)
-{
-        _cleanup_json_ json_t *seed = seed_file(kind, seed_name);
-        char err[256];
-        Twin *t = NULL;
-        CHECK(seed);
-        CHECK_OK(twin_new(twin_kind_find(kind), seed, &t, err, sizeof(err)));
-        if (!t) {
-                fprintf(stderr, "twin_new(%s): %s\n", kind, err);
-                exit(1);
-        }
-        twin_set_clock(t, 1780000000);
-        return t;
-}
-
-/* Serves one request; rp is reset first. ctype may be NULL; body may be NULL. */
-static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
-                const char *ctype, const char *body)
-{
-        _cleanup_json_ json_t *headers = json_object();
-        if (ctype)
-                json_object_set_new(headers, "content-type", json_string(ctype));
-        TwinRequest rq = {.method = method,
-                          .path = path,
-                          .query = query ? query : "",
-                          .headers = headers,
-                          .body = body,
-                          .body_len = body ? strlen(body) : 0,
-                          .base_url = BASE};
-        twin_reply_done(rp);
-        twin_handle(t, &rq, rp);
-}
-
-static void mcp(Twin *t, TwinReply *rp, const char *message)
-{
-        req(t, rp, "POST", "/mcp", NULL, "application/json", message);
-}
+#define BASE TWIN_TEST_BASE("github")
 
 static void test_kinds(void)
 {
@@ -246,21 +175,21 @@ static void test_args(void)
 
 static void test_pome_surfaces(void)
 {
-        Twin *t = twin_from("github", "default");
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
-        req(t, &rp, "GET", "/_pome/health", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "GET", "/_pome/health", NULL, NULL, NULL);
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
         CHECK(streq(jps(rp.body, "/twin"), "github"));
         CHECK(streq(jps(rp.body, "/implementation"), "pome-github"));
         CHECK(jpi(rp.body, "/tools") == (long long)twin_kind_github.n_actions);
         CHECK(!rp.tool && !rp.state_mutation && streq(rp.fidelity, "semantic"));
 
-        req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
         CHECK(rp.status == 200 && jpi(rp.body, "/repositories/0/issues/0/number") == 1);
         CHECK(!jp(rp.body, "/next_id"));
 
-        req(t, &rp, "POST", "/_pome/state", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "POST", "/_pome/state", NULL, NULL, NULL);
         CHECK(rp.status == 405 && streq(jps(rp.headers, "/Allow"), "GET"));
 
         /* the loud 501: unknown paths, and known paths with a method we do not serve */
@@ -270,7 +199,7 @@ static void test_pome_surfaces(void)
                                     {"GET", "/_pome/events"},
                                     {"GET", "/repos/\xff\xfe/api/x/y"}};
         for (size_t i = 0; i < ELEMENTSOF(unknown); i++) {
-                req(t, &rp, unknown[i][0], unknown[i][1], NULL, NULL, NULL);
+                twin_test_req(t, &rp, unknown[i][0], unknown[i][1], NULL, NULL, NULL);
                 CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported"));
                 CHECK(streq(jps(rp.body, "/fidelity"), "unsupported"));
                 CHECK(streq(jps(rp.body, "/twin"), "github"));
@@ -286,7 +215,7 @@ static void test_pome_surfaces(void)
                 }
                 CHECK(has_route && has_mcp);
         }
-        req(t, &rp, "PUT", "/repos/acme/api", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "PUT", "/repos/acme/api", NULL, NULL, NULL);
         CHECK(streq(jps(rp.body, "/message"),
                     "PUT /repos/acme/api is not supported by the pome github twin"));
         twin_reply_done(&rp);
@@ -295,7 +224,7 @@ static void test_pome_surfaces(void)
 
 static void test_mcp(void)
 {
-        Twin *t = twin_from("github", "default");
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
         static const struct {
@@ -311,7 +240,7 @@ static void test_mcp(void)
                          "\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":{"
                          "\"name\":\"t\",\"version\":\"1\"}}}",
                          i, versions[i].asked);
-                mcp(t, &rp, msg);
+                twin_test_mcp(t, &rp, msg);
                 CHECK(rp.status == 200 && jpi(rp.body, "/id") == (long long)i);
                 CHECK(streq(jps(rp.body, "/result/protocolVersion"), versions[i].got));
                 CHECK(streq(jps(rp.body, "/result/serverInfo/name"), "pome-github"));
@@ -319,24 +248,26 @@ static void test_mcp(void)
                 CHECK(!rp.tool);
         }
 
-        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        twin_test_mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
         CHECK(rp.status == 202 && !rp.body && !rp.error);
 
-        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}");
+        twin_test_mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}");
         CHECK(rp.status == 200 && streq(jps(rp.body, "/id"), "a"));
         CHECK(json_array_size(jp(rp.body, "/result/tools")) == twin_kind_github.n_actions);
         CHECK(streq(jps(rp.body, "/result/tools/0/name"), "get_me"));
         CHECK(streq(jps(rp.body, "/result/tools/3/inputSchema/type"), "object"));
         CHECK(json_is_true(jp(rp.body, "/result/tools/3/annotations/readOnlyHint")));
 
-        mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+        twin_test_mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
         CHECK(rp.status == 200 && json_is_object(jp(rp.body, "/result")));
 
         /* tools/call without initialize: stateless */
-        mcp(t, &rp,
-            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
-            "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}"
-            "}}");
+        twin_test_mcp(
+                t, &rp,
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":"
+                "1}"
+                "}}");
         CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/result/isError")));
         CHECK(jpi(rp.body, "/result/structuredContent/number") == 1);
         CHECK(streq(jps(rp.body, "/result/content/0/type"), "text"));
@@ -345,10 +276,12 @@ static void test_mcp(void)
         CHECK(streq(rp.tool, "get_issue") && !rp.state_mutation);
 
         /* a failing tool is a result with isError, not a JSON-RPC error */
-        mcp(t, &rp,
-            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
-            "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":99"
-            "}}}");
+        twin_test_mcp(
+                t, &rp,
+                "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+                "\"get_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":"
+                "99"
+                "}}}");
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/result/isError")));
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
         CHECK(streq(rp.tool, "get_issue") && !rp.error);
@@ -378,7 +311,7 @@ static void test_mcp(void)
                 {"{\"jsonrpc\":\"2.0\",\"id\":1}", 400, -32600, NULL},
         };
         for (size_t i = 0; i < ELEMENTSOF(errors); i++) {
-                mcp(t, &rp, errors[i].msg);
+                twin_test_mcp(t, &rp, errors[i].msg);
                 if (rp.status != errors[i].status || jpi(rp.body, "/error/code") != errors[i].code)
                         fprintf(stderr, "mcp error case %zu: %d %lld\n", i, rp.status,
                                 jpi(rp.body, "/error/code"));
@@ -392,20 +325,20 @@ static void test_mcp(void)
         const char *not_allowed[][2] = {
                 {"GET", "/mcp"}, {"DELETE", "/mcp"}, {"POST", "/mcp/tools"}, {"GET", "/mcp/call"}};
         for (size_t i = 0; i < ELEMENTSOF(not_allowed); i++) {
-                req(t, &rp, not_allowed[i][0], not_allowed[i][1], NULL, NULL, NULL);
+                twin_test_req(t, &rp, not_allowed[i][0], not_allowed[i][1], NULL, NULL, NULL);
                 CHECK(rp.status == 405 && jp(rp.headers, "/Allow") && rp.error);
         }
 
-        req(t, &rp, "GET", "/mcp/tools", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "GET", "/mcp/tools", NULL, NULL, NULL);
         CHECK(rp.status == 200 &&
               json_array_size(jp(rp.body, "/tools")) == twin_kind_github.n_actions);
-        req(t, &rp, "POST", "/mcp/call", NULL, "application/json",
-            "{\"tool\":\"get_me\",\"arguments\":{}}");
+        twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json",
+                      "{\"tool\":\"get_me\",\"arguments\":{}}");
         CHECK(rp.status == 200 && streq(jps(rp.body, "/structuredContent/login"), "pome-agent"));
         CHECK(streq(rp.tool, "get_me"));
-        req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{\"tool\":\"nope\"}");
+        twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{\"tool\":\"nope\"}");
         CHECK(rp.status == 404 && streq(rp.tool, "nope") && rp.error);
-        req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{");
+        twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{");
         CHECK(rp.status == 400 && !rp.tool);
 
         TwinReply direct = {};
@@ -421,33 +354,37 @@ static void test_mcp(void)
 
 static void test_args_merge(void)
 {
-        Twin *t = twin_from("github", "default");
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
         /* body beats query, path beats body */
-        req(t, &rp, "POST", "/repos/acme/api/issues", "title=from-query&body=q", "application/json",
-            "{\"title\":\"from-body\",\"owner\":\"evil\",\"repo\":\"nope\"}");
+        twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", "title=from-query&body=q",
+                      "application/json",
+                      "{\"title\":\"from-body\",\"owner\":\"evil\",\"repo\":\"nope\"}");
         CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "from-body"));
         CHECK(streq(jps(rp.body, "/body"), "q"));
         CHECK(streq(jps(rp.request_body, "/title"), "from-body"));
         CHECK(strstr(jps(rp.body, "/url"), "/repos/acme/api/issues/2") != NULL);
 
         /* form bodies (curl -d) and JSON without content-type */
-        req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "application/x-www-form-urlencoded",
-            "title=form+issue&labels[]=bug&labels[]=triage");
+        twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
+                      "application/x-www-form-urlencoded",
+                      "title=form+issue&labels[]=bug&labels[]=triage");
         CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "form issue"));
         CHECK(streq(jps(rp.body, "/labels/1/name"), "triage"));
         CHECK(json_is_array(jp(rp.request_body, "/labels")));
-        req(t, &rp, "POST", "/repos/acme/api/issues", NULL, NULL, " {\"title\":\"bare\"}");
+        twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL, NULL,
+                      " {\"title\":\"bare\"}");
         CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "bare"));
-        req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, "application/json", "  \n");
+        twin_test_req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, "application/json", "  \n");
         CHECK(rp.status == 200 && !rp.request_body);
 
         /* malformed bodies: the kind's 400, tool stamped, nothing changed */
         _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
         const char *bad[] = {"{\"title\":", "[1,2]", "{\"title\":\"x\"} trailing", "\"s\""};
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "application/json", bad[i]);
+                twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "application/json",
+                              bad[i]);
                 CHECK(rp.status == 400 && streq(jps(rp.body, "/message"), "Problems parsing JSON"));
                 CHECK(streq(rp.tool, "create_issue") && !rp.state_mutation && rp.error);
                 CHECK(!rp.request_body);
@@ -473,8 +410,8 @@ static void test_seed_lifecycle(void)
         CHECK(!twin_free(NULL));
 
         /* reseed replaces the world; a bad seed leaves it alone */
-        _cleanup_json_ json_t *seed = seed_file("github", "default"),
-                              *broken = seed_file("github", "broken");
+        _cleanup_json_ json_t *seed = twin_test_seed("github", "default"),
+                              *broken = twin_test_seed("github", "broken");
         CHECK_OK(twin_reseed(a, seed, err, sizeof(err)));
         CHECK(jpi(twin_world(a), "/repositories/0/issues/0/number") == 1);
         _cleanup_json_ json_t *kept = json_deep_copy(twin_world(a));
@@ -483,22 +420,23 @@ static void test_seed_lifecycle(void)
         twin_free(a);
 
         /* same seed, same world; same calls at the same clock, same world again */
-        Twin *x = twin_from("github", "default"), *y = twin_from("github", "default");
+        Twin *x = twin_test_new("github", "default"), *y = twin_test_new("github", "default");
         CHECK(json_equal(twin_world(x), twin_world(y)));
         TwinReply rp = {};
         Twin *both[] = {x, y};
         for (size_t i = 0; i < 2; i++) {
-                req(both[i], &rp, "POST", "/repos/acme/api/issues", NULL, "application/json",
-                    "{\"title\":\"again\",\"labels\":[\"new-label\"]}");
-                req(both[i], &rp, "POST", "/repos/acme/api/issues/2/comments", NULL,
-                    "application/json", "{\"body\":\"same\"}");
+                twin_test_req(both[i], &rp, "POST", "/repos/acme/api/issues", NULL,
+                              "application/json",
+                              "{\"title\":\"again\",\"labels\":[\"new-label\"]}");
+                twin_test_req(both[i], &rp, "POST", "/repos/acme/api/issues/2/comments", NULL,
+                              "application/json", "{\"body\":\"same\"}");
         }
         CHECK(json_equal(twin_world(x), twin_world(y)));
         twin_reply_done(&rp);
         twin_free(x);
         twin_free(y);
 
-        Twin *s1 = twin_from("slack", "default"), *s2 = twin_from("slack", "default");
+        Twin *s1 = twin_test_new("slack", "default"), *s2 = twin_test_new("slack", "default");
         CHECK(json_equal(twin_world(s1), twin_world(s2)));
         twin_free(s1);
         twin_free(s2);
@@ -506,7 +444,7 @@ static void test_seed_lifecycle(void)
 
 static void test_front_end_robustness(void)
 {
-        Twin *t = twin_from("github", "default");
+        Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
         /* a request with holes (front end bug) is served, not crashed on */
         TwinRequest rq = {};

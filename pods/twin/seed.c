@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Seed validation shared by every kind's load_seed: member readers that name the offending
+ * member in their message, so a refusal reads the same whichever kind wrote it.
+ */
+#include <stdarg.h>
+
+#include "common/json-util.h"
+#include "kind.h"
+
+int twin_seed_error(char *err, size_t errlen, const char *fmt, ...)
+{
+        if (err && errlen > 0) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+int twin_seed_keys(const json_t *seed, const char *kind, const char *const *keys, size_t n,
+                   char *err, size_t errlen)
+{
+        const char *key;
+        json_t *v;
+        json_object_foreach ((json_t *)seed, key, v) {
+                bool known = false;
+                for (size_t i = 0; i < n; i++)
+                        known = known || streq(key, keys[i]);
+                if (known)
+                        continue;
+                char list[512] = "";
+                size_t l = 0;
+                for (size_t i = 0; i < n && l < sizeof(list); i++)
+                        l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "",
+                                              keys[i]);
+                return twin_seed_error(err, errlen, "unknown key \"%s\" (a %s seed has %s)", key,
+                                       kind, list);
+        }
+        return 0;
+}
+
+int twin_seed_str(TwinSeed *s, const json_t *o, const char *key, const char *path, const char *def,
+                  TwinSeedNull nulls, const char **ret)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v || (nulls != TWIN_NULL_REFUSED && json_is_null(v))) {
+                *ret = v && nulls == TWIN_NULL_KEPT ? NULL : def;
+                return 0;
+        }
+        if (!json_is_string(v))
+                return twin_seed_error(s->err, s->errlen, "%s.%s: must be a string%s", path, key,
+                                       nulls == TWIN_NULL_KEPT ? " or null" : "");
+        *ret = json_string_value(v);
+        return 0;
+}
+
+int twin_seed_bool(TwinSeed *s, const json_t *o, const char *key, const char *path, bool def,
+                   bool *ret)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v) {
+                *ret = def;
+                return 0;
+        }
+        if (!json_is_boolean(v))
+                return twin_seed_error(s->err, s->errlen, "%s.%s: must be true or false", path,
+                                       key);
+        *ret = json_is_true(v);
+        return 0;
+}
+
+int twin_seed_array(TwinSeed *s, const json_t *o, const char *key, const char *path, json_t **ret)
+{
+        json_t *v = json_object_get(o, key);
+        if (!v || json_is_null(v)) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_is_array(v))
+                return twin_seed_error(s->err, s->errlen, "%s%s%s: must be an array", path,
+                                       path[0] ? "." : "", key);
+        *ret = v;
+        return 0;
+}
