@@ -42,15 +42,16 @@ static const char help_create[] =
         "ends (finalized, stopped, expired or failed).\n"
         "\n"
         "Options:\n"
-        "  --twin NAME            Required, once per twin (1 to 3, distinct): github,\n"
-        "                         slack or stripe.\n"
+        "  --twin NAME            Required, once per twin (1 to 3, distinct): a twin\n"
+        "                         pomed offers (github, slack).\n"
         "  --seed TWIN=NAME       Start TWIN from the seed NAME, i.e.\n"
         "                         sandbox-images/TWIN/seeds/NAME.json (default: pomed's\n"
         "                         default seed for that twin). Once per twin.\n"
         "  --ttl SECONDS          Lifetime (default: pomed's, 1800 unless configured;\n"
         "                         never more than 1800). Activity does not extend it.\n"
         "  --idle-timeout SECONDS End the sandbox after this long with no twin call\n"
-        "                         (default: pomed's, 600 unless configured).\n"
+        "                         (default: pomed's, 600 unless configured; it can be\n"
+        "                         shortened, not lengthened; 0 turns the idle clock off).\n"
         "  --task NAME            The task this sandbox runs; shown by list, get and a\n"
         "                         refused stop (default: none).\n"
         "  --format FMT           text (default), json (pomed's answer) or env (shell\n"
@@ -74,7 +75,7 @@ static const char help_create[] =
         "Examples:\n"
         "  pome sandbox create --twin github\n"
         "  pome sandbox create --twin github --twin slack --secrets-file pome.env\n"
-        "  pome sandbox create --twin stripe --format env --show-secrets\n"
+        "  pome sandbox create --twin slack --format env --show-secrets\n"
         "  pome sandbox create --twin github --show-secrets --format json\n";
 
 static const char help_list[] =

@@ -4,19 +4,29 @@
 # The dev preset: -Werror, ASan + UBSan everywhere but in the pod.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+step=setup
+trap 'echo; echo "scripts/test.sh: FAILED at step: $step" >&2' ERR
+
 scripts/setup.sh dev
 
+step=clang-format
 echo "== clang-format"
 if ! git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror; then
         echo "clang-format: run 'clang-format -i' on the files above" >&2
-        exit 1
+        false
 fi
 
-echo "== npm ci (conformance clients)"
+step="npm ci (conformance clients)"
+echo "== $step"
 (cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error)
 
+step=ctest
 echo "== ctest"
 ctest --preset dev -j"$(nproc)" "$@"
 
-echo "== fuzz (briefly)"
+step="fuzz (clang build, 10 s per target)"
+echo "== $step"
 scripts/fuzz.sh 10
+
+echo
+echo "scripts/test.sh: all tests passed."

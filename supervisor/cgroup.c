@@ -335,6 +335,10 @@ CgSetup *cg_setup_free(CgSetup *s)
                 return NULL;
         for (size_t i = 0; i < s->n_hier; i++) {
                 CgHier *h = &s->hier[i];
+                /* Leave no empty tree behind (every state dir has its own); a tree that
+                 * still holds pods stays, for the next pomed to clean up. */
+                if (h->tree && h->tree_fd >= 0)
+                        (void)rmdir(h->tree);
                 safe_close(h->tree_fd);
                 free(h->mount);
                 free(h->own);

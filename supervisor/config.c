@@ -2,10 +2,14 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "common/json-util.h"
 #include "common/util.h"
+#include "pod-limits.h"
 
 /* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
 static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
@@ -239,6 +243,12 @@ int config_parse_listen(const char *s, char **ret_address, uint16_t *ret_port)
         char *addr = strndup(a, (size_t)(ae - a));
         if (!addr)
                 return -ENOMEM;
+        /* IP literals only: a host name would need a resolver on the start-up path */
+        unsigned char buf[sizeof(struct in6_addr)];
+        if (inet_pton(*s == '[' ? AF_INET6 : AF_INET, addr, buf) != 1) {
+                free(addr);
+                return -EINVAL;
+        }
         *ret_address = addr;
         *ret_port = (uint16_t)p;
         return 0;
@@ -457,12 +467,16 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 return r;
         const char *cl = json_get_str(j, "control_listen"), *gl = json_get_str(j, "gateway_listen");
         if (config_parse_listen(cl, &c->control_address, &c->control_port) < 0) {
-                snprintf(err, errlen, "control_listen: expected ADDRESS:PORT, got '%s'",
+                snprintf(err, errlen,
+                         "control_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7070 or "
+                         "[::1]:7070; no host names), got '%s'",
                          strempty(cl));
                 return -EINVAL;
         }
         if (config_parse_listen(gl, &c->gateway_address, &c->gateway_port) < 0) {
-                snprintf(err, errlen, "gateway_listen: expected ADDRESS:PORT, got '%s'",
+                snprintf(err, errlen,
+                         "gateway_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7071 or "
+                         "[::1]:7071; no host names), got '%s'",
                          strempty(gl));
                 return -EINVAL;
         }
@@ -486,6 +500,17 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                         return r;
         }
 
+        if (c->public_url && !startswith(c->public_url, "http://") &&
+            !startswith(c->public_url, "https://")) {
+                snprintf(err, errlen, "public_url: expected an http:// or https:// URL, got '%s'",
+                         c->public_url);
+                return -EINVAL;
+        }
+        if (c->public_url) /* rest_url = public_url + "/github/s/…" */
+                c->public_url[strcspn(c->public_url, "?#")] = 0;
+        while (c->public_url && strlen(c->public_url) > 8 &&
+               c->public_url[strlen(c->public_url) - 1] == '/')
+                c->public_url[strlen(c->public_url) - 1] = 0;
         if (!c->state_dir) {
                 /* Under systemd, StateDirectory= says where (DESIGN.md: /var/lib/pome);
                  * elsewhere the embedded default is ./.pome. */
@@ -542,6 +567,20 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                     (r = get_size(pod, "pids_max", "pod", &c->pod_pids_max, err, errlen)) < 0 ||
                     (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, err, errlen)) < 0)
                         return r;
+                /* the same bounds as a limits profile (policies/limits/) */
+                if (c->pod_memory_max &&
+                    (c->pod_memory_max < POD_MEMORY_MIN || c->pod_memory_max > POD_MEMORY_MAX)) {
+                        snprintf(err, errlen, "pod.memory_max: must be between 1M and 1P");
+                        return -EINVAL;
+                }
+                if (c->pod_pids_max > POD_PIDS_MAX) {
+                        snprintf(err, errlen, "pod.pids_max: at most %" PRIu64, POD_PIDS_MAX);
+                        return -EINVAL;
+                }
+                if (c->pod_cpu_weight > POD_CPU_WEIGHT_MAX) {
+                        snprintf(err, errlen, "pod.cpu_weight: must be between 1 and 10000");
+                        return -EINVAL;
+                }
         }
         return parse_teams(c, json_object_get(j, "teams"), err, errlen);
 }
@@ -554,6 +593,11 @@ int config_load(const char *path, Config **ret, char *err, size_t errlen)
                 return r;
         if (path) {
                 _cleanup_fclose_ FILE *f = fopen(path, "re");
+                struct stat st;
+                if (f && fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+                        snprintf(err, errlen, "%s: not a regular file", path);
+                        return -EINVAL;
+                }
                 if (!f) {
                         r = negative_errno();
                         snprintf(err, errlen, "%s: %s", path, strerror(-r));

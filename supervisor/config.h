@@ -79,5 +79,5 @@ int config_parse_duration(const json_t *v, uint64_t *ret_usec);
 /* "67108864", "64M", "512K", "1G" (binary multiples) → bytes. -EINVAL otherwise. */
 int config_parse_size(const json_t *v, uint64_t *ret_bytes);
 
-/* "127.0.0.1:7070", "[::1]:7070" → address + port. -EINVAL otherwise. */
+/* "127.0.0.1:7070", "[::1]:7070" → address + port (IP literals only). -EINVAL otherwise. */
 int config_parse_listen(const char *s, char **ret_address, uint16_t *ret_port);

@@ -140,6 +140,24 @@ static int string_array(json_t *v, const char **out, size_t max, size_t *ret_n)
 static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
 {
         *rq = (SandboxRequest){.idle_usec = -1};
+        /* A misspelt field silently ignored would start a sandbox the caller did not ask
+         * for (a 30-minute one for "ttl", the default world for "seed"). */
+        static const char *const known[] = {
+                "twins", "twin", "seeds", "ttl_seconds", "idle_timeout_seconds", "task"};
+        const char *key;
+        json_t *value;
+        json_object_foreach (j, key, value) {
+                size_t i = 0;
+                while (i < ELEMENTSOF(known) && !streq(key, known[i]))
+                        i++;
+                if (i == ELEMENTSOF(known)) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
+                             "Unknown field '%s'. A create takes twins, seeds, ttl_seconds, "
+                             "idle_timeout_seconds and task.",
+                             key);
+                        return false;
+                }
+        }
         json_t *twins = json_object_get(j, "twins");
         if (!twins)
                 twins = json_object_get(j, "twin");

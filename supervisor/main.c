@@ -4,6 +4,7 @@
  * the twin gateway, pod I/O, child exits, clocks and signals all run on it.
  */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -24,7 +25,7 @@ static void help(void)
                "\n"
                "Usage: pomed [OPTIONS]\n"
                "\n"
-               "Runs twin pods (GitHub, Slack, Stripe digital twins) in isolated sandboxes and\n"
+               "Runs twin pods (GitHub and Slack digital twins) in isolated sandboxes and\n"
                "serves the control API and the twin gateway. With no configuration it listens on\n"
                "loopback, keeps state in ./.pome and creates team `local` with a generated API\n"
                "key that `pome` finds by itself.\n"
@@ -249,6 +250,8 @@ int main(int argc, char **argv)
         sigaddset(&ss, SIGHUP);
         sigprocmask(SIG_BLOCK, &ss, NULL);
         signal(SIGPIPE, SIG_IGN);
+        /* Runs hold agents' data: tapes, seeds and states are not for other users. */
+        umask(027);
 
         StateDir *state = NULL;
         pid_t holder = 0;

@@ -184,7 +184,7 @@ CHILD_FN static int child_main(void *arg)
                         child_fail(errfd, SPAWN_ERR_PARENT_DIED, 0);
         }
 
-fds:
+fds:; /* a label is followed by a statement, not a declaration (C17) */
         /* 7. Every source through a temporary >= 4 first: no source can be a target. */
         int t_null = (int)syscall(SYS_fcntl, c->devnull, F_DUPFD_CLOEXEC, 4);
         int t_err = (int)syscall(SYS_fcntl, s->stderr_fd >= 0 ? s->stderr_fd : c->devnull,

@@ -187,6 +187,8 @@ int statedir_write_info(StateDir *s, const char *control_url, const char *gatewa
                 return -ENOMEM;
         if (json_dump_file(j, tmp, JSON_INDENT(2)) < 0)
                 return -EIO;
+        /* Not a secret: how `pome` finds this pomed, whoever runs it. */
+        (void)chmod(tmp, 0644);
         if (rename(tmp, dst) < 0)
                 return negative_errno();
         return 0;

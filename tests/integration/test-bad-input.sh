@@ -27,6 +27,9 @@ api POST /v1/sandboxes '{"twins":["github"],"seeds":{"github":"../../etc/passwd"
 envelope 422 validation_failed "a seed name with a path"
 api POST /v1/sandboxes '{"twins":["github"],"ttl_seconds":"soon"}'
 envelope 422 validation_failed "ttl_seconds of the wrong type"
+api POST /v1/sandboxes '{"twins":["github"],"ttl":5}'
+envelope 422 validation_failed "a misspelt field"
+assert_jq .error.details.field ttl
 head -c $((2 << 20)) /dev/zero | tr '\0' 'a' >"$TMP/big"
 STATUS=$(curl -s -o "$TMP/body" -w '%{http_code}' -H "Authorization: Bearer $API_KEY" \
         -H 'Content-Type: application/json' --data-binary @"$TMP/big" "$CONTROL/v1/sandboxes")

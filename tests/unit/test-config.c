@@ -97,6 +97,9 @@ static void test_refusals(void)
                 {"[1, 2]\n", "mapping"},
                 {"key: [unclosed\n", "line"},
                 {"pod:\n  memory_max: -5\n", "pod.memory_max"},
+                {"pod:\n  memory_max: 1K\n", "pod.memory_max: must be between 1M"},
+                {"public_url: not a url\n", "public_url: expected an http"},
+                {"control_listen: localhost:7070\n", "no host names"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Config *c = NULL;
@@ -113,6 +116,11 @@ static void test_refusals(void)
         char err[256] = "";
         CHECK(config_load("/nonexistent/pomed.conf", &c, err, sizeof(err)) == -ENOENT);
         CHECK(strstr(err, "/nonexistent/pomed.conf") != NULL);
+        CHECK(config_load("/tmp", &c, err, sizeof(err)) == -EINVAL);
+        CHECK(strstr(err, "not a regular file") != NULL);
+        CHECK_OK(load_text("public_url: https://pome.example/base/\n", &c, err, sizeof(err)));
+        CHECK(c && streq(c->public_url, "https://pome.example/base")); /* no trailing '/' */
+        config_free(c);
 }
 
 static void test_parsers(void)
