@@ -34,6 +34,10 @@ const TwinAction *twin_kind_action(const TwinKind *k, const char *tool);
  */
 json_t *twin_kind_supported(const TwinKind *k);
 
+/* An OpenAPI 3.1 document of the kind's routes (operationId = the action's tool
+ * name, request body = its input schema), servers[0] = base_url. New reference. */
+json_t *twin_kind_openapi(const TwinKind *k, const char *base_url);
+
 /*
  * Runs action a with args (borrowed; NULL = {}) and stamps rp->tool. rq is the HTTP request
  * or NULL over MCP; base_url the mount URL (NULL = ""). Returns 0 or negative errno

@@ -60,9 +60,9 @@ const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)
 
 json_t *twin_kind_supported(const TwinKind *k)
 {
-        static const char *const engine_surfaces[] = {"/mcp",         "/mcp/tools",
-                                                      "/mcp/call",    "/_pome/health",
-                                                      "/_pome/state", "/_pome/events"};
+        static const char *const engine_surfaces[] = {
+                "/mcp",         "/mcp/tools",    "/mcp/call",    "/openapi.json",
+                "/_pome/health", "/_pome/state", "/_pome/events"};
         _cleanup_json_ json_t *a = json_array();
         if (!a)
                 return NULL;
@@ -79,4 +79,60 @@ json_t *twin_kind_supported(const TwinKind *k)
                 if (json_array_append_new(a, json_string(engine_surfaces[i])) < 0)
                         return NULL;
         return TAKE_PTR(a);
+}
+
+/* One operation of the OpenAPI document: the action's name and sentence, and its
+ * input schema as the JSON request body (what both REST and MCP callers send). */
+static json_t *openapi_operation(const TwinKind *k, const TwinRoute *route, bool with_body)
+{
+        const TwinAction *a = twin_kind_action(k, route->tool);
+        json_t *op = json_pack("{s:s, s:s, s:s, s:{s:{s:s}}}", "operationId", route->tool,
+                               "summary", a ? a->description : route->tool, "x-pome-tool",
+                               route->tool, "responses", "default", "description",
+                               "The vendor's response shape (see the vendor's API reference).");
+        json_t *schema = a && a->input_schema ? json_loads(a->input_schema, 0, NULL) : NULL;
+        if (op && schema && with_body)
+                json_object_set_new(op, "requestBody",
+                                    json_pack("{s:{s:{s:o}}}", "content", "application/json",
+                                              "schema", schema));
+        else
+                json_decref(schema);
+        return op;
+}
+
+json_t *twin_kind_openapi(const TwinKind *k, const char *base_url)
+{
+        _cleanup_json_ json_t *paths = json_object();
+        if (!paths)
+                return NULL;
+        for (size_t i = 0; i < k->n_routes; i++) {
+                const TwinRoute *route = &k->routes[i];
+                json_t *item = json_object_get(paths, route->pattern);
+                if (!item) {
+                        item = json_object();
+                        if (json_object_set_new(paths, route->pattern, item) < 0)
+                                return NULL;
+                }
+                /* "*" routes (Slack's methods) are served for any verb: list the two
+                 * the vendor documents. */
+                static const char *const any[] = {"get", "post"};
+                const char *one[] = {route->method};
+                const char *const *verbs = streq(route->method, "*") ? any : one;
+                size_t n = streq(route->method, "*") ? 2 : 1;
+                for (size_t v = 0; v < n; v++) {
+                        char verb[16];
+                        size_t l = 0;
+                        for (; verbs[v][l] && l < sizeof(verb) - 1; l++)
+                                verb[l] = (char)(verbs[v][l] | 0x20);
+                        verb[l] = 0;
+                        bool body = !streq(verb, "get") && !streq(verb, "delete");
+                        if (json_object_set_new(item, verb, openapi_operation(k, route, body)) < 0)
+                                return NULL;
+                }
+        }
+        return json_pack("{s:s, s:{s:s, s:s, s:s}, s:[{s:s}], s:O}", "openapi", "3.1.0", "info",
+                         "title", k->implementation, "version", POME_VERSION, "description",
+                         "Routes this twin serves; anything else answers 501 fidelity "
+                         "\"unsupported\". MCP at ./mcp serves the same actions as tools.",
+                         "servers", "url", base_url ? base_url : "", "paths", paths);
 }

@@ -8,7 +8,7 @@ require_root
 start_pomed
 
 create_sandbox github slack
-A=$SID A_TOKEN=$TOKEN A_GH=$(rest_url github) A_SL=$(rest_url slack)
+A=$SID A_TOKEN=$TOKEN A_GH=$(rest_url github) A_SL=$(rest_url slack) CREATED_A=$CREATED
 A_GHP=$(jq -r .provider_credentials.github.token <<<"$CREATED")
 A_XOXB=$(jq -r .provider_credentials.slack.token <<<"$CREATED")
 create_sandbox github
@@ -64,6 +64,16 @@ assert_status 200 "/_pome/state"
 twin_call GET "$A_GH/_pome/events" "$A_TOKEN"
 assert_eq "$(jq length <<<"$BODY")" "$n" "rows after reading /_pome/*"
 pass "/_pome/health, state and events add no row"
+
+twin_call GET "$(jq -r .per_twin.github.openapi_url <<<"$CREATED_A")" "$A_TOKEN"
+assert_status 200 "the GitHub twin's openapi_url"
+assert_jq .openapi 3.1.0
+assert_jq '.servers[0].url' "$A_GH" "OpenAPI server URL"
+assert_jq '.paths["/repos/{owner}/{repo}/issues/{issue_number}/assignees"].post.operationId' \
+        add_issue_assignees
+twin_call GET "$(jq -r .per_twin.slack.openapi_url <<<"$CREATED_A")" "$A_TOKEN"
+assert_jq '.paths["/chat.postMessage"].post.operationId' slack_post_message
+pass "openapi_url documents the routes each twin serves"
 
 twin_call GET "$A_GH/repos/acme/api/no/such/route" "$A_TOKEN"
 assert_status 501 "an unsupported route"
