@@ -29,6 +29,7 @@ static const char help_sandbox[] =
         "  create --twin NAME...   Start a sandbox and print its connection details\n"
         "  list                    List sandboxes (default: the open ones)\n"
         "  get ID                  Show one sandbox\n"
+        "  finalize ID             End a sandbox and keep its run (tapes, final states)\n"
         "  stop ID                 Stop a sandbox; refuses an ungraded one without --discard\n"
         "  kill ID                 Same as stop\n"
         "\n"
@@ -109,6 +110,22 @@ static const char help_get[] =
         "  --format FMT           text (default) or json (pomed's answer).\n" API_URL_HELP
         "  -h, --help             Show this help.\n";
 
+static const char help_finalize[] =
+        "Usage: pome sandbox finalize ID [OPTIONS]\n"
+        "\n"
+        "End an open sandbox and keep its run: pomed writes every twin's final state\n"
+        "next to its tape in <state dir>/runs/ID/, marks the sandbox done and releases\n"
+        "its slot. (Grading the run against a task's criteria is not part of this\n"
+        "release: no verdict is written.) Stopping with --discard instead throws the\n"
+        "run away.\n"
+        "\n"
+        "Arguments:\n"
+        "  ID                     Sandbox id (ses_...) from create or list.\n"
+        "\n"
+        "Options:\n"
+        "  --format FMT           text (default) or json (pomed's answer).\n" API_URL_HELP
+        "  -h, --help             Show this help.\n";
+
 static const char help_stop[] =
         "Usage: pome sandbox stop ID [OPTIONS]\n"
         "       pome sandbox kill ID [OPTIONS]\n"
@@ -117,7 +134,8 @@ static const char help_stop[] =
         "that is still open (ready or running) has not been graded, so stopping it\n"
         "discards its run: without --discard such a stop is refused, naming the task\n"
         "and how long the sandbox has been open (exit status 5). To keep the run,\n"
-        "finalize it instead; finalizing grades it and ends the sandbox.\n"
+        "finalize it instead (pome sandbox finalize ID): that ends the sandbox and\n"
+        "keeps its tapes and final states.\n"
         "\n"
         "Arguments:\n"
         "  ID                     Sandbox id (ses_...) from create or list.\n"
@@ -783,31 +801,36 @@ static int parse_id_command(int argc, char **argv, const char *command, const ch
         return 0;
 }
 
-static int sandbox_get(int argc, char **argv, const char *command)
+/* get (GET /v1/sandboxes/ID) and finalize (POST /v1/sandboxes/ID/finalize): one
+ * sandbox in, the sandbox as pomed then describes it out. */
+static int sandbox_show(int argc, char **argv, const char *command, const char *help,
+                        const char *method, const char *suffix)
 {
         _cleanup_(api_reply_done) ApiReply reply = {};
         _cleanup_(config_done) Config config = {};
-        _cleanup_free_ char *path = NULL;
+        _cleanup_free_ char *base = NULL, *path = NULL;
         const char *id = NULL, *api_url = NULL;
         Format format = FORMAT_TEXT;
         bool unused = false;
         int r;
 
-        r = parse_id_command(argc, argv, command, help_get, false, &id, &format, &unused, &api_url);
+        r = parse_id_command(argc, argv, command, help, false, &id, &format, &unused, &api_url);
         if (r != 0)
                 return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
 
         r = config_load(api_url, &config);
         if (r < 0)
                 return api_exit_status(r, NULL);
-        path = sandbox_path(id);
-        if (!path)
+        base = sandbox_path(id);
+        if (!base || asprintf(&path, "%s%s", base, suffix) < 0) {
+                path = NULL;
                 return api_exit_status(-ENOMEM, NULL);
-        r = api_call(&config, "GET", path, NULL, &reply);
+        }
+        r = api_call(&config, method, path, NULL, &reply);
         if (r < 0)
                 return api_exit_status(r, &reply);
         if (!reply.json) {
-                fprintf(stderr, "pome: pomed answered GET %s with an empty body\n", path);
+                fprintf(stderr, "pome: pomed answered %s %s with an empty body\n", method, path);
                 return POME_EXIT_ERROR;
         }
         if (secrets_mask_json(reply.json) < 0)
@@ -837,9 +860,10 @@ static void print_refused_stop(const char *id, const json_t *details)
                 fprintf(stderr, "  Open for %s.\n", d);
         }
         fprintf(stderr,
-                "  To keep the run, finalize it instead. To discard it anyway:\n"
+                "  To keep the run, finalize it instead: pome sandbox finalize %s\n"
+                "  To discard it anyway:\n"
                 "  pome sandbox stop %s --discard\n",
-                id);
+                id, id);
 }
 
 static bool is_ungraded_refusal(int r, const ApiReply *reply)
@@ -933,7 +957,9 @@ int cmd_sandbox(int argc, char **argv)
         if (streq(sub, "list"))
                 return sandbox_list(argc, argv, command);
         if (streq(sub, "get"))
-                return sandbox_get(argc, argv, command);
+                return sandbox_show(argc, argv, command, help_get, "GET", "");
+        if (streq(sub, "finalize"))
+                return sandbox_show(argc, argv, command, help_finalize, "POST", "/finalize");
         if (streq(sub, "stop") || streq(sub, "kill"))
                 return sandbox_stop(argc, argv, command);
 

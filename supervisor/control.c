@@ -350,13 +350,22 @@ static void handle_delete(Call *c, Sandbox *s)
                                sandbox_state_to_string(s->state), "open_seconds",
                                (json_int_t)(open_for < 0 ? 0 : open_for), "session_id", s->id),
                      "Refused to stop %s: it is still open (%s), so its run has not been graded "
-                     "and stopping now discards it. Finalize it to keep the run, or repeat with "
-                     "?confirm_discard=<discard_token> to discard it.",
-                     s->id, sandbox_state_to_string(s->state));
+                     "and stopping now discards it. To keep the run, finalize it (POST "
+                     "/v1/sandboxes/%s/finalize); to discard it, repeat with "
+                     "?confirm_discard=<discard_token>.",
+                     s->id, sandbox_state_to_string(s->state), s->id);
                 free(c);
                 return;
         }
         sandbox_end(s, SANDBOX_STOPPED, "discarded", true, on_stopped, c);
+}
+
+static void on_finalized(Sandbox *s, void *userdata)
+{
+        Call *c = userdata;
+        _cleanup_json_ json_t *j = sandbox_to_json(s);
+        reply_json(c, j ? 200 : 500, j);
+        free(c);
 }
 
 static void handle_usage(Call *c)
@@ -509,6 +518,20 @@ void control_handle(HttpRequest *rq, void *userdata)
                         method_not_allowed(c, "GET, DELETE");
                 free(c);
                 return;
+        }
+        if (streq(e, "/finalize")) {
+                if (!streq(method, "POST")) {
+                        method_not_allowed(c, "POST");
+                        free(c);
+                        return;
+                }
+                ApiError ae = {};
+                if (sandbox_finalize(s, on_finalized, c, &ae) < 0) {
+                        reply_error(c, &ae);
+                        api_error_done(&ae);
+                        free(c);
+                }
+                return; /* on_finalized answers and frees c */
         }
         fail(c, 404, "not_found", NULL, "No such endpoint: %s %s.", method, path);
         free(c);

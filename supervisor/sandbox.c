@@ -496,6 +496,94 @@ SandboxTwin *sandbox_twin(Sandbox *s, const char *twin)
         return NULL;
 }
 
+/* ---- finalize ---- */
+
+typedef struct Finalize {
+        Sandbox *sandbox;
+        unsigned pending;
+        bool failed;
+        char failure[160];
+        SandboxGoneFn done;
+        void *userdata;
+} Finalize;
+
+static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
+{
+        Finalize *f = userdata;
+        Sandbox *s = f->sandbox;
+        const char *twin = pod_kind(p)->name;
+        int r = err;
+        if (r >= 0 && (rp->status != 200 || !rp->body))
+                r = -EPROTO;
+        if (r >= 0 && s->run_dir) {
+                /* the world as the run ended: what grading reads next to the tape */
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s/%s.final.json", s->run_dir, twin) < 0)
+                        r = -ENOMEM;
+                else if (json_dump_file(rp->body, path, JSON_INDENT(2) | JSON_SORT_KEYS) < 0)
+                        r = -EIO;
+        }
+        if (r < 0 && !f->failed) {
+                f->failed = true;
+                snprintf(f->failure, sizeof(f->failure), "cannot export the %s twin's state: %s",
+                         twin, strerror(-r));
+        }
+        if (--f->pending > 0)
+                return;
+        if (f->failed)
+                log_warning("%s: %s", s->id, f->failure);
+        /* Even without a final state the run is kept (tapes, seeds); it is done either
+         * way unless something else ended it meanwhile. */
+        if (sandbox_state_is_open(s->state))
+                sandbox_end(s, SANDBOX_DONE, "finalized", false, f->done, f->userdata);
+        else
+                sandbox_end(s, s->state, s->reason, false, f->done, f->userdata);
+        free(f);
+}
+
+int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, ApiError *e)
+{
+        Manager *m = s->manager;
+        (void)sandbox_check_clocks(s);
+        if (s->state == SANDBOX_PROVISIONING)
+                return api_error(e, 409, "conflict", json_pack("{s:s}", "reason", "provisioning"),
+                                 "Sandbox %s is still starting; finalize it once it is ready.",
+                                 s->id);
+        if (!sandbox_state_is_open(s->state))
+                return api_error(e, s->state == SANDBOX_EXPIRED ? 410 : 409,
+                                 s->state == SANDBOX_EXPIRED ? "session_expired" : "conflict",
+                                 json_pack("{s:s, s:s?}", "state",
+                                           sandbox_state_to_string(s->state), "reason", s->reason),
+                                 "Sandbox %s has already ended (%s); there is nothing to "
+                                 "finalize.",
+                                 s->id, sandbox_state_to_string(s->state));
+        Finalize *f = calloc(1, sizeof(*f));
+        if (!f)
+                return api_error(e, 500, "internal_error", NULL, "out of memory");
+        *f = (Finalize){.sandbox = s, .done = done, .userdata = userdata};
+        /* Export every twin first (+1 keeps the count from reaching 0 inside the loop). */
+        f->pending = 1;
+        for (size_t i = 0; i < s->n_twins; i++) {
+                Pod *p = s->twins[i].pod;
+                if (!p || pod_export(p, m->cfg->request_timeout_usec, on_exported, f) < 0) {
+                        f->failed = true;
+                        snprintf(f->failure, sizeof(f->failure),
+                                 "the %s twin cannot export its state", s->twins[i].kind->name);
+                        continue;
+                }
+                f->pending++;
+        }
+        /* drop the +1: finish now when no export is outstanding (callbacks never run
+         * inside pod_export, so the count cannot reach 0 earlier) */
+        if (--f->pending == 0) {
+                if (f->failed)
+                        log_warning("%s: %s", s->id, f->failure);
+                sandbox_end(s, SANDBOX_DONE, "finalized", false, done, userdata);
+                free(f);
+        }
+        return 0;
+}
+
 /* ---- JSON ---- */
 
 static json_t *per_twin_json(const Sandbox *s)

@@ -187,6 +187,15 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
  */
 bool sandbox_check_clocks(Sandbox *s);
 
+/*
+ * Ends an open sandbox and keeps its run: every twin's world is exported into
+ * runs/<sid>/<twin>.final.json next to its tape, then the sandbox is done
+ * (reason finalized), torn down and its slot released; done runs then. Grading
+ * against a task's criteria is not part of this yet. Returns -1 with e filled (409
+ * still provisioning or already ended, 410 expired), else 0.
+ */
+int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, ApiError *e);
+
 /* Records a routed twin call: ready → running, idle clock reset. */
 void sandbox_touch(Sandbox *s);
 

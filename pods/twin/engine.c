@@ -365,9 +365,9 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
         if (streq(path, "/mcp/call"))
                 return streq(m, "POST") ? twin_mcp_call(t, rq, rp) : reply_not_allowed(rp, "POST");
         if (streq(path, "/openapi.json"))
-                return streq(m, "GET") ? twin_reply_body(rp, 200,
-                                                         twin_kind_openapi(t->kind, rq->base_url))
-                                       : reply_not_allowed(rp, "GET");
+                return streq(m, "GET")
+                               ? twin_reply_body(rp, 200, twin_kind_openapi(t->kind, rq->base_url))
+                               : reply_not_allowed(rp, "GET");
 
         for (size_t i = 0; i < t->kind->n_routes; i++) {
                 const TwinRoute *route = &t->kind->routes[i];

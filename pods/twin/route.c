@@ -61,7 +61,7 @@ const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)
 json_t *twin_kind_supported(const TwinKind *k)
 {
         static const char *const engine_surfaces[] = {
-                "/mcp",         "/mcp/tools",    "/mcp/call",    "/openapi.json",
+                "/mcp",          "/mcp/tools",   "/mcp/call",    "/openapi.json",
                 "/_pome/health", "/_pome/state", "/_pome/events"};
         _cleanup_json_ json_t *a = json_array();
         if (!a)
