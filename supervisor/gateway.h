@@ -19,6 +19,9 @@ Gateway *gateway_free(Gateway *g);
 /* The HttpHandler of the gateway listener; userdata is the Gateway. */
 void gateway_handle(HttpRequest *rq, void *userdata);
 
-/* The fixed body of every "no such pod for you" answer. */
-#define GATEWAY_NO_POD_BODY \
-        "{\"error\":{\"type\":\"not_found\",\"message\":\"No twin pod for this session.\"}}"
+/* The fixed body of every "no such pod for you" answer: the same bytes whatever the
+ * cause, so it reveals nothing about other sandboxes. */
+#define GATEWAY_NO_POD_BODY                                                                   \
+        "{\"error\":{\"type\":\"not_found\",\"message\":\"No twin pod for this session.\","   \
+        "\"details\":{\"hint\":\"The URL and the token must come from the same sandbox: use " \
+        "its rest_url and its session_token (or the twin's provider credential).\"}}}"
