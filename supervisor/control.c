@@ -68,33 +68,10 @@ static void fail(Call *c, int status, const char *type, json_t *details, const c
         api_error_done(&e);
 }
 
-/* Value of a query parameter (percent-decoded, new string) or NULL. */
+/* Value of a query parameter (decoded, new string) or NULL. */
 static char *query_param(const char *query, const char *name)
 {
-        size_t nl = strlen(name);
-        for (const char *p = query; p && *p;) {
-                const char *e = strchrnul(p, '&');
-                if ((size_t)(e - p) >= nl && strncmp(p, name, nl) == 0 &&
-                    (p[nl] == '=' || p + nl == e)) {
-                        const char *v = p[nl] == '=' ? p + nl + 1 : e;
-                        _cleanup_free_ char *raw = strndup(v, (size_t)(e - v));
-                        if (!raw)
-                                return NULL;
-                        for (char *q = raw; *q; q++)
-                                if (*q == '+')
-                                        *q = ' ';
-                        _cleanup_free_ char *withslash = NULL;
-                        if (asprintf(&withslash, "/%s", raw) < 0)
-                                return NULL;
-                        char *dec = NULL;
-                        if (front_decode_path(withslash, &dec) < 0)
-                                return strdup(raw);
-                        memmove(dec, dec + 1, strlen(dec));
-                        return dec;
-                }
-                p = *e ? e + 1 : NULL;
-        }
-        return NULL;
+        return query ? front_form_value(query, strlen(query), name) : NULL;
 }
 
 /* ---- handlers ---- */

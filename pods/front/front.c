@@ -38,16 +38,19 @@ static char *form_decode(const char *s, size_t n)
         return out;
 }
 
-/* Value of name in an application/x-www-form-urlencoded string (new string), or NULL. */
-static char *form_lookup(const char *s, size_t n, const char *name)
+char *front_form_value(const char *s, size_t n, const char *name)
 {
         size_t nl = strlen(name);
         const char *end = s + n;
         while (s < end) {
                 const char *amp = memchr(s, '&', (size_t)(end - s));
                 const char *e = amp ? amp : end;
-                if ((size_t)(e - s) > nl && strncmp(s, name, nl) == 0 && s[nl] == '=')
-                        return form_decode(s + nl + 1, (size_t)(e - s) - nl - 1);
+                if ((size_t)(e - s) >= nl && strncmp(s, name, nl) == 0) {
+                        if (s + nl == e) /* a bare "name" is an empty value */
+                                return strdup("");
+                        if (s[nl] == '=')
+                                return form_decode(s + nl + 1, (size_t)(e - s) - nl - 1);
+                }
                 s = e + 1;
         }
         return NULL;
@@ -98,11 +101,11 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
                 }
         }
         if (k && (k->flags & TWIN_KIND_TOKEN_PARAM)) {
-                char *t = query ? form_lookup(query, strlen(query), "token") : NULL;
+                char *t = query ? front_form_value(query, strlen(query), "token") : NULL;
                 const char *ct = json_get_str(headers, "content-type");
                 if (!t && body && ct &&
                     strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
-                        t = form_lookup(body, body_len, "token");
+                        t = front_form_value(body, body_len, "token");
                 if (t && *t) {
                         *ret = t;
                         return 0;

@@ -42,6 +42,13 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              int64_t now, TokenClaims *ret_claims);
 
 /*
+ * The value of name in an application/x-www-form-urlencoded string of n bytes (a query
+ * or a form body), decoded ('+' is a space, %XX a byte; a malformed escape is kept as
+ * is): a new string, "" for a bare "name", NULL when absent or on OOM.
+ */
+char *front_form_value(const char *s, size_t n, const char *name);
+
+/*
  * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
  * twin serves: "." or ".." segments, NUL bytes, malformed escapes, paths not starting
  * with '/'. Returns 0, -EINVAL, -ENOMEM.
