@@ -325,15 +325,22 @@ int token_random_id(const char *prefix, size_t n, char **ret)
         if (!s)
                 return -ENOMEM;
         memcpy(s, prefix, pl);
-        for (size_t i = 0; i < n; i++) {
-                unsigned char b;
-                do { /* rejection sampling keeps the distribution uniform */
-                        int r = token_random_bytes(&b, 1);
+        /* One getrandom for the lot (the gateway mints an id per call); refill only
+         * when rejection sampling (keeps base62 uniform) used the buffer up. */
+        unsigned char buf[64];
+        size_t used = sizeof(buf);
+        for (size_t i = 0; i < n;) {
+                if (used == sizeof(buf)) {
+                        int r = token_random_bytes(buf, sizeof(buf));
                         if (r < 0)
                                 return r;
-                } while (b >= 248);
-                s[pl + i] = alphabet[b % 62];
+                        used = 0;
+                }
+                unsigned char b = buf[used++];
+                if (b < 248)
+                        s[pl + i++] = alphabet[b % 62];
         }
+        explicit_bzero(buf, sizeof(buf));
         s[pl + n] = 0;
         *ret = TAKE_PTR(s);
         return 0;
