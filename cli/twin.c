@@ -19,8 +19,12 @@
 #include "common/json-util.h"
 #include "common/token.h"
 #include "common/util.h"
-#include "front.h"
-#include "tape.h"
+#include "pods/front/front.h"
+#include "pods/front/serve.h"
+#include "pods/front/tape.h"
+
+#define LOCAL_MAX_BODY        (1u << 20) /* bytes of a request body */
+#define LOCAL_EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page */
 
 /* A loopback twin without TWIN_AUTH_SECRET signs with this well-known dev secret. */
 static const uint8_t dev_secret[TOKEN_SECRET_LEN] = "pome-local-twin-dev-secret-32byt";
@@ -200,7 +204,7 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
                         reply_error(rq, 422, "validation_failed", err);
                         return;
                 }
-                tape_reset(lt->tape);
+                (void)tape_reset(lt->tape);
                 _cleanup_json_ json_t *ok =
                         json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name);
                 reply(rq, 200, NULL, ok);
@@ -225,11 +229,28 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
         reply_error(rq, 404, "not_found", "Admin routes: /admin/reset, /admin/seed, /admin/token.");
 }
 
+/* The in-process backend: the twin answers at once. */
+static int local_call(void *userdata, const TwinRequest *rq, FrontExchange *x)
+{
+        LocalTwin *lt = userdata;
+        TwinReply rp = {};
+        twin_handle(lt->twin, rq, &rp);
+        front_exchange_done(x, 0, &rp);
+        twin_reply_done(&rp);
+        return 0;
+}
+
+static int local_record(void *userdata, const json_t *row)
+{
+        LocalTwin *lt = userdata;
+        lt->calls++;
+        return row ? tape_append(lt->tape, row) : -ENOMEM;
+}
+
 static void handle(HttpRequest *rq, void *userdata)
 {
         LocalTwin *lt = userdata;
         const char *raw = http_request_path(rq);
-        const char *method = http_request_method(rq);
         if (streq(raw, "/healthz")) {
                 _cleanup_json_ json_t *tools = twin_kind_tools(lt->kind);
                 _cleanup_json_ json_t *j = json_pack(
@@ -273,64 +294,23 @@ static void handle(HttpRequest *rq, void *userdata)
                 twin_reply_done(&rp);
                 return;
         }
-        TwinReply rp = {};
-        if (http_request_too_large(rq)) {
-                lt->kind->error(413, "request_too_large", "The request body is too large.", &rp);
-                reply(rq, rp.status, rp.headers, rp.body);
-                twin_reply_done(&rp);
-                return;
-        }
-        _cleanup_free_ char *path = NULL;
-        if (front_decode_path(*e ? e : "/", &path) < 0) {
-                lt->kind->error(400, "invalid_path", "The path is malformed.", &rp);
-                reply(rq, rp.status, rp.headers, rp.body);
-                twin_reply_done(&rp);
-                return;
-        }
-        if (streq(path, "/_pome/events")) {
-                _cleanup_json_ json_t *rows = tape_rows(lt->tape);
-                reply(rq, 200, NULL, rows);
-                return;
-        }
-        struct timespec t0, t1, wall;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        clock_gettime(CLOCK_REALTIME, &wall);
-        char base_url[256];
-        snprintf(base_url, sizeof(base_url), "%s/s/%s", lt->base, sid);
-        TwinRequest tr = {.method = method,
-                          .path = path,
-                          .query = http_request_query(rq),
-                          .headers = headers,
-                          .body = body,
-                          .body_len = body_len,
-                          .base_url = base_url};
-        twin_handle(lt->twin, &tr, &rp);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (!startswith(path, "/_pome/")) {
-                char request_id[25];
-                if (front_request_id(request_id) < 0)
-                        snprintf(request_id, sizeof(request_id), "req_unavailable");
-                FrontCall fc = {
-                        .twin = lt->kind->name,
-                        .run_id = sid,
-                        .request_id = request_id,
-                        .method = method,
-                        .path = raw,
-                        .query = http_request_query(rq),
-                        .headers = headers,
-                        .body = body,
-                        .body_len = body_len,
-                        .latency_ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 +
-                                      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-                        .ts_usec = (int64_t)wall.tv_sec * 1000000 + wall.tv_nsec / 1000,
-                };
-                _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
-                if (row)
-                        (void)tape_append(lt->tape, row);
-                lt->calls++;
-        }
-        reply(rq, rp.status, rp.headers, rp.body);
-        twin_reply_done(&rp);
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
+        char mount[256];
+        snprintf(mount, sizeof(mount), "%s/s/%s", lt->base, sid);
+        FrontTarget t = {
+                .kind = lt->kind,
+                .tape = lt->tape,
+                .run_id = sid,
+                .mount_url = mount,
+                .rest = e,
+                .request_id = request_id,
+                .max_body = LOCAL_MAX_BODY,
+                .max_page = LOCAL_EVENTS_PAGE_MAX,
+                .backend = {.call = local_call, .record = local_record, .userdata = lt},
+        };
+        front_serve(rq, &t);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si _unused_,
@@ -465,7 +445,7 @@ static int twin_start(int argc, char **argv)
         (void)sd_event_add_signal(e, NULL, SIGTERM, on_signal, NULL);
         HttpdConfig hc = {.address = host,
                           .port = (uint16_t)port,
-                          .max_body = 1u << 20,
+                          .max_body = LOCAL_MAX_BODY,
                           .connection_limit = 256,
                           .connection_timeout = 60};
         int r = httpd_new(e, &hc, handle, &lt, &h);

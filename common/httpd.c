@@ -50,6 +50,7 @@ struct Httpd {
         uint16_t port;
         HttpRequest *suspended;
         size_t n_suspended;
+        bool draining;
 };
 
 static uint64_t now_usec(clockid_t c)
@@ -332,6 +333,11 @@ Httpd *httpd_free(Httpd *d)
         return NULL;
 }
 
+void httpd_drain(Httpd *d)
+{
+        d->draining = true;
+}
+
 void httpd_quiesce(Httpd *d)
 {
         int fd = MHD_quiesce_daemon(d->mhd);
@@ -430,6 +436,39 @@ uint64_t http_request_start_usec(const HttpRequest *rq)
         return rq->start_usec;
 }
 
+/* Adds headers (object name → string) to resp; true when they set Content-Type. */
+static bool add_headers(Httpd *d, struct MHD_Response *resp, const json_t *headers)
+{
+        bool have_ct = false;
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)headers, k, v) {
+                if (!json_is_string(v))
+                        continue;
+                if (strcasecmp(k, "content-type") == 0)
+                        have_ct = true;
+                MHD_add_response_header(resp, k, json_string_value(v));
+        }
+        if (d->draining)
+                MHD_add_response_header(resp, "Connection", "close");
+        return have_ct;
+}
+
+static void set_response(HttpRequest *rq, int status, struct MHD_Response *resp)
+{
+        rq->response = resp;
+        rq->status = (unsigned)status;
+        if (rq->suspended) {
+                Httpd *d = rq->d;
+                list_remove(d, rq);
+                d->n_suspended--;
+                rq->suspended = false;
+                MHD_resume_connection(rq->conn);
+                /* Nothing wakes the loop after a resume: run MHD soon from a defer source. */
+                sd_event_source_set_enabled(d->defer, SD_EVENT_ONESHOT);
+        }
+}
+
 int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *body, size_t len)
 {
         if (rq->replied)
@@ -443,29 +482,55 @@ int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *b
                 if (!resp)
                         return -ENOMEM;
         }
-        bool have_ct = false;
-        const char *k;
-        json_t *v;
-        json_object_foreach ((json_t *)headers, k, v) {
-                if (!json_is_string(v))
-                        continue;
-                if (strcasecmp(k, "content-type") == 0)
-                        have_ct = true;
-                MHD_add_response_header(resp, k, json_string_value(v));
-        }
+        bool have_ct = add_headers(rq->d, resp, headers);
         if (len > 0 && !have_ct)
                 MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-        rq->response = resp;
-        rq->status = (unsigned)status;
-        if (rq->suspended) {
-                Httpd *d = rq->d;
-                list_remove(d, rq);
-                d->n_suspended--;
-                rq->suspended = false;
-                MHD_resume_connection(rq->conn);
-                /* Nothing wakes the loop after a resume: run MHD soon from a defer source. */
-                sd_event_source_set_enabled(d->defer, SD_EVENT_ONESHOT);
+        set_response(rq, status, resp);
+        return 0;
+}
+
+typedef struct Stream {
+        HttpStreamRead read;
+        void (*free_cb)(void *);
+        void *userdata;
+} Stream;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        Stream *st = cls;
+        ssize_t k = st->read(st->userdata, pos, buf, max);
+        return k > 0    ? k
+               : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                        : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+        Stream *st = cls;
+        if (st->free_cb)
+                st->free_cb(st->userdata);
+        free(st);
+}
+
+int http_reply_stream(HttpRequest *rq, int status, const json_t *headers, uint64_t size,
+                      HttpStreamRead read, void (*free_cb)(void *), void *userdata)
+{
+        if (rq->replied)
+                return -EALREADY;
+        Stream *st = calloc(1, sizeof(*st));
+        if (!st)
+                return -ENOMEM;
+        *st = (Stream){.read = read, .free_cb = free_cb, .userdata = userdata};
+        struct MHD_Response *resp =
+                MHD_create_response_from_callback(size == UINT64_MAX ? MHD_SIZE_UNKNOWN : size,
+                                                  64 * 1024, stream_read, st, stream_free);
+        if (!resp) {
+                free(st);
+                return -ENOMEM;
         }
+        rq->replied = true;
+        (void)add_headers(rq->d, resp, headers);
+        set_response(rq, status, resp);
         return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 typedef struct Httpd Httpd;
@@ -46,6 +47,12 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
  * Accepts NULL; returns NULL.
  */
 Httpd *httpd_free(Httpd *d);
+
+/*
+ * From now on every reply carries Connection: close, so clients go away as their calls are
+ * answered; the listener stays open (pomed answers 503 shutting_down while it drains).
+ */
+void httpd_drain(Httpd *d);
 
 /* Stops accepting new connections (listener closed); open ones finish. */
 void httpd_quiesce(Httpd *d);
@@ -77,6 +84,18 @@ uint64_t http_request_start_usec(const HttpRequest *rq);
  * -ENOMEM (then the client gets a 500).
  */
 int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *body, size_t len);
+
+/* Produces the next bytes of a streamed body at pos: bytes (> 0), 0 at the end, -errno. */
+typedef ssize_t (*HttpStreamRead)(void *userdata, uint64_t pos, char *buf, size_t max);
+
+/*
+ * Answers rq with a body produced by read in chunks of up to 64 KiB as the connection can
+ * take them (size bytes in all; UINT64_MAX = unknown: chunked). free_cb(userdata) runs when
+ * the response is done with, whatever happened. Returns 0, -EALREADY, -ENOMEM (then nothing
+ * was sent, free_cb did not run, and the caller may still answer otherwise).
+ */
+int http_reply_stream(HttpRequest *rq, int status, const json_t *headers, uint64_t size,
+                      HttpStreamRead read, void (*free_cb)(void *), void *userdata);
 
 /* http_reply with body = the compact JSON of body (borrowed; NULL = empty body). */
 int http_reply_json(HttpRequest *rq, int status, const json_t *headers, const json_t *body);

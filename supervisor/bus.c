@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-#include "bus.h"
+#include "supervisor/bus.h"
 
 #include <assert.h>
 #include <stdarg.h>
 #include <systemd/sd-bus.h>
 
+#include "common/json-util.h"
+#include "common/timeutil.h"
 #include "common/util.h"
-#include "log.h"
+#include "supervisor/log.h"
 
 #define BUS_NAME       "sh.pome.Supervisor1"
 #define BUS_PATH       "/sh/pome/Supervisor1"
@@ -18,6 +20,9 @@
 #define BUS_ERROR_NO_SUCH_TEAM     "sh.pome.Error.NoSuchTeam"
 #define BUS_ERROR_UNGRADED_SESSION "sh.pome.Error.UngradedSession"
 #define BUS_ERROR_PROVISIONING     "sh.pome.Error.SandboxProvisioning"
+#define BUS_ERROR_EXPIRED          "sh.pome.Error.SandboxExpired"
+#define BUS_ERROR_ENDED            "sh.pome.Error.SandboxEnded"
+#define BUS_ERROR_SHUTTING_DOWN    "sh.pome.Error.ShuttingDown"
 
 /* Short first retry so a bus started just after pomed is picked up at once; then back off so
  * a host without the bus costs one wake-up a minute. */
@@ -41,7 +46,8 @@ typedef struct TeamShadow {
 
 /* A StopSandbox call answered once the sandbox's teardown is complete. */
 typedef struct PendingStop {
-        Sandbox *sandbox;
+        struct Bus *bus;
+        char id[64];
         sd_bus_message *call; /* a reference */
         struct PendingStop *next;
 } PendingStop;
@@ -128,7 +134,7 @@ static int method_list_teams(sd_bus_message *m, void *userdata, sd_bus_error *er
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Bus *b = userdata;
         size_t n;
-        Team *const *teams = manager_teams(b->manager, &n);
+        Team *const *teams = teams_list(manager_teams(b->manager), &n);
         int r;
 
         r = sd_bus_message_new_method_return(m, &reply);
@@ -159,20 +165,11 @@ static bool isempty_or_all(const char *state)
         return !state || !*state || streq(state, "all");
 }
 
-/* The HTTP API's ?state= vocabulary: "running" means open for use (ready or running). */
-static bool state_matches(const Sandbox *s, const char *state)
-{
-        if (isempty_or_all(state))
-                return true;
-        if (streq(state, "running"))
-                return s->state == SANDBOX_READY || s->state == SANDBOX_RUNNING;
-        return streq(sandbox_state_to_string(s->state), state);
-}
-
 /* µs since the epoch (CLOCK_REALTIME), systemd's convention for timestamps on the bus. */
-static uint64_t epoch_usec(int64_t sec)
+static uint64_t epoch_usec(const char *rfc3339)
 {
-        return sec > 0 ? (uint64_t)sec * USEC_PER_SEC : 0;
+        int64_t sec;
+        return parse_rfc3339(rfc3339, &sec) == 0 && sec > 0 ? (uint64_t)sec * USEC_PER_SEC : 0;
 }
 
 static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -185,32 +182,41 @@ static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error
         r = sd_bus_message_read(m, "s", &state);
         if (r < 0)
                 return r;
-        if (!isempty_or_all(state) && sandbox_state_from_string(state) < 0)
+        if (!isempty_or_all(state) && !streq(state, "running") &&
+            sandbox_state_from_string(state) < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown state '%s': expected provisioning, ready, "
                                          "running, done, expired, failed, stopped, all or \"\".",
                                          state);
+        /* the records every surface shows: held sandboxes live, ended ones as recorded */
+        _cleanup_json_ json_t *docs = NULL;
+        r = manager_list(b->manager, NULL, isempty_or_all(state) ? NULL : state, 0, &docs, NULL);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, -r, "Cannot read the registry: %s",
+                                               strerror(-r));
         r = sd_bus_message_new_method_return(m, &reply);
         if (r < 0)
                 return r;
         r = sd_bus_message_open_container(reply, 'a', "(ssssstt)");
         if (r < 0)
                 return r;
-        for (Sandbox *s = manager_sandboxes(b->manager); s; s = s->next) {
-                /* ends it first if its lifetime is over and the timer has not run yet, as
-                 * the control API does: every surface shows the same state */
-                (void)sandbox_check_clocks(s);
-                if (!state_matches(s, state))
-                        continue;
+        size_t i;
+        json_t *doc;
+        json_array_foreach (docs, i, doc) {
                 char twins[128] = "";
-                size_t len = 0;
-                for (size_t i = 0; i < s->n_twins && len < sizeof(twins); i++)
-                        len += (size_t)snprintf(twins + len, sizeof(twins) - len, "%s%s",
-                                                i ? "," : "", s->twins[i].kind->name);
-                r = sd_bus_message_append(reply, "(ssssstt)", s->id, s->team->id,
-                                          sandbox_state_to_string(s->state), strempty(s->reason),
-                                          twins, epoch_usec(s->created_at),
-                                          epoch_usec(s->expires_at));
+                size_t len = 0, k;
+                json_t *t;
+                json_array_foreach (json_object_get(doc, "twins"), k, t)
+                        if (len < sizeof(twins))
+                                len += (size_t)snprintf(twins + len, sizeof(twins) - len, "%s%s",
+                                                        k ? "," : "",
+                                                        strempty(json_string_value(t)));
+                r = sd_bus_message_append(
+                        reply, "(ssssstt)", strempty(json_get_str(doc, "session_id")),
+                        strempty(json_get_str(doc, "team_id")),
+                        strempty(json_get_str(doc, "state")), strempty(json_get_str(doc, "reason")),
+                        twins, epoch_usec(json_get_str(doc, "created_at")),
+                        epoch_usec(json_get_str(doc, "expires_at")));
                 if (r < 0)
                         return r;
         }
@@ -220,25 +226,45 @@ static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error
         return sd_bus_send(NULL, reply, NULL);
 }
 
-/* SandboxGoneFn of a discard asked for over D-Bus: every StopSandbox waiting for s gets its
- * reply now. userdata is the Bus (hence bus_free before manager_free). */
-static void on_sandbox_gone(Sandbox *s, void *userdata)
+/* SandboxGoneFn of a discard asked for over D-Bus: the StopSandbox call waiting for it gets
+ * its reply now (s is NULL for a sandbox that had already ended). */
+static void on_sandbox_gone(Sandbox *s _unused_, void *userdata)
 {
-        Bus *b = userdata;
-        for (PendingStop **pp = &b->pending; *pp;) {
-                PendingStop *p = *pp;
-                if (p->sandbox != s) {
-                        pp = &p->next;
-                        continue;
+        PendingStop *p = userdata;
+        for (PendingStop **pp = &p->bus->pending; *pp; pp = &(*pp)->next)
+                if (*pp == p) {
+                        *pp = p->next;
+                        break;
                 }
-                *pp = p->next;
-                /* the caller may have gone, or our connection with it: nothing to do then */
-                int r = sd_bus_reply_method_return(p->call, NULL);
-                if (r < 0)
-                        log_debug("D-Bus: cannot answer StopSandbox(%s): %s", s->id, strerror(-r));
-                sd_bus_message_unref(p->call);
-                free(p);
-        }
+        /* the caller may have gone, or our connection with it: nothing to do then */
+        int r = sd_bus_reply_method_return(p->call, NULL);
+        if (r < 0)
+                log_debug("D-Bus: cannot answer StopSandbox(%s): %s", p->id, strerror(-r));
+        sd_bus_message_unref(p->call);
+        free(p);
+}
+
+/* The one place a domain error becomes a D-Bus error. */
+static int bus_error(sd_bus_error *error, const SandboxError *e)
+{
+        static const char *const names[] = {
+                [SANDBOX_ERR_INVALID] = SD_BUS_ERROR_INVALID_ARGS,
+                [SANDBOX_ERR_QUOTA] = SD_BUS_ERROR_LIMITS_EXCEEDED,
+                [SANDBOX_ERR_NOT_FOUND] = BUS_ERROR_NO_SUCH_SANDBOX,
+                [SANDBOX_ERR_PROVISIONING] = BUS_ERROR_PROVISIONING,
+                [SANDBOX_ERR_UNGRADED] = BUS_ERROR_UNGRADED_SESSION,
+                [SANDBOX_ERR_ENDED] = BUS_ERROR_ENDED,
+                [SANDBOX_ERR_EXPIRED] = BUS_ERROR_EXPIRED,
+                [SANDBOX_ERR_SHUTTING_DOWN] = BUS_ERROR_SHUTTING_DOWN,
+                [SANDBOX_ERR_START_FAILED] = SD_BUS_ERROR_FAILED,
+                [SANDBOX_ERR_INTERNAL] = SD_BUS_ERROR_FAILED,
+        };
+        if (e->code == SANDBOX_ERR_UNGRADED)
+                return sd_bus_error_setf(error, names[e->code],
+                                         "%s Finalize it to keep the run, or pass discard=true "
+                                         "to throw it away.",
+                                         e->message);
+        return sd_bus_error_setf(error, names[e->code], "%s", e->message);
 }
 
 static int method_stop_sandbox(sd_bus_message *m, void *userdata, sd_bus_error *error)
@@ -254,34 +280,24 @@ static int method_stop_sandbox(sd_bus_message *m, void *userdata, sd_bus_error *
         r = check_privileged(m, &uid, error);
         if (r < 0)
                 return r;
-        Sandbox *s = manager_find(b->manager, id);
-        if (!s)
-                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_SANDBOX, "No sandbox %s.", id);
-        (void)sandbox_check_clocks(s);
-        /* Like DELETE on the control API: stopping what has ended is a no-op, not an error. */
-        if (!sandbox_state_is_open(s->state))
-                return sd_bus_reply_method_return(m, NULL);
-        if (s->state == SANDBOX_PROVISIONING)
-                return sd_bus_error_setf(error, BUS_ERROR_PROVISIONING,
-                                         "Sandbox %s is still starting; stop it once it is ready.",
-                                         s->id);
-        if (!discard)
-                return sd_bus_error_setf(error, BUS_ERROR_UNGRADED_SESSION,
-                                         "Refused to stop %s: it is still open (%s), so its run "
-                                         "has not been graded and stopping now discards it. "
-                                         "Finalize it to keep the run, or pass discard=true to "
-                                         "throw it away.",
-                                         s->id, sandbox_state_to_string(s->state));
-
         PendingStop *p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        /* Queued before sandbox_end(), which calls on_sandbox_gone at once when there is no
-         * pod left to reap. */
-        *p = (PendingStop){.sandbox = s, .call = sd_bus_message_ref(m), .next = b->pending};
+        /* Queued before the stop, which may answer at once when there is no pod to reap. */
+        *p = (PendingStop){.bus = b, .call = sd_bus_message_ref(m), .next = b->pending};
+        snprintf(p->id, sizeof(p->id), "%s", id);
         b->pending = p;
-        log_info("%s: discard asked for over D-Bus by uid %u", s->id, (unsigned)uid);
-        sandbox_end(s, SANDBOX_STOPPED, "discarded", true, on_sandbox_gone, b);
+        if (discard)
+                log_info("%s: discard asked for over D-Bus by uid %u", id, (unsigned)uid);
+        SandboxError e = {};
+        if (manager_stop(b->manager, NULL, id, NULL, discard, on_sandbox_gone, p, &e) < 0) {
+                b->pending = p->next;
+                sd_bus_message_unref(p->call);
+                free(p);
+                r = bus_error(error, &e);
+                sandbox_error_done(&e);
+                return r;
+        }
         return 1; /* answered by on_sandbox_gone */
 }
 
@@ -299,12 +315,12 @@ static int method_set_quota(sd_bus_message *m, void *userdata, sd_bus_error *err
         r = check_privileged(m, &uid, error);
         if (r < 0)
                 return r;
-        Team *t = manager_team_by_id(b->manager, id);
+        Team *t = teams_by_id(manager_teams(b->manager), id);
         if (!t)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_TEAM, "No team %s.", id);
         log_info("team %s: SetQuota(%u) over D-Bus by uid %u", t->id, (unsigned)quota,
                  (unsigned)uid);
-        manager_set_quota(b->manager, t, quota);
+        teams_set_quota(manager_teams(b->manager), t, quota);
         return sd_bus_reply_method_return(m, NULL);
 }
 
@@ -345,7 +361,7 @@ static int team_find(sd_bus *bus _unused_, const char *path, const char *interfa
         r = sd_bus_path_decode(path, TEAM_PREFIX, &id);
         if (r <= 0)
                 return r;
-        Team *t = manager_team_by_id(b->manager, id);
+        Team *t = teams_by_id(manager_teams(b->manager), id);
         if (!t)
                 return 0;
         *ret_found = t;
@@ -357,7 +373,7 @@ static int team_enumerate(sd_bus *bus _unused_, const char *prefix _unused_, voi
 {
         Bus *b = userdata;
         size_t n;
-        Team *const *teams = manager_teams(b->manager, &n);
+        Team *const *teams = teams_list(manager_teams(b->manager), &n);
         _cleanup_(strv_freep) char **nodes = calloc(n + 1, sizeof(char *));
         int r;
 
@@ -688,7 +704,7 @@ int bus_new(sd_event *e, Manager *m, const char *spec, Bus **ret)
                 return -ENOMEM;
         }
         size_t n;
-        Team *const *teams = manager_teams(m, &n);
+        Team *const *teams = teams_list(manager_teams(m), &n);
         for (size_t i = 0; i < n; i++) {
                 TeamShadow *sh;
                 if (shadow_add(b, teams[i], &sh) < 0) {
@@ -711,7 +727,7 @@ Bus *bus_free(Bus *b)
                 (void)sd_bus_reply_method_errorf(p->call, SD_BUS_ERROR_FAILED,
                                                  "pomed is shutting down; the pods of %s are "
                                                  "killed on its way out.",
-                                                 p->sandbox->id);
+                                                 p->id);
                 sd_bus_message_unref(p->call);
                 free(p);
         }

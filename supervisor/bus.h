@@ -18,7 +18,7 @@
 
 #include <systemd/sd-event.h>
 
-#include "sandbox.h"
+#include "supervisor/manager.h"
 
 typedef struct Bus Bus;
 

@@ -468,8 +468,8 @@ static int v2_check_delegated(const char *own, char *warn, size_t warnlen)
  * hierarchy of controller c (v2: the same string thrice).
  */
 static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
-                          const char *proc_text, const char *tree_name, bool use_libcgroup,
-                          CgSetup **ret, char *warn, size_t warnlen)
+                          const char *proc_text, const char *parent, const char *tree_name,
+                          bool use_libcgroup, CgSetup **ret, char *warn, size_t warnlen)
 {
         int r;
 
@@ -499,8 +499,11 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                 h->mount = strdup(mounts[c]);
                 if (!h->mount)
                         return -ENOMEM;
-                r = cg_parse_own_cgroup(proc_text, layout == CG_LAYOUT_V2 ? NULL : ctrl_names[c],
-                                        &h->own);
+                if (parent)
+                        r = (h->own = strdup(parent)) ? 0 : -ENOMEM;
+                else
+                        r = cg_parse_own_cgroup(
+                                proc_text, layout == CG_LAYOUT_V2 ? NULL : ctrl_names[c], &h->own);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
@@ -520,6 +523,11 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                 if (!own)
                         return -ENOMEM;
                 struct stat st;
+                if (parent && stat(own, &st) < 0 && mkdir(own, 0755) < 0 && errno != EEXIST) {
+                        r = access_errno(negative_errno());
+                        return fail(r, warn, warnlen, "cannot create cgroup_parent %s: %s", own,
+                                    strerror(-r));
+                }
                 if (stat(own, &st) < 0 || !S_ISDIR(st.st_mode))
                         return fail(-ENOENT, warn, warnlen,
                                     "our cgroup %s is not visible at %s (a container without a "
@@ -529,7 +537,8 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                         r = v2_check_delegated(own, warn, warnlen);
                         if (r < 0)
                                 return r;
-                        r = v2_vacate_own(own, warn, warnlen);
+                        /* a configured parent is not where we run: nothing of ours to move */
+                        r = parent ? 0 : v2_vacate_own(own, warn, warnlen);
                         if (r < 0)
                                 return r;
                         r = v2_enable(own, warn, warnlen);
@@ -608,8 +617,23 @@ static int cg_errno(int ecg)
         }
 }
 
+static bool endswith_dotdot(const char *p)
+{
+        size_t n = strlen(p);
+        return (n >= 3 && streq(p + n - 3, "/..")) || (n >= 2 && streq(p + n - 2, "/."));
+}
+
 int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen)
 {
+        return cg_setup_under(NULL, tree_name, ret, warn, warnlen);
+}
+
+int cg_setup_under(const char *parent, const char *tree_name, CgSetup **ret, char *warn,
+                   size_t warnlen)
+{
+        if (parent && (parent[0] != '/' || strstr(parent, "/../") || strstr(parent, "/./") ||
+                       endswith_dotdot(parent)))
+                return fail(-EINVAL, warn, warnlen, "invalid cgroup parent \"%s\"", parent);
         struct statfs fs;
         CgLayout layout;
 
@@ -649,8 +673,8 @@ int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen)
                         fail(r, warn, warnlen, "cannot read /proc/self/cgroup: %s", strerror(-r));
         }
         if (r == 0)
-                r = setup_internal(layout, (const char *const *)mounts, text, tree_name, true, ret,
-                                   warn, warnlen);
+                r = setup_internal(layout, (const char *const *)mounts, text, parent, tree_name,
+                                   true, ret, warn, warnlen);
         for (int c = 0; c < CG_N_CTRL; c++)
                 free(mounts[c]);
         return r;
@@ -668,8 +692,8 @@ int cg_setup_at(const char *root_dir, CgLayout layout, const char *proc_self_cgr
                         r = -ENOMEM;
         }
         if (r == 0)
-                r = setup_internal(layout, (const char *const *)mounts, proc_self_cgroup, tree_name,
-                                   false, ret, warn, warnlen);
+                r = setup_internal(layout, (const char *const *)mounts, proc_self_cgroup, NULL,
+                                   tree_name, false, ret, warn, warnlen);
         for (int c = 0; c < CG_N_CTRL; c++)
                 free(mounts[c]);
         return r;
@@ -1022,30 +1046,92 @@ int cg_pod_oom_killed(CgPod *p)
         return n > 0;
 }
 
-int cg_pod_destroy(CgPod *p)
+/* Kills what is left in every leaf and removes the leaves that are empty. */
+int cg_pod_release(CgPod *p)
 {
         int r = 0;
-
-        if (!p)
-                return 0;
         for (size_t i = 0; i < CG_N_CTRL; i++)
                 p->join_fds[i] = safe_close(p->join_fds[i]);
         for (size_t i = 0; i < p->n_leaf; i++) {
                 CgLeaf *l = &p->leaf[i];
                 if (!l->path)
                         continue;
-                int k = kill_and_remove(l->path, p->setup->has_kill);
-                if (k < 0 && r == 0)
-                        r = k;
+                (void)kill_subtree(l->path, p->setup->has_kill, 0);
+                int k = remove_subtree(l->path, 0);
+                if (k == -ENOTEMPTY)
+                        k = -EBUSY;
+                if (k < 0) {
+                        if (r == 0 || k == -EBUSY)
+                                r = k;
+                        continue;
+                }
                 /* The other twins of the sandbox may still live in <sid>: then it stays. */
                 if (l->sid_path && rmdir(l->sid_path) < 0 && errno != ENOTEMPTY && errno != EBUSY &&
                     errno != ENOENT && r == 0)
                         r = negative_errno();
+                free(l->path);
+                l->path = NULL;
         }
+        return r;
+}
+
+CgPod *cg_pod_free(CgPod *p)
+{
+        if (!p)
+                return NULL;
         for (size_t i = 0; i < CG_N_CTRL; i++) {
+                safe_close(p->join_fds[i]);
                 free(p->leaf[i].path);
                 free(p->leaf[i].sid_path);
         }
         free(p);
+        return NULL;
+}
+
+int cg_pod_destroy(CgPod *p)
+{
+        if (!p)
+                return 0;
+        uint64_t deadline = now_usec() + CG_WAIT_USEC;
+        int r;
+        while ((r = cg_pod_release(p)) == -EBUSY && now_usec() < deadline)
+                sleep_usec(CG_POLL_USEC);
+        cg_pod_free(p);
         return r;
+}
+
+int cg_reap_tree(const char *path, char ***ret_sids)
+{
+        /* Only ever a pomed tree in a cgroup filesystem: the path comes from a file. */
+        const char *base = strrchr(path, '/');
+        if (!startswith(path, CG_ROOT "/") || strstr(path, "/../") || strstr(path, "/./") ||
+            !base || !startswith(base + 1, "pome-"))
+                return -EINVAL;
+        struct statfs fs;
+        if (statfs(path, &fs) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if ((unsigned long)fs.f_type != CGROUP2_SUPER_MAGIC &&
+            (unsigned long)fs.f_type != CGROUP_SUPER_MAGIC)
+                return -EINVAL;
+        _cleanup_strv_free_ char **subs = NULL;
+        int r = list_subdirs(path, &subs);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        bool has_kill = file_exists(path, "cgroup.kill");
+        for (char **p = subs; *p; p++) {
+                _cleanup_free_ char *dir = path_join(path, *p);
+                if (!dir)
+                        return -ENOMEM;
+                int k = kill_and_remove(dir, has_kill);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (rmdir(path) < 0 && errno != ENOENT && errno != EBUSY && r == 0)
+                r = negative_errno();
+        if (r < 0)
+                return r;
+        size_t n = strv_length(subs);
+        if (ret_sids)
+                *ret_sids = TAKE_PTR(subs);
+        return (int)n;
 }

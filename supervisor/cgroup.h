@@ -55,6 +55,14 @@ typedef enum CgLayout {
  */
 int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen);
 
+/*
+ * cg_setup with the tree placed under parent (a cgroup path from each hierarchy's root,
+ * such as "/pome.slice", created when missing) instead of under pomed's own cgroup: a
+ * stable place a pomed started from any shell or unit finds again. NULL = cg_setup.
+ */
+int cg_setup_under(const char *parent, const char *tree_name, CgSetup **ret, char *warn,
+                   size_t warnlen);
+
 /* Frees a setup and releases the tree lock; pods must be destroyed first. Accepts NULL. */
 CgSetup *cg_setup_free(CgSetup *s);
 
@@ -108,14 +116,33 @@ const char *cg_pod_path(const CgPod *p, const char *controller);
 int cg_pod_oom_killed(CgPod *p);
 
 /*
- * SIGKILLs every process of the pod (v2 cgroup.kill when present, else each pid of
- * cgroup.procs, repeated until empty), waits until the leaf is empty (polls every
- * 1 ms, at most 1 s), removes the leaf in every hierarchy and the <sid> directory once
- * it is empty, closes the join fds and frees p. Accepts NULL. Returns 0, or -EBUSY when
- * a leaf would not empty or go away in time (p is freed all the same; the next
- * cg_cleanup_leftovers will retry the directory).
+ * One non-blocking step of a pod's teardown, for an event loop: closes the join fds,
+ * SIGKILLs whatever is still in the pod's cgroups (v2 cgroup.kill when present, else each
+ * pid of cgroup.procs) and removes every leaf that is empty, and the <sid> directory once
+ * it is. Returns 0 when every leaf is gone, -EBUSY when a dying process still holds one
+ * (call again a little later), other negative errno on failure. p stays allocated.
+ */
+int cg_pod_release(CgPod *p);
+
+/* Frees p without touching the cgroup filesystem. Accepts NULL; returns NULL. */
+CgPod *cg_pod_free(CgPod *p);
+
+/*
+ * cg_pod_release until it is done, polling every 1 ms for at most 1 s — blocking, so for
+ * start-up, shutdown and tests only — then frees p. Accepts NULL. Returns 0, or -EBUSY
+ * when a leaf would not go away in time (the next cg_cleanup_leftovers retries it).
  */
 int cg_pod_destroy(CgPod *p);
+
+/*
+ * Reaps a pomed tree at an absolute path (another pomed's, e.g. the predecessor recorded
+ * in the state directory): SIGKILLs every process below it, removes every cgroup below it
+ * and the tree itself. Refuses (-EINVAL) a path outside /sys/fs/cgroup, on another file
+ * system or whose last component does not start with "pome-". Blocking (up to 1 s per
+ * cgroup). Returns the number of sandbox directories reaped (their names in *ret_sids
+ * when not NULL; caller frees), 0 when the path does not exist, or negative errno.
+ */
+int cg_reap_tree(const char *path, char ***ret_sids);
 
 /* ----- for tests: the same logic on a fake tree (no libcgroup, no statfs) ----- */
 

@@ -21,8 +21,11 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  idle_timeout: 10m\n"
                                        "  start_timeout: 5s\n"
                                        "  request_timeout: 30s\n"
-                                       "  retention: 24h\n"
+                                       "  retention: 7d\n"
                                        "  max_body: 1M\n"
+                                       "  max_tape: 64M\n"
+                                       "  max_pending_calls: 64\n"
+                                       "  drain_timeout: 10s\n"
                                        "  max_connections: 1000\n"
                                        "teams:\n"
                                        "  - id: local\n"
@@ -207,9 +210,10 @@ int config_parse_duration(const json_t *v, uint64_t *ret_usec)
                 *ret_usec = 0;
                 return 0;
         }
-        static const char *const units[] = {"", "s", "ms", "m", "min", "h"};
-        static const uint64_t mult[] = {USEC_PER_SEC,      USEC_PER_SEC,      USEC_PER_MSEC,
-                                        60 * USEC_PER_SEC, 60 * USEC_PER_SEC, 3600 * USEC_PER_SEC};
+        static const char *const units[] = {"", "s", "ms", "m", "min", "h", "d"};
+        static const uint64_t mult[] = {USEC_PER_SEC,        USEC_PER_SEC,      USEC_PER_MSEC,
+                                        60 * USEC_PER_SEC,   60 * USEC_PER_SEC, 3600 * USEC_PER_SEC,
+                                        86400 * USEC_PER_SEC};
         return parse_scaled(v, units, mult, ELEMENTSOF(units), ret_usec);
 }
 
@@ -280,6 +284,7 @@ Config *config_free(Config *c)
         free(c->pod_exec);
         free(c->pod_user);
         free(c->bus);
+        free(c->cgroup_parent);
         for (size_t i = 0; i < c->n_teams; i++)
                 team_done(&c->teams[i]);
         free(c->teams);
@@ -451,16 +456,21 @@ static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
 
 static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
 {
-        static const char *const top_keys[] = {"control_listen", "gateway_listen",
-                                               "public_url",     "state_dir",
-                                               "runtime_dir",    "images_dir",
-                                               "policies_dir",   "pod_exec",
-                                               "pod_user",       "bus",
-                                               "limits",         "pod",
-                                               "teams",          NULL};
-        static const char *const limit_keys[] = {
-                "lifetime",  "idle_timeout", "start_timeout",   "request_timeout",
-                "retention", "max_body",     "max_connections", NULL};
+        static const char *const top_keys[] = {
+                "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
+                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
+                "cgroup_parent",  "limits",         "pod",        "teams",     NULL};
+        static const char *const limit_keys[] = {"lifetime",
+                                                 "idle_timeout",
+                                                 "start_timeout",
+                                                 "request_timeout",
+                                                 "retention",
+                                                 "max_body",
+                                                 "max_connections",
+                                                 "max_tape",
+                                                 "drain_timeout",
+                                                 "max_pending_calls",
+                                                 NULL};
         static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
         int r = check_keys(j, "", top_keys, err, errlen);
         if (r < 0)
@@ -492,6 +502,7 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 {"pod_exec", offsetof(Config, pod_exec)},
                 {"pod_user", offsetof(Config, pod_user)},
                 {"bus", offsetof(Config, bus)},
+                {"cgroup_parent", offsetof(Config, cgroup_parent)},
         };
         for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
                 r = get_string(j, strings[i].key, (char **)((char *)c + strings[i].off), err,
@@ -533,14 +544,19 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                             0 ||
                     (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, err,
                                       errlen)) < 0 ||
-                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0)
+                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0 ||
+                    (r = get_duration(lim, "drain_timeout", &c->drain_timeout_usec, err, errlen)) <
+                            0)
                         return r;
-                uint64_t mb = c->max_body, mc = c->max_connections;
+                uint64_t mb = c->max_body, mc = c->max_connections, mp = c->max_pending_calls;
                 if ((r = get_size(lim, "max_body", "limits", &mb, err, errlen)) < 0 ||
-                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0)
+                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0 ||
+                    (r = get_size(lim, "max_tape", "limits", &c->max_tape, err, errlen)) < 0 ||
+                    (r = get_size(lim, "max_pending_calls", "limits", &mp, err, errlen)) < 0)
                         return r;
                 c->max_body = (size_t)mb;
                 c->max_connections = (unsigned)mc;
+                c->max_pending_calls = (unsigned)mp;
         }
         if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC) {
                 snprintf(err, errlen, "limits.lifetime: must be between 1s and 30m");
@@ -550,6 +566,21 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 snprintf(err, errlen,
                          "limits.start_timeout and limits.request_timeout cannot "
                          "be off");
+                return -EINVAL;
+        }
+        if (c->max_pending_calls < 1 || c->max_pending_calls > 100000) {
+                snprintf(err, errlen, "limits.max_pending_calls: must be between 1 and 100000");
+                return -EINVAL;
+        }
+        if (c->max_tape < 4096) {
+                snprintf(err, errlen, "limits.max_tape: must be at least 4K");
+                return -EINVAL;
+        }
+        if (c->cgroup_parent && c->cgroup_parent[0] != '/') {
+                snprintf(err, errlen,
+                         "cgroup_parent: expected a cgroup path from the hierarchy's root, such "
+                         "as /pome.slice, got '%s'",
+                         c->cgroup_parent);
                 return -EINVAL;
         }
         if (c->max_body < 1024 || c->max_body > 64u << 20) {

@@ -32,14 +32,20 @@ typedef struct Config {
         char *images_dir;  /* NULL = found next to the binaries / installed location */
         char *policies_dir;
         char *pod_exec;
-        char *pod_user; /* user the pods run as */
-        char *bus;      /* "system", "user", "none" or a D-Bus address */
+        char *pod_user;      /* user the pods run as */
+        char *bus;           /* "system", "user", "none" or a D-Bus address */
+        char *cgroup_parent; /* cgroup path (from each hierarchy's root) to build the pod tree
+                              * under; NULL = pomed's own cgroup */
 
         uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
         uint64_t idle_timeout_usec; /* default idle clock, 0 = off */
         uint64_t start_timeout_usec;
         uint64_t request_timeout_usec; /* gateway deadline for one pod call */
-        uint64_t retention_usec;       /* how long an ended sandbox's tombstone answers 410 */
+        uint64_t retention_usec;       /* how long an ended sandbox's record, run directory and 410
+                                        * answers are kept; 0 = forever */
+        uint64_t drain_timeout_usec;   /* SIGTERM: how long calls in flight may take to finish */
+        uint64_t max_tape;             /* bytes of tape per sandbox before it ends (tape_full) */
+        unsigned max_pending_calls;    /* calls queued or in flight per pod before 503 busy */
         size_t max_body;               /* bytes, both listeners */
         unsigned max_connections;
 

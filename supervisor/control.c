@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-#include "control.h"
+#include "supervisor/control.h"
 
 #include <strings.h>
 #include <time.h>
 
 #include "common/json-util.h"
 #include "common/util.h"
-#include "front.h"
-#include "log.h"
-#include "registry.h"
+#include "pods/front/front.h"
+#include "supervisor/log.h"
 
 struct Control {
         Manager *manager;
@@ -44,28 +43,61 @@ static void reply_json(Call *c, int status, const json_t *body)
         (void)http_reply_json(c->rq, status, h, body);
 }
 
-static void reply_error(Call *c, const ApiError *e)
+static void reply_envelope(Call *c, int status, const char *type, const char *message,
+                           const json_t *details)
 {
         _cleanup_json_ json_t *body =
-                json_pack("{s:{s:s, s:s, s:O?, s:s}}", "error", "type", e->type, "message",
-                          e->message, "details", e->details, "request_id", c->request_id);
-        if (e->status >= 500)
+                json_pack("{s:{s:s, s:s, s:O?, s:s}}", "error", "type", type, "message", message,
+                          "details", details, "request_id", c->request_id);
+        if (status >= 500)
                 log_warning("%s %s → %d %s: %s", http_request_method(c->rq),
-                            http_request_path(c->rq), e->status, e->type, e->message);
-        reply_json(c, e->status, body);
+                            http_request_path(c->rq), status, type, message);
+        reply_json(c, status, body);
+}
+
+/* The one place a domain error becomes HTTP (CONTRACT.md error types). */
+static void reply_error(Call *c, const SandboxError *e)
+{
+        static const struct {
+                int status;
+                const char *type;
+        } map[] = {
+                [SANDBOX_ERR_INVALID] = {422, "validation_failed"},
+                [SANDBOX_ERR_QUOTA] = {402, "quota_exceeded"},
+                [SANDBOX_ERR_NOT_FOUND] = {404, "not_found"},
+                [SANDBOX_ERR_PROVISIONING] = {409, "conflict"},
+                [SANDBOX_ERR_UNGRADED] = {409, "conflict"},
+                [SANDBOX_ERR_ENDED] = {409, "conflict"},
+                [SANDBOX_ERR_EXPIRED] = {410, "session_expired"},
+                [SANDBOX_ERR_SHUTTING_DOWN] = {503, "shutting_down"},
+                [SANDBOX_ERR_START_FAILED] = {503, "internal_error"},
+                [SANDBOX_ERR_INTERNAL] = {500, "internal_error"},
+        };
+        char message[768];
+        snprintf(message, sizeof(message), "%s", e->message);
+        if (e->code == SANDBOX_ERR_UNGRADED) {
+                const char *id = json_get_str(e->details, "session_id");
+                snprintf(message, sizeof(message),
+                         "%s To keep the run, finalize it (POST /v1/sandboxes/%s/finalize); to "
+                         "discard it, repeat with ?confirm_discard=<discard_token>.",
+                         e->message, strempty(id));
+        } else if (e->code == SANDBOX_ERR_EXPIRED)
+                snprintf(message, sizeof(message),
+                         "%s Nothing about it is recoverable; start a new one.", e->message);
+        reply_envelope(c, map[e->code].status, map[e->code].type, message, e->details);
 }
 
 static void fail(Call *c, int status, const char *type, json_t *details, const char *fmt, ...)
         _printf_(5, 6);
 static void fail(Call *c, int status, const char *type, json_t *details, const char *fmt, ...)
 {
-        ApiError e = {.status = status, .type = type, .details = details};
+        char message[512];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(e.message, sizeof(e.message), fmt, ap);
+        vsnprintf(message, sizeof(message), fmt, ap);
         va_end(ap);
-        reply_error(c, &e);
-        api_error_done(&e);
+        reply_envelope(c, status, type, message, details);
+        json_decref(details);
 }
 
 /* Value of a query parameter (decoded, new string) or NULL. */
@@ -76,7 +108,7 @@ static char *query_param(const char *query, const char *name)
 
 /* ---- handlers ---- */
 
-static void on_created(Sandbox *s, const ApiError *e, void *userdata)
+static void on_created(Sandbox *s, const SandboxError *e, void *userdata)
 {
         Call *c = userdata;
         if (e)
@@ -230,10 +262,10 @@ static void handle_create(Call *c)
                 free(c);
                 return;
         }
-        ApiError e = {};
+        SandboxError e = {};
         if (manager_create(c->control->manager, c->team, &rq, on_created, c, &e) < 0) {
                 reply_error(c, &e);
-                api_error_done(&e);
+                sandbox_error_done(&e);
                 free(c);
         }
         /* else on_created answers and frees c (perhaps already has) */
@@ -260,36 +292,18 @@ static void handle_list(Call *c)
                         return;
                 }
         }
-        /* The registry has every sandbox this state dir has seen, across restarts. */
+        /* The registry has every sandbox within its retention, across restarts. */
         _cleanup_json_ json_t *data = NULL;
         bool more = false;
-        int r = registry_list(manager_registry(c->control->manager), c->team->id, state,
-                              (unsigned)limit, &data, &more);
+        int r = manager_list(c->control->manager, c->team->id, state, (unsigned)limit, &data,
+                             &more);
         if (r < 0) {
                 fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s", strerror(-r));
                 return;
         }
-        /* Open sandboxes are shown live (their pods), not as last recorded. */
-        size_t i;
-        json_t *doc;
-        json_array_foreach (data, i, doc) {
-                Sandbox *s = manager_find(c->control->manager,
-                                          strempty(json_get_str(doc, "session_id")));
-                if (s && sandbox_state_is_open(s->state))
-                        json_array_set_new(data, i, sandbox_to_json(s));
-        }
         _cleanup_json_ json_t *j =
                 json_pack("{s:s, s:O, s:b}", "object", "list", "data", data, "has_more", more);
         reply_json(c, 200, j);
-}
-
-static void reply_expired(Call *c, const Sandbox *s)
-{
-        fail(c, 410, "session_expired",
-             json_pack("{s:s, s:s, s:s?}", "session_id", s->id, "state",
-                       sandbox_state_to_string(s->state), "reason", s->reason),
-             "Sandbox %s has expired (%s). Nothing about it is recoverable; start a new one.",
-             s->id, strempty(s->reason));
 }
 
 static void on_stopped(Sandbox *s _unused_, void *userdata)
@@ -300,41 +314,42 @@ static void on_stopped(Sandbox *s _unused_, void *userdata)
         free(c);
 }
 
-static void handle_delete(Call *c, Sandbox *s)
+static void handle_delete(Call *c, const char *id)
 {
-        if (s->state == SANDBOX_EXPIRED) {
-                reply_expired(c, s);
-                free(c);
-                return;
-        }
-        if (!sandbox_state_is_open(s->state)) {
-                /* stopping what has already ended is a no-op, not an error */
-                on_stopped(s, c);
-                return;
-        }
-        if (s->state == SANDBOX_PROVISIONING) {
-                fail(c, 409, "conflict", json_pack("{s:s}", "reason", "provisioning"),
-                     "Sandbox %s is still starting; stop it once it is ready.", s->id);
-                free(c);
-                return;
-        }
         _cleanup_free_ char *confirm = query_param(http_request_query(c->rq), "confirm_discard");
-        if (!confirm || !token_equal(confirm, s->discard_token)) {
-                int64_t open_for = time(NULL) - s->created_at;
-                fail(c, 409, "conflict",
-                     json_pack("{s:s, s:s, s:s?, s:s, s:I, s:s}", "reason", "ungraded_session",
-                               "discard_token", s->discard_token, "task", s->task, "state",
-                               sandbox_state_to_string(s->state), "open_seconds",
-                               (json_int_t)(open_for < 0 ? 0 : open_for), "session_id", s->id),
-                     "Refused to stop %s: it is still open (%s), so its run has not been graded "
-                     "and stopping now discards it. To keep the run, finalize it (POST "
-                     "/v1/sandboxes/%s/finalize); to discard it, repeat with "
-                     "?confirm_discard=<discard_token>.",
-                     s->id, sandbox_state_to_string(s->state), s->id);
+        SandboxError e = {};
+        if (manager_stop(c->control->manager, c->team, id, confirm, false, on_stopped, c, &e) < 0) {
+                reply_error(c, &e);
+                sandbox_error_done(&e);
                 free(c);
+        }
+        /* else on_stopped answers and frees c (perhaps already has) */
+}
+
+static void handle_get(Call *c, const char *id)
+{
+        _cleanup_json_ json_t *doc = NULL;
+        int r = manager_record(c->control->manager, id, &doc);
+        if (r == -ENOENT || (r >= 0 && !streq_ptr(json_get_str(doc, "team_id"), c->team->id))) {
+                fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
+                     "No sandbox %s for team %s.", id, c->team->id);
                 return;
         }
-        sandbox_end(s, SANDBOX_STOPPED, "discarded", true, on_stopped, c);
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s", strerror(-r));
+                return;
+        }
+        if (streq_ptr(json_get_str(doc, "state"), "expired")) {
+                /* within its retention an expired sandbox answers 410 on every surface */
+                fail(c, 410, "session_expired",
+                     json_pack("{s:s, s:s, s:s?}", "session_id", id, "state", "expired", "reason",
+                               json_get_str(doc, "reason")),
+                     "Sandbox %s has expired (%s). Nothing about it is recoverable; start a new "
+                     "one.",
+                     id, strempty(json_get_str(doc, "reason")));
+                return;
+        }
+        reply_json(c, 200, doc);
 }
 
 static void on_finalized(Sandbox *s, void *userdata)
@@ -423,7 +438,7 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        c->team = manager_team_by_key(ctl->manager, bearer(rq));
+        c->team = teams_by_key(manager_teams(ctl->manager), bearer(rq));
         if (!c->team) {
                 fail(c, 401, "invalid_auth", NULL,
                      bearer(rq) ? "The API key is not valid for this deployment."
@@ -461,35 +476,11 @@ void control_handle(HttpRequest *rq, void *userdata)
         }
         memcpy(id, p, (size_t)(e - p));
         id[e - p] = 0;
-        Sandbox *s = manager_find(ctl->manager, id);
-        if (!s && *e == 0 && streq(method, "GET")) {
-                /* past its retention, a sandbox is history: shown from the registry */
-                _cleanup_json_ json_t *doc = NULL;
-                if (registry_get(manager_registry(ctl->manager), id, &doc) >= 0 &&
-                    streq_ptr(json_get_str(doc, "team_id"), c->team->id)) {
-                        reply_json(c, 200, doc);
-                        free(c);
-                        return;
-                }
-        }
-        if (s)
-                (void)sandbox_check_clocks(s);
-        if (!s || s->team != c->team) {
-                fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
-                     "No sandbox %s for team %s.", id, c->team->id);
-                free(c);
-                return;
-        }
         if (*e == 0) {
-                if (streq(method, "GET")) {
-                        if (s->state == SANDBOX_EXPIRED)
-                                reply_expired(c, s);
-                        else {
-                                _cleanup_json_ json_t *j = sandbox_to_json(s);
-                                reply_json(c, 200, j);
-                        }
-                } else if (streq(method, "DELETE")) {
-                        handle_delete(c, s); /* frees c */
+                if (streq(method, "GET"))
+                        handle_get(c, id);
+                else if (streq(method, "DELETE")) {
+                        handle_delete(c, id); /* frees c */
                         return;
                 } else
                         method_not_allowed(c, "GET, DELETE");
@@ -502,10 +493,10 @@ void control_handle(HttpRequest *rq, void *userdata)
                         free(c);
                         return;
                 }
-                ApiError ae = {};
-                if (sandbox_finalize(s, on_finalized, c, &ae) < 0) {
-                        reply_error(c, &ae);
-                        api_error_done(&ae);
+                SandboxError se = {};
+                if (manager_finalize(ctl->manager, c->team, id, on_finalized, c, &se) < 0) {
+                        reply_error(c, &se);
+                        sandbox_error_done(&se);
                         free(c);
                 }
                 return; /* on_finalized answers and frees c */

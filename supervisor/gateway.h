@@ -8,7 +8,7 @@
 #pragma once
 
 #include "common/httpd.h"
-#include "sandbox.h"
+#include "supervisor/manager.h"
 
 typedef struct Gateway Gateway;
 

@@ -9,15 +9,15 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "bus.h"
 #include "common/httpd.h"
 #include "common/util.h"
-#include "config.h"
-#include "control.h"
-#include "gateway.h"
-#include "log.h"
-#include "sandbox.h"
-#include "statedir.h"
+#include "supervisor/bus.h"
+#include "supervisor/config.h"
+#include "supervisor/control.h"
+#include "supervisor/gateway.h"
+#include "supervisor/log.h"
+#include "supervisor/manager.h"
+#include "supervisor/statedir.h"
 
 static void help(void)
 {
@@ -154,10 +154,35 @@ static int apply_args(Config *cfg, const Args *a, char *err, size_t errlen)
         return 0;
 }
 
-static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata _unused_)
+typedef struct Stop {
+        sd_event *event;
+        Manager *manager;
+        Httpd *listeners[2];
+        unsigned signals;
+} Stop;
+
+static void on_drained(void *userdata)
 {
-        log_info("received %s, shutting down", strsignal((int)si->ssi_signo));
-        sd_event_exit(sd_event_source_get_event(s), 0);
+        Stop *st = userdata;
+        sd_event_exit(st->event, 0);
+}
+
+/* SIGTERM/SIGINT: drain (DESIGN.md "Sandbox lifecycle"); a second one cuts the wait short. */
+static int on_signal(sd_event_source *s _unused_, const struct signalfd_siginfo *si, void *userdata)
+{
+        Stop *st = userdata;
+        if (st->signals++ == 0) {
+                log_info("received %s: draining — new sandboxes refused, calls in flight "
+                         "finish, then every sandbox ends (supervisor_stopped)",
+                         strsignal((int)si->ssi_signo));
+                (void)sd_notify(false, "STOPPING=1\nSTATUS=Draining");
+                for (size_t i = 0; i < ELEMENTSOF(st->listeners); i++)
+                        if (st->listeners[i])
+                                httpd_drain(st->listeners[i]);
+        } else
+                log_info("received %s again: ending every sandbox now",
+                         strsignal((int)si->ssi_signo));
+        manager_drain(st->manager, on_drained, st);
         return 0;
 }
 
@@ -278,14 +303,14 @@ int main(int argc, char **argv)
                 log_error_errno(r, "cannot create the event loop");
                 goto out;
         }
-        (void)sd_event_add_signal(e, NULL, SIGTERM, on_signal, NULL);
-        (void)sd_event_add_signal(e, NULL, SIGINT, on_signal, NULL);
-
         r = manager_new(e, cfg, state, &m, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 goto out;
         }
+        Stop stop = {.event = e, .manager = m};
+        (void)sd_event_add_signal(e, NULL, SIGTERM, on_signal, &stop);
+        (void)sd_event_add_signal(e, NULL, SIGINT, on_signal, &stop);
         /* A missing bus is not an error: bus_new logs it and keeps retrying. */
         r = bus_new(e, m, cfg->bus, &bus);
         if (r < 0) {
@@ -323,6 +348,8 @@ int main(int argc, char **argv)
                                 cfg->gateway_port);
                 goto out;
         }
+        stop.listeners[0] = hc;
+        stop.listeners[1] = hg;
         char control_url[128], gateway_url[128];
         url_for(cfg->control_address, httpd_port(hc), control_url, sizeof(control_url));
         url_for(cfg->gateway_address, httpd_port(hg), gateway_url, sizeof(gateway_url));
@@ -337,7 +364,6 @@ int main(int argc, char **argv)
         r = sd_event_loop(e);
         if (r < 0)
                 log_error_errno(r, "event loop failed");
-        (void)sd_notify(false, "STOPPING=1");
         ret = r < 0 ? 1 : 0;
 out:
         /* Order matters: pods first (their calls in flight get answered), then the

@@ -10,12 +10,16 @@
 
 #include "cgroup.h"
 #include "common/frame.h"
+#include "common/hashmap.h"
+#include "common/timeutil.h"
 #include "common/json-util.h"
 #include "common/util.h"
 #include "notify.h"
 #include "podwire.h"
 #include "seccomp-policy.h"
 #include "spawn.h"
+
+#define POD_OUT_MAX (8u << 20) /* bytes queued for a pod before callers get 503 busy */
 
 typedef struct PodCall PodCall;
 struct PodCall {
@@ -39,7 +43,14 @@ struct Pod {
         FrameReader rd;
         char *out; /* bytes not yet written to the pod */
         size_t out_len, out_cap;
-        bool ready, exited, kill_sent, broken;
+        bool ready, exited, kill_sent, broken, registered;
+        const char *kill_how;           /* what pomed killed it for (static), NULL: teardown */
+        size_t n_calls;                 /* calls queued or in flight */
+        sd_event_source *release_timer; /* retrying the cgroup removal after the exit */
+        uint64_t release_delay;         /* µs until the next try */
+        uint64_t release_deadline;      /* CLOCK_MONOTONIC µs: give up, leave it for next start */
+        PodExit exit_class;
+        char exit_detail[256];
         char *status; /* last STATUS= the pod sent */
         PodCallbacks cb;
         void *userdata;
@@ -59,6 +70,7 @@ static PodCall *call_take(Pod *p, uint64_t id)
                 if ((*pp)->id == id) {
                         PodCall *c = *pp;
                         *pp = c->next;
+                        p->n_calls--;
                         return c;
                 }
         return NULL;
@@ -77,6 +89,7 @@ static void fail_calls(Pod *p, int err)
         while (p->calls) {
                 PodCall *c = p->calls;
                 p->calls = c->next;
+                p->n_calls--;
                 call_finish(c, err, NULL);
         }
 }
@@ -191,6 +204,45 @@ static int on_io(sd_event_source *s _unused_, int fd _unused_, uint32_t revents,
         return 0;
 }
 
+/* The pid index maps live pods only: a recycled pid never reaches a dead pod. */
+static void unregister(Pod *p)
+{
+        if (p->registered && p->env->by_pid)
+                (void)hashmap_remove_u64(p->env->by_pid, (uint64_t)p->pid);
+        p->registered = false;
+}
+
+static void report_exit(Pod *p)
+{
+        p->release_timer = sd_event_source_disable_unref(p->release_timer);
+        p->cg = cg_pod_free(p->cg);
+        const char *name = pod_exit_to_string(p->exit_class);
+        if (p->kill_sent && p->kill_how)
+                name = p->kill_how;
+        if (p->cb.exited)
+                p->cb.exited(p, name, p->exit_detail, p->userdata);
+}
+
+/* The pod's process is gone; its cgroups go without blocking the loop: retried on a timer
+ * while a dying process still holds one. */
+static int on_release(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Pod *p = userdata;
+        int r = cg_pod_release(p->cg);
+        if (r == -EBUSY && now_usec(CLOCK_MONOTONIC) < p->release_deadline) {
+                p->release_delay = p->release_delay < 100 * USEC_PER_MSEC ? p->release_delay * 2
+                                                                          : p->release_delay;
+                uint64_t now;
+                (void)sd_event_now(p->env->event, CLOCK_MONOTONIC, &now);
+                (void)sd_event_source_set_time(p->release_timer, now + p->release_delay);
+                (void)sd_event_source_set_enabled(p->release_timer, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        /* Gone, or given up: the next pomed start removes what is left. */
+        report_exit(p);
+        return 0;
+}
+
 static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *userdata)
 {
         Pod *p = userdata;
@@ -198,22 +250,27 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
         if (p->io)
                 drain(p);
         p->exited = true;
+        unregister(p);
         p->io = sd_event_source_disable_unref(p->io);
         p->fd = safe_close(p->fd);
         fail_calls(p, -ECONNRESET);
 
         int oom = p->cg ? cg_pod_oom_killed(p->cg) : 0;
-        char detail[256] = "";
-        PodExit how = spawn_classify(si, oom > 0, detail, sizeof(detail));
-        const char *name = pod_exit_to_string(how);
-        if (p->kill_sent && how == POD_EXIT_SIGNAL && si->si_status == SIGKILL)
-                name = "killed";
+        p->exit_class = spawn_classify(si, oom > 0, p->exit_detail, sizeof(p->exit_detail));
+        if (p->kill_sent && !p->kill_how && p->exit_class == POD_EXIT_SIGNAL &&
+            si->si_status == SIGKILL)
+                p->kill_how = "killed";
         if (p->status && *p->status)
-                snprintf(detail, sizeof(detail), "%s", p->status);
-        (void)cg_pod_destroy(p->cg);
-        p->cg = NULL;
-        if (p->cb.exited)
-                p->cb.exited(p, name, detail, p->userdata);
+                snprintf(p->exit_detail, sizeof(p->exit_detail), "%s", p->status);
+        if (!p->cg || cg_pod_release(p->cg) != -EBUSY) {
+                report_exit(p);
+                return 0;
+        }
+        p->release_delay = USEC_PER_MSEC;
+        p->release_deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
+        if (sd_event_add_time_relative(p->env->event, &p->release_timer, CLOCK_MONOTONIC,
+                                       p->release_delay, 0, on_release, p) < 0)
+                report_exit(p);
         return 0;
 }
 
@@ -316,6 +373,14 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         }
         (void)sd_event_source_set_child_pidfd_own(p->child, true);
         (void)sd_event_source_set_child_process_own(p->child, true);
+        if (env->by_pid) {
+                r = hashmap_put_u64(env->by_pid, (uint64_t)p->pid, p);
+                if (r < 0) {
+                        snprintf(err, errlen, "cannot index the %s pod: %s", k->name, strerror(-r));
+                        goto fail_running;
+                }
+                p->registered = true;
+        }
         r = sd_event_add_io(env->event, &p->io, p->fd, EPOLLIN, on_io, p);
         if (r < 0) {
                 snprintf(err, errlen, "cannot watch the %s pod's socket: %s", k->name,
@@ -365,9 +430,11 @@ Pod *pod_free(Pod *p)
                 (void)sd_event_source_send_child_signal(p->child, SIGKILL, NULL, 0);
                 (void)waitid(P_PIDFD, (id_t)fd, NULL, WEXITED);
         }
+        unregister(p);
         fail_calls(p, -ECONNRESET);
         sd_event_source_disable_unref(p->io);
         sd_event_source_disable_unref(p->child);
+        sd_event_source_disable_unref(p->release_timer);
         safe_close(p->fd);
         cg_pod_destroy(p->cg);
         frame_reader_done(&p->rd);
@@ -416,12 +483,32 @@ void pod_notify(Pod *p, const char *msg)
         }
 }
 
+/* Kills the pod for a reason of pomed's own, reported as its exit. */
+static void kill_for(Pod *p, const char *how)
+{
+        if (p->exited || p->kill_sent)
+                return;
+        p->kill_how = how;
+        pod_kill(p);
+}
+
 static int on_call_timeout(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
         PodCall *c = userdata;
-        PodCall *taken = call_take(c->pod, c->id);
-        if (taken)
-                call_finish(taken, -ETIMEDOUT, NULL);
+        Pod *p = c->pod;
+        /* A reply may be waiting in the socket: take it before judging the pod. */
+        if (p->io)
+                drain(p);
+        PodCall *taken = call_take(p, c->id);
+        if (!taken)
+                return 0;
+        /*
+         * A pod that misses the deadline is hung (stopped, looping, swapping): it is killed
+         * now, so nothing this call or a queued one carried can be applied later, after its
+         * caller was told it failed.
+         */
+        call_finish(taken, -ETIMEDOUT, NULL);
+        kill_for(p, "pod_hung");
         return 0;
 }
 
@@ -448,13 +535,17 @@ static int submit(Pod *p, char *buf, size_t len, uint64_t id, uint64_t timeout_u
         }
         c->next = p->calls;
         p->calls = c;
+        p->n_calls++;
         return 0;
 }
 
 int pod_call(Pod *p, const TwinRequest *rq, uint64_t timeout_usec, PodReplyFn cb, void *userdata)
 {
-        if (!pod_is_ready(p))
+        if (!pod_is_ready(p) || p->kill_sent)
                 return -ENOTCONN;
+        /* Backpressure before the call reaches the pod: bounded calls and bytes queued. */
+        if ((p->env->max_pending && p->n_calls >= p->env->max_pending) || p->out_len > POD_OUT_MAX)
+                return -EBUSY;
         uint64_t id = p->next_id++;
         char *buf;
         size_t len;
@@ -466,7 +557,7 @@ int pod_call(Pod *p, const TwinRequest *rq, uint64_t timeout_usec, PodReplyFn cb
 
 int pod_export(Pod *p, uint64_t timeout_usec, PodReplyFn cb, void *userdata)
 {
-        if (!pod_is_ready(p))
+        if (!pod_is_ready(p) || p->kill_sent)
                 return -ENOTCONN;
         uint64_t id = p->next_id++;
         _cleanup_json_ json_t *head = json_pack("{s:s}", "op", "export");
@@ -476,4 +567,9 @@ int pod_export(Pod *p, uint64_t timeout_usec, PodReplyFn cb, void *userdata)
         if (r < 0)
                 return r;
         return submit(p, buf, len, id, timeout_usec, cb, userdata);
+}
+
+size_t pod_pending(const Pod *p)
+{
+        return p->n_calls;
 }

@@ -20,6 +20,7 @@
 typedef struct Pod Pod;
 typedef struct CgSetup CgSetup;
 typedef struct ScpProgram ScpProgram;
+typedef struct Hashmap Hashmap;
 
 /* What every pod of one pomed shares (borrowed for the pods' lifetimes). */
 typedef struct PodEnv {
@@ -31,7 +32,9 @@ typedef struct PodEnv {
         const char *notify_path;  /* NOTIFY_SOCKET */
         uid_t uid;
         gid_t gid;
-        bool namespaces; /* false when not root: no namespaces, no uid change */
+        bool namespaces;      /* false when not root: no namespaces, no uid change */
+        Hashmap *by_pid;      /* pid → live Pod, kept by pod.c: notify datagrams find their pod */
+        unsigned max_pending; /* calls queued or in flight per pod before -EBUSY; 0 = no bound */
 } PodEnv;
 
 typedef struct PodLimits PodLimits;
@@ -52,7 +55,10 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
               size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
               Pod **ret, char *err, size_t errlen);
 
-/* Kills the pod (SIGKILL to its pid namespace's init); the exited callback follows. */
+/*
+ * Kills the pod (SIGKILL to its pid namespace's init); the exited callback follows, once
+ * the process is reaped and its cgroups are removed (without blocking the loop).
+ */
 void pod_kill(Pod *p);
 
 /* Frees a pod whose exited callback has run (or that never started). Accepts NULL. */
@@ -77,11 +83,16 @@ typedef void (*PodReplyFn)(Pod *p, int err, TwinReply *rp, void *userdata);
 
 /*
  * Sends one request (frame) to the pod; cb runs exactly once, later, from the event
- * loop — never from inside pod_call. timeout_usec: deadline from now. The call holds
- * no reference to rq after pod_call returns. Returns 0, -ENOTCONN (not ready / exited),
- * -EMSGSIZE, -ENOMEM.
+ * loop — never from inside pod_call. timeout_usec: deadline from now; a pod that misses
+ * it is declared hung and killed (its exit reads "pod_hung"), so a call whose caller got
+ * -ETIMEDOUT is never applied later. The call holds no reference to rq after pod_call
+ * returns. Returns 0, -ENOTCONN (not ready, exited or being killed), -EBUSY (the pod has
+ * max_pending calls, or 8 MiB, queued already: the call was not sent), -EMSGSIZE, -ENOMEM.
  */
 int pod_call(Pod *p, const TwinRequest *rq, uint64_t timeout_usec, PodReplyFn cb, void *userdata);
+
+/* Calls queued or in flight (sent, no reply yet). */
+size_t pod_pending(const Pod *p);
 
 /* Asks the pod for its whole world (unredacted, for final state files). cb gets a reply
  * whose body is the world. Same contract as pod_call. */

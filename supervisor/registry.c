@@ -5,6 +5,8 @@
 #include <time.h>
 
 #include "common/json-util.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
 #include "common/util.h"
 
 #define SCHEMA_VERSION 1
@@ -33,7 +35,8 @@ static const char schema[] =
         "  ended_at INTEGER,"
         "  doc TEXT NOT NULL);"
         "CREATE INDEX IF NOT EXISTS sandboxes_by_team ON sandboxes(team_id, created_at);"
-        "CREATE INDEX IF NOT EXISTS sandboxes_by_state ON sandboxes(state);";
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_state ON sandboxes(state);"
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_end ON sandboxes(ended_at);";
 
 static int fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {
@@ -211,17 +214,21 @@ int registry_list(Registry *r, const char *team_id, const char *state, unsigned 
                   bool *ret_more)
 {
         bool all = !state || streq(state, "all"), running = state && streq(state, "running");
+        /* ?1 NULL: every team (D-Bus, for root) */
         const char *sql =
-                all       ? "SELECT doc FROM sandboxes WHERE team_id = ?1 "
+                all       ? "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) "
                             "ORDER BY created_at DESC, rowid DESC"
-                : running ? "SELECT doc FROM sandboxes WHERE team_id = ?1 AND state IN ('ready', "
-                            "'running') ORDER BY created_at DESC, rowid DESC"
-                          : "SELECT doc FROM sandboxes WHERE team_id = ?1 AND state = ?2 "
-                            "ORDER BY created_at DESC, rowid DESC";
+                : running ? "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) AND "
+                            "state IN ('ready', 'running') ORDER BY created_at DESC, rowid DESC"
+                          : "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) AND "
+                            "state = ?2 ORDER BY created_at DESC, rowid DESC";
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
-        sqlite3_bind_text(st, 1, team_id, -1, SQLITE_STATIC);
+        if (team_id)
+                sqlite3_bind_text(st, 1, team_id, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, 1);
         if (!all && !running)
                 sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
         int q = collect(st, limit, ret, ret_more);
@@ -252,11 +259,8 @@ int registry_get(Registry *r, const char *id, json_t **ret)
 
 int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret)
 {
-        char ended[32];
-        time_t t = (time_t)now;
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(ended, sizeof(ended), "%Y-%m-%dT%H:%M:%SZ", &tm);
+        char ended[RFC3339_MAX];
+        format_rfc3339(now, ended, sizeof(ended));
         sqlite3_stmt *st = NULL;
         int q = exec(r, "BEGIN");
         if (q < 0)
@@ -283,16 +287,32 @@ int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **re
         return exec(r, "COMMIT");
 }
 
-int registry_ended_since(Registry *r, int64_t since, json_t **ret)
+int registry_gc(Registry *r, int64_t before, unsigned limit, char ***ret_ids)
 {
+        _cleanup_strv_free_ char **ids = strv_new();
+        if (!ids)
+                return -ENOMEM;
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(r->db,
-                               "SELECT doc FROM sandboxes WHERE ended_at >= ? ORDER BY created_at "
-                               "DESC, rowid DESC",
+                               "DELETE FROM sandboxes WHERE id IN (SELECT id FROM sandboxes "
+                               "WHERE ended_at IS NOT NULL AND ended_at < ?1 ORDER BY ended_at "
+                               "LIMIT ?2) RETURNING id",
                                -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
-        sqlite3_bind_int64(st, 1, since);
-        int q = collect(st, 0, ret, NULL);
+        sqlite3_bind_int64(st, 1, before);
+        sqlite3_bind_int64(st, 2, limit);
+        int rc, q = 0;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *id = (const char *)sqlite3_column_text(st, 0);
+                if (id && (q = strv_extend(&ids, id)) < 0)
+                        break;
+        }
         sqlite3_finalize(st);
-        return q;
+        if (q < 0)
+                return q;
+        if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+                return -EIO;
+        int n = (int)strv_length(ids);
+        *ret_ids = TAKE_PTR(ids);
+        return n;
 }

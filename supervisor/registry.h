@@ -40,8 +40,8 @@ int registry_put_team(Registry *r, const char *id, unsigned quota, const char *p
 int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int64_t ended_at);
 
 /*
- * Sandboxes of team_id, newest first. state: NULL or "all" for every state, "running"
- * for ready + running, or one state name. At most limit rows; *ret_more says whether
+ * Sandboxes of team_id (NULL: every team), newest first. state: NULL or "all" for every state,
+ * "running" for ready + running, or one state name. At most limit rows; *ret_more says whether
  * there were more. *ret is a new array of the stored documents. 0, -EIO, -ENOMEM.
  */
 int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit, json_t **ret,
@@ -57,5 +57,9 @@ int registry_get(Registry *r, const char *id, json_t **ret);
  */
 int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret);
 
-/* Documents of sandboxes that ended at or after since (seconds), newest first. */
-int registry_ended_since(Registry *r, int64_t since, json_t **ret);
+/*
+ * Retention: deletes the records of at most limit sandboxes that ended before before
+ * (seconds since the epoch), oldest first, and returns their ids (new strv in *ret_ids,
+ * caller frees) so their run directories can go too. Returns how many, or -EIO/-ENOMEM.
+ */
+int registry_gc(Registry *r, int64_t before, unsigned limit, char ***ret_ids);

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sandboxes and their manager (DESIGN.md "Sandbox lifecycle"): all-or-nothing
- * start of 1–3 pods, the lifetime and idle clocks, teams and their concurrency
- * slots, teardown on every path out, tombstones that answer 410.
+ * One sandbox's life (DESIGN.md "Sandbox lifecycle"): the all-or-nothing start
+ * of 1–3 pods, the lifetime and idle clocks, the tapes, finalize, the stop
+ * policy and teardown on every path out.
  *
  *   provisioning → ready → running → done | expired | failed | stopped
  *
- * A slot is reserved before any pod is spawned and released the moment a
- * sandbox leaves the open states (provisioning, ready, running).
+ * Its owner (the manager) reserves the slot before sandbox_spawn() and is told
+ * through SandboxHooks when the slot is free again (the moment the sandbox
+ * leaves the open states) and when the teardown is complete (pods reaped,
+ * cgroups gone, tapes closed, waiters answered): then it frees the sandbox. An
+ * ended sandbox keeps nothing: its record lives on in the registry and its run
+ * directory. Errors are domain errors (SandboxError); the surfaces map them to
+ * HTTP (control.c, gateway.c) and D-Bus (bus.c).
  */
 #pragma once
 
@@ -17,10 +22,15 @@
 #include <systemd/sd-event.h>
 
 #include "common/util.h"
-#include "config.h"
-#include "pod.h"
-#include "statedir.h"
-#include "tape.h"
+#include "pods/front/tape.h"
+#include "pods/twin/twin.h"
+#include "supervisor/config.h"
+#include "supervisor/image.h"
+#include "supervisor/pod.h"
+#include "supervisor/teams.h"
+
+typedef struct Registry Registry;
+typedef struct RunDirs RunDirs;
 
 typedef enum SandboxState {
         SANDBOX_PROVISIONING,
@@ -40,167 +50,164 @@ bool sandbox_state_is_open(SandboxState s);
 
 #define SANDBOX_TWINS_MAX 3 /* depth: fixed, no plan raises it */
 
-/* An error meant for an API caller: HTTP status, envelope type, a sentence, details. */
-typedef struct ApiError {
-        int status;
-        const char *type; /* static: CONTRACT.md error types */
-        char message[512];
-        json_t *details; /* owned, or NULL */
-} ApiError;
+/* What went wrong, in the domain's words; each surface maps the code to its own. */
+typedef enum SandboxErrorCode {
+        SANDBOX_ERR_INVALID,       /* the request is malformed or names unknown things */
+        SANDBOX_ERR_QUOTA,         /* the team has no free slot */
+        SANDBOX_ERR_NOT_FOUND,     /* no such sandbox (for this caller) */
+        SANDBOX_ERR_PROVISIONING,  /* still starting */
+        SANDBOX_ERR_UNGRADED,      /* open and ungraded: stopping would discard its run */
+        SANDBOX_ERR_ENDED,         /* has ended (not expired): nothing left to do */
+        SANDBOX_ERR_EXPIRED,       /* its lifetime or idle clock ended it */
+        SANDBOX_ERR_SHUTTING_DOWN, /* pomed is draining */
+        SANDBOX_ERR_START_FAILED,  /* a pod did not come up; nothing was left running */
+        SANDBOX_ERR_INTERNAL,      /* out of memory, I/O */
+} SandboxErrorCode;
 
-/* Fills e (releasing previous details; takes ownership of details) and returns -1. */
-int api_error(ApiError *e, int status, const char *type, json_t *details, const char *fmt, ...)
-        _printf_(5, 6);
-void api_error_done(ApiError *e);
+typedef struct SandboxError {
+        SandboxErrorCode code;
+        char message[512]; /* a sentence for the caller */
+        json_t *details;   /* owned, or NULL */
+} SandboxError;
 
-typedef struct Team {
-        char *id;
-        char **key_hashes; /* hex SHA-256, NULL-terminated */
-        unsigned quota;
-        unsigned used; /* open sandboxes now */
-        char *plan_tier;
-        bool removed; /* dropped from the configuration on reload; kept while it has sandboxes */
-} Team;
+/* Fills e (releasing earlier details; takes ownership of details) and returns -1. */
+int sandbox_error(SandboxError *e, SandboxErrorCode code, json_t *details, const char *fmt, ...)
+        _printf_(4, 5);
+void sandbox_error_done(SandboxError *e);
 
 typedef struct Sandbox Sandbox;
-typedef struct Manager Manager;
 
 typedef struct SandboxTwin {
+        Sandbox *sandbox; /* the sandbox it belongs to */
         const TwinKind *kind;
         char *seed_name;
-        Pod *pod;
-        Tape *tape;
+        Pod *pod;                     /* NULL once reaped */
+        Tape *tape;                   /* NULL once the sandbox has ended */
         char *exit_how, *exit_detail; /* set when the pod exited */
 } SandboxTwin;
 
+/* Called once when a create ends: s on success (state ready), else e. */
+typedef void (*SandboxCreatedFn)(Sandbox *s, const SandboxError *e, void *userdata);
+/* Called once when a sandbox's teardown is complete; s is freed right after. */
+typedef void (*SandboxGoneFn)(Sandbox *s, void *userdata);
+
+/* How a sandbox tells its owner. */
+typedef struct SandboxHooks {
+        void (*state_changed)(Sandbox *s, void *userdata); /* after it is recorded */
+        void (*slot_released)(Sandbox *s, void *userdata); /* it left the open states */
+        void (*gone)(Sandbox *s, void *userdata);          /* teardown done: unlink and free */
+        void *userdata;
+} SandboxHooks;
+
+/* What every sandbox of one pomed shares (borrowed for the sandboxes' lifetimes). */
+typedef struct SandboxEnv {
+        sd_event *event;
+        const Config *cfg;
+        const PodEnv *pods;
+        Registry *registry; /* may be NULL (tests) */
+        RunDirs *runs;      /* may be NULL: tapes then go to anonymous files */
+        const uint8_t *secret;
+        const char *const *public_url; /* points at the owner's current value */
+        SandboxHooks hooks;
+} SandboxEnv;
+
+/* Read-only outside sandbox.c. */
 struct Sandbox {
-        Manager *manager;
+        const SandboxEnv *env;
         char id[32];
         Team *team;
         char *task;
         SandboxState state;
-        char *reason; /* why it ended: lifetime, idle, stopped, discarded, finalized,
-                       * pod_exited, start_failed, supervisor_restarted… */
+        char *reason; /* why it ended: lifetime, idle, discarded, finalized, tape_full,
+                       * pod_exited:<twin>:<how>, pod_hung:<twin>, supervisor_stopped… */
         SandboxTwin twins[SANDBOX_TWINS_MAX];
         size_t n_twins;
         int64_t created_at, expires_at, ended_at; /* seconds since the epoch (ended 0 = open) */
         uint64_t idle_usec;                       /* 0 = no idle clock */
-        sd_event_source *lifetime_timer, *idle_timer, *start_timer, *retention_timer;
-        char *run_dir;
+        uint64_t calls;                           /* twin calls recorded */
         char discard_token[40];
-        bool discard; /* throw run dir away once torn down */
+        /* private */
+        sd_event_source *lifetime_timer, *idle_timer, *start_timer;
+        bool discard, gone;
         unsigned live_pods;
-        uint64_t calls; /* routed twin calls served */
-        /* waiters for the end of teardown (create failure replies, DELETE replies) */
         struct SandboxWaiter *waiters;
-        /* the create request, while provisioning */
-        void (*on_created)(Sandbox *s, const ApiError *e, void *userdata);
+        SandboxCreatedFn on_created;
         void *created_userdata;
-        Sandbox *prev, *next;
+        Sandbox *prev, *next; /* the owner's list */
 };
 
-typedef struct SandboxRequest {
-        const char *twins[SANDBOX_TWINS_MAX];
-        const char *seeds[SANDBOX_TWINS_MAX]; /* NULL = the image's default seed */
+/* A validated create request: images found, seeds read. */
+typedef struct SandboxSpec {
+        const Image *images[SANDBOX_TWINS_MAX];
+        const char *seed_names[SANDBOX_TWINS_MAX];
+        const char *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed until sandbox_spawn */
+        size_t seed_lens[SANDBOX_TWINS_MAX];
         size_t n_twins;
-        uint64_t ttl_usec; /* 0 = the configured lifetime; capped at 30 min */
-        int64_t idle_usec; /* < 0 = the configured idle timeout, 0 = off; capped at it */
-        const char *task;  /* NULL = none */
-} SandboxRequest;
-
-/* Called once when a create ends: s set on success (state ready), else e set. */
-typedef void (*SandboxCreatedFn)(Sandbox *s, const ApiError *e, void *userdata);
-/* Called once when a sandbox's teardown has finished (pods reaped, cgroups gone). */
-typedef void (*SandboxGoneFn)(Sandbox *s, void *userdata);
-/* Observers of state changes and slot counts (D-Bus, logs). */
-typedef struct ManagerObserver {
-        void (*state_changed)(Sandbox *s, void *userdata);
-        void (*team_changed)(Team *t, void *userdata);
-        void *userdata;
-} ManagerObserver;
+        uint64_t ttl_usec;  /* lifetime: already capped */
+        uint64_t idle_usec; /* idle clock: already capped; 0 = off */
+        const char *task;   /* NULL = none */
+} SandboxSpec;
 
 /*
- * Prepares everything pods need (cgroup tree, seccomp programs, notify socket,
- * images) and cleans what a previous pomed left. Layers that cannot be had here
- * (no root, no cgroup access) are logged as warnings and listed by
- * manager_missing_layers(); anything else failing is an error with err filled.
+ * A new sandbox of team t in state provisioning (nothing started yet: no pod, no clock).
+ * Returns 0 or -ENOMEM.
  */
-int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
-                size_t errlen);
+int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox **ret);
 
-/* Kills every pod synchronously, frees everything. Accepts NULL; returns NULL. */
-Manager *manager_free(Manager *m);
-
-void manager_set_observer(Manager *m, const ManagerObserver *o);
-
-/* Comma-separated missing isolation layers ("" when complete), for warnings and doctor. */
-const char *manager_missing_layers(const Manager *m);
-
-/* Team for an API key (constant-time compare of SHA-256 hashes), or NULL. */
-Team *manager_team_by_key(Manager *m, const char *api_key);
-Team *manager_team_by_id(Manager *m, const char *id);
-Team *const *manager_teams(Manager *m, size_t *ret_n);
+/* Frees a sandbox that never spawned or whose teardown is complete. Accepts NULL. */
+void sandbox_free(Sandbox *s);
 
 /*
- * Sets team t's concurrency quota (slots) at run time, as D-Bus SetQuota does. Open
- * sandboxes are never touched: a quota below sessions_used only refuses new ones.
- * Lasts until the next configuration reload. Observers see a team change.
+ * Starts what s needs: its run directory and tapes, its clocks, one pod per twin. cb runs
+ * exactly once, later or — when a pod cannot even be spawned — before this returns. Any
+ * failure ends s (failed, start_failed) and is reported through cb after the teardown.
  */
-void manager_set_quota(Manager *m, Team *t, unsigned quota);
+void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, void *userdata);
 
 /*
- * Applies the teams of a reloaded configuration (SIGHUP): quotas, plan tiers and keys
- * change, new teams appear, teams no longer configured lose their keys but keep
- * their open sandboxes (and their object, so counts stay right). Open sandboxes are
- * never touched. Returns 0 or -ENOMEM (teams then partly updated, all consistent).
- */
-int manager_reload_teams(Manager *m, const Config *cfg);
-
-/*
- * Starts a sandbox for team t. Returns -1 with e filled when refused at once
- * (validation 422, quota 402); otherwise 0 and cb runs exactly once — possibly
- * before manager_create returns (a pod that cannot even be spawned).
- */
-int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreatedFn cb,
-                   void *userdata, ApiError *e);
-
-/* Sandbox (open or tombstone) by id, or NULL. */
-Sandbox *manager_find(Manager *m, const char *id);
-
-/* First sandbox in creation order (newest first); iterate with s->next. */
-Sandbox *manager_sandboxes(Manager *m);
-
-/*
- * Ends an open sandbox: state (stopped, expired, failed, done) and reason are set
- * now and the slot is released now; pods are killed; gone (may be NULL) runs when
- * teardown is complete. discard removes the run directory. Ending an ended
- * sandbox only queues gone (called at once when teardown is already complete).
+ * Ends an open sandbox: state and reason are set now, the slot is released now, pods are
+ * killed; gone (may be NULL) runs when the teardown is complete, before s is freed.
+ * discard throws the run directory away. Ending an ended sandbox only queues gone.
  */
 void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discard,
                  SandboxGoneFn gone, void *userdata);
 
 /*
- * Ends s (expired, lifetime) when its expires_at has passed on the wall clock but the
- * lifetime timer has not run yet — callers that read a sandbox's state ask this first
- * so that a token's exp and the sandbox's state never disagree. Returns whether s is
- * still open.
+ * Ends s (expired, lifetime) when its expires_at has passed on the wall clock but its
+ * lifetime timer has not run yet. The owner calls this on every lookup, so every surface
+ * sees the state a token's exp implies. Returns whether s is still open.
  */
-bool sandbox_check_clocks(Sandbox *s);
+bool sandbox_reconcile_clocks(Sandbox *s);
 
 /*
- * Ends an open sandbox and keeps its run: every twin's world is exported into
- * runs/<sid>/<twin>.final.json next to its tape, then the sandbox is done
- * (reason finalized), torn down and its slot released; done runs then. Grading
- * against a task's criteria is not part of this yet. Returns -1 with e filled (409
- * still provisioning or already ended, 410 expired), else 0.
+ * The stop policy, one for every surface (DESIGN.md "stop"). An expired sandbox →
+ * SANDBOX_ERR_EXPIRED; another ended one → nothing to do (gone queued, 0); still
+ * provisioning → SANDBOX_ERR_PROVISIONING; open → discarded when confirmed is true or
+ * confirm_token equals its discard_token, else SANDBOX_ERR_UNGRADED (details carry the
+ * discard_token). Returns 0 (gone will run) or -1 with e filled (gone will not).
  */
-int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, ApiError *e);
+int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxGoneFn gone,
+                 void *userdata, SandboxError *e);
 
-/* Records a routed twin call: ready → running, idle clock reset. */
-void sandbox_touch(Sandbox *s);
+/*
+ * Ends an open sandbox and keeps its run: every twin's world is written to
+ * runs/<sid>/<twin>.final.json, then the sandbox is done (finalized) and torn down; done
+ * runs when the teardown is complete. Returns -1 with e filled (provisioning, ended,
+ * expired), else 0.
+ */
+int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxError *e);
 
-/* Twin name of s (its pod is NULL once torn down), or NULL when s holds no such twin. */
+/* The twin called twin, or NULL. */
 SandboxTwin *sandbox_twin(Sandbox *s, const char *twin);
+
+/*
+ * Records one served call of twin t: its tape row (borrowed) goes on the tape before the
+ * caller sees the reply, ready → running, the idle clock restarts. A sandbox whose tapes
+ * reach limits.max_tape ends (failed, tape_full) after this row; one whose tape cannot be
+ * written ends (failed, tape_error:<twin>). Returns 0, or negative errno when the row is
+ * not on the tape.
+ */
+int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row);
 
 /* Public JSON of a sandbox (no secrets). New reference. */
 json_t *sandbox_to_json(const Sandbox *s);
@@ -210,13 +217,3 @@ json_t *sandbox_to_json(const Sandbox *s);
  * provider_credentials minted now. New reference, NULL on OOM.
  */
 json_t *sandbox_credentials_json(const Sandbox *s);
-
-typedef struct Registry Registry;
-/* The registry (history of every sandbox), borrowed. */
-Registry *manager_registry(Manager *m);
-
-/* The gateway's public base URL ("http://127.0.0.1:7071"). */
-const char *manager_public_url(const Manager *m);
-void manager_set_public_url(Manager *m, const char *url);
-const Config *manager_config(const Manager *m);
-const uint8_t *manager_secret(const Manager *m);

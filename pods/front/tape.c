@@ -2,93 +2,101 @@
 #include "tape.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "common/json-util.h"
 #include "common/util.h"
 
+typedef struct TapeRow {
+        uint64_t offset;
+        uint64_t id_hash;
+} TapeRow;
+
 struct Tape {
-        int fd; /* -1 for a memory tape */
-        char *path;
-        json_t *rows; /* memory tape only */
-        size_t count;
+        int fd; /* O_RDWR | O_APPEND */
+        TapeRow *rows;
+        size_t n, cap;
+        uint64_t bytes;
 };
+
+struct TapeReader {
+        int fd;
+        uint64_t pos, end; /* file bytes [pos, end) still to emit */
+        bool opened, closed, empty;
+};
+
+static uint64_t id_hash(const char *s, size_t n)
+{
+        uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+        return h;
+}
+
+static int open_anonymous(void)
+{
+        const char *dir = getenv("TMPDIR");
+        int fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0 && dir && *dir)
+                fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return negative_errno();
+        (void)fcntl(fd, F_SETFL, O_APPEND);
+        return fd;
+}
+
+/* Indexes the rows already in the file (a tape reopened by a restarted writer). */
+static int index_existing(Tape *t)
+{
+        struct stat st;
+        if (fstat(t->fd, &st) < 0)
+                return negative_errno();
+        t->bytes = (uint64_t)st.st_size;
+        if (t->bytes == 0)
+                return 0;
+        /* Rows are added on append only; an existing file is read once, line by line. */
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd = dup(t->fd);
+        if (fd < 0 || !(f = fdopen(fd, "r"))) {
+                safe_close(fd);
+                return negative_errno();
+        }
+        rewind(f);
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        ssize_t k;
+        uint64_t off = 0;
+        while ((k = getline(&line, &cap, f)) > 0) {
+                if (t->n == t->cap) {
+                        size_t nc = t->cap ? t->cap * 2 : 64;
+                        TapeRow *r = realloc(t->rows, nc * sizeof(TapeRow));
+                        if (!r)
+                                return -ENOMEM;
+                        t->rows = r;
+                        t->cap = nc;
+                }
+                _cleanup_json_ json_t *row = json_loadb(line, (size_t)k, 0, NULL);
+                const char *id = strempty(json_get_str(row, "event_id"));
+                t->rows[t->n++] = (TapeRow){.offset = off, .id_hash = id_hash(id, strlen(id))};
+                off += (uint64_t)k;
+        }
+        return 0;
+}
 
 int tape_open(const char *path, Tape **ret)
 {
         Tape *t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->fd = -1;
-        if (path) {
-                t->path = strdup(path);
-                t->fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-                if (!t->path || t->fd < 0) {
-                        int r = t->path ? negative_errno() : -ENOMEM;
-                        tape_free(t);
-                        return r;
-                }
-        } else if (!(t->rows = json_array())) {
+        t->fd = path ? open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)
+                     : open_anonymous();
+        int r = t->fd < 0 ? (path ? negative_errno() : t->fd) : index_existing(t);
+        if (r < 0) {
                 tape_free(t);
-                return -ENOMEM;
+                return r;
         }
         *ret = t;
         return 0;
-}
-
-int tape_append(Tape *t, const json_t *row)
-{
-        if (t->fd < 0) {
-                if (json_array_append(t->rows, (json_t *)row) < 0)
-                        return -ENOMEM;
-                t->count++;
-                return 0;
-        }
-        _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT);
-        if (!line)
-                return -ENOMEM;
-        size_t n = strlen(line);
-        line[n] = '\n'; /* the NUL's byte carries the newline for this one write */
-        /* One write: with O_APPEND a row is never interleaved with another. */
-        ssize_t k = write(t->fd, line, n + 1);
-        line[n] = 0;
-        if (k < 0)
-                return negative_errno();
-        if ((size_t)k != n + 1)
-                return -EIO;
-        t->count++;
-        return 0;
-}
-
-json_t *tape_rows(Tape *t)
-{
-        if (t->fd < 0)
-                return json_copy(t->rows);
-        json_t *a = json_array();
-        _cleanup_fclose_ FILE *f = a ? fopen(t->path, "re") : NULL;
-        if (!f)
-                return a;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        while ((n = getline(&line, &cap, f)) > 0) {
-                json_t *row = json_loadb(line, (size_t)n, 0, NULL);
-                if (row)
-                        json_array_append_new(a, row);
-        }
-        return a;
-}
-
-size_t tape_count(const Tape *t)
-{
-        return t->count;
-}
-
-void tape_reset(Tape *t)
-{
-        if (t->fd < 0) {
-                json_array_clear(t->rows);
-                t->count = 0;
-        }
 }
 
 Tape *tape_free(Tape *t)
@@ -96,8 +104,204 @@ Tape *tape_free(Tape *t)
         if (!t)
                 return NULL;
         safe_close(t->fd);
-        free(t->path);
-        json_decref(t->rows);
+        free(t->rows);
         free(t);
+        return NULL;
+}
+
+int tape_append(Tape *t, const json_t *row)
+{
+        if (t->n == t->cap) {
+                size_t nc = t->cap ? t->cap * 2 : 64;
+                TapeRow *r = realloc(t->rows, nc * sizeof(TapeRow));
+                if (!r)
+                        return -ENOMEM;
+                t->rows = r;
+                t->cap = nc;
+        }
+        _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!line)
+                return -ENOMEM;
+        size_t n = strlen(line);
+        line[n] = '\n'; /* the NUL's byte carries the newline for this one write */
+        /* One write: with O_APPEND a row is never interleaved with another. */
+        ssize_t k = write(t->fd, line, n + 1);
+        if (k != (ssize_t)(n + 1)) {
+                int r = k < 0 ? negative_errno() : -EIO;
+                if (k > 0) /* a partial row would corrupt every later read: take it back */
+                        (void)ftruncate(t->fd, (off_t)t->bytes);
+                return r;
+        }
+        const char *id = strempty(json_get_str(row, "event_id"));
+        t->rows[t->n++] = (TapeRow){.offset = t->bytes, .id_hash = id_hash(id, strlen(id))};
+        t->bytes += n + 1;
+        return 0;
+}
+
+size_t tape_count(const Tape *t)
+{
+        return t->n;
+}
+
+uint64_t tape_bytes(const Tape *t)
+{
+        return t->bytes;
+}
+
+int tape_reset(Tape *t)
+{
+        if (ftruncate(t->fd, 0) < 0)
+                return negative_errno();
+        t->n = 0;
+        t->bytes = 0;
+        return 0;
+}
+
+static uint64_t row_end(const Tape *t, size_t i)
+{
+        return i + 1 < t->n ? t->rows[i + 1].offset : t->bytes;
+}
+
+int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
+{
+        if (i >= t->n)
+                return -ERANGE;
+        /* Rows start {"kind":"TwinHttpEvent","event_id":"…" (jansson keeps the order). */
+        char head[256];
+        uint64_t len = row_end(t, i) - t->rows[i].offset;
+        ssize_t k = pread(t->fd, head, len < sizeof(head) - 1 ? (size_t)len : sizeof(head) - 1,
+                          (off_t)t->rows[i].offset);
+        if (k < 0)
+                return negative_errno();
+        head[k] = 0;
+        static const char key[] = "\"event_id\":\"";
+        const char *p = strstr(head, key);
+        if (!p)
+                return -EBADMSG;
+        p += sizeof(key) - 1;
+        const char *e = strchr(p, '"');
+        if (!e || (size_t)(e - p) >= TAPE_EVENT_ID_MAX)
+                return -EBADMSG;
+        memcpy(buf, p, (size_t)(e - p));
+        buf[e - p] = 0;
+        return 0;
+}
+
+/* Row number of the row whose event id is id, or -ENOENT. */
+static ssize_t find_row(const Tape *t, const char *id)
+{
+        uint64_t h = id_hash(id, strlen(id));
+        /* Newest first: a reader paging along asks for a recent row. */
+        for (size_t i = t->n; i-- > 0;) {
+                if (t->rows[i].id_hash != h)
+                        continue;
+                char got[TAPE_EVENT_ID_MAX];
+                if (tape_event_id(t, i, got) == 0 && streq(got, id))
+                        return (ssize_t)i;
+        }
+        return -ENOENT;
+}
+
+int tape_select(const Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret)
+{
+        size_t first = 0;
+        if (after && *after) {
+                ssize_t i = find_row(t, after);
+                if (i < 0)
+                        return (int)i;
+                first = (size_t)i + 1;
+        }
+        size_t n = t->n - first;
+        if (limit > 0) {
+                if (n > limit)
+                        n = limit;
+                /* Whole rows within max_bytes, but never an empty page while rows remain. */
+                while (n > 1 && row_end(t, first + n - 1) - t->rows[first].offset > max_bytes)
+                        n--;
+        }
+        *ret = (TapeRange){
+                .first = first,
+                .n = n,
+                .offset = n ? t->rows[first].offset : 0,
+                .length = n ? row_end(t, first + n - 1) - t->rows[first].offset : 0,
+                .more = first + n < t->n,
+        };
+        return 0;
+}
+
+int tape_reader_new(const Tape *t, const TapeRange *range, TapeReader **ret)
+{
+        TapeReader *rd = calloc(1, sizeof(*rd));
+        if (!rd)
+                return -ENOMEM;
+        rd->fd = range->n ? fcntl(t->fd, F_DUPFD_CLOEXEC, 3) : -1;
+        if (range->n && rd->fd < 0) {
+                free(rd);
+                return negative_errno();
+        }
+        rd->pos = range->offset;
+        rd->end = range->offset + range->length;
+        rd->empty = range->n == 0;
+        *ret = rd;
+        return 0;
+}
+
+uint64_t tape_reader_size(const TapeReader *rd)
+{
+        /* "[" + the rows with each newline turned into "," and the last one into "]" */
+        return rd->empty ? 2 : 1 + (rd->end - rd->pos);
+}
+
+ssize_t tape_reader_read(TapeReader *rd, char *buf, size_t max)
+{
+        if (max == 0 || rd->closed)
+                return 0;
+        size_t n = 0;
+        if (!rd->opened) {
+                buf[n++] = '[';
+                rd->opened = true;
+                if (rd->empty) {
+                        if (n < max) {
+                                buf[n++] = ']';
+                                rd->closed = true;
+                        }
+                        return (ssize_t)n;
+                }
+        }
+        if (rd->empty) {
+                buf[0] = ']';
+                rd->closed = true;
+                return 1;
+        }
+        uint64_t left = rd->end - rd->pos;
+        size_t want = max - n < left ? max - n : (size_t)left;
+        while (want > 0) {
+                ssize_t k = pread(rd->fd, buf + n, want, (off_t)rd->pos);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        return -EIO; /* the file shrank under us (a reset) */
+                for (ssize_t i = 0; i < k; i++)
+                        if (buf[n + (size_t)i] == '\n')
+                                buf[n + (size_t)i] = ',';
+                n += (size_t)k;
+                rd->pos += (uint64_t)k;
+                want -= (size_t)k;
+        }
+        if (rd->pos == rd->end) {
+                buf[n - 1] = ']'; /* the last row's newline closes the array */
+                rd->closed = true;
+        }
+        return (ssize_t)n;
+}
+
+TapeReader *tape_reader_free(TapeReader *rd)
+{
+        if (!rd)
+                return NULL;
+        safe_close(rd->fd);
+        free(rd);
         return NULL;
 }

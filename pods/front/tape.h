@@ -1,31 +1,80 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A twin's tape: the ordered rows of the calls it served (CONTRACT.md "Tape
- * row"). With a path, rows are appended to a JSON Lines file (one write(2) per
- * row, O_APPEND, before the response goes out) and read back from it; without
- * one (a local twin) they live in memory and die with the process.
+ * row"), as JSON Lines in a file — a run's <twin>.tape.jsonl, or an unlinked
+ * temporary file for a local twin. A row is one write(2) with O_APPEND, made
+ * before the response goes out. Memory holds only 16 bytes per row (its offset
+ * and a hash of its event id), so a tape of any length is read back page by
+ * page straight from the file (/_pome/events), never loaded whole.
  */
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 typedef struct Tape Tape;
 
-/* Opens (creating, mode 0644) the tape file at path, or a memory tape when path is
- * NULL. Returns 0 or negative errno. */
+#define TAPE_EVENT_ID_MAX 64 /* bytes of an event id, NUL included */
+
+/*
+ * Opens (creating it with mode 0640, less the umask) the tape file at path, appending to
+ * whatever it holds, or an anonymous temporary file in $TMPDIR (else /tmp) when path is NULL.
+ * Returns 0 or negative errno.
+ */
 int tape_open(const char *path, Tape **ret);
 
-/* Appends row (borrowed). Returns 0, -ENOMEM, or the errno of a failed write. */
+/* Closes the file and frees the index. Accepts NULL; returns NULL. */
+Tape *tape_free(Tape *t);
+
+/*
+ * Appends row (borrowed; a JSON object whose "event_id" names it) as one line. Returns 0,
+ * -ENOMEM, or the errno of the failed write (-EIO for a short one); on failure the file is
+ * cut back to where it was, so a row is on the tape entirely or not at all.
+ */
 int tape_append(Tape *t, const json_t *row);
 
-/* All rows in order, as a new array. A damaged line in a file is skipped. NULL on OOM. */
-json_t *tape_rows(Tape *t);
-
-/* Rows appended so far. */
+/* Rows appended so far, and the bytes they take on disk. */
 size_t tape_count(const Tape *t);
+uint64_t tape_bytes(const Tape *t);
 
-/* Clears a memory tape (local twin reset); a file tape is left alone. */
-void tape_reset(Tape *t);
+/* Empties the tape (a local twin's /admin/reset). 0 or negative errno. */
+int tape_reset(Tape *t);
 
-Tape *tape_free(Tape *t);
+/* A run of consecutive rows: what one /_pome/events answer carries. */
+typedef struct TapeRange {
+        size_t first, n;         /* row numbers [first, first + n) */
+        uint64_t offset, length; /* their bytes in the file, newlines included */
+        bool more;               /* rows follow the range */
+} TapeRange;
+
+/*
+ * Selects the rows after the row whose event id is after (NULL or "": from the first row),
+ * at most limit of them (0: all, then max_bytes is ignored) and, when limit > 0, no more than
+ * max_bytes bytes (but at least one row). Returns 0, -ENOENT when no row has the event id
+ * after, or the errno of a failed read.
+ */
+int tape_select(const Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret);
+
+/* The event id of row i into buf (TAPE_EVENT_ID_MAX bytes). 0, -ERANGE, -EBADMSG, -errno. */
+int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX]);
+
+/*
+ * A reader that turns a range into the JSON array of its rows ("[row,row]"), reading the
+ * file in the caller's chunks. It holds its own file descriptor, so it stays valid after
+ * the tape is freed (a sandbox ending while its tape is being read).
+ */
+typedef struct TapeReader TapeReader;
+
+/* 0 or negative errno. */
+int tape_reader_new(const Tape *t, const TapeRange *range, TapeReader **ret);
+
+/* Bytes the reader produces in all. */
+uint64_t tape_reader_size(const TapeReader *rd);
+
+/* Copies the next at most max bytes into buf: bytes (> 0), 0 at the end, negative errno. */
+ssize_t tape_reader_read(TapeReader *rd, char *buf, size_t max);
+
+TapeReader *tape_reader_free(TapeReader *rd);

@@ -129,14 +129,18 @@ static void test_parsers(void)
         static const struct {
                 const char *s;
                 uint64_t usec;
-        } durations[] = {{"90", 90 * USEC_PER_SEC},      {"90s", 90 * USEC_PER_SEC},
-                         {"15m", 900 * USEC_PER_SEC},    {"1h", 3600 * USEC_PER_SEC},
-                         {"250ms", 250 * USEC_PER_MSEC}, {"off", 0}};
+        } durations[] = {{"90", 90 * USEC_PER_SEC},
+                         {"90s", 90 * USEC_PER_SEC},
+                         {"15m", 900 * USEC_PER_SEC},
+                         {"1h", 3600 * USEC_PER_SEC},
+                         {"250ms", 250 * USEC_PER_MSEC},
+                         {"7d", 7 * 86400 * USEC_PER_SEC},
+                         {"off", 0}};
         for (size_t i = 0; i < ELEMENTSOF(durations); i++) {
                 _cleanup_json_ json_t *j = json_string(durations[i].s);
                 CHECK(config_parse_duration(j, &v) == 0 && v == durations[i].usec);
         }
-        static const char *const bad[] = {"", "s", "1d", "-1s", "1.5s", "99999999999999999999h"};
+        static const char *const bad[] = {"", "s", "1w", "-1s", "1.5s", "99999999999999999999h"};
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_json_ json_t *j = json_string(bad[i]);
                 CHECK(config_parse_duration(j, &v) < 0);

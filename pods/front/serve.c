@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+#include "pods/front/serve.h"
+
+#include "common/json-util.h"
+#include "common/timeutil.h"
+#include "common/util.h"
+#include "pods/front/front.h"
+
+#define EVENTS_LIMIT_DEFAULT 100u
+#define EVENTS_LIMIT_MAX     1000u
+
+struct FrontExchange {
+        HttpRequest *rq;
+        const TwinKind *kind;
+        FrontBackend backend;
+        char request_id[32];
+        char *run_id;
+        char *full; /* the raw path as requested, for the tape */
+        bool recorded;
+        int64_t ts_usec;
+};
+
+void front_reply(HttpRequest *rq, int status, json_t *headers, const json_t *body,
+                 const char *request_id)
+{
+        _cleanup_json_ json_t *h = headers ? json_incref(headers) : json_object();
+        if (h && json_is_object(h))
+                json_object_set_new(h, "X-Request-Id", json_string(request_id));
+        (void)http_reply_json(rq, status, h, body);
+}
+
+void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,
+                       const char *message, const char *request_id)
+{
+        TwinReply rp = {};
+        kind->error(status, code, message, &rp);
+        front_reply(rq, rp.status ? rp.status : status, rp.headers, rp.body, request_id);
+        twin_reply_done(&rp);
+}
+
+static void exchange_free(FrontExchange *x)
+{
+        if (!x)
+                return;
+        free(x->run_id);
+        free(x->full);
+        free(x);
+}
+
+/* ---- /_pome/events: the tape, from disk, a page at a time ---- */
+
+static ssize_t events_read(void *userdata, uint64_t pos _unused_, char *buf, size_t max)
+{
+        return tape_reader_read(userdata, buf, max);
+}
+
+static void events_free(void *userdata)
+{
+        tape_reader_free(userdata);
+}
+
+static void serve_events(HttpRequest *rq, const FrontTarget *t)
+{
+        const TwinKind *k = t->kind;
+        if (!streq(http_request_method(rq), "GET")) {
+                front_reply_error(rq, k, 405, "method_not_allowed",
+                                  "/_pome/events only answers GET.", t->request_id);
+                return;
+        }
+        const char *query = http_request_query(rq);
+        _cleanup_free_ char *after = front_form_value(query, strlen(query), "after");
+        _cleanup_free_ char *limit_s = front_form_value(query, strlen(query), "limit");
+        size_t limit = 0;
+        if (limit_s) {
+                char *end;
+                errno = 0;
+                unsigned long v = strtoul(limit_s, &end, 10);
+                if (errno || end == limit_s || *end || v < 1 || v > EVENTS_LIMIT_MAX ||
+                    limit_s[0] == '-' || limit_s[0] == '+') {
+                        char msg[96];
+                        snprintf(msg, sizeof(msg), "limit must be an integer from 1 to %u.",
+                                 EVENTS_LIMIT_MAX);
+                        front_reply_error(rq, k, 400, "invalid_limit", msg, t->request_id);
+                        return;
+                }
+                limit = v;
+        } else if (after)
+                limit = EVENTS_LIMIT_DEFAULT;
+        TapeRange range;
+        int r = tape_select(t->tape, after, limit, t->max_page, &range);
+        if (r == -ENOENT) {
+                front_reply_error(rq, k, 400, "unknown_event",
+                                  "after names no event on this tape; pass the event_id of a row "
+                                  "you read, or leave it out to start at the first row.",
+                                  t->request_id);
+                return;
+        }
+        TapeReader *rd = NULL;
+        if (r >= 0)
+                r = tape_reader_new(t->tape, &range, &rd);
+        if (r < 0) {
+                front_reply_error(rq, k, 500, "internal_error", "The tape cannot be read.",
+                                  t->request_id);
+                return;
+        }
+        char total[32];
+        snprintf(total, sizeof(total), "%zu", tape_count(t->tape));
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json; charset=utf-8",
+                          "X-Request-Id", t->request_id, "X-Pome-Total-Events", total);
+        char next[TAPE_EVENT_ID_MAX];
+        if (h && range.more && tape_event_id(t->tape, range.first + range.n - 1, next) == 0) {
+                _cleanup_free_ char *link = NULL;
+                if (asprintf(&link, "<%s/_pome/events?after=%s&limit=%zu>; rel=\"next\"",
+                             t->mount_url, next, limit) >= 0)
+                        json_object_set_new(h, "Link", json_string(link));
+                json_object_set_new(h, "X-Pome-Next-After", json_string(next));
+        }
+        uint64_t size = tape_reader_size(rd);
+        if (http_reply_stream(rq, 200, h, size, events_read, events_free, rd) < 0) {
+                tape_reader_free(rd);
+                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
+        }
+}
+
+/* ---- calls ---- */
+
+void front_serve(HttpRequest *rq, const FrontTarget *t)
+{
+        const TwinKind *k = t->kind;
+        if (http_request_too_large(rq)) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "The request body exceeds %zu bytes.", t->max_body);
+                front_reply_error(rq, k, 413, "request_too_large", msg, t->request_id);
+                return;
+        }
+        _cleanup_free_ char *path = NULL;
+        if (front_decode_path(*t->rest ? t->rest : "/", &path) < 0) {
+                front_reply_error(rq, k, 400, "invalid_path",
+                                  "The path is malformed or walks outside the twin ('.' or '..' "
+                                  "segments, bad percent-escapes).",
+                                  t->request_id);
+                return;
+        }
+        /* The tape is the front's: /_pome/events never reaches the twin. */
+        if (streq(path, "/_pome/events")) {
+                serve_events(rq, t);
+                return;
+        }
+        FrontExchange *x = calloc(1, sizeof(*x));
+        if (!x || !(x->full = strdup(http_request_path(rq))) || !(x->run_id = strdup(t->run_id))) {
+                exchange_free(x);
+                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
+                return;
+        }
+        x->rq = rq;
+        x->kind = k;
+        x->backend = t->backend;
+        x->ts_usec = (int64_t)now_usec(CLOCK_REALTIME);
+        snprintf(x->request_id, sizeof(x->request_id), "%s", t->request_id);
+        /* Reading /_pome/ adds no tape row and is not agent activity. */
+        x->recorded = !startswith(path, "/_pome/");
+        size_t body_len;
+        const char *body = http_request_body(rq, &body_len);
+        TwinRequest tr = {
+                .method = http_request_method(rq),
+                .path = path,
+                .query = http_request_query(rq),
+                .headers = http_request_headers(rq),
+                .body = body,
+                .body_len = body_len,
+                .base_url = t->mount_url,
+        };
+        int r = t->backend.call(t->backend.userdata, &tr, x);
+        if (r == -EBUSY) {
+                front_reply_error(rq, k, 503, "busy",
+                                  "The twin has too many calls waiting; retry shortly.",
+                                  t->request_id);
+                exchange_free(x);
+        } else if (r < 0) {
+                front_reply_error(rq, k, 502, "twin_unavailable", "The twin cannot take requests.",
+                                  t->request_id);
+                exchange_free(x);
+        }
+        /* else x belongs to front_exchange_done (which may have run already) */
+}
+
+void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
+{
+        HttpRequest *rq = x->rq;
+        if (err == -ETIMEDOUT)
+                front_reply_error(rq, x->kind, 504, "twin_timeout",
+                                  "The twin did not answer in time; the sandbox has failed "
+                                  "(pod_hung) and nothing this call carried was applied later.",
+                                  x->request_id);
+        else if (err < 0)
+                front_reply_error(rq, x->kind, 502, "twin_unavailable",
+                                  err == -EPROTO ? "The twin sent a malformed reply."
+                                                 : "The twin ended before it answered.",
+                                  x->request_id);
+        else {
+                if (x->recorded) {
+                        size_t body_len;
+                        const char *body = http_request_body(rq, &body_len);
+                        FrontCall fc = {
+                                .twin = x->kind->name,
+                                .run_id = x->run_id,
+                                .request_id = x->request_id,
+                                .method = http_request_method(rq),
+                                .path = x->full,
+                                .query = http_request_query(rq),
+                                .headers = http_request_headers(rq),
+                                .body = body,
+                                .body_len = body_len,
+                                .latency_ms = (double)(now_usec(CLOCK_MONOTONIC) -
+                                                       http_request_start_usec(rq)) /
+                                              1000.0,
+                                .ts_usec = x->ts_usec,
+                        };
+                        /* The row is on the tape before the caller sees the response; a row
+                         * that cannot be built (NULL) is the backend's to report. */
+                        _cleanup_json_ json_t *row = front_tape_row(&fc, rp);
+                        (void)x->backend.record(x->backend.userdata, row);
+                }
+                front_reply(rq, rp->status, rp->headers, rp->body, x->request_id);
+        }
+        exchange_free(x);
+}

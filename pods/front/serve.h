@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The twin-serving pipeline, one for every front end (pomed's gateway and
+ * `pome twin start`): once a front end has found the twin a request is for and
+ * authenticated the caller, everything else happens here the same way —
+ * size and path checks in the twin's own envelope, /_pome/events streamed from
+ * the tape, the call handed to a backend (a pod, or a twin in-process), the tape
+ * row written before the reply goes out.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "common/httpd.h"
+#include "pods/front/tape.h"
+#include "pods/twin/twin.h"
+
+typedef struct FrontExchange FrontExchange;
+
+/* A backend: where a front end's calls go. */
+typedef struct FrontBackend {
+        /*
+         * Starts the call; front_exchange_done(x, …) must follow exactly once, later or
+         * before this returns. Returns 0, or a negative errno when the call was not taken
+         * (-EBUSY: too many queued → 503 busy; anything else → 502); then done must not run.
+         */
+        int (*call)(void *userdata, const TwinRequest *rq, FrontExchange *x);
+        /*
+         * Puts a served call's row on the tape (before its reply goes out); row is NULL when
+         * it could not be built (out of memory). Returns 0 or negative errno (the reply
+         * still goes out: the world has changed).
+         */
+        int (*record)(void *userdata, const json_t *row);
+        void *userdata;
+} FrontBackend;
+
+/* The twin a request is for, as the front end found it (all borrowed for the call). */
+typedef struct FrontTarget {
+        const TwinKind *kind;
+        Tape *tape;             /* for /_pome/events */
+        const char *run_id;     /* the tape rows' run_id: the sandbox id */
+        const char *mount_url;  /* absolute URL of the twin's mount, no trailing '/' */
+        const char *rest;       /* the raw path below the mount ("" or "/…") */
+        const char *request_id; /* "req_…" */
+        size_t max_body;        /* bytes, for the 413 message */
+        uint64_t max_page;      /* bytes of one /_pome/events page */
+        FrontBackend backend;
+} FrontTarget;
+
+/*
+ * Serves rq for target t: answers it, now or when the backend is done. The request must be
+ * authenticated already.
+ */
+void front_serve(HttpRequest *rq, const FrontTarget *t);
+
+/* The backend's answer to the call of x (err: 0 with rp, or -ETIMEDOUT, -ECONNRESET, -EPROTO). */
+void front_exchange_done(FrontExchange *x, int err, TwinReply *rp);
+
+/* Answers rq with kind's own error envelope (kind->error) and an X-Request-Id header. */
+void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,
+                       const char *message, const char *request_id);
+
+/* Answers rq with status, extra headers (may be NULL), body (may be NULL), X-Request-Id. */
+void front_reply(HttpRequest *rq, int status, json_t *headers, const json_t *body,
+                 const char *request_id);

@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: MIT */
+#include "supervisor/manager.h"
+
+#include "common/hashmap.h"
+#include "common/json-util.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
+#include "supervisor/image.h"
+#include "supervisor/log.h"
+#include "supervisor/podhost.h"
+#include "supervisor/registry.h"
+#include "supervisor/rundir.h"
+
+#define GC_BATCH        256u                  /* records collected per pass */
+#define GC_INTERVAL_MAX (3600 * USEC_PER_SEC) /* a pass at least hourly */
+#define DRAIN_POLL_USEC (20 * USEC_PER_MSEC)  /* how often a drain looks at calls in flight */
+
+struct Manager {
+        sd_event *event;
+        const Config *cfg;
+        StateDir *state;
+        Teams *teams;
+        Images *images;
+        PodHost *host;
+        Registry *registry;
+        RunDirs *runs;
+        SandboxEnv env;
+        Hashmap *by_id;     /* id → Sandbox, for every sandbox held */
+        Sandbox *sandboxes; /* the same, newest first */
+        size_t n;
+        char *public_url;
+        ManagerObserver observer;
+        sd_event_source *gc_timer;
+        bool swept; /* run directories without a record were looked for once */
+        /* drain */
+        bool draining;
+        uint64_t drain_deadline; /* CLOCK_MONOTONIC µs */
+        sd_event_source *drain_timer;
+        void (*drain_done)(void *userdata);
+        void *drain_userdata;
+};
+
+/* ---- hooks from the sandboxes and the teams ---- */
+
+static void on_state_changed(Sandbox *s, void *userdata)
+{
+        Manager *m = userdata;
+        if (m->observer.state_changed)
+                m->observer.state_changed(s, m->observer.userdata);
+}
+
+static void on_team_changed(Team *t, void *userdata)
+{
+        Manager *m = userdata;
+        if (m->observer.team_changed)
+                m->observer.team_changed(t, m->observer.userdata);
+}
+
+static void on_slot_released(Sandbox *s, void *userdata)
+{
+        Manager *m = userdata;
+        teams_release_slot(m->teams, s->team);
+}
+
+static void unlink_sandbox(Manager *m, Sandbox *s)
+{
+        (void)hashmap_remove(m->by_id, s->id);
+        if (s->prev)
+                s->prev->next = s->next;
+        else if (m->sandboxes == s)
+                m->sandboxes = s->next;
+        if (s->next)
+                s->next->prev = s->prev;
+        s->prev = s->next = NULL;
+        m->n--;
+}
+
+static void drain_check(Manager *m);
+
+static void on_gone(Sandbox *s, void *userdata)
+{
+        Manager *m = userdata;
+        unlink_sandbox(m, s);
+        sandbox_free(s);
+        if (m->draining)
+                drain_check(m);
+}
+
+static int link_sandbox(Manager *m, Sandbox *s)
+{
+        int r = hashmap_put(m->by_id, s->id, s);
+        if (r < 0)
+                return r;
+        s->next = m->sandboxes;
+        if (s->next)
+                s->next->prev = s;
+        m->sandboxes = s;
+        m->n++;
+        return 0;
+}
+
+/* ---- retention ---- */
+
+static int on_gc(sd_event_source *es, uint64_t usec, void *userdata);
+
+static void gc_arm(Manager *m, uint64_t in_usec)
+{
+        uint64_t now;
+        (void)sd_event_now(m->event, CLOCK_BOOTTIME, &now);
+        (void)sd_event_source_set_time(m->gc_timer, now + in_usec);
+        (void)sd_event_source_set_enabled(m->gc_timer, SD_EVENT_ONESHOT);
+}
+
+/* Run directories that no record points to (a crash between mkdir and the first record). */
+static void sweep_orphans(Manager *m, int64_t before)
+{
+        _cleanup_strv_free_ char **old = NULL;
+        if (rundir_list_older(m->runs, before, &old) < 0)
+                return;
+        for (char **id = old; *id; id++) {
+                _cleanup_json_ json_t *doc = NULL;
+                if (hashmap_get(m->by_id, *id) || registry_get(m->registry, *id, &doc) != -ENOENT)
+                        continue;
+                if (rundir_remove(m->runs, *id) >= 0)
+                        log_info("%s: run directory without a record removed", *id);
+        }
+}
+
+/* One pass: at most GC_BATCH records (and their runs) past retention go. Returns how many. */
+static int gc_pass(Manager *m)
+{
+        int64_t before = now_sec() - (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
+        if (!m->swept) {
+                m->swept = true;
+                sweep_orphans(m, before);
+        }
+        _cleanup_strv_free_ char **ids = NULL;
+        int n = registry_gc(m->registry, before, GC_BATCH, &ids);
+        if (n < 0) {
+                log_warning_errno(n, "retention: cannot collect old records");
+                return n;
+        }
+        for (char **id = ids; *id; id++) {
+                int r = rundir_remove(m->runs, *id);
+                if (r < 0)
+                        log_warning_errno(r, "%s: cannot remove the run directory", *id);
+                else
+                        log_debug("%s: retention over, record and run removed", *id);
+        }
+        return n;
+}
+
+static int on_gc(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Manager *m = userdata;
+        int n = gc_pass(m);
+        uint64_t every = m->cfg->retention_usec / 10;
+        if (every < USEC_PER_SEC)
+                every = USEC_PER_SEC;
+        if (every > GC_INTERVAL_MAX)
+                every = GC_INTERVAL_MAX;
+        /* a full batch means more are waiting: go on soon, in small steps */
+        gc_arm(m, n == (int)GC_BATCH ? USEC_PER_MSEC : every);
+        return 0;
+}
+
+/* ---- set-up ---- */
+
+static int open_registry(Manager *m, char *err, size_t errlen)
+{
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/pome.db", m->state->path) < 0)
+                return -ENOMEM;
+        int r = registry_open(path, &m->registry, err, errlen);
+        if (r < 0)
+                return r;
+        size_t n;
+        Team *const *teams = teams_list(m->teams, &n);
+        for (size_t i = 0; i < n; i++)
+                if (registry_put_team(m->registry, teams[i]->id, teams[i]->quota,
+                                      teams[i]->plan_tier, teams[i]->key_hashes) < 0)
+                        log_warning("cannot record team %s in the registry", teams[i]->id);
+        /* Whatever a previous pomed left open is gone now: say so in every record. */
+        _cleanup_json_ json_t *failed = NULL;
+        r = registry_fail_open(m->registry, "supervisor_restarted", now_sec(), &failed);
+        if (r < 0) {
+                snprintf(err, errlen, "%s: cannot update open sandboxes", path);
+                return r;
+        }
+        size_t i;
+        json_t *doc;
+        json_array_foreach (failed, i, doc) {
+                const char *id = json_get_str(doc, "session_id");
+                log_notice("%s: failed (supervisor_restarted): it was open when the previous "
+                           "pomed ended",
+                           id);
+                if (rundir_exists(m->runs, id))
+                        (void)rundir_write_json(m->runs, id, "sandbox.json", doc);
+        }
+        return 0;
+}
+
+int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
+                size_t errlen)
+{
+        Manager *m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->event = sd_event_ref(e);
+        m->cfg = cfg;
+        m->state = state;
+        int r = (m->by_id = hashmap_new(HASHMAP_STRING)) ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = teams_new(cfg, state->api_key, &m->teams);
+        if (r >= 0)
+                r = images_load(cfg, &m->images, err, errlen);
+        if (r >= 0)
+                r = podhost_new(e, cfg, state, m->images, &m->host, err, errlen);
+        if (r >= 0 && (r = rundirs_open(state->runs, &m->runs)) < 0)
+                snprintf(err, errlen, "cannot open %s: %s", state->runs, strerror(-r));
+        if (r >= 0)
+                r = open_registry(m, err, errlen);
+        if (r < 0)
+                goto fail;
+        teams_set_observer(m->teams, on_team_changed, m);
+        m->env = (SandboxEnv){
+                .event = e,
+                .cfg = cfg,
+                .pods = podhost_env(m->host),
+                .registry = m->registry,
+                .runs = m->runs,
+                .secret = state->secret,
+                .public_url = (const char *const *)&m->public_url,
+                .hooks = {.state_changed = on_state_changed,
+                          .slot_released = on_slot_released,
+                          .gone = on_gone,
+                          .userdata = m},
+        };
+        if (cfg->retention_usec) {
+                r = sd_event_add_time(e, &m->gc_timer, CLOCK_BOOTTIME, 0, USEC_PER_SEC, on_gc, m);
+                if (r < 0) {
+                        snprintf(err, errlen, "cannot arm the retention timer: %s", strerror(-r));
+                        goto fail;
+                }
+                (void)gc_pass(m); /* what expired while pomed was down goes now */
+                gc_arm(m, USEC_PER_SEC);
+        }
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r < 0 ? r : -EINVAL;
+}
+
+Manager *manager_free(Manager *m)
+{
+        if (!m)
+                return NULL;
+        while (m->sandboxes) {
+                Sandbox *s = m->sandboxes;
+                unlink_sandbox(m, s);
+                if (sandbox_state_is_open(s->state)) {
+                        /* pomed is going away without a drain: say so in the run */
+                        s->state = SANDBOX_FAILED;
+                        free(s->reason);
+                        s->reason = strdup("supervisor_stopped");
+                        s->ended_at = now_sec();
+                        _cleanup_json_ json_t *j = sandbox_to_json(s);
+                        if (j && m->registry)
+                                (void)registry_put_sandbox(m->registry, j, s->created_at,
+                                                           s->ended_at);
+                        if (j && m->runs && rundir_exists(m->runs, s->id))
+                                (void)rundir_write_json(m->runs, s->id, "sandbox.json", j);
+                }
+                sandbox_free(s); /* kills and reaps its pods */
+        }
+        sd_event_source_disable_unref(m->gc_timer);
+        sd_event_source_disable_unref(m->drain_timer);
+        hashmap_free(m->by_id);
+        registry_close(m->registry);
+        rundirs_free(m->runs);
+        podhost_free(m->host);
+        images_free(m->images);
+        teams_free(m->teams);
+        free(m->public_url);
+        sd_event_unref(m->event);
+        free(m);
+        return NULL;
+}
+
+void manager_set_observer(Manager *m, const ManagerObserver *o)
+{
+        m->observer = *o;
+}
+
+const char *manager_missing_layers(const Manager *m)
+{
+        return podhost_missing_layers(m->host);
+}
+
+Teams *manager_teams(Manager *m)
+{
+        return m->teams;
+}
+
+int manager_reload_teams(Manager *m, const Config *cfg)
+{
+        int r = teams_reload(m->teams, cfg);
+        size_t n;
+        Team *const *teams = teams_list(m->teams, &n);
+        for (size_t i = 0; i < n; i++)
+                if (!teams[i]->removed)
+                        (void)registry_put_team(m->registry, teams[i]->id, teams[i]->quota,
+                                                teams[i]->plan_tier, teams[i]->key_hashes);
+        return r;
+}
+
+/* ---- create ---- */
+
+typedef struct Seeds {
+        char *data[SANDBOX_TWINS_MAX];
+} Seeds;
+
+static void seeds_done(Seeds *s)
+{
+        for (size_t i = 0; i < SANDBOX_TWINS_MAX; i++)
+                free(s->data[i]);
+}
+
+/* Checks rq and fills spec (seeds read into seeds). 0, or -1 with e filled. */
+static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, Seeds *seeds,
+                    SandboxError *e)
+{
+        const Images *im = m->images;
+        /* Depth before width: more than three twins is refused whatever the quota. */
+        if (rq->n_twins == 0)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:o}", "field", "twins", "available",
+                                               images_names_json(im)),
+                                     "Name at least one twin (\"twins\": [\"github\"]).");
+        if (rq->n_twins > SANDBOX_TWINS_MAX)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:i, s:i}", "field", "twins", "requested",
+                                               (int)rq->n_twins, "max", SANDBOX_TWINS_MAX),
+                                     "A sandbox holds at most %d twins; %zu were requested. This "
+                                     "limit is fixed (no plan raises it).",
+                                     SANDBOX_TWINS_MAX, rq->n_twins);
+        *spec = (SandboxSpec){.n_twins = rq->n_twins, .task = rq->task};
+        for (size_t i = 0; i < rq->n_twins; i++) {
+                const Image *img = images_find(im, rq->twins[i]);
+                if (!img)
+                        return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                             json_pack("{s:s, s:s, s:o}", "field", "twins", "twin",
+                                                       rq->twins[i], "available",
+                                                       images_names_json(im)),
+                                             "Unknown twin '%s'.", rq->twins[i]);
+                for (size_t j = 0; j < i; j++)
+                        if (spec->images[j] == img)
+                                return sandbox_error(
+                                        e, SANDBOX_ERR_INVALID,
+                                        json_pack("{s:s, s:s}", "field", "twins", "twin",
+                                                  rq->twins[i]),
+                                        "Twin '%s' is listed twice; each twin appears once per "
+                                        "sandbox.",
+                                        rq->twins[i]);
+                spec->images[i] = img;
+        }
+        for (size_t i = 0; i < rq->n_twins; i++) {
+                const Image *img = spec->images[i];
+                const char *name = rq->seeds[i] ? rq->seeds[i] : img->default_seed;
+                int r = image_read_seed(img, name, &seeds->data[i], &spec->seed_lens[i]);
+                if (r == -ENOENT)
+                        return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                             json_pack("{s:s, s:s, s:s, s:o}", "field", "seeds",
+                                                       "twin", rq->twins[i], "seed", name,
+                                                       "available", image_seeds_json(img)),
+                                             "Unknown seed '%s' for twin %s.", name, rq->twins[i]);
+                if (r < 0)
+                        return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL,
+                                             "Cannot read seed '%s' of twin %s: %s", name,
+                                             rq->twins[i], strerror(-r));
+                spec->seed_names[i] = name;
+                spec->seeds[i] = seeds->data[i];
+        }
+        if (rq->task && (strlen(rq->task) > 200 || !*rq->task))
+                return sandbox_error(e, SANDBOX_ERR_INVALID, json_pack("{s:s}", "field", "task"),
+                                     "task must be 1-200 characters.");
+        const Config *cfg = m->cfg;
+        spec->ttl_usec = rq->ttl_usec && rq->ttl_usec < cfg->lifetime_usec ? rq->ttl_usec
+                                                                           : cfg->lifetime_usec;
+        spec->idle_usec =
+                rq->idle_usec < 0 ? cfg->idle_timeout_usec
+                : cfg->idle_timeout_usec && (uint64_t)rq->idle_usec > cfg->idle_timeout_usec
+                        ? cfg->idle_timeout_usec
+                        : (uint64_t)rq->idle_usec;
+        return 0;
+}
+
+int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreatedFn cb,
+                   void *userdata, SandboxError *e)
+{
+        if (m->draining)
+                return sandbox_error(e, SANDBOX_ERR_SHUTTING_DOWN, NULL,
+                                     "pomed is shutting down and starts no new sandbox. Retry "
+                                     "once it is back.");
+        SandboxSpec spec;
+        _cleanup_(seeds_done) Seeds seeds = {};
+        if (validate(m, rq, &spec, &seeds, e) < 0)
+                return -1;
+        /* Width: reserve the slot before anything is spawned. */
+        if (!teams_take_slot(m->teams, t))
+                return sandbox_error(e, SANDBOX_ERR_QUOTA,
+                                     json_pack("{s:i, s:i, s:s}", "sessions_used", (int)t->used,
+                                               "sessions_quota", (int)t->quota, "team_id", t->id),
+                                     "Team %s has %u of %u sandboxes open. Stop or finalize one, "
+                                     "or raise sessions_quota.",
+                                     t->id, t->used, t->quota);
+        Sandbox *s = NULL;
+        int r = sandbox_new(&m->env, t, &spec, &s);
+        if (r >= 0 && (r = link_sandbox(m, s)) < 0)
+                sandbox_free(s);
+        if (r < 0) {
+                teams_release_slot(m->teams, t);
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        }
+        sandbox_spawn(s, &spec, cb, userdata); /* s may be gone when this returns */
+        return 0;
+}
+
+/* ---- lookups ---- */
+
+Sandbox *manager_get(Manager *m, const char *id)
+{
+        Sandbox *s = hashmap_get(m->by_id, id);
+        if (!s)
+                return NULL;
+        (void)sandbox_reconcile_clocks(s);
+        /* ending it may have completed its teardown */
+        return hashmap_get(m->by_id, id);
+}
+
+int manager_record(Manager *m, const char *id, json_t **ret)
+{
+        Sandbox *s = manager_get(m, id);
+        if (s) {
+                *ret = sandbox_to_json(s);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return registry_get(m->registry, id, ret);
+}
+
+/* The sandbox id of team (NULL: any) pomed holds, or its record: exactly one is set. */
+static int lookup(Manager *m, const Team *team, const char *id, Sandbox **ret_s, json_t **ret_doc,
+                  SandboxError *e)
+{
+        *ret_s = manager_get(m, id);
+        *ret_doc = NULL;
+        if (*ret_s && (!team || (*ret_s)->team == team))
+                return 0;
+        if (!*ret_s && registry_get(m->registry, id, ret_doc) >= 0 &&
+            (!team || streq_ptr(json_get_str(*ret_doc, "team_id"), team->id))) {
+                return 0;
+        }
+        *ret_s = NULL;
+        json_decref(*ret_doc);
+        *ret_doc = NULL;
+        return sandbox_error(e, SANDBOX_ERR_NOT_FOUND, json_pack("{s:s}", "session_id", id),
+                             team ? "No sandbox %s for team %s." : "No sandbox %s.", id,
+                             team ? team->id : "");
+}
+
+/* The refusal for a sandbox known only by its record (it has ended). */
+static int refuse_record(const json_t *doc, SandboxError *e)
+{
+        const char *state = strempty(json_get_str(doc, "state"));
+        const char *reason = json_get_str(doc, "reason");
+        return sandbox_error(
+                e, streq(state, "expired") ? SANDBOX_ERR_EXPIRED : SANDBOX_ERR_ENDED,
+                json_pack("{s:s?, s:s, s:s?}", "session_id", json_get_str(doc, "session_id"),
+                          "state", state, "reason", reason),
+                "Sandbox %s has ended (%s%s%s).", strempty(json_get_str(doc, "session_id")), state,
+                reason ? ": " : "", strempty(reason));
+}
+
+int manager_stop(Manager *m, const Team *team, const char *id, const char *confirm_token,
+                 bool confirmed, SandboxGoneFn gone, void *userdata, SandboxError *e)
+{
+        Sandbox *s;
+        _cleanup_json_ json_t *doc = NULL;
+        if (lookup(m, team, id, &s, &doc, e) < 0)
+                return -1;
+        if (s)
+                return sandbox_stop(s, confirm_token, confirmed, gone, userdata, e);
+        /* Only on record: it has ended. The same policy: expired is refused, the rest is a
+         * no-op, answered now. */
+        if (streq_ptr(json_get_str(doc, "state"), "expired"))
+                return refuse_record(doc, e);
+        if (gone)
+                gone(NULL, userdata);
+        return 0;
+}
+
+int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn done,
+                     void *userdata, SandboxError *e)
+{
+        Sandbox *s;
+        _cleanup_json_ json_t *doc = NULL;
+        if (lookup(m, team, id, &s, &doc, e) < 0)
+                return -1;
+        if (s)
+                return sandbox_finalize(s, done, userdata, e);
+        return refuse_record(doc, e);
+}
+
+int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
+                 bool *ret_more)
+{
+        _cleanup_json_ json_t *data = NULL;
+        int r = registry_list(m->registry, team_id, state, limit, &data, ret_more);
+        if (r < 0)
+                return r;
+        /* Sandboxes pomed holds are shown live (their pods), not as last recorded. */
+        size_t i;
+        json_t *doc;
+        json_array_foreach (data, i, doc) {
+                Sandbox *s = hashmap_get(m->by_id, strempty(json_get_str(doc, "session_id")));
+                json_t *live = s ? sandbox_to_json(s) : NULL;
+                if (live)
+                        json_array_set_new(data, i, live);
+        }
+        *ret = TAKE_PTR(data);
+        return 0;
+}
+
+size_t manager_count(const Manager *m)
+{
+        return m->n;
+}
+
+/* ---- drain ---- */
+
+static bool calls_in_flight(const Manager *m)
+{
+        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                for (size_t i = 0; sandbox_state_is_open(s->state) && i < s->n_twins; i++)
+                        if (s->twins[i].pod && pod_pending(s->twins[i].pod) > 0)
+                                return true;
+        return false;
+}
+
+static void end_open(Manager *m, bool provisioning_only)
+{
+        Sandbox *next;
+        for (Sandbox *s = m->sandboxes; s; s = next) {
+                next = s->next; /* s may be freed by its own end */
+                if (sandbox_state_is_open(s->state) &&
+                    (!provisioning_only || s->state == SANDBOX_PROVISIONING))
+                        sandbox_end(s, SANDBOX_FAILED, "supervisor_stopped", false, NULL, NULL);
+        }
+}
+
+static void drain_check(Manager *m)
+{
+        if (m->n > 0 && (calls_in_flight(m) && now_usec(CLOCK_MONOTONIC) < m->drain_deadline))
+                return;
+        end_open(m, false);
+        if (m->n > 0 || !m->drain_done)
+                return; /* teardowns under way: on_gone calls back */
+        m->drain_timer = sd_event_source_disable_unref(m->drain_timer);
+        void (*done)(void *) = m->drain_done;
+        m->drain_done = NULL;
+        log_info("drained: no sandbox left");
+        done(m->drain_userdata);
+}
+
+static int on_drain_poll(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Manager *m = userdata;
+        drain_check(m);
+        if (m->drain_timer) {
+                uint64_t now;
+                (void)sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+                (void)sd_event_source_set_time(m->drain_timer, now + DRAIN_POLL_USEC);
+                (void)sd_event_source_set_enabled(m->drain_timer, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+void manager_drain(Manager *m, void (*done)(void *userdata), void *userdata)
+{
+        if (m->draining) {
+                /* asked again (a second SIGTERM): do not wait for calls any more */
+                m->drain_deadline = 0;
+                drain_check(m);
+                return;
+        }
+        m->draining = true;
+        m->drain_done = done;
+        m->drain_userdata = userdata;
+        m->drain_deadline = now_usec(CLOCK_MONOTONIC) + m->cfg->drain_timeout_usec;
+        log_info("draining: new sandboxes refused, %zu held, calls in flight get up to %" PRIu64
+                 " ms",
+                 m->n, m->cfg->drain_timeout_usec / USEC_PER_MSEC);
+        end_open(m, true);
+        if (sd_event_add_time_relative(m->event, &m->drain_timer, CLOCK_MONOTONIC, DRAIN_POLL_USEC,
+                                       USEC_PER_MSEC, on_drain_poll, m) < 0)
+                m->drain_deadline = 0; /* cannot wait: end everything now */
+        drain_check(m);
+}
+
+bool manager_draining(const Manager *m)
+{
+        return m->draining;
+}
+
+/* ---- accessors ---- */
+
+const char *manager_public_url(const Manager *m)
+{
+        return m->public_url;
+}
+
+void manager_set_public_url(Manager *m, const char *url)
+{
+        free(m->public_url);
+        m->public_url = strdup(url);
+}
+
+const Config *manager_config(const Manager *m)
+{
+        return m->cfg;
+}
+
+const uint8_t *manager_secret(const Manager *m)
+{
+        return m->state->secret;
+}

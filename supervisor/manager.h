@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The manager: every sandbox of one pomed and what they share. It finds an open
+ * sandbox by id in one lookup (with its clocks reconciled, so every surface sees
+ * the same state), validates creates and hands out the teams' slots, keeps the
+ * records of ended sandboxes in the registry and collects them after their
+ * retention, and drains everything on SIGTERM. pomed is single-threaded: all of
+ * this runs on its event loop.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "supervisor/config.h"
+#include "supervisor/sandbox.h"
+#include "supervisor/statedir.h"
+#include "supervisor/teams.h"
+
+typedef struct Manager Manager;
+
+/* A create as a surface received it (names not yet validated). */
+typedef struct SandboxRequest {
+        const char *twins[SANDBOX_TWINS_MAX];
+        const char *seeds[SANDBOX_TWINS_MAX]; /* NULL = the image's default seed */
+        size_t n_twins;                       /* as requested (may exceed the maximum) */
+        uint64_t ttl_usec;                    /* 0 = the configured lifetime; capped at it */
+        int64_t idle_usec; /* < 0 = the configured idle timeout, 0 = off; capped at it */
+        const char *task;  /* NULL = none */
+} SandboxRequest;
+
+/* Observers of state changes and slot counts (D-Bus, logs). */
+typedef struct ManagerObserver {
+        void (*state_changed)(Sandbox *s, void *userdata);
+        void (*team_changed)(Team *t, void *userdata);
+        void *userdata;
+} ManagerObserver;
+
+/*
+ * Prepares everything (images, pod host, registry, run directories), marks what a previous
+ * pomed left open as failed (supervisor_restarted) and starts the retention collector.
+ * Returns 0, or negative errno with a sentence in err (errlen bytes).
+ */
+int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
+                size_t errlen);
+
+/*
+ * Frees everything. Sandboxes still open are recorded as failed (supervisor_stopped) and
+ * their pods killed synchronously; after manager_drain() there are none. Accepts NULL.
+ */
+Manager *manager_free(Manager *m);
+
+void manager_set_observer(Manager *m, const ManagerObserver *o);
+
+/* Comma-separated missing isolation layers ("" when complete). */
+const char *manager_missing_layers(const Manager *m);
+
+Teams *manager_teams(Manager *m);
+
+/* Applies the teams of a reloaded configuration (SIGHUP) and mirrors them in the registry. */
+int manager_reload_teams(Manager *m, const Config *cfg);
+
+/*
+ * Starts a sandbox for team t. Returns -1 with e filled when refused at once (invalid,
+ * quota, shutting down); otherwise 0 and cb runs exactly once — possibly before this
+ * returns (a pod that cannot even be spawned).
+ */
+int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreatedFn cb,
+                   void *userdata, SandboxError *e);
+
+/*
+ * The sandbox with this id that pomed still holds (open, or ended and being torn down),
+ * its clocks reconciled first; NULL when there is none — an ended sandbox's record is then
+ * in the registry (manager_record()).
+ */
+Sandbox *manager_get(Manager *m, const char *id);
+
+/*
+ * The record of sandbox id as a surface shows it (new reference in *ret): live when pomed
+ * holds it, else as last written to the registry. 0, -ENOENT, -EIO.
+ */
+int manager_record(Manager *m, const char *id, json_t **ret);
+
+/*
+ * Stops sandbox id, held or only recorded, with the one stop policy (sandbox_stop()). team:
+ * the caller's team (another team's sandbox is SANDBOX_ERR_NOT_FOUND), or NULL for root
+ * over D-Bus. gone runs once the teardown is complete — at once (s NULL) for a sandbox
+ * only on record. Returns 0 or -1 with e filled.
+ */
+int manager_stop(Manager *m, const Team *team, const char *id, const char *confirm_token,
+                 bool confirmed, SandboxGoneFn gone, void *userdata, SandboxError *e);
+
+/* sandbox_finalize() of sandbox id of team, with the same not-found rules. */
+int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn done,
+                     void *userdata, SandboxError *e);
+
+/*
+ * Sandboxes of team_id (NULL: all), newest first, filtered like the API's ?state= (NULL or
+ * "all", "running" = ready + running, or a state name), at most limit: a new array of their
+ * records, open ones shown live. 0, -EIO, -ENOMEM.
+ */
+int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
+                 bool *ret_more);
+
+/* Sandboxes pomed holds now (open or in teardown). */
+size_t manager_count(const Manager *m);
+
+/*
+ * Graceful stop (SIGTERM): from now on creates are refused (SANDBOX_ERR_SHUTTING_DOWN) and
+ * sandboxes still provisioning fail (supervisor_stopped); calls in flight may finish until
+ * limits.drain_timeout, then every open sandbox fails (supervisor_stopped) and is torn
+ * down; done runs when nothing is left. Calling it again runs done as soon as possible.
+ */
+void manager_drain(Manager *m, void (*done)(void *userdata), void *userdata);
+bool manager_draining(const Manager *m);
+
+const char *manager_public_url(const Manager *m);
+void manager_set_public_url(Manager *m, const char *url);
+const Config *manager_config(const Manager *m);
+const uint8_t *manager_secret(const Manager *m);

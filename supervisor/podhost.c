@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+#include "supervisor/podhost.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "common/fileio.h"
+#include "common/hashmap.h"
+#include "common/strv.h"
+#include "common/token.h"
+#include "common/util.h"
+#include "supervisor/cgroup.h"
+#include "supervisor/log.h"
+#include "supervisor/notify.h"
+#include "supervisor/seccomp-policy.h"
+
+#define CGROUP_RECORD "cgroup-tree" /* in the state dir: where our pods' cgroups are */
+
+struct PodHost {
+        PodEnv env;
+        Hashmap *by_pid;
+        CgSetup *cgroups;
+        ScpProgram *stage1, *stage2;
+        Notify *notify;
+        char *runtime_dir;
+        bool own_runtime_dir; /* ours to remove at exit (not configured, not systemd's) */
+        char missing[256];
+};
+
+static void add_missing(PodHost *h, const char *layer)
+{
+        size_t l = strlen(h->missing);
+        snprintf(h->missing + l, sizeof(h->missing) - l, "%s%s", l ? ", " : "", layer);
+}
+
+/* ---- install check: can the pod user run pome-pod and read the images? ---- */
+
+typedef struct Probe {
+        char path[PATH_MAX];
+        int mode; /* access(2) mode for the pod user */
+} Probe;
+
+/* Every directory on the way to path (X_OK) and path itself (mode). */
+static int add_probes(Probe **probes, size_t *n, const char *path, int mode)
+{
+        size_t len = strlen(path);
+        if (len >= PATH_MAX)
+                return -ENAMETOOLONG;
+        for (size_t i = 1; i <= len; i++) {
+                if (i < len && path[i] != '/')
+                        continue;
+                Probe *np = realloc(*probes, (*n + 1) * sizeof(Probe));
+                if (!np)
+                        return -ENOMEM;
+                *probes = np;
+                memcpy(np[*n].path, path, i);
+                np[*n].path[i] = 0;
+                np[*n].mode = i == len ? mode : X_OK;
+                (*n)++;
+        }
+        return 0;
+}
+
+/*
+ * Tries every probe as uid/gid in a child (the real access(2) answer: ACLs, mount flags
+ * and all). Returns -1 when all pass, else the index of the first that fails with its
+ * errno in *ret_errno; negative errno (< -1) when the check itself cannot run.
+ */
+static int probe_as(const Probe *probes, size_t n, uid_t uid, gid_t gid, int *ret_errno)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = negative_errno();
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                int res[2] = {-1, 0};
+                if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+                    setresuid(uid, uid, uid) < 0)
+                        res[1] = errno;
+                for (size_t i = 0; res[1] == 0 && i < n; i++)
+                        if (access(probes[i].path, probes[i].mode) < 0) {
+                                res[0] = (int)i;
+                                res[1] = errno;
+                        }
+                (void)!write(p[1], res, sizeof(res));
+                _exit(0);
+        }
+        close(p[1]);
+        int res[2] = {-1, EIO};
+        ssize_t k = read(p[0], res, sizeof(res));
+        close(p[0]);
+        (void)waitpid(pid, NULL, 0);
+        if (k != (ssize_t)sizeof(res))
+                return -EIO;
+        if (res[0] < 0 && res[1] != 0)
+                return -res[1]; /* could not even become the pod user */
+        *ret_errno = res[1];
+        return res[0];
+}
+
+static int check_install(const Images *im, const char *user, uid_t uid, gid_t gid, char *err,
+                         size_t errlen)
+{
+        _cleanup_free_ Probe *probes = NULL;
+        size_t n = 0;
+        int r = add_probes(&probes, &n, im->pod_exec, X_OK);
+        if (r >= 0)
+                r = add_probes(&probes, &n, im->images_dir, R_OK | X_OK);
+        if (r >= 0)
+                r = add_probes(&probes, &n, im->policies_dir, R_OK | X_OK);
+        if (r < 0)
+                return r;
+        int e = 0;
+        int i = probe_as(probes, n, uid, gid, &e);
+        if (i < -1) {
+                snprintf(err, errlen, "cannot check what pod_user %s can reach: %s", user,
+                         strerror(-i));
+                return i;
+        }
+        if (i < 0)
+                return 0;
+        const Probe *p = &probes[i];
+        bool is_dir = p->mode == X_OK || !streq(p->path, im->pod_exec);
+        snprintf(err, errlen,
+                 "broken install: pod_user %s (uid %u) cannot %s %s (%s), so no pod could start. "
+                 "Fix: give that user access (for example chmod o+%s %s), build or install "
+                 "Pome outside private home directories (cmake --install puts pome-pod in "
+                 "/usr/libexec/pome), or set pod_user, pod_exec, images_dir and policies_dir "
+                 "in pomed.conf",
+                 user, (unsigned)uid,
+                 p->mode == X_OK && !streq(p->path, im->pod_exec) ? "search the directory"
+                 : streq(p->path, im->pod_exec)                   ? "execute"
+                                                                  : "read",
+                 p->path, strerrorname_np(e) ? strerrorname_np(e) : strerror(e),
+                 is_dir ? "rx" : "x", p->path);
+        return -EACCES;
+}
+
+/* ---- cgroups ---- */
+
+/* Reaps the trees a previous pomed of this state dir recorded, wherever they are. */
+static void reap_recorded(const StateDir *state, const CgSetup *cg)
+{
+        _cleanup_free_ char *text = NULL;
+        _cleanup_close_ int dfd = open(state->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || read_file_at(dfd, CGROUP_RECORD, 64 * 1024, &text, NULL) < 0)
+                return;
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                static const char *const ctrls[] = {"memory", "pids", "cpu"};
+                bool ours = false;
+                for (size_t i = 0; i < ELEMENTSOF(ctrls); i++)
+                        ours = ours || streq_ptr(cg_tree_path(cg, ctrls[i]), line);
+                if (ours)
+                        continue; /* cg_cleanup_leftovers takes care of our own tree */
+                char **sids = NULL;
+                int r = cg_reap_tree(line, &sids);
+                if (r < 0)
+                        log_warning_errno(r, "cannot reap the previous pomed's cgroups at %s",
+                                          line);
+                for (char **s = sids; s && *s; s++)
+                        log_notice("%s: pods left by a previous pomed (at %s) killed", *s, line);
+                strv_free(sids);
+        }
+}
+
+/* Remembers where our tree is, so a pomed started anywhere later reaps it. */
+static void record_tree(const StateDir *state, const CgSetup *cg)
+{
+        static const char *const ctrls[] = {"memory", "pids", "cpu"};
+        _cleanup_strv_free_ char **l = strv_new();
+        for (size_t i = 0; l && i < ELEMENTSOF(ctrls); i++) {
+                const char *p = cg_tree_path(cg, ctrls[i]);
+                if (p && !strv_contains(l, p) && strv_extend(&l, p) < 0)
+                        return;
+        }
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f || !l)
+                return;
+        for (char **p = l; *p; p++)
+                fprintf(f, "%s\n", *p);
+        if (fclose(f) != 0)
+                return;
+        _cleanup_close_ int dfd = open(state->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dfd < 0 ? negative_errno()
+                        : write_file_at(dfd, CGROUP_RECORD, text, len, 0644, true);
+        if (r < 0)
+                log_warning_errno(r, "cannot record the cgroup tree in %s/" CGROUP_RECORD,
+                                  state->path);
+}
+
+static void setup_cgroups(PodHost *h, const Config *cfg, const StateDir *state)
+{
+        /* One tree per state directory: two pomeds side by side (tests, CI) never touch
+         * each other's pods, and a restarted pomed finds its predecessor's. */
+        char warn[256] = "", hex[65], tree[32];
+        token_sha256_hex(state->path, hex);
+        snprintf(tree, sizeof(tree), "pome-%.8s", hex);
+        int r = cg_setup_under(cfg->cgroup_parent, tree, &h->cgroups, warn, sizeof(warn));
+        if (r < 0) {
+                log_warning("cgroups unavailable, pods run without memory/pids limits: %s",
+                            warn[0] ? warn : strerror(-r));
+                add_missing(h, "cgroups");
+                return;
+        }
+        if (warn[0])
+                log_warning("%s", warn);
+        reap_recorded(state, h->cgroups);
+        char **left = NULL;
+        r = cg_cleanup_leftovers(h->cgroups, &left);
+        if (r < 0)
+                log_warning_errno(r, "cannot clean leftover pod cgroups");
+        for (char **l = left; l && *l; l++)
+                log_notice("%s: pods left by a previous pomed killed", *l);
+        strv_free(left);
+        record_tree(state, h->cgroups);
+        log_info("cgroups: %s layout, pods under %s", cg_layout_name(h->cgroups),
+                 strempty(cg_tree_path(h->cgroups, "memory")));
+}
+
+/* ---- runtime directory ---- */
+
+/* True when the socket at path has nobody bound to it any more. */
+static bool socket_dead(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return false;
+        strcpy(sa.sun_path, path);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        return fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+               (errno == ECONNREFUSED || errno == ENOENT);
+}
+
+/* Removes the private pome.XXXXXX directories earlier pomeds left in base when killed. */
+static void sweep_stale(const char *base)
+{
+        DIR *d = opendir(base);
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!startswith(de->d_name, "pome.") || strlen(de->d_name) != 11)
+                        continue;
+                struct stat st;
+                char sock[PATH_MAX];
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                        continue;
+                snprintf(sock, sizeof(sock), "%s/%s/notify", base, de->d_name);
+                if (access(sock, F_OK) == 0 && !socket_dead(sock))
+                        continue;
+                if (rm_rf_at(dirfd(d), de->d_name) >= 0)
+                        log_notice("removed %s/%s, left by a pomed that was killed", base,
+                                   de->d_name);
+        }
+        closedir(d);
+}
+
+static int make_runtime_dir(PodHost *h, const Config *cfg, const StateDir *state)
+{
+        const char *tmp = getenv("TMPDIR");
+        sweep_stale("/run");
+        sweep_stale(tmp && *tmp ? tmp : "/tmp");
+        const char *fixed = cfg->runtime_dir;
+        const char *rd = getenv("RUNTIME_DIRECTORY"); /* systemd's RuntimeDirectory= */
+        if (!fixed && rd && *rd)
+                fixed = rd;
+        if (fixed) {
+                h->runtime_dir = strndup(fixed, strcspn(fixed, ":"));
+                if (!h->runtime_dir)
+                        return -ENOMEM;
+                if (mkdir(h->runtime_dir, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                return 0;
+        }
+        /* A stable name per state directory: a pomed that was killed leaves nothing that
+         * its successor does not reuse (the state dir's lock says no one else uses it). */
+        char hex[65];
+        token_sha256_hex(state->path, hex);
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        const char *base = geteuid() == 0 && access("/run", W_OK) == 0 ? "/run"
+                           : xdg && *xdg && access(xdg, W_OK) == 0     ? xdg
+                           : tmp && *tmp                               ? tmp
+                                                                       : "/tmp";
+        if (asprintf(&h->runtime_dir, "%s/pome-%u-%.8s", base, (unsigned)geteuid(), hex) < 0) {
+                h->runtime_dir = NULL;
+                return -ENOMEM;
+        }
+        if (mkdir(h->runtime_dir, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        struct stat st;
+        if (lstat(h->runtime_dir, &st) < 0)
+                return negative_errno();
+        /* in a shared /tmp, refuse a directory someone else prepared for us */
+        if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                return -EPERM;
+        if (chmod(h->runtime_dir, 0755) < 0)
+                return negative_errno();
+        h->own_runtime_dir = true;
+        return 0;
+}
+
+/* ---- notify routing ---- */
+
+static void on_notify(pid_t pid, const char *msg, size_t len _unused_, void *userdata)
+{
+        PodHost *h = userdata;
+        Pod *p = hashmap_get_u64(h->by_pid, (uint64_t)pid);
+        if (p)
+                pod_notify(p, msg);
+        else
+                log_debug("notify message from unknown pid %d ignored", (int)pid);
+}
+
+/* ---- the host ---- */
+
+int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Images *images,
+                PodHost **ret, char *err, size_t errlen)
+{
+        _cleanup_free_ char *p1 = NULL, *p2 = NULL;
+        PodHost *h = calloc(1, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        int r = (h->by_pid = hashmap_new(HASHMAP_U64)) ? 0 : -ENOMEM;
+        if (r < 0)
+                goto fail;
+
+        /* seccomp: policy files are ours; an error in them is fatal, not a missing layer */
+        if (asprintf(&p1, "%s/pod-stage1.policy", images->policies_dir) < 0 ||
+            asprintf(&p2, "%s/pod-stage2.policy", images->policies_dir) < 0) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = scp_compile(p1, &h->stage1, err, errlen);
+        if (r >= 0)
+                r = scp_compile(p2, &h->stage2, err, errlen);
+        if (r < 0)
+                goto fail;
+
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+        bool root = uid == 0;
+        if (root) {
+                struct passwd *pw = getpwnam(cfg->pod_user);
+                if (!pw) {
+                        snprintf(err, errlen, "pod_user '%s' does not exist", cfg->pod_user);
+                        r = -ENOENT;
+                        goto fail;
+                }
+                if (pw->pw_uid == 0) {
+                        snprintf(err, errlen, "pod_user must not be root");
+                        r = -EINVAL;
+                        goto fail;
+                }
+                uid = pw->pw_uid;
+                gid = pw->pw_gid;
+                r = check_install(images, cfg->pod_user, uid, gid, err, errlen);
+                if (r < 0)
+                        goto fail;
+        } else
+                add_missing(h, "namespaces and unprivileged pod user (pomed is not root)");
+
+        setup_cgroups(h, cfg, state);
+
+        r = make_runtime_dir(h, cfg, state);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot create the runtime directory %s: %s",
+                         strempty(h->runtime_dir), strerror(-r));
+                goto fail;
+        }
+        r = notify_new(e, h->runtime_dir, on_notify, h, &h->notify);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot bind the notify socket in %s: %s", h->runtime_dir,
+                         strerror(-r));
+                goto fail;
+        }
+        h->env = (PodEnv){
+                .event = e,
+                .cgroups = h->cgroups,
+                .stage1 = h->stage1,
+                .stage2 = h->stage2,
+                .exec_path = images->pod_exec,
+                .notify_path = notify_path(h->notify),
+                .uid = uid,
+                .gid = gid,
+                .namespaces = root,
+                .by_pid = h->by_pid,
+                .max_pending = cfg->max_pending_calls,
+        };
+        if (h->missing[0])
+                log_warning("isolation layers missing: %s", h->missing);
+        *ret = h;
+        return 0;
+fail:
+        podhost_free(h);
+        return r < 0 ? r : -EINVAL;
+}
+
+PodHost *podhost_free(PodHost *h)
+{
+        if (!h)
+                return NULL;
+        notify_free(h->notify);
+        if (h->runtime_dir && h->own_runtime_dir)
+                (void)rmdir(h->runtime_dir);
+        free(h->runtime_dir);
+        scp_free(h->stage1);
+        scp_free(h->stage2);
+        cg_setup_free(h->cgroups);
+        hashmap_free(h->by_pid);
+        free(h);
+        return NULL;
+}
+
+const PodEnv *podhost_env(PodHost *h)
+{
+        return &h->env;
+}
+
+const char *podhost_missing_layers(const PodHost *h)
+{
+        return h->missing;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pod host: everything the pods of one pomed share, prepared once at start
+ * (DESIGN.md "Pod isolation"): the pod user, the compiled seccomp programs, the
+ * cgroup tree (at a stable place, its predecessor reaped), the runtime
+ * directory with the sd_notify socket, and the pid index that routes each
+ * notify datagram to its pod in one lookup. It also refuses a broken install:
+ * a pod user who cannot execute pome-pod or read the images is found here, at
+ * start, not at the first sandbox.
+ */
+#pragma once
+
+#include <systemd/sd-event.h>
+
+#include "supervisor/config.h"
+#include "supervisor/image.h"
+#include "supervisor/pod.h"
+#include "supervisor/statedir.h"
+
+typedef struct PodHost PodHost;
+
+/*
+ * Prepares the pod host. Layers this host cannot give (no root: no namespaces and no uid
+ * change; no cgroup access: no limits) are logged as warnings and listed by
+ * podhost_missing_layers(); anything else failing — a bad policy file, a pod user who
+ * cannot run pome-pod, no runtime directory — returns a negative errno with a sentence in
+ * err (errlen bytes) that names the path, the user and the fix.
+ */
+int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Images *images,
+                PodHost **ret, char *err, size_t errlen);
+
+/* Releases the host (pods must be gone): notify socket, runtime directory, cgroup tree. */
+PodHost *podhost_free(PodHost *h);
+
+/* What pod_start needs (borrowed, valid until podhost_free). */
+const PodEnv *podhost_env(PodHost *h);
+
+/* Comma-separated missing isolation layers ("" when complete), for warnings and doctor. */
+const char *podhost_missing_layers(const PodHost *h);
