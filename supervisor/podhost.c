@@ -121,6 +121,11 @@ static int check_install(const Images *im, const char *user, uid_t uid, gid_t gi
                 r = add_probes(&probes, &n, im->images_dir, R_OK | X_OK);
         if (r >= 0)
                 r = add_probes(&probes, &n, im->policies_dir, R_OK | X_OK);
+        for (size_t i = 0; r >= 0 && i < im->n; i++) {
+                char seeds[PATH_MAX];
+                snprintf(seeds, sizeof(seeds), "%s/seeds", im->images[i].dir);
+                r = add_probes(&probes, &n, seeds, R_OK | X_OK);
+        }
         if (r < 0)
                 return r;
         int e = 0;

@@ -73,11 +73,18 @@ static void persist(Sandbox *s)
         _cleanup_json_ json_t *j = sandbox_to_json(s);
         if (!j)
                 return;
-        /* the live pod details mean nothing once written down */
-        json_t *pt;
-        const char *k;
-        json_object_foreach (json_object_get(j, "per_twin"), k, pt)
-                json_object_del(pt, "pod");
+        /* A live pod's pid and cgroup mean nothing once written down; how it ended does. */
+        for (size_t i = 0; i < s->n_twins; i++) {
+                json_t *pt =
+                        json_object_get(json_object_get(j, "per_twin"), s->twins[i].kind->name);
+                json_t *pod = json_object_get(pt, "pod");
+                if (!s->twins[i].exit_how)
+                        json_object_del(pt, "pod");
+                else if (pod) {
+                        json_object_del(pod, "pid");
+                        json_object_del(pod, "cgroup");
+                }
+        }
         if (s->env->registry &&
             registry_put_sandbox(s->env->registry, j, s->created_at, s->ended_at) < 0)
                 log_warning("%s: cannot record the sandbox in the registry", s->id);

@@ -34,7 +34,12 @@ void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const 
 {
         TwinReply rp = {};
         kind->error(status, code, message, &rp);
-        front_reply(rq, rp.status ? rp.status : status, rp.headers, rp.body, request_id);
+        /* The body is the twin's envelope, the status the front's own: a Slack client must
+         * see a 413 or a 503 as such, not as one of Slack's HTTP 200 API errors. */
+        _cleanup_json_ json_t *h = rp.headers ? json_incref(rp.headers) : json_object();
+        if (h && (status == 503 || status == 429))
+                json_object_set_new(h, "Retry-After", json_string("1"));
+        front_reply(rq, status, h, rp.body, request_id);
         twin_reply_done(&rp);
 }
 

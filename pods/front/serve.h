@@ -56,7 +56,11 @@ void front_serve(HttpRequest *rq, const FrontTarget *t);
 /* The backend's answer to the call of x (err: 0 with rp, or -ETIMEDOUT, -ECONNRESET, -EPROTO). */
 void front_exchange_done(FrontExchange *x, int err, TwinReply *rp);
 
-/* Answers rq with kind's own error envelope (kind->error) and an X-Request-Id header. */
+/*
+ * Answers rq with status and kind's own error envelope (kind->error) as the body, an
+ * X-Request-Id header, and Retry-After for 503. The status stays the front's whatever the
+ * twin would map it to (Slack answers its API errors with HTTP 200).
+ */
 void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,
                        const char *message, const char *request_id);
 

@@ -37,6 +37,17 @@ twin_call GET "$A_GH/repos/acme/api/issues/1" ""
 assert_status 401 "GitHub without a token"
 assert_jq .message "Requires authentication"
 assert_jq .status 401
+open_body=$BODY
+# No oracle: without a credential an unknown or an ended sandbox answers exactly the same.
+twin_call GET "${A_GH/$A/ses_doesnotexist}/repos/acme/api/issues/1" ""
+assert_status 401 "an unknown sandbox without a token"
+assert_eq "$BODY" "$open_body" "no-token body for an unknown sandbox"
+create_sandbox github
+ENDED=$SID ENDED_GH=$(rest_url github)
+discard "$ENDED"
+twin_call GET "$ENDED_GH/repos/acme/api/issues/1" ""
+assert_status 401 "an ended sandbox without a token"
+assert_eq "$BODY" "$open_body" "no-token body for an ended sandbox"
 twin_call POST "$A_SL/auth.test" ""
 assert_status 401 "Slack without a token"
 assert_jq .ok false
