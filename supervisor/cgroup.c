@@ -13,6 +13,9 @@
 #include <sys/statfs.h>
 #include <time.h>
 
+#include "common/fileio.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
 #include "common/util.h"
 
 enum { CG_MEMORY, CG_PIDS, CG_CPU, CG_N_CTRL };
@@ -63,64 +66,6 @@ struct CgPod {
 
 /* ----- small helpers ----- */
 
-static void strv_free(char **l)
-{
-        if (!l)
-                return;
-        for (char **p = l; *p; p++)
-                free(*p);
-        free(l);
-}
-static void strv_freep(char ***l)
-{
-        strv_free(*l);
-}
-#define _cleanup_strv_free_ _cleanup_(strv_freep)
-
-static size_t strv_length(char **l)
-{
-        size_t n = 0;
-        while (l && l[n])
-                n++;
-        return n;
-}
-
-static bool strv_contains(char **l, const char *s)
-{
-        for (size_t i = 0; l && l[i]; i++)
-                if (streq(l[i], s))
-                        return true;
-        return false;
-}
-
-/* Appends a copy of s; 0 or -ENOMEM. */
-static int strv_extend(char ***l, const char *s)
-{
-        size_t n = strv_length(*l);
-        char **nl = realloc(*l, (n + 2) * sizeof(char *));
-        if (!nl)
-                return -ENOMEM;
-        *l = nl;
-        nl[n] = strdup(s);
-        if (!nl[n])
-                return -ENOMEM;
-        nl[n + 1] = NULL;
-        return 0;
-}
-
-static int strv_extendf(char ***l, const char *fmt, ...) _printf_(2, 3);
-static int strv_extendf(char ***l, const char *fmt, ...)
-{
-        _cleanup_free_ char *s = NULL;
-        va_list ap;
-        va_start(ap, fmt);
-        int k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (k < 0)
-                return -ENOMEM;
-        return strv_extend(l, s);
-}
-
 /* "a" + "b" with exactly one '/' between them; "/" + "x" = "/x". NULL on OOM. */
 static char *path_join(const char *a, const char *b)
 {
@@ -133,13 +78,6 @@ static char *path_join(const char *a, const char *b)
         if (asprintf(&p, "%.*s/%s", (int)la, a, b) < 0)
                 return NULL;
         return p;
-}
-
-static uint64_t now_usec(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void sleep_usec(uint64_t usec)
@@ -159,33 +97,7 @@ static bool file_exists(const char *dir, const char *name)
 /* Reads a whole (small, pseudo-)file into a NUL-terminated buffer. 0 or negative errno. */
 static int read_all(const char *path, char **ret)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        size_t len = 0, cap = 4096;
-        _cleanup_free_ char *buf = malloc(cap);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                if (cap - len < 2) {
-                        char *nb = realloc(buf, cap * 2);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                        cap *= 2;
-                }
-                ssize_t k = read(fd, buf + len, cap - len - 1);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_file_at(AT_FDCWD, path, 1u << 20, ret, NULL);
 }
 
 /* One write(2) of s (cgroupfs takes a control value per write). 0 or negative errno. */
@@ -720,7 +632,7 @@ static int kill_members(const char *dir, bool has_kill)
 /* Names of the subdirectories of dir (child cgroups), as a strv. 0 or negative errno. */
 static int list_subdirs(const char *dir, char ***ret)
 {
-        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        _cleanup_strv_free_ char **l = strv_new();
         if (!l)
                 return -ENOMEM;
         DIR *d = opendir(dir);
@@ -798,13 +710,13 @@ static int remove_subtree(const char *dir, int depth)
  */
 static int kill_and_remove(const char *dir, bool has_kill)
 {
-        uint64_t deadline = now_usec() + CG_WAIT_USEC;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + CG_WAIT_USEC;
         for (;;) {
                 (void)kill_subtree(dir, has_kill, 0);
                 int r = remove_subtree(dir, 0);
                 if (r != -EBUSY && r != -ENOTEMPTY)
                         return r;
-                if (now_usec() >= deadline)
+                if (now_usec(CLOCK_MONOTONIC) >= deadline)
                         return -EBUSY;
                 sleep_usec(CG_POLL_USEC);
         }
@@ -812,7 +724,7 @@ static int kill_and_remove(const char *dir, bool has_kill)
 
 int cg_cleanup_leftovers(CgSetup *s, char ***ret_sids)
 {
-        _cleanup_strv_free_ char **sids = calloc(1, sizeof(char *));
+        _cleanup_strv_free_ char **sids = strv_new();
         if (!sids)
                 return -ENOMEM;
         int r = 0;
@@ -844,7 +756,7 @@ int cg_cleanup_leftovers(CgSetup *s, char ***ret_sids)
 
 int cg_pod_limit_values(const CgSetup *s, const PodLimits *lim, char ***ret)
 {
-        _cleanup_strv_free_ char **l = calloc(1, sizeof(char *));
+        _cleanup_strv_free_ char **l = strv_new();
         if (!l)
                 return -ENOMEM;
         bool v2 = s->layout == CG_LAYOUT_V2;
@@ -1092,9 +1004,9 @@ int cg_pod_destroy(CgPod *p)
 {
         if (!p)
                 return 0;
-        uint64_t deadline = now_usec() + CG_WAIT_USEC;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + CG_WAIT_USEC;
         int r;
-        while ((r = cg_pod_release(p)) == -EBUSY && now_usec() < deadline)
+        while ((r = cg_pod_release(p)) == -EBUSY && now_usec(CLOCK_MONOTONIC) < deadline)
                 sleep_usec(CG_POLL_USEC);
         cg_pod_free(p);
         return r;

@@ -7,26 +7,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-        _cleanup_free_ char *p = strdup(path);
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1; *s; s++) {
-                if (*s != '/')
-                        continue;
-                *s = 0;
-                if (mkdir(p, mode) < 0 && errno != EEXIST)
-                        return negative_errno();
-                *s = '/';
-        }
-        if (mkdir(p, mode) < 0 && errno != EEXIST)
-                return negative_errno();
-        return 0;
-}
 
 /* Reads a small file fully (≤ 4 KiB). */
 static int read_small(int dirfd, const char *name, char *buf, size_t len, size_t *ret_n)
@@ -199,18 +182,4 @@ void statedir_remove_info(StateDir *s)
         _cleanup_free_ char *p = NULL;
         if (asprintf(&p, "%s/pomed.json", s->path) >= 0)
                 (void)unlink(p);
-}
-
-int statedir_run_dir(StateDir *s, const char *sid, int create, char **ret)
-{
-        char *p;
-        if (asprintf(&p, "%s/%s", s->runs, sid) < 0)
-                return -ENOMEM;
-        if (create && mkdir(p, 0755) < 0 && errno != EEXIST) {
-                int r = negative_errno();
-                free(p);
-                return r;
-        }
-        *ret = p;
-        return 0;
 }

@@ -36,6 +36,3 @@ int statedir_write_info(StateDir *s, const char *control_url, const char *gatewa
 
 /* Removes pomed.json (at a clean exit). */
 void statedir_remove_info(StateDir *s);
-
-/* <path>/runs/<sid> as a new string, created (0755) when create is true. */
-int statedir_run_dir(StateDir *s, const char *sid, int create, char **ret);

@@ -45,6 +45,21 @@ static int open_anonymous(void)
         return fd;
 }
 
+/* Notes a row at offset whose event id is id. 0 or -ENOMEM. */
+static int push_row(Tape *t, uint64_t offset, const char *id)
+{
+        if (t->n == t->cap) {
+                size_t nc = t->cap ? t->cap * 2 : 64;
+                TapeRow *r = realloc(t->rows, nc * sizeof(TapeRow));
+                if (!r)
+                        return -ENOMEM;
+                t->rows = r;
+                t->cap = nc;
+        }
+        t->rows[t->n++] = (TapeRow){.offset = offset, .id_hash = id_hash(id, strlen(id))};
+        return 0;
+}
+
 /* Indexes the rows already in the file (a tape reopened by a restarted writer). */
 static int index_existing(Tape *t)
 {
@@ -67,17 +82,10 @@ static int index_existing(Tape *t)
         ssize_t k;
         uint64_t off = 0;
         while ((k = getline(&line, &cap, f)) > 0) {
-                if (t->n == t->cap) {
-                        size_t nc = t->cap ? t->cap * 2 : 64;
-                        TapeRow *r = realloc(t->rows, nc * sizeof(TapeRow));
-                        if (!r)
-                                return -ENOMEM;
-                        t->rows = r;
-                        t->cap = nc;
-                }
                 _cleanup_json_ json_t *row = json_loadb(line, (size_t)k, 0, NULL);
-                const char *id = strempty(json_get_str(row, "event_id"));
-                t->rows[t->n++] = (TapeRow){.offset = off, .id_hash = id_hash(id, strlen(id))};
+                int r = push_row(t, off, strempty(json_get_str(row, "event_id")));
+                if (r < 0)
+                        return r;
                 off += (uint64_t)k;
         }
         return 0;
@@ -111,14 +119,11 @@ Tape *tape_free(Tape *t)
 
 int tape_append(Tape *t, const json_t *row)
 {
-        if (t->n == t->cap) {
-                size_t nc = t->cap ? t->cap * 2 : 64;
-                TapeRow *r = realloc(t->rows, nc * sizeof(TapeRow));
-                if (!r)
-                        return -ENOMEM;
-                t->rows = r;
-                t->cap = nc;
-        }
+        /* room in the index first: a row on disk is always indexed */
+        int r = push_row(t, 0, "");
+        if (r < 0)
+                return r;
+        t->n--;
         _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT | JSON_ENCODE_ANY);
         if (!line)
                 return -ENOMEM;
@@ -127,13 +132,12 @@ int tape_append(Tape *t, const json_t *row)
         /* One write: with O_APPEND a row is never interleaved with another. */
         ssize_t k = write(t->fd, line, n + 1);
         if (k != (ssize_t)(n + 1)) {
-                int r = k < 0 ? negative_errno() : -EIO;
+                r = k < 0 ? negative_errno() : -EIO;
                 if (k > 0) /* a partial row would corrupt every later read: take it back */
                         (void)ftruncate(t->fd, (off_t)t->bytes);
                 return r;
         }
-        const char *id = strempty(json_get_str(row, "event_id"));
-        t->rows[t->n++] = (TapeRow){.offset = t->bytes, .id_hash = id_hash(id, strlen(id))};
+        (void)push_row(t, t->bytes, strempty(json_get_str(row, "event_id"))); /* has room */
         t->bytes += n + 1;
         return 0;
 }
