@@ -60,7 +60,10 @@ static int pod_backend_call(void *userdata, const TwinRequest *rq, FrontExchange
         SandboxTwin *st = userdata;
         if (!st->pod)
                 return -ENOTCONN;
-        return pod_call(st->pod, rq, st->sandbox->env->cfg->request_timeout_usec, on_pod_reply, x);
+        int r = pod_call(st->pod, rq, st->sandbox->env->cfg->request_timeout_usec, on_pod_reply, x);
+        if (r >= 0 && front_exchange_recorded(x))
+                sandbox_touch(st->sandbox); /* a routed call: running, idle clock restarts */
+        return r;
 }
 
 static int pod_backend_record(void *userdata, const json_t *row)

@@ -413,16 +413,17 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                  s->n_twins == 1 ? "" : "s");
 
         /* The lifetime clock fires at expires_at, the second every token carries as exp, so
-         * a token never outlives its sandbox nor dies before it. */
-        int64_t now = (int64_t)now_usec(CLOCK_REALTIME);
-        int64_t left = s->expires_at * (int64_t)USEC_PER_SEC - now;
+         * a token never outlives its sandbox nor dies before it. Absolute, from clocks read
+         * now: the loop's cached time may be well behind when pods took a while to spawn. */
+        uint64_t boot = now_usec(CLOCK_BOOTTIME);
+        int64_t left = s->expires_at * (int64_t)USEC_PER_SEC - (int64_t)now_usec(CLOCK_REALTIME);
         r = sd_event_add_time_relative(env->event, &s->start_timer, CLOCK_BOOTTIME,
                                        env->cfg->start_timeout_usec, USEC_PER_MSEC,
                                        on_start_timeout, s);
         if (r >= 0)
-                r = sd_event_add_time_relative(env->event, &s->lifetime_timer, CLOCK_BOOTTIME,
-                                               left > 0 ? (uint64_t)left : 0, USEC_PER_MSEC * 10,
-                                               on_lifetime, s);
+                r = sd_event_add_time(env->event, &s->lifetime_timer, CLOCK_BOOTTIME,
+                                      boot + (left > 0 ? (uint64_t)left : 0), USEC_PER_MSEC * 10,
+                                      on_lifetime, s);
         if (r >= 0 && s->idle_usec)
                 r = sd_event_add_time_relative(env->event, &s->idle_timer, CLOCK_BOOTTIME,
                                                s->idle_usec, USEC_PER_MSEC * 10, on_idle, s);
@@ -468,19 +469,19 @@ SandboxTwin *sandbox_twin(Sandbox *s, const char *twin)
         return NULL;
 }
 
-static void touch(Sandbox *s)
+void sandbox_touch(Sandbox *s)
 {
+        if (!sandbox_state_is_open(s->state))
+                return;
         s->calls++;
         if (s->state == SANDBOX_READY) {
                 s->state = SANDBOX_RUNNING;
                 persist(s);
                 hook_state_changed(s);
         }
-        if (s->idle_timer) {
-                uint64_t now;
-                sd_event_now(s->env->event, CLOCK_BOOTTIME, &now);
-                sd_event_source_set_time(s->idle_timer, now + s->idle_usec);
-        }
+        if (s->idle_timer)
+                (void)sd_event_source_set_time(s->idle_timer,
+                                               now_usec(CLOCK_BOOTTIME) + s->idle_usec);
 }
 
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
@@ -498,7 +499,6 @@ int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
         }
         if (!sandbox_state_is_open(s->state))
                 return 0;
-        touch(s);
         uint64_t bytes = 0;
         for (size_t i = 0; i < s->n_twins; i++)
                 bytes += s->twins[i].tape ? tape_bytes(s->twins[i].tape) : 0;

@@ -200,9 +200,12 @@ int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxErro
 /* The twin called twin, or NULL. */
 SandboxTwin *sandbox_twin(Sandbox *s, const char *twin);
 
+/* A routed twin call arrived: ready → running, and the idle clock restarts. */
+void sandbox_touch(Sandbox *s);
+
 /*
  * Records one served call of twin t: its tape row (borrowed) goes on the tape before the
- * caller sees the reply, ready → running, the idle clock restarts. A sandbox whose tapes
+ * caller sees the reply. A sandbox whose tapes
  * reach limits.max_tape ends (failed, tape_full) after this row; one whose tape cannot be
  * written ends (failed, tape_error:<twin>). Returns 0, or negative errno when the row is
  * not on the tape.

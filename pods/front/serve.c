@@ -190,6 +190,11 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
         /* else x belongs to front_exchange_done (which may have run already) */
 }
 
+bool front_exchange_recorded(const FrontExchange *x)
+{
+        return x->recorded;
+}
+
 void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
 {
         HttpRequest *rq = x->rq;

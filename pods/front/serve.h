@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/httpd.h"
@@ -52,6 +53,9 @@ typedef struct FrontTarget {
  * authenticated already.
  */
 void front_serve(HttpRequest *rq, const FrontTarget *t);
+
+/* Whether the call of x is agent activity that goes on the tape (not a /_pome/ read). */
+bool front_exchange_recorded(const FrontExchange *x);
 
 /* The backend's answer to the call of x (err: 0 with rp, or -ETIMEDOUT, -ECONNRESET, -EPROTO). */
 void front_exchange_done(FrontExchange *x, int err, TwinReply *rp);

@@ -63,7 +63,7 @@ cleanup() {
         if ! stop_pomed; then
                 rc=1
         fi
-        rm -rf "$TMP"
+        [[ -n ${KEEP_TMP:-} ]] || rm -rf "$TMP"
         exit $rc
 }
 trap cleanup EXIT
