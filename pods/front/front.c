@@ -18,8 +18,22 @@ static int hexval(char c)
         return -1;
 }
 
-/* Decodes one x-www-form-urlencoded component ('+' is a space) into a new string. */
-static char *form_decode(const char *s, size_t n)
+/* A copy of the n bytes at p, NUL-terminated, into *ret (and n into *ret_len). */
+static int copy_bytes(const char *p, size_t n, char **ret, size_t *ret_len)
+{
+        char *c = malloc(n + 1);
+        if (!c)
+                return -ENOMEM;
+        memcpy(c, p, n);
+        c[n] = 0;
+        *ret = c;
+        *ret_len = n;
+        return 0;
+}
+
+/* Decodes one x-www-form-urlencoded component ('+' is a space) into a new string of
+ * *ret_len bytes (NUL-terminated, but %00 decodes to a NUL of its own). */
+static char *form_decode(const char *s, size_t n, size_t *ret_len)
 {
         char *out = malloc(n + 1), *o = out;
         if (!out)
@@ -35,82 +49,110 @@ static char *form_decode(const char *s, size_t n)
                         *o++ = s[i];
         }
         *o = 0;
+        *ret_len = (size_t)(o - out);
         return out;
 }
 
-char *front_form_value(const char *s, size_t n, const char *name)
+int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t *ret_len)
 {
         size_t nl = strlen(name);
         const char *end = s + n;
         while (s < end) {
                 const char *amp = memchr(s, '&', (size_t)(end - s));
                 const char *e = amp ? amp : end;
-                if ((size_t)(e - s) >= nl && strncmp(s, name, nl) == 0) {
-                        if (s + nl == e) /* a bare "name" is an empty value */
-                                return strdup("");
-                        if (s[nl] == '=')
-                                return form_decode(s + nl + 1, (size_t)(e - s) - nl - 1);
+                if ((size_t)(e - s) >= nl && memcmp(s, name, nl) == 0 &&
+                    (s + nl == e || s[nl] == '=')) {
+                        size_t l = 0;
+                        /* a bare "name" is an empty value */
+                        char *v = s + nl == e
+                                          ? strdup("")
+                                          : form_decode(s + nl + 1, (size_t)(e - s) - nl - 1, &l);
+                        if (!v)
+                                return -ENOMEM;
+                        *ret = v;
+                        *ret_len = l;
+                        return 0;
                 }
                 s = e + 1;
         }
-        return NULL;
+        return -ENOENT;
+}
+
+char *front_form_value(const char *s, size_t n, const char *name)
+{
+        _cleanup_free_ char *v = NULL;
+        size_t l;
+        if (front_form_get(s, n, name, &v, &l) < 0)
+                return NULL;
+        /* A C string cannot hold what follows a NUL: refuse rather than truncate, so
+         * "x=<secret>%00junk" never compares equal to <secret>. */
+        if (memchr(v, 0, l))
+                return NULL;
+        return TAKE_PTR(v);
 }
 
 int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
-                     size_t body_len, char **ret)
+                     size_t body_len, char **ret, size_t *ret_len)
 {
-        const char *auth = json_get_str(headers, "authorization");
-        if (auth) {
-                while (*auth == ' ')
-                        auth++;
-                const char *sp = strchr(auth, ' ');
+        /* Lengths all the way: a header value may hold a NUL (the HTTP layer refuses them,
+         * but this module does not rely on it) and so may a decoded parameter. */
+        json_t *av = json_object_get(headers, "authorization");
+        if (json_is_string(av)) {
+                const char *a = json_string_value(av);
+                size_t n = json_string_length(av);
+                while (n > 0 && *a == ' ') {
+                        a++;
+                        n--;
+                }
+                const char *sp = memchr(a, ' ', n);
                 if (sp) {
-                        size_t sl = (size_t)(sp - auth);
+                        size_t sl = (size_t)(sp - a);
                         const char *cred = sp;
-                        while (*cred == ' ')
+                        size_t cl = n - sl;
+                        while (cl > 0 && *cred == ' ') {
                                 cred++;
-                        if (*cred == 0)
-                                return -ENOENT;
-                        if ((sl == 6 && strncasecmp(auth, "bearer", 6) == 0) ||
-                            (sl == 5 && strncasecmp(auth, "token", 5) == 0)) {
-                                *ret = strdup(cred);
-                                return *ret ? 0 : -ENOMEM;
+                                cl--;
                         }
-                        if (sl == 5 && strncasecmp(auth, "basic", 5) == 0) {
+                        if (cl == 0)
+                                return -ENOENT;
+                        if ((sl == 6 && strncasecmp(a, "bearer", 6) == 0) ||
+                            (sl == 5 && strncasecmp(a, "token", 5) == 0))
+                                return copy_bytes(cred, cl, ret, ret_len);
+                        if (sl == 5 && strncasecmp(a, "basic", 5) == 0) {
+                                /* RFC 7617: base64(user ":" password); the key is the user. */
                                 _cleanup_free_ char *dec = NULL;
                                 size_t dl;
-                                if (token_base64_decode(cred, strlen(cred), &dec, &dl) < 0)
+                                if (token_base64_decode(cred, cl, &dec, &dl) < 0)
                                         return -ENOENT;
-                                char *colon = strchr(dec, ':');
-                                if (colon)
-                                        *colon = 0;
-                                if (!*dec)
+                                const char *colon = memchr(dec, ':', dl);
+                                size_t ul = colon ? (size_t)(colon - dec) : dl;
+                                if (ul == 0)
                                         return -ENOENT;
-                                *ret = strdup(dec);
-                                return *ret ? 0 : -ENOMEM;
+                                return copy_bytes(dec, ul, ret, ret_len);
                         }
                         /* an unknown scheme is a presented but unusable credential */
-                        *ret = strdup(auth);
-                        return *ret ? 0 : -ENOMEM;
+                        return copy_bytes(a, n, ret, ret_len);
                 }
-                if (*auth) {
-                        /* A bare value: Stripe accepts the raw key; elsewhere it is
-                         * still a credential the caller meant, just a bad one. */
-                        *ret = strdup(auth);
-                        return *ret ? 0 : -ENOMEM;
-                }
+                /* A bare value: Stripe accepts the raw key; elsewhere it is still a
+                 * credential the caller meant, just a bad one. */
+                if (n > 0)
+                        return copy_bytes(a, n, ret, ret_len);
         }
         if (k && (k->flags & TWIN_KIND_TOKEN_PARAM)) {
-                char *t = query ? front_form_value(query, strlen(query), "token") : NULL;
+                _cleanup_free_ char *t = NULL;
+                size_t tl = 0;
+                int r = query ? front_form_get(query, strlen(query), "token", &t, &tl) : -ENOENT;
                 const char *ct = json_get_str(headers, "content-type");
-                if (!t && body && ct &&
+                if (r == -ENOENT && body && ct &&
                     strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
-                        t = front_form_value(body, body_len, "token");
-                if (t && *t) {
-                        *ret = t;
+                        r = front_form_get(body, body_len, "token", &t, &tl);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == 0 && tl > 0) {
+                        *ret = TAKE_PTR(t);
+                        *ret_len = tl;
                         return 0;
                 }
-                free(t);
         }
         return -ENOENT;
 }
@@ -120,17 +162,19 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              int64_t now, TokenClaims *ret_claims)
 {
         _cleanup_free_ char *cred = NULL;
-        int r = front_credential(k, headers, query, body, body_len, &cred);
+        size_t cred_len;
+        int r = front_credential(k, headers, query, body, body_len, &cred, &cred_len);
         if (r == -ENOENT)
                 return FRONT_AUTH_MISSING;
         if (r < 0)
                 return FRONT_AUTH_INVALID;
         TokenClaims c;
-        r = token_verify(key, key_len, cred, now, &c);
+        r = token_verify(key, key_len, cred, cred_len, now, &c);
         if (r == -ETIME) {
                 /* Expired, but only say so to the holder of a good token for this sandbox. */
                 TokenClaims c2;
-                if (token_verify(key, key_len, cred, INT64_MIN, &c2) == 0 && streq(c2.sid, sid))
+                if (token_verify(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
+                    streq(c2.sid, sid))
                         return FRONT_AUTH_EXPIRED;
                 return FRONT_AUTH_INVALID;
         }

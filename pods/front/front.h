@@ -25,12 +25,14 @@ typedef enum FrontAuth {
 /*
  * Finds the credential: Authorization with any-case "Bearer"/"token" scheme (RFC 9110
  * §11.1; @octokit sends "token" for plain tokens, "bearer" for JWTs), HTTP Basic with
- * the key as user name (Stripe's curl style), a bare key for TWIN_KIND_RAW_KEY kinds,
- * and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
- * Returns 0 with a new string in *ret, -ENOENT when there is none, -ENOMEM.
+ * the key as user name (Stripe's curl style; RFC 7617), a bare key for TWIN_KIND_RAW_KEY
+ * kinds, and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
+ * The credential is every byte presented, NULs included (a header value's JSON length,
+ * a decoded parameter's full length): a new string in *ret, NUL-terminated for
+ * convenience, with its length in *ret_len. Returns 0, -ENOENT when there is none, -ENOMEM.
  */
 int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
-                     size_t body_len, char **ret);
+                     size_t body_len, char **ret, size_t *ret_len);
 
 /*
  * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
@@ -42,9 +44,18 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              int64_t now, TokenClaims *ret_claims);
 
 /*
- * The value of name in an application/x-www-form-urlencoded string of n bytes (a query
- * or a form body), decoded ('+' is a space, %XX a byte; a malformed escape is kept as
- * is): a new string, "" for a bare "name", NULL when absent or on OOM.
+ * The first value of name in an application/x-www-form-urlencoded string of n bytes (a
+ * query or a form body; WHATWG URL §5.1), decoded ('+' is a space, %XX a byte, %00 a NUL;
+ * a malformed escape is kept as is): a new string in *ret of *ret_len bytes (it may hold
+ * NULs; NUL-terminated besides), "" for a bare "name". Returns 0, -ENOENT when absent,
+ * -ENOMEM.
+ */
+int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t *ret_len);
+
+/*
+ * front_form_get for callers that want a C string: a new string, "" for a bare "name",
+ * NULL when absent, when the decoded value holds a NUL (refused rather than truncated:
+ * "x=<secret>%00junk" must not read as <secret>), or on OOM.
  */
 char *front_form_value(const char *s, size_t n, const char *name);
 
