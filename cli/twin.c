@@ -281,7 +281,8 @@ static void handle(HttpRequest *rq, void *userdata)
                 return;
         }
         _cleanup_free_ char *path = NULL;
-        if (front_decode_path(*e ? e : "/", &path) < 0) {
+        if (front_decode_path(*e ? e : "/", &path) < 0 ||
+            front_check_query(http_request_query(rq)) < 0) {
                 lt->kind->error(400, "invalid_path", "The path is malformed.", &rp);
                 reply(rq, rp.status, rp.headers, rp.body);
                 twin_reply_done(&rp);

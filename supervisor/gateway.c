@@ -252,6 +252,8 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         int r = front_decode_path(*rest ? rest : "/", &c->path);
+        if (r >= 0)
+                r = front_check_query(http_request_query(rq));
         if (r < 0) {
                 call_free(c);
                 reply_twin_error(rq, k, 400, "invalid_path",

@@ -187,6 +187,47 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
         return FRONT_AUTH_OK;
 }
 
+/* RFC 5234 VCHAR: what a request target may carry unescaped (RFC 9112 §3.2, RFC 3986). */
+static bool is_vchar(char c)
+{
+        return c > 0x20 && c < 0x7f;
+}
+
+/* Well-formed UTF-8 (RFC 3629 §4): no overlong form, no surrogate, nothing above
+ * U+10FFFF, no truncated sequence. */
+static bool utf8_valid(const char *s, size_t n)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        for (size_t i = 0; i < n;) {
+                unsigned char c = p[i];
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                }
+                size_t len;
+                uint32_t cp, min;
+                if ((c & 0xe0) == 0xc0) {
+                        len = 2, cp = c & 0x1f, min = 0x80;
+                } else if ((c & 0xf0) == 0xe0) {
+                        len = 3, cp = c & 0x0f, min = 0x800;
+                } else if ((c & 0xf8) == 0xf0) {
+                        len = 4, cp = c & 0x07, min = 0x10000;
+                } else
+                        return false; /* a continuation byte first, or 0xf8… */
+                if (n - i < len)
+                        return false;
+                for (size_t j = 1; j < len; j++) {
+                        if ((p[i + j] & 0xc0) != 0x80)
+                                return false;
+                        cp = cp << 6 | (p[i + j] & 0x3f);
+                }
+                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                i += len;
+        }
+        return true;
+}
+
 int front_decode_path(const char *raw, char **ret)
 {
         if (!raw || raw[0] != '/')
@@ -197,6 +238,9 @@ int front_decode_path(const char *raw, char **ret)
                 return -ENOMEM;
         char *o = out;
         for (size_t i = 0; i < n; i++) {
+                /* Raw bytes outside VCHAR (controls, space, DEL, 8-bit) are not a URI. */
+                if (!is_vchar(raw[i]))
+                        return -EINVAL;
                 if (raw[i] == '%') {
                         if (i + 2 >= n)
                                 return -EINVAL;
@@ -212,6 +256,10 @@ int front_decode_path(const char *raw, char **ret)
                         *o++ = raw[i];
         }
         *o = 0;
+        /* The decoded path travels as a JSON string (the frame head to the pod, the twin's
+         * routing): it must be text (RFC 3986 §2.5 reads escapes as UTF-8). */
+        if (!utf8_valid(out, (size_t)(o - out)))
+                return -EINVAL;
         /* Refuse dot segments anywhere (RFC 3986 §3.3): no twin route has them, and
          * a path that walks upwards is never what an honest client meant. */
         for (const char *s = out; *s;) {
@@ -226,6 +274,16 @@ int front_decode_path(const char *raw, char **ret)
                 s = e;
         }
         *ret = TAKE_PTR(out);
+        return 0;
+}
+
+int front_check_query(const char *raw_query)
+{
+        if (!raw_query)
+                return 0;
+        for (const char *p = raw_query; *p; p++)
+                if (!is_vchar(*p))
+                        return -EINVAL;
         return 0;
 }
 

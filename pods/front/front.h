@@ -61,10 +61,22 @@ char *front_form_value(const char *s, size_t n, const char *name);
 
 /*
  * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
- * twin serves: "." or ".." segments, NUL bytes, malformed escapes, paths not starting
- * with '/'. Returns 0, -EINVAL, -ENOMEM.
+ * twin serves: raw bytes outside VCHAR (RFC 5234: controls, space, DEL, 8-bit),
+ * malformed escapes, escapes that decode to a NUL or to anything but well-formed UTF-8
+ * (RFC 3629: overlong forms such as %C0%AE, surrogates, above U+10FFFF, truncated
+ * sequences), "." or ".." segments (after decoding), paths not starting with '/'.
+ * On success the result is valid UTF-8 without NUL. Returns 0, -EINVAL (the front
+ * answers 400), -ENOMEM.
  */
 int front_decode_path(const char *raw, char **ret);
+
+/*
+ * Checks a raw query (without '?'; NULL or "" is fine) for bytes a request target cannot
+ * carry unescaped: anything outside VCHAR (RFC 9112 §3.2, RFC 3986 §3.4). Percent-escapes
+ * are left to the twin's form decoder (invalid UTF-8 becomes U+FFFD there). Returns 0 or
+ * -EINVAL (the front answers 400 before the call reaches the twin).
+ */
+int front_check_query(const char *raw_query);
 
 /* One served call, as the front end saw it (all borrowed). */
 typedef struct FrontCall {
