@@ -97,15 +97,20 @@ typedef struct FrontCall {
  * Builds the tape row for a call and its reply, with secrets redacted: values under
  * authorization, cookie, x-api-key, api_key, client_secret, password, secret, token,
  * access_token, refresh_token, agent_token become "[REDACTED]", and token-looking
- * strings (sk_test_…, ghp_…, xox?-…, JWTs, PEM blocks) are scrubbed anywhere.
- * Returns a new reference, NULL on OOM.
+ * strings (sk_test_…, sk_live_…, rk_…, ghp_…/gho_…/ghs_…/ghu_…/ghr_…/github_pat_…,
+ * xox?-…, JWTs, PEM blocks, team API keys pome_ + ≥ 20 base62) are scrubbed anywhere,
+ * object keys included. Returns a new reference, NULL on OOM.
  */
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
 
 /* Redacts j in place as front_tape_row does (exported for tests and other stores). */
 void front_redact(json_t *j);
 
-/* Scrubs token-looking substrings of s; returns a new string, NULL on OOM. */
+/*
+ * Scrubs token-looking substrings of s (the patterns of front_tape_row, each replaced by
+ * "[REDACTED]"). A token is found where a word starts: at the start, after a character
+ * other than [A-Za-z0-9_], or right after a %XX escape. Returns a new string, NULL on OOM.
+ */
 char *front_scrub(const char *s);
 
 /* True when s looks like a secret token (whole-string match of the scrub patterns). */

@@ -2,7 +2,8 @@
 /*
  * The HTTP front: strict target decoding (a table of paths and queries), form values that
  * keep their bytes, and credentials that are exactly their bytes wherever they come from
- * (header, Basic, ?token=, form field).
+ * (header, Basic, ?token=, form field); redaction of every token pattern, team API keys
+ * (pome_…) included, anywhere in a tape row.
  */
 #include "common/json-util.h"
 #include "common/token.h"
@@ -284,11 +285,134 @@ static void test_credentials(void)
               memcmp(cred, v, cl) == 0);
 }
 
+#define KEY32   \
+        "pome_" \
+        "Ab3dEf6hIj9lMn2pQr5tUv8xYz1bCd4f" /* statedir's shape: pome_ + 32 base62 */
+
+static void test_scrub(void)
+{
+        static const struct {
+                const char *in;
+                const char *want;
+        } cases[] = {
+                /* team API keys */
+                {KEY32, "[REDACTED]"},
+                {"my key is " KEY32 ".", "my key is [REDACTED]."},
+                {"api_key=" KEY32 "&x=1", "api_key=[REDACTED]&x=1"},
+                {"q=key%20" KEY32, "q=key%20[REDACTED]"}, /* after an escape */
+                {"q=key%3D" KEY32 "%26", "q=key%3D[REDACTED]%26"},
+                {"\"" KEY32 "\"", "\"[REDACTED]\""},
+                {"pome_"
+                 "abcdefghij0123456789",
+                 "[REDACTED]"}, /* 20 base62: enough */
+                {"pome_"
+                 "abcdefghij012345678",
+                 "pome_abcdefghij012345678"}, /* 19: not a key */
+                {"pome_tape_rows_are_not_keys_at_all", "pome_tape_rows_are_not_keys_at_all"},
+                {"x" KEY32, "x" KEY32}, /* inside a word */
+                {"9" KEY32, "9" KEY32},
+                {KEY32 "_tail", "[REDACTED]"}, /* the rest of the word goes too */
+                {"pome_", "pome_"},
+                {"pome", "pome"},
+                /* the other patterns */
+                {"sk_test_abc sk_live_def rk_test_g rk_live_h",
+                 "[REDACTED] [REDACTED] [REDACTED] [REDACTED]"},
+                {"ghp_a gho_b ghs_c ghu_d ghr_e github_pat_f",
+                 "[REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED]"},
+                {"ghx_a gh_a sk_test_ sk_tes", "ghx_a gh_a sk_test_ sk_tes"},
+                {"xoxb-1-2 xoxp-x xox-no xoxbb-no", "[REDACTED] [REDACTED] xox-no xoxbb-no"},
+                {"t=eyJhbGciOiJIUzI1NiJ9.eyJzIjoxfQ.c2ln!", "t=[REDACTED]!"},
+                {"eyJhbGciOiJIUzI1NiJ9.only", "eyJhbGciOiJIUzI1NiJ9.only"},
+                {"a -----BEGIN KEY-----\nMIIB\n-----END KEY----- b", "a [REDACTED] b"},
+                {"a -----BEGIN KEY-----\nMIIB", "a [REDACTED]"},
+                {"two " KEY32 " and ghp_x", "two [REDACTED] and [REDACTED]"},
+                {"", ""},
+                {"g", "g"},
+                {"gh", "gh"},
+                {"e", "e"},
+                {"nothing here at all", "nothing here at all"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = front_scrub(cases[i].in);
+                if (!out || !streq(out, cases[i].want)) {
+                        fprintf(stderr, "front_scrub case %zu \"%s\": got \"%s\"\n", i, cases[i].in,
+                                out ? out : "(null)");
+                        check_failures++;
+                }
+        }
+        CHECK(front_is_secret(KEY32));
+        CHECK(!front_is_secret("a " KEY32));
+        CHECK(!front_is_secret(""));
+}
+
+static void test_redact(void)
+{
+        _cleanup_json_ json_t *j =
+                json_pack("{s:s, s:s, s:s, s:[s, {s:s}], s:{s:s}, s:n, s:i}", "note", "key " KEY32,
+                          "X-Api-Key", "anything", "password", "hunter2", "list", KEY32, "in",
+                          "ghp_abc", "nested", "Token", "plain", "secret", KEY32, 1);
+        CHECK(j);
+        /* a string that holds a NUL before the key: scrubbed past it, the NUL kept */
+        json_object_set_new(j, "bytes", json_stringn("a\0 " KEY32, 3 + strlen(KEY32)));
+        front_redact(j);
+        _cleanup_free_ char *dump = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+        CHECK(dump && !strstr(dump, KEY32) && !strstr(dump, "ghp_abc") && !strstr(dump, "hunter2"));
+        CHECK(streq(json_get_str(j, "note"), "key [REDACTED]"));
+        CHECK(streq(json_get_str(j, "X-Api-Key"), "[REDACTED]"));
+        CHECK(streq(json_get_str(j, "password"), "[REDACTED]"));
+        CHECK(json_is_null(json_object_get(j, "secret"))); /* null stays null */
+        CHECK(streq(json_string_value(json_array_get(json_object_get(j, "list"), 0)),
+                    "[REDACTED]"));
+        CHECK(streq(json_get_str(json_array_get(json_object_get(j, "list"), 1), "in"),
+                    "[REDACTED]"));
+        CHECK(streq(json_get_str(json_object_get(j, "nested"), "Token"), "[REDACTED]"));
+        CHECK(json_integer_value(json_object_get(j, "[REDACTED]")) == 1); /* a key in a key */
+        json_t *b = json_object_get(j, "bytes");
+        CHECK(json_string_length(b) == 13 &&
+              memcmp(json_string_value(b), "a\0 [REDACTED]", 13) == 0);
+}
+
+/* A tape row never holds a team API key, wherever the agent put it. */
+static void test_tape_row(void)
+{
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s, s:s, s:s}", "x-api-key", KEY32, "x-custom", "Bearer " KEY32,
+                          "authorization", "Bearer " KEY32, "content-type", "application/json");
+        static const char body[] = "{\"comment\":\"use " KEY32 " to call\"}";
+        FrontCall fc = {
+                .twin = "github",
+                .run_id = SID,
+                .request_id = "req_0123456789abcdefghij",
+                .method = "POST",
+                .path = "/github/s/" SID "/repos/acme/api/issues",
+                .query = "api_key=" KEY32 "&k=" KEY32,
+                .headers = h,
+                .body = body,
+                .body_len = sizeof(body) - 1,
+                .ts_usec = INT64_C(1780000000) * 1000000,
+        };
+        TwinReply rp = {
+                .status = 422,
+                .body = json_pack("{s:s}", "message", "bad key " KEY32),
+                .error = strdup("echo " KEY32),
+        };
+        _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
+        CHECK(row);
+        _cleanup_free_ char *dump = json_dumps(row, JSON_COMPACT);
+        CHECK(dump && !strstr(dump, KEY32) && !strstr(dump, "pome_Ab3d"));
+        CHECK(streq(json_get_str(row, "path"),
+                    "/github/s/" SID "/repos/acme/api/issues?api_key=[REDACTED]&k=[REDACTED]"));
+        twin_reply_done(&rp);
+}
+
 int main(void)
 {
         test_decode_path();
         test_check_query();
         test_form();
         test_credentials();
+        test_scrub();
+        test_redact();
+        test_tape_row();
         return check_finish();
 }
