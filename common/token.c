@@ -42,27 +42,38 @@ char *token_base64url(const void *data, size_t n)
         return out;
 }
 
-static int b64val(char c)
+/* The 6-bit value of a base64url character (RFC 4648 §5), -1 for anything else ('=' and NUL
+ * included). */
+static int b64url_value(char c)
 {
-        const char *p = c ? strchr(b64url, c) : NULL;
-        return p ? (int)(p - b64url) : -1;
+        if (c >= 'A' && c <= 'Z')
+                return c - 'A';
+        if (c >= 'a' && c <= 'z')
+                return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+                return c - '0' + 52;
+        if (c == '-')
+                return 62;
+        if (c == '_')
+                return 63;
+        return -1;
 }
 
 int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_len)
 {
+        /* No byte string encodes to a length ≡ 1 (mod 4). */
         if (len % 4 == 1)
                 return -EBADMSG;
-        char *out = malloc(len / 4 * 3 + 3), *o = out;
+        _cleanup_free_ char *out = malloc(len / 4 * 3 + 3);
         if (!out)
                 return -ENOMEM;
+        char *o = out;
         uint32_t acc = 0;
-        int bits = 0;
+        unsigned bits = 0;
         for (size_t i = 0; i < len; i++) {
-                int v = b64val(s[i]);
-                if (v < 0) {
-                        free(out);
+                int v = b64url_value(s[i]);
+                if (v < 0)
                         return -EBADMSG;
-                }
                 acc = acc << 6 | (uint32_t)v;
                 bits += 6;
                 if (bits >= 8) {
@@ -70,28 +81,38 @@ int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_le
                         *o++ = (char)(acc >> bits & 0xff);
                 }
         }
+        /* Canonical encoding only (RFC 4648 §3.5): the 2 or 4 bits below the last whole
+         * byte must be zero. Otherwise four spellings of one signature all verify, and a
+         * credential would no longer be exactly its bytes. */
+        if (bits > 0 && (acc & ((UINT32_C(1) << bits) - 1)) != 0)
+                return -EBADMSG;
         *o = 0;
         *ret_len = (size_t)(o - out);
-        *ret = out;
+        *ret = TAKE_PTR(out);
         return 0;
 }
 
 int token_base64_decode(const char *s, size_t len, char **ret, size_t *ret_len)
 {
-        while (len > 0 && s[len - 1] == '=')
-                len--;
-        _cleanup_free_ char *u = strndup(s, len);
+        /* Padding is optional, but when present it is whole: one or two '=' completing a
+         * multiple of four characters, nothing after them. */
+        size_t pad = 0;
+        while (pad < len && s[len - 1 - pad] == '=')
+                pad++;
+        if (pad > 2 || (pad > 0 && len % 4 != 0))
+                return -EBADMSG;
+        len -= pad;
+        _cleanup_free_ char *u = malloc(len + 1);
         if (!u)
                 return -ENOMEM;
-        for (char *p = u; *p; p++) {
-                if (*p == '+')
-                        *p = '-';
-                else if (*p == '/')
-                        *p = '_';
-                else if (*p == '-' || *p == '_')
+        for (size_t i = 0; i < len; i++) {
+                char c = s[i];
+                if (c == '-' || c == '_')
                         return -EBADMSG; /* not of this alphabet */
+                u[i] = c == '+' ? '-' : c == '/' ? '_' : c;
         }
-        return token_base64url_decode(u, strlen(u), ret, ret_len);
+        u[len] = 0;
+        return token_base64url_decode(u, len, ret, ret_len);
 }
 
 static void hmac_sha256(const uint8_t *key, size_t key_len, const void *msg, size_t n,
@@ -174,6 +195,10 @@ int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider
         const char *prefix = token_provider_prefix(provider);
         if (!prefix)
                 return -EINVAL;
+        /* A ':' in sid would make "<provider>:<sid>" read as "<provider>:<sid'>:<exp>" (the
+         * signed message of another sid with an expiry); too long a sid never verifies. */
+        if (strchr(sid, ':') || strlen(sid) >= sizeof(((TokenClaims *)0)->sid))
+                return -EINVAL;
         char sig[TOKEN_SIG_CHARS + 1];
         int r = provider_sig(key, key_len, provider, sid, exp, sig);
         if (r < 0)
@@ -198,7 +223,8 @@ static int provider_try(const uint8_t *key, size_t key_len, const char *provider
         size_t sid_len;
         if (s64_len == 0 || token_base64url_decode(s64, s64_len, &sid, &sid_len) < 0)
                 return -EBADMSG;
-        if (sid_len == 0 || sid_len >= sizeof(ret->sid) || strlen(sid) != sid_len)
+        if (sid_len == 0 || sid_len >= sizeof(ret->sid) || memchr(sid, 0, sid_len) ||
+            memchr(sid, ':', sid_len))
                 return -EBADMSG;
         char want[TOKEN_SIG_CHARS + 1];
         int r = provider_sig(key, key_len, provider, sid, exp, want);
@@ -227,7 +253,8 @@ static int verify_provider(const uint8_t *key, size_t key_len, const char *provi
         const char *us = memrchr(rest, '_', mid);
         if (us && us + 1 < rest + mid) {
                 int64_t exp = 0;
-                bool digits = true;
+                /* Decimal as minted: no leading zero ("_05000_" is not "_5000_"). */
+                bool digits = us[1] != '0';
                 for (const char *p = us + 1; p < rest + mid; p++) {
                         if (*p < '0' || *p > '9' || exp > INT64_MAX / 10 - 10) {
                                 digits = false;
@@ -270,8 +297,10 @@ static int verify_jwt(const uint8_t *key, size_t key_len, const char *token, int
         if (!json_is_object(h) || !streq_ptr(json_get_str(h, "alg"), "HS256"))
                 return -EBADMSG;
         unsigned char mac[32];
+        if (sl != sizeof(mac))
+                return -EBADMSG; /* not an HS256 signature at all */
         hmac_sha256(key, key_len, token, (size_t)(d2 - token), mac);
-        if (sl != sizeof(mac) || CRYPTO_memcmp(mac, sig, sizeof(mac)) != 0)
+        if (CRYPTO_memcmp(mac, sig, sizeof(mac)) != 0)
                 return -EPERM;
         _cleanup_json_ json_t *c = json_loadb(payload, pl, 0, NULL);
         const char *sid = json_get_str(c, "sid"), *team = json_get_str(c, "team_id");
@@ -287,18 +316,25 @@ static int verify_jwt(const uint8_t *key, size_t key_len, const char *token, int
         return 0;
 }
 
-int token_verify(const uint8_t *key, size_t key_len, const char *token, int64_t now,
-                 TokenClaims *ret)
+int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
+                 int64_t now, TokenClaims *ret)
 {
-        if (!token || strlen(token) > 4096)
+        if (!token || token_len == 0 || token_len > TOKEN_MAX_LEN)
                 return -EBADMSG;
+        /* A credential is exactly its bytes: no token of ours holds a NUL, and a reader that
+         * stopped at one would accept "<token>\0<anything>". */
+        if (memchr(token, 0, token_len))
+                return -EBADMSG;
+        _cleanup_free_ char *t = strndup(token, token_len);
+        if (!t)
+                return -ENOMEM;
         static const char *const providers[] = {"github", "slack", "stripe"};
         for (size_t i = 0; i < ELEMENTSOF(providers); i++) {
-                const char *rest = startswith(token, token_provider_prefix(providers[i]));
+                const char *rest = startswith(t, token_provider_prefix(providers[i]));
                 if (rest)
                         return verify_provider(key, key_len, providers[i], rest, now, ret);
         }
-        return verify_jwt(key, key_len, token, now, ret);
+        return verify_jwt(key, key_len, t, now, ret);
 }
 
 int token_random_bytes(void *buf, size_t n)

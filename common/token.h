@@ -16,6 +16,7 @@
 
 #define TOKEN_SECRET_LEN 32u /* bytes of a deployment's twin secret */
 #define TOKEN_SIG_CHARS  22u
+#define TOKEN_MAX_LEN    4096u /* bytes; longer credentials are refused unread */
 
 typedef struct TokenClaims {
         char sid[64];
@@ -36,27 +37,40 @@ int token_mint_session(const uint8_t *key, size_t key_len, const char *sid, cons
 
 /*
  * Mints a provider-shaped token for provider (github|slack|stripe); exp 0 = no expiry part.
- * Returns 0, -EINVAL (unknown provider), -ENOMEM.
+ * Returns 0, -EINVAL (unknown provider; sid holding ':' or of 64 bytes or more, which no
+ * token could carry unambiguously), -ENOMEM.
  */
 int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider, const char *sid,
                         int64_t exp, char **ret);
 
 /*
- * Verifies either kind of token with the deployment key; now in seconds since the epoch.
+ * Verifies either kind of token with the deployment key; token is token_len bytes (need not
+ * be NUL-terminated), now in seconds since the epoch. A token is exactly its bytes: a NUL or
+ * anything else after it, a token longer than TOKEN_MAX_LEN, or a part that is not the
+ * canonical base64url of its bytes (padding, non-zero unused low bits, a length ≡ 1 mod 4,
+ * characters outside the alphabet), or a provider exp with a leading zero, is -EBADMSG.
  * Signatures are compared in constant time. On success fills *ret.
  * Returns 0, -EBADMSG (not a token we issue / malformed), -EPERM (bad signature),
- * -ETIME (expired: exp <= now).
+ * -ETIME (expired: exp <= now), -ENOMEM.
  */
-int token_verify(const uint8_t *key, size_t key_len, const char *token, int64_t now,
-                 TokenClaims *ret);
+int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
+                 int64_t now, TokenClaims *ret);
 
 /* base64url without padding (RFC 4648 §5) of n bytes into a new string. NULL on OOM. */
 char *token_base64url(const void *data, size_t n);
 
-/* Decodes unpadded base64url; *ret NUL-terminated, *ret_len excludes it. 0, -EBADMSG, -ENOMEM. */
+/*
+ * Decodes unpadded base64url of len bytes; *ret NUL-terminated (it may hold NULs of its own:
+ * use *ret_len, which excludes the terminator). Only the canonical encoding is accepted
+ * (RFC 4648 §3.5: unused low bits zero; no '=', no length ≡ 1 mod 4, nothing outside the
+ * alphabet). Returns 0, -EBADMSG, -ENOMEM.
+ */
 int token_base64url_decode(const char *s, size_t len, char **ret, size_t *ret_len);
 
-/* Decodes standard base64 (RFC 4648 §4, '=' padding optional) the same way. */
+/*
+ * Decodes standard base64 (RFC 4648 §4) the same way, canonical only; '=' padding is optional
+ * but, when present, complete (length a multiple of 4, at most two '=').
+ */
 int token_base64_decode(const char *s, size_t len, char **ret, size_t *ret_len);
 
 /* Fills buf with n cryptographically random bytes (getrandom). Returns 0 or negative errno. */

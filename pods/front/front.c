@@ -18,8 +18,22 @@ static int hexval(char c)
         return -1;
 }
 
-/* Decodes one x-www-form-urlencoded component ('+' is a space) into a new string. */
-static char *form_decode(const char *s, size_t n)
+/* A copy of the n bytes at p, NUL-terminated, into *ret (and n into *ret_len). */
+static int copy_bytes(const char *p, size_t n, char **ret, size_t *ret_len)
+{
+        char *c = malloc(n + 1);
+        if (!c)
+                return -ENOMEM;
+        memcpy(c, p, n);
+        c[n] = 0;
+        *ret = c;
+        *ret_len = n;
+        return 0;
+}
+
+/* Decodes one x-www-form-urlencoded component ('+' is a space) into a new string of
+ * *ret_len bytes (NUL-terminated, but %00 decodes to a NUL of its own). */
+static char *form_decode(const char *s, size_t n, size_t *ret_len)
 {
         char *out = malloc(n + 1), *o = out;
         if (!out)
@@ -35,82 +49,110 @@ static char *form_decode(const char *s, size_t n)
                         *o++ = s[i];
         }
         *o = 0;
+        *ret_len = (size_t)(o - out);
         return out;
 }
 
-char *front_form_value(const char *s, size_t n, const char *name)
+int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t *ret_len)
 {
         size_t nl = strlen(name);
         const char *end = s + n;
         while (s < end) {
                 const char *amp = memchr(s, '&', (size_t)(end - s));
                 const char *e = amp ? amp : end;
-                if ((size_t)(e - s) >= nl && strncmp(s, name, nl) == 0) {
-                        if (s + nl == e) /* a bare "name" is an empty value */
-                                return strdup("");
-                        if (s[nl] == '=')
-                                return form_decode(s + nl + 1, (size_t)(e - s) - nl - 1);
+                if ((size_t)(e - s) >= nl && memcmp(s, name, nl) == 0 &&
+                    (s + nl == e || s[nl] == '=')) {
+                        size_t l = 0;
+                        /* a bare "name" is an empty value */
+                        char *v = s + nl == e
+                                          ? strdup("")
+                                          : form_decode(s + nl + 1, (size_t)(e - s) - nl - 1, &l);
+                        if (!v)
+                                return -ENOMEM;
+                        *ret = v;
+                        *ret_len = l;
+                        return 0;
                 }
                 s = e + 1;
         }
-        return NULL;
+        return -ENOENT;
+}
+
+char *front_form_value(const char *s, size_t n, const char *name)
+{
+        _cleanup_free_ char *v = NULL;
+        size_t l;
+        if (front_form_get(s, n, name, &v, &l) < 0)
+                return NULL;
+        /* A C string cannot hold what follows a NUL: refuse rather than truncate, so
+         * "x=<secret>%00junk" never compares equal to <secret>. */
+        if (memchr(v, 0, l))
+                return NULL;
+        return TAKE_PTR(v);
 }
 
 int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
-                     size_t body_len, char **ret)
+                     size_t body_len, char **ret, size_t *ret_len)
 {
-        const char *auth = json_get_str(headers, "authorization");
-        if (auth) {
-                while (*auth == ' ')
-                        auth++;
-                const char *sp = strchr(auth, ' ');
+        /* Lengths all the way: a header value may hold a NUL (the HTTP layer refuses them,
+         * but this module does not rely on it) and so may a decoded parameter. */
+        json_t *av = json_object_get(headers, "authorization");
+        if (json_is_string(av)) {
+                const char *a = json_string_value(av);
+                size_t n = json_string_length(av);
+                while (n > 0 && *a == ' ') {
+                        a++;
+                        n--;
+                }
+                const char *sp = memchr(a, ' ', n);
                 if (sp) {
-                        size_t sl = (size_t)(sp - auth);
+                        size_t sl = (size_t)(sp - a);
                         const char *cred = sp;
-                        while (*cred == ' ')
+                        size_t cl = n - sl;
+                        while (cl > 0 && *cred == ' ') {
                                 cred++;
-                        if (*cred == 0)
-                                return -ENOENT;
-                        if ((sl == 6 && strncasecmp(auth, "bearer", 6) == 0) ||
-                            (sl == 5 && strncasecmp(auth, "token", 5) == 0)) {
-                                *ret = strdup(cred);
-                                return *ret ? 0 : -ENOMEM;
+                                cl--;
                         }
-                        if (sl == 5 && strncasecmp(auth, "basic", 5) == 0) {
+                        if (cl == 0)
+                                return -ENOENT;
+                        if ((sl == 6 && strncasecmp(a, "bearer", 6) == 0) ||
+                            (sl == 5 && strncasecmp(a, "token", 5) == 0))
+                                return copy_bytes(cred, cl, ret, ret_len);
+                        if (sl == 5 && strncasecmp(a, "basic", 5) == 0) {
+                                /* RFC 7617: base64(user ":" password); the key is the user. */
                                 _cleanup_free_ char *dec = NULL;
                                 size_t dl;
-                                if (token_base64_decode(cred, strlen(cred), &dec, &dl) < 0)
+                                if (token_base64_decode(cred, cl, &dec, &dl) < 0)
                                         return -ENOENT;
-                                char *colon = strchr(dec, ':');
-                                if (colon)
-                                        *colon = 0;
-                                if (!*dec)
+                                const char *colon = memchr(dec, ':', dl);
+                                size_t ul = colon ? (size_t)(colon - dec) : dl;
+                                if (ul == 0)
                                         return -ENOENT;
-                                *ret = strdup(dec);
-                                return *ret ? 0 : -ENOMEM;
+                                return copy_bytes(dec, ul, ret, ret_len);
                         }
                         /* an unknown scheme is a presented but unusable credential */
-                        *ret = strdup(auth);
-                        return *ret ? 0 : -ENOMEM;
+                        return copy_bytes(a, n, ret, ret_len);
                 }
-                if (*auth) {
-                        /* A bare value: Stripe accepts the raw key; elsewhere it is
-                         * still a credential the caller meant, just a bad one. */
-                        *ret = strdup(auth);
-                        return *ret ? 0 : -ENOMEM;
-                }
+                /* A bare value: Stripe accepts the raw key; elsewhere it is still a
+                 * credential the caller meant, just a bad one. */
+                if (n > 0)
+                        return copy_bytes(a, n, ret, ret_len);
         }
         if (k && (k->flags & TWIN_KIND_TOKEN_PARAM)) {
-                char *t = query ? front_form_value(query, strlen(query), "token") : NULL;
+                _cleanup_free_ char *t = NULL;
+                size_t tl = 0;
+                int r = query ? front_form_get(query, strlen(query), "token", &t, &tl) : -ENOENT;
                 const char *ct = json_get_str(headers, "content-type");
-                if (!t && body && ct &&
+                if (r == -ENOENT && body && ct &&
                     strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
-                        t = front_form_value(body, body_len, "token");
-                if (t && *t) {
-                        *ret = t;
+                        r = front_form_get(body, body_len, "token", &t, &tl);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == 0 && tl > 0) {
+                        *ret = TAKE_PTR(t);
+                        *ret_len = tl;
                         return 0;
                 }
-                free(t);
         }
         return -ENOENT;
 }
@@ -120,17 +162,19 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              int64_t now, TokenClaims *ret_claims)
 {
         _cleanup_free_ char *cred = NULL;
-        int r = front_credential(k, headers, query, body, body_len, &cred);
+        size_t cred_len;
+        int r = front_credential(k, headers, query, body, body_len, &cred, &cred_len);
         if (r == -ENOENT)
                 return FRONT_AUTH_MISSING;
         if (r < 0)
                 return FRONT_AUTH_INVALID;
         TokenClaims c;
-        r = token_verify(key, key_len, cred, now, &c);
+        r = token_verify(key, key_len, cred, cred_len, now, &c);
         if (r == -ETIME) {
                 /* Expired, but only say so to the holder of a good token for this sandbox. */
                 TokenClaims c2;
-                if (token_verify(key, key_len, cred, INT64_MIN, &c2) == 0 && streq(c2.sid, sid))
+                if (token_verify(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
+                    streq(c2.sid, sid))
                         return FRONT_AUTH_EXPIRED;
                 return FRONT_AUTH_INVALID;
         }
@@ -143,6 +187,47 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
         return FRONT_AUTH_OK;
 }
 
+/* RFC 5234 VCHAR: what a request target may carry unescaped (RFC 9112 §3.2, RFC 3986). */
+static bool is_vchar(char c)
+{
+        return c > 0x20 && c < 0x7f;
+}
+
+/* Well-formed UTF-8 (RFC 3629 §4): no overlong form, no surrogate, nothing above
+ * U+10FFFF, no truncated sequence. */
+static bool utf8_valid(const char *s, size_t n)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        for (size_t i = 0; i < n;) {
+                unsigned char c = p[i];
+                if (c < 0x80) {
+                        i++;
+                        continue;
+                }
+                size_t len;
+                uint32_t cp, min;
+                if ((c & 0xe0) == 0xc0) {
+                        len = 2, cp = c & 0x1f, min = 0x80;
+                } else if ((c & 0xf0) == 0xe0) {
+                        len = 3, cp = c & 0x0f, min = 0x800;
+                } else if ((c & 0xf8) == 0xf0) {
+                        len = 4, cp = c & 0x07, min = 0x10000;
+                } else
+                        return false; /* a continuation byte first, or 0xf8… */
+                if (n - i < len)
+                        return false;
+                for (size_t j = 1; j < len; j++) {
+                        if ((p[i + j] & 0xc0) != 0x80)
+                                return false;
+                        cp = cp << 6 | (p[i + j] & 0x3f);
+                }
+                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                        return false;
+                i += len;
+        }
+        return true;
+}
+
 int front_decode_path(const char *raw, char **ret)
 {
         if (!raw || raw[0] != '/')
@@ -153,6 +238,9 @@ int front_decode_path(const char *raw, char **ret)
                 return -ENOMEM;
         char *o = out;
         for (size_t i = 0; i < n; i++) {
+                /* Raw bytes outside VCHAR (controls, space, DEL, 8-bit) are not a URI. */
+                if (!is_vchar(raw[i]))
+                        return -EINVAL;
                 if (raw[i] == '%') {
                         if (i + 2 >= n)
                                 return -EINVAL;
@@ -168,6 +256,10 @@ int front_decode_path(const char *raw, char **ret)
                         *o++ = raw[i];
         }
         *o = 0;
+        /* The decoded path travels as a JSON string (the frame head to the pod, the twin's
+         * routing): it must be text (RFC 3986 §2.5 reads escapes as UTF-8). */
+        if (!utf8_valid(out, (size_t)(o - out)))
+                return -EINVAL;
         /* Refuse dot segments anywhere (RFC 3986 §3.3): no twin route has them, and
          * a path that walks upwards is never what an honest client meant. */
         for (const char *s = out; *s;) {
@@ -185,6 +277,16 @@ int front_decode_path(const char *raw, char **ret)
         return 0;
 }
 
+int front_check_query(const char *raw_query)
+{
+        if (!raw_query)
+                return 0;
+        for (const char *p = raw_query; *p; p++)
+                if (!is_vchar(*p))
+                        return -EINVAL;
+        return 0;
+}
+
 /* ---- redaction ---- */
 
 static const char *const secret_keys[] = {
@@ -194,6 +296,9 @@ static const char *const secret_keys[] = {
 
 static bool is_secret_key(const char *k)
 {
+        /* Every secret key starts with one of these: most keys are out after one test. */
+        if (!*k || !strchr("acprstxACPRSTX", *k))
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(secret_keys); i++)
                 if (strcasecmp(k, secret_keys[i]) == 0)
                         return true;
@@ -208,95 +313,203 @@ static bool b64url_char(char c)
 {
         return isalnum((unsigned char)c) || c == '_' || c == '-';
 }
-
-/* Length of a secret starting at s (0 if none). s must be at a word boundary. */
-static size_t secret_at(const char *s)
+static bool base62_char(char c)
 {
-        static const char *const word_prefixes[] = {
-                "sk_test_", "sk_live_", "rk_test_", "rk_live_", "ghp_",
-                "gho_",     "ghs_",     "ghu_",     "ghr_",     "github_pat_"};
-        for (size_t i = 0; i < ELEMENTSOF(word_prefixes); i++) {
-                const char *p = startswith(s, word_prefixes[i]);
-                if (p && b64url_char(*p)) {
-                        while (b64url_char(*p))
-                                p++;
-                        return (size_t)(p - s);
-                }
+        return isalnum((unsigned char)c);
+}
+
+/* The first characters secret_at() can match: 'e' JWT, 'g' GitHub, 'p' pome_ team keys,
+ * 'r'/'s' Stripe, 'x' Slack, '-' PEM. */
+static bool secret_first_char(char c)
+{
+        switch (c) {
+        case '-':
+        case 'e':
+        case 'g':
+        case 'p':
+        case 'r':
+        case 's':
+        case 'x':
+                return true;
+        default:
+                return false;
         }
-        /* Slack: xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-... (xox?-) */
-        if (strncmp(s, "xox", 3) == 0 && isalpha((unsigned char)s[3]) && s[4] == '-' &&
-            b64url_char(s[5])) {
-                const char *p = s + 5;
-                while (b64url_char(*p))
-                        p++;
-                return (size_t)(p - s);
+}
+
+/* The word of base64url characters starting at p, which follows a prefix of s: its end
+ * minus s, or 0 when the prefix did not match (p NULL) or nothing follows it. */
+static size_t word_after(const char *s, const char *p, const char *end)
+{
+        if (!p || p >= end || !b64url_char(*p))
+                return 0;
+        while (p < end && b64url_char(*p))
+                p++;
+        return (size_t)(p - s);
+}
+
+/* s[0..end) starts with prefix: the position after it, else NULL. */
+static const char *prefixed(const char *s, const char *end, const char *prefix)
+{
+        size_t l = strlen(prefix);
+        return (size_t)(end - s) >= l && memcmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+
+/*
+ * Length of a secret starting at s (0 if none), looking no further than end. s must be at a
+ * word boundary. This runs at every word boundary of every string of every tape row, so it is
+ * one dispatch on the first character, then at most two prefix compares.
+ */
+static size_t secret_at(const char *s, const char *end)
+{
+        const char *p;
+        switch (*s) {
+        case 's': /* Stripe secret keys */
+        case 'r': /* Stripe restricted keys */
+                if (end - s < 8 || s[1] != 'k' || s[2] != '_')
+                        return 0;
+                p = prefixed(s + 3, end, "test_") ?: prefixed(s + 3, end, "live_");
+                return word_after(s, p, end);
+        case 'g': /* GitHub: ghp_, gho_, ghs_, ghu_, ghr_, github_pat_ */
+                if (end - s >= 4 && s[1] == 'h' && s[2] && strchr("posur", s[2]) && s[3] == '_')
+                        return word_after(s, s + 4, end);
+                return word_after(s, prefixed(s, end, "github_pat_"), end);
+        case 'x': /* Slack: xoxb-, xoxp-, xoxa-, xoxr-, xoxs-, xoxe-... (xox?-) */
+                if (end - s >= 6 && s[1] == 'o' && s[2] == 'x' && isalpha((unsigned char)s[3]) &&
+                    s[4] == '-')
+                        return word_after(s, s + 5, end);
+                return 0;
+        case 'p': { /* team API keys: pome_ + at least 20 base62 (statedir makes 32) */
+                p = prefixed(s, end, "pome_");
+                if (!p)
+                        return 0;
+                const char *q = p;
+                while (q < end && base62_char(*q))
+                        q++;
+                return q - p >= 20 ? word_after(s, p, end) : 0;
         }
-        /* JWT: three base64url parts, the first starting with eyJ ('{"'). */
-        if (strncmp(s, "eyJ", 3) == 0) {
-                const char *p = s;
+        case 'e': { /* JWT: three base64url parts, the first starting with eyJ ('{"'). */
+                if (!prefixed(s, end, "eyJ"))
+                        return 0;
+                p = s;
                 int dots = 0;
                 for (;;) {
-                        while (b64url_char(*p))
+                        while (p < end && b64url_char(*p))
                                 p++;
-                        if (*p == '.' && dots < 2 && b64url_char(p[1])) {
+                        if (p + 1 < end && *p == '.' && dots < 2 && b64url_char(p[1])) {
                                 dots++;
                                 p++;
                                 continue;
                         }
                         break;
                 }
-                if (dots == 2)
-                        return (size_t)(p - s);
+                return dots == 2 ? (size_t)(p - s) : 0;
         }
-        /* PEM block: -----BEGIN …----- to the end of the matching -----END …----- */
-        if (strncmp(s, "-----BEGIN ", 11) == 0) {
-                const char *e = strstr(s, "-----END ");
+        case '-': { /* PEM block: -----BEGIN …----- to the end of the matching -----END …----- */
+                if (!prefixed(s, end, "-----BEGIN "))
+                        return 0;
+                const char *e = memmem(s, (size_t)(end - s), "-----END ", 9);
                 if (e) {
-                        const char *f = strstr(e + 9, "-----");
+                        const char *f = memmem(e + 9, (size_t)(end - e - 9), "-----", 5);
                         if (f)
                                 return (size_t)(f + 5 - s);
                 }
-                return strlen(s); /* unterminated: everything after it is key material */
+                return (size_t)(end - s); /* unterminated: everything after it is key material */
         }
-        return 0;
+        default:
+                return 0;
+        }
+}
+
+/* True when position i of s starts a word: the string's start, after a non-word character, or
+ * right after a percent-escape (a URL's "%20ghp_…" or "%3Dpome_…" still holds the token). */
+static bool word_start(const char *s, size_t i)
+{
+        if (i == 0 || !word_char(s[i - 1]))
+                return true;
+        return i >= 3 && s[i - 3] == '%' && hexval(s[i - 2]) >= 0 && hexval(s[i - 1]) >= 0;
+}
+
+/* Offset of the first secret in s[0..n) at or after from, its length in *ret_len; n if none. */
+static size_t find_secret(const char *s, size_t n, size_t from, size_t *ret_len)
+{
+        for (size_t i = from; i < n; i++) {
+                if (!secret_first_char(s[i]) || !word_start(s, i))
+                        continue;
+                size_t l = secret_at(s + i, s + n);
+                if (l > 0) {
+                        *ret_len = l;
+                        return i;
+                }
+        }
+        return n;
+}
+
+/*
+ * s[0..n) with every secret replaced by "[REDACTED]". Returns 0 when s holds no secret (nothing
+ * allocated, *ret untouched), 1 with a new string of *ret_len bytes in *ret, or -ENOMEM.
+ */
+static int scrub_n(const char *s, size_t n, char **ret, size_t *ret_len)
+{
+        static const char mark[] = "[REDACTED]";
+        size_t l, i = find_secret(s, n, 0, &l);
+        if (i == n)
+                return 0; /* the common case: no allocation */
+        size_t cap = n + sizeof(mark) + 16, used = 0, last = 0;
+        _cleanup_free_ char *out = malloc(cap);
+        if (!out)
+                return -ENOMEM;
+        while (i < n) {
+                /* "[REDACTED]" may be longer than what it replaces: grow as needed. */
+                size_t need = used + (i - last) + sizeof(mark) + (n - i - l) + 1;
+                if (need > cap) {
+                        cap = need + n / 4 + 16;
+                        char *b = realloc(out, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        out = b;
+                }
+                memcpy(out + used, s + last, i - last);
+                used += i - last;
+                memcpy(out + used, mark, sizeof(mark) - 1);
+                used += sizeof(mark) - 1;
+                last = i + l;
+                i = find_secret(s, n, last, &l);
+        }
+        memcpy(out + used, s + last, n - last);
+        used += n - last;
+        out[used] = 0;
+        *ret = TAKE_PTR(out);
+        *ret_len = used;
+        return 1;
 }
 
 char *front_scrub(const char *s)
 {
-        static const char mark[] = "[REDACTED]";
-        size_t n = strlen(s), cap = n + 1;
-        char *out = malloc(cap), *o = out;
-        if (!out)
+        char *c;
+        size_t l;
+        int r = scrub_n(s, strlen(s), &c, &l);
+        if (r < 0)
                 return NULL;
-        for (size_t i = 0; i < n;) {
-                size_t l = (i == 0 || !word_char(s[i - 1])) ? secret_at(s + i) : 0;
-                if (l == 0) {
-                        *o++ = s[i++];
-                        continue;
-                }
-                /* "[REDACTED]" may be longer than what it replaces: grow as needed. */
-                size_t used = (size_t)(o - out);
-                if (used + sizeof(mark) + (n - i) > cap) {
-                        cap = used + sizeof(mark) + (n - i) + 16;
-                        char *b = realloc(out, cap);
-                        if (!b) {
-                                free(out);
-                                return NULL;
-                        }
-                        out = b;
-                        o = out + used;
-                }
-                memcpy(o, mark, sizeof(mark) - 1);
-                o += sizeof(mark) - 1;
-                i += l;
-        }
-        *o = 0;
-        return out;
+        return r > 0 ? c : strdup(s);
 }
 
 bool front_is_secret(const char *s)
 {
-        return *s && secret_at(s) == strlen(s);
+        size_t n = strlen(s);
+        return n > 0 && secret_first_char(*s) && secret_at(s, s + n) == n;
+}
+
+/* A string with its secrets scrubbed (a new reference), or NULL when it holds none (or on
+ * OOM: the caller then keeps the original — redaction of a row being built is best effort,
+ * and front_tape_row's own allocations fail first). */
+static json_t *scrubbed_string(json_t *v)
+{
+        _cleanup_free_ char *c = NULL;
+        size_t l;
+        if (scrub_n(json_string_value(v), json_string_length(v), &c, &l) <= 0)
+                return NULL;
+        /* Only ASCII was cut out and put in: the bytes stay as valid (or not) as they were. */
+        return json_stringn_nocheck(c, l);
 }
 
 void front_redact(json_t *j)
@@ -304,36 +517,41 @@ void front_redact(json_t *j)
         const char *k;
         json_t *v;
         size_t i;
-        if (json_is_object(j)) {
-                json_object_foreach (j, k, v) {
-                        if (is_secret_key(k) && !json_is_null(v))
-                                json_object_set_new(j, k, json_string("[REDACTED]"));
+        if (json_is_array(j)) {
+                json_array_foreach (j, i, v) {
+                        json_t *c = json_is_string(v) ? scrubbed_string(v) : NULL;
+                        if (c)
+                                json_array_set_new(j, i, c);
                         else
                                 front_redact(v);
                 }
-        } else if (json_is_array(j)) {
-                json_array_foreach (j, i, v) {
-                        if (json_is_string(v)) {
-                                char *c = front_scrub(json_string_value(v));
-                                if (c && !streq(c, json_string_value(v)))
-                                        json_array_set_new(j, i, json_string(c));
-                                free(c);
-                        } else
-                                front_redact(v);
+                return;
+        }
+        if (!json_is_object(j))
+                return;
+        /* Keys can carry a secret too ("pome_…=1" in a form): renamed after the walk,
+         * since an object must not grow while it is iterated. */
+        _cleanup_json_ json_t *renamed = NULL;
+        void *tmp;
+        json_object_foreach_safe (j, tmp, k, v) {
+                if (is_secret_key(k) && !json_is_null(v)) {
+                        json_object_set_new(j, k, json_string("[REDACTED]"));
+                        continue;
+                }
+                json_t *c = json_is_string(v) ? scrubbed_string(v) : NULL;
+                if (c)
+                        json_object_set_new(j, k, c);
+                else
+                        front_redact(v);
+                _cleanup_free_ char *ck = NULL;
+                size_t kl;
+                if (scrub_n(k, strlen(k), &ck, &kl) > 0 && (renamed || (renamed = json_object()))) {
+                        json_object_set(renamed, ck, json_object_get(j, k));
+                        json_object_del(j, k);
                 }
         }
-        /* Strings directly under objects are handled here, not in the recursion, so
-         * the object can be updated in place. */
-        if (json_is_object(j)) {
-                json_object_foreach (j, k, v) {
-                        if (!json_is_string(v))
-                                continue;
-                        char *c = front_scrub(json_string_value(v));
-                        if (c && !streq(c, json_string_value(v)))
-                                json_object_set_new(j, k, json_string(c));
-                        free(c);
-                }
-        }
+        if (renamed)
+                json_object_update(j, renamed);
 }
 
 static void format_ts(int64_t usec, char *buf, size_t len)

@@ -25,12 +25,14 @@ typedef enum FrontAuth {
 /*
  * Finds the credential: Authorization with any-case "Bearer"/"token" scheme (RFC 9110
  * §11.1; @octokit sends "token" for plain tokens, "bearer" for JWTs), HTTP Basic with
- * the key as user name (Stripe's curl style), a bare key for TWIN_KIND_RAW_KEY kinds,
- * and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
- * Returns 0 with a new string in *ret, -ENOENT when there is none, -ENOMEM.
+ * the key as user name (Stripe's curl style; RFC 7617), a bare key for TWIN_KIND_RAW_KEY
+ * kinds, and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
+ * The credential is every byte presented, NULs included (a header value's JSON length,
+ * a decoded parameter's full length): a new string in *ret, NUL-terminated for
+ * convenience, with its length in *ret_len. Returns 0, -ENOENT when there is none, -ENOMEM.
  */
 int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
-                     size_t body_len, char **ret);
+                     size_t body_len, char **ret, size_t *ret_len);
 
 /*
  * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
@@ -42,18 +44,39 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              int64_t now, TokenClaims *ret_claims);
 
 /*
- * The value of name in an application/x-www-form-urlencoded string of n bytes (a query
- * or a form body), decoded ('+' is a space, %XX a byte; a malformed escape is kept as
- * is): a new string, "" for a bare "name", NULL when absent or on OOM.
+ * The first value of name in an application/x-www-form-urlencoded string of n bytes (a
+ * query or a form body; WHATWG URL §5.1), decoded ('+' is a space, %XX a byte, %00 a NUL;
+ * a malformed escape is kept as is): a new string in *ret of *ret_len bytes (it may hold
+ * NULs; NUL-terminated besides), "" for a bare "name". Returns 0, -ENOENT when absent,
+ * -ENOMEM.
+ */
+int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t *ret_len);
+
+/*
+ * front_form_get for callers that want a C string: a new string, "" for a bare "name",
+ * NULL when absent, when the decoded value holds a NUL (refused rather than truncated:
+ * "x=<secret>%00junk" must not read as <secret>), or on OOM.
  */
 char *front_form_value(const char *s, size_t n, const char *name);
 
 /*
  * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
- * twin serves: "." or ".." segments, NUL bytes, malformed escapes, paths not starting
- * with '/'. Returns 0, -EINVAL, -ENOMEM.
+ * twin serves: raw bytes outside VCHAR (RFC 5234: controls, space, DEL, 8-bit),
+ * malformed escapes, escapes that decode to a NUL or to anything but well-formed UTF-8
+ * (RFC 3629: overlong forms such as %C0%AE, surrogates, above U+10FFFF, truncated
+ * sequences), "." or ".." segments (after decoding), paths not starting with '/'.
+ * On success the result is valid UTF-8 without NUL. Returns 0, -EINVAL (the front
+ * answers 400), -ENOMEM.
  */
 int front_decode_path(const char *raw, char **ret);
+
+/*
+ * Checks a raw query (without '?'; NULL or "" is fine) for bytes a request target cannot
+ * carry unescaped: anything outside VCHAR (RFC 9112 §3.2, RFC 3986 §3.4). Percent-escapes
+ * are left to the twin's form decoder (invalid UTF-8 becomes U+FFFD there). Returns 0 or
+ * -EINVAL (the front answers 400 before the call reaches the twin).
+ */
+int front_check_query(const char *raw_query);
 
 /* One served call, as the front end saw it (all borrowed). */
 typedef struct FrontCall {
@@ -74,15 +97,20 @@ typedef struct FrontCall {
  * Builds the tape row for a call and its reply, with secrets redacted: values under
  * authorization, cookie, x-api-key, api_key, client_secret, password, secret, token,
  * access_token, refresh_token, agent_token become "[REDACTED]", and token-looking
- * strings (sk_test_…, ghp_…, xox?-…, JWTs, PEM blocks) are scrubbed anywhere.
- * Returns a new reference, NULL on OOM.
+ * strings (sk_test_…, sk_live_…, rk_…, ghp_…/gho_…/ghs_…/ghu_…/ghr_…/github_pat_…,
+ * xox?-…, JWTs, PEM blocks, team API keys pome_ + ≥ 20 base62) are scrubbed anywhere,
+ * object keys included. Returns a new reference, NULL on OOM.
  */
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
 
 /* Redacts j in place as front_tape_row does (exported for tests and other stores). */
 void front_redact(json_t *j);
 
-/* Scrubs token-looking substrings of s; returns a new string, NULL on OOM. */
+/*
+ * Scrubs token-looking substrings of s (the patterns of front_tape_row, each replaced by
+ * "[REDACTED]"). A token is found where a word starts: at the start, after a character
+ * other than [A-Za-z0-9_], or right after a %XX escape. Returns a new string, NULL on OOM.
+ */
 char *front_scrub(const char *s);
 
 /* True when s looks like a secret token (whole-string match of the scrub patterns). */

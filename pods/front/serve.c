@@ -140,10 +140,12 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                 return;
         }
         _cleanup_free_ char *path = NULL;
-        if (front_decode_path(*t->rest ? t->rest : "/", &path) < 0) {
+        if (front_decode_path(*t->rest ? t->rest : "/", &path) < 0 ||
+            front_check_query(http_request_query(rq)) < 0) {
                 front_reply_error(rq, k, 400, "invalid_path",
-                                  "The path is malformed or walks outside the twin ('.' or '..' "
-                                  "segments, bad percent-escapes).",
+                                  "The request target is malformed: a path that walks outside "
+                                  "the twin ('.' or '..' segments), bad percent-escapes, bytes "
+                                  "that are not UTF-8, or raw bytes outside printable ASCII.",
                                   t->request_id);
                 return;
         }
