@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* The shared helpers of common/: hash map, string vectors, file I/O, RFC 3339 time. */
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "common/fileio.h"
+#include "common/hashmap.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
+
+static void test_hashmap_strings(void)
+{
+        Hashmap *h = hashmap_new(HASHMAP_STRING);
+        CHECK(h);
+        enum { N = 5000 };
+        static char keys[N][16];
+        for (int i = 0; i < N; i++) {
+                snprintf(keys[i], sizeof(keys[i]), "ses_%d", i);
+                CHECK_OK(hashmap_put(h, keys[i], keys[i]));
+        }
+        CHECK(hashmap_size(h) == N);
+        CHECK(hashmap_put(h, keys[7], keys[8]) == -EEXIST);
+        CHECK(hashmap_get(h, keys[7]) == keys[7]);
+        CHECK(hashmap_put(h, "x", NULL) == -EINVAL);
+        /* remove every other one: the rest must stay reachable (backward shift) */
+        for (int i = 0; i < N; i += 2)
+                CHECK(hashmap_remove(h, keys[i]) == keys[i]);
+        for (int i = 0; i < N; i++)
+                CHECK(hashmap_get(h, keys[i]) == (i % 2 ? keys[i] : NULL));
+        CHECK(hashmap_size(h) == N / 2);
+        CHECK(hashmap_remove(h, "ses_missing") == NULL);
+        for (int i = 1; i < N; i += 2)
+                CHECK(hashmap_remove(h, keys[i]) == keys[i]);
+        CHECK(hashmap_size(h) == 0);
+        CHECK(hashmap_get(h, keys[1]) == NULL);
+        hashmap_free(h);
+        CHECK(hashmap_free(NULL) == NULL);
+}
+
+static void test_hashmap_integers(void)
+{
+        Hashmap *h = hashmap_new(HASHMAP_U64);
+        int values[64];
+        for (int i = 0; i < 64; i++)
+                CHECK_OK(hashmap_put_u64(h, (uint64_t)i * 4096, &values[i]));
+        for (int i = 0; i < 64; i++)
+                CHECK(hashmap_get_u64(h, (uint64_t)i * 4096) == &values[i]);
+        CHECK(hashmap_get_u64(h, 1) == NULL);
+        CHECK(hashmap_remove_u64(h, 4096) == &values[1]);
+        CHECK(hashmap_get_u64(h, 4096) == NULL);
+        CHECK(hashmap_get_u64(h, 8192) == &values[2]);
+        hashmap_free(h);
+}
+
+static void test_strv(void)
+{
+        _cleanup_strv_free_ char **l = strv_new();
+        CHECK(l && strv_length(l) == 0);
+        CHECK_OK(strv_extend(&l, "a"));
+        CHECK_OK(strv_extendf(&l, "%s-%d", "b", 2));
+        CHECK(strv_length(l) == 2 && streq(l[1], "b-2") && l[2] == NULL);
+        CHECK(strv_contains(l, "a") && !strv_contains(l, "c"));
+        char **fresh = NULL;
+        CHECK_OK(strv_extend(&fresh, "z"));
+        CHECK(strv_length(fresh) == 1);
+        CHECK(strv_free(fresh) == NULL);
+        CHECK(strv_length(NULL) == 0 && !strv_contains(NULL, "a"));
+}
+
+static void test_fileio(void)
+{
+        char dir[] = "/tmp/test-common.XXXXXX";
+        CHECK(mkdtemp(dir));
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+
+        CHECK_OK(write_file_at(dfd, "a.txt", "hello", 5, 0640, 0));
+        CHECK_OK(write_file_at(dfd, "a.txt", "bye", 3, 0640, 1)); /* atomic replace */
+        char *buf = NULL;
+        size_t len = 0;
+        CHECK_OK(read_file_at(dfd, "a.txt", 100, &buf, &len));
+        CHECK(buf && len == 3 && streq(buf, "bye"));
+        free(buf);
+        CHECK(read_file_at(dfd, "a.txt", 2, &buf, &len) == -EFBIG);
+        CHECK(read_file_at(dfd, "missing", 100, &buf, &len) == -ENOENT);
+        CHECK(faccessat(dfd, ".#a.txt.tmp", F_OK, 0) < 0); /* no temporary left */
+        CHECK(symlinkat("a.txt", dfd, "link") == 0);
+        CHECK(read_file_at(dfd, "link", 100, &buf, &len) == -ELOOP);
+        /* a pseudo-file whose size stat(2) does not know */
+        CHECK_OK(read_file_at(AT_FDCWD, "/proc/self/status", 1 << 20, &buf, &len));
+        CHECK(buf && strstr(buf, "Pid:"));
+        free(buf);
+
+        char deep[PATH_MAX];
+        snprintf(deep, sizeof(deep), "%s/x/y/z", dir);
+        CHECK_OK(mkdir_p(deep, 0755));
+        CHECK_OK(mkdir_p(deep, 0755)); /* exists: fine */
+        CHECK_OK(write_file_at(dfd, "x/y/z/f", "1", 1, 0600, 0));
+        CHECK(symlinkat("/etc", dfd, "x/y/etc") == 0);
+        CHECK_OK(rm_rf_at(dfd, "x"));
+        CHECK(faccessat(dfd, "x", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+        CHECK(access("/etc/passwd", F_OK) == 0); /* the link was removed, not followed */
+        CHECK_OK(rm_rf_at(dfd, "x"));            /* already gone: fine */
+        close(dfd);
+        CHECK_OK(rm_rf_at(AT_FDCWD, dir));
+        CHECK(access(dir, F_OK) < 0);
+}
+
+static void test_time(void)
+{
+        char buf[RFC3339_MAX];
+        format_rfc3339(1796108901, buf, sizeof(buf));
+        CHECK(streq(buf, "2026-12-01T07:08:21Z"));
+        format_rfc3339_usec(INT64_C(1796108901) * 1000000 + 123456, buf, sizeof(buf));
+        CHECK(streq(buf, "2026-12-01T07:08:21.123Z"));
+        int64_t t = 0;
+        CHECK_OK(parse_rfc3339("2026-12-01T07:08:21Z", &t));
+        CHECK(t == 1796108901);
+        CHECK_OK(parse_rfc3339("2026-12-01T07:08:21.123Z", &t));
+        CHECK(t == 1796108901);
+        static const char *const bad[] = {"",
+                                          "2026-12-01",
+                                          "2026-12-01T07:08:21",
+                                          "2026-12-01T07:08:21+01:00",
+                                          "2026-12-01T07:08:21.Z",
+                                          "2026-12-01T07:08:21Zjunk"};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                CHECK(parse_rfc3339(bad[i], &t) == -EINVAL);
+        CHECK(parse_rfc3339(NULL, &t) == -EINVAL);
+        CHECK(now_usec(CLOCK_MONOTONIC) > 0 && now_sec() > 1700000000);
+}
+
+int main(void)
+{
+        test_hashmap_strings();
+        test_hashmap_integers();
+        test_strv();
+        test_fileio();
+        test_time();
+        return check_finish();
+}
