@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* Tapes: rows on disk, pages by event id and bytes, the JSON array a reader produces. */
+#include "check.h"
+#include "common/json-util.h"
+#include "pods/front/tape.h"
+
+static json_t *row(int i)
+{
+        char id[32];
+        snprintf(id, sizeof(id), "req_%04d", i);
+        return json_pack("{s:s, s:s, s:i, s:s}", "kind", "TwinHttpEvent", "event_id", id, "n", i,
+                         "pad", i % 7 == 0 ? "a longer row\nwith a newline in a string" : "x");
+}
+
+/* Everything a reader of range produces, as parsed JSON. */
+static json_t *read_all(Tape *t, const TapeRange *range, size_t chunk)
+{
+        TapeReader *rd = NULL;
+        CHECK_OK(tape_reader_new(t, range, &rd));
+        uint64_t size = tape_reader_size(rd);
+        char *buf = calloc(1, (size_t)size + 1);
+        size_t n = 0;
+        ssize_t k;
+        while ((k = tape_reader_read(rd, buf + n, chunk < size + 1 - n ? chunk : size + 1 - n)) > 0)
+                n += (size_t)k;
+        CHECK(k == 0);
+        CHECK(n == size);
+        tape_reader_free(rd);
+        json_t *j = json_loadb(buf, n, 0, NULL);
+        if (!j)
+                fprintf(stderr, "not JSON: %.*s\n", (int)n, buf);
+        free(buf);
+        return j;
+}
+
+int main(void)
+{
+        Tape *t = NULL;
+        CHECK_OK(tape_open(NULL, &t));
+        TapeRange r;
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.n == 0 && !r.more);
+        json_t *empty = read_all(t, &r, 1);
+        CHECK(json_is_array(empty) && json_array_size(empty) == 0);
+        json_decref(empty);
+
+        for (int i = 0; i < 50; i++) {
+                json_t *j = row(i);
+                CHECK_OK(tape_append(t, j));
+                json_decref(j);
+        }
+        CHECK(tape_count(t) == 50 && tape_bytes(t) > 0);
+
+        /* the whole tape, through readers with odd chunk sizes */
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.first == 0 && r.n == 50 && !r.more);
+        for (size_t chunk = 1; chunk < 300; chunk += 37) {
+                json_t *all = read_all(t, &r, chunk);
+                CHECK(json_array_size(all) == 50);
+                CHECK(json_integer_value(json_object_get(json_array_get(all, 49), "n")) == 49);
+                json_decref(all);
+        }
+
+        /* pages of 8 after a cursor */
+        CHECK_OK(tape_select(t, "req_0009", 8, 1 << 20, &r));
+        CHECK(r.first == 10 && r.n == 8 && r.more);
+        char id[TAPE_EVENT_ID_MAX];
+        CHECK_OK(tape_event_id(t, r.first + r.n - 1, id));
+        CHECK(streq(id, "req_0017"));
+        json_t *page = read_all(t, &r, 4096);
+        CHECK(json_array_size(page) == 8);
+        CHECK(streq(json_get_str(json_array_get(page, 0), "event_id"), "req_0010"));
+        json_decref(page);
+        /* a byte budget smaller than a row still yields one row */
+        CHECK_OK(tape_select(t, NULL, 10, 1, &r));
+        CHECK(r.n == 1 && r.more);
+        /* the last page, and after the last row */
+        CHECK_OK(tape_select(t, "req_0045", 100, 1 << 20, &r));
+        CHECK(r.n == 4 && !r.more);
+        CHECK_OK(tape_select(t, "req_0049", 100, 1 << 20, &r));
+        CHECK(r.n == 0 && !r.more);
+        CHECK(tape_select(t, "req_9999", 10, 1 << 20, &r) == -ENOENT);
+        CHECK(tape_event_id(t, 50, id) == -ERANGE);
+
+        /* a reader outlives its tape */
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        TapeReader *rd = NULL;
+        CHECK_OK(tape_reader_new(t, &r, &rd));
+        CHECK_OK(tape_reset(t));
+        CHECK(tape_count(t) == 0);
+        char buf[64];
+        CHECK(tape_reader_read(rd, buf, sizeof(buf)) == -EIO); /* the file shrank under it */
+        tape_reader_free(rd);
+        tape_free(t);
+
+        /* a file tape reopened is indexed again */
+        char path[] = "/tmp/test-tape.XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK_OK(tape_open(path, &t));
+        for (int i = 0; i < 5; i++) {
+                json_t *j = row(i);
+                CHECK_OK(tape_append(t, j));
+                json_decref(j);
+        }
+        tape_free(t);
+        CHECK_OK(tape_open(path, &t));
+        CHECK(tape_count(t) == 5);
+        CHECK_OK(tape_select(t, "req_0002", 10, 1 << 20, &r));
+        CHECK(r.first == 3 && r.n == 2);
+        tape_free(t);
+        unlink(path);
+        CHECK(tape_free(NULL) == NULL);
+        return check_finish();
+}
