@@ -337,7 +337,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 release_slot(s);
                 log_info("%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
                 for (size_t i = 0; i < s->n_twins; i++)
-                        pod_kill(s->twins[i].pod);
+                        pod_kill(s->twins[i].pod, NULL);
                 notify_observers_state(s);
         }
         if (teardown_complete(s))
