@@ -25,7 +25,7 @@ int twin_form_parse(const char *s, size_t len, json_t **ret);
  * few levels deeper; pomed's decoder stops at jansson's 2048 levels, so the twin refuses
  * (400, its own envelope) long before anything it stored could not be sent back.
  */
-#define TWIN_JSON_MAX_DEPTH 256
+#define TWIN_JSON_MAX_DEPTH 64
 
 /* Nesting depth of j: 0 for a scalar, 1 for [] or {}, … Stops counting past limit. */
 size_t twin_json_depth(const json_t *j, size_t limit);
