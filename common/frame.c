@@ -107,7 +107,13 @@ int frame_reader_next(FrameReader *r, Frame *ret)
         uint32_t hl = get_u32(r->buf + 12);
         if (hl > n - 12)
                 return -EBADMSG;
-        json_t *head = json_loadb(r->buf + FRAME_PREFIX, hl, JSON_REJECT_DUPLICATES, NULL);
+        /*
+         * JSON_ALLOW_NUL: a string may hold U+0000 ("\u0000" is valid JSON, RFC 8259 §7). The
+         * pods never put one in a world (pods/twin/form.c refuses NUL), but a head that
+         * says so must still decode: a frame is refused for its framing, never its bytes.
+         */
+        json_t *head = json_loadb(r->buf + FRAME_PREFIX, hl,
+                                  JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
         if (!json_is_object(head)) {
                 json_decref(head);
                 return -EBADMSG;

@@ -6,7 +6,7 @@
  *   u32 length   bytes that follow this field (>= 12, <= FRAME_MAX)
  *   u64 id       request id; a response carries the id of its request
  *   u32 head_len length of the head
- *   head         a JSON object (UTF-8, head_len bytes)
+ *   head         a JSON object (UTF-8, head_len bytes; strings may hold \u0000)
  *   body         raw bytes, the rest of the frame
  * A SOCK_STREAM socketpair carries them, so a frame has no size cap but ours.
  */

@@ -938,6 +938,131 @@ const char *cg_pod_path(const CgPod *p, const char *controller)
         return l ? l->path : NULL;
 }
 
+/* A "key N" line of a flat-keyed cgroup file (memory.events, memory.oom_control). */
+static int parse_key(const char *text, const char *key, uint64_t *ret)
+{
+        size_t kl = strlen(key);
+        for (const char *line = text; line && *line;) {
+                if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+                        const char *v = line + kl + 1;
+                        char *end;
+                        errno = 0;
+                        unsigned long long n = strtoull(v, &end, 10);
+                        if (errno || end == v || (*end && *end != '\n'))
+                                return -EINVAL;
+                        *ret = n;
+                        return 0;
+                }
+                line = strchrnul(line, '\n');
+                if (*line)
+                        line++;
+        }
+        return -ENODATA;
+}
+
+static int read_u64(const char *dir, const char *name, uint64_t *ret)
+{
+        _cleanup_free_ char *f = path_join(dir, name);
+        _cleanup_free_ char *text = NULL;
+        if (!f)
+                return -ENOMEM;
+        int r = read_all(f, &text);
+        if (r < 0)
+                return r;
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(text, &end, 10);
+        if (errno || end == text)
+                return -EINVAL;
+        *ret = n;
+        return 0;
+}
+
+/*
+ * Whether the memory cgroup at dir reached its own limit: v1 memory.failcnt > 0 (the
+ * page counter that refused a charge counts it, not its descendants) or a peak at the
+ * limit; v2 "oom" or "max" in memory.events.local (5.2+; memory.events before).
+ */
+static bool limit_reached(CgLayout layout, const char *dir)
+{
+        uint64_t n;
+        if (layout == CG_LAYOUT_V2) {
+                _cleanup_free_ char *f = path_join(dir, "memory.events.local");
+                _cleanup_free_ char *text = NULL;
+                if (!f)
+                        return false;
+                if (read_all(f, &text) < 0) {
+                        free(f);
+                        f = path_join(dir, "memory.events");
+                        if (!f || read_all(f, &text) < 0)
+                                return false;
+                }
+                return (parse_key(text, "oom", &n) == 0 && n > 0) ||
+                       (parse_key(text, "max", &n) == 0 && n > 0);
+        }
+        if (read_u64(dir, "memory.failcnt", &n) == 0 && n > 0)
+                return true;
+        uint64_t peak, limit;
+        return read_u64(dir, "memory.max_usage_in_bytes", &peak) == 0 &&
+               read_u64(dir, "memory.limit_in_bytes", &limit) == 0 && peak >= limit;
+}
+
+int cg_oom_attribute(CgLayout layout, const char *mount, const char *leaf, char **ret_culprit)
+{
+        _cleanup_free_ char *f = path_join(leaf, layout == CG_LAYOUT_V2 ? "memory.events.local"
+                                                                        : "memory.oom_control");
+        _cleanup_free_ char *text = NULL;
+        if (!f)
+                return -ENOMEM;
+        int r = read_all(f, &text);
+        if (r == -ENOENT && layout == CG_LAYOUT_V2) {
+                free(f);
+                f = path_join(leaf, "memory.events");
+                r = f ? read_all(f, &text) : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        uint64_t n;
+        r = parse_key(text, "oom_kill", &n);
+        if (r < 0)
+                return r;
+        if (n == 0)
+                return CG_OOM_NONE;
+        if (limit_reached(layout, leaf))
+                return CG_OOM_OWN;
+
+        /* Not ours: the nearest ancestor that reached its limit, up to the mount point. */
+        _cleanup_free_ char *dir = strdup(leaf);
+        if (!dir)
+                return -ENOMEM;
+        size_t ml = strlen(mount);
+        for (;;) {
+                char *slash = strrchr(dir, '/');
+                if (!slash || (size_t)(slash - dir) <= ml)
+                        break;
+                *slash = 0;
+                if (limit_reached(layout, dir)) {
+                        if (ret_culprit) {
+                                *ret_culprit = strdup(dir + ml);
+                                if (!*ret_culprit)
+                                        return -ENOMEM;
+                        }
+                        return CG_OOM_HOST;
+                }
+        }
+        if (ret_culprit)
+                *ret_culprit = NULL; /* the root: a host-wide shortage */
+        return CG_OOM_HOST;
+}
+
+int cg_pod_oom(CgPod *p, char **ret_culprit)
+{
+        const CgLeaf *l = leaf_of(p, "memory");
+        if (!l)
+                return -ENOENT;
+        return cg_oom_attribute(p->setup->layout, l->hier->mount, l->path, ret_culprit);
+}
+
 int cg_pod_oom_killed(CgPod *p)
 {
         const CgLeaf *l = leaf_of(p, "memory");

@@ -115,6 +115,27 @@ const char *cg_pod_path(const CgPod *p, const char *controller);
  */
 int cg_pod_oom_killed(CgPod *p);
 
+/* What an OOM kill recorded in a pod's cgroup is charged to. */
+typedef enum CgOom {
+        CG_OOM_NONE = 0, /* no OOM kill in the pod's cgroup */
+        CG_OOM_OWN = 1,  /* the pod's own limit: v1 memory.failcnt > 0 or peak >= limit, v2
+                            memory.events.local oom/max > 0 */
+        CG_OOM_HOST = 2, /* a kill for a limit above the pod (v1 oom_control counts the victim
+                            whichever limit was reached) */
+} CgOom;
+
+/*
+ * Attributes an OOM kill of the pod (an "oom_kill N" > 0 in v1 memory.oom_control or v2
+ * memory.events.local) to the pod's own limit or to one above it. Returns a CgOom; for
+ * CG_OOM_HOST *ret_culprit (may be NULL) is a new string naming the nearest ancestor
+ * cgroup that reached its limit, relative to the hierarchy ("/pome/ses_x"), or NULL for
+ * a host-wide shortage. Negative errno as cg_pod_oom_killed.
+ */
+int cg_pod_oom(CgPod *p, char **ret_culprit);
+
+/* cg_pod_oom on any directory tree (tests): leaf below mount, files as the kernel has them. */
+int cg_oom_attribute(CgLayout layout, const char *mount, const char *leaf, char **ret_culprit);
+
 /*
  * One non-blocking step of a pod's teardown, for an event loop: closes the join fds,
  * SIGKILLs whatever is still in the pod's cgroups (v2 cgroup.kill when present, else each

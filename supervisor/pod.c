@@ -2,6 +2,7 @@
 #include "pod.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/filter.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -44,13 +45,18 @@ struct Pod {
         char *out; /* bytes not yet written to the pod */
         size_t out_len, out_cap;
         bool ready, exited, kill_sent, broken, registered;
-        const char *kill_how;           /* what pomed killed it for (static), NULL: teardown */
+        bool reaping;               /* on_exit_ is draining the socket: nothing left to kill */
+        const char *kill_why;       /* static: the `how` of pomed's SIGKILL ("killed"…) */
+        char *kill_detail;          /* a sentence for kill_why, or NULL */
+        sd_event_source *eof_timer; /* the pod closed its socket: grace before a kill */
+        SpawnFailure spawn;         /* the child's failed setup step, if any */
+        long sigsys_nr;             /* the syscall the pod reported before SIGSYS, -1: none */
+        uint32_t sigsys_arch;
         size_t n_calls;                 /* calls queued or in flight */
         sd_event_source *release_timer; /* retrying the cgroup removal after the exit */
         uint64_t release_delay;         /* µs until the next try */
         uint64_t release_deadline;      /* CLOCK_MONOTONIC µs: give up, leave it for next start */
-        PodExit exit_class;
-        char exit_detail[256];
+        char exit_how[96], exit_detail[512]; /* how it ended, reported once its cgroups are gone */
         char *status; /* last STATUS= the pod sent */
         PodCallbacks cb;
         void *userdata;
@@ -137,19 +143,67 @@ static int queue_out(Pod *p, char *buf, size_t len)
         return flush_out(p);
 }
 
-static void mark_broken(Pod *p, int err)
+/* How long a pod that closed its socket may take to exit before pomed kills it. */
+#define POD_EOF_GRACE_USEC (1 * USEC_PER_SEC)
+
+static int on_eof_grace(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
-        /* A pod that sends garbage or closes its socket is not trusted again. */
+        Pod *p = userdata;
+        p->eof_timer = sd_event_source_disable_unref(p->eof_timer);
+        if (!p->kill_detail)
+                p->kill_detail = strdup("the pod closed its frame socket but did not exit");
+        pod_kill(p, "protocol_error");
+        return 0;
+}
+
+/*
+ * A pod that sends garbage (err -EPROTO, why says what) or closes its socket (-ECONNRESET)
+ * is not trusted again. Garbage: killed now, reported "protocol_error". A closed socket
+ * is most often a pod on its way out (an exit, a signal from outside, SIGSYS): it gets a
+ * grace period, so that its own end, not pomed's kill, names the cause.
+ */
+static void mark_broken(Pod *p, int err, const char *why)
+{
         if (p->broken)
                 return;
         p->broken = true;
         p->io = sd_event_source_disable_unref(p->io);
         fail_calls(p, err);
-        pod_kill(p);
+        if (p->reaping)
+                return;
+        if (err == -EPROTO) {
+                if (!p->kill_detail && why)
+                        p->kill_detail = strdup(why);
+                pod_kill(p, "protocol_error");
+                return;
+        }
+        if (sd_event_add_time_relative(p->env->event, &p->eof_timer, CLOCK_MONOTONIC,
+                                       POD_EOF_GRACE_USEC, USEC_PER_MSEC, on_eof_grace, p) < 0)
+                pod_kill(p, "protocol_error");
+}
+
+/*
+ * The report pods/pod/sigsys.c writes before the pod dies by SIGSYS: a frame with id 0
+ * and head {"op":"seccomp_violation","nr":N,"arch":A}. It is the pod's word; the kernel's
+ * (the death by SIGSYS) decides whether it counts.
+ */
+static bool on_report(Pod *p, const Frame *f)
+{
+        if (f->id != 0 || !streq_ptr(json_get_str(f->head, "op"), "seccomp_violation"))
+                return false;
+        json_t *nr = json_object_get(f->head, "nr"), *arch = json_object_get(f->head, "arch");
+        if (json_is_integer(nr) && json_integer_value(nr) >= 0 && json_integer_value(nr) < 4096 &&
+            json_is_integer(arch)) {
+                p->sigsys_nr = (long)json_integer_value(nr);
+                p->sigsys_arch = (uint32_t)json_integer_value(arch);
+        }
+        return true;
 }
 
 static void on_frame(Pod *p, Frame *f)
 {
+        if (on_report(p, f))
+                return;
         PodCall *c = call_take(p, f->id);
         if (!c)
                 return; /* a late reply to a call that already timed out */
@@ -157,6 +211,13 @@ static void on_frame(Pod *p, Frame *f)
         int r = podwire_decode_reply(f, &rp);
         call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rp);
         twin_reply_done(&rp);
+        if (r < 0) {
+                char why[128];
+                snprintf(why, sizeof(why),
+                         "the pod sent a reply pomed cannot decode (frame %" PRIu64 ": %s)", f->id,
+                         strerror(-r));
+                mark_broken(p, -EPROTO, why);
+        }
 }
 
 static void drain(Pod *p)
@@ -168,11 +229,11 @@ static void drain(Pod *p)
                 if (r <= 0) {
                         /* EOF or error: deliver what is complete, then give up. */
                         Frame f = {};
-                        while (frame_reader_next(&p->rd, &f) == 1) {
+                        while (!p->broken && frame_reader_next(&p->rd, &f) == 1) {
                                 on_frame(p, &f);
                                 frame_done(&f);
                         }
-                        mark_broken(p, -ECONNRESET);
+                        mark_broken(p, -ECONNRESET, NULL);
                         return;
                 }
                 Frame f = {};
@@ -183,7 +244,10 @@ static void drain(Pod *p)
                                 return;
                 }
                 if (r < 0) {
-                        mark_broken(p, -EPROTO);
+                        char why[128];
+                        snprintf(why, sizeof(why), "the pod sent a frame pomed cannot decode (%s)",
+                                 r == -EMSGSIZE ? "longer than FRAME_MAX" : "bad framing or head");
+                        mark_broken(p, -EPROTO, why);
                         return;
                 }
         }
@@ -195,7 +259,7 @@ static int on_io(sd_event_source *s _unused_, int fd _unused_, uint32_t revents,
         if (revents & EPOLLOUT) {
                 int r = flush_out(p);
                 if (r < 0) {
-                        mark_broken(p, -ECONNRESET);
+                        mark_broken(p, -ECONNRESET, NULL);
                         return 0;
                 }
         }
@@ -216,11 +280,8 @@ static void report_exit(Pod *p)
 {
         p->release_timer = sd_event_source_disable_unref(p->release_timer);
         p->cg = cg_pod_free(p->cg);
-        const char *name = pod_exit_to_string(p->exit_class);
-        if (p->kill_sent && p->kill_how)
-                name = p->kill_how;
         if (p->cb.exited)
-                p->cb.exited(p, name, p->exit_detail, p->userdata);
+                p->cb.exited(p, p->exit_how, p->exit_detail, p->userdata);
 }
 
 /* The pod's process is gone; its cgroups go without blocking the loop: retried on a timer
@@ -246,7 +307,12 @@ static int on_release(sd_event_source *es _unused_, uint64_t usec _unused_, void
 static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *userdata)
 {
         Pod *p = userdata;
-        /* Replies the pod wrote before dying are still in the socket: deliver them. */
+        /*
+         * Replies and a SIGSYS report the pod wrote before dying are still in the socket:
+         * take them first. The pod is dead: nothing found there may kill it again.
+         */
+        p->reaping = true;
+        p->eof_timer = sd_event_source_disable_unref(p->eof_timer);
         if (p->io)
                 drain(p);
         p->exited = true;
@@ -255,13 +321,32 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
         p->fd = safe_close(p->fd);
         fail_calls(p, -ECONNRESET);
 
-        int oom = p->cg ? cg_pod_oom_killed(p->cg) : 0;
-        p->exit_class = spawn_classify(si, oom > 0, p->exit_detail, sizeof(p->exit_detail));
-        if (p->kill_sent && !p->kill_how && p->exit_class == POD_EXIT_SIGNAL &&
-            si->si_status == SIGKILL)
-                p->kill_how = "killed";
-        if (p->status && *p->status)
+        _cleanup_free_ char *culprit = NULL;
+        int oom = p->cg ? cg_pod_oom(p->cg, &culprit) : CG_OOM_NONE;
+        char syscall_name[64] = "";
+        if (p->sigsys_nr >= 0 && scp_syscall_name(p->sigsys_arch, (int)p->sigsys_nr, syscall_name,
+                                                  sizeof(syscall_name)) < 0)
+                snprintf(syscall_name, sizeof(syscall_name), "%ld", p->sigsys_nr);
+        PodDeath d = {
+                .code = si->si_code,
+                .status = si->si_status,
+                .kill_why = p->kill_sent ? p->kill_why : NULL,
+                .kill_detail = p->kill_detail,
+                .oom = oom == CG_OOM_OWN    ? POD_OOM_OWN
+                       : oom == CG_OOM_HOST ? POD_OOM_HOST
+                                            : POD_OOM_NONE,
+                .oom_cgroup = culprit,
+                .spawn = p->spawn,
+                .syscall = syscall_name[0] ? syscall_name : NULL,
+                .syscall_nr = p->sigsys_nr,
+                .uid = p->env->uid,
+        };
+        PodExit e = spawn_classify(&d, p->exit_how, sizeof(p->exit_how), p->exit_detail,
+                                   sizeof(p->exit_detail));
+        /* A pod that said why it is leaving (STATUS=) says it better than its status. */
+        if (p->status && *p->status && (e == POD_EXIT_FAILURE || e == POD_EXIT_NORMAL))
                 snprintf(p->exit_detail, sizeof(p->exit_detail), "%s", p->status);
+        /* Its cgroups go without blocking the loop: the exit is reported once they have. */
         if (!p->cg || cg_pod_release(p->cg) != -EBUSY) {
                 report_exit(p);
                 return 0;
@@ -309,6 +394,7 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         p->cb = *cb;
         p->userdata = userdata;
         p->next_id = 1;
+        p->sigsys_nr = -1;
         p->sid = strdup(sid);
         int r = p->sid ? 0 : -ENOMEM;
 
@@ -355,7 +441,7 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
                 .unprivileged = !env->namespaces,
         };
         int pidfd = -1;
-        r = spawn_pod(&spec, &p->pid, &pidfd);
+        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn);
         if (r < 0) {
                 snprintf(err, errlen, "cannot spawn the %s pod: %s", k->name, strerror(-r));
                 pod_free(p);
@@ -410,11 +496,12 @@ fail_running:
         return r;
 }
 
-void pod_kill(Pod *p)
+void pod_kill(Pod *p, const char *why)
 {
-        if (!p || p->exited || p->kill_sent)
+        if (!p || p->exited || p->reaping || p->kill_sent)
                 return;
         p->kill_sent = true;
+        p->kill_why = why ? why : "killed";
         /* pid 1 of a pid namespace ignores signals it has no handler for — except SIGKILL
          * from an ancestor namespace, which also takes every process in it down. */
         (void)sd_event_source_send_child_signal(p->child, SIGKILL, NULL, 0);
@@ -433,6 +520,7 @@ Pod *pod_free(Pod *p)
         unregister(p);
         fail_calls(p, -ECONNRESET);
         sd_event_source_disable_unref(p->io);
+        sd_event_source_disable_unref(p->eof_timer);
         sd_event_source_disable_unref(p->child);
         sd_event_source_disable_unref(p->release_timer);
         safe_close(p->fd);
@@ -440,6 +528,7 @@ Pod *pod_free(Pod *p)
         frame_reader_done(&p->rd);
         free(p->out);
         free(p->status);
+        free(p->kill_detail);
         free(p->sid);
         free(p);
         return NULL;
@@ -483,15 +572,6 @@ void pod_notify(Pod *p, const char *msg)
         }
 }
 
-/* Kills the pod for a reason of pomed's own, reported as its exit. */
-static void kill_for(Pod *p, const char *how)
-{
-        if (p->exited || p->kill_sent)
-                return;
-        p->kill_how = how;
-        pod_kill(p);
-}
-
 static int on_call_timeout(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
         PodCall *c = userdata;
@@ -508,7 +588,7 @@ static int on_call_timeout(sd_event_source *s _unused_, uint64_t usec _unused_, 
          * caller was told it failed.
          */
         call_finish(taken, -ETIMEDOUT, NULL);
-        kill_for(p, "pod_hung");
+        pod_kill(p, "pod_hung");
         return 0;
 }
 

@@ -41,8 +41,11 @@ typedef struct PodLimits PodLimits;
 
 typedef struct PodCallbacks {
         void (*ready)(Pod *p, void *userdata);
-        /* how: spawn's exit names ("exited", "signal", "oom_killed", "seccomp_violation",
-         * "setup_failed", "killed"); detail: a sentence (the pod's STATUS= when it sent one). */
+        /* how: spawn_classify()'s word ("exited", "exit_code:65", "signal:SIGTERM",
+         * "killed" or pod_kill's why, "oom_killed", "host_oom_killed",
+         * "seccomp_violation:ptrace", "exec_failed:EAGAIN", "setup_failed:<step>:<ERRNO>",
+         * "protocol_error"); detail: a sentence (the pod's STATUS= when it sent one and
+         * exited by itself). */
         void (*exited)(Pod *p, const char *how, const char *detail, void *userdata);
 } PodCallbacks;
 
@@ -57,9 +60,12 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
 
 /*
  * Kills the pod (SIGKILL to its pid namespace's init); the exited callback follows, once
- * the process is reaped and its cgroups are removed (without blocking the loop).
+ * the process is reaped and its cgroups are removed (without blocking the loop). why:
+ * NULL for pomed's teardown (reported "killed"), else the `how` reported when the pod
+ * dies of this SIGKILL ("pod_hung", "protocol_error"; a static string). A pod that died
+ * of something else first is reported by that. The first call's why wins; accepts NULL p.
  */
-void pod_kill(Pod *p);
+void pod_kill(Pod *p, const char *why);
 
 /* Frees a pod whose exited callback has run (or that never started). Accepts NULL. */
 Pod *pod_free(Pod *p);

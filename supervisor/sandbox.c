@@ -223,7 +223,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 if (s->env->hooks.slot_released)
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
-                        pod_kill(s->twins[i].pod);
+                        pod_kill(s->twins[i].pod, NULL);
                 persist(s);
                 hook_state_changed(s);
         }

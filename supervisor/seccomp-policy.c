@@ -24,19 +24,6 @@ typedef enum ScpSection {
         SCP_KILL,
 } ScpSection;
 
-typedef struct ScpEntry {
-        char name[64];
-        unsigned line;
-        ScpSection section;
-        int nr; /* libseccomp's number: >= 0 native, < 0 pseudo (not on this architecture) */
-} ScpEntry;
-
-static void seccomp_releasep(scmp_filter_ctx *ctx)
-{
-        if (*ctx)
-                seccomp_release(*ctx);
-}
-
 static int perr(char *err, size_t errlen, const char *fmt, ...) _printf_(3, 4);
 static int perr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -45,6 +32,132 @@ static int perr(char *err, size_t errlen, const char *fmt, ...)
         vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
         return -EINVAL;
+}
+
+#define SCP_CONDS_MAX 3 /* comparisons on one line (ANDed) */
+
+typedef enum ScpOp {
+        SCP_OP_EQ,  /* aN == V: the low 32 bits equal V (int arguments: the kernel truncates) */
+        SCP_OP_NE,  /* aN != V */
+        SCP_OP_ALL, /* aN & V: every bit of V is set */
+} ScpOp;
+
+typedef struct ScpCond {
+        unsigned arg; /* 0..5 */
+        ScpOp op;
+        uint64_t value;
+} ScpCond;
+
+typedef struct ScpEntry {
+        char name[64];
+        unsigned line;
+        ScpSection section;
+        int nr; /* libseccomp's number: >= 0 native, < 0 pseudo (not on this architecture) */
+        ScpCond conds[SCP_CONDS_MAX];
+        size_t n_conds;
+} ScpEntry;
+
+/* Names a policy may use as argument values: address families, signals, clone flags. */
+static const struct {
+        const char *name;
+        uint64_t value;
+} scp_symbols[] = {
+        {"AF_UNIX", 1},
+        {"AF_INET", 2},
+        {"AF_INET6", 10},
+        {"AF_NETLINK", 16},
+        {"AF_PACKET", 17},
+        {"SIGSYS", 31},
+        {"CLONE_NEWTIME", 0x00000080},
+        {"CLONE_NEWNS", 0x00020000},
+        {"CLONE_NEWCGROUP", 0x02000000},
+        {"CLONE_NEWUTS", 0x04000000},
+        {"CLONE_NEWIPC", 0x08000000},
+        {"CLONE_NEWUSER", 0x10000000},
+        {"CLONE_NEWPID", 0x20000000},
+        {"CLONE_NEWNET", 0x40000000},
+};
+
+/* One whitespace-separated word of s (l bytes) at *pos; its length, 0 at the end. */
+static size_t next_word(const char *s, size_t l, size_t *pos, const char **ret)
+{
+        while (*pos < l && (s[*pos] == ' ' || s[*pos] == '\t'))
+                (*pos)++;
+        size_t b = *pos;
+        while (*pos < l && s[*pos] != ' ' && s[*pos] != '\t')
+                (*pos)++;
+        *ret = s + b;
+        return *pos - b;
+}
+
+static bool word_is(const char *w, size_t l, const char *lit)
+{
+        return l == strlen(lit) && memcmp(w, lit, l) == 0;
+}
+
+static int parse_value(const char *w, size_t l, uint64_t *ret)
+{
+        for (size_t i = 0; i < ELEMENTSOF(scp_symbols); i++)
+                if (word_is(w, l, scp_symbols[i].name)) {
+                        *ret = scp_symbols[i].value;
+                        return 0;
+                }
+        char buf[32];
+        if (l == 0 || l >= sizeof(buf) || w[0] == '-')
+                return -EINVAL;
+        memcpy(buf, w, l);
+        buf[l] = 0;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(buf, &end, 0);
+        if (errno || *end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "aN OP V [aN OP V]…" after the name. 0, -EINVAL with a message. */
+static int parse_conds(const char *s, size_t l, ScpEntry *e, const char *name, char *err,
+                       size_t errlen)
+{
+        size_t pos = 0;
+        for (;;) {
+                const char *a, *op, *v;
+                size_t al = next_word(s, l, &pos, &a);
+                if (al == 0)
+                        return 0;
+                size_t ol = next_word(s, l, &pos, &op);
+                size_t vl = next_word(s, l, &pos, &v);
+                if (e->n_conds == SCP_CONDS_MAX)
+                        return perr(err, errlen, "%s:%u: more than %d comparisons", name, e->line,
+                                    SCP_CONDS_MAX);
+                ScpCond *c = &e->conds[e->n_conds];
+                if (al != 2 || a[0] != 'a' || a[1] < '0' || a[1] > '5')
+                        return perr(err, errlen, "%s:%u: '%.*s' is not an argument (a0..a5)", name,
+                                    e->line, (int)(al > 64 ? 64 : al), a);
+                c->arg = (unsigned)(a[1] - '0');
+                if (word_is(op, ol, "=="))
+                        c->op = SCP_OP_EQ;
+                else if (word_is(op, ol, "!="))
+                        c->op = SCP_OP_NE;
+                else if (word_is(op, ol, "&"))
+                        c->op = SCP_OP_ALL;
+                else
+                        return perr(err, errlen, "%s:%u: unknown comparison '%.*s' (==, !=, &)",
+                                    name, e->line, (int)(ol > 8 ? 8 : ol), op);
+                if (parse_value(v, vl, &c->value) < 0 ||
+                    (c->op == SCP_OP_EQ && c->value > UINT32_MAX) ||
+                    (c->op == SCP_OP_ALL && c->value == 0))
+                        return perr(err, errlen, "%s:%u: bad value '%.*s'", name, e->line,
+                                    (int)(vl > 64 ? 64 : vl), v);
+                e->n_conds++;
+        }
+}
+
+static void seccomp_releasep(scmp_filter_ctx *ctx)
+{
+        if (*ctx)
+                seccomp_release(*ctx);
 }
 
 /* Parses the policy text into entries (at most SCP_ENTRIES_MAX). 0 and *ret_n, -EINVAL… */
@@ -89,13 +202,16 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                         continue;
                 }
 
-                bool ok = l < sizeof(entries[0].name);
-                for (size_t i = 0; ok && i < l; i++)
+                size_t wl = 0;
+                while (wl < l && s[wl] != ' ' && s[wl] != '\t')
+                        wl++;
+                bool ok = wl < sizeof(entries[0].name);
+                for (size_t i = 0; ok && i < wl; i++)
                         ok = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') ||
                              s[i] == '_';
                 if (!ok)
                         return perr(err, errlen, "%s:%u: not a syscall name: '%.*s'", name, line,
-                                    (int)(l > 64 ? 64 : l), s);
+                                    (int)(wl > 64 ? 64 : wl), s);
                 if (section == SCP_NONE)
                         return perr(err, errlen,
                                     "%s:%u: '%.*s' is outside a section ([allow] or [kill])", name,
@@ -105,16 +221,25 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                                     SCP_ENTRIES_MAX);
 
                 ScpEntry *e = &entries[n];
-                memcpy(e->name, s, l);
-                e->name[l] = 0;
+                *e = (ScpEntry){};
+                memcpy(e->name, s, wl);
+                e->name[wl] = 0;
                 e->line = line;
                 e->section = section;
                 e->nr = seccomp_syscall_resolve_name(e->name);
                 if (e->nr == __NR_SCMP_ERROR)
                         return perr(err, errlen, "%s:%u: unknown syscall '%s'", name, line,
                                     e->name);
+                int r = parse_conds(s + wl, l - wl, e, name, err, errlen);
+                if (r < 0)
+                        return r;
+                /*
+                 * A name may come back owly with comparisons on every line: libseccomp lets
+                 * an unconditional rule swallow the conditional ones of the same syscall.
+                 */
                 for (size_t i = 0; i < n; i++)
-                        if (streq(entries[i].name, e->name))
+                        if (streq(entries[i].name, e->name) &&
+                            (e->n_conds == 0 || entries[i].n_conds == 0))
                                 return perr(err, errlen, "%s:%u: '%s' already listed at line %u",
                                             name, line, e->name, entries[i].line);
                 n++;
@@ -187,9 +312,31 @@ int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram 
         for (size_t i = 0; i < n; i++) {
                 if (entries[i].nr < 0)
                         continue; /* not a syscall on this architecture */
-                uint32_t action =
-                        entries[i].section == SCP_KILL ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ALLOW;
-                r = seccomp_rule_add(ctx, action, entries[i].nr, 0);
+                /*
+                 * [kill] traps: the pod's SIGSYS handler reports the syscall to pomed and
+                 * dies by SIGSYS all the same (pods/pod/sigsys.h); a process without the
+                 * handler dies by SIGSYS at once, as under KILL_PROCESS.
+                 */
+                uint32_t action = entries[i].section == SCP_KILL ? SCMP_ACT_TRAP : SCMP_ACT_ALLOW;
+                struct scmp_arg_cmp cmp[SCP_CONDS_MAX];
+                for (size_t k = 0; k < entries[i].n_conds; k++) {
+                        const ScpCond *c = &entries[i].conds[k];
+                        switch (c->op) {
+                        case SCP_OP_EQ:
+                                /* masked: upper bits cannot dodge a comparison of an int */
+                                cmp[k] = SCMP_CMP64(c->arg, SCMP_CMP_MASKED_EQ, UINT32_MAX,
+                                                    c->value);
+                                break;
+                        case SCP_OP_NE:
+                                cmp[k] = SCMP_CMP64(c->arg, SCMP_CMP_NE, c->value);
+                                break;
+                        case SCP_OP_ALL:
+                                cmp[k] = SCMP_CMP64(c->arg, SCMP_CMP_MASKED_EQ, c->value, c->value);
+                                break;
+                        }
+                }
+                r = seccomp_rule_add_array(ctx, action, entries[i].nr, (unsigned)entries[i].n_conds,
+                                           cmp);
                 if (r < 0) {
                         snprintf(err, errlen, "%s:%u: libseccomp refused '%s': %s", name,
                                  entries[i].line, entries[i].name, strerror(-r));
@@ -239,6 +386,16 @@ const void *scp_data(const ScpProgram *p, size_t *ret_size)
 {
         *ret_size = p->len * sizeof(struct sock_filter);
         return p->insns;
+}
+
+int scp_syscall_name(uint32_t arch, int nr, char *buf, size_t len)
+{
+        char *n = seccomp_syscall_resolve_num_arch(arch ? arch : SCMP_ARCH_NATIVE, nr);
+        if (!n)
+                return -ENOENT;
+        snprintf(buf, len, "%s", n);
+        free(n);
+        return 0;
 }
 
 ScpProgram *scp_free(ScpProgram *p)

@@ -8,7 +8,15 @@
  *   read
  *   [kill]                    the syscalls below kill the whole process (SIGSYS)
  *   ptrace
- * One syscall name per line, blank lines ignored, each name at most once per file.
+ *   socket a0 != AF_UNIX      a rule for some arguments only
+ * One syscall name per line, blank lines ignored. After the name, up to three
+ * comparisons (all must hold): "aN == V" (the low 32 bits of argument N equal V: int
+ * arguments, whose upper bits the kernel drops), "aN != V", "aN & V" (every bit of V is
+ * set). V is a number (decimal or 0x…) or one of AF_UNIX, AF_INET, AF_INET6, AF_NETLINK,
+ * AF_PACKET, SIGSYS, CLONE_NEW{NS,CGROUP,UTS,IPC,USER,PID,NET,TIME}. A name comes at most
+ * once, or several times with comparisons on each line.
+ * [kill] is SECCOMP_RET_TRAP: the pod's SIGSYS handler (pods/pod/sigsys.h) reports which
+ * syscall it was, then the pod dies by SIGSYS as it would under KILL_PROCESS.
  * Anything not listed fails with ENOSYS, so libc falls back as on an older kernel
  * (clone3 → clone, faccessat2 → faccessat, rseq → none). A name the architecture does
  * not have (open on aarch64, socketcall on x86_64) is accepted and adds nothing; a name
@@ -22,6 +30,7 @@
 
 #include <linux/filter.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ScpProgram ScpProgram;
 
@@ -50,6 +59,13 @@ const struct sock_fprog *scp_program(const ScpProgram *p);
  * for the body of the pod's load frame. Borrowed, valid while p lives.
  */
 const void *scp_data(const ScpProgram *p, size_t *ret_size);
+
+/*
+ * The name of syscall nr of architecture arch (AUDIT_ARCH_* as in siginfo's si_arch; 0 =
+ * native), e.g. for a SIGSYS report, into buf (len bytes). 0, or -ENOENT for an unknown
+ * number.
+ */
+int scp_syscall_name(uint32_t arch, int nr, char *buf, size_t len);
 
 /* Frees p. Accepts NULL; returns NULL. */
 ScpProgram *scp_free(ScpProgram *p);

@@ -33,6 +33,7 @@ typedef struct ChildCtx {
         const PodSpec *spec;
         int devnull;      /* O_RDWR|O_CLOEXEC */
         int parent_pidfd; /* pidfd of pomed, -1 if the kernel has no pidfd_open */
+        int report_fd;    /* write end of the report pipe (O_CLOEXEC) */
         int cap_last;     /* /proc/sys/kernel/cap_last_cap */
         const char *hostname;
         size_t hostname_len;
@@ -81,9 +82,42 @@ const char *spawn_child_error_str(int code)
 
 /* ----- the child ----- */
 
-/* "pome-spawn: <step>: errno N\n" on fd, then exit with the step's code. */
-CHILD_FN _noreturn_ static void child_fail(int fd, SpawnChildError step, int err)
+/* The word for a step in a `how` ("setup_failed:<word>:<ERRNO>"). */
+static const char *child_error_word(int code)
 {
+        switch (code) {
+        case SPAWN_ERR_PARENT_DIED:
+                return "parent_died";
+        case SPAWN_ERR_CGROUP:
+                return "cgroup_join";
+        case SPAWN_ERR_NAMESPACE:
+                return "mount_namespace";
+        case SPAWN_ERR_HOSTNAME:
+                return "hostname";
+        case SPAWN_ERR_CREDENTIALS:
+                return "credentials";
+        case SPAWN_ERR_CAPABILITIES:
+                return "capabilities";
+        case SPAWN_ERR_FDS:
+                return "fds";
+        case SPAWN_ERR_SECCOMP:
+                return "seccomp";
+        case SPAWN_ERR_EXEC:
+                return "exec";
+        default:
+                return "unknown";
+        }
+}
+
+/*
+ * {step, errno} on the report pipe (pomed reads it once clone returns), "pome-spawn:
+ * <step>: errno N\n" on fd for people, then exit with the step's code.
+ */
+CHILD_FN _noreturn_ static void child_fail(int fd, int report_fd, SpawnChildError step, int err)
+{
+        SpawnFailure rep = {.step = (int)step, .err = err};
+        if (report_fd >= 0)
+                (void)syscall(SYS_write, report_fd, &rep, sizeof(rep));
         char buf[128];
         size_t n = 0;
         const char *parts[] = {"pome-spawn: ", spawn_child_error_str(step), ": errno "};
@@ -108,22 +142,23 @@ CHILD_FN _noreturn_ static void child_fail(int fd, SpawnChildError step, int err
 }
 
 /* -1 → fail with errno, for raw syscalls. */
-#define CHILD_TRY(expr, fd, step)                        \
-        do {                                             \
-                if ((long)(expr) < 0)                    \
-                        child_fail((fd), (step), errno); \
+#define CHILD_TRY(expr, fd, step)                                   \
+        do {                                                        \
+                if ((long)(expr) < 0)                               \
+                        child_fail((fd), report_fd, (step), errno); \
         } while (0)
 
 CHILD_FN static int child_main(void *arg)
 {
         const ChildCtx *c = arg;
         const PodSpec *s = c->spec;
-        int errfd = s->stderr_fd; /* becomes 2 at the fds step */
+        int errfd = s->stderr_fd;     /* becomes 2 at the fds step */
+        int report_fd = c->report_fd; /* becomes 4 at the fds step */
 
         /* 1. cgroups first, so that everything below is accounted to the pod */
         for (size_t i = 0; i < s->n_cgroup_fds; i++)
                 if (syscall(SYS_write, s->cgroup_fds[i], "0", 1) != 1)
-                        child_fail(errfd, SPAWN_ERR_CGROUP, errno);
+                        child_fail(errfd, report_fd, SPAWN_ERR_CGROUP, errno);
 
         /* Without root (PodSpec.unprivileged) there are no namespaces to shape and no
          * credentials to drop: the pod keeps pomed's uid, with seccomp, no_new_privs,
@@ -151,7 +186,7 @@ CHILD_FN static int child_main(void *arg)
         /* 4. Needs CAP_SETPCAP, so before the uid change. */
         for (int cap = 0; cap <= c->cap_last; cap++)
                 if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-                        child_fail(errfd, SPAWN_ERR_CAPABILITIES, errno);
+                        child_fail(errfd, report_fd, SPAWN_ERR_CAPABILITIES, errno);
         CHILD_TRY(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), errfd,
                   SPAWN_ERR_CAPABILITIES);
 
@@ -181,23 +216,35 @@ CHILD_FN static int child_main(void *arg)
                 struct pollfd pfd = {.fd = c->parent_pidfd, .events = POLLIN};
                 struct timespec zero = {0, 0};
                 if (syscall(SYS_ppoll, &pfd, 1, &zero, NULL, 0) != 0)
-                        child_fail(errfd, SPAWN_ERR_PARENT_DIED, 0);
+                        child_fail(errfd, report_fd, SPAWN_ERR_PARENT_DIED, 0);
         }
 
 fds:; /* a label is followed by a statement, not a declaration (C17) */
-        /* 7. Every source through a temporary >= 4 first: no source can be a target. */
+        /*
+         * 7. Every source through a temporary >= 4 first: no source can be a target. The
+         * report pipe goes first, so that it ends up at 4 (close-on-exec) and survives
+         * close_range.
+         */
+        int t_rep = (int)syscall(SYS_fcntl, report_fd, F_DUPFD_CLOEXEC, 4);
+        if (t_rep < 0)
+                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
+        report_fd = t_rep;
         int t_null = (int)syscall(SYS_fcntl, c->devnull, F_DUPFD_CLOEXEC, 4);
         int t_err = (int)syscall(SYS_fcntl, s->stderr_fd >= 0 ? s->stderr_fd : c->devnull,
                                  F_DUPFD_CLOEXEC, 4);
         int t_pod = (int)syscall(SYS_fcntl, s->pod_fd, F_DUPFD_CLOEXEC, 4);
         if (t_null < 0 || t_err < 0 || t_pod < 0)
-                child_fail(errfd, SPAWN_ERR_FDS, errno);
+                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
         /* dup3(…, 0) to another number never carries FD_CLOEXEC over (the fd-3 pitfall). */
         if (syscall(SYS_dup3, t_null, 0, 0) < 0 || syscall(SYS_dup3, t_err, 1, 0) < 0 ||
             syscall(SYS_dup3, t_err, 2, 0) < 0 || syscall(SYS_dup3, t_pod, 3, 0) < 0)
-                child_fail(errfd, SPAWN_ERR_FDS, errno);
+                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
         errfd = 2;
-        CHILD_TRY(syscall(SYS_close_range, 4, ~0U, 0), errfd, SPAWN_ERR_FDS);
+        if (report_fd != 4) {
+                CHILD_TRY(syscall(SYS_dup3, report_fd, 4, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
+                report_fd = 4;
+        }
+        CHILD_TRY(syscall(SYS_close_range, 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
         for (size_t i = 0; i < c->n_rlimits; i++) {
                 struct rlimit rl = {.rlim_cur = c->rlimits[i].cur, .rlim_max = c->rlimits[i].max};
                 CHILD_TRY(syscall(SYS_prlimit64, 0, c->rlimits[i].resource, &rl, NULL), errfd,
@@ -228,7 +275,7 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
 
         /* 9. */
         syscall(SYS_execve, s->exec_path, s->argv, s->envp);
-        child_fail(errfd, SPAWN_ERR_EXEC, errno);
+        child_fail(errfd, report_fd, SPAWN_ERR_EXEC, errno);
 }
 
 /* ----- the parent ----- */
@@ -242,7 +289,7 @@ static int read_cap_last(void)
         return v;
 }
 
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd)
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure)
 {
         if (!s || !s->exec_path || s->exec_path[0] != '/' || !s->argv || !s->envp ||
             s->pod_fd < 0 || s->n_cgroup_fds > SPAWN_MAX_CGROUPS ||
@@ -283,6 +330,13 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd)
         if (self < 0 && errno != ENOSYS)
                 return negative_errno();
         c.parent_pidfd = self;
+        /* A child's SpawnFailure: 8 bytes, atomic in a pipe (PIPE_BUF). */
+        int rep[2];
+        if (pipe2(rep, O_CLOEXEC | O_NONBLOCK) < 0)
+                return negative_errno();
+        _cleanup_close_ int rep_read = rep[0];
+        _cleanup_close_ int rep_write = rep[1];
+        c.report_fd = rep_write;
 
         void *stack = mmap(NULL, SPAWN_STACK_SIZE, PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -317,8 +371,15 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd)
         munmap(stack, SPAWN_STACK_SIZE);
         if (r < 0)
                 return r;
+        /* CLONE_VFORK: the child has exec'd (closing its end) or exited by now. */
+        SpawnFailure failure = {};
+        rep_write = safe_close(rep_write);
+        if (read(rep_read, &failure, sizeof(failure)) != (ssize_t)sizeof(failure))
+                failure = (SpawnFailure){};
         *ret_pid = pid;
         *ret_pidfd = pidfd;
+        if (ret_failure)
+                *ret_failure = failure;
         return 0;
 }
 
@@ -330,50 +391,152 @@ const char *pod_exit_to_string(PodExit e)
                 [POD_EXIT_NORMAL] = "exited",
                 [POD_EXIT_FAILURE] = "exit_code",
                 [POD_EXIT_SIGNAL] = "signal",
+                [POD_EXIT_KILLED] = "killed",
                 [POD_EXIT_OOM_KILLED] = "oom_killed",
+                [POD_EXIT_HOST_OOM_KILLED] = "host_oom_killed",
                 [POD_EXIT_SECCOMP_VIOLATION] = "seccomp_violation",
                 [POD_EXIT_START_TIMEOUT] = "start_timeout",
                 [POD_EXIT_NOT_READY] = "not_ready",
+                [POD_EXIT_EXEC_FAILED] = "exec_failed",
                 [POD_EXIT_SETUP_FAILED] = "setup_failed",
         };
         return (unsigned)e < _POD_EXIT_MAX ? names[e] : "unknown";
 }
 
-PodExit spawn_classify(const siginfo_t *si, int oom_killed, char *detail, size_t len)
+static const char *errno_name(int err)
 {
-        int st = si->si_status;
+        const char *n = err > 0 ? strerrorname_np(err) : NULL;
+        return n ? n : "EUNKNOWN";
+}
 
-        switch (si->si_code) {
+static const char *signal_name(int sig, char *buf, size_t len)
+{
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev)
+                snprintf(buf, len, "SIG%s", abbrev);
+        else
+                snprintf(buf, len, "SIG%d", sig);
+        return buf;
+}
+
+/* Signals a process raises on itself by faulting or aborting, not sent from outside. */
+static bool signal_is_fault(int sig)
+{
+        return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
+               sig == SIGABRT || sig == SIGTRAP;
+}
+
+static PodExit classify_spawn(const PodDeath *d, char *how, size_t howlen, char *detail,
+                              size_t detaillen)
+{
+        int step = d->spawn.step, err = d->spawn.err;
+        if (step == SPAWN_ERR_EXEC) {
+                snprintf(how, howlen, "exec_failed:%s", errno_name(err));
+                if (err == EAGAIN)
+                        snprintf(detail, detaillen,
+                                 "execve of the pod failed with EAGAIN: uid %u has reached its "
+                                 "RLIMIT_NPROC (every process of that uid on the host counts); "
+                                 "end that uid's stray processes, raise its process limit, or "
+                                 "run pods as a user of their own (pod_user)",
+                                 (unsigned)d->uid);
+                else if (err == EACCES || err == ENOENT || err == ENOTDIR)
+                        snprintf(detail, detaillen,
+                                 "execve of the pod failed: %s (can uid %u reach and execute "
+                                 "pome-pod and every directory above it?)",
+                                 strerror(err), (unsigned)d->uid);
+                else
+                        snprintf(detail, detaillen, "execve of the pod failed: %s", strerror(err));
+                return POD_EXIT_EXEC_FAILED;
+        }
+        if (err > 0) {
+                snprintf(how, howlen, "setup_failed:%s:%s", child_error_word(step),
+                         errno_name(err));
+                snprintf(detail, detaillen, "setup failed at %s: %s", spawn_child_error_str(step),
+                         strerror(err));
+        } else {
+                snprintf(how, howlen, "setup_failed:%s", child_error_word(step));
+                snprintf(detail, detaillen, "setup failed at %s", spawn_child_error_str(step));
+        }
+        return POD_EXIT_SETUP_FAILED;
+}
+
+PodExit spawn_classify(const PodDeath *d, char *how, size_t howlen, char *detail, size_t detaillen)
+{
+        int st = d->status;
+        char sig[32];
+
+        if (d->spawn.step >= SPAWN_ERR_FIRST && d->spawn.step <= SPAWN_ERR_LAST)
+                return classify_spawn(d, how, howlen, detail, detaillen);
+
+        switch (d->code) {
         case CLD_EXITED:
                 if (st == 0) {
-                        snprintf(detail, len, "exited with status 0");
+                        snprintf(how, howlen, "exited");
+                        snprintf(detail, detaillen, "exited with status 0");
                         return POD_EXIT_NORMAL;
                 }
-                if (st >= SPAWN_ERR_FIRST && st <= SPAWN_ERR_LAST) {
-                        snprintf(detail, len, "setup failed at %s (status %d)",
-                                 spawn_child_error_str(st), st);
-                        return POD_EXIT_SETUP_FAILED;
-                }
-                snprintf(detail, len, "exited with status %d", st);
+                /* 119..127 without a report on the pipe came from the pod itself, after exec */
+                snprintf(how, howlen, "exit_code:%d", st);
+                snprintf(detail, detaillen, "exited with status %d", st);
                 return POD_EXIT_FAILURE;
         case CLD_KILLED:
         case CLD_DUMPED:
                 if (st == SIGSYS) {
-                        snprintf(detail, len, "killed by SIGSYS: forbidden syscall");
+                        if (d->syscall) {
+                                snprintf(how, howlen, "seccomp_violation:%s", d->syscall);
+                                snprintf(detail, detaillen,
+                                         "killed by SIGSYS: the seccomp policy forbids %s "
+                                         "(syscall %ld)",
+                                         d->syscall, d->syscall_nr);
+                        } else {
+                                snprintf(how, howlen, "seccomp_violation");
+                                snprintf(detail, detaillen,
+                                         "killed by SIGSYS: a forbidden syscall (x32 or foreign "
+                                         "ABI, or made before the pod could name it)");
+                        }
                         return POD_EXIT_SECCOMP_VIOLATION;
                 }
-                if (st == SIGKILL && oom_killed > 0) {
-                        snprintf(detail, len, "killed by the OOM killer at its memory limit");
+                if (st == SIGKILL && d->oom == POD_OOM_OWN) {
+                        snprintf(how, howlen, "oom_killed");
+                        snprintf(detail, detaillen,
+                                 "killed by the OOM killer: the pod reached its own memory limit");
                         return POD_EXIT_OOM_KILLED;
                 }
-                const char *abbrev = sigabbrev_np(st);
-                if (abbrev)
-                        snprintf(detail, len, "killed by SIG%s", abbrev);
+                if (st == SIGKILL && d->oom == POD_OOM_HOST) {
+                        snprintf(how, howlen, "host_oom_killed");
+                        if (d->oom_cgroup)
+                                snprintf(detail, detaillen,
+                                         "killed by the OOM killer for the memory limit of "
+                                         "cgroup %s, above the pod (its own limit was not "
+                                         "reached)",
+                                         d->oom_cgroup);
+                        else
+                                snprintf(detail, detaillen,
+                                         "killed by the OOM killer for a memory shortage above "
+                                         "the pod (the host's); its own limit was not reached");
+                        return POD_EXIT_HOST_OOM_KILLED;
+                }
+                if (st == SIGKILL && d->kill_why) {
+                        snprintf(how, howlen, "%s", d->kill_why);
+                        snprintf(detail, detaillen, "%s",
+                                 d->kill_detail                 ? d->kill_detail
+                                 : streq(d->kill_why, "killed") ? "killed by pomed (teardown)"
+                                                                : "killed by pomed");
+                        return POD_EXIT_KILLED;
+                }
+                snprintf(how, howlen, "signal:%s", signal_name(st, sig, sizeof(sig)));
+                if (signal_is_fault(st))
+                        snprintf(detail, detaillen, "killed by %s: the pod crashed", sig);
                 else
-                        snprintf(detail, len, "killed by signal %d", st);
+                        snprintf(detail, detaillen,
+                                 "killed by %s, sent from outside pomed (pomed only sends "
+                                 "SIGKILL, and did not)",
+                                 sig);
                 return POD_EXIT_SIGNAL;
         default:
-                snprintf(detail, len, "stopped or traced (si_code %d, status %d)", si->si_code, st);
+                snprintf(how, howlen, "signal:%s", signal_name(st, sig, sizeof(sig)));
+                snprintf(detail, detaillen, "stopped or traced (si_code %d, status %d)", d->code,
+                         st);
                 return POD_EXIT_SIGNAL;
         }
 }

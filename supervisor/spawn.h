@@ -23,8 +23,10 @@
  *      default signal handlers, empty signal mask                         (exit 125)
  *   8. PR_SET_NO_NEW_PRIVS, seccomp(SECCOMP_SET_MODE_FILTER, stage 1)      (exit 126)
  *   9. execve                                                            (exit 127)
- * A failing step writes "pome-spawn: <step>: errno N" to the pod's stderr and _exits
- * with the code above; spawn_classify() names the step.
+ * A failing step writes {step, errno} (SpawnFailure) to an O_CLOEXEC pipe that
+ * spawn_pod() reads once clone returns (CLONE_VFORK: the child has exec'd, closing the
+ * pipe, or exited), writes "pome-spawn: <step>: errno N" to the pod's stderr for humans,
+ * and _exits with the code above; spawn_classify() names the step and the errno.
  *
  * Needs root (CAP_SYS_ADMIN for the namespaces, CAP_SETUID/SETGID); not thread-safe
  * with respect to signal masks (pomed is single-threaded).
@@ -93,37 +95,73 @@ typedef struct PodSpec {
  */
 const PodRlimit *spawn_default_rlimits(size_t *ret_n);
 
+/* Which setup step of the child failed, and why; step 0 when none did (it exec'd). */
+typedef struct SpawnFailure {
+        int step; /* SpawnChildError, or 0 */
+        int err;  /* the step's errno (positive), 0 when it has none (parent died) */
+} SpawnFailure;
+
 /*
  * Starts a pod as described above. Returns 0 with the pid (in pomed's pid namespace) in
  * *ret_pid and a pidfd (O_CLOEXEC, for sd_event_add_child_pidfd and waitid(P_PIDFD)) in
  * *ret_pidfd, both owned by the caller, who must reap the child. A child that fails a
- * setup step still counts as started: it exits with a SpawnChildError code.
+ * setup step still counts as started: it exits with a SpawnChildError code, and
+ * *ret_failure (may be NULL) says which step and errno; {0, 0} when it exec'd.
  * Returns -EINVAL for a bad spec (relative exec_path, more than 8 cgroup fds or rlimits,
  * pod_fd < 0), or the errno of the parent's preparation or of clone(2) (-EPERM without
  * root, -ENOMEM, -EAGAIN at the pids limit).
  */
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd);
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure);
 
-/* How a pod ended, as the API, D-Bus and logs report it (DESIGN.md "Exit classification"). */
+/* How a pod ended (DESIGN.md "Exit classification"): the base of the `how` word. */
 typedef enum PodExit {
         POD_EXIT_NORMAL,            /* "exited": status 0 */
-        POD_EXIT_FAILURE,           /* "exit_code": a nonzero status of the pod itself */
-        POD_EXIT_SIGNAL,            /* "signal": killed by a signal (not OOM, not seccomp) */
-        POD_EXIT_OOM_KILLED,        /* "oom_killed": SIGKILL with an OOM kill in its cgroup */
-        POD_EXIT_SECCOMP_VIOLATION, /* "seccomp_violation": SIGSYS (a [kill] syscall, x32) */
+        POD_EXIT_FAILURE,           /* "exit_code:<N>": a nonzero status of the pod itself */
+        POD_EXIT_SIGNAL,            /* "signal:SIG<X>": a signal pomed did not send */
+        POD_EXIT_KILLED,            /* pomed's own SIGKILL: "killed" (teardown) or its reason */
+        POD_EXIT_OOM_KILLED,        /* "oom_killed": the pod's own memory limit */
+        POD_EXIT_HOST_OOM_KILLED,   /* "host_oom_killed": a limit above the pod, or the host */
+        POD_EXIT_SECCOMP_VIOLATION, /* "seccomp_violation[:<syscall>]": SIGSYS */
         POD_EXIT_START_TIMEOUT,     /* "start_timeout": no READY=1 in time (pomed decides) */
         POD_EXIT_NOT_READY,         /* "not_ready": exited before READY=1 (pomed decides) */
-        POD_EXIT_SETUP_FAILED,      /* "setup_failed": a spawn step failed, exit 119..127 */
+        POD_EXIT_EXEC_FAILED,       /* "exec_failed:<ERRNO>": execve(2) of the pod failed */
+        POD_EXIT_SETUP_FAILED,      /* "setup_failed:<step>:<ERRNO>": another spawn step */
         _POD_EXIT_MAX,
 } PodExit;
 
-/* The wire name above ("exited", "oom_killed"…); "unknown" for anything else. */
+/* The base word above ("exited", "oom_killed"…); "unknown" for anything else. */
 const char *pod_exit_to_string(PodExit e);
 
+/* What an OOM kill of the pod is charged to (cg_pod_oom()). */
+typedef enum PodOom {
+        POD_OOM_NONE, /* no OOM kill recorded in the pod's cgroup */
+        POD_OOM_OWN,  /* the pod's own cgroup reached its own limit */
+        POD_OOM_HOST, /* killed for a limit above the pod (pomed's, the host's) */
+} PodOom;
+
+/* Everything known about one pod's death, gathered by pomed before it classifies it. */
+typedef struct PodDeath {
+        int code;                /* waitid(2) si_code: CLD_EXITED, CLD_KILLED, CLD_DUMPED */
+        int status;              /* waitid(2) si_status: exit status or signal number */
+        const char *kill_why;    /* pomed sent SIGKILL: "killed" (teardown), "protocol_error",
+                                    "pod_hung"…; NULL when it sent nothing */
+        const char *kill_detail; /* a sentence for kill_why, or NULL */
+        PodOom oom;
+        const char *oom_cgroup; /* POD_OOM_HOST: the cgroup whose limit was reached, or NULL */
+        SpawnFailure spawn;     /* from spawn_pod() */
+        const char *syscall;    /* SIGSYS: the trapped syscall's name as the pod reported it */
+        long syscall_nr;        /* its number, -1 when the pod reported none */
+        uid_t uid;              /* the pod's uid, named in the RLIMIT_NPROC advice */
+} PodDeath;
+
 /*
- * Classifies a waitid(2) result (si_code CLD_EXITED/KILLED/DUMPED, si_status). oom_killed
- * is cg_pod_oom_killed()'s answer (> 0: yes). Writes a human sentence into detail (len
- * bytes, always NUL-terminated): "exited with status 65", "killed by SIGSEGV",
- * "setup failed at exec (status 127)", "killed by SIGSYS: forbidden syscall".
+ * Classifies a pod's death. Writes the `how` word (API per_twin.<t>.pod.state, sandbox
+ * reason pod_exited:<twin>:<how>, logs, D-Bus) into how (howlen bytes): "exited",
+ * "exit_code:65", "signal:SIGTERM", "killed" / d->kill_why, "oom_killed",
+ * "host_oom_killed", "seccomp_violation:ptrace" (or "seccomp_violation" when the pod died
+ * before it could name the syscall), "exec_failed:EAGAIN", "setup_failed:cgroup_join:EACCES";
+ * and a sentence for people into detail (detaillen bytes). Both always NUL-terminated.
+ * Precedence: a spawn step's report, then SIGSYS, then the OOM killer's record, then
+ * pomed's own SIGKILL, then the bare status.
  */
-PodExit spawn_classify(const siginfo_t *si, int oom_killed, char *detail, size_t len);
+PodExit spawn_classify(const PodDeath *d, char *how, size_t howlen, char *detail, size_t detaillen);

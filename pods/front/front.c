@@ -7,6 +7,7 @@
 
 #include "common/json-util.h"
 #include "common/util.h"
+#include "kind.h"
 
 static int hexval(char c)
 {
@@ -579,10 +580,12 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         const char *corr = json_get_str(fc->headers, "x-pome-correlation-id");
         const char *step = json_get_str(fc->headers, "x-pome-scenario-step-id");
         _cleanup_json_ json_t *row = json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:O, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:O, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
                 "s:o, s:s, s:o}",
                 "kind", "TwinHttpEvent", "event_id", fc->request_id, "ts", ts, "run_id", fc->run_id,
-                "twin", fc->twin, "method", fc->method, "path", full ? full : fc->path,
+                "twin", fc->twin, "method", fc->method, "path",
+                /* the caller's bytes: invalid UTF-8 mended, never a row lost */
+                twin_json_string_lossy(full ? full : fc->path, strlen(full ? full : fc->path)),
                 "request_headers", fc->headers ? fc->headers : json_object(), "request_body",
                 request_body ? request_body : json_null(), "status", rp->status, "response_body",
                 rp->body ? rp->body : json_null(), "latency_ms", fc->latency_ms, "tool",

@@ -13,7 +13,15 @@
  *   4. serve: "call" → twin_handle → reply with the same id; "export" → {"status":200}
  *      with the whole world as body; EOF → exit 0.
  *
- * Exit status: 0 after EOF, 64 usage (EX_USAGE), 65 rejected seed or malformed frame
+ * Once serving, no frame makes the pod exit: a call it cannot decode, an op it does not
+ * know, a reply or a world too large for a frame are answered 500 in the twin's own
+ * envelope (kind->error). A call that changed the world and whose reply cannot be sent
+ * is undone first, so the world changes exactly as the tape rows say.
+ *
+ * A syscall the seccomp policy traps is reported to pomed before the pod dies of it
+ * (sigsys.h): the handler is installed before anything else.
+ *
+ * Exit status: 0 after EOF, 64 usage (EX_USAGE), 65 rejected seed or malformed load frame
  * (EX_DATAERR), 71 system error (EX_OSERR). 119..127 belong to the spawner. stderr
  * carries one line for fatal errors only.
  */
@@ -34,6 +42,7 @@
 #include "common/util.h"
 #include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
+#include "sigsys.h"
 
 #define POD_FD     3
 #define EXIT_USAGE 64
@@ -137,6 +146,43 @@ static void send_frame(char *buf, size_t len)
                 die(EXIT_OSERR, "write: %s", strerror(-r));
 }
 
+/*
+ * A 500 in the twin's own envelope for frame id, with message as the tape's error.
+ * mutated: the world changed and could not be restored (said, not hidden).
+ */
+static void send_error(Twin *t, uint64_t id, const char *message, bool mutated)
+{
+        TwinReply rp = {.fidelity = "semantic", .state_mutation = mutated};
+        twin_kind(t)->error(500, "internal_error", message, &rp);
+        rp.status = 500;
+        rp.error = strdup(message);
+        char *buf;
+        size_t len;
+        int r = podwire_encode_reply(id, &rp, &buf, &len);
+        twin_reply_done(&rp);
+        if (r < 0)
+                die(EXIT_OSERR, "encoding a 500 reply: %s", strerror(-r));
+        send_frame(buf, len);
+}
+
+/*
+ * An upper bound of the raw bytes in the world: the seed, plus each request's bytes and
+ * 4 KiB for what the twin adds to a row (ids, times, URLs).
+ */
+static size_t world_bound;
+
+/*
+ * Whether the reply to a request of `in` bytes might not fit in a frame. A reply repeats
+ * the request (request_body), the touched row before and after (state_delta) and the
+ * rendered row (body); JSON may write each byte as 6 ("\u0001"): 6·in + 18·(world + in)
+ * stays below 24·(world + in).
+ */
+static bool reply_may_overflow(size_t in)
+{
+        size_t w = world_bound + in;
+        return w < world_bound || w > (FRAME_MAX - 64 * 1024) / 24;
+}
+
 static void serve_call(Twin *t, const Frame *f)
 {
         TwinRequest rq;
@@ -144,20 +190,36 @@ static void serve_call(Twin *t, const Frame *f)
         char *buf;
         size_t len;
 
-        if (podwire_decode_request(f, &rq) < 0)
-                die(EXIT_DATA, "malformed call frame %" PRIu64, f->id);
+        if (podwire_decode_request(f, &rq) < 0) {
+                send_error(t, f->id, "The pod received a call it cannot decode.", false);
+                return;
+        }
+        size_t in = f->body_len + strlen(rq.query) + strlen(rq.path);
+        bool reads = streq(rq.method, "GET") || streq(rq.method, "HEAD");
+        /* a snapshot only when a reply could fail: its cost is the world's size */
+        _cleanup_json_ json_t *snapshot =
+                !reads && reply_may_overflow(in) ? json_deep_copy(twin_world(t)) : NULL;
+        size_t grown = world_bound + in + 4096;
+        world_bound = grown < world_bound ? SIZE_MAX : grown;
+
         twin_handle(t, &rq, &rp);
         int r = podwire_encode_reply(f->id, &rp, &buf, &len);
+        bool mutated = rp.state_mutation;
         twin_reply_done(&rp);
-        if (r == -EMSGSIZE) {
-                TwinReply big = {.status = 500, .fidelity = "semantic"};
-                big.error = strdup("reply larger than a frame");
-                r = podwire_encode_reply(f->id, &big, &buf, &len);
-                twin_reply_done(&big);
+        if (r >= 0) {
+                send_frame(buf, len);
+                return;
         }
-        if (r < 0)
-                die(EXIT_OSERR, "encoding reply: %s", strerror(-r));
-        send_frame(buf, len);
+        /* The reply cannot be sent: undo the call, then say so in the twin's envelope. */
+        if (mutated && snapshot) {
+                twin_world_replace(t, TAKE_PTR(snapshot));
+                mutated = false;
+        }
+        send_error(t, f->id,
+                   r == -EMSGSIZE ? "The reply is larger than the twin can send; nothing was "
+                                    "changed."
+                                  : "The twin could not encode its reply.",
+                   mutated);
 }
 
 static void serve_export(Twin *t, const Frame *f)
@@ -166,16 +228,23 @@ static void serve_export(Twin *t, const Frame *f)
         _cleanup_free_ char *world = json_dumps(twin_world(t), JSON_COMPACT);
         char *buf;
         size_t len;
-        if (!head || !world)
-                die(EXIT_OSERR, "export: out of memory");
-        int r = frame_encode(f->id, head, world, strlen(world), &buf, &len);
-        if (r < 0)
-                die(EXIT_OSERR, "export: %s", strerror(-r));
+        int r = head && world ? frame_encode(f->id, head, world, strlen(world), &buf, &len)
+                              : -ENOMEM;
+        if (r < 0) {
+                send_error(t, f->id,
+                           r == -EMSGSIZE ? "The world is larger than a frame."
+                                          : "The world could not be encoded.",
+                           false);
+                return;
+        }
         send_frame(buf, len);
 }
 
 int main(int argc, char **argv)
 {
+        /* first: every trapped syscall from here on is named to pomed */
+        if (pod_sigsys_install(POD_FD) < 0)
+                return EXIT_OSERR;
         if (argc != 3 || !streq(argv[1], "--twin")) {
                 fprintf(stderr, "usage: pome-pod --twin NAME   (fd 3: frame socket from pomed)\n");
                 return EXIT_USAGE;
@@ -210,6 +279,7 @@ int main(int argc, char **argv)
             json_integer_value(sl) < 0 || (uint64_t)json_integer_value(sl) > f.body_len)
                 die(EXIT_DATA, "first frame is not a load of %s with a valid seed_len", twin_name);
         size_t seed_len = (size_t)json_integer_value(sl);
+        world_bound = seed_len;
         size_t bpf_len = f.body_len - seed_len;
         if (bpf_len % sizeof(struct sock_filter) != 0 ||
             bpf_len / sizeof(struct sock_filter) > BPF_MAXINSNS)
@@ -260,8 +330,12 @@ int main(int argc, char **argv)
                         serve_call(t, &f);
                 else if (streq_ptr(op, "export"))
                         serve_export(t, &f);
-                else
-                        die(EXIT_DATA, "unknown op \"%s\" in frame %" PRIu64, strempty(op), f.id);
+                else {
+                        char m[128];
+                        snprintf(m, sizeof(m), "The pod does not know the op \"%.64s\".",
+                                 strempty(op));
+                        send_error(t, f.id, m, false);
+                }
                 frame_done(&f);
         }
         frame_reader_done(&rd);

@@ -85,6 +85,14 @@ json_t *twin_world(Twin *t)
         return t->world;
 }
 
+void twin_world_replace(Twin *t, json_t *world)
+{
+        if (!world)
+                return;
+        json_decref(t->world);
+        t->world = world;
+}
+
 void twin_set_clock(Twin *t, int64_t now)
 {
         t->clock = now;
@@ -230,6 +238,45 @@ static bool media_type_is(const char *ct, const char *type)
         return ct[l] == 0 || ct[l] == ';' || ct[l] == ' ';
 }
 
+size_t twin_json_depth(const json_t *j, size_t limit)
+{
+        if (!json_is_object(j) && !json_is_array(j))
+                return 0;
+        if (limit == 0)
+                return 1;
+        size_t max = 0;
+        if (json_is_array(j)) {
+                for (size_t i = 0; i < json_array_size(j) && max < limit; i++) {
+                        size_t d = twin_json_depth(json_array_get(j, i), limit - 1);
+                        max = d > max ? d : max;
+                }
+        } else {
+                const char *k;
+                json_t *v;
+                json_object_foreach ((json_t *)j, k, v) {
+                        size_t d = twin_json_depth(v, limit - 1);
+                        max = d > max ? d : max;
+                        if (max >= limit)
+                                break;
+                }
+        }
+        return max + 1;
+}
+
+/*
+ * twin_form_parse for a body or query; a NUL refused there becomes the kind's 400
+ * invalid_form_data in rp (returns 1). 0, 1, -ENOMEM.
+ */
+static int form_args(Twin *t, const char *s, size_t len, json_t **ret, TwinReply *rp)
+{
+        int r = twin_form_parse(s, len, ret);
+        if (r != -EBADMSG)
+                return r;
+        t->kind->error(400, "invalid_form_data",
+                       "Form data and query strings cannot contain NUL bytes (%00).", rp);
+        return rp->body ? 1 : -ENOMEM;
+}
+
 /*
  * Parses the request body into *ret (a new object, or NULL when there is none or it is
  * not a format we read). Returns 0, 1 when rp now holds the kind's invalid_json refusal,
@@ -245,9 +292,13 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *r
                     body_starts_json(rq);
         if (json) {
                 json_error_t e;
+                /* no JSON_ALLOW_NUL: "\u0000" is refused here as %00 is in forms */
                 json_t *b = json_loadb(rq->body, rq->body_len, 0, &e);
-                if (!json_is_object(b)) {
-                        const char *why = b ? "Body should be a JSON object" : e.text;
+                if (!json_is_object(b) ||
+                    twin_json_depth(b, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
+                        const char *why = !b                  ? e.text
+                                          : json_is_object(b) ? "Body nests too deeply"
+                                                              : "Body should be a JSON object";
                         json_decref(b);
                         t->kind->error(400, "invalid_json", why, rp);
                         return 1;
@@ -259,7 +310,7 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *r
         if (ct && !media_type_is(ct, "application/x-www-form-urlencoded") &&
             !media_type_is(ct, "text/plain"))
                 return 0;
-        return twin_form_parse(rq->body, rq->body_len, ret);
+        return form_args(t, rq->body, rq->body_len, ret, rp);
 }
 
 /* Merges src's members into dst (dst's values lose). */
@@ -287,9 +338,9 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
 
         /* precedence: path parameters > body > query */
         _cleanup_json_ json_t *args = NULL;
-        r = twin_form_parse(strempty(rq->query), strlen(strempty(rq->query)), &args);
-        if (r < 0)
-                return r;
+        r = form_args(t, strempty(rq->query), strlen(strempty(rq->query)), &args, rp);
+        if (r != 0)
+                return r < 0 ? r : 0;
         r = merge(args, body);
         if (r < 0)
                 return r;

@@ -12,10 +12,23 @@
  * '&' separated, '+' is a space, %XX escapes) into a new JSON object of strings, with the
  * bracket convention of Rack and Stripe: "metadata[k]=v" nests objects, "expand[]=x" always
  * appends to an array, "items[0][price]=p" makes "items" an array when all its keys are
- * indices. Later pairs win over earlier ones. Malformed pieces are kept literally, never
- * rejected. Returns 0 or -ENOMEM.
+ * indices. Later pairs win over earlier ones. Malformed pieces are kept literally and
+ * invalid UTF-8 becomes U+FFFD, but a key or value that decodes to a NUL byte ("%00") is
+ * refused: no string of a world holds U+0000 (JSON bodies: jansson refuses "\u0000").
+ * Returns 0, -EBADMSG for a NUL, -ENOMEM.
  */
 int twin_form_parse(const char *s, size_t len, json_t **ret);
+
+/*
+ * Deepest nesting of arrays and objects accepted in a request's JSON (bodies, MCP
+ * arguments). A reply carries the request body, and a state_delta a row holding it, a
+ * few levels deeper; pomed's decoder stops at jansson's 2048 levels, so the twin refuses
+ * (400, its own envelope) long before anything it stored could not be sent back.
+ */
+#define TWIN_JSON_MAX_DEPTH 64
+
+/* Nesting depth of j: 0 for a scalar, 1 for [] or {}, … Stops counting past limit. */
+size_t twin_json_depth(const json_t *j, size_t limit);
 
 /*
  * Matches path against a route pattern ("/repos/{owner}/{repo}"; {x} matches exactly one

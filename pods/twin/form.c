@@ -258,8 +258,15 @@ int twin_form_parse(const char *s, size_t len, json_t **ret)
                         vlen = 0;
                 p = amp ? amp + 1 : end;
 
-                /* keys are C strings for jansson: cut at an embedded NUL, mend bad UTF-8 */
-                _cleanup_json_ json_t *k = twin_json_string_lossy(key, strlen(key));
+                /*
+                 * NUL is refused, in keys and values alike: a world holds no U+0000, since
+                 * a C-string reader of it (a lookup, a comparison, a token check) would see
+                 * only the bytes before it ("C1%00x" would name channel C1). Invalid UTF-8
+                 * is mended to U+FFFD, as the WHATWG urlencoded parser does.
+                 */
+                if (memchr(key, 0, klen) || (eq && memchr(val, 0, vlen)))
+                        return -EBADMSG;
+                _cleanup_json_ json_t *k = twin_json_string_lossy(key, klen);
                 _cleanup_json_ json_t *v = twin_json_string_lossy(val, vlen);
                 if (!k || !v)
                         return -ENOMEM;

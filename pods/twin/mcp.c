@@ -101,6 +101,10 @@ int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
         json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, JSON_DECODE_ANY, &e);
         if (!msg)
                 return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error");
+        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
+                json_decref(msg);
+                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error: nests too deeply");
+        }
         rp->request_body = msg; /* the reply owns it: the tape records the message */
         if (json_is_array(msg))
                 return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST,
@@ -179,9 +183,12 @@ int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
 {
         json_error_t e;
         json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &e);
-        if (!json_is_object(msg)) {
+        if (!json_is_object(msg) ||
+            twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
+                const char *why = json_is_object(msg) ? "Body nests too deeply"
+                                                      : "Body must be a JSON object";
                 json_decref(msg);
-                return plain_error(rp, 400, MCP_PARSE_ERROR, "Body must be a JSON object");
+                return plain_error(rp, 400, MCP_PARSE_ERROR, why);
         }
         rp->request_body = msg;
 

@@ -2,14 +2,29 @@
 #include "podwire.h"
 
 #include "common/json-util.h"
+#include "kind.h"
+
+/*
+ * A string member from bytes that need not be UTF-8 (a raw query, a decoded path): mended
+ * with U+FFFD rather than refused, so that a caller's bad bytes reach the twin, which
+ * answers them in its own envelope, instead of failing the frame (jansson refuses
+ * invalid UTF-8 in json_string and json_pack "s").
+ */
+static int set_text(json_t *o, const char *key, const char *s)
+{
+        json_t *v = s ? twin_json_string_lossy(s, strlen(s)) : json_null();
+        return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
+}
 
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len)
 {
         _cleanup_json_ json_t *head =
-                json_pack("{s:s, s:s, s:s, s:s, s:O, s:s}", "op", "call", "method", rq->method,
-                          "path", rq->path, "query", strempty(rq->query), "headers", rq->headers,
-                          "base_url", strempty(rq->base_url));
-        if (!head)
+                json_pack("{s:s, s:o}", "op", "call", "headers",
+                          rq->headers ? json_incref(rq->headers) : json_object());
+        if (!head || set_text(head, "method", strempty(rq->method)) < 0 ||
+            set_text(head, "path", strempty(rq->path)) < 0 ||
+            set_text(head, "query", strempty(rq->query)) < 0 ||
+            set_text(head, "base_url", strempty(rq->base_url)) < 0)
                 return -ENOMEM;
         return frame_encode(id, head, rq->body, rq->body_len, ret_buf, ret_len);
 }
@@ -41,8 +56,7 @@ int podwire_encode_reply(uint64_t id, const TwinReply *rp, char **ret_buf, size_
                           "idempotency_dedupe", rp->idempotency_dedupe);
         if (!head)
                 return -ENOMEM;
-        if (json_object_set_new(head, "tool", json_string_or_null(rp->tool)) < 0 ||
-            json_object_set_new(head, "error", json_string_or_null(rp->error)) < 0 ||
+        if (set_text(head, "tool", rp->tool) < 0 || set_text(head, "error", rp->error) < 0 ||
             json_object_set(head, "headers", rp->headers ? rp->headers : json_null()) < 0 ||
             json_object_set(head, "state_delta", rp->state_delta ? rp->state_delta : json_null()) <
                     0 ||
@@ -72,7 +86,8 @@ int podwire_decode_reply(const Frame *f, TwinReply *rp)
                 return -EBADMSG;
         json_t *body = NULL;
         if (f->body_len > 0) {
-                body = json_loadb(f->body, f->body_len, JSON_DECODE_ANY, NULL);
+                /* as frame heads: any JSON text decodes, U+0000 in strings included */
+                body = json_loadb(f->body, f->body_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
                 if (!body)
                         return -EBADMSG;
         }

@@ -151,6 +151,13 @@ const TwinKind *twin_kind(const Twin *t);
 json_t *twin_world(Twin *t);
 
 /*
+ * Replaces the live world with world (takes the reference), as when a call is undone:
+ * the pod restores a snapshot when the reply of a call that changed the world cannot be
+ * sent (pods/pod/main.c). Accepts NULL world (no-op).
+ */
+void twin_world_replace(Twin *t, json_t *world);
+
+/*
  * Pins the clock the twin's actions see to now (seconds since the epoch; 0 = the real
  * clock again), so tests and `pome eval` replays get the same timestamps and ids.
  */

@@ -4,7 +4,9 @@
  * does to a process that loads it: allowed, ENOSYS, SIGSYS for [kill] and for x32.
  */
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,7 +37,24 @@ static void test_parser_table(void)
                  "t.policy:4: 'read' already listed at line 2"},
                 {"[allow]\nptrace\n[kill]\nptrace\n", -EINVAL,
                  "t.policy:4: 'ptrace' already listed at line 2"},
-                {"[allow]\nre ad\n", -EINVAL, "t.policy:2: not a syscall name"},
+                {"[allow]\nre ad\n", -EINVAL, "t.policy:2: unknown syscall 're'"},
+                /* argument comparisons */
+                {"[allow]\nsocket a0 == AF_UNIX\n[kill]\nsocket a0 != AF_UNIX\n", 0, NULL},
+                {"[kill]\nclone a0 & CLONE_NEWUSER\nclone a0 & 0x20000\n", 0, NULL},
+                {"[allow]\nmmap a2 == 3 a3 == 0x22\n", 0, NULL},
+                {"[allow]\nsocket a0 == AF_UNIX\nsocket\n", -EINVAL,
+                 "t.policy:3: 'socket' already listed at line 2"},
+                {"[allow]\nsocket\n[kill]\nsocket a0 != 1\n", -EINVAL,
+                 "t.policy:4: 'socket' already listed at line 2"},
+                {"[allow]\nsocket a6 == 1\n", -EINVAL, "t.policy:2: 'a6' is not an argument"},
+                {"[allow]\nsocket a0 < 1\n", -EINVAL, "t.policy:2: unknown comparison '<'"},
+                {"[allow]\nsocket a0 == AF_FOO\n", -EINVAL, "t.policy:2: bad value 'AF_FOO'"},
+                {"[allow]\nsocket a0 ==\n", -EINVAL, "t.policy:2: bad value"},
+                {"[allow]\nsocket a0 == 0x100000000\n", -EINVAL, "t.policy:2: bad value"},
+                {"[allow]\nsocket a0 & 0\n", -EINVAL, "t.policy:2: bad value '0'"},
+                {"[allow]\nsocket a0 == -1\n", -EINVAL, "t.policy:2: bad value '-1'"},
+                {"[allow]\nmmap a0 == 1 a1 == 1 a2 == 1 a3 == 1\n", -EINVAL,
+                 "t.policy:2: more than 3 comparisons"},
                 {"[allow]\nREAD\n", -EINVAL, "t.policy:2: not a syscall name"},
                 {"[allow]\nread;\n", -EINVAL, "t.policy:2: not a syscall name"},
                 {"[allow]\n\0read\n", -EINVAL, "t.policy:2: NUL byte"},
@@ -101,19 +120,24 @@ static void test_real_policies(void)
  * when it failed with ENOSYS, 1 otherwise. Only raw syscalls after the filter: no
  * sanitizer runtime, no stdio.
  */
-static int run_filtered(const ScpProgram *prog, long nr)
+static int run_filtered_args(const ScpProgram *prog, long nr, long a0, long a1, long a2)
 {
         pid_t pid = fork();
         if (pid == 0) {
                 if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
                     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, scp_program(prog)) < 0)
                         syscall(SYS_exit_group, 2);
-                long r = syscall(nr, 0, 0, 0, 0, 0, 0);
+                long r = syscall(nr, a0, a1, a2, 0, 0, 0);
                 syscall(SYS_exit_group, r >= 0 ? 0 : errno == ENOSYS ? 38 : 1);
         }
         int status = -1;
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
         return status;
+}
+
+static int run_filtered(const ScpProgram *prog, long nr)
+{
+        return run_filtered_args(prog, nr, 0, 0, 0);
 }
 
 static bool killed_by_sigsys(int status)
@@ -143,8 +167,8 @@ static void test_behaviour(void)
         ScpProgram *s2 = compile_real("pod-stage2.policy");
         if (!s2)
                 return;
-        st = run_filtered(s2, SYS_socket);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
+        st = run_filtered_args(s2, SYS_socket, AF_UNIX, SOCK_DGRAM, 0);
+        CHECK(killed_by_sigsys(st)); /* no socket at all once serving */
         st = run_filtered(s2, SYS_openat);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
         st = run_filtered(s2, SYS_execve);
@@ -153,7 +177,47 @@ static void test_behaviour(void)
         CHECK(killed_by_sigsys(st));
         st = run_filtered(s2, SYS_getpid);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        /* rt_sigaction: SIGSYS traps (upper bits cannot hide it), others get ENOSYS */
+        st = run_filtered_args(s2, SYS_rt_sigaction, SIGSYS, 0, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered_args(s2, SYS_rt_sigaction, (long)(0x100000000L | SIGSYS), 0, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered_args(s2, SYS_rt_sigaction, SIGUSR1, 0, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
+        /* clone: a namespace flag traps, a plain fork gets ENOSYS */
+        st = run_filtered_args(s2, SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered_args(s2, SYS_clone, SIGCHLD, 0, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 38);
         scp_free(s2);
+
+        /* The real stage 1: AF_UNIX sockets only, and the SIGSYS handler may be set. */
+        ScpProgram *s1 = compile_real("pod-stage1.policy");
+        if (!s1)
+                return;
+        st = run_filtered_args(s1, SYS_socket, AF_UNIX, SOCK_DGRAM, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        st = run_filtered_args(s1, SYS_socket, (long)(0x100000000L | AF_UNIX), SOCK_DGRAM, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* the kernel reads an int: AF_UNIX */
+        st = run_filtered_args(s1, SYS_socket, AF_INET, SOCK_STREAM, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered_args(s1, SYS_socket, AF_NETLINK, SOCK_RAW, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered_args(s1, SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered(s1, SYS_unshare);
+        CHECK(killed_by_sigsys(st));
+        st = run_filtered(s1, SYS_clone3);
+        CHECK(WIFEXITED(st) &&
+              WEXITSTATUS(st) == 38); /* flags unreadable: ENOSYS, libc falls back */
+        scp_free(s1);
+
+        /* syscall names for SIGSYS reports */
+        char name[64];
+        CHECK(scp_syscall_name(0, SYS_ptrace, name, sizeof(name)) == 0 && streq(name, "ptrace"));
+        CHECK(scp_syscall_name(0xC000003E, SYS_mount, name, sizeof(name)) == 0 &&
+              streq(name, "mount"));
+        CHECK(scp_syscall_name(0, 99999, name, sizeof(name)) == -ENOENT);
 }
 
 int main(void)
