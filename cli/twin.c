@@ -14,7 +14,7 @@
 #include <systemd/sd-event.h>
 #include <time.h>
 
-#include "commands.h"
+#include "cli/commands.h"
 #include "common/httpd.h"
 #include "common/json-util.h"
 #include "common/token.h"

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-#include "frame.h"
+#include "common/frame.h"
 
 #include <endian.h>
 
-#include "json-util.h"
-#include "util.h"
+#include "common/json-util.h"
+#include "common/util.h"
 
 void frame_done(Frame *f)
 {

@@ -8,7 +8,7 @@
  * a timeout of 0 means "run again now". Suspended connections never time out
  * in MHD, so callers keep their own deadlines.
  */
-#include "httpd.h"
+#include "common/httpd.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -17,8 +17,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "json-util.h"
-#include "util.h"
+#include "common/json-util.h"
+#include "common/util.h"
 
 struct HttpRequest {
         Httpd *d;

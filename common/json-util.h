@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "util.h"
+#include "common/util.h"
 
 /* jansson >= 2.11 ships json_decrefp() (NULL-safe) for cleanup attributes. */
 #define _cleanup_json_ _cleanup_(json_decrefp)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 
-#include "token.h"
+#include "common/token.h"
 
 #include <inttypes.h>
 #include <openssl/crypto.h>
@@ -9,8 +9,8 @@
 #include <openssl/sha.h>
 #include <sys/random.h>
 
-#include "json-util.h"
-#include "util.h"
+#include "common/json-util.h"
+#include "common/util.h"
 
 static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

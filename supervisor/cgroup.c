@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "cgroup.h"
+#include "supervisor/cgroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>

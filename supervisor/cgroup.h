@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pod-limits.h"
+#include "supervisor/pod-limits.h"
 
 typedef struct CgSetup CgSetup;
 typedef struct CgPod CgPod;

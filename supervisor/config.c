@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "config.h"
+#include "supervisor/config.h"
 
 #include <ctype.h>
 #include <arpa/inet.h>
@@ -9,7 +9,7 @@
 
 #include "common/json-util.h"
 #include "common/util.h"
-#include "pod-limits.h"
+#include "supervisor/pod-limits.h"
 
 /* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
 static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"

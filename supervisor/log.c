@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "log.h"
+#include "supervisor/log.h"
 
 #include <stdarg.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "notify.h"
+#include "supervisor/notify.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>

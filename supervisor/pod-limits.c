@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "pod-limits.h"
+#include "supervisor/pod-limits.h"
 
 #include <inttypes.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "pod.h"
+#include "supervisor/pod.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,16 +9,16 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "cgroup.h"
+#include "supervisor/cgroup.h"
 #include "common/frame.h"
 #include "common/hashmap.h"
 #include "common/timeutil.h"
 #include "common/json-util.h"
 #include "common/util.h"
-#include "notify.h"
-#include "podwire.h"
-#include "seccomp-policy.h"
-#include "spawn.h"
+#include "supervisor/notify.h"
+#include "pods/twin/podwire.h"
+#include "supervisor/seccomp-policy.h"
+#include "supervisor/spawn.h"
 
 #define POD_OUT_MAX (8u << 20) /* bytes queued for a pod before callers get 503 busy */
 

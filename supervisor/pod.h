@@ -15,7 +15,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 typedef struct Pod Pod;
 typedef struct CgSetup CgSetup;

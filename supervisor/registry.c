@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "registry.h"
+#include "supervisor/registry.h"
 
 #include <sqlite3.h>
 #include <time.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "seccomp-policy.h"
+#include "supervisor/seccomp-policy.h"
 
 #include <fcntl.h>
 #include <seccomp.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "spawn.h"
+#include "supervisor/spawn.h"
 
 #include <fcntl.h>
 #include <linux/capability.h>

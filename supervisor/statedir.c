@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "statedir.h"
+#include "supervisor/statedir.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "front.h"
+#include "pods/front/front.h"
 
 #include <ctype.h>
 #include <strings.h>
@@ -7,7 +7,7 @@
 
 #include "common/json-util.h"
 #include "common/util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 static int hexval(char c)
 {

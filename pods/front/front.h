@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "common/token.h"
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 typedef enum FrontAuth {
         FRONT_AUTH_OK,

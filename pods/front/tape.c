@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "tape.h"
+#include "pods/front/tape.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -27,7 +27,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 #define DOCS_URL     "https://docs.github.com/rest"
 #define HTML_BASE    "https://github.com"

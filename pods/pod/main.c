@@ -42,7 +42,7 @@
 #include "common/util.h"
 #include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
-#include "sigsys.h"
+#include "pods/pod/sigsys.h"
 
 #define POD_FD     3
 #define EXIT_USAGE 64

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "sigsys.h"
+#include "pods/pod/sigsys.h"
 
 #include <endian.h>
 #include <errno.h>

@@ -28,7 +28,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 #define SEED_TS_US INT64_C(1700000000000100) /* first generated seed ts: 1700000000.000100 */
 #define MAX_TEXT   40000                     /* characters of a message (msg_too_long) */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Argument readers for actions, base64. */
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 int twin_arg_str(const json_t *args, const char *key, const char **ret)
 {

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 struct Twin {
         const TwinKind *kind;

@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 /*
  * Decodes an application/x-www-form-urlencoded string (WHATWG URL "urlencoded parser":

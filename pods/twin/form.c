@@ -4,7 +4,7 @@
  * Values stay strings: typing is the action's business (twin_arg_int & co).
  */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 #define FORM_MAX_DEPTH 32 /* bracket segments per key; deeper keys are kept literally */
 

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "common/util.h"
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 extern const TwinKind twin_kind_github;
 extern const TwinKind twin_kind_slack;

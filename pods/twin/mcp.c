@@ -8,7 +8,7 @@
  * are HTTP 200 JSON-RPC errors. A tool's own failure is a result with isError: true.
  */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 #define MCP_PARSE_ERROR      (-32700)
 #define MCP_INVALID_REQUEST  (-32600)

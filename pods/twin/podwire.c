@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-#include "podwire.h"
+#include "pods/twin/podwire.h"
 
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 /*
  * A string member from bytes that need not be UTF-8 (a raw query, a decoded path): mended

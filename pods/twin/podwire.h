@@ -13,7 +13,7 @@
 #pragma once
 
 #include "common/frame.h"
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 /* Encodes rq as a "call" frame with id into a new buffer. 0, -EMSGSIZE, -ENOMEM. */
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len);

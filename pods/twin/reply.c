@@ -3,7 +3,7 @@
 #include <time.h>
 
 #include "common/json-util.h"
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 void twin_reply_done(TwinReply *rp)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Route patterns: "/repos/{owner}/{repo}/issues/{issue_number}". */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 /* Length of the segment at s (up to '/' or the end). */
 static size_t seg_len(const char *s)

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 
 int twin_seed_error(char *err, size_t errlen, const char *fmt, ...)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer: the form/query parser (brackets, percent escapes, invalid UTF-8). */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
  * accepts exactly the all-VCHAR strings. Failures are -EINVAL or -ENOMEM, nothing else.
  */
 #include "common/util.h"
-#include "front.h"
+#include "pods/front/front.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
  */
 #include "common/frame.h"
 #include "common/json-util.h"
-#include "podwire.h"
+#include "pods/twin/podwire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
  * a reply that says nothing changed must leave the world equal.
  */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 
 #include "common/frame.h"
 #include "common/json-util.h"
-#include "podwire.h"
+#include "pods/twin/podwire.h"
 #include "tests/unit/check.h"
 
 static void test_roundtrip_split(void)

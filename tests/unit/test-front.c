@@ -8,7 +8,7 @@
 #include "common/json-util.h"
 #include "common/token.h"
 #include "common/util.h"
-#include "front.h"
+#include "pods/front/front.h"
 #include "tests/unit/check.h"
 
 static const uint8_t key[TOKEN_SECRET_LEN] = "0123456789abcdef0123456789abcdef";

@@ -5,7 +5,7 @@
  * Link headers, seed validation messages.
  */
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 #include "tests/unit/check.h"
 #include "tests/unit/twin-test-util.h"
 

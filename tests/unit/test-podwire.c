@@ -5,7 +5,7 @@
  */
 #include "common/frame.h"
 #include "common/json-util.h"
-#include "podwire.h"
+#include "pods/twin/podwire.h"
 #include "tests/unit/check.h"
 
 static int reread(char *buf, size_t len, Frame *f)

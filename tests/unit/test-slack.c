@@ -5,7 +5,7 @@
  * error envelopes (HTTP 200 ok:false), redaction, seed validation.
  */
 #include "common/json-util.h"
-#include "kind.h"
+#include "pods/twin/kind.h"
 #include "tests/unit/check.h"
 #include "tests/unit/twin-test-util.h"
 

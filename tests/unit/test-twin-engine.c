@@ -5,7 +5,7 @@
  * Driven through the real github and slack kinds with their shipped seeds.
  */
 #include "common/json-util.h"
-#include "engine.h"
+#include "pods/twin/engine.h"
 #include "tests/unit/check.h"
 #include "tests/unit/twin-test-util.h"
 

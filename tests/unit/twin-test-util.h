@@ -12,7 +12,7 @@
 
 #include "common/json-util.h"
 #include "tests/unit/check.h"
-#include "twin.h"
+#include "pods/twin/twin.h"
 
 /* The clock every test twin runs at: 2026-05-28T20:26:40Z (seconds since the epoch). */
 #define TWIN_TEST_NOW 1780000000
