@@ -57,7 +57,7 @@ struct Pod {
         uint64_t release_delay;         /* µs until the next try */
         uint64_t release_deadline;      /* CLOCK_MONOTONIC µs: give up, leave it for next start */
         char exit_how[96], exit_detail[512]; /* how it ended, reported once its cgroups are gone */
-        char *status; /* last STATUS= the pod sent */
+        char *status;                        /* last STATUS= the pod sent */
         PodCallbacks cb;
         void *userdata;
         PodCall *calls;
