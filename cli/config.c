@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
 
@@ -143,37 +144,25 @@ static int load_url(const char *override, const char *dir, Config *c)
 /* Reads the first line of path into a new string. -ENOENT, -EACCES…, -EBADMSG (empty/too long). */
 static int read_key_file(const char *path, char **ret)
 {
-        _cleanup_close_ int fd = -1;
-        char buf[API_KEY_MAX + 2];
+        char *buf = NULL;
         size_t len = 0;
-        ssize_t n;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        while (len < sizeof(buf) - 1) {
-                n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
+        int r = read_file_at(AT_FDCWD, path, API_KEY_MAX + 2, &buf, &len);
+        if (r == -EFBIG)
+                return -EBADMSG;
+        if (r < 0)
+                return r;
+        size_t cap = len;
         buf[strcspn(buf, "\r\n")] = '\0';
         len = strlen(buf);
         while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
                 buf[--len] = '\0';
         if (len == 0 || len > API_KEY_MAX || has_control_chars(buf) || strchr(buf, ' ')) {
-                explicit_bzero(buf, sizeof(buf));
+                explicit_bzero(buf, cap);
+                free(buf);
                 return -EBADMSG;
         }
-        *ret = strdup(buf);
-        explicit_bzero(buf, sizeof(buf));
-        return *ret ? 0 : -ENOMEM;
+        *ret = buf;
+        return 0;
 }
 
 static int load_key(const char *dir, Config *c)

@@ -11,16 +11,18 @@
 #include "common/json-util.h"
 #include "common/util.h"
 
-/* Reads a small file fully (≤ 4 KiB). */
+/* Reads a small secret file into buf (len bytes at most: more is -EFBIG), leaving no copy
+ * of it on the heap. */
 static int read_small(int dirfd, const char *name, char *buf, size_t len, size_t *ret_n)
 {
-        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = read(fd, buf, len);
-        if (n < 0)
-                return negative_errno();
-        *ret_n = (size_t)n;
+        _cleanup_free_ char *data = NULL;
+        size_t n;
+        int r = read_file_at(dirfd, name, len, &data, &n);
+        if (r < 0)
+                return r;
+        memcpy(buf, data, n);
+        explicit_bzero(data, n);
+        *ret_n = n;
         return 0;
 }
 

@@ -6,18 +6,10 @@
 #include <time.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
+#include "common/timeutil.h"
 #include "common/util.h"
 #include "pods/twin/kind.h"
-
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        c = (char)(c | 0x20);
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        return -1;
-}
 
 /* A copy of the n bytes at p, NUL-terminated, into *ret (and n into *ret_len). */
 static int copy_bytes(const char *p, size_t n, char **ret, size_t *ret_len)
@@ -32,28 +24,6 @@ static int copy_bytes(const char *p, size_t n, char **ret, size_t *ret_len)
         return 0;
 }
 
-/* Decodes one x-www-form-urlencoded component ('+' is a space) into a new string of
- * *ret_len bytes (NUL-terminated, but %00 decodes to a NUL of its own). */
-static char *form_decode(const char *s, size_t n, size_t *ret_len)
-{
-        char *out = malloc(n + 1), *o = out;
-        if (!out)
-                return NULL;
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] == '+')
-                        *o++ = ' ';
-                else if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-                         hexval(s[i + 2]) >= 0) {
-                        *o++ = (char)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
-                        i += 2;
-                } else
-                        *o++ = s[i];
-        }
-        *o = 0;
-        *ret_len = (size_t)(o - out);
-        return out;
-}
-
 int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t *ret_len)
 {
         size_t nl = strlen(name);
@@ -64,10 +34,13 @@ int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t
                 if ((size_t)(e - s) >= nl && memcmp(s, name, nl) == 0 &&
                     (s + nl == e || s[nl] == '=')) {
                         size_t l = 0;
+                        char *v = NULL;
                         /* a bare "name" is an empty value */
-                        char *v = s + nl == e
-                                          ? strdup("")
-                                          : form_decode(s + nl + 1, (size_t)(e - s) - nl - 1, &l);
+                        if (s + nl == e)
+                                v = strdup("");
+                        else if (percent_decode(s + nl + 1, (size_t)(e - s) - nl - 1, true, false,
+                                                &v, &l) < 0)
+                                v = NULL;
                         if (!v)
                                 return -ENOMEM;
                         *ret = v;
@@ -194,41 +167,6 @@ static bool is_vchar(char c)
         return c > 0x20 && c < 0x7f;
 }
 
-/* Well-formed UTF-8 (RFC 3629 §4): no overlong form, no surrogate, nothing above
- * U+10FFFF, no truncated sequence. */
-static bool utf8_valid(const char *s, size_t n)
-{
-        const unsigned char *p = (const unsigned char *)s;
-        for (size_t i = 0; i < n;) {
-                unsigned char c = p[i];
-                if (c < 0x80) {
-                        i++;
-                        continue;
-                }
-                size_t len;
-                uint32_t cp, min;
-                if ((c & 0xe0) == 0xc0) {
-                        len = 2, cp = c & 0x1f, min = 0x80;
-                } else if ((c & 0xf0) == 0xe0) {
-                        len = 3, cp = c & 0x0f, min = 0x800;
-                } else if ((c & 0xf8) == 0xf0) {
-                        len = 4, cp = c & 0x07, min = 0x10000;
-                } else
-                        return false; /* a continuation byte first, or 0xf8… */
-                if (n - i < len)
-                        return false;
-                for (size_t j = 1; j < len; j++) {
-                        if ((p[i + j] & 0xc0) != 0x80)
-                                return false;
-                        cp = cp << 6 | (p[i + j] & 0x3f);
-                }
-                if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-                        return false;
-                i += len;
-        }
-        return true;
-}
-
 int front_decode_path(const char *raw, char **ret)
 {
         if (!raw || raw[0] != '/')
@@ -245,7 +183,7 @@ int front_decode_path(const char *raw, char **ret)
                 if (raw[i] == '%') {
                         if (i + 2 >= n)
                                 return -EINVAL;
-                        int hi = hexval(raw[i + 1]), lo = hexval(raw[i + 2]);
+                        int hi = unhex(raw[i + 1]), lo = unhex(raw[i + 2]);
                         if (hi < 0 || lo < 0)
                                 return -EINVAL;
                         char c = (char)(hi << 4 | lo);
@@ -427,7 +365,7 @@ static bool word_start(const char *s, size_t i)
 {
         if (i == 0 || !word_char(s[i - 1]))
                 return true;
-        return i >= 3 && s[i - 3] == '%' && hexval(s[i - 2]) >= 0 && hexval(s[i - 1]) >= 0;
+        return i >= 3 && s[i - 3] == '%' && unhex(s[i - 2]) >= 0 && unhex(s[i - 1]) >= 0;
 }
 
 /* Offset of the first secret in s[0..n) at or after from, its length in *ret_len; n if none. */
@@ -555,20 +493,10 @@ void front_redact(json_t *j)
                 json_object_update(j, renamed);
 }
 
-static void format_ts(int64_t usec, char *buf, size_t len)
-{
-        time_t t = (time_t)(usec / 1000000);
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        char base[32];
-        strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-        snprintf(buf, len, "%s.%03dZ", base, (int)(usec % 1000000 / 1000));
-}
-
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
 {
         char ts[40];
-        format_ts(fc->ts_usec, ts, sizeof(ts));
+        format_rfc3339_usec(fc->ts_usec, ts, sizeof(ts));
         _cleanup_free_ char *full = NULL;
         if (fc->query && *fc->query) {
                 if (asprintf(&full, "%s?%s", fc->path, fc->query) < 0)

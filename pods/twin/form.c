@@ -4,6 +4,7 @@
  * Values stay strings: typing is the action's business (twin_arg_int & co).
  */
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/twin/engine.h"
 
 #define FORM_MAX_DEPTH 32 /* bracket segments per key; deeper keys are kept literally */
@@ -18,28 +19,11 @@ json_t *twin_json_string_lossy(const char *s, size_t n)
         _cleanup_free_ char *out = malloc(n * 3 + 1);
         if (!out)
                 return NULL;
-        const unsigned char *p = (const unsigned char *)s;
         size_t o = 0;
         for (size_t i = 0; i < n;) {
-                unsigned c = p[i];
-                size_t len = c < 0x80             ? 1
-                             : (c & 0xe0) == 0xc0 ? 2
-                             : (c & 0xf0) == 0xe0 ? 3
-                             : (c & 0xf8) == 0xf0 ? 4
-                                                  : 0;
-                bool ok = len > 0 && i + len <= n;
-                uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-                for (size_t k = 1; ok && k < len; k++) {
-                        ok = (p[i + k] & 0xc0) == 0x80;
-                        cp = (cp << 6) | (p[i + k] & 0x3f);
-                }
-                /* reject overlong forms, surrogates and code points past U+10FFFF */
-                if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-                           (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-                           (cp >= 0xd800 && cp <= 0xdfff)))
-                        ok = false;
-                if (ok) {
-                        memcpy(out + o, p + i, len);
+                size_t len = utf8_char_len(s + i, n - i);
+                if (len) {
+                        memcpy(out + o, s + i, len);
                         o += len;
                         i += len;
                 } else {
@@ -51,38 +35,11 @@ json_t *twin_json_string_lossy(const char *s, size_t n)
         return json_stringn(out, o);
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-/* Percent-decodes n bytes into a new NUL-terminated buffer; *ret_len excludes the NUL. */
+/* Percent-decodes n bytes, '+' as a space, malformed escapes kept; NULL on OOM. */
 static char *form_decode(const char *s, size_t n, size_t *ret_len)
 {
-        char *out = malloc(n + 1);
-        if (!out)
-                return NULL;
-        size_t o = 0;
-        for (size_t i = 0; i < n; i++) {
-                int hi, lo;
-                if (s[i] == '+')
-                        out[o++] = ' ';
-                else if (s[i] == '%' && i + 2 < n && (hi = hexval(s[i + 1])) >= 0 &&
-                         (lo = hexval(s[i + 2])) >= 0) {
-                        out[o++] = (char)(hi << 4 | lo);
-                        i += 2;
-                } else
-                        out[o++] = s[i];
-        }
-        out[o] = 0;
-        *ret_len = o;
-        return out;
+        char *out = NULL;
+        return percent_decode(s, n, true, false, &out, ret_len) < 0 ? NULL : out;
 }
 
 /*

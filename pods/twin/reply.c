@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "common/json-util.h"
+#include "common/timeutil.h"
 #include "pods/twin/twin.h"
 
 void twin_reply_done(TwinReply *rp)
@@ -53,8 +54,5 @@ int twin_reply_mutation(TwinReply *rp, const json_t *before, const json_t *after
 
 void twin_format_time(int64_t t, char *buf, size_t len)
 {
-        time_t tt = (time_t)t;
-        struct tm tm;
-        if (!gmtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-                snprintf(buf, len, "1970-01-01T00:00:00Z");
+        format_rfc3339(t, buf, len);
 }

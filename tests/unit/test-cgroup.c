@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "common/fileio.h"
 #include "common/util.h"
 #include "supervisor/cgroup.h"
 #include "supervisor/pod-limits.h"
@@ -23,16 +24,8 @@
 
 static char *read_text(const char *path)
 {
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-        if (!f)
-                return NULL;
         char *buf = NULL;
-        size_t cap = 0;
-        if (getdelim(&buf, &cap, 0, f) < 0) {
-                free(buf);
-                return strdup("");
-        }
-        return buf;
+        return read_file_at(AT_FDCWD, path, 1u << 20, &buf, NULL) < 0 ? NULL : buf;
 }
 
 static bool file_is(const char *dir, const char *name, const char *want)

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "common/frame.h"
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
 #include "supervisor/cgroup.h"
@@ -259,17 +260,8 @@ static uint64_t now_usec(void)
 
 static char *read_text(const char *path)
 {
-        _cleanup_fclose_ FILE *f = fopen(path, "re");
-        if (!f)
-                return NULL;
         char *buf = NULL;
-        size_t cap = 0;
-        ssize_t n = getdelim(&buf, &cap, 0, f);
-        if (n < 0) {
-                free(buf);
-                return strdup("");
-        }
-        return buf;
+        return read_file_at(AT_FDCWD, path, 1u << 20, &buf, NULL) < 0 ? NULL : buf;
 }
 
 /* The value of "Key:" in /proc/<pid>/status, whitespace-squeezed into out. */

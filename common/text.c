@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+#include "common/text.h"
+
+#include <stdint.h>
+
+#include "common/util.h"
+
+int unhex(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        c = (char)(c | 0x20);
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1;
+}
+
+size_t utf8_char_len(const char *s, size_t n)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        unsigned char c = p[0];
+        if (c < 0x80)
+                return 1;
+        size_t len;
+        uint32_t cp, min;
+        if ((c & 0xe0) == 0xc0)
+                len = 2, cp = c & 0x1f, min = 0x80;
+        else if ((c & 0xf0) == 0xe0)
+                len = 3, cp = c & 0x0f, min = 0x800;
+        else if ((c & 0xf8) == 0xf0)
+                len = 4, cp = c & 0x07, min = 0x10000;
+        else
+                return 0; /* a continuation byte first, or 0xf8… */
+        if (n < len)
+                return 0;
+        for (size_t j = 1; j < len; j++) {
+                if ((p[j] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (p[j] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return len;
+}
+
+bool utf8_valid(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n;) {
+                size_t l = utf8_char_len(s + i, n - i);
+                if (l == 0)
+                        return false;
+                i += l;
+        }
+        return true;
+}
+
+int percent_decode(const char *s, size_t n, bool form, bool strict, char **ret, size_t *ret_len)
+{
+        char *out = malloc(n + 1);
+        if (!out)
+                return -ENOMEM;
+        size_t o = 0;
+        for (size_t i = 0; i < n; i++) {
+                int hi, lo;
+                if (form && s[i] == '+')
+                        out[o++] = ' ';
+                else if (s[i] != '%')
+                        out[o++] = s[i];
+                else if (i + 2 < n && (hi = unhex(s[i + 1])) >= 0 && (lo = unhex(s[i + 2])) >= 0) {
+                        out[o++] = (char)(hi << 4 | lo);
+                        i += 2;
+                } else if (strict) {
+                        free(out);
+                        return -EINVAL;
+                } else
+                        out[o++] = s[i];
+        }
+        out[o] = 0;
+        *ret = out;
+        if (ret_len)
+                *ret_len = o;
+        return 0;
+}
