@@ -54,7 +54,7 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
         return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
         while (len > 0) {

@@ -17,6 +17,9 @@
  */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 
+/* Writes all len bytes to a blocking fd, retrying on EINTR. 0, -EIO (no progress), -errno. */
+int write_all(int fd, const void *data, size_t len);
+
 /*
  * Writes len bytes of data to path (relative to dirfd), created with mode or truncated.
  * With atomic, the bytes go to a temporary file in the same directory that is then

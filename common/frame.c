@@ -132,18 +132,3 @@ int frame_reader_next(FrameReader *r, Frame *ret)
         *ret = (Frame){.id = id, .head = head, .body = body, .body_len = bl};
         return 1;
 }
-
-int frame_write_all(int fd, const void *buf, size_t len)
-{
-        const char *p = buf;
-        while (len > 0) {
-                ssize_t k = write(fd, p, len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                p += k;
-                len -= (size_t)k;
-        }
-        return 0;
-}

@@ -58,6 +58,3 @@ int frame_reader_fill(FrameReader *r, int fd);
  * after an error the stream is unusable.
  */
 int frame_reader_next(FrameReader *r, Frame *ret);
-
-/* Writes all of buf to a blocking fd, retrying on EINTR. Returns 0 or negative errno. */
-int frame_write_all(int fd, const void *buf, size_t len);

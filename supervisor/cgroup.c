@@ -213,11 +213,13 @@ int cg_parse_own_cgroup(const char *text, const char *controller, char **ret)
         return -ENOENT;
 }
 
-int cg_parse_oom_kill(const char *text, uint64_t *ret)
+/* A "key N" line of a flat-keyed cgroup file (memory.events, memory.oom_control). */
+static int parse_key(const char *text, const char *key, uint64_t *ret)
 {
+        size_t kl = strlen(key);
         for (const char *line = text; line && *line;) {
-                const char *v = startswith(line, "oom_kill ");
-                if (v) {
+                if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+                        const char *v = line + kl + 1;
                         char *end;
                         errno = 0;
                         unsigned long long n = strtoull(v, &end, 10);
@@ -231,6 +233,11 @@ int cg_parse_oom_kill(const char *text, uint64_t *ret)
                         line++;
         }
         return -ENODATA;
+}
+
+int cg_parse_oom_kill(const char *text, uint64_t *ret)
+{
+        return parse_key(text, "oom_kill", ret);
 }
 
 uint64_t cg_cpu_weight_to_shares(uint64_t weight)
@@ -936,28 +943,6 @@ const char *cg_pod_path(const CgPod *p, const char *controller)
 {
         const CgLeaf *l = leaf_of(p, controller);
         return l ? l->path : NULL;
-}
-
-/* A "key N" line of a flat-keyed cgroup file (memory.events, memory.oom_control). */
-static int parse_key(const char *text, const char *key, uint64_t *ret)
-{
-        size_t kl = strlen(key);
-        for (const char *line = text; line && *line;) {
-                if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
-                        const char *v = line + kl + 1;
-                        char *end;
-                        errno = 0;
-                        unsigned long long n = strtoull(v, &end, 10);
-                        if (errno || end == v || (*end && *end != '\n'))
-                                return -EINVAL;
-                        *ret = n;
-                        return 0;
-                }
-                line = strchrnul(line, '\n');
-                if (*line)
-                        line++;
-        }
-        return -ENODATA;
 }
 
 static int read_u64(const char *dir, const char *name, uint64_t *ret)

@@ -54,60 +54,37 @@ const PodRlimit *spawn_default_rlimits(size_t *ret_n)
         return default_rlimits;
 }
 
+/* Each spawn step: the sentence ("setup failed at <str>") and the word of a `how`
+ * ("setup_failed:<word>:<ERRNO>"), by SpawnChildError code. */
+static const struct {
+        const char *str, *word;
+} child_errors[SPAWN_ERR_LAST - SPAWN_ERR_FIRST + 1] = {
+        [SPAWN_ERR_PARENT_DIED - SPAWN_ERR_FIRST] = {"parent died", "parent_died"},
+        [SPAWN_ERR_CGROUP - SPAWN_ERR_FIRST] = {"cgroup join", "cgroup_join"},
+        [SPAWN_ERR_NAMESPACE - SPAWN_ERR_FIRST] = {"mount namespace", "mount_namespace"},
+        [SPAWN_ERR_HOSTNAME - SPAWN_ERR_FIRST] = {"hostname", "hostname"},
+        [SPAWN_ERR_CREDENTIALS - SPAWN_ERR_FIRST] = {"credentials", "credentials"},
+        [SPAWN_ERR_CAPABILITIES - SPAWN_ERR_FIRST] = {"capabilities", "capabilities"},
+        [SPAWN_ERR_FDS - SPAWN_ERR_FIRST] = {"fds, rlimits, signals", "fds"},
+        [SPAWN_ERR_SECCOMP - SPAWN_ERR_FIRST] = {"seccomp", "seccomp"},
+        [SPAWN_ERR_EXEC - SPAWN_ERR_FIRST] = {"exec", "exec"},
+};
+
 const char *spawn_child_error_str(int code)
 {
-        switch (code) {
-        case SPAWN_ERR_PARENT_DIED:
-                return "parent died";
-        case SPAWN_ERR_CGROUP:
-                return "cgroup join";
-        case SPAWN_ERR_NAMESPACE:
-                return "mount namespace";
-        case SPAWN_ERR_HOSTNAME:
-                return "hostname";
-        case SPAWN_ERR_CREDENTIALS:
-                return "credentials";
-        case SPAWN_ERR_CAPABILITIES:
-                return "capabilities";
-        case SPAWN_ERR_FDS:
-                return "fds, rlimits, signals";
-        case SPAWN_ERR_SECCOMP:
-                return "seccomp";
-        case SPAWN_ERR_EXEC:
-                return "exec";
-        default:
-                return NULL;
-        }
+        return code >= SPAWN_ERR_FIRST && code <= SPAWN_ERR_LAST
+                       ? child_errors[code - SPAWN_ERR_FIRST].str
+                       : NULL;
+}
+
+static const char *child_error_word(int code)
+{
+        return code >= SPAWN_ERR_FIRST && code <= SPAWN_ERR_LAST
+                       ? child_errors[code - SPAWN_ERR_FIRST].word
+                       : "unknown";
 }
 
 /* ----- the child ----- */
-
-/* The word for a step in a `how` ("setup_failed:<word>:<ERRNO>"). */
-static const char *child_error_word(int code)
-{
-        switch (code) {
-        case SPAWN_ERR_PARENT_DIED:
-                return "parent_died";
-        case SPAWN_ERR_CGROUP:
-                return "cgroup_join";
-        case SPAWN_ERR_NAMESPACE:
-                return "mount_namespace";
-        case SPAWN_ERR_HOSTNAME:
-                return "hostname";
-        case SPAWN_ERR_CREDENTIALS:
-                return "credentials";
-        case SPAWN_ERR_CAPABILITIES:
-                return "capabilities";
-        case SPAWN_ERR_FDS:
-                return "fds";
-        case SPAWN_ERR_SECCOMP:
-                return "seccomp";
-        case SPAWN_ERR_EXEC:
-                return "exec";
-        default:
-                return "unknown";
-        }
-}
 
 /*
  * {step, errno} on the report pipe (pomed reads it once clone returns), "pome-spawn:

@@ -37,6 +37,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
+#include "common/fileio.h"
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "common/util.h"
@@ -138,7 +139,7 @@ static int read_frame(FrameReader *r, Frame *f)
 
 static void send_frame(char *buf, size_t len)
 {
-        int r = frame_write_all(POD_FD, buf, len);
+        int r = write_all(POD_FD, buf, len);
         free(buf);
         if (r == -EPIPE || r == -ECONNRESET)
                 exit(0); /* pomed closed its end: nobody left to serve */

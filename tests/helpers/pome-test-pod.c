@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 
+#include "common/fileio.h"
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "common/util.h"
@@ -138,7 +139,7 @@ static int probe_reply(uint64_t id, int status, const char *body)
         int r = head ? frame_encode(id, head, body, strlen(body), &buf, &len) : -ENOMEM;
         if (r < 0)
                 return r;
-        r = frame_write_all(3, buf, len);
+        r = write_all(3, buf, len);
         free(buf);
         return r;
 }
@@ -278,7 +279,7 @@ static int serve(void)
                 size_t len;
                 if (!head || frame_encode(f.id, head, f.body, f.body_len, &buf, &len) < 0)
                         return 71;
-                if (frame_write_all(3, buf, len) < 0)
+                if (write_all(3, buf, len) < 0)
                         return 71;
                 free(buf);
                 frame_done(&f);

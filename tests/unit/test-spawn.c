@@ -435,7 +435,7 @@ static int send_frame(Run *r, uint64_t id, json_t *head, const void *body, size_
         int k = frame_encode(id, head, body, len, &buf, &n);
         if (k < 0)
                 return k;
-        k = frame_write_all(r->sock, buf, n);
+        k = write_all(r->sock, buf, n);
         free(buf);
         return k;
 }
