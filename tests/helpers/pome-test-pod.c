@@ -144,52 +144,89 @@ static int probe_reply(uint64_t id, int status, const char *body)
         return r;
 }
 
-static int probe(void)
+static int notify_connect(void)
 {
-        FrameReader rd = {};
-        Frame f = {};
-        int k;
-        while ((k = frame_reader_next(&rd, &f)) == 0)
-                if (frame_reader_fill(&rd, 3) <= 0)
-                        return 65;
-        if (k < 0 || !streq_ptr(json_get_str(f.head, "op"), "load"))
-                return 65;
-        size_t seed_len = (size_t)json_integer_value(json_object_get(f.head, "seed_len"));
-        if (seed_len > f.body_len || (f.body_len - seed_len) % sizeof(struct sock_filter))
-                return 65;
-        int stage1_errno = -1;
-        _cleanup_json_ json_t *seed = json_loadb(f.body, seed_len, 0, NULL);
-        const char *s1 = json_get_str(seed, "probe_stage1");
-        if (s1)
-                stage1_errno = probe_case(s1); /* may not return */
+        const char *path = getenv("NOTIFY_SOCKET");
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        if (!path || path[0] != '/' || strlen(path) >= sizeof(sa.sun_path))
+                return -EINVAL;
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return -errno;
+        return fd;
+}
 
+/* Reads the load frame into *f: 0, or the exit status to leave with. */
+static int read_load(FrameReader *rd, Frame *f, size_t *ret_seed_len)
+{
+        int k;
+        while ((k = frame_reader_next(rd, f)) == 0)
+                if (frame_reader_fill(rd, 3) <= 0)
+                        return 65;
+        if (k < 0 || !streq_ptr(json_get_str(f->head, "op"), "load"))
+                return 65;
+        size_t seed_len = (size_t)json_integer_value(json_object_get(f->head, "seed_len"));
+        if (seed_len > f->body_len || (f->body_len - seed_len) % sizeof(struct sock_filter))
+                return 65;
+        *ret_seed_len = seed_len;
+        return 0;
+}
+
+/* Installs the load frame's stage-2 program and says READY=1: 0 or an exit status. */
+static int stage2_and_ready(const Frame *f, size_t seed_len)
+{
         int nfd = notify_connect();
         if (nfd < 0)
                 return 71;
-        if (f.body_len > seed_len) {
-                struct sock_fprog prog = {.len = (unsigned short)((f.body_len - seed_len) /
+        if (f->body_len > seed_len) {
+                struct sock_fprog prog = {.len = (unsigned short)((f->body_len - seed_len) /
                                                                   sizeof(struct sock_filter)),
-                                          .filter = (struct sock_filter *)(f.body + seed_len)};
+                                          .filter = (struct sock_filter *)(f->body + seed_len)};
                 if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
                         return 71;
         }
         if (send(nfd, "READY=1", 7, MSG_NOSIGNAL) != 7)
                 return 71;
         close(nfd);
+        return 0;
+}
+
+/* The next frame into *f: 1, 0 at EOF, or minus the exit status to leave with. */
+static int next_frame(FrameReader *rd, Frame *f)
+{
+        for (;;) {
+                int k = frame_reader_next(rd, f);
+                if (k < 0)
+                        return -65;
+                if (k > 0)
+                        return 1;
+                k = frame_reader_fill(rd, 3);
+                if (k == 0)
+                        return 0;
+                if (k < 0)
+                        return -71;
+        }
+}
+
+static int probe(void)
+{
+        FrameReader rd = {};
+        Frame f = {};
+        size_t seed_len;
+        int k = read_load(&rd, &f, &seed_len);
+        if (k)
+                return k;
+        int stage1_errno = -1;
+        _cleanup_json_ json_t *seed = json_loadb(f.body, seed_len, 0, NULL);
+        const char *s1 = json_get_str(seed, "probe_stage1");
+        if (s1)
+                stage1_errno = probe_case(s1); /* may not return */
+        if ((k = stage2_and_ready(&f, seed_len)))
+                return k;
         frame_done(&f);
 
-        for (;;) {
-                k = frame_reader_next(&rd, &f);
-                if (k < 0)
-                        return 65;
-                if (k == 0) {
-                        k = frame_reader_fill(&rd, 3);
-                        if (k == 0)
-                                return 0;
-                        if (k < 0)
-                                return 71;
-                        continue;
-                }
+        while ((k = next_frame(&rd, &f)) > 0) {
                 const char *op = strempty(json_get_str(f.head, "op"));
                 const char *path = strempty(json_get_str(f.head, "path"));
                 char body[64] = "{}";
@@ -205,62 +242,20 @@ static int probe(void)
                         return 71;
                 frame_done(&f);
         }
-}
-
-static int notify_connect(void)
-{
-        const char *path = getenv("NOTIFY_SOCKET");
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        if (!path || path[0] != '/' || strlen(path) >= sizeof(sa.sun_path))
-                return -EINVAL;
-        strcpy(sa.sun_path, path);
-        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-                return -errno;
-        return fd;
+        return -k;
 }
 
 static int serve(void)
 {
         FrameReader rd = {};
         Frame f = {};
-        int k;
-        while ((k = frame_reader_next(&rd, &f)) == 0)
-                if (frame_reader_fill(&rd, 3) <= 0)
-                        return 65;
-        if (k < 0 || !streq_ptr(json_get_str(f.head, "op"), "load"))
-                return 65;
-        size_t seed_len = (size_t)json_integer_value(json_object_get(f.head, "seed_len"));
-        if (seed_len > f.body_len || (f.body_len - seed_len) % sizeof(struct sock_filter))
-                return 65;
-
-        int nfd = notify_connect();
-        if (nfd < 0)
-                return 71;
-        if (f.body_len > seed_len) {
-                struct sock_fprog prog = {.len = (unsigned short)((f.body_len - seed_len) /
-                                                                  sizeof(struct sock_filter)),
-                                          .filter = (struct sock_filter *)(f.body + seed_len)};
-                if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
-                        return 71;
-        }
-        if (send(nfd, "READY=1", 7, MSG_NOSIGNAL) != 7)
-                return 71;
-        close(nfd);
+        size_t seed_len;
+        int k = read_load(&rd, &f, &seed_len);
+        if (k || (k = stage2_and_ready(&f, seed_len)))
+                return k;
         frame_done(&f);
 
-        for (;;) {
-                k = frame_reader_next(&rd, &f);
-                if (k < 0)
-                        return 65;
-                if (k == 0) {
-                        k = frame_reader_fill(&rd, 3);
-                        if (k == 0)
-                                return 0;
-                        if (k < 0)
-                                return 71;
-                        continue;
-                }
+        while ((k = next_frame(&rd, &f)) > 0) {
                 const char *op = strempty(json_get_str(f.head, "op"));
                 int err = 0;
                 if (streq(op, "exec")) {
@@ -284,6 +279,7 @@ static int serve(void)
                 free(buf);
                 frame_done(&f);
         }
+        return -k;
 }
 
 int main(int argc, char **argv)
