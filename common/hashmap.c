@@ -43,7 +43,7 @@ static uint64_t entry_hash(const Hashmap *h, const Entry *e)
 
 static bool entry_is(const Hashmap *h, const Entry *e, const char *s, uint64_t u)
 {
-        return h->keys == HASHMAP_STRING ? streq(e->key.s, s) : e->key.u == u;
+        return h->keys == HASHMAP_STRING ? s && streq(e->key.s, s) : e->key.u == u;
 }
 
 Hashmap *hashmap_new(HashmapKeys keys)
