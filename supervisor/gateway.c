@@ -166,9 +166,15 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                                   request_id);
                 return;
         }
-        if (!st->pod || !pod_is_ready(st->pod)) {
+        if (s->state == SANDBOX_PROVISIONING) {
                 front_reply_error(rq, k, 503, "twin_starting", "The twin is not ready yet.",
                                   request_id);
+                return;
+        }
+        if (!st->pod || !pod_is_ready(st->pod)) {
+                /* it was up (all-or-nothing): it died, and the sandbox is failing */
+                front_reply_error(rq, k, 502, "twin_unavailable",
+                                  "The twin pod ended; the sandbox has failed.", request_id);
                 return;
         }
         char mount[512];

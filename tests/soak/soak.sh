@@ -7,6 +7,7 @@
 #
 #   tests/soak/soak.sh [--seconds N | --minutes N] [--workers N]
 #
+# The load comes from tests/soak/churn.mjs (Node's fetch, keep-alive connections).
 # ctest runs a short form (20 s) against the dev (ASan) build; a long one is
 # `POME_BUILD_DIR=build/release tests/soak/soak.sh --minutes 30`. The last line is a
 # summary: iterations, iterations/s, fds and RSS at the start and at the end.
@@ -35,67 +36,16 @@ start_pomed "limits:" "  retention: ${RETENTION}s" "  idle_timeout: 30s" "teams:
 fds() { ls "/proc/$POMED_PID/fd" | wc -l; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$POMED_PID/status"; }
 
-# one_round N: one iteration; prints "ok" or "refused:<status>" per step to the worker log.
-one_round() {
-        local out=$TMP/w$1 created sid token gh sl code dt
-        created=$(curl -s -w '\n%{http_code}' -H "Authorization: Bearer $API_KEY" \
-                --data-binary '{"twins":["github","slack"]}' "$CONTROL/v1/sandboxes")
-        code=${created##*$'\n'}
-        created=${created%$'\n'*}
-        if [[ $code != 201 ]]; then
-                echo "create:$code" >>"$out.log"
-                return
-        fi
-        sid=$(jq -r .session_id <<<"$created")
-        token=$(jq -r .session_token <<<"$created")
-        gh=$(jq -r .per_twin.github.rest_url <<<"$created")
-        sl=$(jq -r .per_twin.slack.rest_url <<<"$created")
-        echo "$sid" >>"$TMP/sids"
-        for step in 1 2 3 4 5; do
-                case $step in
-                1) code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "$gh/repos/acme/api/issues/1") ;;
-                2) code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" -H 'Content-Type: application/json' --data-binary '{"body":"soak"}' "$gh/repos/acme/api/issues/1/comments") ;;
-                3) code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" --data-urlencode 'channel=C_GENERAL' --data-urlencode 'text=soak acme/api#1' "$sl/chat.postMessage") ;;
-                4) code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "$gh/_pome/events?limit=2") ;;
-                5) code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" -H 'Content-Type: application/json' --data-binary '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' "$sl/mcp") ;;
-                esac
-                # 410 and 502 are what a call meets when the killer took the sandbox's pod
-                case $code in 200 | 201 | 410 | 502) ;; *) echo "call$step:$code" >>"$out.log" ;; esac
-        done
-        dt=$(curl -s -X DELETE -H "Authorization: Bearer $API_KEY" "$CONTROL/v1/sandboxes/$sid" |
-                jq -r '.error.details.discard_token // empty')
-        code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $API_KEY" \
-                "$CONTROL/v1/sandboxes/$sid?confirm_discard=$dt")
-        case $code in 204) ;; *) echo "discard:$code" >>"$out.log" ;; esac
-        echo x >>"$out.count"
-}
-
-one_round warmup
-rm -f "$TMP"/wwarmup.*
+command -v node >/dev/null || skip "node is not installed (the churn client is Node 20)"
+# One warm-up round, then the churn: start figures are taken once pomed has served once.
+node "$SRC/tests/soak/churn.mjs" "$CONTROL" "$API_KEY" 1 1 >"$TMP/warmup.json"
 fds0=$(fds) rss0=$(rss)
-deadline=$((SECONDS + seconds))
-for w in $(seq "$workers"); do
-        (while ((SECONDS < deadline)); do one_round "$w"; done) &
-        EXTRA_PIDS+=($!)
-done
-# The killer: a random live pod gets SIGKILL every second or so.
-(
-        while ((SECONDS < deadline)); do
-                sleep "0.$((RANDOM % 9 + 5))"
-                pid=$(curl -s -H "Authorization: Bearer $API_KEY" "$CONTROL/v1/sandboxes?state=running" |
-                        jq -r '[.data[].per_twin[].pod.pid // empty] | .[]' | shuf -n1 2>/dev/null)
-                [[ -n $pid ]] && kill -9 "$pid" 2>/dev/null && echo x >>"$TMP/kills"
-        done
-) &
-EXTRA_PIDS+=($!)
-wait "${EXTRA_PIDS[@]}"
-EXTRA_PIDS=()
-
-iterations=$(cat "$TMP"/w*.count 2>/dev/null | wc -l)
-kills=$(cat "$TMP/kills" 2>/dev/null | wc -l)
-if cat "$TMP"/w*.log >/dev/null 2>&1; then
-        fail "unexpected answers during the churn: $(cat "$TMP"/w*.log | sort | uniq -c | tr '\n' ' ')"
-fi
+node "$SRC/tests/soak/churn.mjs" "$CONTROL" "$API_KEY" "$seconds" "$workers" >"$TMP/churn.json" ||
+        fail "the churn client failed"
+iterations=$(jq .iterations "$TMP/churn.json")
+kills=$(jq .kills "$TMP/churn.json")
+[[ $(jq '.unexpected | length' "$TMP/churn.json") == 0 ]] ||
+        fail "unexpected answers during the churn: $(jq -c .unexpected "$TMP/churn.json")"
 ((iterations > 0)) || fail "no iteration completed"
 
 # Everything ended must be released now, and collected after its retention.
@@ -108,19 +58,14 @@ api GET "/v1/sandboxes?state=running"
 assert_jq '.data | length' 0 "the registry's open sandboxes agree with /v1/usage"
 tree=$(grep -o 'pods under [^ ]*' "$TMP/pomed.log" | head -1 | cut -d' ' -f3)
 sleep $((RETENTION + 3))
-left=$(ls "$TMP/state/runs" | wc -l)
-assert_eq "$left" 0 "run directories past their retention"
+assert_eq "$(ls "$TMP/state/runs" | wc -l)" 0 "run directories past their retention"
 api GET "/v1/sandboxes?state=all&limit=1000"
 assert_jq '.data | length' 0 "records past their retention"
 if [[ -n $tree && -d $tree ]]; then
-        n=$(find "$tree" -mindepth 1 -type d | wc -l)
-        assert_eq "$n" 0 "pod cgroups left below $tree"
+        assert_eq "$(find "$tree" -mindepth 1 -type d | wc -l)" 0 "pod cgroups left below $tree"
 fi
-for sid in $(sort -u "$TMP/sids"); do
-        if pgrep -f "pome-pod" >/dev/null && grep -ls "$sid" /proc/[0-9]*/cgroup >/dev/null 2>&1; then
-                fail "a pod process of $sid is still alive"
-        fi
-done
+pods=$( (pgrep -x pome-pod -P "$POMED_PID" || true) | wc -l)
+assert_eq "$pods" 0 "pod processes left"
 fds1=$(fds) rss1=$(rss)
 ((fds1 <= fds0 + 4)) || fail "pomed's fds grew from $fds0 to $fds1"
 ((rss1 <= rss0 + 65536)) || fail "pomed's RSS grew from $rss0 kB to $rss1 kB"
