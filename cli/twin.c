@@ -225,6 +225,18 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
         reply_error(rq, 404, "not_found", "Admin routes: /admin/reset, /admin/seed, /admin/token.");
 }
 
+/* HttpRefuseFn: the HTTP layer's own refusals (400, 413, 431…) in the twin's envelope. */
+static void refuse(const char *path _unused_, int status, const char *code, const char *message,
+                   HttpRefusal *ret, void *userdata)
+{
+        LocalTwin *lt = userdata;
+        TwinReply rp = {};
+        lt->kind->error(status, code, message, &rp);
+        ret->body = TAKE_PTR(rp.body);
+        ret->headers = TAKE_PTR(rp.headers);
+        twin_reply_done(&rp);
+}
+
 static void handle(HttpRequest *rq, void *userdata)
 {
         LocalTwin *lt = userdata;
@@ -467,7 +479,8 @@ static int twin_start(int argc, char **argv)
                           .port = (uint16_t)port,
                           .max_body = 1u << 20,
                           .connection_limit = 256,
-                          .connection_timeout = 60};
+                          .connection_timeout = 60,
+                          .refuse = refuse};
         int r = httpd_new(e, &hc, handle, &lt, &h);
         if (r < 0) {
                 fprintf(stderr, "pome twin start: cannot listen on %s:%lu: %s\n", host, port,

@@ -24,6 +24,9 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  retention: 24h\n"
                                        "  max_body: 1M\n"
                                        "  max_connections: 1000\n"
+                                       "  max_connections_per_client: 64\n"
+                                       "  header_timeout: 10s\n"
+                                       "  body_timeout: 30s\n"
                                        "teams:\n"
                                        "  - id: local\n"
                                        "    sessions_quota: 10\n"
@@ -458,9 +461,17 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                                                "pod_user",       "bus",
                                                "limits",         "pod",
                                                "teams",          NULL};
-        static const char *const limit_keys[] = {
-                "lifetime",  "idle_timeout", "start_timeout",   "request_timeout",
-                "retention", "max_body",     "max_connections", NULL};
+        static const char *const limit_keys[] = {"lifetime",
+                                                 "idle_timeout",
+                                                 "start_timeout",
+                                                 "request_timeout",
+                                                 "retention",
+                                                 "max_body",
+                                                 "max_connections",
+                                                 "max_connections_per_client",
+                                                 "header_timeout",
+                                                 "body_timeout",
+                                                 NULL};
         static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
         int r = check_keys(j, "", top_keys, err, errlen);
         if (r < 0)
@@ -533,23 +544,37 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                             0 ||
                     (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, err,
                                       errlen)) < 0 ||
-                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0)
+                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0 ||
+                    (r = get_duration(lim, "header_timeout", &c->header_timeout_usec, err,
+                                      errlen)) < 0 ||
+                    (r = get_duration(lim, "body_timeout", &c->body_timeout_usec, err, errlen)) < 0)
                         return r;
-                uint64_t mb = c->max_body, mc = c->max_connections;
+                uint64_t mb = c->max_body, mc = c->max_connections,
+                         mpc = c->max_connections_per_client;
                 if ((r = get_size(lim, "max_body", "limits", &mb, err, errlen)) < 0 ||
-                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0)
+                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0 ||
+                    (r = get_size(lim, "max_connections_per_client", "limits", &mpc, err, errlen)) <
+                            0)
                         return r;
+                if (mc == 0 || mc > 100000 || mpc == 0 || mpc > mc) {
+                        snprintf(err, errlen,
+                                 "limits.max_connections must be between 1 and 100000 and "
+                                 "limits.max_connections_per_client between 1 and it");
+                        return -EINVAL;
+                }
                 c->max_body = (size_t)mb;
                 c->max_connections = (unsigned)mc;
+                c->max_connections_per_client = (unsigned)mpc;
         }
         if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC) {
                 snprintf(err, errlen, "limits.lifetime: must be between 1s and 30m");
                 return -EINVAL;
         }
-        if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0) {
+        if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0 ||
+            c->header_timeout_usec == 0 || c->body_timeout_usec == 0) {
                 snprintf(err, errlen,
-                         "limits.start_timeout and limits.request_timeout cannot "
-                         "be off");
+                         "limits.start_timeout, request_timeout, header_timeout and "
+                         "body_timeout cannot be off");
                 return -EINVAL;
         }
         if (c->max_body < 1024 || c->max_body > 64u << 20) {

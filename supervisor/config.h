@@ -38,10 +38,13 @@ typedef struct Config {
         uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
         uint64_t idle_timeout_usec; /* default idle clock, 0 = off */
         uint64_t start_timeout_usec;
-        uint64_t request_timeout_usec; /* gateway deadline for one pod call */
-        uint64_t retention_usec;       /* how long an ended sandbox's tombstone answers 410 */
-        size_t max_body;               /* bytes, both listeners */
-        unsigned max_connections;
+        uint64_t request_timeout_usec;       /* gateway deadline for one pod call */
+        uint64_t retention_usec;             /* how long an ended sandbox's tombstone answers 410 */
+        size_t max_body;                     /* bytes, both listeners */
+        unsigned max_connections;            /* per listener */
+        unsigned max_connections_per_client; /* per listener and client address */
+        uint64_t header_timeout_usec; /* request line + headers must arrive within (per request) */
+        uint64_t body_timeout_usec;   /* a request body must arrive within */
 
         uint64_t pod_memory_max; /* bytes; 0 = the image's limits profile */
         uint64_t pod_pids_max;   /* 0 = the image's limits profile */

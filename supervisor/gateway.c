@@ -5,6 +5,7 @@
 
 #include "common/json-util.h"
 #include "common/util.h"
+#include "control.h"
 #include "front.h"
 #include "log.h"
 
@@ -302,4 +303,34 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 reply_twin_error(rq, k, 502, "twin_unavailable",
                                  "The twin pod cannot take requests.", request_id);
         }
+}
+
+void gateway_refuse(const char *path, int status, const char *code, const char *message,
+                    HttpRefusal *ret, void *userdata _unused_)
+{
+        /* The twin named by the first segment answers in its own envelope, as it would
+         * for any other refusal under its mount; anything else gets the control one. */
+        char seg[32] = "";
+        if (path && path[0] == '/') {
+                size_t n = strcspn(path + 1, "/");
+                if (n < sizeof(seg)) {
+                        memcpy(seg, path + 1, n);
+                        seg[n] = 0;
+                }
+        }
+        const TwinKind *k = seg[0] ? twin_kind_find(seg) : NULL;
+        if (!k) {
+                control_refuse(path, status, code, message, ret, NULL);
+                return;
+        }
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
+        TwinReply rp = {};
+        k->error(status, code, message, &rp);
+        ret->body = TAKE_PTR(rp.body);
+        ret->headers = rp.headers ? TAKE_PTR(rp.headers) : json_object();
+        if (ret->headers)
+                json_object_set_new(ret->headers, "X-Request-Id", json_string(request_id));
+        twin_reply_done(&rp);
 }
