@@ -28,11 +28,18 @@
  * dropped (the handler returns MHD_NO), instead of being queued through MHD: MHD
  * builds a queued reply's header in what is left of the connection's 64 KiB pool,
  * and a header block that filled it left no room — the connection was closed with no
- * answer at all (requests of ~65 000 bytes). MHD's own error path frees the pool
- * first, but 0.9.75 sends the status line and headers twice when the error comes
- * from its Content-Length parsing (400/413): the client sees the right status and a
- * garbled body. Our limits (HTTPD_MAX_*) bind well before the pool does, so MHD only
- * answers by itself beyond them.
+ * answer at all (requests of ~65 000 bytes). An over-long request-target is refused
+ * from the URI callback already: right after it MHD stores the query arguments, and
+ * when the request line nearly fills the pool that fails, MHD queues a 431, fails
+ * again on the headers and drops the connection silently, skipping the completion
+ * callback (the leaked URI copy). Our limits (HTTPD_MAX_*) bind well before the pool
+ * does, so MHD answers by itself only beyond them: a header block over ~65 200 bytes
+ * or ~900 tiny fields (431), a request line over the pool (414), a malformed chunked
+ * body (400) — complete answers with MHD's HTML body, "Connection: close" — and a
+ * malformed single Content-Length (400, or 413 past 2^64), parsed before our code
+ * runs, where 0.9.75 sends the status line and headers twice: the client sees the
+ * right status and a garbled body, then the connection closes. No option of 0.9.75
+ * changes those bodies.
  *
  * Connections: MHD_OPTION_NOTIFY_CONNECTION gives each one a HttpConn that owns the
  * request in progress (so a request MHD drops without its completion callback is
@@ -471,8 +478,18 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         } else
                 r->query = r->path + strlen(r->path);
         r->hc = c;
-        if (c)
+        if (c) {
                 c->rq = r;
+                /* Refuse an over-long target now, before MHD stores its query arguments:
+                 * when the request line nearly fills the pool that fails, MHD queues a 431,
+                 * then fails again on the headers and drops the connection with no answer
+                 * and without our completion callback (targets of ~65 400–65 500 bytes). */
+                if (n > HTTPD_MAX_TARGET) {
+                        refuse_on_fd(r->d, c->fd, r->path, false, 414, "uri_too_long",
+                                     "The request-target is too long.");
+                        conn_cut(c);
+                }
+        }
         return r;
 }
 

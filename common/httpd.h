@@ -30,10 +30,11 @@
  *   the connection's accept or of the end of its previous response, or the body not
  *   within body_timeout of the end of the headers (a connection that has not sent a
  *   request line yet is closed without an answer, like an idle keep-alive one).
- * Beyond MHD's per-connection memory (64 KiB: a header block of about 65 000 bytes,
- * or about 950 tiny header fields) and for a malformed single Content-Length or a
- * malformed chunked body, libmicrohttpd answers by itself (414/431/400/413, HTML
- * body, Connection: close); see httpd.c for what 0.9.75 sends there.
+ * Beyond MHD's per-connection memory (64 KiB: a header block of about 65 200 bytes,
+ * about 900 tiny header fields, a longer request line) and for a malformed single
+ * Content-Length or a malformed chunked body, libmicrohttpd answers by itself
+ * (431/414/400/413, its HTML body, Connection: close); see httpd.c for what 0.9.75
+ * sends there.
  *
  * Fair connections: at most per_client_limit connections per client address
  * (MHD_OPTION_PER_IP_CONNECTION_LIMIT; more are closed at accept), at most
