@@ -51,6 +51,7 @@
 #include "httpd.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <strings.h>
@@ -123,6 +124,7 @@ struct Httpd {
         uint64_t timeout_usec[2]; /* by phase: header, body */
         uint16_t port;
         bool draining;
+        char keep_alive[32]; /* "timeout=N": when an idle connection will be closed */
         HttpRequest *suspended;
         size_t n_suspended;
         size_t n_conns;
@@ -807,6 +809,9 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
                                                 : HTTPD_DEFAULT_HEADER_TIMEOUT_USEC;
         d->timeout_usec[PHASE_BODY] =
                 cfg->body_timeout_usec ? cfg->body_timeout_usec : HTTPD_DEFAULT_BODY_TIMEOUT_USEC;
+        uint64_t idle_s = d->timeout_usec[PHASE_HEADER] / USEC_PER_SEC;
+        snprintf(d->keep_alive, sizeof(d->keep_alive), "timeout=%" PRIu64,
+                 idle_s > 1 ? idle_s - 1 : 0);
         /* The deadline source first: MHD announces connections as soon as it runs. */
         int r = sd_event_add_time(e, &d->deadline, CLOCK_MONOTONIC, 0, 1000, on_deadline, d);
         if (r < 0) {
@@ -1016,8 +1021,12 @@ static void reply_set(HttpRequest *rq, int status, const json_t *headers, struct
         }
         if (has_body && !have_ct)
                 MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+        /* Tell keep-alive clients when we close an idle connection (the header deadline),
+         * as Node's http server does, so they do not send into a closing socket. */
         if (rq->d->draining)
                 MHD_add_response_header(resp, "Connection", "close");
+        else
+                MHD_add_response_header(resp, "Keep-Alive", rq->d->keep_alive);
         rq->response = resp;
         rq->status = (unsigned)status;
         if (rq->suspended) {

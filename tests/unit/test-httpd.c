@@ -571,6 +571,7 @@ static void test_drain(void)
         CHECK(send(idle, one, strlen(one), MSG_NOSIGNAL) > 0);
         read_one(idle, &r);
         CHECK(r.status == 200 && !has_header(&r, "Connection: close"));
+        CHECK(has_header(&r, "\r\nKeep-Alive: timeout=0\r\n")); /* header_timeout 0.3 s */
         resp_done(&r);
         /* ...is closed when the server drains; the reply that drains says close */
         REQ(port, "GET /drain HTTP/1.1\r\nHost: a\r\n\r\n", &r);
