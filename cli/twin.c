@@ -247,6 +247,18 @@ static int local_record(void *userdata, const json_t *row)
         return row ? tape_append(lt->tape, row) : -ENOMEM;
 }
 
+/* HttpRefuseFn: the HTTP layer's own refusals (400, 413, 431…) in the twin's envelope. */
+static void refuse(const char *path _unused_, int status, const char *code, const char *message,
+                   HttpRefusal *ret, void *userdata)
+{
+        LocalTwin *lt = userdata;
+        TwinReply rp = {};
+        lt->kind->error(status, code, message, &rp);
+        ret->body = TAKE_PTR(rp.body);
+        ret->headers = TAKE_PTR(rp.headers);
+        twin_reply_done(&rp);
+}
+
 static void handle(HttpRequest *rq, void *userdata)
 {
         LocalTwin *lt = userdata;
@@ -306,7 +318,6 @@ static void handle(HttpRequest *rq, void *userdata)
                 .mount_url = mount,
                 .rest = e,
                 .request_id = request_id,
-                .max_body = LOCAL_MAX_BODY,
                 .max_page = LOCAL_EVENTS_PAGE_MAX,
                 .backend = {.call = local_call, .record = local_record, .userdata = lt},
         };
@@ -447,7 +458,8 @@ static int twin_start(int argc, char **argv)
                           .port = (uint16_t)port,
                           .max_body = LOCAL_MAX_BODY,
                           .connection_limit = 256,
-                          .connection_timeout = 60};
+                          .connection_timeout = 60,
+                          .refuse = refuse};
         int r = httpd_new(e, &hc, handle, &lt, &h);
         if (r < 0) {
                 fprintf(stderr, "pome twin start: cannot listen on %s:%lu: %s\n", host, port,

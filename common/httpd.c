@@ -7,10 +7,51 @@
  * source and re-arm the timer from MHD_get_timeout() after every MHD_run();
  * a timeout of 0 means "run again now". Suspended connections never time out
  * in MHD, so callers keep their own deadlines.
+ *
+ * What MHD 0.9.75 lets through, read in its connection.c and checked on the wire
+ * (tests/integration/test-http-framing.sh): it takes the first of several
+ * Content-Length fields; it ignores Content-Length when Transfer-Encoding is present
+ * and treats any coding other than "chunked" as a body of unknown length (the
+ * connection then hangs); it accepts any byte but ':' and NUL in a header name;
+ * header values are stored NUL-terminated, so a NUL inside one silently truncates it
+ * (MHD_get_connection_values_n reports the truncated length); bare LF ends a line;
+ * obs-fold continuations are glued onto the *name*; the request-target may hold
+ * spaces, controls and bytes >= 0x80; no Host is needed. So the handler's first call
+ * (all headers in) re-checks the whole header block against the bytes MHD received:
+ * MHD parses in place, replacing ':' and CR LF by NULs, so every field must sit
+ * exactly where the previous one ended (name NUL OWS value NUL NUL) and the last one
+ * two NULs before the end of the block (MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+ * any byte left unaccounted for — a NUL in a value, a bare LF, a moved (folded)
+ * field, extra spaces in the request line — is a 400.
+ *
+ * Our own refusals are written straight to the socket and the connection is then
+ * dropped (the handler returns MHD_NO), instead of being queued through MHD: MHD
+ * builds a queued reply's header in what is left of the connection's 64 KiB pool,
+ * and a header block that filled it left no room — the connection was closed with no
+ * answer at all (requests of ~65 000 bytes). An over-long request-target is refused
+ * from the URI callback already: right after it MHD stores the query arguments, and
+ * when the request line nearly fills the pool that fails, MHD queues a 431, fails
+ * again on the headers and drops the connection silently, skipping the completion
+ * callback (the leaked URI copy). Our limits (HTTPD_MAX_*) bind well before the pool
+ * does, so MHD answers by itself only beyond them: a header block over ~65 200 bytes
+ * or ~900 tiny fields (431), a request line over the pool (414), a malformed chunked
+ * body (400) — complete answers with MHD's HTML body, "Connection: close" — and a
+ * malformed single Content-Length (400, or 413 past 2^64), parsed before our code
+ * runs, where 0.9.75 sends the status line and headers twice: the client sees the
+ * right status and a garbled body, then the connection closes. No option of 0.9.75
+ * changes those bodies.
+ *
+ * Connections: MHD_OPTION_NOTIFY_CONNECTION gives each one a HttpConn that owns the
+ * request in progress (so a request MHD drops without its completion callback is
+ * still freed when the connection closes) and tracks the phase deadlines on two FIFO
+ * lists (same timeout per list, so each is sorted) served by one sd-event timer.
+ * A connection past its deadline is shut down (shutdown(2) on its fd); MHD then sees
+ * the end of stream and closes it itself.
  */
 #include "common/httpd.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <strings.h>
@@ -20,19 +61,51 @@
 #include "common/json-util.h"
 #include "common/util.h"
 
+/* MHD's per-connection memory: must hold a header block of HTTPD_MAX_HEADER_BLOCK + 1
+ * bytes and HTTPD_MAX_HEADERS + 1 field records (56 bytes each) so that our 431
+ * binds first, and leave room for a reply's header. */
+#define POOL_SIZE ((size_t)64 * 1024)
+/* Read-ahead of a streamed reply, bytes. */
+#define STREAM_BLOCK ((size_t)16 * 1024)
+
+typedef enum ConnPhase {
+        PHASE_HEADER,  /* waiting for the request line and headers */
+        PHASE_BODY,    /* headers in, body arriving */
+        PHASE_HANDLER, /* the handler has it (or its reply is being sent) */
+} ConnPhase;
+
+typedef struct HttpConn HttpConn;
+
+typedef struct ConnList {
+        HttpConn *head, *tail;
+} ConnList;
+
+struct HttpConn {
+        Httpd *d;
+        int fd;
+        ConnPhase phase;
+        bool linked;     /* on d->lists[phase] */
+        bool cut;        /* shut down by us: ignore whatever MHD still parses */
+        uint64_t since;  /* CLOCK_MONOTONIC µs: start of the current phase */
+        unsigned served; /* requests completed on this connection */
+        HttpRequest *rq; /* request in progress (request line seen); owned */
+        HttpConn *prev, *next;
+};
+
 struct HttpRequest {
         Httpd *d;
+        HttpConn *hc; /* NULL if the connection could not be tracked (out of memory) */
         struct MHD_Connection *conn;
-        char *uri;
-        char *path, *query; /* point into uri_copy */
+        char *uri;          /* raw request-target as received */
+        char *path, *query; /* point into the second half of uri */
         char method[16];
         char *body;
         size_t body_len, body_cap;
-        bool too_large;
         bool started;    /* first access-handler call seen */
         bool dispatched; /* handler called */
         bool suspended;
         bool replied;
+        bool head; /* HEAD request: refusals carry no body */
         json_t *headers;
         struct MHD_Response *response;
         unsigned status;
@@ -43,20 +116,26 @@ struct HttpRequest {
 struct Httpd {
         sd_event *event;
         struct MHD_Daemon *mhd;
-        sd_event_source *io, *timer, *defer;
+        sd_event_source *io, *timer, *defer, *deadline;
         HttpHandler handler;
+        HttpRefuseFn refuse;
         void *userdata;
         size_t max_body;
+        uint64_t timeout_usec[2]; /* by phase: header, body */
         uint16_t port;
+        bool draining;
+        char keep_alive[32]; /* "timeout=N": when an idle connection will be closed */
         HttpRequest *suspended;
         size_t n_suspended;
-        bool draining;
+        size_t n_conns;
+        ConnList lists[2];    /* PHASE_HEADER, PHASE_BODY */
+        uint64_t deadline_at; /* when d->deadline fires, 0 = off */
 };
 
-static uint64_t now_usec(clockid_t c)
+static uint64_t now_usec(void)
 {
         struct timespec ts;
-        clock_gettime(c, &ts);
+        clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
@@ -102,6 +181,248 @@ static int on_defer(sd_event_source *s _unused_, void *userdata)
         return 0;
 }
 
+/* ---- refusals: the layer's own answers ---- */
+
+static const char *const default_fallback =
+        "{\"error\":{\"type\":\"internal_error\",\"message\":\"out of memory\"}}";
+
+/* The surface's envelope for (status, code, message) as body text + extra headers. */
+static char *refusal_render(Httpd *d, const char *path, int status, const char *code,
+                            const char *message, json_t **ret_headers)
+{
+        HttpRefusal rf = {};
+        if (d->refuse)
+                d->refuse(path, status, code, message, &rf, d->userdata);
+        if (!rf.body)
+                rf.body = json_pack("{s:{s:s, s:s}}", "error", "type", code, "message", message);
+        char *s = rf.body ? json_dumps(rf.body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        json_decref(rf.body);
+        *ret_headers = rf.headers;
+        return s;
+}
+
+static bool is_tchar(unsigned char ch)
+{
+        /* RFC 9110 §5.6.2 token characters */
+        static const char extra[] = "!#$%&'*+-.^_`|~";
+        if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
+                return true;
+        return ch != 0 && strchr(extra, ch) != NULL;
+}
+
+static bool header_value_ok(const char *v)
+{
+        for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+                if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+static bool header_name_ok(const char *k)
+{
+        if (!*k)
+                return false;
+        for (const unsigned char *p = (const unsigned char *)k; *p; p++)
+                if (!is_tchar(*p))
+                        return false;
+        return true;
+}
+
+/*
+ * Writes a complete refusal (status line, headers, Connection: close, body) straight
+ * to fd. Used where MHD is not writing on this connection (before its reply) and
+ * followed by dropping the connection. A short write (a client that does not read)
+ * is left at that: the connection is closed anyway.
+ */
+static void refuse_on_fd(Httpd *d, int fd, const char *path, bool head, int status,
+                         const char *code, const char *message)
+{
+        if (fd < 0)
+                return;
+        _cleanup_json_ json_t *headers = NULL;
+        _cleanup_free_ char *body = refusal_render(d, path, status, code, message, &headers);
+        const char *b = body ? body : default_fallback;
+        size_t blen = strlen(b);
+
+        char date[64];
+        time_t t = time(NULL);
+        struct tm tm;
+        strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", gmtime_r(&t, &tm));
+        const char *reason = MHD_get_reason_phrase_for((unsigned)status);
+
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f)
+                return;
+        bool have_ct = false;
+        fprintf(f, "HTTP/1.1 %d %s\r\nDate: %s\r\nConnection: close\r\n", status,
+                reason && *reason ? reason : "Error", date);
+        const char *k;
+        json_t *v;
+        json_object_foreach (headers, k, v) {
+                if (!json_is_string(v) || !header_name_ok(k) ||
+                    !header_value_ok(json_string_value(v)) || strcasecmp(k, "connection") == 0 ||
+                    strcasecmp(k, "content-length") == 0 || strcasecmp(k, "transfer-encoding") == 0)
+                        continue;
+                if (strcasecmp(k, "content-type") == 0)
+                        have_ct = true;
+                fprintf(f, "%s: %s\r\n", k, json_string_value(v));
+        }
+        if (!have_ct)
+                fputs("Content-Type: application/json; charset=utf-8\r\n", f);
+        fprintf(f, "Content-Length: %zu\r\n\r\n", blen);
+        if (!head)
+                fwrite(b, 1, blen, f);
+        if (fclose(f) != 0)
+                return;
+        ssize_t n;
+        do
+                n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+}
+
+/* ---- connections and their deadlines ---- */
+
+static HttpConn *conn_of(struct MHD_Connection *conn)
+{
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        return ci ? ci->socket_context : NULL;
+}
+
+static void conn_unlink(HttpConn *c)
+{
+        if (!c->linked)
+                return;
+        ConnList *l = &c->d->lists[c->phase];
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                l->head = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        else
+                l->tail = c->prev;
+        c->prev = c->next = NULL;
+        c->linked = false;
+}
+
+static void deadline_arm(Httpd *d)
+{
+        uint64_t at = 0;
+        for (size_t i = 0; i < ELEMENTSOF(d->lists); i++) {
+                HttpConn *h = d->lists[i].head;
+                if (h && (at == 0 || h->since + d->timeout_usec[i] < at))
+                        at = h->since + d->timeout_usec[i];
+        }
+        d->deadline_at = at;
+        if (at == 0) {
+                sd_event_source_set_enabled(d->deadline, SD_EVENT_OFF);
+                return;
+        }
+        sd_event_source_set_time(d->deadline, at);
+        sd_event_source_set_enabled(d->deadline, SD_EVENT_ONESHOT);
+}
+
+/* Moves c to phase p from now on. Cheap: a list append, the timer only moves earlier. */
+static void conn_enter(HttpConn *c, ConnPhase p)
+{
+        if (!c)
+                return;
+        conn_unlink(c);
+        c->phase = p;
+        if (p == PHASE_HANDLER)
+                return;
+        Httpd *d = c->d;
+        c->since = now_usec();
+        ConnList *l = &d->lists[p];
+        c->prev = l->tail;
+        c->next = NULL;
+        if (l->tail)
+                l->tail->next = c;
+        else
+                l->head = c;
+        l->tail = c;
+        c->linked = true;
+        uint64_t at = c->since + d->timeout_usec[p];
+        if (d->deadline_at == 0 || at < d->deadline_at) {
+                d->deadline_at = at;
+                sd_event_source_set_time(d->deadline, at);
+                sd_event_source_set_enabled(d->deadline, SD_EVENT_ONESHOT);
+        }
+}
+
+/* Drops c: MHD sees the end of stream on its next run and closes the connection. */
+static void conn_cut(HttpConn *c)
+{
+        conn_unlink(c);
+        c->cut = true;
+        (void)shutdown(c->fd, SHUT_RDWR);
+        sd_event_source_set_enabled(c->d->defer, SD_EVENT_ONESHOT);
+}
+
+static int on_deadline(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Httpd *d = userdata;
+        uint64_t now = now_usec();
+        for (size_t i = 0; i < ELEMENTSOF(d->lists); i++) {
+                HttpConn *c;
+                while ((c = d->lists[i].head) && c->since + d->timeout_usec[i] <= now) {
+                        /* A client mid-request learns why; one that sent nothing is just closed,
+                         * as an idle keep-alive connection would be. */
+                        if (c->rq)
+                                refuse_on_fd(d, c->fd, c->rq->path, c->rq->head, 408,
+                                             "request_timeout",
+                                             i == PHASE_HEADER
+                                                     ? "The request headers did not arrive in time."
+                                                     : "The request body did not arrive in time.");
+                        conn_cut(c);
+                }
+        }
+        deadline_arm(d);
+        return 0;
+}
+
+static void request_free(HttpRequest *r);
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+        Httpd *d = cls;
+        if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+                const union MHD_ConnectionInfo *ci =
+                        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                HttpConn *c = calloc(1, sizeof(*c));
+                d->n_conns++;
+                if (!c) {
+                        /* Untracked means no deadline: refuse the connection instead. */
+                        if (ci)
+                                (void)shutdown(ci->connect_fd, SHUT_RDWR);
+                        return;
+                }
+                c->d = d;
+                c->fd = ci ? ci->connect_fd : -1;
+                *socket_context = c;
+                conn_enter(c, PHASE_HEADER);
+                return;
+        }
+        /* MHD_CONNECTION_NOTIFY_CLOSED */
+        d->n_conns--;
+        HttpConn *c = *socket_context;
+        if (!c)
+                return;
+        *socket_context = NULL;
+        conn_unlink(c);
+        /* MHD 0.9.75 drops some requests without the completion callback (e.g. when
+         * it gives up answering an oversized one): the request is ours to free. */
+        if (c->rq)
+                request_free(c->rq);
+        free(c);
+}
+
+/* ---- requests ---- */
+
 static void list_remove(Httpd *d, HttpRequest *r)
 {
         if (r->prev)
@@ -121,6 +442,8 @@ static void request_free(HttpRequest *r)
                 list_remove(r->d, r);
                 r->d->n_suspended--;
         }
+        if (r->hc && r->hc->rq == r)
+                r->hc->rq = NULL;
         free(r->uri);
         free(r->body);
         json_decref(r->headers);
@@ -131,12 +454,15 @@ static void request_free(HttpRequest *r)
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
+        HttpConn *c = conn_of(conn);
+        if (c && c->rq) /* a previous request MHD dropped without telling us */
+                request_free(c->rq);
         HttpRequest *r = calloc(1, sizeof(*r));
         if (!r)
                 return NULL;
         r->d = cls;
         r->conn = conn;
-        r->start_usec = now_usec(CLOCK_MONOTONIC);
+        r->start_usec = now_usec();
         /* uri = path?query, still percent-encoded: keep both raw; decoding is the caller's. */
         size_t n = strlen(uri);
         r->uri = malloc(2 * n + 2);
@@ -153,14 +479,200 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
                 r->query = q + 1;
         } else
                 r->query = r->path + strlen(r->path);
+        r->hc = c;
+        if (c) {
+                c->rq = r;
+                /* Refuse an over-long target now, before MHD stores its query arguments:
+                 * when the request line nearly fills the pool that fails, MHD queues a 431,
+                 * then fails again on the headers and drops the connection with no answer
+                 * and without our completion callback (targets of ~65 400–65 500 bytes). */
+                if (n > HTTPD_MAX_TARGET) {
+                        refuse_on_fd(r->d, c->fd, r->path, false, 414, "uri_too_long",
+                                     "The request-target is too long.");
+                        conn_cut(c);
+                }
+        }
         return r;
 }
 
-static void on_completed(void *cls _unused_, struct MHD_Connection *conn _unused_, void **con_cls,
-                         enum MHD_RequestTerminationCode toe _unused_)
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
 {
-        request_free(*con_cls);
+        Httpd *d = cls;
+        HttpRequest *r = *con_cls;
         *con_cls = NULL;
+        HttpConn *c = r ? r->hc : conn_of(conn);
+        request_free(r);
+        if (!c || toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                return; /* the connection is closing */
+        c->served++;
+        if (d->draining)
+                conn_cut(c); /* the response is out: no further request on it */
+        else
+                conn_enter(c, PHASE_HEADER); /* kept alive: the next request's clock */
+}
+
+typedef struct Refusal {
+        int status;
+        const char *code;
+        const char *message;
+} Refusal;
+
+static bool refused(Refusal *ref, int status, const char *code, const char *message)
+{
+        *ref = (Refusal){status, code, message};
+        return false;
+}
+
+/* State of the walk over the header fields MHD parsed, in the order received. */
+typedef struct HeaderWalk {
+        const char *next; /* where the next field line must start */
+        const char *end;  /* end of the header block */
+        bool bad, too_many;
+        unsigned n, n_cl, n_te, n_host;
+        const char *cl, *te;
+} HeaderWalk;
+
+static enum MHD_Result walk_header(void *cls, enum MHD_ValueKind kind _unused_, const char *key,
+                                   size_t key_size, const char *value, size_t value_size)
+{
+        HeaderWalk *w = cls;
+        if (++w->n > HTTPD_MAX_HEADERS) {
+                w->too_many = true;
+                return MHD_NO;
+        }
+        /* name NUL(':') OWS value NUL(CR) NUL(LF), exactly where the previous line ended */
+        if (key != w->next || key_size == 0 || (size_t)(w->end - key) < key_size + 3)
+                goto bad;
+        for (size_t i = 0; i < key_size; i++)
+                if (!is_tchar((unsigned char)key[i]))
+                        goto bad;
+        const char *p = key + key_size;
+        if (*p++ != 0 || value < p || value >= w->end)
+                goto bad;
+        while (p < value && (*p == ' ' || *p == '\t'))
+                p++;
+        if (p != value || (size_t)(w->end - value) < value_size + 2)
+                goto bad;
+        for (size_t i = 0; i < value_size; i++) {
+                unsigned char ch = (unsigned char)value[i];
+                if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+                        goto bad;
+        }
+        if (value[value_size] != 0 || value[value_size + 1] != 0)
+                goto bad;
+        w->next = value + value_size + 2;
+
+        if (key_size == 14 && strcasecmp(key, "content-length") == 0) {
+                w->n_cl++;
+                w->cl = value;
+        } else if (key_size == 17 && strcasecmp(key, "transfer-encoding") == 0) {
+                w->n_te++;
+                w->te = value;
+        } else if (key_size == 4 && strcasecmp(key, "host") == 0)
+                w->n_host++;
+        return MHD_YES;
+bad:
+        w->bad = true;
+        return MHD_NO;
+}
+
+/*
+ * The checks of the handler's first call (see the top of this file). Returns true
+ * when the request may proceed (*ret_body: a body follows), false with *ref filled.
+ */
+static bool check_request(Httpd *d, HttpRequest *r, struct MHD_Connection *conn, const char *method,
+                          const char *url, const char *version, Refusal *ref, bool *ret_body)
+{
+        /* request-target: VCHAR only (RFC 9112 §3.2), bounded */
+        size_t tl = strlen(r->uri);
+        if (tl > HTTPD_MAX_TARGET)
+                return refused(ref, 414, "uri_too_long", "The request-target is too long.");
+        for (size_t i = 0; i < tl; i++) {
+                unsigned char ch = (unsigned char)r->uri[i];
+                if (ch <= 0x20 || ch >= 0x7f)
+                        return refused(ref, 400, "bad_request",
+                                       "The request-target has a byte outside visible ASCII; "
+                                       "percent-encode it.");
+        }
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+        if (!ci || ci->header_size > HTTPD_MAX_HEADER_BLOCK)
+                return refused(ref, 431, "headers_too_large",
+                               "The request line and headers exceed 32768 bytes.");
+        /* method SP target SP version CRLF, in place: every byte accounted for */
+        size_t ml = strlen(method), vl = strlen(version);
+        const char *end = method + ci->header_size;
+        if (url != method + ml + 1 || version != url + tl + 1 || version + vl + 2 > end ||
+            version[vl] != 0 || version[vl + 1] != 0)
+                return refused(ref, 400, "bad_request", "The request line is malformed.");
+
+        HeaderWalk w = {.next = version + vl + 2, .end = end};
+        MHD_get_connection_values_n(conn, MHD_HEADER_KIND, walk_header, &w);
+        if (w.too_many)
+                return refused(ref, 431, "headers_too_large",
+                               "The request has more than 128 header fields.");
+        if (w.bad || w.next + 2 != end || w.next[0] != 0 || w.next[1] != 0)
+                return refused(ref, 400, "bad_request",
+                               "A header field is malformed: a name must be a token, a value "
+                               "must not hold control bytes, lines end with CRLF, no "
+                               "line folding.");
+
+        bool http11 = streq(version, MHD_HTTP_VERSION_1_1);
+        if (http11 ? w.n_host != 1 : w.n_host > 1)
+                return refused(ref, 400, "bad_request",
+                               "An HTTP/1.1 request needs exactly one Host header.");
+        uint64_t cl = 0;
+        if (w.n_te > 0) {
+                if (w.n_cl > 0)
+                        return refused(ref, 400, "bad_request",
+                                       "Content-Length and Transfer-Encoding together are "
+                                       "ambiguous framing.");
+                if (!http11 || w.n_te > 1 || strcasecmp(w.te, "chunked") != 0)
+                        return refused(ref, 400, "bad_request",
+                                       "Only Transfer-Encoding: chunked is supported (HTTP/1.1).");
+        } else if (w.n_cl > 1)
+                return refused(ref, 400, "bad_request",
+                               "Content-Length must be given exactly once.");
+        else if (w.n_cl == 1) {
+                const char *p = w.cl;
+                if (!*p)
+                        return refused(ref, 400, "bad_request",
+                                       "Content-Length must be plain decimal digits.");
+                for (; *p; p++) {
+                        if (*p < '0' || *p > '9')
+                                return refused(ref, 400, "bad_request",
+                                               "Content-Length must be plain decimal digits.");
+                        if (cl > (UINT64_MAX - 9) / 10) {
+                                cl = UINT64_MAX;
+                                break;
+                        }
+                        cl = cl * 10 + (uint64_t)(*p - '0');
+                }
+        }
+        if (cl > d->max_body)
+                return refused(ref, 413, "request_too_large", "The request body is too large.");
+        *ret_body = w.n_te > 0 || cl > 0;
+        if (cl > 0) { /* one allocation for the whole body */
+                r->body = malloc(cl + 1);
+                if (r->body) {
+                        r->body_cap = cl + 1;
+                        r->body[0] = 0;
+                }
+        }
+        return true;
+}
+
+static void refuse_request(HttpRequest *r, int status, const char *code, const char *message)
+{
+        const union MHD_ConnectionInfo *ci =
+                r->hc ? NULL : MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int fd = r->hc ? r->hc->fd : ci ? ci->connect_fd : -1;
+        refuse_on_fd(r->d, fd, r->path, r->head, status, code, message);
+        if (r->hc) {
+                conn_unlink(r->hc);
+                r->hc->cut = true;
+        }
 }
 
 static enum MHD_Result queue(HttpRequest *r)
@@ -171,36 +683,47 @@ static enum MHD_Result queue(HttpRequest *r)
         return ok;
 }
 
-static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url _unused_,
-                                 const char *method, const char *version _unused_,
-                                 const char *upload_data, size_t *upload_data_size, void **con_cls)
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
 {
         Httpd *d = cls;
         HttpRequest *r = *con_cls;
-        if (!r)
-                return MHD_NO; /* out of memory in on_uri: drop the connection */
+        if (!r) {
+                /* out of memory in on_uri */
+                const union MHD_ConnectionInfo *ci =
+                        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                if (ci) {
+                        static const char oom[] = "HTTP/1.1 500 Internal Server Error\r\n"
+                                                  "Connection: close\r\nContent-Length: 0\r\n\r\n";
+                        (void)send(ci->connect_fd, oom, strlen(oom), MSG_NOSIGNAL | MSG_DONTWAIT);
+                }
+                return MHD_NO;
+        }
 
         if (!r->started) {
                 r->started = true;
+                if (r->hc && r->hc->cut)
+                        return MHD_NO; /* past its deadline: already answered */
                 snprintf(r->method, sizeof(r->method), "%s", method);
-                const char *cl =
-                        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-                if (cl && strtoull(cl, NULL, 10) > d->max_body)
-                        r->too_large = true;
-                if (!r->too_large)
-                        return MHD_YES; /* wait for the body (or the final call) */
-                /* Too large: answer before the upload; MHD then closes the connection. */
-        } else if (*upload_data_size > 0) {
+                r->head = streq(method, MHD_HTTP_METHOD_HEAD);
+                Refusal ref = {};
+                bool body = false;
+                if (!check_request(d, r, conn, method, url, version, &ref, &body)) {
+                        refuse_request(r, ref.status, ref.code, ref.message);
+                        return MHD_NO;
+                }
+                conn_enter(r->hc, body ? PHASE_BODY : PHASE_HANDLER);
+                return MHD_YES; /* wait for the body (or the final call) */
+        }
+        if (*upload_data_size > 0) {
                 size_t n = *upload_data_size;
                 *upload_data_size = 0;
-                if (r->too_large)
-                        return MHD_YES;
-                if (r->body_len + n > d->max_body) {
-                        r->too_large = true;
-                        free(r->body);
-                        r->body = NULL;
-                        r->body_len = r->body_cap = 0;
-                        return MHD_YES;
+                if (n > d->max_body - r->body_len) {
+                        /* a chunked body grew past the limit */
+                        refuse_request(r, 413, "request_too_large",
+                                       "The request body is too large.");
+                        return MHD_NO;
                 }
                 if (r->body_len + n + 1 > r->body_cap) {
                         size_t cap = r->body_cap ? r->body_cap : 4096;
@@ -223,6 +746,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (r->dispatched)
                 return MHD_YES; /* still waiting (spurious call) */
         r->dispatched = true;
+        conn_enter(r->hc, PHASE_HANDLER);
         d->handler(r, d->userdata);
         if (r->response)
                 return queue(r);
@@ -277,16 +801,37 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
                 return -ENOMEM;
         d->event = sd_event_ref(e);
         d->handler = handler;
+        d->refuse = cfg->refuse;
         d->userdata = userdata;
         d->max_body = cfg->max_body;
+        d->timeout_usec[PHASE_HEADER] = cfg->header_timeout_usec
+                                                ? cfg->header_timeout_usec
+                                                : HTTPD_DEFAULT_HEADER_TIMEOUT_USEC;
+        d->timeout_usec[PHASE_BODY] =
+                cfg->body_timeout_usec ? cfg->body_timeout_usec : HTTPD_DEFAULT_BODY_TIMEOUT_USEC;
+        uint64_t idle_s = d->timeout_usec[PHASE_HEADER] / USEC_PER_SEC;
+        snprintf(d->keep_alive, sizeof(d->keep_alive), "timeout=%" PRIu64,
+                 idle_s > 1 ? idle_s - 1 : 0);
+        /* The deadline source first: MHD announces connections as soon as it runs. */
+        int r = sd_event_add_time(e, &d->deadline, CLOCK_MONOTONIC, 0, 1000, on_deadline, d);
+        if (r < 0) {
+                httpd_free(d);
+                return r;
+        }
+        sd_event_source_set_enabled(d->deadline, SD_EVENT_OFF);
+        unsigned limit =
+                cfg->connection_limit ? cfg->connection_limit : HTTPD_DEFAULT_CONNECTION_LIMIT;
+        unsigned per_client =
+                cfg->per_client_limit ? cfg->per_client_limit : HTTPD_DEFAULT_PER_CLIENT_LIMIT;
+        unsigned idle = cfg->connection_timeout ? cfg->connection_timeout
+                                                : HTTPD_DEFAULT_CONNECTION_TIMEOUT;
         d->mhd = MHD_start_daemon(
                 flags, 0, NULL, NULL, on_access, d, MHD_OPTION_LISTEN_SOCKET, fd,
                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, d, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                d, MHD_OPTION_CONNECTION_LIMIT,
-                cfg->connection_limit ? cfg->connection_limit : 1000, MHD_OPTION_CONNECTION_TIMEOUT,
-                cfg->connection_timeout ? cfg->connection_timeout : 60,
-                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)64 * 1024, MHD_OPTION_EXTERNAL_LOGGER,
-                on_mhd_log, d, MHD_OPTION_END);
+                d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_CONNECTION_LIMIT,
+                limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
+                MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
+                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, d, MHD_OPTION_END);
         if (!d->mhd) {
                 httpd_free(d);
                 return -EIO;
@@ -295,7 +840,7 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
         const union MHD_DaemonInfo *pi = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
         d->port = pi ? pi->port : cfg->port;
         const union MHD_DaemonInfo *ei = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        int r = ei ? sd_event_add_io(e, &d->io, ei->epoll_fd, EPOLLIN, on_io, d) : -EIO;
+        r = ei ? sd_event_add_io(e, &d->io, ei->epoll_fd, EPOLLIN, on_io, d) : -EIO;
         if (r >= 0)
                 r = sd_event_add_time(e, &d->timer, CLOCK_MONOTONIC, 0, 1, on_timer, d);
         if (r >= 0)
@@ -311,9 +856,15 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
         return 0;
 }
 
-static const char busy_body[] =
-        "{\"error\":{\"type\":\"internal_error\",\"message\":\"The server is shutting down.\","
-        "\"details\":null,\"request_id\":null}}";
+/* A reply in the surface's envelope, through MHD (the request is the handler's). */
+static void reply_refusal(HttpRequest *rq, int status, const char *code, const char *message)
+{
+        _cleanup_json_ json_t *headers = NULL;
+        _cleanup_free_ char *body =
+                refusal_render(rq->d, rq->path, status, code, message, &headers);
+        const char *b = body ? body : default_fallback;
+        (void)http_reply(rq, status, headers, b, strlen(b));
+}
 
 Httpd *httpd_free(Httpd *d)
 {
@@ -321,21 +872,18 @@ Httpd *httpd_free(Httpd *d)
                 return NULL;
         if (d->mhd) {
                 while (d->suspended)
-                        (void)http_reply(d->suspended, 503, NULL, busy_body, strlen(busy_body));
+                        reply_refusal(d->suspended, 503, "shutting_down",
+                                      "The server is shutting down.");
                 MHD_run(d->mhd); /* flush the replies to resumed connections */
                 MHD_stop_daemon(d->mhd);
         }
         sd_event_source_disable_unref(d->io);
         sd_event_source_disable_unref(d->timer);
         sd_event_source_disable_unref(d->defer);
+        sd_event_source_disable_unref(d->deadline);
         sd_event_unref(d->event);
         free(d);
         return NULL;
-}
-
-void httpd_drain(Httpd *d)
-{
-        d->draining = true;
 }
 
 void httpd_quiesce(Httpd *d)
@@ -343,6 +891,22 @@ void httpd_quiesce(Httpd *d)
         int fd = MHD_quiesce_daemon(d->mhd);
         if (fd >= 0)
                 close(fd);
+}
+
+void httpd_drain(Httpd *d)
+{
+        if (d->draining)
+                return;
+        d->draining = true;
+        /* Idle keep-alive connections: served before, no request line since. */
+        HttpConn *c = d->lists[PHASE_HEADER].head;
+        while (c) {
+                HttpConn *next = c->next;
+                if (c->served > 0 && !c->rq)
+                        conn_cut(c);
+                c = next;
+        }
+        deadline_arm(d);
 }
 
 uint16_t httpd_port(const Httpd *d)
@@ -353,6 +917,11 @@ uint16_t httpd_port(const Httpd *d)
 size_t httpd_pending(const Httpd *d)
 {
         return d->n_suspended;
+}
+
+size_t httpd_connections(const Httpd *d)
+{
+        return d->n_conns;
 }
 
 const char *http_request_method(const HttpRequest *rq)
@@ -408,11 +977,6 @@ const char *http_request_body(const HttpRequest *rq, size_t *ret_len)
         return rq->body ? rq->body : "";
 }
 
-bool http_request_too_large(const HttpRequest *rq)
-{
-        return rq->too_large;
-}
-
 bool http_request_from_loopback(const HttpRequest *rq)
 {
         const union MHD_ConnectionInfo *ci =
@@ -436,8 +1000,9 @@ uint64_t http_request_start_usec(const HttpRequest *rq)
         return rq->start_usec;
 }
 
-/* Adds headers (object name → string) to resp; true when they set Content-Type. */
-static bool add_headers(Httpd *d, struct MHD_Response *resp, const json_t *headers)
+/* Adds headers to resp, hands it to rq and resumes rq if it waits. Takes resp. */
+static void reply_set(HttpRequest *rq, int status, const json_t *headers, struct MHD_Response *resp,
+                      bool has_body)
 {
         bool have_ct = false;
         const char *k;
@@ -449,13 +1014,14 @@ static bool add_headers(Httpd *d, struct MHD_Response *resp, const json_t *heade
                         have_ct = true;
                 MHD_add_response_header(resp, k, json_string_value(v));
         }
-        if (d->draining)
+        if (has_body && !have_ct)
+                MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+        /* Tell keep-alive clients when we close an idle connection (the header deadline),
+         * as Node's http server does, so they do not send into a closing socket. */
+        if (rq->d->draining)
                 MHD_add_response_header(resp, "Connection", "close");
-        return have_ct;
-}
-
-static void set_response(HttpRequest *rq, int status, struct MHD_Response *resp)
-{
+        else
+                MHD_add_response_header(resp, "Keep-Alive", rq->d->keep_alive);
         rq->response = resp;
         rq->status = (unsigned)status;
         if (rq->suspended) {
@@ -478,59 +1044,13 @@ int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *b
                                                                     MHD_RESPMEM_MUST_COPY);
         if (!resp) {
                 status = 500;
+                headers = NULL;
+                len = 0;
                 resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
                 if (!resp)
                         return -ENOMEM;
         }
-        bool have_ct = add_headers(rq->d, resp, headers);
-        if (len > 0 && !have_ct)
-                MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-        set_response(rq, status, resp);
-        return 0;
-}
-
-typedef struct Stream {
-        HttpStreamRead read;
-        void (*free_cb)(void *);
-        void *userdata;
-} Stream;
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-        Stream *st = cls;
-        ssize_t k = st->read(st->userdata, pos, buf, max);
-        return k > 0    ? k
-               : k == 0 ? MHD_CONTENT_READER_END_OF_STREAM
-                        : MHD_CONTENT_READER_END_WITH_ERROR;
-}
-
-static void stream_free(void *cls)
-{
-        Stream *st = cls;
-        if (st->free_cb)
-                st->free_cb(st->userdata);
-        free(st);
-}
-
-int http_reply_stream(HttpRequest *rq, int status, const json_t *headers, uint64_t size,
-                      HttpStreamRead read, void (*free_cb)(void *), void *userdata)
-{
-        if (rq->replied)
-                return -EALREADY;
-        Stream *st = calloc(1, sizeof(*st));
-        if (!st)
-                return -ENOMEM;
-        *st = (Stream){.read = read, .free_cb = free_cb, .userdata = userdata};
-        struct MHD_Response *resp =
-                MHD_create_response_from_callback(size == UINT64_MAX ? MHD_SIZE_UNKNOWN : size,
-                                                  64 * 1024, stream_read, st, stream_free);
-        if (!resp) {
-                free(st);
-                return -ENOMEM;
-        }
-        rq->replied = true;
-        (void)add_headers(rq->d, resp, headers);
-        set_response(rq, status, resp);
+        reply_set(rq, status, headers, resp, len > 0);
         return 0;
 }
 
@@ -546,4 +1066,52 @@ int http_reply_json(HttpRequest *rq, int status, const json_t *headers, const js
                 return -ENOMEM;
         }
         return http_reply(rq, status, headers, s, strlen(s));
+}
+
+typedef struct Stream {
+        HttpStreamRead read;
+        void (*free_cb)(void *);
+        void *userdata;
+} Stream;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        Stream *s = cls;
+        ssize_t n = s->read(s->userdata, pos, buf, max);
+        if (n > 0)
+                return (size_t)n <= max ? n : MHD_CONTENT_READER_END_WITH_ERROR;
+        /* 0 would mean "nothing yet, ask again" to MHD: our 0 is the end. */
+        return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+        Stream *s = cls;
+        if (s->free_cb)
+                s->free_cb(s->userdata);
+        free(s);
+}
+
+int http_reply_stream(HttpRequest *rq, int status, const json_t *headers, uint64_t size,
+                      HttpStreamRead read, void (*free_cb)(void *), void *userdata)
+{
+        if (rq->replied)
+                return -EALREADY;
+        Stream *s = malloc(sizeof(*s));
+        struct MHD_Response *resp = NULL;
+        if (s) {
+                *s = (Stream){read, free_cb, userdata};
+                resp = MHD_create_response_from_callback(size == UINT64_MAX ? MHD_SIZE_UNKNOWN
+                                                                            : size,
+                                                         STREAM_BLOCK, stream_read, s, stream_free);
+                if (!resp)
+                        free(s);
+        }
+        if (!resp) {
+                (void)http_reply(rq, 500, NULL, NULL, 0);
+                return -ENOMEM;
+        }
+        rq->replied = true;
+        reply_set(rq, status, headers, resp, size != 0);
+        return 0;
 }

@@ -27,6 +27,9 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  max_pending_calls: 64\n"
                                        "  drain_timeout: 10s\n"
                                        "  max_connections: 1000\n"
+                                       "  max_connections_per_client: 64\n"
+                                       "  header_timeout: 10s\n"
+                                       "  body_timeout: 30s\n"
                                        "teams:\n"
                                        "  - id: local\n"
                                        "    sessions_quota: 10\n"
@@ -470,6 +473,9 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                                                  "max_tape",
                                                  "drain_timeout",
                                                  "max_pending_calls",
+                                                 "max_connections_per_client",
+                                                 "header_timeout",
+                                                 "body_timeout",
                                                  NULL};
         static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
         int r = check_keys(j, "", top_keys, err, errlen);
@@ -546,26 +552,40 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                                       errlen)) < 0 ||
                     (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0 ||
                     (r = get_duration(lim, "drain_timeout", &c->drain_timeout_usec, err, errlen)) <
-                            0)
+                            0 ||
+                    (r = get_duration(lim, "header_timeout", &c->header_timeout_usec, err,
+                                      errlen)) < 0 ||
+                    (r = get_duration(lim, "body_timeout", &c->body_timeout_usec, err, errlen)) < 0)
                         return r;
-                uint64_t mb = c->max_body, mc = c->max_connections, mp = c->max_pending_calls;
+                uint64_t mb = c->max_body, mc = c->max_connections,
+                         mpc = c->max_connections_per_client, mp = c->max_pending_calls;
                 if ((r = get_size(lim, "max_body", "limits", &mb, err, errlen)) < 0 ||
                     (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0 ||
+                    (r = get_size(lim, "max_connections_per_client", "limits", &mpc, err, errlen)) <
+                            0 ||
                     (r = get_size(lim, "max_tape", "limits", &c->max_tape, err, errlen)) < 0 ||
                     (r = get_size(lim, "max_pending_calls", "limits", &mp, err, errlen)) < 0)
                         return r;
+                if (mc == 0 || mc > 100000 || mpc == 0 || mpc > mc) {
+                        snprintf(err, errlen,
+                                 "limits.max_connections must be between 1 and 100000 and "
+                                 "limits.max_connections_per_client between 1 and it");
+                        return -EINVAL;
+                }
                 c->max_body = (size_t)mb;
                 c->max_connections = (unsigned)mc;
                 c->max_pending_calls = (unsigned)mp;
+                c->max_connections_per_client = (unsigned)mpc;
         }
         if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC) {
                 snprintf(err, errlen, "limits.lifetime: must be between 1s and 30m");
                 return -EINVAL;
         }
-        if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0) {
+        if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0 ||
+            c->header_timeout_usec == 0 || c->body_timeout_usec == 0) {
                 snprintf(err, errlen,
-                         "limits.start_timeout and limits.request_timeout cannot "
-                         "be off");
+                         "limits.start_timeout, request_timeout, header_timeout and "
+                         "body_timeout cannot be off");
                 return -EINVAL;
         }
         if (c->max_pending_calls < 1 || c->max_pending_calls > 100000) {

@@ -47,7 +47,10 @@ typedef struct Config {
         uint64_t max_tape;             /* bytes of tape per sandbox before it ends (tape_full) */
         unsigned max_pending_calls;    /* calls queued or in flight per pod before 503 busy */
         size_t max_body;               /* bytes, both listeners */
-        unsigned max_connections;
+        unsigned max_connections;      /* per listener */
+        unsigned max_connections_per_client; /* per listener and client address */
+        uint64_t header_timeout_usec; /* request line + headers must arrive within (per request) */
+        uint64_t body_timeout_usec;   /* a request body must arrive within */
 
         uint64_t pod_memory_max; /* bytes; 0 = the image's limits profile */
         uint64_t pod_pids_max;   /* 0 = the image's limits profile */

@@ -418,14 +418,6 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        if (http_request_too_large(rq)) {
-                fail(c, 413, "validation_failed",
-                     json_pack("{s:I}", "max_bytes",
-                               (json_int_t)manager_config(ctl->manager)->max_body),
-                     "The request body exceeds %zu bytes.", manager_config(ctl->manager)->max_body);
-                free(c);
-                return;
-        }
         const char *rest = startswith(path, "/v1/sandboxes");
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
@@ -503,4 +495,16 @@ void control_handle(HttpRequest *rq, void *userdata)
         }
         fail(c, 404, "not_found", NULL, "No such endpoint: %s %s.", method, path);
         free(c);
+}
+
+void control_refuse(const char *path _unused_, int status, const char *code, const char *message,
+                    HttpRefusal *ret, void *userdata _unused_)
+{
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
+        ret->body = json_pack("{s:{s:s, s:s, s:{s:s}, s:s}}", "error", "type",
+                              status >= 500 ? "internal_error" : "validation_failed", "message",
+                              message, "details", "reason", code, "request_id", request_id);
+        ret->headers = json_pack("{s:s}", "X-Request-Id", request_id);
 }

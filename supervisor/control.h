@@ -17,3 +17,8 @@ Control *control_free(Control *c);
 
 /* The HttpHandler of the control listener; userdata is the Control. */
 void control_handle(HttpRequest *rq, void *userdata);
+
+/* The HttpRefuseFn of the control listener: the control envelope (validation_failed,
+ * or internal_error for 5xx) with details.reason = code and a fresh request id. */
+void control_refuse(const char *path, int status, const char *code, const char *message,
+                    HttpRefusal *ret, void *userdata);

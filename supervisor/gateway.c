@@ -7,6 +7,7 @@
 #include "common/util.h"
 #include "pods/front/front.h"
 #include "pods/front/serve.h"
+#include "supervisor/control.h"
 #include "supervisor/log.h"
 
 #define EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page */
@@ -186,9 +187,38 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .mount_url = mount,
                 .rest = rest,
                 .request_id = request_id,
-                .max_body = manager_config(m)->max_body,
                 .max_page = EVENTS_PAGE_MAX,
                 .backend = {.call = pod_backend_call, .record = pod_backend_record, .userdata = st},
         };
         front_serve(rq, &t);
+}
+
+void gateway_refuse(const char *path, int status, const char *code, const char *message,
+                    HttpRefusal *ret, void *userdata _unused_)
+{
+        /* The twin named by the first segment answers in its own envelope, as it would
+         * for any other refusal under its mount; anything else gets the control one. */
+        char seg[32] = "";
+        if (path && path[0] == '/') {
+                size_t n = strcspn(path + 1, "/");
+                if (n < sizeof(seg)) {
+                        memcpy(seg, path + 1, n);
+                        seg[n] = 0;
+                }
+        }
+        const TwinKind *k = seg[0] ? twin_kind_find(seg) : NULL;
+        if (!k) {
+                control_refuse(path, status, code, message, ret, NULL);
+                return;
+        }
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
+        TwinReply rp = {};
+        k->error(status, code, message, &rp);
+        ret->body = TAKE_PTR(rp.body);
+        ret->headers = rp.headers ? TAKE_PTR(rp.headers) : json_object();
+        if (ret->headers)
+                json_object_set_new(ret->headers, "X-Request-Id", json_string(request_id));
+        twin_reply_done(&rp);
 }

@@ -19,6 +19,11 @@ Gateway *gateway_free(Gateway *g);
 /* The HttpHandler of the gateway listener; userdata is the Gateway. */
 void gateway_handle(HttpRequest *rq, void *userdata);
 
+/* The HttpRefuseFn of the gateway listener: the envelope of the twin named by the
+ * path's first segment (its kind's error()), else the control API's envelope. */
+void gateway_refuse(const char *path, int status, const char *code, const char *message,
+                    HttpRefusal *ret, void *userdata);
+
 /* The fixed body of every "no such pod for you" answer: the same bytes whatever the
  * cause, so it reveals nothing about other sandboxes. */
 #define GATEWAY_NO_POD_BODY                                                                   \

@@ -333,7 +333,11 @@ int main(int argc, char **argv)
                             .port = cfg->control_port,
                             .max_body = cfg->max_body,
                             .connection_limit = cfg->max_connections,
-                            .connection_timeout = 60};
+                            .per_client_limit = cfg->max_connections_per_client,
+                            .connection_timeout = 60,
+                            .header_timeout_usec = cfg->header_timeout_usec,
+                            .body_timeout_usec = cfg->body_timeout_usec,
+                            .refuse = control_refuse};
         r = httpd_new(e, &hcfg, control_handle, ctl, &hc);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s:%u (control API)", cfg->control_address,
@@ -342,6 +346,7 @@ int main(int argc, char **argv)
         }
         hcfg.address = cfg->gateway_address;
         hcfg.port = cfg->gateway_port;
+        hcfg.refuse = gateway_refuse;
         r = httpd_new(e, &hcfg, gateway_handle, gw, &hg);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s:%u (twin gateway)", cfg->gateway_address,

@@ -133,12 +133,6 @@ static void serve_events(HttpRequest *rq, const FrontTarget *t)
 void front_serve(HttpRequest *rq, const FrontTarget *t)
 {
         const TwinKind *k = t->kind;
-        if (http_request_too_large(rq)) {
-                char msg[128];
-                snprintf(msg, sizeof(msg), "The request body exceeds %zu bytes.", t->max_body);
-                front_reply_error(rq, k, 413, "request_too_large", msg, t->request_id);
-                return;
-        }
         _cleanup_free_ char *path = NULL;
         if (front_decode_path(*t->rest ? t->rest : "/", &path) < 0 ||
             front_check_query(http_request_query(rq)) < 0) {

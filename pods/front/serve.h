@@ -3,7 +3,7 @@
  * The twin-serving pipeline, one for every front end (pomed's gateway and
  * `pome twin start`): once a front end has found the twin a request is for and
  * authenticated the caller, everything else happens here the same way —
- * size and path checks in the twin's own envelope, /_pome/events streamed from
+ * path and target checks in the twin's own envelope, /_pome/events streamed from
  * the tape, the call handed to a backend (a pod, or a twin in-process), the tape
  * row written before the reply goes out.
  */
@@ -43,7 +43,6 @@ typedef struct FrontTarget {
         const char *mount_url;  /* absolute URL of the twin's mount, no trailing '/' */
         const char *rest;       /* the raw path below the mount ("" or "/…") */
         const char *request_id; /* "req_…" */
-        size_t max_body;        /* bytes, for the 413 message */
         uint64_t max_page;      /* bytes of one /_pome/events page */
         FrontBackend backend;
 } FrontTarget;

@@ -153,3 +153,29 @@ used() {
         api GET /v1/usage
         jq -r .sessions_used <<<"$BODY"
 }
+
+# raw_http PORT FORMAT [ARG…]: sends the bytes of `printf FORMAT ARG…` (so \r\n, \x00
+# and %s work) over a new TCP connection to 127.0.0.1:PORT, half-closes nothing and
+# reads until the server closes the connection (at most RAW_WAIT seconds, default 5).
+# Sets RAW (the answer, NULs dropped), RAW_STATUS (status code of the first answer,
+# empty when none), RAW_CLOSED (1 when the server closed the connection, 0 when it
+# was still open at the deadline) and RAW_HEAD (the first answer's header block).
+raw_http() {
+        local port=$1 fd rc=0
+        shift
+        exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+        # The server may answer and close before it has read everything: no SIGPIPE.
+        # shellcheck disable=SC2059 # the format is the request
+        (trap '' PIPE && printf "$@" >&"$fd") 2>/dev/null || true
+        timeout "${RAW_WAIT:-5}" cat <&"$fd" >"$TMP/raw" 2>/dev/null || rc=$?
+        exec {fd}>&-
+        RAW_CLOSED=1
+        [[ $rc -ne 124 ]] || RAW_CLOSED=0
+        RAW=$(tr -d '\0' <"$TMP/raw")
+        RAW_STATUS=
+        [[ $RAW =~ ^HTTP/1\.1\ ([0-9][0-9][0-9])\  ]] && RAW_STATUS=${BASH_REMATCH[1]}
+        RAW_HEAD=${RAW%%$'\r\n\r\n'*}
+}
+
+# raw_body: the body of the first answer in RAW (after the header block).
+raw_body() { printf '%s' "${RAW#*$'\r\n\r\n'}"; }

@@ -33,7 +33,8 @@ rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$POMED_PID/status")
 wait "${EXTRA_PIDS[@]}"
 EXTRA_PIDS=()
 statuses=$(for f in "$TMP"/late?.status; do cat "$f"; echo; done | sort | tr "\n" " ")
-assert_eq "$statuses" "502 502 502 504 " "the queued calls: one timed out, the rest lost their pod"
+# each queued call either missed its deadline (504) or lost its pod to the kill (502)
+[[ $statuses =~ ^(502 )*(504 )+$ ]] || fail "the queued calls answered '$statuses', not 504 (and 502)"
 pass "bounded queue (503 busy) and the 504 of a hung pod"
 
 api GET "/v1/sandboxes/$SID"
