@@ -100,6 +100,20 @@ static int read_all(const char *path, char **ret)
         return read_file_at(AT_FDCWD, path, 1u << 20, ret, NULL);
 }
 
+/* read_all of dir/name. */
+static int read_at(const char *dir, const char *name, char **ret)
+{
+        _cleanup_free_ char *p = path_join(dir, name);
+        return p ? read_all(p, ret) : -ENOMEM;
+}
+
+/* The v2 flat-keyed events of dir: memory.events.local (5.2+), else memory.events. */
+static int read_events_local(const char *dir, char **ret)
+{
+        int r = read_at(dir, "memory.events.local", ret);
+        return r == -ENOENT ? read_at(dir, "memory.events", ret) : r;
+}
+
 /* One write(2) of s (cgroupfs takes a control value per write). 0 or negative errno. */
 static int write_str(const char *path, const char *s)
 {
@@ -124,11 +138,8 @@ static int write_at(const char *dir, const char *name, const char *s)
 /* Parses the pid list of a cgroup.procs file into a malloc'ed array. 0 or negative errno. */
 static int read_pids(const char *dir, pid_t **ret, size_t *ret_n)
 {
-        _cleanup_free_ char *p = path_join(dir, "cgroup.procs");
         _cleanup_free_ char *text = NULL;
-        if (!p)
-                return -ENOMEM;
-        int r = read_all(p, &text);
+        int r = read_at(dir, "cgroup.procs", &text);
         if (r < 0)
                 return r;
         _cleanup_free_ pid_t *pids = NULL;
@@ -947,11 +958,8 @@ const char *cg_pod_path(const CgPod *p, const char *controller)
 
 static int read_u64(const char *dir, const char *name, uint64_t *ret)
 {
-        _cleanup_free_ char *f = path_join(dir, name);
         _cleanup_free_ char *text = NULL;
-        if (!f)
-                return -ENOMEM;
-        int r = read_all(f, &text);
+        int r = read_at(dir, name, &text);
         if (r < 0)
                 return r;
         char *end;
@@ -972,16 +980,9 @@ static bool limit_reached(CgLayout layout, const char *dir)
 {
         uint64_t n;
         if (layout == CG_LAYOUT_V2) {
-                _cleanup_free_ char *f = path_join(dir, "memory.events.local");
                 _cleanup_free_ char *text = NULL;
-                if (!f)
+                if (read_events_local(dir, &text) < 0)
                         return false;
-                if (read_all(f, &text) < 0) {
-                        free(f);
-                        f = path_join(dir, "memory.events");
-                        if (!f || read_all(f, &text) < 0)
-                                return false;
-                }
                 return (parse_key(text, "oom", &n) == 0 && n > 0) ||
                        (parse_key(text, "max", &n) == 0 && n > 0);
         }
@@ -994,17 +995,9 @@ static bool limit_reached(CgLayout layout, const char *dir)
 
 int cg_oom_attribute(CgLayout layout, const char *mount, const char *leaf, char **ret_culprit)
 {
-        _cleanup_free_ char *f = path_join(leaf, layout == CG_LAYOUT_V2 ? "memory.events.local"
-                                                                        : "memory.oom_control");
         _cleanup_free_ char *text = NULL;
-        if (!f)
-                return -ENOMEM;
-        int r = read_all(f, &text);
-        if (r == -ENOENT && layout == CG_LAYOUT_V2) {
-                free(f);
-                f = path_join(leaf, "memory.events");
-                r = f ? read_all(f, &text) : -ENOMEM;
-        }
+        int r = layout == CG_LAYOUT_V2 ? read_events_local(leaf, &text)
+                                       : read_at(leaf, "memory.oom_control", &text);
         if (r < 0)
                 return r;
         uint64_t n;
@@ -1046,26 +1039,6 @@ int cg_pod_oom(CgPod *p, char **ret_culprit)
         if (!l)
                 return -ENOENT;
         return cg_oom_attribute(p->setup->layout, l->hier->mount, l->path, ret_culprit);
-}
-
-int cg_pod_oom_killed(CgPod *p)
-{
-        const CgLeaf *l = leaf_of(p, "memory");
-        if (!l)
-                return -ENOENT;
-        _cleanup_free_ char *f = path_join(
-                l->path, p->setup->layout == CG_LAYOUT_V2 ? "memory.events" : "memory.oom_control");
-        _cleanup_free_ char *text = NULL;
-        if (!f)
-                return -ENOMEM;
-        int r = read_all(f, &text);
-        if (r < 0)
-                return r;
-        uint64_t n;
-        r = cg_parse_oom_kill(text, &n);
-        if (r < 0)
-                return r;
-        return n > 0;
 }
 
 /* Kills what is left in every leaf and removes the leaves that are empty. */

@@ -108,13 +108,6 @@ int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n);
 /* Absolute path of the leaf in the hierarchy of controller ("memory", "pids", "cpu"), or NULL. */
 const char *cg_pod_path(const CgPod *p, const char *controller);
 
-/*
- * 1 when the pod's memory cgroup recorded an OOM kill ("oom_kill N" with N > 0 in v1
- * memory.oom_control, v2 memory.events), 0 when not, negative errno when the file
- * cannot be read (-ENODATA when it has no oom_kill line: kernel older than 4.13).
- */
-int cg_pod_oom_killed(CgPod *p);
-
 /* What an OOM kill recorded in a pod's cgroup is charged to. */
 typedef enum CgOom {
         CG_OOM_NONE = 0, /* no OOM kill in the pod's cgroup */
@@ -129,7 +122,8 @@ typedef enum CgOom {
  * memory.events.local) to the pod's own limit or to one above it. Returns a CgOom; for
  * CG_OOM_HOST *ret_culprit (may be NULL) is a new string naming the nearest ancestor
  * cgroup that reached its limit, relative to the hierarchy ("/pome/ses_x"), or NULL for
- * a host-wide shortage. Negative errno as cg_pod_oom_killed.
+ * a host-wide shortage. Negative errno when the file cannot be read (-ENODATA when it
+ * has no oom_kill line: a kernel older than 4.13).
  */
 int cg_pod_oom(CgPod *p, char **ret_culprit);
 

@@ -453,7 +453,7 @@ static int test_real(void)
                 CHECK(file_is(cpu, "cpu.shares", "2048\n"));
         }
         CHECK(file_is(pids, "pids.max", "16\n"));
-        CHECK(cg_pod_oom_killed(p) == 0);
+        CHECK(cg_pod_oom(p, NULL) == CG_OOM_NONE);
 
         /* the same leaf again: refused, and the existing one untouched */
         CgPod *dup = NULL;
