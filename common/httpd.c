@@ -124,6 +124,7 @@ struct Httpd {
         uint64_t timeout_usec[2]; /* by phase: header, body */
         uint16_t port;
         bool draining;
+        bool closing;        /* quiesced: requests completing now never reach the handler */
         char keep_alive[32]; /* "timeout=N": when an idle connection will be closed */
         HttpRequest *suspended;
         size_t n_suspended;
@@ -683,6 +684,8 @@ static enum MHD_Result queue(HttpRequest *r)
         return ok;
 }
 
+static void reply_refusal(HttpRequest *rq, int status, const char *code, const char *message);
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -747,6 +750,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                 return MHD_YES; /* still waiting (spurious call) */
         r->dispatched = true;
         conn_enter(r->hc, PHASE_HANDLER);
+        if (d->closing) {
+                /* The handler's world may be gone already (pomed tearing down). */
+                reply_refusal(r, 503, "shutting_down", "The server is shutting down.");
+                return queue(r);
+        }
         d->handler(r, d->userdata);
         if (r->response)
                 return queue(r);
@@ -888,6 +896,7 @@ Httpd *httpd_free(Httpd *d)
 
 void httpd_quiesce(Httpd *d)
 {
+        d->closing = true;
         int fd = MHD_quiesce_daemon(d->mhd);
         if (fd >= 0)
                 close(fd);

@@ -123,7 +123,10 @@ Httpd *httpd_free(Httpd *d);
  */
 void httpd_drain(Httpd *d);
 
-/* Stops accepting new connections (listener closed); open ones finish. */
+/*
+ * Stops accepting new connections (listener closed); from now on a request that completes
+ * is answered 503 shutting_down without reaching the handler, whose state may be gone.
+ */
 void httpd_quiesce(Httpd *d);
 
 /*

@@ -375,6 +375,13 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                                                        "twin", rq->twins[i], "seed", name,
                                                        "available", image_seeds_json(img)),
                                              "Unknown seed '%s' for twin %s.", name, rq->twins[i]);
+                if (r == -EFBIG)
+                        return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                             json_pack("{s:s, s:s, s:s, s:i}", "field", "seeds",
+                                                       "twin", rq->twins[i], "seed", name,
+                                                       "max_bytes", (int)IMAGE_SEED_MAX),
+                                             "Seed '%s' of twin %s is larger than %u bytes.", name,
+                                             rq->twins[i], IMAGE_SEED_MAX);
                 if (r < 0)
                         return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL,
                                              "Cannot read seed '%s' of twin %s: %s", name,

@@ -576,10 +576,12 @@ static int on_call_timeout(sd_event_source *s _unused_, uint64_t usec _unused_, 
 {
         PodCall *c = userdata;
         Pod *p = c->pod;
-        /* A reply may be waiting in the socket: take it before judging the pod. */
+        uint64_t id = c->id;
+        /* A reply may be waiting in the socket: take it before judging the pod. Taking it
+         * may also find the pod gone and fail (free) every call, this one included. */
         if (p->io)
                 drain(p);
-        PodCall *taken = call_take(p, c->id);
+        PodCall *taken = call_take(p, id);
         if (!taken)
                 return 0;
         /*

@@ -205,9 +205,15 @@ static void add_waiter(Sandbox *s, SandboxGoneFn gone, void *userdata)
         *pp = w;
 }
 
+static void created_reply(Sandbox *s, void *userdata);
+
 void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discard,
                  SandboxGoneFn gone, void *userdata)
 {
+        /* A create still waiting is answered first, whoever ends the sandbox (a drain, a
+         * pod that died, the start timeout): once the teardown is complete. */
+        if (s->state == SANDBOX_PROVISIONING && s->on_created)
+                add_waiter(s, created_reply, NULL);
         add_waiter(s, gone, userdata);
         if (sandbox_state_is_open(s->state)) {
                 assert(!sandbox_state_is_open(state));
@@ -274,7 +280,7 @@ static void created_reply(Sandbox *s, void *userdata _unused_)
 static void fail_start(Sandbox *s, const char *reason)
 {
         if (s->state == SANDBOX_PROVISIONING)
-                sandbox_end(s, SANDBOX_FAILED, reason, false, created_reply, NULL);
+                sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
 }
 
 static void on_pod_ready(Pod *p _unused_, void *userdata)

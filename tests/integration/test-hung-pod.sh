@@ -5,7 +5,7 @@
 # nothing those callers sent is applied: no world change, no tape row, no late write.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-start_pomed "limits:" "  request_timeout: 2s" "  max_pending_calls: 4"
+start_pomed "limits:" "  request_timeout: 2s" "  max_pending_calls: 8"
 
 create_sandbox github slack
 GH=$(rest_url github)
@@ -14,8 +14,9 @@ twin_call POST "$GH/repos/acme/api/issues/1/comments" "$TOKEN" '{"body":"before 
 assert_status 201 "a comment before the hang"
 
 kill -STOP "$pid"
-# Four calls fill the pod's queue; they wait on the stopped pod.
-for i in 1 2 3 4; do
+# Eight calls fill the pod's queue; they wait on the stopped pod (and time out together:
+# the first deadline kills the pod, the others must cope with a pod that is gone).
+for i in 1 2 3 4 5 6 7 8; do
         curl -s -o "$TMP/late$i" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
                 -H 'Content-Type: application/json' --data-binary "{\"body\":\"late $i\"}" \
                 "$GH/repos/acme/api/issues/1/comments" >"$TMP/late$i.status" &
@@ -54,3 +55,23 @@ assert_status 410 "a call after the hang"
 assert_jq .error.details.reason pod_hung:github
 ((rss_kb < 200000)) || fail "pomed grew to $rss_kb kB RSS while the pod was stopped"
 pass "the sandbox failed (pod_hung:github), the pod is gone, no late write"
+
+# Again with Slack and five calls sent at once, whose deadlines fall in successive loop
+# iterations: a later deadline may find the pod already gone (its socket closed) before
+# its exit is reaped, and must not touch the call that finding freed.
+for round in 1 2 3; do
+        create_sandbox slack
+        SL=$(rest_url slack)
+        pid=$(jq -r .per_twin.slack.pod.pid <<<"$CREATED")
+        kill -STOP "$pid"
+        # one curl, five connections at once (-Z): the deadlines fall within a millisecond
+        urls=()
+        for i in 1 2 3 4 5; do urls+=("$SL/api/chat.postMessage"); done
+        curl -s -Z --parallel-immediate --parallel-max 5 -o /dev/null -o /dev/null -o /dev/null \
+                -o /dev/null -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" \
+                --data "channel=C0GENERAL&text=late-$round" "${urls[@]}" >"$TMP/sl.status"
+        api GET "/v1/sandboxes/$SID"
+        assert_jq .reason pod_hung:slack "round $round"
+        kill -0 "$POMED_PID" || fail "pomed died in round $round"
+done
+pass "hung pods with calls whose deadlines fall apart: pomed survives (no use after free)"
