@@ -58,6 +58,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/hashmap.h"
 #include "common/json-util.h"
 #include "common/util.h"
 
@@ -80,9 +81,16 @@ typedef struct ConnList {
         HttpConn *head, *tail;
 } ConnList;
 
+/* Connections open now from one client address. */
+typedef struct Client {
+        char addr[INET6_ADDRSTRLEN + 8]; /* the key */
+        unsigned n;
+} Client;
+
 struct HttpConn {
         Httpd *d;
         int fd;
+        Client *client; /* counted against this client, or NULL */
         ConnPhase phase;
         bool linked;     /* on d->lists[phase] */
         bool cut;        /* shut down by us: ignore whatever MHD still parses */
@@ -129,6 +137,8 @@ struct Httpd {
         HttpRequest *suspended;
         size_t n_suspended;
         size_t n_conns;
+        unsigned per_client; /* connections per client address */
+        Hashmap *clients;    /* address → Client */
         ConnList lists[2];    /* PHASE_HEADER, PHASE_BODY */
         uint64_t deadline_at; /* when d->deadline fires, 0 = off */
 };
@@ -198,6 +208,13 @@ static char *refusal_render(Httpd *d, const char *path, int status, const char *
                 rf.body = json_pack("{s:{s:s, s:s}}", "error", "type", code, "message", message);
         char *s = rf.body ? json_dumps(rf.body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         json_decref(rf.body);
+        /* a 503 of this layer (too many connections, shutting down) is worth a retry */
+        if (status == 503) {
+                if (!rf.headers)
+                        rf.headers = json_object();
+                if (rf.headers && !json_object_get(rf.headers, "Retry-After"))
+                        json_object_set_new(rf.headers, "Retry-After", json_string("1"));
+        }
         *ret_headers = rf.headers;
         return s;
 }
@@ -387,6 +404,61 @@ static int on_deadline(sd_event_source *s _unused_, uint64_t usec _unused_, void
 
 static void request_free(HttpRequest *r);
 
+/* The client address of conn as text, "" when unknown. */
+static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
+{
+        buf[0] = 0;
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!ci || !ci->client_addr)
+                return;
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+        else if (sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
+                          (socklen_t)len);
+}
+
+/*
+ * Counts c against its client address; false when that client has per_client
+ * connections already. (Our own count rather than MHD's per-IP limit, which resets the
+ * connection: a client over its share gets an HTTP answer, 503 with Retry-After.)
+ */
+static bool client_admit(Httpd *d, HttpConn *c, struct MHD_Connection *conn)
+{
+        char addr[INET6_ADDRSTRLEN + 8];
+        client_address(conn, addr, sizeof(addr));
+        if (!addr[0] || !d->clients)
+                return true;
+        Client *cl = hashmap_get(d->clients, addr);
+        if (cl && cl->n >= d->per_client)
+                return false;
+        if (!cl) {
+                cl = calloc(1, sizeof(*cl));
+                if (!cl)
+                        return true; /* out of memory: not counted, not refused */
+                snprintf(cl->addr, sizeof(cl->addr), "%s", addr);
+                if (hashmap_put(d->clients, cl->addr, cl) < 0) {
+                        free(cl);
+                        return true;
+                }
+        }
+        cl->n++;
+        c->client = cl;
+        return true;
+}
+
+static void client_release(Httpd *d, HttpConn *c)
+{
+        Client *cl = c->client;
+        c->client = NULL;
+        if (cl && --cl->n == 0) {
+                (void)hashmap_remove(d->clients, cl->addr);
+                free(cl);
+        }
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -406,6 +478,18 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 c->fd = ci ? ci->connect_fd : -1;
                 *socket_context = c;
                 conn_enter(c, PHASE_HEADER);
+                if (!client_admit(d, c, conn)) {
+                        /* Over this client's share: one answer, then the connection goes.
+                         * What the client sent already is read first, so closing does not
+                         * turn into a reset that could eat the answer. */
+                        char junk[4096];
+                        while (c->fd >= 0 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
+                                ;
+                        refuse_on_fd(d, c->fd, NULL, false, 503, "too_many_connections",
+                                     "This client has too many connections open; close some "
+                                     "or retry shortly.");
+                        conn_cut(c);
+                }
                 return;
         }
         /* MHD_CONNECTION_NOTIFY_CLOSED */
@@ -414,6 +498,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         if (!c)
                 return;
         *socket_context = NULL;
+        client_release(d, c);
         conn_unlink(c);
         /* MHD 0.9.75 drops some requests without the completion callback (e.g. when
          * it gives up answering an oversized one): the request is ours to free. */
@@ -829,16 +914,20 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
         sd_event_source_set_enabled(d->deadline, SD_EVENT_OFF);
         unsigned limit =
                 cfg->connection_limit ? cfg->connection_limit : HTTPD_DEFAULT_CONNECTION_LIMIT;
-        unsigned per_client =
+        d->per_client =
                 cfg->per_client_limit ? cfg->per_client_limit : HTTPD_DEFAULT_PER_CLIENT_LIMIT;
+        d->clients = hashmap_new(HASHMAP_STRING);
+        if (!d->clients) {
+                httpd_free(d);
+                return -ENOMEM;
+        }
         unsigned idle = cfg->connection_timeout ? cfg->connection_timeout
                                                 : HTTPD_DEFAULT_CONNECTION_TIMEOUT;
         d->mhd = MHD_start_daemon(
                 flags, 0, NULL, NULL, on_access, d, MHD_OPTION_LISTEN_SOCKET, fd,
                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, d, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
                 d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_CONNECTION_LIMIT,
-                limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
-                MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
+                limit, MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
                 MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, d, MHD_OPTION_END);
         if (!d->mhd) {
                 httpd_free(d);
@@ -889,6 +978,7 @@ Httpd *httpd_free(Httpd *d)
         sd_event_source_disable_unref(d->timer);
         sd_event_source_disable_unref(d->defer);
         sd_event_source_disable_unref(d->deadline);
+        hashmap_free(d->clients); /* empty: every connection was closed */
         sd_event_unref(d->event);
         free(d);
         return NULL;

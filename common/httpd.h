@@ -36,8 +36,8 @@
  * (431/414/400/413, its HTML body, Connection: close); see httpd.c for what 0.9.75
  * sends there.
  *
- * Fair connections: at most per_client_limit connections per client address
- * (MHD_OPTION_PER_IP_CONNECTION_LIMIT; more are closed at accept), at most
+ * Fair connections: at most per_client_limit connections per client address (one more
+ * gets a 503 `too_many_connections` with Retry-After and is closed), at most
  * connection_limit in all, and the two phase deadlines above are kept on our own
  * clock (MHD's idle timeout restarts on every byte). A request waiting for its
  * reply (the handler's phase, suspended or not) is never cut by this layer: its
@@ -60,7 +60,7 @@
 
 /* Defaults used when the matching HttpdConfig field is 0. */
 #define HTTPD_DEFAULT_CONNECTION_LIMIT    1000u
-#define HTTPD_DEFAULT_PER_CLIENT_LIMIT    64u
+#define HTTPD_DEFAULT_PER_CLIENT_LIMIT    256u
 #define HTTPD_DEFAULT_CONNECTION_TIMEOUT  60u /* seconds */
 #define HTTPD_DEFAULT_HEADER_TIMEOUT_USEC (10 * UINT64_C(1000000))
 #define HTTPD_DEFAULT_BODY_TIMEOUT_USEC   (30 * UINT64_C(1000000))
@@ -94,7 +94,7 @@ typedef struct HttpdConfig {
         uint16_t port;                /* 0 = ephemeral; see httpd_port() */
         size_t max_body;              /* bytes; a larger body is refused with 413 */
         unsigned connection_limit;    /* MHD_OPTION_CONNECTION_LIMIT; 0 = 1000 */
-        unsigned per_client_limit;    /* connections per client address; 0 = 64 */
+        unsigned per_client_limit;    /* connections per client address; 0 = 256 */
         unsigned connection_timeout;  /* seconds without I/O progress before MHD closes; 0 = 60 */
         uint64_t header_timeout_usec; /* request line + headers must arrive within; 0 = 10 s */
         uint64_t body_timeout_usec;   /* the body must arrive within; 0 = 30 s */

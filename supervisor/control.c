@@ -100,10 +100,16 @@ static void fail(Call *c, int status, const char *type, json_t *details, const c
         json_decref(details);
 }
 
-/* Value of a query parameter (decoded, new string) or NULL. */
-static char *query_param(const char *query, const char *name)
+/*
+ * Value of a query parameter (decoded, new string) into *ret, NULL when absent. Returns
+ * false (the caller answers 422) for a value that is not text.
+ */
+static bool query_param(Call *c, const char *name, char **ret)
 {
-        return query ? front_form_value(query, strlen(query), name) : NULL;
+        int r = front_query_value(http_request_query(c->rq), name, ret);
+        if (r == -ENOENT || r == -ENOMEM) /* out of memory reads as absent: the safe side */
+                *ret = NULL;
+        return r != -EBADMSG;
 }
 
 /* ---- handlers ---- */
@@ -273,9 +279,13 @@ static void handle_create(Call *c)
 
 static void handle_list(Call *c)
 {
-        const char *query = http_request_query(c->rq);
-        _cleanup_free_ char *state = query_param(query, "state");
-        _cleanup_free_ char *limit_s = query_param(query, "limit");
+        _cleanup_free_ char *state = NULL, *limit_s = NULL;
+        if (!query_param(c, "state", &state) || !query_param(c, "limit", &limit_s)) {
+                fail(c, 422, "validation_failed", NULL,
+                     "Query parameters must be text (a NUL "
+                     "is not).");
+                return;
+        }
         if (state && !streq(state, "all") && sandbox_state_from_string(state) < 0) {
                 fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "state"),
                      "state must be one of provisioning, ready, running, done, expired, failed, "
@@ -316,7 +326,8 @@ static void on_stopped(Sandbox *s _unused_, void *userdata)
 
 static void handle_delete(Call *c, const char *id)
 {
-        _cleanup_free_ char *confirm = query_param(http_request_query(c->rq), "confirm_discard");
+        _cleanup_free_ char *confirm = NULL;
+        (void)query_param(c, "confirm_discard", &confirm); /* not text: no token, refused */
         SandboxError e = {};
         if (manager_stop(c->control->manager, c->team, id, confirm, false, on_stopped, c, &e) < 0) {
                 reply_error(c, &e);

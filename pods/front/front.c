@@ -167,6 +167,21 @@ static bool is_vchar(char c)
         return c > 0x20 && c < 0x7f;
 }
 
+int front_query_value(const char *query, const char *name, char **ret)
+{
+        char *v = NULL;
+        size_t l = 0;
+        int r = front_form_get(strempty(query), strlen(strempty(query)), name, &v, &l);
+        if (r < 0)
+                return r;
+        if (memchr(v, 0, l)) {
+                free(v);
+                return -EBADMSG;
+        }
+        *ret = v;
+        return 0;
+}
+
 int front_decode_path(const char *raw, char **ret)
 {
         if (!raw || raw[0] != '/')

@@ -60,6 +60,14 @@ int front_form_get(const char *s, size_t n, const char *name, char **ret, size_t
 char *front_form_value(const char *s, size_t n, const char *name);
 
 /*
+ * The value of name in a query (raw, without '?') as a C string: 0 and a new string in
+ * *ret ("" for a bare "name"); -ENOENT when absent; -EBADMSG when the decoded value holds
+ * a NUL (a parameter that is not text is refused by the caller, never read as absent or
+ * truncated); -ENOMEM.
+ */
+int front_query_value(const char *query, const char *name, char **ret);
+
+/*
  * Percent-decodes a raw path (RFC 3986 §2.1) into a new string and refuses what no
  * twin serves: raw bytes outside VCHAR (RFC 5234: controls, space, DEL, 8-bit),
  * malformed escapes, escapes that decode to a NUL or to anything but well-formed UTF-8

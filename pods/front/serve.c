@@ -73,8 +73,18 @@ static void serve_events(HttpRequest *rq, const FrontTarget *t)
                 return;
         }
         const char *query = http_request_query(rq);
-        _cleanup_free_ char *after = front_form_value(query, strlen(query), "after");
-        _cleanup_free_ char *limit_s = front_form_value(query, strlen(query), "limit");
+        _cleanup_free_ char *after = NULL, *limit_s = NULL;
+        int ra = front_query_value(query, "after", &after);
+        int rl = front_query_value(query, "limit", &limit_s);
+        if (ra == -EBADMSG || rl == -EBADMSG) {
+                front_reply_error(rq, k, 400, "invalid_parameter",
+                                  "after and limit must be text (a NUL is not).", t->request_id);
+                return;
+        }
+        if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT)) {
+                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
+                return;
+        }
         size_t limit = 0;
         if (limit_s) {
                 char *end;

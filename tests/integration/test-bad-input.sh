@@ -89,3 +89,10 @@ assert_status 200 "control API still serves"
 kill -0 "$POMED_PID" || fail "pomed died"
 discard "$SID"
 pass "pomed keeps serving"
+
+# A query parameter that is not text (a NUL) is refused, never read as absent.
+api GET "/v1/sandboxes?limit=1%00x"
+assert_status 422 "?limit=1%00x"
+api GET "/v1/sandboxes?state=all%00x"
+assert_status 422 "?state=all%00x"
+pass "NUL in query parameters: 422, not silently dropped"
