@@ -615,7 +615,7 @@ typedef struct HeaderWalk {
         const char *next; /* where the next field line must start */
         const char *end;  /* end of the header block */
         bool bad, too_many;
-        unsigned n, n_cl, n_te, n_host;
+        unsigned n, n_cl, n_te, n_host, n_auth;
         const char *cl, *te;
 } HeaderWalk;
 
@@ -657,6 +657,8 @@ static enum MHD_Result walk_header(void *cls, enum MHD_ValueKind kind _unused_, 
                 w->te = value;
         } else if (key_size == 4 && strcasecmp(key, "host") == 0)
                 w->n_host++;
+        else if (key_size == 13 && strcasecmp(key, "authorization") == 0)
+                w->n_auth++;
         return MHD_YES;
 bad:
         w->bad = true;
@@ -708,6 +710,11 @@ static bool check_request(Httpd *d, HttpRequest *r, struct MHD_Connection *conn,
         if (http11 ? w.n_host != 1 : w.n_host > 1)
                 return refused(ref, 400, "bad_request",
                                "An HTTP/1.1 request needs exactly one Host header.");
+        /* A singleton field (RFC 9110 §11.6.2): two credentials, one for a proxy to check
+         * and another for us to use, is a confusion no honest client needs. */
+        if (w.n_auth > 1)
+                return refused(ref, 400, "bad_request",
+                               "More than one Authorization header: send one credential.");
         uint64_t cl = 0;
         if (w.n_te > 0) {
                 if (w.n_cl > 0)
@@ -994,18 +1001,10 @@ void httpd_quiesce(Httpd *d)
 
 void httpd_drain(Httpd *d)
 {
-        if (d->draining)
-                return;
+        /* Idle keep-alive connections stay: closing one races a request its client may be
+         * sending, which would then get no answer at all. Their next request is answered
+         * (Connection: close) like any other; the header deadline still applies. */
         d->draining = true;
-        /* Idle keep-alive connections: served before, no request line since. */
-        HttpConn *c = d->lists[PHASE_HEADER].head;
-        while (c) {
-                HttpConn *next = c->next;
-                if (c->served > 0 && !c->rq)
-                        conn_cut(c);
-                c = next;
-        }
-        deadline_arm(d);
 }
 
 uint16_t httpd_port(const Httpd *d)
@@ -1035,10 +1034,16 @@ const char *http_request_query(const HttpRequest *rq)
 {
         return rq->query;
 }
-const char *http_request_header(const HttpRequest *rq, const char *name)
+const char *http_request_header(HttpRequest *rq, const char *name)
 {
-        /* MHD compares header names case-insensitively. */
-        return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+        /* Through the collected fields: names folded to lower case, values trimmed. */
+        char lower[128];
+        size_t n = strlen(name);
+        if (n >= sizeof(lower))
+                return NULL;
+        for (size_t i = 0; i <= n; i++)
+                lower[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32 : name[i]);
+        return json_string_value(json_object_get(http_request_headers(rq), lower));
 }
 
 static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind _unused_, const char *key,
@@ -1051,8 +1056,12 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind _unused
                 return MHD_YES; /* absurd header names are not worth keeping */
         for (size_t i = 0; i <= n; i++)
                 name[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] + 32 : key[i]);
-        /* json_string() refuses invalid UTF-8: such a header is dropped, not mangled. */
-        json_t *v = json_string(value ? value : "");
+        /* A field value has no trailing whitespace (RFC 9112 §5; MHD keeps it). json_string
+         * refuses invalid UTF-8: such a header is dropped, not mangled. */
+        size_t vl = value ? strlen(value) : 0;
+        while (vl > 0 && (value[vl - 1] == ' ' || value[vl - 1] == '\t'))
+                vl--;
+        json_t *v = json_stringn(value ? value : "", vl);
         if (v)
                 json_object_set_new(o, name, v);
         return MHD_YES;

@@ -118,8 +118,17 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
 Httpd *httpd_free(Httpd *d);
 
 /*
- * From now on every reply carries Connection: close, so clients go away as their calls are
- * answered; the listener stays open (pomed answers 503 shutting_down while it drains).
+ * Stops accepting new connections (listener closed); from now on a request that completes
+ * is answered 503 shutting_down without reaching the handler, whose state may be gone.
+ */
+void httpd_quiesce(Httpd *d);
+
+/*
+ * Starts draining: from now on every reply carries `Connection: close`, so every
+ * connection ends after its next response (an idle keep-alive one is not cut, which would
+ * race a request its client may be sending). The listener stays open (new connections get
+ * one answer each, e.g. a 503 `shutting_down` from the handler). Idempotent; finish with
+ * httpd_quiesce() and/or httpd_free() as usual.
  */
 void httpd_drain(Httpd *d);
 
@@ -128,15 +137,6 @@ void httpd_drain(Httpd *d);
  * is answered 503 shutting_down without reaching the handler, whose state may be gone.
  */
 void httpd_quiesce(Httpd *d);
-
-/*
- * Starts draining: from now on every reply carries `Connection: close`, keep-alive
- * connections that are idle between requests are closed now and any other one
- * after its current response. The listener stays open (new connections get one
- * answer each, e.g. a 503 `shutting_down` from the handler). Idempotent; finish
- * with httpd_quiesce() and/or httpd_free() as usual.
- */
-void httpd_drain(Httpd *d);
 
 /* The bound port (useful with port 0). */
 uint16_t httpd_port(const Httpd *d);
@@ -151,10 +151,11 @@ size_t httpd_connections(const Httpd *d);
 const char *http_request_method(const HttpRequest *rq); /* "GET" … as sent */
 const char *http_request_path(const HttpRequest *rq);   /* raw (still percent-encoded) path */
 const char *http_request_query(const HttpRequest *rq);  /* raw query without '?', "" if none */
-/* Header value by case-insensitive name, or NULL. Values are exactly their bytes: a
- * value with a NUL or a control byte never reaches the handler. */
-const char *http_request_header(const HttpRequest *rq, const char *name);
-/* All headers as an object with lower-case names (the last value wins for repeats). */
+/* Header value by case-insensitive name (trailing whitespace removed, RFC 9112 §5), or
+ * NULL. A value with a NUL or a control byte never reaches the handler. Borrowed. */
+const char *http_request_header(HttpRequest *rq, const char *name);
+/* All headers as an object with lower-case names and trimmed values (the last value wins
+ * for repeats; a repeated Authorization never reaches the handler). */
 json_t *http_request_headers(HttpRequest *rq);
 const char *http_request_body(const HttpRequest *rq, size_t *ret_len); /* NUL-terminated */
 bool http_request_from_loopback(const HttpRequest *rq);
@@ -168,18 +169,6 @@ uint64_t http_request_start_usec(const HttpRequest *rq);
  * Returns 0, -EALREADY when rq was already answered, -ENOMEM (then the client gets a 500).
  */
 int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *body, size_t len);
-
-/* Produces the next bytes of a streamed body at pos: bytes (> 0), 0 at the end, -errno. */
-typedef ssize_t (*HttpStreamRead)(void *userdata, uint64_t pos, char *buf, size_t max);
-
-/*
- * Answers rq with a body produced by read in chunks of up to 64 KiB as the connection can
- * take them (size bytes in all; UINT64_MAX = unknown: chunked). free_cb(userdata) runs when
- * the response is done with, whatever happened. Returns 0, -EALREADY, -ENOMEM (then nothing
- * was sent, free_cb did not run, and the caller may still answer otherwise).
- */
-int http_reply_stream(HttpRequest *rq, int status, const json_t *headers, uint64_t size,
-                      HttpStreamRead read, void (*free_cb)(void *), void *userdata);
 
 /* http_reply with body = the compact JSON of body (borrowed; NULL = empty body). */
 int http_reply_json(HttpRequest *rq, int status, const json_t *headers, const json_t *body);

@@ -67,6 +67,7 @@ cases=(
         "two spaces after the method|GET  $P/repos/acme/api HTTP/1.1\r\n$H\r\n"
         "no Host on HTTP/1.1|GET $P/repos/acme/api HTTP/1.1\r\nAuthorization: Bearer $TOKEN\r\n\r\n"
         "two Hosts|GET $P/repos/acme/api HTTP/1.1\r\n${H}Host: y\r\n\r\n"
+        "two Authorizations|GET $P/repos/acme/api HTTP/1.1\r\n${H}Authorization: Bearer x\r\n\r\n"
 )
 for c in "${cases[@]}"; do
         what=${c%%|*}
@@ -136,3 +137,8 @@ LP=$(sed -E 's|^http://[^:]+:([0-9]+)/.*|\1|' <<<"$REST")
 raw_http "$LP" "POST /s/ses_local/repos/acme/api/issues HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
 expect_400 "local twin: CL + TE"
 pass "local twin: 400 in GitHub's envelope"
+
+# A credential's trailing whitespace is not part of it (RFC 9112 §5: OWS around a value).
+raw_http "$GP" "GET $P/repos/acme/api HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer $TOKEN  \r\nConnection: close\r\n\r\n"
+grep -q "^HTTP/1.1 200 " "$TMP/raw" || fail "a token followed by spaces: $(head -1 "$TMP/raw")"
+pass "trailing whitespace after a credential is not part of it"

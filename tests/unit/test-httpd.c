@@ -573,12 +573,14 @@ static void test_drain(void)
         CHECK(r.status == 200 && !has_header(&r, "Connection: close"));
         CHECK(has_header(&r, "\r\nKeep-Alive: timeout=0\r\n")); /* header_timeout 0.3 s */
         resp_done(&r);
-        /* ...is closed when the server drains; the reply that drains says close */
+        /* ...is not cut when the server drains (its client may be sending a request right
+         * then): its next request is answered, with close; the reply that drains says close */
         REQ(port, "GET /drain HTTP/1.1\r\nHost: a\r\n\r\n", &r);
         CHECK(r.status == 200 && r.eof && has_header(&r, "\r\nConnection: close\r\n"));
         resp_done(&r);
+        CHECK(send(idle, one, strlen(one), MSG_NOSIGNAL) > 0);
         read_all(idle, &r);
-        CHECK(r.len == 0 && r.eof);
+        CHECK(r.status == 200 && r.eof && has_header(&r, "\r\nConnection: close\r\n"));
         resp_done(&r);
         close(idle);
         /* the listener stays open: one answer per connection */
