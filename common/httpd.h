@@ -132,12 +132,6 @@ void httpd_quiesce(Httpd *d);
  */
 void httpd_drain(Httpd *d);
 
-/*
- * Stops accepting new connections (listener closed); from now on a request that completes
- * is answered 503 shutting_down without reaching the handler, whose state may be gone.
- */
-void httpd_quiesce(Httpd *d);
-
 /* The bound port (useful with port 0). */
 uint16_t httpd_port(const Httpd *d);
 
