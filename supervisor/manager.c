@@ -200,6 +200,21 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         return 0;
 }
 
+/* One pod of the first image, started and stopped: a broken install stops pomed here. */
+static int trial(Manager *m, char *err, size_t errlen)
+{
+        const Image *img = &m->images->images[0];
+        _cleanup_free_ char *seed = NULL;
+        size_t len = 0;
+        int r = image_read_seed(img, img->default_seed, &seed, &len);
+        if (r < 0) {
+                snprintf(err, errlen, "%s/seeds/%s.json: %s", img->dir, img->default_seed,
+                         strerror(-r));
+                return r;
+        }
+        return podhost_trial(m->host, img, seed, len, m->cfg->start_timeout_usec, err, errlen);
+}
+
 int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
                 size_t errlen)
 {
@@ -216,6 +231,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 r = images_load(cfg, &m->images, err, errlen);
         if (r >= 0)
                 r = podhost_new(e, cfg, state, m->images, &m->host, err, errlen);
+        if (r >= 0)
+                r = trial(m, err, errlen);
         if (r >= 0 && (r = rundirs_open(state->runs, &m->runs)) < 0)
                 snprintf(err, errlen, "cannot open %s: %s", state->runs, strerror(-r));
         if (r >= 0)

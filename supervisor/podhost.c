@@ -15,6 +15,7 @@
 #include "common/hashmap.h"
 #include "common/strv.h"
 #include "common/token.h"
+#include "common/timeutil.h"
 #include "common/util.h"
 #include "supervisor/cgroup.h"
 #include "supervisor/log.h"
@@ -440,4 +441,60 @@ const PodEnv *podhost_env(PodHost *h)
 const char *podhost_missing_layers(const PodHost *h)
 {
         return h->missing;
+}
+
+/* ---- the trial pod ---- */
+
+typedef struct Trial {
+        bool ready, exited;
+        char how[96], detail[256];
+} Trial;
+
+static void trial_ready(Pod *p _unused_, void *userdata)
+{
+        ((Trial *)userdata)->ready = true;
+}
+
+static void trial_exited(Pod *p _unused_, const char *how, const char *detail, void *userdata)
+{
+        Trial *t = userdata;
+        t->exited = true;
+        snprintf(t->how, sizeof(t->how), "%s", how);
+        snprintf(t->detail, sizeof(t->detail), "%s", strempty(detail));
+}
+
+int podhost_trial(PodHost *h, const Image *img, const char *seed, size_t seed_len,
+                  uint64_t timeout_usec, char *err, size_t errlen)
+{
+        static const PodCallbacks cb = {.ready = trial_ready, .exited = trial_exited};
+        Trial t = {};
+        Pod *p = NULL;
+        char e[256] = "";
+        int r = pod_start(&h->env, "pome-trial", img->kind, seed, seed_len, &img->limits, &cb, &t,
+                          &p, e, sizeof(e));
+        if (r < 0) {
+                snprintf(err, errlen, "broken install: a trial pod cannot be started: %s", e);
+                return r;
+        }
+        /* pomed's loop is not running yet: turn it here until the pod is up or gone */
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + timeout_usec;
+        while (!t.ready && !t.exited && now_usec(CLOCK_MONOTONIC) < deadline)
+                (void)sd_event_run(h->env.event, 10 * USEC_PER_MSEC);
+        if (!t.ready && !t.exited) {
+                pod_kill(p, "start_timeout");
+                while (!t.exited)
+                        (void)sd_event_run(h->env.event, 10 * USEC_PER_MSEC);
+        }
+        bool ok = t.ready && !t.exited;
+        pod_free(p); /* kills and reaps it: a trial is not kept */
+        if (ok)
+                return 0;
+        snprintf(err, errlen,
+                 "broken install: a trial %s pod (%s, run as uid %u under the pod isolation) "
+                 "did not start: %s%s%s. pome-pod must be the static program the build makes "
+                 "(see its lines above on stderr, if any); check pod_exec, pod_user and the "
+                 "policies",
+                 img->kind->name, h->env.exec_path, (unsigned)h->env.uid, t.how,
+                 t.detail[0] ? ": " : "", t.detail);
+        return -ENOEXEC;
 }

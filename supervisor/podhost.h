@@ -35,5 +35,15 @@ PodHost *podhost_free(PodHost *h);
 /* What pod_start needs (borrowed, valid until podhost_free). */
 const PodEnv *podhost_env(PodHost *h);
 
+/*
+ * Starts one pod of img (seed_len bytes of seed) through the whole isolation path, waits
+ * up to timeout_usec for its READY=1 by turning the (not yet running) event loop, then
+ * kills it: what any check of paths and permissions can miss (a dynamically linked or
+ * otherwise unrunnable pod program, a policy that kills it) fails pomed's start instead
+ * of every sandbox. Returns 0, or negative errno with a sentence in err (errlen bytes).
+ */
+int podhost_trial(PodHost *h, const Image *img, const char *seed, size_t seed_len,
+                  uint64_t timeout_usec, char *err, size_t errlen);
+
 /* Comma-separated missing isolation layers ("" when complete), for warnings and doctor. */
 const char *podhost_missing_layers(const PodHost *h);

@@ -38,6 +38,13 @@ grep -q "broken install" <<<"$LOG" && grep -q "$TMP/images/github" <<<"$LOG" ||
         fail "the message does not name the unreadable image directory: $LOG"
 pass "unreadable images are refused at start"
 
+# What no permission check sees: a dynamically linked program as pod_exec (the pod's
+# filters leave its loader no open(2)). The trial pod at start finds it.
+try_start pod_exec /bin/true
+[[ $RC -ne 0 && $RC -ne 124 ]] || fail "pomed started with a dynamically linked pod program"
+grep -q "broken install: a trial github pod" <<<"$LOG" || fail "no trial-pod refusal: $LOG"
+pass "a pod program that cannot start under the isolation: $(grep -o 'did not start: [^.]*' <<<"$LOG" | head -1)"
+
 chmod 0755 "$TMP/private" "$TMP/images/github"
 try_start pod_exec "$TMP/private/pome-pod" 3
 [[ $RC -eq 124 ]] || fail "pomed did not serve once the install was fixed: rc=$RC: $LOG"
