@@ -19,6 +19,7 @@ static const char help_main[] =
         "  sandbox create       Start a sandbox with 1 to 3 twins and print its details\n"
         "  sandbox list         List sandboxes (default: the open ones)\n"
         "  sandbox get ID       Show one sandbox\n"
+        "  sandbox finalize ID  End a sandbox and keep its run (tapes, final states)\n"
         "  sandbox stop ID      Stop a sandbox (kill is an alias); an ungraded one\n"
         "                       needs --discard\n"
         "  usage                Show open sandboxes against the team's quota\n"
