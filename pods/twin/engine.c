@@ -296,7 +296,10 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *r
                 json_t *b = json_loadb(rq->body, rq->body_len, 0, &e);
                 if (!json_is_object(b) ||
                     twin_json_depth(b, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
-                        const char *why = !b                  ? e.text
+                        /* jansson's words, except where they name its own flag */
+                        const char *why = !b && strstr(e.text, "JSON_ALLOW_NUL")
+                                                  ? "Strings must not contain \\u0000"
+                                          : !b                ? e.text
                                           : json_is_object(b) ? "Body nests too deeply"
                                                               : "Body should be a JSON object";
                         json_decref(b);
