@@ -137,8 +137,8 @@ struct Httpd {
         HttpRequest *suspended;
         size_t n_suspended;
         size_t n_conns;
-        unsigned per_client; /* connections per client address */
-        Hashmap *clients;    /* address → Client */
+        unsigned per_client;  /* connections per client address */
+        Hashmap *clients;     /* address → Client */
         ConnList lists[2];    /* PHASE_HEADER, PHASE_BODY */
         uint64_t deadline_at; /* when d->deadline fires, 0 = off */
 };
@@ -414,7 +414,8 @@ static void client_address(struct MHD_Connection *conn, char *buf, size_t len)
                 return;
         const struct sockaddr *sa = ci->client_addr;
         if (sa->sa_family == AF_INET)
-                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)len);
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf,
+                          (socklen_t)len);
         else if (sa->sa_family == AF_INET6)
                 inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf,
                           (socklen_t)len);
@@ -934,8 +935,8 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
                 flags, 0, NULL, NULL, on_access, d, MHD_OPTION_LISTEN_SOCKET, fd,
                 MHD_OPTION_URI_LOG_CALLBACK, on_uri, d, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
                 d, MHD_OPTION_NOTIFY_CONNECTION, on_connection, d, MHD_OPTION_CONNECTION_LIMIT,
-                limit, MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT, POOL_SIZE,
-                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, d, MHD_OPTION_END);
+                limit, MHD_OPTION_CONNECTION_TIMEOUT, idle, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                POOL_SIZE, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, d, MHD_OPTION_END);
         if (!d->mhd) {
                 httpd_free(d);
                 return -EIO;

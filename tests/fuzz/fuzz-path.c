@@ -7,17 +7,10 @@
  * accepts exactly the all-VCHAR strings. Failures are -EINVAL or -ENOMEM, nothing else.
  */
 #include "common/util.h"
+#include "tests/fuzz/fuzz-assert.h"
 #include "pods/front/front.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define ASSERT(x)                                                                                 \
-        do {                                                                                      \
-                if (!(x)) {                                                                       \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #x); \
-                        abort();                                                                  \
-                }                                                                                 \
-        } while (0)
 
 /* Unicode 15, Table 3-7 "Well-Formed UTF-8 Byte Sequences", row by row. */
 static bool well_formed_utf8(const unsigned char *s, size_t n)

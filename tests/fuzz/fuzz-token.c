@@ -11,19 +11,12 @@
  */
 #include "common/token.h"
 #include "common/util.h"
+#include "tests/fuzz/fuzz-assert.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const uint8_t key[TOKEN_SECRET_LEN] = "fuzz-key-0123456789abcdef-fuzz!!";
 #define NOW 1000
-
-#define ASSERT(x)                                                                                 \
-        do {                                                                                      \
-                if (!(x)) {                                                                       \
-                        fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__, #x); \
-                        abort();                                                                  \
-                }                                                                                 \
-        } while (0)
 
 /* The part [p, p + n) decodes and re-encodes to itself. */
 static bool canonical_part(const char *p, size_t n)
