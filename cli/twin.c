@@ -252,11 +252,7 @@ static void refuse(const char *path _unused_, int status, const char *code, cons
                    HttpRefusal *ret, void *userdata)
 {
         LocalTwin *lt = userdata;
-        TwinReply rp = {};
-        lt->kind->error(status, code, message, &rp);
-        ret->body = TAKE_PTR(rp.body);
-        ret->headers = TAKE_PTR(rp.headers);
-        twin_reply_done(&rp);
+        front_refusal(lt->kind, status, code, message, ret);
 }
 
 static void handle(HttpRequest *rq, void *userdata)

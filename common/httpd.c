@@ -136,7 +136,6 @@ struct Httpd {
         char keep_alive[32]; /* "timeout=N": when an idle connection will be closed */
         HttpRequest *suspended;
         size_t n_suspended;
-        size_t n_conns;
         unsigned per_client;  /* connections per client address */
         Hashmap *clients;     /* address → Client */
         ConnList lists[2];    /* PHASE_HEADER, PHASE_BODY */
@@ -468,7 +467,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 const union MHD_ConnectionInfo *ci =
                         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
                 HttpConn *c = calloc(1, sizeof(*c));
-                d->n_conns++;
                 if (!c) {
                         /* Untracked means no deadline: refuse the connection instead. */
                         if (ci)
@@ -494,7 +492,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 return;
         }
         /* MHD_CONNECTION_NOTIFY_CLOSED */
-        d->n_conns--;
         HttpConn *c = *socket_context;
         if (!c)
                 return;
@@ -1016,11 +1013,6 @@ uint16_t httpd_port(const Httpd *d)
 size_t httpd_pending(const Httpd *d)
 {
         return d->n_suspended;
-}
-
-size_t httpd_connections(const Httpd *d)
-{
-        return d->n_conns;
 }
 
 const char *http_request_method(const HttpRequest *rq)

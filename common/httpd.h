@@ -138,9 +138,6 @@ uint16_t httpd_port(const Httpd *d);
 /* Number of requests currently waiting for an asynchronous reply. */
 size_t httpd_pending(const Httpd *d);
 
-/* Number of open client connections. */
-size_t httpd_connections(const Httpd *d);
-
 /* ---- request accessors: all borrowed, valid until the reply ---- */
 const char *http_request_method(const HttpRequest *rq); /* "GET" … as sent */
 const char *http_request_path(const HttpRequest *rq);   /* raw (still percent-encoded) path */

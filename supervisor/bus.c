@@ -182,8 +182,7 @@ static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error
         r = sd_bus_message_read(m, "s", &state);
         if (r < 0)
                 return r;
-        if (!isempty_or_all(state) && !streq(state, "running") &&
-            sandbox_state_from_string(state) < 0)
+        if (!isempty_or_all(state) && sandbox_state_from_string(state) < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Unknown state '%s': expected provisioning, ready, "
                                          "running, done, expired, failed, stopped, all or \"\".",

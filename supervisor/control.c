@@ -352,12 +352,10 @@ static void handle_get(Call *c, const char *id)
         }
         if (streq_ptr(json_get_str(doc, "state"), "expired")) {
                 /* within its retention an expired sandbox answers 410 on every surface */
-                fail(c, 410, "session_expired",
-                     json_pack("{s:s, s:s, s:s?}", "session_id", id, "state", "expired", "reason",
-                               json_get_str(doc, "reason")),
-                     "Sandbox %s has expired (%s). Nothing about it is recoverable; start a new "
-                     "one.",
-                     id, strempty(json_get_str(doc, "reason")));
+                SandboxError e = {};
+                (void)sandbox_error_ended(&e, id, "expired", json_get_str(doc, "reason"));
+                reply_error(c, &e);
+                sandbox_error_done(&e);
                 return;
         }
         reply_json(c, 200, doc);

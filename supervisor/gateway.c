@@ -214,11 +214,9 @@ void gateway_refuse(const char *path, int status, const char *code, const char *
         char request_id[25];
         if (front_request_id(request_id) < 0)
                 snprintf(request_id, sizeof(request_id), "req_unavailable");
-        TwinReply rp = {};
-        k->error(status, code, message, &rp);
-        ret->body = TAKE_PTR(rp.body);
-        ret->headers = rp.headers ? TAKE_PTR(rp.headers) : json_object();
+        front_refusal(k, status, code, message, ret);
+        if (!ret->headers)
+                ret->headers = json_object();
         if (ret->headers)
                 json_object_set_new(ret->headers, "X-Request-Id", json_string(request_id));
-        twin_reply_done(&rp);
 }

@@ -276,19 +276,8 @@ Manager *manager_free(Manager *m)
         while (m->sandboxes) {
                 Sandbox *s = m->sandboxes;
                 unlink_sandbox(m, s);
-                if (sandbox_state_is_open(s->state)) {
-                        /* pomed is going away without a drain: say so in the run */
-                        s->state = SANDBOX_FAILED;
-                        free(s->reason);
-                        s->reason = strdup("supervisor_stopped");
-                        s->ended_at = now_sec();
-                        _cleanup_json_ json_t *j = sandbox_to_json(s);
-                        if (j && m->registry)
-                                (void)registry_put_sandbox(m->registry, j, s->created_at,
-                                                           s->ended_at);
-                        if (j && m->runs && rundir_exists(m->runs, s->id))
-                                (void)rundir_write_json(m->runs, s->id, "sandbox.json", j);
-                }
+                /* pomed is going away without a drain: say so in the run */
+                sandbox_abandon(s, "supervisor_stopped");
                 sandbox_free(s); /* kills and reaps its pods */
         }
         sd_event_source_disable_unref(m->gc_timer);
@@ -496,14 +485,9 @@ static int lookup(Manager *m, const Team *team, const char *id, Sandbox **ret_s,
 /* The refusal for a sandbox known only by its record (it has ended). */
 static int refuse_record(const json_t *doc, SandboxError *e)
 {
-        const char *state = strempty(json_get_str(doc, "state"));
-        const char *reason = json_get_str(doc, "reason");
-        return sandbox_error(
-                e, streq(state, "expired") ? SANDBOX_ERR_EXPIRED : SANDBOX_ERR_ENDED,
-                json_pack("{s:s?, s:s, s:s?}", "session_id", json_get_str(doc, "session_id"),
-                          "state", state, "reason", reason),
-                "Sandbox %s has ended (%s%s%s).", strempty(json_get_str(doc, "session_id")), state,
-                reason ? ": " : "", strempty(reason));
+        return sandbox_error_ended(e, strempty(json_get_str(doc, "session_id")),
+                                   strempty(json_get_str(doc, "state")),
+                                   json_get_str(doc, "reason"));
 }
 
 int manager_stop(Manager *m, const Team *team, const char *id, const char *confirm_token,
@@ -554,11 +538,6 @@ int manager_list(Manager *m, const char *team_id, const char *state, unsigned li
         }
         *ret = TAKE_PTR(data);
         return 0;
-}
-
-size_t manager_count(const Manager *m)
-{
-        return m->n;
 }
 
 /* ---- drain ---- */
@@ -648,11 +627,6 @@ void manager_set_public_url(Manager *m, const char *url)
 {
         free(m->public_url);
         m->public_url = strdup(url);
-}
-
-const Config *manager_config(const Manager *m)
-{
-        return m->cfg;
 }
 
 const uint8_t *manager_secret(const Manager *m)

@@ -104,9 +104,6 @@ int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn
 int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
                  bool *ret_more);
 
-/* Sandboxes pomed holds now (open or in teardown). */
-size_t manager_count(const Manager *m);
-
 /*
  * Graceful stop (SIGTERM): from now on creates are refused (SANDBOX_ERR_SHUTTING_DOWN) and
  * sandboxes still provisioning fail (supervisor_stopped); calls in flight may finish until
@@ -118,5 +115,4 @@ bool manager_draining(const Manager *m);
 
 const char *manager_public_url(const Manager *m);
 void manager_set_public_url(Manager *m, const char *url);
-const Config *manager_config(const Manager *m);
 const uint8_t *manager_secret(const Manager *m);

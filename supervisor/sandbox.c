@@ -97,6 +97,17 @@ static void persist(Sandbox *s)
 
 /* ---- life and death ---- */
 
+void sandbox_abandon(Sandbox *s, const char *reason)
+{
+        if (!sandbox_state_is_open(s->state))
+                return;
+        s->state = SANDBOX_FAILED;
+        free(s->reason);
+        s->reason = strdup(reason);
+        s->ended_at = now_sec();
+        persist(s);
+}
+
 int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox **ret)
 {
         Sandbox *s = calloc(1, sizeof(*s));
@@ -518,14 +529,17 @@ int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
 
 /* ---- stop and finalize ---- */
 
-static int refuse_ended(Sandbox *s, SandboxError *e)
+int sandbox_error_ended(SandboxError *e, const char *id, const char *state, const char *reason)
 {
         return sandbox_error(
-                e, s->state == SANDBOX_EXPIRED ? SANDBOX_ERR_EXPIRED : SANDBOX_ERR_ENDED,
-                json_pack("{s:s, s:s, s:s?}", "session_id", s->id, "state",
-                          sandbox_state_to_string(s->state), "reason", s->reason),
-                "Sandbox %s has ended (%s%s%s).", s->id, sandbox_state_to_string(s->state),
-                s->reason ? ": " : "", strempty(s->reason));
+                e, streq(state, "expired") ? SANDBOX_ERR_EXPIRED : SANDBOX_ERR_ENDED,
+                json_pack("{s:s, s:s, s:s?}", "session_id", id, "state", state, "reason", reason),
+                "Sandbox %s has ended (%s%s%s).", id, state, reason ? ": " : "", strempty(reason));
+}
+
+static int refuse_ended(Sandbox *s, SandboxError *e)
+{
+        return sandbox_error_ended(e, s->id, sandbox_state_to_string(s->state), s->reason);
 }
 
 int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxGoneFn gone,

@@ -75,6 +75,12 @@ int sandbox_error(SandboxError *e, SandboxErrorCode code, json_t *details, const
         _printf_(4, 5);
 void sandbox_error_done(SandboxError *e);
 
+/*
+ * The refusal for a sandbox that has ended, live or known only by its record: state "expired"
+ * is SANDBOX_ERR_EXPIRED, any other SANDBOX_ERR_ENDED; reason may be NULL. Returns -1.
+ */
+int sandbox_error_ended(SandboxError *e, const char *id, const char *state, const char *reason);
+
 typedef struct Sandbox Sandbox;
 
 typedef struct SandboxTwin {
@@ -153,6 +159,12 @@ typedef struct SandboxSpec {
  * Returns 0 or -ENOMEM.
  */
 int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox **ret);
+
+/*
+ * Records an open sandbox as failed for reason without tearing it down (pomed going away
+ * without a drain: sandbox_free kills its pods next). Nothing for an ended one.
+ */
+void sandbox_abandon(Sandbox *s, const char *reason);
 
 /* Frees a sandbox that never spawned or whose teardown is complete. Accepts NULL. */
 void sandbox_free(Sandbox *s);

@@ -43,6 +43,16 @@ void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const 
         twin_reply_done(&rp);
 }
 
+void front_refusal(const TwinKind *kind, int status, const char *code, const char *message,
+                   HttpRefusal *ret)
+{
+        TwinReply rp = {};
+        kind->error(status, code, message, &rp);
+        ret->body = TAKE_PTR(rp.body);
+        ret->headers = TAKE_PTR(rp.headers);
+        twin_reply_done(&rp);
+}
+
 static void exchange_free(FrontExchange *x)
 {
         if (!x)

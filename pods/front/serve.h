@@ -67,6 +67,10 @@ void front_exchange_done(FrontExchange *x, int err, TwinReply *rp);
 void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,
                        const char *message, const char *request_id);
 
+/* An HttpRefuseFn's answer in kind's own error envelope (body and headers into ret). */
+void front_refusal(const TwinKind *kind, int status, const char *code, const char *message,
+                   HttpRefusal *ret);
+
 /* Answers rq with status, extra headers (may be NULL), body (may be NULL), X-Request-Id. */
 void front_reply(HttpRequest *rq, int status, json_t *headers, const json_t *body,
                  const char *request_id);
