@@ -1740,96 +1740,28 @@ static json_t *github_public_state(const json_t *world)
         return s;
 }
 
-#define REPO_PROPS                                                              \
-        "\"owner\":{\"type\":\"string\",\"description\":\"Repository owner\"}," \
-        "\"repo\":{\"type\":\"string\",\"description\":\"Repository name\"}"
-#define ISSUE_PROPS \
-        REPO_PROPS ",\"issue_number\":{\"type\":\"number\",\"description\":\"Issue number\"}"
-#define PAGE_PROPS                                      \
-        "\"page\":{\"type\":\"number\",\"minimum\":1}," \
-        "\"perPage\":{\"type\":\"number\",\"minimum\":1,\"maximum\":100}"
-#define STRV "{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
-#define SCHEMA(props, ...) \
-        "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" __VA_ARGS__ "]}"
-
-static const TwinAction github_actions[] = {
-        {"get_me", "Get the authenticated GitHub user.", SCHEMA("", ), act_get_me, true},
-        {"get_repository", "Get a repository.", SCHEMA(REPO_PROPS, "\"owner\",\"repo\""),
-         act_get_repository, true},
-        {"list_issues", "List issues in a repository, newest first, with filters and pages.",
-         SCHEMA(REPO_PROPS ",\"state\":{\"type\":\"string\",\"enum\":[\"open\",\"closed\","
-                           "\"all\"]},\"labels\":" STRV ",\"assignee\":{\"type\":\"string\"},"
-                           "\"sort\":{\"type\":\"string\",\"enum\":[\"created\",\"updated\","
-                           "\"comments\"]},\"direction\":{\"type\":\"string\",\"enum\":[\"asc\","
-                           "\"desc\"]},\"since\":{\"type\":\"string\"}," PAGE_PROPS,
-                "\"owner\",\"repo\""),
-         act_list_issues, true},
-        {"get_issue", "Get one issue of a repository.",
-         SCHEMA(ISSUE_PROPS, "\"owner\",\"repo\",\"issue_number\""), act_get_issue, true},
-        {"create_issue", "Open a new issue.",
-         SCHEMA(REPO_PROPS ",\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"},"
-                           "\"labels\":" STRV ",\"assignees\":" STRV
-                           ",\"milestone\":{\"type\":\"number\"}",
-                "\"owner\",\"repo\",\"title\""),
-         act_create_issue, false},
-        {"update_issue", "Edit an issue: title, body, state, state_reason, labels, assignees.",
-         SCHEMA(ISSUE_PROPS ",\"title\":{\"type\":\"string\"},\"body\":{\"type\":\"string\"},"
-                            "\"state\":{\"type\":\"string\",\"enum\":[\"open\",\"closed\"]},"
-                            "\"state_reason\":{\"type\":\"string\",\"enum\":[\"completed\","
-                            "\"not_planned\",\"reopened\"]},\"labels\":" STRV ",\"assignees\":" STRV
-                            ",\"milestone\":{\"type\":\"number\"}",
-                "\"owner\",\"repo\",\"issue_number\""),
-         act_update_issue, false},
-        {"add_issue_assignees",
-         "Assign users to an issue (users who cannot be assigned are ignored).",
-         SCHEMA(ISSUE_PROPS ",\"assignees\":" STRV,
-                "\"owner\",\"repo\",\"issue_number\",\"assignees\""),
-         act_add_issue_assignees, false},
-        {"remove_issue_assignees", "Remove assignees from an issue.",
-         SCHEMA(ISSUE_PROPS ",\"assignees\":" STRV,
-                "\"owner\",\"repo\",\"issue_number\",\"assignees\""),
-         act_remove_issue_assignees, false},
-        {"add_issue_comment", "Comment on an issue.",
-         SCHEMA(ISSUE_PROPS ",\"body\":{\"type\":\"string\"}",
-                "\"owner\",\"repo\",\"issue_number\",\"body\""),
-         act_add_issue_comment, false},
-        {"list_issue_comments", "List the comments of an issue, oldest first.",
-         SCHEMA(ISSUE_PROPS ",\"since\":{\"type\":\"string\"}," PAGE_PROPS,
-                "\"owner\",\"repo\",\"issue_number\""),
-         act_list_issue_comments, true},
-        {"add_issue_labels", "Add labels to an issue (missing labels are created).",
-         SCHEMA(ISSUE_PROPS ",\"labels\":" STRV, "\"owner\",\"repo\",\"issue_number\",\"labels\""),
-         act_add_issue_labels, false},
-        {"remove_issue_label", "Remove one label from an issue.",
-         SCHEMA(ISSUE_PROPS ",\"name\":{\"type\":\"string\"}",
-                "\"owner\",\"repo\",\"issue_number\",\"name\""),
-         act_remove_issue_label, false},
-};
-
-#define ISSUE "/repos/{owner}/{repo}/issues/{issue_number}"
-static const TwinRoute github_routes[] = {
-        {"GET", "/user", "get_me"},
-        {"GET", "/repos/{owner}/{repo}", "get_repository"},
-        {"GET", "/repos/{owner}/{repo}/issues", "list_issues"},
-        {"POST", "/repos/{owner}/{repo}/issues", "create_issue"},
-        {"GET", ISSUE, "get_issue"},
-        {"PATCH", ISSUE, "update_issue"},
-        {"POST", ISSUE "/assignees", "add_issue_assignees"},
-        {"DELETE", ISSUE "/assignees", "remove_issue_assignees"},
-        {"GET", ISSUE "/comments", "list_issue_comments"},
-        {"POST", ISSUE "/comments", "add_issue_comment"},
-        {"POST", ISSUE "/labels", "add_issue_labels"},
-        {"DELETE", ISSUE "/labels/{name}", "remove_issue_label"},
+static const TwinHandler github_handlers[] = {
+        {"get_me", act_get_me},
+        {"get_repository", act_get_repository},
+        {"list_issues", act_list_issues},
+        {"get_issue", act_get_issue},
+        {"create_issue", act_create_issue},
+        {"update_issue", act_update_issue},
+        {"add_issue_assignees", act_add_issue_assignees},
+        {"remove_issue_assignees", act_remove_issue_assignees},
+        {"add_issue_comment", act_add_issue_comment},
+        {"list_issue_comments", act_list_issue_comments},
+        {"add_issue_labels", act_add_issue_labels},
+        {"remove_issue_label", act_remove_issue_label},
 };
 
 const TwinKind twin_kind_github = {
         .name = "github",
         .implementation = "pome-github",
         .flags = 0,
-        .actions = github_actions,
-        .n_actions = ELEMENTSOF(github_actions),
-        .routes = github_routes,
-        .n_routes = ELEMENTSOF(github_routes),
+        .surface = twin_surface_github,
+        .handlers = github_handlers,
+        .n_handlers = ELEMENTSOF(github_handlers),
         .load_seed = github_load_seed,
         .public_state = github_public_state,
         .auth_error = github_auth_error,

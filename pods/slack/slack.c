@@ -1237,69 +1237,25 @@ static json_t *slack_public_state(const json_t *world)
         return TAKE_PTR(s);
 }
 
-#define CHANNEL_ID "\"channel_id\":{\"type\":\"string\",\"description\":\"Channel id or name\"}"
-#define PAGE       "\"limit\":{\"type\":\"number\"},\"cursor\":{\"type\":\"string\"}"
-#define SCHEMA(props, ...) \
-        "{\"type\":\"object\",\"properties\":{" props "},\"required\":[" __VA_ARGS__ "]}"
-
-static const TwinAction slack_actions[] = {
-        {"slack_auth_test", "Who the token is: team and bot user.", SCHEMA("", ), act_auth_test,
-         true},
-        {"slack_list_channels", "List the workspace's channels.",
-         SCHEMA(PAGE ",\"types\":{\"type\":\"string\"}", ), act_list_channels, true},
-        {"slack_get_channel_history", "Recent messages of a channel, newest first.",
-         SCHEMA(CHANNEL_ID "," PAGE ",\"oldest\":{\"type\":\"string\"},"
-                           "\"latest\":{\"type\":\"string\"}",
-                "\"channel_id\""),
-         act_history, true},
-        {"slack_get_thread_replies", "A thread: its parent message and replies, oldest first.",
-         SCHEMA(CHANNEL_ID ",\"thread_ts\":{\"type\":\"string\"}," PAGE,
-                "\"channel_id\",\"thread_ts\""),
-         act_replies, true},
-        {"slack_post_message", "Post a message to a channel (by id or name).",
-         SCHEMA(CHANNEL_ID ",\"text\":{\"type\":\"string\"},\"thread_ts\":{\"type\":\"string\"}",
-                "\"channel_id\",\"text\""),
-         act_post_message, false},
-        {"slack_reply_to_thread", "Reply in a message's thread.",
-         SCHEMA(CHANNEL_ID ",\"thread_ts\":{\"type\":\"string\"},\"text\":{\"type\":\"string\"}",
-                "\"channel_id\",\"thread_ts\",\"text\""),
-         act_reply_to_thread, false},
-        {"slack_add_reaction", "Add an emoji reaction to a message.",
-         SCHEMA(CHANNEL_ID ",\"timestamp\":{\"type\":\"string\"},"
-                           "\"reaction\":{\"type\":\"string\",\"description\":\"Emoji name "
-                           "without colons\"}",
-                "\"channel_id\",\"timestamp\",\"reaction\""),
-         act_add_reaction, false},
-        {"slack_get_users", "List the workspace's users.", SCHEMA(PAGE, ), act_get_users, true},
-        {"slack_get_user_profile", "A user's profile.",
-         SCHEMA("\"user_id\":{\"type\":\"string\"}", "\"user_id\""), act_get_user_profile, true},
-};
-
-/* Every method at /{method} (hosted Pome's form) and /api/{method} (slack.com's). */
-#define METHOD(m, tool)              \
-        {"*", "/" m, tool},          \
-        {                            \
-                "*", "/api/" m, tool \
-        }
-static const TwinRoute slack_routes[] = {
-        METHOD("auth.test", "slack_auth_test"),
-        METHOD("conversations.list", "slack_list_channels"),
-        METHOD("conversations.history", "slack_get_channel_history"),
-        METHOD("conversations.replies", "slack_get_thread_replies"),
-        METHOD("chat.postMessage", "slack_post_message"),
-        METHOD("reactions.add", "slack_add_reaction"),
-        METHOD("users.list", "slack_get_users"),
-        METHOD("users.profile.get", "slack_get_user_profile"),
+static const TwinHandler slack_handlers[] = {
+        {"slack_auth_test", act_auth_test},
+        {"slack_list_channels", act_list_channels},
+        {"slack_get_channel_history", act_history},
+        {"slack_get_thread_replies", act_replies},
+        {"slack_post_message", act_post_message},
+        {"slack_reply_to_thread", act_reply_to_thread},
+        {"slack_add_reaction", act_add_reaction},
+        {"slack_get_users", act_get_users},
+        {"slack_get_user_profile", act_get_user_profile},
 };
 
 const TwinKind twin_kind_slack = {
         .name = "slack",
         .implementation = "pome-slack",
         .flags = TWIN_KIND_TOKEN_PARAM,
-        .actions = slack_actions,
-        .n_actions = ELEMENTSOF(slack_actions),
-        .routes = slack_routes,
-        .n_routes = ELEMENTSOF(slack_routes),
+        .surface = twin_surface_slack,
+        .handlers = slack_handlers,
+        .n_handlers = ELEMENTSOF(slack_handlers),
         .load_seed = slack_load_seed,
         .public_state = slack_public_state,
         .auth_error = slack_auth_error,

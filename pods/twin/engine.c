@@ -48,13 +48,24 @@ static int load_world(const TwinKind *k, const json_t *seed, json_t **ret, char 
         }
         if (!json_is_object(seed))
                 return twin_seed_error(err, errlen, "seed must be a JSON object");
+        /* hosted Pome's compiled task seeds carry provenance in "_meta": not world state */
+        _cleanup_json_ json_t *bare = NULL;
+        if (json_object_get(seed, "_meta")) {
+                bare = json_copy((json_t *)seed);
+                if (!bare || json_object_del(bare, "_meta") < 0)
+                        return -ENOMEM;
+                seed = bare;
+        }
         return k->load_seed(seed, ret, err, errlen);
 }
 
 int twin_new(const TwinKind *k, const json_t *seed, Twin **ret, char *err, size_t errlen)
 {
         _cleanup_json_ json_t *world = NULL;
-        int r = load_world(k, seed, &world, err, errlen);
+        int r;
+        if (!twin_kind_surface(k))
+                return (r = twin_kind_check(k, err, errlen)) < 0 ? r : -ENOMEM;
+        r = load_world(k, seed, &world, err, errlen);
         if (r < 0)
                 return r;
         Twin *t = calloc(1, sizeof(Twin));
@@ -111,19 +122,16 @@ int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen)
 
 json_t *twin_kind_tools(const TwinKind *k)
 {
+        const TwinSurface *s = twin_kind_surface(k);
         _cleanup_json_ json_t *tools = json_array();
-        if (!tools)
+        if (!tools || !s)
                 return NULL;
-        for (size_t i = 0; i < k->n_actions; i++) {
-                const TwinAction *a = &k->actions[i];
-                json_t *schema = json_loads(a->input_schema ? a->input_schema : "{}", 0, NULL);
-                /* a kind table bug must not take tools/list down: fall back to "any object" */
-                if (!json_is_object(schema)) {
-                        json_decref(schema);
-                        schema = json_pack("{s:s}", "type", "object");
-                }
-                json_t *tool = json_pack("{s:s, s:s, s:o, s:{s:b}}", "name", a->tool, "description",
-                                         strempty(a->description), "inputSchema", schema,
+        for (size_t i = 0; i < s->n_actions; i++) {
+                const TwinAction *a = &s->actions[i];
+                if (!a->mcp)
+                        continue;
+                json_t *tool = json_pack("{s:s, s:s, s:O, s:{s:b}}", "name", a->tool, "description",
+                                         a->description, "inputSchema", a->input_schema,
                                          "annotations", "readOnlyHint", a->read_only);
                 if (json_array_append_new(tools, tool) < 0)
                         return NULL;
@@ -350,6 +358,9 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         r = merge(args, params);
         if (r < 0)
                 return r;
+        r = merge(args, route->args);
+        if (r < 0)
+                return r;
         rp->request_body = json_incref(body);
         return twin_run_action(t, a, args, rq, rq->base_url, rp);
 }
@@ -397,7 +408,7 @@ static int serve_pome(Twin *t, const TwinRequest *rq, TwinReply *rp, const char 
         if (streq(what, "health"))
                 body = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", true, "twin", t->kind->name,
                                  "implementation", t->kind->implementation, "version", POME_VERSION,
-                                 "tools", (json_int_t)t->kind->n_actions);
+                                 "tools", (json_int_t)twin_kind_surface(t->kind)->n_tools);
         else
                 body = t->kind->public_state(t->world);
         return twin_reply_body(rp, 200, body);
@@ -423,8 +434,9 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
                                ? twin_reply_body(rp, 200, twin_kind_openapi(t->kind, rq->base_url))
                                : reply_not_allowed(rp, "GET");
 
-        for (size_t i = 0; i < t->kind->n_routes; i++) {
-                const TwinRoute *route = &t->kind->routes[i];
+        const TwinSurface *s = twin_kind_surface(t->kind);
+        for (size_t i = 0; s && i < s->n_routes; i++) {
+                const TwinRoute *route = &s->routes[i];
                 if (!streq(route->method, "*") && !streq(route->method, m))
                         continue;
                 _cleanup_json_ json_t *params = json_object();

@@ -13,6 +13,10 @@
 extern const TwinKind twin_kind_github;
 extern const TwinKind twin_kind_slack;
 
+/* Each kind's pods/<kind>/surface.json, embedded at build time (pods/CMakeLists.txt). */
+extern const char twin_surface_github[];
+extern const char twin_surface_slack[];
+
 /*
  * Readers of args[key]. All return 0 and write *ret; -ENOENT when the key is absent
  * or JSON null; -EINVAL when present with a wrong type, format or range. Borrowed results.

@@ -65,7 +65,7 @@ static int call_tool(Twin *t, const char *name, json_t *args, const char *base_u
         if (!rp->tool)
                 return -ENOMEM;
         const TwinAction *a = twin_kind_action(twin_kind(t), name);
-        if (!a)
+        if (!a || !a->mcp) /* a REST-only action is no tool */
                 return -ENOENT;
 
         TwinReply inner = {};

@@ -48,27 +48,19 @@ int twin_route_match(const char *pattern, const char *path, json_t *params)
         }
 }
 
-const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)
-{
-        if (!tool)
-                return NULL;
-        for (size_t i = 0; i < k->n_actions; i++)
-                if (streq(k->actions[i].tool, tool))
-                        return &k->actions[i];
-        return NULL;
-}
-
 json_t *twin_kind_supported(const TwinKind *k)
 {
         static const char *const engine_surfaces[] = {
                 "/mcp",          "/mcp/tools",   "/mcp/call",    "/openapi.json",
                 "/_pome/health", "/_pome/state", "/_pome/events"};
+        const TwinSurface *surface = twin_kind_surface(k);
         _cleanup_json_ json_t *a = json_array();
-        if (!a)
+        if (!a || !surface)
                 return NULL;
-        for (size_t i = 0; i < k->n_routes; i++) {
+        for (size_t i = 0; i < surface->n_routes; i++) {
                 char *s;
-                if (asprintf(&s, "%s %s", k->routes[i].method, k->routes[i].pattern) < 0)
+                if (asprintf(&s, "%s %s", surface->routes[i].method, surface->routes[i].pattern) <
+                    0)
                         return NULL;
                 int r = json_array_append_new(a, json_string(s));
                 free(s);
@@ -90,7 +82,7 @@ static json_t *openapi_operation(const TwinKind *k, const TwinRoute *route, bool
                                "summary", a ? a->description : route->tool, "x-pome-tool",
                                route->tool, "responses", "default", "description",
                                "The vendor's response shape (see the vendor's API reference).");
-        json_t *schema = a && a->input_schema ? json_loads(a->input_schema, 0, NULL) : NULL;
+        json_t *schema = a ? json_incref(a->input_schema) : NULL;
         if (op && schema && with_body)
                 json_object_set_new(op, "requestBody",
                                     json_pack("{s:{s:{s:o}}}", "content", "application/json",
@@ -102,11 +94,12 @@ static json_t *openapi_operation(const TwinKind *k, const TwinRoute *route, bool
 
 json_t *twin_kind_openapi(const TwinKind *k, const char *base_url)
 {
+        const TwinSurface *surface = twin_kind_surface(k);
         _cleanup_json_ json_t *paths = json_object();
-        if (!paths)
+        if (!paths || !surface)
                 return NULL;
-        for (size_t i = 0; i < k->n_routes; i++) {
-                const TwinRoute *route = &k->routes[i];
+        for (size_t i = 0; i < surface->n_routes; i++) {
+                const TwinRoute *route = &surface->routes[i];
                 json_t *item = json_object_get(paths, route->pattern);
                 if (!item) {
                         item = json_object();

@@ -69,20 +69,50 @@ typedef struct TwinCall {
  */
 typedef int (*TwinActionFn)(TwinCall *c, TwinReply *rp);
 
+/*
+ * A kind's action handler bound to its name. The kind's surface (tools, descriptions,
+ * input schemas, REST routes) is data: pods/<kind>/surface.json, embedded at build time
+ * (pods/CMakeLists.txt); the C side only says which function serves which name.
+ */
+typedef struct TwinHandler {
+        const char *tool; /* the action's name in surface.json */
+        TwinActionFn fn;
+} TwinHandler;
+
+/* One action of a kind, as its surface declares it. */
 typedef struct TwinAction {
-        const char *tool;         /* MCP tool name == tape `tool` value */
-        const char *description;  /* one sentence for tools/list */
-        const char *input_schema; /* JSON Schema (object) as text, for tools/list */
+        const char *tool;        /* MCP tool name == tape `tool` value */
+        const char *description; /* one sentence for tools/list */
+        json_t *input_schema;    /* JSON Schema (object), for tools/list */
         TwinActionFn fn;
         bool read_only; /* MCP annotation readOnlyHint */
+        bool mcp;       /* listed and callable as an MCP tool (false: a REST-only action) */
 } TwinAction;
 
+/* One REST route: method + path pattern → action, with fixed arguments. */
 typedef struct TwinRoute {
         const char *method;  /* "GET", "POST", "PATCH", "PUT", "DELETE", or "*" for any */
         const char *pattern; /* "/repos/{owner}/{repo}/issues/{issue_number}"; {x} matches one
                                 segment */
         const char *tool;    /* the action this route invokes (by TwinAction.tool) */
+        json_t *args;        /* arguments the route fixes ({"method": "get"}), or NULL; they
+                                win over the caller's */
 } TwinRoute;
+
+/*
+ * A kind's surface, parsed from its embedded surface.json:
+ *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "inputSchema"}],
+ *    "prefixes"?: ["", "/api"],   every route is also served under each prefix
+ *    "routes": [[method, pattern, tool, fixed-args?], ...]}
+ * Routes are tried in order; the first match wins.
+ */
+typedef struct TwinSurface {
+        TwinAction *actions;
+        size_t n_actions;
+        size_t n_tools; /* actions with mcp = true */
+        TwinRoute *routes;
+        size_t n_routes;
+} TwinSurface;
 
 /* Why the front end refused a caller before any action ran. */
 typedef enum TwinAuthFailure {
@@ -101,10 +131,9 @@ typedef struct TwinKind {
         const char *name;           /* "github", "slack", "stripe" */
         const char *implementation; /* "pome-github" */
         unsigned flags;             /* TWIN_KIND_* */
-        const TwinAction *actions;
-        size_t n_actions;
-        const TwinRoute *routes;
-        size_t n_routes;
+        const char *surface;        /* surface.json text, embedded at build time */
+        const TwinHandler *handlers;
+        size_t n_handlers;
 
         /*
          * Validates a seed and turns it into the initial world (a new reference in
@@ -183,6 +212,20 @@ void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp);
  * Returns -ENOENT (rp untouched) when the kind has no such action, else 0 with rp filled.
  */
 int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url, TwinReply *rp);
+
+/*
+ * The surface of kind k, parsed once per process and kept (not thread-safe on the first
+ * call; the engine is single-threaded). NULL when the embedded data is broken (see
+ * twin_kind_check) or on OOM.
+ */
+const TwinSurface *twin_kind_surface(const TwinKind *k);
+
+/*
+ * Checks kind k's embedded surface: valid JSON of the shape above, every tool bound to a
+ * handler and every handler to a tool, every route naming a tool, no tool twice. Returns 0,
+ * -EINVAL with a message in err (errlen bytes), -ENOMEM. twin_new refuses a kind that fails.
+ */
+int twin_kind_check(const TwinKind *k, char *err, size_t errlen);
 
 /* The MCP tools/list array for kind k (new reference). */
 json_t *twin_kind_tools(const TwinKind *k);

@@ -19,15 +19,21 @@ static void test_kinds(void)
         CHECK(twin_kind_find("slack")->flags & TWIN_KIND_TOKEN_PARAM);
         CHECK(!twin_kind_find("gitlab") && !twin_kind_find(NULL));
 
-        /* every route names an action; every action's schema parses as an object */
+        /* every kind's embedded surface binds: tools ↔ handlers, routes → tools; every
+         * input schema is an object schema; every route pattern is reachable */
         for (const char *const *n = names; *n; n++) {
                 const TwinKind *k = twin_kind_find(*n);
-                for (size_t i = 0; i < k->n_routes; i++)
-                        CHECK(twin_kind_action(k, k->routes[i].tool));
-                for (size_t i = 0; i < k->n_actions; i++) {
-                        _cleanup_json_ json_t *s = json_loads(k->actions[i].input_schema, 0, NULL);
-                        CHECK(json_is_object(s) && streq(jps(s, "/type"), "object"));
-                }
+                char err[256];
+                int r = twin_kind_check(k, err, sizeof(err));
+                if (r < 0)
+                        fprintf(stderr, "%s\n", err);
+                CHECK(r == 0);
+                const TwinSurface *s = twin_kind_surface(k);
+                CHECK(s && s->n_actions > 0 && s->n_routes > 0 && s->n_tools <= s->n_actions);
+                for (size_t i = 0; i < s->n_routes; i++)
+                        CHECK(twin_kind_action(k, s->routes[i].tool));
+                for (size_t i = 0; i < s->n_actions; i++)
+                        CHECK(streq(jps(s->actions[i].input_schema, "/type"), "object"));
         }
 }
 
@@ -189,7 +195,7 @@ static void test_pome_surfaces(void)
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
         CHECK(streq(jps(rp.body, "/twin"), "github"));
         CHECK(streq(jps(rp.body, "/implementation"), "pome-github"));
-        CHECK(jpi(rp.body, "/tools") == (long long)twin_kind_github.n_actions);
+        CHECK(jpi(rp.body, "/tools") == (long long)twin_kind_surface(&twin_kind_github)->n_tools);
         CHECK(!rp.tool && !rp.state_mutation && streq(rp.fidelity, "semantic"));
 
         twin_test_req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
@@ -260,7 +266,8 @@ static void test_mcp(void)
 
         twin_test_mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/list\"}");
         CHECK(rp.status == 200 && streq(jps(rp.body, "/id"), "a"));
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == twin_kind_github.n_actions);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) ==
+              twin_kind_surface(&twin_kind_github)->n_tools);
         CHECK(streq(jps(rp.body, "/result/tools/0/name"), "get_me"));
         CHECK(streq(jps(rp.body, "/result/tools/3/inputSchema/type"), "object"));
         CHECK(json_is_true(jp(rp.body, "/result/tools/3/annotations/readOnlyHint")));
@@ -337,8 +344,8 @@ static void test_mcp(void)
         }
 
         twin_test_req(t, &rp, "GET", "/mcp/tools", NULL, NULL, NULL);
-        CHECK(rp.status == 200 &&
-              json_array_size(jp(rp.body, "/tools")) == twin_kind_github.n_actions);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/tools")) ==
+                                          twin_kind_surface(&twin_kind_github)->n_tools);
         twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json",
                       "{\"tool\":\"get_me\",\"arguments\":{}}");
         CHECK(rp.status == 200 && streq(jps(rp.body, "/structuredContent/login"), "pome-agent"));
