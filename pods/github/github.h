@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GitHub twin's private header: the world helpers, renderers and argument readers the
+ * resource-family files (issues.c, …) share with github.c, and the action handlers the
+ * kind's handler table (github.c) binds to pods/github/surface.json. Each function's
+ * comment is at its definition. Not for anything outside pods/github.
+ */
+#pragma once
+
+#include "pods/twin/kind.h"
+
+#define GH_DOCS_URL     "https://docs.github.com/rest"
+#define GH_HTML_BASE    "https://github.com"
+#define GH_SEED_TIME    "2026-01-01T00:00:00Z" /* created_at of seeded rows without one */
+#define GH_DEFAULT_USER "pome-agent"           /* the viewer when a seed names none */
+
+/* ----- world (github.c) */
+json_t *gh_world_users(json_t *w);
+json_t *gh_user_find(json_t *w, const char *login);
+int64_t gh_alloc_id(json_t *w);
+json_t *gh_node_id(const char *type, int64_t id);
+json_t *gh_user_ensure(json_t *w, const char *login, const char *type);
+bool gh_login_valid(const char *s);
+bool gh_repo_name_valid(const char *s);
+json_t *gh_repo_find(json_t *w, const char *owner, const char *name);
+bool gh_strv_has(const json_t *a, const char *s);
+bool gh_repo_member(json_t *repo, const char *login);
+json_t *gh_label_find(json_t *repo, const char *name);
+json_t *gh_label_ensure(json_t *w, json_t *repo, const char *name, const char *color,
+                        const char *description, int is_default);
+int64_t gh_max_number(json_t *repo);
+json_t *gh_number_find(json_t *repo, const char *list, int64_t number, size_t *ret_idx);
+bool gh_time_valid(const char *s);
+
+/* ----- replies and rendering (github.c) */
+/* The REST error envelope {message, documentation_url, status} (also the kind's .error). */
+void gh_error(int status, const char *code, const char *message, TwinReply *rp);
+int gh_not_found(TwinReply *rp);
+int gh_invalid(TwinReply *rp, const char *resource, const char *field, const char *code);
+json_t *gh_render_user(TwinCall *c, const char *login);
+json_t *gh_render_label(TwinCall *c, json_t *repo, const char *name);
+json_t *gh_render_labels(TwinCall *c, json_t *repo, json_t *names);
+const char *gh_association(json_t *repo, const char *login);
+json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number);
+json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue);
+json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment);
+json_int_t gh_open_count(json_t *repo);
+json_t *gh_render_repo(TwinCall *c, json_t *repo);
+
+/* ----- arguments and pages (github.c) */
+int gh_arg_repo(TwinCall *c, TwinReply *rp, json_t **ret);
+int gh_arg_repo_issue(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_issue,
+                      size_t *ret_idx);
+int gh_arg_label_names(TwinCall *c, const char *key, json_t **ret);
+int gh_arg_assignees(TwinCall *c, const char *key, json_t **ret);
+json_t *gh_labels_ensure(TwinCall *c, json_t *repo, json_t *names);
+char *gh_query_without_page(const char *query);
+int gh_paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret);
+int gh_issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, json_t *next);
+
+/* ----- actions (issues.c) */
+int gh_act_get_me(TwinCall *c, TwinReply *rp);
+int gh_act_get_repository(TwinCall *c, TwinReply *rp);
+int gh_act_list_issues(TwinCall *c, TwinReply *rp);
+int gh_act_get_issue(TwinCall *c, TwinReply *rp);
+int gh_act_create_issue(TwinCall *c, TwinReply *rp);
+int gh_act_update_issue(TwinCall *c, TwinReply *rp);
+int gh_act_add_issue_assignees(TwinCall *c, TwinReply *rp);
+int gh_act_remove_issue_assignees(TwinCall *c, TwinReply *rp);
+int gh_act_add_issue_comment(TwinCall *c, TwinReply *rp);
+int gh_act_list_issue_comments(TwinCall *c, TwinReply *rp);
+int gh_act_add_issue_labels(TwinCall *c, TwinReply *rp);
+int gh_act_remove_issue_label(TwinCall *c, TwinReply *rp);
