@@ -25,14 +25,19 @@ int twin_route_match(const char *pattern, const char *path, json_t *params)
                 if (sp + sl > send)
                         sl = (size_t)(send - sp);
                 if (pl > 2 && pp[0] == '{' && pp[pl - 1] == '}') {
+                        /* "{path+}" as the last segment takes the rest, slashes and all */
+                        bool rest = pl > 3 && pp[pl - 2] == '+' && pp[pl] == 0;
+                        if (rest)
+                                sl = (size_t)(send - sp);
                         if (sl == 0)
                                 return 0;
                         if (params) {
                                 char name[64];
-                                if (pl - 2 >= sizeof(name))
+                                size_t nl = pl - 2 - rest;
+                                if (nl >= sizeof(name))
                                         return 0;
-                                memcpy(name, pp + 1, pl - 2);
-                                name[pl - 2] = 0;
+                                memcpy(name, pp + 1, nl);
+                                name[nl] = 0;
                                 json_t *v = twin_json_string_lossy(sp, sl);
                                 if (!v || json_object_set_new(params, name, v) < 0)
                                         return -ENOMEM;

@@ -113,6 +113,15 @@ static void test_route(void)
                 {"/api/chat.postMessage", "/api/chat.postMessage", 1, "{}"},
                 {"/api/chat.postMessage", "/api/chat.postmessage", 0, NULL},
                 {"/{m}", "/x//", 0, NULL},
+                {"/repos/{o}/{r}/contents/{path+}", "/repos/a/b/contents/src/x/y.c", 1,
+                 "{\"o\":\"a\",\"r\":\"b\",\"path\":\"src/x/y.c\"}"},
+                {"/repos/{o}/{r}/contents/{path+}", "/repos/a/b/contents/README", 1,
+                 "{\"o\":\"a\",\"r\":\"b\",\"path\":\"README\"}"},
+                {"/repos/{o}/{r}/contents/{path+}", "/repos/a/b/contents", 0, NULL},
+                {"/repos/{o}/{r}/contents/{path+}", "/repos/a/b/contents/", 0, NULL},
+                {"/git/refs/{ref+}", "/git/refs/heads/feature/x/", 1,
+                 "{\"ref\":\"heads/feature/x\"}"},
+                {"/a/{x+}/b", "/a/q/b", 1, "{\"x+\":\"q\"}"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_t *params = json_object();
