@@ -117,23 +117,8 @@ static size_t secret_at(const char *s, const char *end)
                         q++;
                 return q - p >= 20 ? word_after(s, p, end, 1) : 0;
         }
-        case 'e': { /* JWT: three base64url parts, the first starting with eyJ ('{"') */
-                if (!prefixed(s, end, "eyJ"))
-                        return 0;
-                p = s;
-                int dots = 0;
-                for (;;) {
-                        while (p < end && is(*p, C_B64))
-                                p++;
-                        if (p + 1 < end && *p == '.' && dots < 2 && is(p[1], C_B64)) {
-                                dots++;
-                                p++;
-                                continue;
-                        }
-                        break;
-                }
-                return dots == 2 ? (size_t)(p - s) : 0;
-        }
+        case 'e': /* JWT: handled by jwt_at, which needs the caller's memory */
+                return 0;
         case '-': { /* PEM block: -----BEGIN …----- to the end of the matching -----END …----- */
                 if (!prefixed(s, end, "-----BEGIN "))
                         return 0;
@@ -150,6 +135,33 @@ static size_t secret_at(const char *s, const char *end)
         }
 }
 
+/*
+ * Length of the JWT at s (0 if none): three base64url parts, the first starting with eyJ
+ * ('{"'). *first_end is set to where the first part ends: no JWT starts anywhere before it
+ * either (from any later "eyJ" of that part the scan meets the same dots), so the caller
+ * skips there — otherwise "eyJ-eyJ-eyJ-…" would cost the square of its length.
+ */
+static size_t jwt_at(const char *s, const char *end, const char **first_end)
+{
+        if (!prefixed(s, end, "eyJ"))
+                return 0;
+        const char *p = s;
+        int dots = 0;
+        for (;;) {
+                while (p < end && is(*p, C_B64))
+                        p++;
+                if (dots == 0)
+                        *first_end = p;
+                if (p + 1 < end && *p == '.' && dots < 2 && is(p[1], C_B64)) {
+                        dots++;
+                        p++;
+                        continue;
+                }
+                break;
+        }
+        return dots == 2 ? (size_t)(p - s) : 0;
+}
+
 /* Whether offset i of s starts a word: the string's start, after a non-word byte, or right
  * after a percent-escape (a URL's "%20ghp_…" or "%3Dpome_…" still holds the token). */
 static bool word_start(const char *s, size_t i)
@@ -161,10 +173,17 @@ static bool word_start(const char *s, size_t i)
 
 size_t twin_redact_find(const char *s, size_t n, size_t from, size_t *ret_len)
 {
+        const char *no_jwt_before = s;
         for (size_t i = from; i < n; i++) {
                 if (!first_byte[(uint8_t)s[i]] || !word_start(s, i))
                         continue;
-                size_t l = secret_at(s + i, s + n);
+                size_t l;
+                if (s[i] == 'e') {
+                        if (s + i < no_jwt_before)
+                                continue;
+                        l = jwt_at(s + i, s + n, &no_jwt_before);
+                } else
+                        l = secret_at(s + i, s + n);
                 if (l > 0) {
                         *ret_len = l;
                         return i;

@@ -6,6 +6,8 @@
  * guards — a Slack seed's "sk-prod-…" is [REDACTED] in /_pome/state and on a tape row while
  * conversations.history still shows it as Slack would.
  */
+#include <time.h>
+
 #include "common/json-util.h"
 #include "common/util.h"
 #include "pods/front/front.h"
@@ -83,6 +85,9 @@ static void test_patterns(void)
                 {"Bearer " JWT, "Bearer [REDACTED]"},
                 {"eyJhbGciOiJIUzI1NiJ9.only", "eyJhbGciOiJIUzI1NiJ9.only"},
                 {"eyJ", "eyJ"},
+                {"eyJa.b eyJc.d.e", "eyJa.b [REDACTED]"},
+                {"eyJa-eyJb.c.d!", "[REDACTED]!"},
+                {"eyJa-eyJb.c eyJx.y.z", "eyJa-eyJb.c [REDACTED]"},
                 /* PEM */
                 {"a -----BEGIN KEY-----\nMIIB\n-----END KEY----- b", "a [REDACTED] b"},
                 {"k=-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\n",
@@ -128,6 +133,55 @@ static void test_no_match(void)
         /* a NUL is a word boundary like any other non-word byte */
         static const char nul[] = "a\0ghp_x";
         CHECK(twin_redact_find(nul, sizeof(nul) - 1, 0, &l) == 2 && l == 5);
+}
+
+/* Milliseconds spent scrubbing n bytes of the pattern pat repeated. */
+static double scrub_ms(const char *pat, size_t n)
+{
+        size_t pl = strlen(pat);
+        _cleanup_free_ char *buf = malloc(n + 1);
+        CHECK(buf);
+        if (!buf)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                buf[i] = pat[i % pl];
+        buf[n] = 0;
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        _cleanup_free_ char *out = NULL;
+        size_t l;
+        CHECK(twin_redact_string(buf, n, &out, &l) >= 0);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
+/*
+ * A request body is up to 1 MiB and every tape row is scanned in pomed's loop: no input may
+ * cost the square of its length. (Before the JWT skip, "eyJ-" × 256 Ki took minutes.)
+ */
+static void test_linear(void)
+{
+        static const char *const hostile[] = {
+                "eyJ-",
+                "eyJa.",
+                "eyJ-eyJ.x-",
+                "pome_abc-",
+                "sk-a ",
+                "-----BEGIN ",
+                "-----BEGIN x-----END ",
+                "xox-",
+                "gh_",
+                "sk_test",
+                "%41ghp",
+                "e",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(hostile); i++) {
+                double ms = scrub_ms(hostile[i], 1u << 20);
+                if (ms > 2000) {
+                        fprintf(stderr, "redact: 1 MiB of \"%s\" took %.0f ms\n", hostile[i], ms);
+                        check_failures++;
+                }
+        }
 }
 
 static void test_keys(void)
@@ -236,6 +290,7 @@ int main(void)
 {
         test_patterns();
         test_no_match();
+        test_linear();
         test_keys();
         test_json();
         test_slack_views();
