@@ -132,6 +132,12 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         return -ENOENT;
 }
 
+/* A session JWT serves every twin; a provider-shaped token only its own. */
+static bool provider_fits(const TwinKind *k, const TokenClaims *c)
+{
+        return !c->provider[0] || (k && streq(c->provider, k->name));
+}
+
 FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
                              json_t *headers, const char *query, const char *body, size_t body_len,
                              int64_t now, TokenClaims *ret_claims)
@@ -146,16 +152,15 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
         TokenClaims c;
         r = token_verify(key, key_len, cred, cred_len, now, &c);
         if (r == -ETIME) {
-                /* Expired, but only say so to the holder of a good token for this sandbox. */
+                /* Expired, but only say so to the holder of a good token of this twin for
+                 * this sandbox. */
                 TokenClaims c2;
                 if (token_verify(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
-                    streq(c2.sid, sid))
+                    streq(c2.sid, sid) && provider_fits(k, &c2))
                         return FRONT_AUTH_EXPIRED;
                 return FRONT_AUTH_INVALID;
         }
-        if (r < 0)
-                return FRONT_AUTH_INVALID;
-        if (c.provider[0] && (!k || !streq(c.provider, k->name)))
+        if (r < 0 || !provider_fits(k, &c))
                 return FRONT_AUTH_INVALID;
         /* Good, and this twin's: only the sandbox is wrong (GitHub answers 403 to that). */
         if (!streq(c.sid, sid))

@@ -323,6 +323,7 @@ static void test_auth_words(void)
         CHECK_OK(token_mint_provider(key, sizeof key, "slack", "ses_other", 0, &other_xoxb));
         CHECK(auth_str(gh, "token ", old_ghp) == FRONT_AUTH_EXPIRED);
         CHECK(auth_str(sl, "Bearer ", old_xoxb) == FRONT_AUTH_EXPIRED);
+        CHECK(auth_str(gh, "Bearer ", old_xoxb) == FRONT_AUTH_INVALID); /* Slack's, on GitHub */
         /* expired and for another sandbox: nothing is told about either */
         CHECK(auth_str(gh, "token ", old_other) == FRONT_AUTH_INVALID);
         CHECK(auth_str(gh, "token ", other_ghp) == FRONT_AUTH_WRONG_SESSION);
