@@ -3,7 +3,7 @@
  * `pome twin start NAME`: one digital twin on this machine, served in-process
  * over HTTP — no supervisor, no account, no sandbox (CONTRACT.md "A local twin
  * as a process"). The same engine and the same front as pomed's gateway; the
- * tape lives in memory and dies with the process.
+ * tape lives in an unlinked file and dies with the process.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,9 +14,12 @@
 #include <systemd/sd-event.h>
 #include <time.h>
 
+#include "cli/build-info.h"
 #include "cli/commands.h"
+#include "common/fileio.h"
 #include "common/httpd.h"
 #include "common/json-util.h"
+#include "common/timeutil.h"
 #include "common/token.h"
 #include "common/util.h"
 #include "pods/front/front.h"
@@ -25,16 +28,18 @@
 
 #define LOCAL_MAX_BODY        (1u << 20) /* bytes of a request body */
 #define LOCAL_EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page */
+#define LOCAL_SECRET_MAX      4096u      /* bytes of a persisted secret file */
 
 /* A loopback twin without TWIN_AUTH_SECRET signs with this well-known dev secret. */
-static const uint8_t dev_secret[TOKEN_SECRET_LEN] = "pome-local-twin-dev-secret-32byt";
+static const char dev_secret[] = "pome-local-twin-dev-secret-32byt";
 
 typedef struct LocalTwin {
         Twin *twin;
         const TwinKind *kind;
         json_t *boot_seed; /* what /admin/reset goes back to */
         Tape *tape;
-        uint8_t secret[TOKEN_SECRET_LEN];
+        char *secret; /* the HMAC key, exactly the bytes given (CONTRACT.md "Tokens") */
+        size_t secret_len;
         const char *admin_token;
         char base[128]; /* http://host:port */
         time_t started;
@@ -57,13 +62,21 @@ static void help(void)
                "                     wins, $<TWIN>_CLONE_NO_SEED=1 starts empty\n"
                "  -h, --help         show this help\n"
                "\n"
-               "Environment: TWIN_AUTH_SECRET (token signing secret; a loopback twin without it\n"
-               "uses a fixed dev secret), TWIN_ADMIN_TOKEN (admin routes by X-Admin-Token instead\n"
-               "of the loopback check).\n"
+               "Environment:\n"
+               "  TWIN_AUTH_SECRET   the token signing secret, used byte for byte as the\n"
+               "                     HMAC-SHA256 key (tokens minted elsewhere with the same\n"
+               "                     secret verify); empty is refused. Without it a loopback\n"
+               "                     twin uses a fixed dev secret, and any other generates one,\n"
+               "                     prints it once and keeps it in $POME_TWIN_DATA_DIR/secret\n"
+               "                     (default ./.pome-data/<twin>/secret, mode 0600), reused on\n"
+               "                     the next start; it refuses to start when it cannot.\n"
+               "  TWIN_ADMIN_TOKEN   admin routes by X-Admin-Token instead of the loopback check\n"
                "\n"
-               "Routes: GET /healthz; /s/<sid>/… the twin (REST, /mcp, "
-               "/_pome/health|state|events);\n"
-               "POST /admin/reset, /admin/seed (body: seed JSON), /admin/token ({\"sid\": …}).\n");
+               "Routes: GET /healthz (no auth); /s/<sid>/… the twin (REST, /mcp, /mcp/tools,\n"
+               "/mcp/call, /healthz, /_pome/health|state|events); POST /admin/reset (the boot\n"
+               "seed again, tape emptied), /admin/seed (body: a seed; the tape is kept),\n"
+               "/admin/token ({\"sid\": …}: tokens for a session). Each admin call is a tape "
+               "row.\n");
 }
 
 static char *images_dir(void)
@@ -132,16 +145,32 @@ static int load_boot_seed(const TwinKind *k, const char *seed_arg, json_t **ret)
         return 0;
 }
 
-static void reply(HttpRequest *rq, int status, const json_t *headers, const json_t *body)
+/*
+ * rp := the twin's own error envelope (GitHub {message, documentation_url, status}, Slack
+ * {ok:false, error}) at status — ours, even where the vendor answers API errors with 200 —
+ * and always carrying the sentence: these routes are ours, and a caller told only
+ * "invalid_arguments" could not fix its seed.
+ */
+static void local_error(const LocalTwin *lt, int status, const char *code, const char *message,
+                        TwinReply *rp)
 {
-        (void)http_reply_json(rq, status, headers, body);
+        lt->kind->error(status, code, message, rp);
+        rp->status = status;
+        free(rp->error);
+        rp->error = strdup(message);
+        json_t *e = json_object_get(rp->body, "error");
+        if (json_is_object(rp->body) && !json_object_get(rp->body, "message") && !json_is_object(e))
+                json_object_set_new(rp->body, "message", json_string(message));
 }
 
-static void reply_error(HttpRequest *rq, int status, const char *type, const char *message)
+/* Answers rq with local_error's envelope. */
+static void reply_local_error(const LocalTwin *lt, HttpRequest *rq, int status, const char *code,
+                              const char *message, const char *request_id)
 {
-        _cleanup_json_ json_t *b =
-                json_pack("{s:{s:s, s:s}}", "error", "type", type, "message", message);
-        reply(rq, status, NULL, b);
+        TwinReply rp = {};
+        local_error(lt, status, code, message, &rp);
+        front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+        twin_reply_done(&rp);
 }
 
 static bool admin_allowed(LocalTwin *lt, HttpRequest *rq)
@@ -157,11 +186,10 @@ static json_t *mint(LocalTwin *lt, const char *sid)
 {
         _cleanup_free_ char *session = NULL, *provider = NULL;
         int64_t exp = (int64_t)time(NULL) + 24 * 3600;
-        if (token_mint_session(lt->secret, sizeof(lt->secret), sid, "local", exp, NULL, NULL,
-                               &session) < 0)
+        const uint8_t *key = (const uint8_t *)lt->secret;
+        if (token_mint_session(key, lt->secret_len, sid, "local", exp, NULL, NULL, &session) < 0)
                 return NULL;
-        (void)token_mint_provider(lt->secret, sizeof(lt->secret), lt->kind->name, sid, exp,
-                                  &provider);
+        (void)token_mint_provider(key, lt->secret_len, lt->kind->name, sid, exp, &provider);
         char rest[256];
         snprintf(rest, sizeof(rest), "%s/s/%s", lt->base, sid);
         return json_pack("{s:s, s:s, s:s, s:s?, s:I}", "session_id", sid, "rest_url", rest,
@@ -169,64 +197,142 @@ static json_t *mint(LocalTwin *lt, const char *sid)
                          (json_int_t)exp);
 }
 
-static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what)
+static bool blank(const char *s, size_t n)
 {
-        if (!admin_allowed(lt, rq)) {
-                reply_error(rq, 403, "forbidden",
-                            lt->admin_token ? "Send X-Admin-Token."
-                                            : "Admin routes answer "
-                                              "loopback callers only.");
+        for (size_t i = 0; i < n; i++)
+                if (!strchr(" \t\r\n", s[i]) || s[i] == 0)
+                        return false;
+        return true;
+}
+
+/*
+ * The admin call what (reset, seed, token) of a caller past the gate, into rp: status,
+ * body, error, request_body and state_mutation, for the reply and its tape row.
+ */
+static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinReply *rp)
+{
+        bool reset = streq(what, "reset"), seed = streq(what, "seed"), tok = streq(what, "token");
+        if (!reset && !seed && !tok) {
+                local_error(lt, 404, "unknown_method",
+                            "Admin routes: POST /admin/reset, /admin/seed, /admin/token.", rp);
                 return;
         }
         if (!streq(http_request_method(rq), "POST")) {
-                reply_error(rq, 405, "validation_failed", "Admin routes take POST.");
+                local_error(lt, 405, "method_not_allowed", "Admin routes take POST.", rp);
+                json_decref(rp->headers);
+                rp->headers = json_pack("{s:s}", "Allow", "POST");
                 return;
         }
         size_t len;
         const char *body = http_request_body(rq, &len);
-        char err[256] = "";
-        if (streq(what, "reset") || streq(what, "seed")) {
-                _cleanup_json_ json_t *seed = NULL;
-                if (streq(what, "seed")) {
-                        json_error_t je;
-                        seed = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
-                        if (!json_is_object(seed)) {
-                                reply_error(rq, 400, "validation_failed",
-                                            "The body must be a seed (a JSON object).");
-                                return;
-                        }
-                        /* the new seed is also what a later reset returns to */
-                        json_decref(lt->boot_seed);
-                        lt->boot_seed = json_incref(seed);
-                }
-                int r = twin_reseed(lt->twin, lt->boot_seed, err, sizeof(err));
-                if (r < 0) {
-                        reply_error(rq, 422, "validation_failed", err);
+        _cleanup_json_ json_t *j = NULL;
+        if (!reset && body && !blank(body, len)) {
+                json_error_t je;
+                j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+                if (!j) {
+                        char msg[128];
+                        snprintf(msg, sizeof(msg), "The body is not JSON (line %d, column %d).",
+                                 je.line, je.column);
+                        local_error(lt, 400, "invalid_json", msg, rp);
                         return;
                 }
-                (void)tape_reset(lt->tape);
-                _cleanup_json_ json_t *ok =
-                        json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name);
-                reply(rq, 200, NULL, ok);
-                return;
+                rp->request_body = json_incref(j);
         }
-        if (streq(what, "token")) {
-                _cleanup_json_ json_t *j = len ? json_loadb(body, len, 0, NULL) : json_object();
+        if (tok) {
                 const char *sid = json_get_str(j, "sid");
                 _cleanup_free_ char *gen = NULL;
-                if (!sid && token_random_id("ses_", 16, &gen) >= 0)
+                if (!sid && !json_object_get(j, "sid") && token_random_id("ses_", 16, &gen) >= 0)
                         sid = gen;
-                if (!sid || strlen(sid) > 60 || !*sid || strchr(sid, '/')) {
-                        reply_error(rq, 422, "validation_failed",
-                                    "sid must be 1-60 characters "
-                                    "without '/'.");
+                if ((j && !json_is_object(j)) || !sid || strlen(sid) > 60 || !*sid ||
+                    strchr(sid, '/') || strchr(sid, ':')) {
+                        local_error(lt, 422, "invalid_arguments",
+                                    "sid must be 1-60 characters without '/' or ':'.", rp);
                         return;
                 }
-                _cleanup_json_ json_t *t = mint(lt, sid);
-                reply(rq, t ? 200 : 500, NULL, t);
+                json_t *t = mint(lt, sid);
+                if (!t)
+                        local_error(lt, 500, "internal_error", "Out of memory.", rp);
+                else
+                        twin_reply_json(rp, 200, t);
                 return;
         }
-        reply_error(rq, 404, "not_found", "Admin routes: /admin/reset, /admin/seed, /admin/token.");
+        char err[256] = "";
+        int r;
+        if (seed) {
+                if (!json_is_object(j)) {
+                        local_error(lt, 422, "invalid_arguments",
+                                    "The body must be a seed: a JSON object.", rp);
+                        return;
+                }
+                r = twin_reseed(lt->twin, j, err, sizeof(err));
+                if (r >= 0) {
+                        /* the new seed is also what a later reset returns to */
+                        json_decref(lt->boot_seed);
+                        lt->boot_seed = json_incref(j);
+                }
+        } else
+                r = twin_reseed(lt->twin, lt->boot_seed, err, sizeof(err));
+        if (r < 0) {
+                local_error(lt, r == -EINVAL ? 422 : 500,
+                            r == -EINVAL ? "invalid_arguments" : "internal_error",
+                            r == -EINVAL ? err : "Out of memory.", rp);
+                return;
+        }
+        /* A reset is the start again, tape included; a seed keeps the tape (its row says when
+         * the world was replaced). */
+        if (reset)
+                (void)tape_reset(lt->tape);
+        rp->state_mutation = true;
+        twin_reply_json(rp, 200, json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name));
+}
+
+static int local_record(void *userdata, const json_t *row)
+{
+        LocalTwin *lt = userdata;
+        lt->calls++;
+        return row ? tape_append(lt->tape, row) : -ENOMEM;
+}
+
+/* /admin/…: the gate, then the call, its tape row (run_id "local"), and the reply. */
+static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const char *request_id)
+{
+        if (!admin_allowed(lt, rq)) {
+                /* not a served call: a stranger does not get to write on the tape */
+                reply_local_error(lt, rq, 403, "forbidden",
+                                  lt->admin_token ? "Send X-Admin-Token."
+                                                  : "Admin routes answer loopback callers only.",
+                                  request_id);
+                return;
+        }
+        int64_t ts = (int64_t)now_usec(CLOCK_REALTIME);
+        TwinReply rp = {};
+        admin_call(lt, rq, what, &rp);
+        if (!rp.body) {
+                twin_reply_done(&rp);
+                reply_local_error(lt, rq, 500, "internal_error", "Out of memory.", request_id);
+                return;
+        }
+        rp.fidelity = "semantic";
+        size_t len;
+        const char *body = http_request_body(rq, &len);
+        FrontCall fc = {
+                .twin = lt->kind->name,
+                .run_id = "local",
+                .request_id = request_id,
+                .method = http_request_method(rq),
+                .path = http_request_path(rq),
+                .query = http_request_query(rq),
+                .headers = http_request_headers(rq),
+                .body = body,
+                .body_len = len,
+                .latency_ms =
+                        (double)(now_usec(CLOCK_MONOTONIC) - http_request_start_usec(rq)) / 1000.0,
+                .ts_usec = ts,
+        };
+        _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
+        (void)local_record(lt, row);
+        front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+        twin_reply_done(&rp);
 }
 
 /* The in-process backend: the twin answers at once. */
@@ -240,13 +346,6 @@ static int local_call(void *userdata, const TwinRequest *rq, FrontExchange *x)
         return 0;
 }
 
-static int local_record(void *userdata, const json_t *row)
-{
-        LocalTwin *lt = userdata;
-        lt->calls++;
-        return row ? tape_append(lt->tape, row) : -ENOMEM;
-}
-
 /* HttpRefuseFn: the HTTP layer's own refusals (400, 413, 431…) in the twin's envelope. */
 static void refuse(const char *path _unused_, int status, const char *code, const char *message,
                    HttpRefusal *ret, void *userdata)
@@ -255,34 +354,55 @@ static void refuse(const char *path _unused_, int status, const char *code, cons
         front_refusal(lt->kind, status, code, message, ret);
 }
 
+/* GET /healthz (CONTRACT.md): no auth; tools = the MCP tool count; runtime = this build. */
+static void serve_healthz(LocalTwin *lt, HttpRequest *rq, const char *request_id)
+{
+        const char *m = http_request_method(rq);
+        if (!streq(m, "GET") && !streq(m, "HEAD")) {
+                TwinReply rp = {};
+                local_error(lt, 405, "method_not_allowed", "/healthz only answers GET.", &rp);
+                json_decref(rp.headers);
+                rp.headers = json_pack("{s:s}", "Allow", "GET");
+                front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+                twin_reply_done(&rp);
+                return;
+        }
+        _cleanup_json_ json_t *tools = twin_kind_tools(lt->kind);
+        _cleanup_json_ json_t *j = json_pack(
+                "{s:b, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I}}", "ok", 1,
+                "twin", lt->kind->name, "implementation", lt->kind->implementation, "fidelity",
+                "semantic", "tools", (json_int_t)json_array_size(tools), "runtime", "package",
+                "pome", "version", POME_VERSION, "git_sha", POME_GIT_SHA, "build_time",
+                POME_BUILD_TIME, "pid", (int)getpid(), "uptime_seconds",
+                (json_int_t)(time(NULL) - lt->started), "calls", (json_int_t)lt->calls, "tape_rows",
+                (json_int_t)tape_count(lt->tape));
+        front_reply(rq, j ? 200 : 500, NULL, j, request_id);
+}
+
 static void handle(HttpRequest *rq, void *userdata)
 {
         LocalTwin *lt = userdata;
         const char *raw = http_request_path(rq);
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
         if (streq(raw, "/healthz")) {
-                _cleanup_json_ json_t *tools = twin_kind_tools(lt->kind);
-                _cleanup_json_ json_t *j = json_pack(
-                        "{s:b, s:s, s:s, s:i, s:{s:i, s:I, s:I, s:I, s:s}}", "ok", 1, "twin",
-                        lt->kind->name, "implementation", lt->kind->implementation, "tools",
-                        (int)json_array_size(tools), "runtime", "pid", (int)getpid(),
-                        "uptime_seconds", (json_int_t)(time(NULL) - lt->started), "calls",
-                        (json_int_t)lt->calls, "tape_rows", (json_int_t)tape_count(lt->tape),
-                        "version", POME_VERSION);
-                reply(rq, 200, NULL, j);
+                serve_healthz(lt, rq, request_id);
                 return;
         }
         const char *admin = startswith(raw, "/admin/");
         if (admin) {
-                handle_admin(lt, rq, admin);
+                handle_admin(lt, rq, admin, request_id);
                 return;
         }
         const char *p = startswith(raw, "/s/");
         const char *e = p ? strchrnul(p, '/') : NULL;
         char sid[64];
         if (!p || e == p || (size_t)(e - p) >= sizeof(sid)) {
-                reply_error(rq, 404, "not_found",
-                            "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
-                            "POST /admin/reset|seed|token.");
+                reply_local_error(lt, rq, 404, "unknown_method",
+                                  "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
+                                  "POST /admin/reset|seed|token.",
+                                  request_id);
                 return;
         }
         memcpy(sid, p, (size_t)(e - p));
@@ -290,21 +410,17 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        FrontAuth auth =
-                front_authenticate(lt->kind, lt->secret, sizeof(lt->secret), sid, headers,
-                                   http_request_query(rq), body, body_len, time(NULL), NULL);
+        FrontAuth auth = front_authenticate(lt->kind, (const uint8_t *)lt->secret, lt->secret_len,
+                                            sid, headers, http_request_query(rq), body, body_len,
+                                            time(NULL), NULL);
         if (auth != FRONT_AUTH_OK) {
-                /* A local twin answers as the vendor would: 401 in its own envelope. */
+                /* A local twin answers as the vendor would, in its own envelope and words. */
                 TwinReply rp = {};
-                lt->kind->auth_error(
-                        auth == FRONT_AUTH_MISSING ? TWIN_AUTH_MISSING : TWIN_AUTH_INVALID, &rp);
-                reply(rq, rp.status, rp.headers, rp.body);
+                lt->kind->auth_error(front_auth_failure(auth), &rp);
+                front_reply(rq, rp.status, rp.headers, rp.body, request_id);
                 twin_reply_done(&rp);
                 return;
         }
-        char request_id[25];
-        if (front_request_id(request_id) < 0)
-                snprintf(request_id, sizeof(request_id), "req_unavailable");
         char mount[256];
         snprintf(mount, sizeof(mount), "%s/s/%s", lt->base, sid);
         FrontTarget t = {
@@ -327,30 +443,128 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si _unus
         return 0;
 }
 
-/* A non-loopback twin without TWIN_AUTH_SECRET: generate one once and keep it (0600). */
-static int persistent_secret(const char *twin, uint8_t out[TOKEN_SECRET_LEN])
+/* lt->secret := a copy of the n bytes at s. 0 or -ENOMEM. */
+static int set_secret(LocalTwin *lt, const char *s, size_t n)
 {
-        const char *home = getenv("XDG_STATE_HOME");
-        _cleanup_free_ char *dir = NULL, *path = NULL;
-        if (home)
-                dir = strdup(home);
-        else if (getenv("HOME") && asprintf(&dir, "%s/.local/state", getenv("HOME")) < 0)
-                dir = NULL;
-        if (!dir || asprintf(&path, "%s/pome-%s-twin.secret", dir, twin) < 0)
+        lt->secret = malloc(n + 1);
+        if (!lt->secret)
                 return -ENOMEM;
-        (void)mkdir(dir, 0700);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd >= 0)
-                return read(fd, out, TOKEN_SECRET_LEN) == TOKEN_SECRET_LEN ? 0 : -EINVAL;
-        int r = token_random_bytes(out, TOKEN_SECRET_LEN);
+        memcpy(lt->secret, s, n);
+        lt->secret[n] = 0;
+        lt->secret_len = n;
+        return 0;
+}
+
+/*
+ * Creates path (O_EXCL, mode 0600) holding a new secret: 32 random bytes as 64 hex digits
+ * and a newline, the hex text itself being the secret (what an operator copies into
+ * TWIN_AUTH_SECRET elsewhere). The text into *ret. 0, -EEXIST (another twin was first),
+ * or negative errno.
+ */
+static int generate_secret(const char *path, char **ret)
+{
+        uint8_t raw[32];
+        int r = token_random_bytes(raw, sizeof(raw));
         if (r < 0)
                 return r;
-        _cleanup_close_ int wfd =
+        char hex[2 * sizeof(raw) + 2];
+        for (size_t i = 0; i < sizeof(raw); i++)
+                snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+        explicit_bzero(raw, sizeof(raw));
+        hex[2 * sizeof(raw)] = '\n';
+        hex[2 * sizeof(raw) + 1] = 0;
+        _cleanup_close_ int fd =
                 open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (wfd < 0 || write(wfd, out, TOKEN_SECRET_LEN) != TOKEN_SECRET_LEN)
-                return -EIO;
-        fprintf(stderr, "pome twin: generated a token secret in %s\n", path);
-        return 0;
+        if (fd < 0)
+                return negative_errno();
+        r = write_all(fd, hex, strlen(hex));
+        if (r >= 0 && fsync(fd) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                (void)unlink(path);
+                return r;
+        }
+        *ret = strdup(hex);
+        explicit_bzero(hex, sizeof(hex));
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * A non-loopback twin without TWIN_AUTH_SECRET: the secret kept in
+ * $POME_TWIN_DATA_DIR/secret (default ./.pome-data/<twin>/secret, as hosted Pome's twins),
+ * generated, printed once and persisted when there is none yet. The file's text less its
+ * trailing whitespace is the secret, byte for byte. Says on stderr why it cannot be had.
+ */
+static int persisted_secret(LocalTwin *lt)
+{
+        const char *env = getenv("POME_TWIN_DATA_DIR");
+        _cleanup_free_ char *dir = NULL, *path = NULL, *text = NULL;
+        if (env && *env)
+                dir = strdup(env);
+        else if (asprintf(&dir, ".pome-data/%s", lt->kind->name) < 0)
+                dir = NULL;
+        if (!dir || asprintf(&path, "%s/secret", dir) < 0)
+                return -ENOMEM;
+        size_t n = 0;
+        int r = read_file_at(AT_FDCWD, path, LOCAL_SECRET_MAX, &text, &n);
+        bool generated = false;
+        if (r == -ENOENT) {
+                r = mkdir_p(dir, 0700);
+                if (r >= 0)
+                        r = generate_secret(path, &text);
+                if (r == -EEXIST) /* another twin on the same directory was first: use its */
+                        r = read_file_at(AT_FDCWD, path, LOCAL_SECRET_MAX, &text, &n);
+                else if (r >= 0) {
+                        n = strlen(text);
+                        generated = true;
+                }
+        }
+        if (r < 0) {
+                fprintf(stderr,
+                        "pome twin start: TWIN_AUTH_SECRET is not set, and a twin listening beyond "
+                        "loopback cannot read or create its secret %s: %s. Set TWIN_AUTH_SECRET, "
+                        "or "
+                        "POME_TWIN_DATA_DIR to a directory this user can write.\n",
+                        path, strerror(-r));
+                return r;
+        }
+        while (n > 0 && strchr(" \t\r\n", text[n - 1]))
+                n--;
+        if (n == 0) {
+                fprintf(stderr,
+                        "pome twin start: %s is empty; an empty secret is refused. Remove it "
+                        "(a new one is generated) or set TWIN_AUTH_SECRET.\n",
+                        path);
+                return -EINVAL;
+        }
+        if (generated)
+                printf("Generated TWIN_AUTH_SECRET=%.*s (kept in %s, mode 0600, reused on the next "
+                       "start; shown only now)\n",
+                       (int)n, text, path);
+        r = set_secret(lt, text, n);
+        explicit_bzero(text, n);
+        return r;
+}
+
+/*
+ * The token secret (CONTRACT.md "A local twin as a process"): TWIN_AUTH_SECRET's bytes as
+ * given when it is set (empty is refused), else the dev secret on loopback, else the
+ * persisted one. 0, or negative errno once stderr says why.
+ */
+static int load_secret(LocalTwin *lt, bool loopback)
+{
+        const char *env = getenv("TWIN_AUTH_SECRET");
+        if (env && !*env) {
+                fprintf(stderr, "pome twin start: TWIN_AUTH_SECRET is set but empty; anyone can "
+                                "sign tokens with an empty secret. Give it the secret your "
+                                "tokens are signed with, or unset it.\n");
+                return -EINVAL;
+        }
+        if (env)
+                return set_secret(lt, env, strlen(env));
+        if (loopback)
+                return set_secret(lt, dev_secret, strlen(dev_secret));
+        return persisted_secret(lt);
 }
 
 static int twin_start(int argc, char **argv)
@@ -412,21 +626,8 @@ static int twin_start(int argc, char **argv)
         if (streq(host, "localhost"))
                 host = "127.0.0.1";
 
-        const char *secret = getenv("TWIN_AUTH_SECRET");
-        if (secret) {
-                /* any length: hash it down to the key size */
-                char hex[65];
-                token_sha256_hex(secret, hex);
-                for (size_t i = 0; i < TOKEN_SECRET_LEN; i++)
-                        lt.secret[i] =
-                                (uint8_t)strtoul((char[]){hex[2 * i], hex[2 * i + 1], 0}, NULL, 16);
-        } else if (loopback)
-                memcpy(lt.secret, dev_secret, sizeof(lt.secret));
-        else if (persistent_secret(lt.kind->name, lt.secret) < 0) {
-                fprintf(stderr, "pome twin start: cannot create a token secret; set "
-                                "TWIN_AUTH_SECRET\n");
+        if (load_secret(&lt, loopback) < 0)
                 return POME_EXIT_ERROR;
-        }
         lt.admin_token = getenv("TWIN_ADMIN_TOKEN");
 
         int ret = POME_EXIT_ERROR;
@@ -481,6 +682,9 @@ static int twin_start(int argc, char **argv)
         r = sd_event_loop(e);
         ret = r < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;
 out:
+        if (lt.secret)
+                explicit_bzero(lt.secret, lt.secret_len);
+        free(lt.secret);
         httpd_free(h);
         sd_event_unref(e);
         tape_free(lt.tape);

@@ -138,6 +138,8 @@ const char *token_provider_prefix(const char *provider)
 int token_mint_session(const uint8_t *key, size_t key_len, const char *sid, const char *team_id,
                        int64_t exp, const char *login, const char *account_id, char **ret)
 {
+        if (key_len == 0)
+                return -EINVAL;
         if (strlen(sid) >= sizeof(((TokenClaims *)0)->sid) ||
             strlen(team_id) >= sizeof(((TokenClaims *)0)->team_id))
                 return -EINVAL;
@@ -193,7 +195,7 @@ int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider
                         int64_t exp, char **ret)
 {
         const char *prefix = token_provider_prefix(provider);
-        if (!prefix)
+        if (!prefix || key_len == 0)
                 return -EINVAL;
         /* A ':' in sid would make "<provider>:<sid>" read as "<provider>:<sid'>:<exp>" (the
          * signed message of another sid with an expiry); too long a sid never verifies. */
@@ -319,6 +321,9 @@ static int verify_jwt(const uint8_t *key, size_t key_len, const char *token, int
 int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
                  int64_t now, TokenClaims *ret)
 {
+        /* Anyone can compute an HMAC under the empty key: it vouches for nothing. */
+        if (key_len == 0)
+                return -EINVAL;
         if (!token || token_len == 0 || token_len > TOKEN_MAX_LEN)
                 return -EBADMSG;
         /* A credential is exactly its bytes: no token of ours holds a NUL, and a reader that

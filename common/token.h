@@ -7,6 +7,11 @@
  * login (github/slack) or account_id (stripe).
  * Provider token: <prefix><base64url(sid)>[_<exp>]_<sig>, sig = first 22
  * characters of base64url(HMAC-SHA256(secret, "<provider>:<sid>[:<exp>]")).
+ *
+ * The key is the secret exactly as given, byte for byte, of any length (a local twin's
+ * TWIN_AUTH_SECRET, pomed's twin-secret file): never hashed or otherwise derived, so a
+ * token minted by hosted Pome's tooling with the same secret verifies here. An empty key
+ * is refused (-EINVAL) by every function below: anyone can sign with it.
  */
 #pragma once
 
@@ -14,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOKEN_SECRET_LEN 32u /* bytes of a deployment's twin secret */
+#define TOKEN_SECRET_LEN 32u /* bytes of the twin secret pomed generates (any length verifies) */
 #define TOKEN_SIG_CHARS  22u
 #define TOKEN_MAX_LEN    4096u /* bytes; longer credentials are refused unread */
 
@@ -30,7 +35,7 @@ const char *token_provider_prefix(const char *provider);
 
 /*
  * Mints a session JWT into a new string. login/account_id may be NULL (omitted).
- * exp in seconds since the epoch. Returns 0, -EINVAL (ids too long), -ENOMEM.
+ * exp in seconds since the epoch. Returns 0, -EINVAL (ids too long, empty key), -ENOMEM.
  */
 int token_mint_session(const uint8_t *key, size_t key_len, const char *sid, const char *team_id,
                        int64_t exp, const char *login, const char *account_id, char **ret);
@@ -38,7 +43,7 @@ int token_mint_session(const uint8_t *key, size_t key_len, const char *sid, cons
 /*
  * Mints a provider-shaped token for provider (github|slack|stripe); exp 0 = no expiry part.
  * Returns 0, -EINVAL (unknown provider; sid holding ':' or of 64 bytes or more, which no
- * token could carry unambiguously), -ENOMEM.
+ * token could carry unambiguously; empty key), -ENOMEM.
  */
 int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider, const char *sid,
                         int64_t exp, char **ret);
@@ -50,8 +55,8 @@ int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider
  * canonical base64url of its bytes (padding, non-zero unused low bits, a length ≡ 1 mod 4,
  * characters outside the alphabet), or a provider exp with a leading zero, is -EBADMSG.
  * Signatures are compared in constant time. On success fills *ret.
- * Returns 0, -EBADMSG (not a token we issue / malformed), -EPERM (bad signature),
- * -ETIME (expired: exp <= now), -ENOMEM.
+ * Returns 0, -EINVAL (empty key), -EBADMSG (not a token we issue / malformed), -EPERM (bad
+ * signature), -ETIME (expired: exp <= now), -ENOMEM.
  */
 int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
                  int64_t now, TokenClaims *ret);

@@ -138,7 +138,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 twin_reply_done(&rp);
                 return;
         }
-        if (auth == FRONT_AUTH_INVALID) {
+        if (auth == FRONT_AUTH_INVALID || auth == FRONT_AUTH_WRONG_SESSION) {
                 reply_no_pod(rq, request_id);
                 return;
         }

@@ -17,9 +17,11 @@
 
 typedef enum FrontAuth {
         FRONT_AUTH_OK,
-        FRONT_AUTH_MISSING, /* no credential presented */
-        FRONT_AUTH_INVALID, /* malformed, bad signature, other sandbox, other twin's provider */
-        FRONT_AUTH_EXPIRED, /* signature good, sandbox id right, exp passed */
+        FRONT_AUTH_MISSING,       /* no credential presented */
+        FRONT_AUTH_INVALID,       /* malformed, bad signature, no auth scheme (but Stripe's raw
+                                     key), other twin's provider, expired for another sandbox */
+        FRONT_AUTH_EXPIRED,       /* signature good, sandbox id right, exp passed */
+        FRONT_AUTH_WRONG_SESSION, /* signature good, this twin's, minted for another sandbox */
 } FrontAuth;
 
 /*
@@ -29,19 +31,31 @@ typedef enum FrontAuth {
  * kinds, and ?token= or a form field `token` for TWIN_KIND_TOKEN_PARAM kinds (Slack).
  * The credential is every byte presented, NULs included (a header value's JSON length,
  * a decoded parameter's full length): a new string in *ret, NUL-terminated for
- * convenience, with its length in *ret_len. Returns 0, -ENOENT when there is none, -ENOMEM.
+ * convenience, with its length in *ret_len. Returns 0, -ENOENT when there is none,
+ * -EBADMSG when Authorization holds one in no form the kind reads (an unknown scheme, or
+ * a value without a scheme where the vendor wants one: GitHub and Slack refuse
+ * "Authorization: <token>"), -ENOMEM.
  */
 int front_credential(const TwinKind *k, json_t *headers, const char *query, const char *body,
                      size_t body_len, char **ret, size_t *ret_len);
 
 /*
  * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
- * epoch) with the deployment key. A provider-shaped token must be the provider of k.
- * Fills *ret_claims (may be NULL) on FRONT_AUTH_OK.
+ * epoch) with the deployment key: key_len bytes used as the HMAC key exactly as given
+ * (CONTRACT.md "Tokens"; an empty key verifies nothing). A provider-shaped token must be
+ * the provider of k. Fills *ret_claims (may be NULL) on FRONT_AUTH_OK. The one check of
+ * every front end (pomed's gateway, `pome twin start`); each words a refusal its own way,
+ * a local twin as the vendor does (front_auth_failure).
  */
 FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
                              json_t *headers, const char *query, const char *body, size_t body_len,
                              int64_t now, TokenClaims *ret_claims);
+
+/*
+ * What a refusal of front_authenticate (a != FRONT_AUTH_OK) is to the vendor, for the
+ * kind's auth_error: MISSING, INVALID, EXPIRED, WRONG_SESSION map one to one.
+ */
+TwinAuthFailure front_auth_failure(FrontAuth a);
 
 /*
  * The first value of name in an application/x-www-form-urlencoded string of n bytes (a
@@ -102,27 +116,12 @@ typedef struct FrontCall {
 } FrontCall;
 
 /*
- * Builds the tape row for a call and its reply, with secrets redacted: values under
- * authorization, cookie, x-api-key, api_key, client_secret, password, secret, token,
- * access_token, refresh_token, agent_token become "[REDACTED]", and token-looking
- * strings (sk_test_…, sk_live_…, rk_…, ghp_…/gho_…/ghs_…/ghu_…/ghr_…/github_pat_…,
- * xox?-…, JWTs, PEM blocks, team API keys pome_ + ≥ 20 base62) are scrubbed anywhere,
- * object keys included. Returns a new reference, NULL on OOM.
+ * Builds the tape row for a call and its reply, redacted by twin_redact_json
+ * (pods/twin/redact.h: values under secret keys, token-looking strings anywhere, object
+ * keys included). Returns a new reference, NULL on OOM (also when redaction could not
+ * finish: a row is redacted whole or not built).
  */
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
-
-/* Redacts j in place as front_tape_row does (exported for tests and other stores). */
-void front_redact(json_t *j);
-
-/*
- * Scrubs token-looking substrings of s (the patterns of front_tape_row, each replaced by
- * "[REDACTED]"). A token is found where a word starts: at the start, after a character
- * other than [A-Za-z0-9_], or right after a %XX escape. Returns a new string, NULL on OOM.
- */
-char *front_scrub(const char *s);
-
-/* True when s looks like a secret token (whole-string match of the scrub patterns). */
-bool front_is_secret(const char *s);
 
 /* New request id "req_" + 20 base62 characters into buf (>= 25 bytes). 0 or -errno. */
 int front_request_id(char buf[static 25]);

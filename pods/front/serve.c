@@ -148,6 +148,21 @@ static void serve_events(HttpRequest *rq, const FrontTarget *t)
         }
 }
 
+/* GET {mount}/healthz (CONTRACT.md, as hosted Pome's twins): {ok, twin, sid} for a caller
+ * authenticated for the sandbox. Like /_pome/, a read of our own: no tape row. */
+static void serve_session_healthz(HttpRequest *rq, const FrontTarget *t)
+{
+        const char *m = http_request_method(rq);
+        if (!streq(m, "GET") && !streq(m, "HEAD")) {
+                front_reply_error(rq, t->kind, 405, "method_not_allowed",
+                                  "/healthz only answers GET.", t->request_id);
+                return;
+        }
+        _cleanup_json_ json_t *body =
+                json_pack("{s:b, s:s, s:s}", "ok", true, "twin", t->kind->name, "sid", t->run_id);
+        front_reply(rq, body ? 200 : 500, NULL, body, t->request_id);
+}
+
 /* ---- calls ---- */
 
 void front_serve(HttpRequest *rq, const FrontTarget *t)
@@ -166,6 +181,10 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
         /* The tape is the front's: /_pome/events never reaches the twin. */
         if (streq(path, "/_pome/events")) {
                 serve_events(rq, t);
+                return;
+        }
+        if (streq(path, "/healthz")) {
+                serve_session_healthz(rq, t);
                 return;
         }
         FrontExchange *x = calloc(1, sizeof(*x));

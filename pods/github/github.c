@@ -777,10 +777,22 @@ void gh_error(int status, const char *code, const char *message, TwinReply *rp)
                                   GH_DOCS_URL, "status", st));
 }
 
+/* GitHub "Authenticating to the REST API": no token 401 "Requires authentication", a bad or
+ * expired one 401 "Bad credentials"; a good token without access to the resource 403. */
 static void github_auth_error(TwinAuthFailure why, TwinReply *rp)
 {
-        gh_error(401, NULL,
-                 why == TWIN_AUTH_MISSING ? "Requires authentication" : "Bad credentials", rp);
+        switch (why) {
+        case TWIN_AUTH_MISSING:
+                gh_error(401, NULL, "Requires authentication", rp);
+                return;
+        case TWIN_AUTH_WRONG_SESSION:
+                gh_error(403, NULL, "Forbidden", rp);
+                return;
+        case TWIN_AUTH_INVALID:
+        case TWIN_AUTH_EXPIRED:
+                break;
+        }
+        gh_error(401, NULL, "Bad credentials", rp);
 }
 
 int gh_not_found(TwinReply *rp)

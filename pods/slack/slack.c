@@ -650,11 +650,22 @@ static void slack_error(int status, const char *code, const char *message, TwinR
                                                 : "invalid_arguments"));
 }
 
+/* Slack Web API errors common to every method: not_authed, invalid_auth, token_expired. */
 static void slack_auth_error(TwinAuthFailure why, TwinReply *rp)
 {
-        twin_reply_json(rp, 401,
-                        json_pack("{s:b, s:s}", "ok", false, "error",
-                                  why == TWIN_AUTH_MISSING ? "not_authed" : "invalid_auth"));
+        const char *error = "invalid_auth"; /* also a token of another workspace's sandbox */
+        switch (why) {
+        case TWIN_AUTH_MISSING:
+                error = "not_authed";
+                break;
+        case TWIN_AUTH_EXPIRED:
+                error = "token_expired";
+                break;
+        case TWIN_AUTH_INVALID:
+        case TWIN_AUTH_WRONG_SESSION:
+                break;
+        }
+        twin_reply_json(rp, 401, json_pack("{s:b, s:s}", "ok", false, "error", error));
 }
 
 static int fail(TwinReply *rp, const char *error)

@@ -8,6 +8,7 @@
 
 #include "common/json-util.h"
 #include "pods/twin/engine.h"
+#include "pods/twin/redact.h"
 
 struct Twin {
         const TwinKind *kind;
@@ -365,24 +366,39 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         return twin_run_action(t, a, args, rq, rq->base_url, rp);
 }
 
+/*
+ * The loud 501 (CONTRACT.md): the kind's own client-error envelope, so the caller's SDK reads
+ * it as the vendor's (GitHub {message, documentation_url, status}, Slack {ok:false, error:
+ * "unsupported_endpoint"}), at 501 and carrying fidelity "unsupported", the twin and what it
+ * serves; fidelity and twin also under "_twin", where hosted Pome's twins put them.
+ */
 static int reply_unsupported(Twin *t, const TwinRequest *rq, TwinReply *rp)
 {
-        char *msg;
-        if (asprintf(&msg, "%s %s is not supported by the pome %s twin", rq->method, rq->path,
+        _cleanup_free_ char *raw = NULL;
+        if (asprintf(&raw, "%s %s is not supported by the pome %s twin", rq->method, rq->path,
                      t->kind->name) < 0)
                 return -ENOMEM;
         /* the path is the caller's bytes: mend invalid UTF-8 rather than fail the 501 */
-        json_t *body =
-                json_pack("{s:o, s:s, s:s, s:o}", "message",
-                          twin_json_string_lossy(msg, strlen(msg)), "fidelity", "unsupported",
-                          "twin", t->kind->name, "supported", twin_kind_supported(t->kind));
-        if (!body) {
-                free(msg);
+        _cleanup_json_ json_t *msg = twin_json_string_lossy(raw, strlen(raw));
+        rp->error = msg ? strdup(json_string_value(msg)) : NULL;
+        if (!rp->error)
                 return -ENOMEM;
-        }
-        twin_reply_json(rp, 501, body);
+        t->kind->error(400, "unsupported_endpoint", rp->error, rp);
+        rp->status = 501;
         rp->fidelity = "unsupported";
-        rp->error = msg;
+        if (!json_is_object(rp->body))
+                return -ENOMEM;
+        if (json_is_string(json_object_get(rp->body, "status")) &&
+            json_object_set_new(rp->body, "status", json_string("501")) < 0)
+                return -ENOMEM;
+        json_t *supported = twin_kind_supported(t->kind);
+        if (json_object_set_new(rp->body, "fidelity", json_string("unsupported")) < 0 ||
+            json_object_set_new(rp->body, "twin", json_string(t->kind->name)) < 0 ||
+            json_object_set_new(rp->body, "supported", supported) < 0 ||
+            json_object_set_new(
+                    rp->body, "_twin",
+                    json_pack("{s:s, s:s}", "fidelity", "unsupported", "twin", t->kind->name)) < 0)
+                return -ENOMEM;
         return 0;
 }
 
@@ -409,8 +425,15 @@ static int serve_pome(Twin *t, const TwinRequest *rq, TwinReply *rp, const char 
                 body = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", true, "twin", t->kind->name,
                                  "implementation", t->kind->implementation, "version", POME_VERSION,
                                  "tools", (json_int_t)twin_kind_surface(t->kind)->n_tools);
-        else
+        else {
+                /* The kind drops its bookkeeping; secret-looking values go here, for every kind
+                 * alike (the world keeps them: the vendor's API shows them as they are). */
                 body = t->kind->public_state(t->world);
+                if (body && twin_redact_json(body) < 0) {
+                        json_decref(body);
+                        body = NULL;
+                }
+        }
         return twin_reply_body(rp, 200, body);
 }
 
@@ -428,6 +451,8 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
         if (streq(path, "/mcp/tools"))
                 return streq(m, "GET") ? twin_mcp_list(t, rp) : reply_not_allowed(rp, "GET");
         if (streq(path, "/mcp/call"))
+                return streq(m, "POST") ? twin_mcp_call(t, rq, rp) : reply_not_allowed(rp, "POST");
+        if (startswith(path, "/mcp/tools/"))
                 return streq(m, "POST") ? twin_mcp_call(t, rq, rp) : reply_not_allowed(rp, "POST");
         if (streq(path, "/openapi.json"))
                 return streq(m, "GET")

@@ -66,7 +66,8 @@ int twin_run_action(Twin *t, const TwinAction *a, json_t *args, const TwinReques
  */
 void twin_reply_finish(Twin *t, TwinReply *rp, int r);
 
-/* POST /mcp (one JSON-RPC message), GET /mcp/tools, POST /mcp/call. 0 or -ENOMEM. */
+/* POST /mcp (one JSON-RPC message), GET /mcp/tools, POST /mcp/call and POST /mcp/tools/{name}
+ * (twin_mcp_call tells them apart by rq->path). 0 or -ENOMEM. */
 int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp);
 int twin_mcp_list(Twin *t, TwinReply *rp);
 int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp);

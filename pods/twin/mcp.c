@@ -6,6 +6,12 @@
  * JSON, not a JSON-RPC request, batches) are HTTP 400 with a JSON-RPC error and id null,
  * as the reference TypeScript SDK answers; protocol errors (unknown method, unknown tool)
  * are HTTP 200 JSON-RPC errors. A tool's own failure is a result with isError: true.
+ * An MCP-Protocol-Version header naming a version we do not speak is refused with 400
+ * ("Protocol Version Header"); none at all is fine (the spec's fallback is 2025-03-26).
+ *
+ * Besides, CONTRACT.md's plain-JSON surfaces: GET /mcp/tools, POST /mcp/call {tool,
+ * arguments} and POST /mcp/tools/{name} with the arguments as the body, answering the
+ * CallToolResult, or an error in the twin's own envelope.
  */
 #include "common/json-util.h"
 #include "pods/twin/engine.h"
@@ -14,6 +20,7 @@
 #define MCP_INVALID_REQUEST  (-32600)
 #define MCP_METHOD_NOT_FOUND (-32601)
 #define MCP_INVALID_PARAMS   (-32602)
+#define MCP_SERVER_ERROR     (-32000) /* the TypeScript SDK's transport refusals */
 
 static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
@@ -95,6 +102,18 @@ static json_t *initialize_result(Twin *t, json_t *params)
                          twin_kind(t)->implementation, "version", POME_VERSION);
 }
 
+/* Whether the request's MCP-Protocol-Version header, if any, names a version we speak. */
+static bool protocol_header_ok(const TwinRequest *rq)
+{
+        const char *v = json_get_str(rq->headers, "mcp-protocol-version");
+        if (!v)
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(protocol_versions); i++)
+                if (streq(v, protocol_versions[i]))
+                        return true;
+        return false;
+}
+
 int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
 {
         json_error_t e;
@@ -114,6 +133,13 @@ int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
 
         json_t *id = json_object_get(msg, "id");
         const char *method = json_get_str(msg, "method");
+        /* MCP "Transports", Protocol Version Header: a bad version is 400 (the transport's
+         * error, id null, as the TypeScript SDK words it). initialize is exempt: it
+         * negotiates the version in its body, before the client has one to send. */
+        if (!streq_ptr(method, "initialize") && !protocol_header_ok(rq))
+                return rpc_error(rp, 400, NULL, MCP_SERVER_ERROR,
+                                 "Bad Request: Unsupported protocol version (supported "
+                                 "versions: 2025-06-18, 2025-03-26, 2024-11-05)");
         bool response = json_object_get(msg, "result") || json_object_get(msg, "error");
         /* notifications and the client's own responses: accepted, nothing to say (202) */
         if ((!method && response) || (!id && method)) {
@@ -172,42 +198,62 @@ int twin_mcp_list(Twin *t, TwinReply *rp)
         return twin_reply_body(rp, 200, json_pack("{s:o}", "tools", twin_kind_tools(twin_kind(t))));
 }
 
-/* {error:{code, message}}: the JSON-RPC error object without the envelope. */
-static int plain_error(TwinReply *rp, int status, int code, const char *message)
+/*
+ * Fills rp with the twin's own error envelope (GitHub {message, documentation_url, status},
+ * Slack {ok:false, error: code}) at HTTP status: these surfaces are ours, so the status is
+ * ours too, even where the vendor answers its API errors with 200. 0 or -ENOMEM.
+ */
+static int call_error(Twin *t, TwinReply *rp, int status, const char *code, const char *message)
 {
-        return twin_reply_body(
-                rp, status, json_pack("{s:{s:i, s:s}}", "error", "code", code, "message", message));
+        twin_kind(t)->error(status, code, message, rp);
+        if (!rp->body)
+                return -ENOMEM;
+        rp->status = status;
+        free(rp->error);
+        rp->error = strdup(message);
+        return rp->error ? 0 : -ENOMEM;
 }
 
 int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
 {
+        /* POST /mcp/tools/{name}: the body is the arguments; POST /mcp/call: {tool, arguments}
+         * (also spelt {name, params}, as hosted Pome's Slack twin takes them). */
+        const char *named = startswith(rq->path, "/mcp/tools/");
+        bool blank = !rq->body || rq->body_len == 0;
         json_error_t e;
-        json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &e);
-        if (!json_is_object(msg) ||
-            twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
-                const char *why = json_is_object(msg) ? "Body nests too deeply"
-                                                      : "Body must be a JSON object";
-                json_decref(msg);
-                return plain_error(rp, 400, MCP_PARSE_ERROR, why);
-        }
-        rp->request_body = msg;
+        json_t *msg = named && blank ? json_object()
+                                     : json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &e);
+        if (!msg)
+                return call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
+        rp->request_body = msg; /* the reply owns it: the tape records the request */
+        if (!json_is_object(msg))
+                return call_error(t, rp, 400, "invalid_arguments",
+                                  named ? "The body must be the tool's arguments, a JSON object."
+                                        : "The body must be a JSON object {tool, arguments}.");
+        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
+                return call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
 
-        const char *name = json_get_str(msg, "tool");
-        if (!name)
-                name = json_get_str(msg, "name");
-        json_t *args = json_object_get(msg, "arguments");
-        if (!name)
-                return plain_error(rp, 400, MCP_INVALID_PARAMS, "tool is required");
-        if (args && !json_is_object(args) && !json_is_null(args))
-                return plain_error(rp, 400, MCP_INVALID_PARAMS, "arguments must be an object");
+        const char *name = named;
+        json_t *args = msg;
+        if (!named) {
+                name = json_get_str(msg, "tool") ?: json_get_str(msg, "name");
+                args = json_object_get(msg, "arguments") ?: json_object_get(msg, "params");
+                if (!name)
+                        return call_error(
+                                t, rp, 400, "invalid_arguments",
+                                "tool is required: {\"tool\": NAME, \"arguments\": {…}}.");
+                if (args && !json_is_object(args) && !json_is_null(args))
+                        return call_error(t, rp, 400, "invalid_arguments",
+                                          "arguments must be an object.");
+        }
 
         json_t *result;
         int r = call_tool(t, name, args, rq->base_url, rp, &result);
         if (r == -ENOENT) {
                 _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Unknown tool: %s", name) < 0)
+                if (asprintf(&m, "Unknown tool: %s (GET /mcp/tools lists them).", name) < 0)
                         return -ENOMEM;
-                return plain_error(rp, 404, MCP_INVALID_PARAMS, m);
+                return call_error(t, rp, 404, "unknown_tool", m);
         }
         if (r < 0)
                 return r;

@@ -116,8 +116,10 @@ typedef struct TwinSurface {
 
 /* Why the front end refused a caller before any action ran. */
 typedef enum TwinAuthFailure {
-        TWIN_AUTH_MISSING, /* no credential at all */
-        TWIN_AUTH_INVALID, /* a credential that does not verify */
+        TWIN_AUTH_MISSING,       /* no credential at all */
+        TWIN_AUTH_INVALID,       /* a credential that does not verify (or has no auth scheme) */
+        TWIN_AUTH_EXPIRED,       /* a good credential for this sandbox whose exp has passed */
+        TWIN_AUTH_WRONG_SESSION, /* a good credential of this twin, minted for another sandbox */
 } TwinAuthFailure;
 
 enum {
@@ -147,7 +149,8 @@ typedef struct TwinKind {
         /* The world as /_pome/state shows it, secrets redacted. New reference, NULL on OOM. */
         json_t *(*public_state)(const json_t *world);
 
-        /* Fills rp with the vendor's own refusal for a missing or invalid credential. */
+        /* Fills rp with the vendor's own refusal (status, body) of a caller front_authenticate
+         * did not let through, for each TwinAuthFailure. */
         void (*auth_error)(TwinAuthFailure why, TwinReply *rp);
 
         /*

@@ -3,7 +3,9 @@
 # target a twin cannot serve is a 400 — against a real pomed with real pods:
 # - a valid token with %00junk appended (?token=, Slack form field), a JWT whose last
 #   character differs only in unused bits, a provider token whose base64url(sid) does,
-#   are refused exactly like a wrong token (the gateway's one 404 body);
+#   are refused exactly like a wrong token (the gateway's one 404 body), and so is a
+#   credential without an auth scheme; a token minted with openssl from pomed's
+#   twin-secret file (the key as given) verifies;
 # - the team's pome_… key sent in a body, a query and headers is on no tape row
 #   (/_pome/events) and nowhere in the run directory's <twin>.tape.jsonl;
 # - %FF, %C0%AE and a raw 0xff in a path, a raw 0xff in a query answer 400, and the
@@ -82,6 +84,28 @@ for cred in "ghp_pome_:$GHP" "xoxb-pome-:$XOXB"; do
         refused_like_wrong "$prefix token with an unused bit of base64url(sid) set"
 done
 pass "non-canonical base64url (JWT signature, provider sid) is refused like a wrong token"
+
+# ---- the deployment secret is the HMAC key as given; a credential needs an auth scheme ----
+b64url() { openssl base64 -A | tr '+/' '-_' | tr -d '='; }
+if command -v openssl >/dev/null; then
+        # pomed's twin-secret file, byte for byte, is the key: mint with openssl from it
+        KEYHEX=$(od -An -tx1 "$TMP/state/twin-secret" | tr -d ' \n')
+        assert_eq "${#KEYHEX}" 64 "twin-secret size (hex digits)"
+        sig=$(printf '%s' "github:$SID" | openssl dgst -sha256 -mac HMAC -macopt "hexkey:$KEYHEX" -binary | b64url)
+        MINTED="ghp_pome_$(printf '%s' "$SID" | b64url)_${sig:0:22}"
+        twin_call GET "$GH/repos/acme/api/issues/1" "$MINTED"
+        assert_status 200 "a ghp_ token minted with openssl from pomed's twin-secret"
+        pass "pomed: a token minted from the twin-secret file's bytes verifies"
+fi
+for cred in "$GHP" "$TOKEN"; do
+        STATUS=$(curl -s -o "$TMP/body" -w '%{http_code}' -H "Authorization: $cred" "$GH/repos/acme/api/issues/1")
+        BODY=$(cat "$TMP/body")
+        refused_like_wrong "GitHub: a credential without an auth scheme (${cred:0:12}…)"
+done
+STATUS=$(curl -s -o "$TMP/body" -w '%{http_code}' -X POST -H "Authorization: $XOXB" "$SL/auth.test")
+BODY=$(cat "$TMP/body")
+refused_like_wrong "Slack: a credential without an auth scheme"
+pass "a credential without an auth scheme is refused at the gateway like a wrong one"
 
 # ---- team API keys on the tape ----
 [[ $API_KEY =~ ^pome_[0-9A-Za-z]{32}$ ]] || fail "unexpected API key shape: ${API_KEY:0:8}…"

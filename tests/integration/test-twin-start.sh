@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `pome twin start`: a local twin with no pomed and no account — /healthz, the
-# token it prints, the vendor's 401s, the tape, and the loopback-only admin routes.
+# token it prints, the vendor's 401s, the tape, and the loopback-only admin routes
+# (the whole process/wire contract: test-twin-contract.sh).
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 
 "$POME" twin start github --port 0 >"$TMP/twin.out" 2>"$TMP/twin.err" &
@@ -51,7 +52,8 @@ other=$(jq -r .session_token <<<"$BODY")
 twin_call GET "$BASE/s/ses_other/repos/acme/api" "$other"
 assert_status 200 "the other session's token on its own mount"
 twin_call GET "$REST/repos/acme/api" "$other"
-assert_status 401 "the other session's token on this mount"
+assert_status 403 "the other session's token on this mount"
+assert_jq .message Forbidden "GitHub's words for a good token without access"
 pass "admin reset and token"
 
 "$POME" twin start gitlab >/dev/null 2>&1 && fail "an unknown twin started"

@@ -260,8 +260,54 @@ static void test_ids(void)
         CHECK(token_equal("abc", "abc") && !token_equal("abc", "abd") && !token_equal("a", "ab"));
 }
 
+/*
+ * The key is the secret as given, of any length: tokens minted by another implementation
+ * (Python's hmac, following CONTRACT.md "Tokens" to the letter) with hosted Pome's contract
+ * secret verify byte for byte, and no derivation of that secret (our old SHA-256 of it) does.
+ */
+static void test_secret_as_given(void)
+{
+        static const char secret[] = "contract-suite-secret-0123456789abcdef"; /* 38 bytes */
+        static const char *const minted[] = {
+                "ghp_pome_c2VzX2thdA_4102444800_goGRKZ_aJgIpWndhONYfff",
+                "xoxb-pome-c2VzX2thdA_4102444800_g3nnORqzmyZ5Oece1jVTxv",
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiJzZXNfa2F0IiwidGVhbV9pZCI6InRtX2Nv"
+                "bnRyYWN0IiwiZXhwIjo0MTAyNDQ0ODAwfQ.umjJlE19WtLuKpZtDXVktHjqnixUwO2PFKfFdXNYibg",
+        };
+        const uint8_t *k = (const uint8_t *)secret;
+        size_t kl = sizeof(secret) - 1;
+        char hex[65];
+        token_sha256_hex(secret, hex);
+        uint8_t hashed[32];
+        for (size_t i = 0; i < 32; i++)
+                hashed[i] = (uint8_t)strtoul((char[]){hex[2 * i], hex[2 * i + 1], 0}, NULL, 16);
+        for (size_t i = 0; i < ELEMENTSOF(minted); i++) {
+                TokenClaims c;
+                CHECK(token_verify(k, kl, minted[i], strlen(minted[i]), 1000, &c) == 0);
+                CHECK(streq(c.sid, "ses_kat") && c.exp == 4102444800);
+                CHECK(token_verify(hashed, sizeof hashed, minted[i], strlen(minted[i]), 1000, &c) ==
+                      -EPERM);
+                CHECK(token_verify(k, kl - 1, minted[i], strlen(minted[i]), 1000, &c) == -EPERM);
+        }
+        /* and ours, minted with that key, are the same bytes */
+        _cleanup_free_ char *ghp = NULL, *xoxb = NULL;
+        CHECK_OK(token_mint_provider(k, kl, "github", "ses_kat", 4102444800, &ghp));
+        CHECK_OK(token_mint_provider(k, kl, "slack", "ses_kat", 4102444800, &xoxb));
+        CHECK(ghp && streq(ghp, minted[0]) && xoxb && streq(xoxb, minted[1]));
+
+        /* an empty key vouches for nothing: refused to mint and to verify */
+        _cleanup_free_ char *t = NULL;
+        CHECK(token_mint_session(k, 0, "ses_kat", "t", 2000, NULL, NULL, &t) == -EINVAL && !t);
+        CHECK(token_mint_provider(k, 0, "github", "ses_kat", 0, &t) == -EINVAL && !t);
+        TokenClaims c;
+        CHECK(token_verify(k, 0, minted[0], strlen(minted[0]), 1000, &c) == -EINVAL);
+        CHECK(token_verify((const uint8_t *)"", 0, minted[2], strlen(minted[2]), 1000, &c) ==
+              -EINVAL);
+}
+
 int main(void)
 {
+        test_secret_as_given();
         test_jwt();
         test_provider();
         test_provider_canonical();
