@@ -305,12 +305,8 @@ static const char *channel_name_error(const char *name)
                 return "invalid_name_required";
         if (slack_utf8_chars(name) > 80)
                 return "invalid_name_maxlength";
-        if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n) {
-                for (const char *p = name; *p; p++)
-                        if (*p >= 'A' && *p <= 'Z')
-                                return "invalid_name_specials";
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n)
                 return "invalid_name_specials";
-        }
         return NULL;
 }
 

@@ -2,8 +2,9 @@
 # Hostile input to the Slack twin (issue 7): JSON nested 100 000 deep, integers beyond 64
 # bits, NUL and invalid UTF-8 in strings and forms, a 2 MiB body, wrong types, over the Web
 # API (form, JSON, GET + query) and MCP. Every one is refused in Slack's own shape (HTTP
-# 200 {ok:false, error:"…"}; MCP: isError with the same error), the pod keeps its pid, and
-# the world (/_pome/state) is byte for byte what it was.
+# 200 {ok:false, error:"…"}; MCP: the JSON-RPC parse error -32700 for what does not parse,
+# a tool error otherwise), the pod keeps its pid, and the world (/_pome/state) is byte for
+# byte what it was.
 source "$(dirname "$0")/lib.sh"
 require_root
 command -v python3 >/dev/null || skip "python3 is not installed (builds the large bodies)"
