@@ -52,11 +52,30 @@ static int arg_thread(TwinCall *c, TwinReply *rp, json_t *ch, const char **ret)
         return 1;
 }
 
+/*
+ * The conversation a post goes to: a channel the caller is in, or, for a user id (as
+ * slack.com does), the caller's DM with that user, opened on the way.
+ */
+static int arg_post_channel(TwinCall *c, TwinReply *rp, json_t **ret)
+{
+        json_t *v = slack_arg2(c, "channel", "channel_id");
+        const char *ref = json_string_value(v);
+        if (ref && (ref[0] == 'U' || ref[0] == 'W') && !slack_channel_resolve(c->world, ref)) {
+                json_t *u = slack_user_by_id(c->world, ref);
+                if (!slack_user_visible(u))
+                        return slack_fail(rp, "channel_not_found");
+                _cleanup_json_ json_t *ids = json_pack("[O]", json_object_get(u, "id"));
+                bool existing;
+                return ids ? slack_conversation_open(c, rp, ids, ret, &existing) : -ENOMEM;
+        }
+        return slack_arg_channel_in(c, rp, ret);
+}
+
 /* chat.postMessage / slack_send_message. */
 int slack_act_send_message(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
+        int r = arg_post_channel(c, rp, &ch);
         if (r <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_archived")))
@@ -255,4 +274,15 @@ int slack_act_list_scheduled_messages(TwinCall *c, TwinReply *rp)
         }
         return slack_list_page(c, rp, match, 100, 1000, render_scheduled, "scheduled_messages",
                                NULL);
+}
+
+/* chat.getPermalink: channel + message_ts → {channel, permalink}. */
+int slack_act_get_permalink(TwinCall *c, TwinReply *rp)
+{
+        json_t *ch, *m;
+        int r = slack_arg_channel(c, rp, &ch);
+        if (r <= 0 || (r = slack_arg_message(c, rp, ch, "message_ts", "ts", &m, NULL)) <= 0)
+                return r;
+        return slack_ok(rp, json_pack("{s:O, s:o}", "channel", json_object_get(ch, "id"),
+                                      "permalink", slack_permalink(c, ch, m)));
 }

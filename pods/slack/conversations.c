@@ -182,10 +182,16 @@ int slack_act_list_channel_members(TwinCall *c, TwinReply *rp)
  */
 static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
 {
-        _cleanup_json_ json_t *refs = NULL, *ids = json_array();
-        int r = twin_arg_strv(c->args, key, &refs);
-        if (r == -ENOENT && alias)
-                r = twin_arg_strv(c->args, alias, &refs);
+        _cleanup_json_ json_t *refs = NULL, *ids = json_array(), *tmp = NULL;
+        json_t *v = slack_arg2(c, key, alias);
+        const char *sv = json_string_value(v);
+        /* some clients send the list as JSON text: users='["U1","U2"]' */
+        if (sv && sv[0] == '[' && (tmp = json_pack("{s:o}", "v", json_loads(sv, 0, NULL))))
+                v = json_object_get(tmp, "v");
+        _cleanup_json_ json_t *holder = json_pack("{s:O?}", "v", v);
+        if (!holder)
+                return -ENOMEM;
+        int r = twin_arg_strv(holder, "v", &refs);
         if (r == -ENOMEM || !ids)
                 return -ENOMEM;
         if (r == -EINVAL)
@@ -193,9 +199,9 @@ static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *al
         if (r == -ENOENT || json_array_size(refs) == 0)
                 return slack_fail(rp, "no_user");
         size_t i;
-        json_t *v;
-        json_array_foreach (refs, i, v) {
-                json_t *u = slack_user_resolve(c->world, json_string_value(v));
+        json_t *x;
+        json_array_foreach (refs, i, x) {
+                json_t *u = slack_user_resolve(c->world, json_string_value(x));
                 if (!slack_user_visible(u))
                         return slack_fail(rp, "user_not_found");
                 if (!slack_strv_has(ids, json_get_str(u, "id")) &&
@@ -214,23 +220,19 @@ static int add_channel(TwinCall *c, TwinReply *rp, json_t *ch)
         return twin_reply_mutation(rp, NULL, ch);
 }
 
-/* conversations.open: a DM with one user, a group DM with several (users), or channel. */
-static int open_conversation(TwinCall *c, TwinReply *rp)
+/*
+ * The DM (one other user) or group DM (several) of the caller with the users ids (a
+ * borrowed array of visible user ids, the caller's own added), found or created (the
+ * creation is recorded in rp). 1 with *ret (borrowed) and *ret_existing, 0 with the error
+ * in rp (too_many_users), -errno. conversations.open; chat.postMessage to a user id.
+ */
+int slack_conversation_open(TwinCall *c, TwinReply *rp, json_t *users, json_t **ret,
+                            bool *ret_existing)
 {
         const char *me = slack_bot_user(c);
-        json_t *v = json_object_get(c->args, "channel");
-        if (json_is_string(v) && json_string_length(v)) {
-                json_t *ch;
-                int r = slack_arg_channel(c, rp, &ch);
-                if (r <= 0)
-                        return r;
-                return slack_ok(rp, json_pack("{s:b, s:b, s:{s:O}}", "no_op", true, "already_open",
-                                              true, "channel", "id", json_object_get(ch, "id")));
-        }
-        _cleanup_json_ json_t *ids = NULL;
-        int r = arg_users(c, rp, "users", "user_ids", &ids);
-        if (r <= 0)
-                return r;
+        _cleanup_json_ json_t *ids = json_deep_copy(users);
+        if (!ids)
+                return -ENOMEM;
         if (!slack_strv_has(ids, me) && json_array_insert_new(ids, 0, json_string(me)) < 0)
                 return -ENOMEM;
         if (json_array_size(ids) > 9)
@@ -246,13 +248,15 @@ static int open_conversation(TwinCall *c, TwinReply *rp)
                 json_array_foreach (ids, k, x) {
                         same = same && slack_is_member(ch, json_string_value(x));
                 }
-                if (same)
-                        return slack_ok(rp, json_pack("{s:b, s:b, s:{s:O}}", "no_op", true,
-                                                      "already_open", true, "channel", "id",
-                                                      json_object_get(ch, "id")));
+                if (same) {
+                        *ret = ch;
+                        *ret_existing = true;
+                        return 1;
+                }
         }
         char id[16];
-        if ((r = slack_alloc_id(c->world, im ? 'D' : 'G', id)) < 0)
+        int r = slack_alloc_id(c->world, im ? 'D' : 'G', id);
+        if (r < 0)
                 return r;
         /* the other side of a DM; a self-DM talks to itself */
         const char *other = json_string_value(json_array_get(ids, json_array_size(ids) > 1));
@@ -291,7 +295,35 @@ static int open_conversation(TwinCall *c, TwinReply *rp)
         }
         if ((r = add_channel(c, rp, row)) < 0)
                 return r;
-        return slack_ok(rp, json_pack("{s:{s:s}}", "channel", "id", id));
+        *ret = row;
+        *ret_existing = false;
+        return 1;
+}
+
+/* conversations.open: a DM with one user, a group DM with several (users), or channel. */
+static int open_conversation(TwinCall *c, TwinReply *rp)
+{
+        json_t *v = json_object_get(c->args, "channel"), *ch;
+        int r;
+        if (json_is_string(v) && json_string_length(v)) {
+                if ((r = slack_arg_channel(c, rp, &ch)) <= 0)
+                        return r;
+                return slack_ok(rp, json_pack("{s:b, s:b, s:{s:O}}", "no_op", true, "already_open",
+                                              true, "channel", "id", json_object_get(ch, "id")));
+        }
+        _cleanup_json_ json_t *ids = NULL;
+        bool existing;
+        if ((r = arg_users(c, rp, "users", "user_ids", &ids)) <= 0 ||
+            (r = slack_conversation_open(c, rp, ids, &ch, &existing)) <= 0)
+                return r;
+        bool full = false;
+        (void)twin_arg_bool(c->args, "return_im", &full);
+        json_t *out = full ? slack_render_channel(c, ch)
+                           : json_pack("{s:O}", "id", json_object_get(ch, "id"));
+        if (existing)
+                return slack_ok(rp, json_pack("{s:b, s:b, s:o}", "no_op", true, "already_open",
+                                              true, "channel", out));
+        return slack_ok(rp, json_pack("{s:o}", "channel", out));
 }
 
 /*

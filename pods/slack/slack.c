@@ -1228,6 +1228,7 @@ static const TwinHandler slack_handlers[] = {
         {"slack_schedule_message", slack_act_schedule_message},
         {"slack_delete_scheduled_message", slack_act_delete_scheduled_message},
         {"slack_list_scheduled_messages", slack_act_list_scheduled_messages},
+        {"slack_get_permalink", slack_act_get_permalink},
         {"slack_add_reaction", slack_act_add_reaction},
         {"slack_get_reactions", slack_act_get_reactions},
         {"slack_remove_reaction", slack_act_remove_reaction},

@@ -75,6 +75,8 @@ int slack_act_kick(TwinCall *c, TwinReply *rp);
 int slack_act_archive(TwinCall *c, TwinReply *rp);
 int slack_act_set_topic(TwinCall *c, TwinReply *rp);
 int slack_act_set_purpose(TwinCall *c, TwinReply *rp);
+int slack_conversation_open(TwinCall *c, TwinReply *rp, json_t *users, json_t **ret,
+                            bool *ret_existing);
 
 /* ----- actions: chat.c */
 int slack_act_send_message(TwinCall *c, TwinReply *rp);
@@ -83,6 +85,7 @@ int slack_act_delete_message(TwinCall *c, TwinReply *rp);
 int slack_act_schedule_message(TwinCall *c, TwinReply *rp);
 int slack_act_delete_scheduled_message(TwinCall *c, TwinReply *rp);
 int slack_act_list_scheduled_messages(TwinCall *c, TwinReply *rp);
+int slack_act_get_permalink(TwinCall *c, TwinReply *rp);
 
 /* ----- actions: reactions.c (reactions, pins, bookmarks) */
 int slack_act_add_reaction(TwinCall *c, TwinReply *rp);

@@ -192,8 +192,16 @@ const dm = await sl.conversations.open({ users: "U0BOB0001" });
 assert.match(dm.channel.id, /^D/);
 assert.equal((await sl.conversations.open({ users: "U0BOB0001" })).channel.id, dm.channel.id);
 await sl.chat.postMessage({ channel: dm.channel.id, text: "psst, the launch moved" });
+const toUser = await sl.chat.postMessage({ channel: "U0CAROL01", text: "posted to a user id lands in the DM" });
+assert.match(toUser.channel, /^D/);
+await assert.rejects(sl.chat.postMessage({ channel: "U0ERIN001", text: "x" }), slackError("channel_not_found"));
 const ims = await sl.conversations.list({ types: "im" });
-assert.deepEqual(ims.channels.map((c) => c.user), ["U0BOB0001"]);
+assert.deepEqual(ims.channels.map((c) => c.user), ["U0BOB0001", "U0CAROL01"]);
+const group = await sl.conversations.open({ users: '["U0BOB0001","U0CAROL01"]', return_im: true });
+assert.equal(group.channel.is_mpim, true);
+assert.equal(group.channel.name, "mpdm-pome-bot--bob--carol-1");
+const link = await sl.chat.getPermalink({ channel: "C0GENERAL", message_ts: "1700000000.000100" });
+assert.equal(link.permalink, "https://acme.slack.com/archives/C0GENERAL/p1700000000000100");
 
 // ---- users, team, emoji
 await assert.rejects(sl.users.info({ user: "U0ERIN001" }), slackError("user_not_found"));
