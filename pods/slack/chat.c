@@ -58,6 +58,7 @@ static int arg_thread(TwinCall *c, TwinReply *rp, json_t *ch, const char **ret)
  */
 static int arg_post_channel(TwinCall *c, TwinReply *rp, json_t **ret)
 {
+        json_t *jth = json_object_get(c->args, "thread_ts");
         json_t *v = slack_arg2(c, "channel", "channel_id");
         const char *ref = json_string_value(v);
         if (ref && (ref[0] == 'U' || ref[0] == 'W') && !slack_channel_resolve(c->world, ref)) {
@@ -66,6 +67,10 @@ static int arg_post_channel(TwinCall *c, TwinReply *rp, json_t **ret)
                         return slack_fail(rp, "channel_not_found");
                 _cleanup_json_ json_t *ids = json_pack("[O]", json_object_get(u, "id"));
                 bool existing;
+                /* a refused post opens nothing: a thread cannot be in a DM not yet open */
+                if (json_string_length(jth) > 0 &&
+                    !slack_find_by(json_object_get(c->world, "channels"), "user", ref))
+                        return slack_fail(rp, "thread_not_found");
                 return ids ? slack_conversation_open(c, rp, ids, ret, &existing) : -ENOMEM;
         }
         return slack_arg_channel_in(c, rp, ret);
@@ -75,19 +80,24 @@ static int arg_post_channel(TwinCall *c, TwinReply *rp, json_t **ret)
 int slack_act_send_message(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = arg_post_channel(c, rp, &ch);
-        if (r <= 0)
+        const char *text, *thread;
+        _cleanup_json_ json_t *blocks = NULL, *attachments = NULL;
+        bool broadcast = false;
+        /* everything that can be refused before the conversation (a DM may be opened) */
+        json_t *jc = slack_arg2(c, "channel", "channel_id");
+        if (jc && !json_is_null(jc) && !json_is_string(jc))
+                return slack_fail(rp, "invalid_arguments");
+        if (!json_string_length(jc))
+                return slack_fail(rp, "channel_not_found");
+        if (twin_arg_bool(c->args, "reply_broadcast", &broadcast) == -EINVAL)
+                return slack_fail(rp, "invalid_arguments");
+        int r = arg_content(c, rp, &text, &blocks, &attachments);
+        if (r <= 0 || (r = arg_post_channel(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
-        const char *text, *thread;
-        _cleanup_json_ json_t *blocks = NULL, *attachments = NULL;
-        if ((r = arg_content(c, rp, &text, &blocks, &attachments)) <= 0 ||
-            (r = arg_thread(c, rp, ch, &thread)) <= 0)
+        if ((r = arg_thread(c, rp, ch, &thread)) <= 0)
                 return r;
-        bool broadcast = false;
-        if (twin_arg_bool(c->args, "reply_broadcast", &broadcast) == -EINVAL)
-                return slack_fail(rp, "invalid_arguments");
 
         json_t *bot = json_object_get(c->world, "bot");
         _cleanup_json_ json_t *m =

@@ -367,7 +367,10 @@ int slack_act_complete_upload(TwinCall *c, TwinReply *rp)
                 if (json_array_append_new(done, slack_render_file(c, f)) < 0)
                         return -ENOMEM;
         }
-        if ((r = twin_reply_mutation(rp, NULL, done)) < 0)
+        /* the row as the world holds it (the last file, for several) */
+        json_t *last = slack_find_by(
+                files, "id", json_get_str(json_array_get(list, json_array_size(list) - 1), "id"));
+        if ((r = twin_reply_mutation(rp, NULL, last)) < 0)
                 return r;
         return slack_ok(rp, json_pack("{s:O}", "files", done));
 }
