@@ -544,6 +544,49 @@ static void test_membership(void)
         twin_free(t);
 }
 
+/* A REST method and the MCP tool that does the same thing make the same world change. */
+static void test_parity(void)
+{
+        static const struct {
+                const char *method, *form, *tool, *arguments;
+        } pairs[] = {
+                {"reactions.add", "channel=C0GENERAL&timestamp=1700000000.000100&name=wave",
+                 "slack_add_reaction",
+                 "{\"channel_id\":\"C0GENERAL\",\"message_ts\":\"1700000000.000100\","
+                 "\"emoji\":\"wave\"}"},
+                {"canvases.create",
+                 "title=Plan&document_content=%7B%22type%22%3A%22markdown%22%2C%22markdown%22%3A%"
+                 "22%23+Plan%22%7D",
+                 "slack_create_canvas", "{\"title\":\"Plan\",\"content\":\"# Plan\"}"},
+                {"conversations.create", "name=war-room", "slack_create_conversation",
+                 "{\"channel_name\":\"war-room\"}"},
+                {"conversations.open", "users=U0BOB0001", "slack_create_conversation",
+                 "{\"user_ids\":[\"U0BOB0001\"]}"},
+                {"chat.scheduleMessage", "channel=C0GENERAL&text=later&post_at=1780003600",
+                 "slack_schedule_message",
+                 "{\"channel_id\":\"C0GENERAL\",\"message\":\"later\",\"post_at\":1780003600}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(pairs); i++) {
+                Twin *rest = twin_test_new("slack", "default"),
+                     *m = twin_test_new("slack", "default");
+                TwinReply rp = {};
+                sdk(rest, &rp, pairs[i].method, pairs[i].form);
+                CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+                CHECK(streq(rp.tool, pairs[i].tool));
+                twin_test_call(m, &rp, pairs[i].tool, pairs[i].arguments);
+                CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")) &&
+                      rp.state_mutation);
+                if (!json_equal(twin_world(rest), twin_world(m))) {
+                        fprintf(stderr, "parity %s / %s: worlds differ\n", pairs[i].method,
+                                pairs[i].tool);
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(rest);
+                twin_free(m);
+        }
+}
+
 int main(void)
 {
         test_walkthrough();
@@ -555,5 +598,6 @@ int main(void)
         test_seeds();
         test_hosted_seed();
         test_membership();
+        test_parity();
         return check_finish();
 }
