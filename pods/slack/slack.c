@@ -251,12 +251,26 @@ static int seed_team(TwinSeed *s, const json_t *seed)
                         return r;
                 id = gen;
         }
-        if (!domain)
-                domain = name;
+        /* without a domain, the name made one as Slack suggests it: "Acme Corp" → acme-corp */
+        char slug[64];
+        if (!domain) {
+                size_t n = 0;
+                for (const char *p = name; *p && n < sizeof(slug) - 1; p++) {
+                        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+                        bool keep = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+                        if (keep)
+                                slug[n++] = ch;
+                        else if (n > 0 && slug[n - 1] != '-')
+                                slug[n++] = '-';
+                }
+                while (n > 0 && slug[n - 1] == '-')
+                        n--;
+                slug[n] = 0;
+                domain = n ? slug : "workspace";
+        }
         if (!domain[0] || strspn(domain, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(domain))
                 return twin_seed_error(s->err, s->errlen,
-                                       "team.domain: must be lower-case letters, digits and '-' "
-                                       "(set it when the name is not)");
+                                       "team.domain: must be lower-case letters, digits and '-'");
         json_t *team = json_pack("{s:s, s:s, s:s, s:s}", "id", id, "name", name, "domain", domain,
                                  "email_domain", "");
         return json_object_set_new(s->world, "team", team) < 0 ? -ENOMEM : 0;

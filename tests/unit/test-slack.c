@@ -380,7 +380,7 @@ static void test_seeds(void)
                 {"{\"workspace\":{}}", "unknown key \"workspace\""},
                 {"{\"team\":[]}", "team: must be an object"},
                 {"{\"team\":{\"id\":\"lower\"}}", "team.id"},
-                {"{\"team\":{\"name\":\"Big Co\"}}", "team.domain"},
+                {"{\"team\":{\"domain\":\"Big Co\"}}", "team.domain"},
                 {"{\"users\":[{\"id\":\"C123\",\"name\":\"x\"}]}", "users[0].id"},
                 {"{\"users\":[{\"name\":\"a\"},{\"name\":\"a\"}]}", "users[1].name: duplicate"},
                 {"{\"users\":[{\"id\":\"U1A\",\"name\":\"a\"},{\"id\":\"U1A\",\"name\":\"b\"}]}",
@@ -448,6 +448,8 @@ static void test_hosted_seed(void)
         sdk(t, &rp, "auth.test", NULL);
         CHECK(streq(jps(rp.body, "/user_id"), "U_PRIMARY") &&
               streq(jps(rp.body, "/team_id"), "T_ACME"));
+        /* no domain in the seed: made from the team's name */
+        CHECK(streq(jps(rp.body, "/url"), "https://acme-corp.slack.com/"));
         CHECK(!jp(rp.body, "/bot_id"));
         sdk(t, &rp, "conversations.list", "types=public_channel,private_channel");
         CHECK(json_array_size(jp(rp.body, "/channels")) == 2);
