@@ -22,8 +22,12 @@ int slack_act_auth_test(TwinCall *c, TwinReply *rp)
                                   json_object_get(bot, "bot_id"), "is_enterprise_install", false));
 }
 
-/* conversations.list: types (public_channel, private_channel, mpim, im), exclude_archived. */
-int slack_act_list_conversations(TwinCall *c, TwinReply *rp)
+/*
+ * The conversations of types (public_channel, private_channel, mpim, im; default public
+ * channels) the caller can see, without archived ones when exclude_archived, and only those
+ * user is in when user is not NULL. conversations.list and users.conversations.
+ */
+static int list_filtered(TwinCall *c, TwinReply *rp, const char *user)
 {
         _cleanup_json_ json_t *types = NULL;
         int r = twin_arg_strv(c->args, "types", &types);
@@ -60,12 +64,29 @@ int slack_act_list_conversations(TwinCall *c, TwinReply *rp)
                 bool im = json_is_true(json_object_get(ch, "is_im"));
                 bool mpim = json_is_true(json_object_get(ch, "is_mpim"));
                 bool want = im ? want_im : mpim ? want_mpim : priv ? want_private : want_public;
-                if (want && slack_channel_visible(c, ch) &&
+                if (want && slack_channel_visible(c, ch) && (!user || slack_is_member(ch, user)) &&
                     !(exclude_archived && json_is_true(json_object_get(ch, "is_archived"))) &&
                     json_array_append(match, ch) < 0)
                         return -ENOMEM;
         }
         return slack_list_page(c, rp, match, 100, 1000, slack_render_channel, "channels", NULL);
+}
+
+/* conversations.list: types (public_channel, private_channel, mpim, im), exclude_archived. */
+int slack_act_list_conversations(TwinCall *c, TwinReply *rp)
+{
+        return list_filtered(c, rp, NULL);
+}
+
+/* users.conversations: the conversations user (default: the caller) is in, that the caller sees. */
+int slack_act_user_conversations(TwinCall *c, TwinReply *rp)
+{
+        json_t *u = NULL;
+        int r;
+        json_t *v = json_object_get(c->args, "user");
+        if (v && !json_is_null(v) && (r = slack_arg_user(c, rp, "user", NULL, &u)) <= 0)
+                return r;
+        return list_filtered(c, rp, u ? json_get_str(u, "id") : slack_bot_user(c));
 }
 
 int slack_act_conversation_info(TwinCall *c, TwinReply *rp)
@@ -587,4 +608,53 @@ int slack_act_set_topic(TwinCall *c, TwinReply *rp)
 int slack_act_set_purpose(TwinCall *c, TwinReply *rp)
 {
         return set_text(c, rp, "purpose");
+}
+
+/* conversations.unarchive: the caller a member; not_archived. */
+int slack_act_unarchive(TwinCall *c, TwinReply *rp)
+{
+        json_t *ch;
+        int r = slack_arg_channel_in(c, rp, &ch);
+        if (r <= 0)
+                return r;
+        if (!json_is_true(json_object_get(ch, "is_archived")))
+                return slack_fail(rp, "not_archived");
+        _cleanup_json_ json_t *before = json_deep_copy(ch);
+        if (!before || json_object_set_new(ch, "is_archived", json_false()) < 0)
+                return -ENOMEM;
+        if ((r = twin_reply_mutation(rp, before, ch)) < 0)
+                return r;
+        return slack_ok(rp, json_object());
+}
+
+/* conversations.rename: name rules as conversations.create; #general keeps its name. */
+int slack_act_rename(TwinCall *c, TwinReply *rp)
+{
+        json_t *ch;
+        const char *name;
+        int r = slack_arg_channel_in(c, rp, &ch);
+        if (r <= 0 ||
+            (r = slack_arg_string(c, rp, "name", NULL, "invalid_name_required", &name)) <= 0)
+                return r;
+        if (json_is_true(json_object_get(ch, "is_im")) ||
+            json_is_true(json_object_get(ch, "is_mpim")))
+                return slack_fail(rp, "method_not_supported_for_channel_type");
+        if (name[0] == '#')
+                name++;
+        const char *bad = channel_name_error(name);
+        if (bad)
+                return slack_fail(rp, bad);
+        json_t *other = slack_find_by(json_object_get(c->world, "channels"), "name", name);
+        if (other && other != ch)
+                return slack_fail(rp, "name_taken");
+        if (streq_ptr(json_get_str(ch, "name"), "general"))
+                return slack_fail(rp, "not_authorized");
+        if (json_is_true(json_object_get(ch, "is_archived")))
+                return slack_fail(rp, "is_archived");
+        _cleanup_json_ json_t *before = json_deep_copy(ch);
+        if (!before || json_object_set_new(ch, "name", json_string(name)) < 0)
+                return -ENOMEM;
+        if ((r = twin_reply_mutation(rp, before, ch)) < 0)
+                return r;
+        return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
 }

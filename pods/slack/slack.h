@@ -75,6 +75,9 @@ int slack_act_kick(TwinCall *c, TwinReply *rp);
 int slack_act_archive(TwinCall *c, TwinReply *rp);
 int slack_act_set_topic(TwinCall *c, TwinReply *rp);
 int slack_act_set_purpose(TwinCall *c, TwinReply *rp);
+int slack_act_user_conversations(TwinCall *c, TwinReply *rp);
+int slack_act_unarchive(TwinCall *c, TwinReply *rp);
+int slack_act_rename(TwinCall *c, TwinReply *rp);
 int slack_conversation_open(TwinCall *c, TwinReply *rp, json_t *users, json_t **ret,
                             bool *ret_existing);
 
