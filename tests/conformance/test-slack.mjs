@@ -261,6 +261,9 @@ const secs = await sl.canvases.sections.lookup({ canvas_id: cv.canvas_id, criter
 assert.equal(secs.sections.length, 1);
 await sl.canvases.edit({ canvas_id: cv.canvas_id, changes: [{ operation: "replace", section_id: secs.sections[0].id, document_content: { type: "markdown", markdown: "- [x] announced\n" } }] });
 assert.equal((await sl.files.info({ file: cv.canvas_id })).content, "# Launch plan\n\n- [x] announced\n");
+await sl.canvases.delete({ canvas_id: cv.canvas_id });
+await assert.rejects(sl.canvases.edit({ canvas_id: cv.canvas_id, changes: [{ operation: "insert_at_end", document_content: { type: "markdown", markdown: "x" } }] }), slackError("canvas_not_found"));
+await assert.rejects(sl.files.info({ file: cv.canvas_id }), slackError("file_not_found"));
 
 // ---- every method as GET + query and as a JSON body too
 const viaGet = await get(`${restUrl}/conversations.info?channel=C0GENERAL`, sb.session_token);
