@@ -139,9 +139,11 @@ int slack_act_read_file(TwinCall *c, TwinReply *rp)
         int r = arg_file(c, rp, &f, NULL);
         if (r <= 0)
                 return r;
+        json_t *text = json_object_get(f, "content");
         return slack_ok(rp, json_pack("{s:o, s:O, s:[], s:b}", "file", slack_render_file(c, f),
-                                      "content", json_object_get(f, "content"), "comments",
-                                      "has_more", false));
+                                      text ? "content" : "content_base64",
+                                      text ? text : json_object_get(f, "content_base64"),
+                                      "comments", "has_more", false));
 }
 
 /* Shares f into the channels (ids, borrowed) with a message carrying it: 1, 0 (rp), -errno. */
@@ -178,6 +180,23 @@ static int share(TwinCall *c, TwinReply *rp, json_t *f, json_t *channel_ids, con
         return 1;
 }
 
+/*
+ * Sets f's content: text as it is, bytes that are not NUL-free UTF-8 (an image, a PDF) as
+ * content_base64, since no string of a world may hold U+0000. 0 or -ENOMEM.
+ */
+static int content_set(json_t *f, const char *data, size_t len)
+{
+        json_object_del(f, "content");
+        json_object_del(f, "content_base64");
+        json_t *text = memchr(data, 0, len) ? NULL : json_stringn(data, len);
+        if (text)
+                return json_object_set_new(f, "content", text) < 0 ? -ENOMEM : 0;
+        _cleanup_free_ char *b64 = twin_base64(data, len);
+        if (!b64 || json_object_set_new(f, "content_base64", json_string(b64)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* A new file row (upload_pending when content is still to come). Borrowed from the world. */
 static json_t *file_new(TwinCall *c, const char *name, const char *title, const char *filetype,
                         const char *content, size_t len, bool pending)
@@ -192,14 +211,14 @@ static json_t *file_new(TwinCall *c, const char *name, const char *title, const 
                            : streq(ft, "pdf")  ? "application/pdf"
                            : streq(ft, "quip") ? "application/vnd.slack-docs"
                                                : "text/plain";
-        json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:[], s:o}", "id", id,
-                                "name", name, "title", title ? title : name, "filetype", ft,
-                                "mimetype", mime, "size", (json_int_t)len, "user",
-                                slack_bot_user(c), "created", (json_int_t)c->now, "channels",
-                                "content", twin_json_string_lossy(content ? content : "", len));
+        json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:I, s:[]}", "id", id, "name",
+                                name, "title", title ? title : name, "filetype", ft, "mimetype",
+                                mime, "size", (json_int_t)len, "user", slack_bot_user(c), "created",
+                                (json_int_t)c->now, "channels");
         json_t *files = slack_world_list(c->world, "files");
-        if (!row || (pending && json_object_set_new(row, "upload_pending", json_true()) < 0) ||
-            !files || json_array_append_new(files, row) < 0)
+        if (!row || content_set(row, content ? content : "", len) < 0 ||
+            (pending && json_object_set_new(row, "upload_pending", json_true()) < 0) || !files ||
+            json_array_append_new(files, row) < 0)
                 return NULL;
         return row;
 }
@@ -315,7 +334,7 @@ int slack_act_put_upload(TwinCall *c, TwinReply *rp)
         if (len > MAX_FILE_BYTES)
                 return slack_fail(rp, "file_too_large");
         _cleanup_json_ json_t *next = json_deep_copy(f);
-        if (!next || json_object_set_new(next, "content", twin_json_string_lossy(data, len)) < 0 ||
+        if (!next || content_set(next, data, len) < 0 ||
             json_object_set_new(next, "size", json_integer((json_int_t)len)) < 0)
                 return -ENOMEM;
         int r = slack_row_replace(rp, slack_world_list(c->world, "files"), idx, next);

@@ -246,11 +246,15 @@ assert.deepEqual(info.file.channels, ["C0ENGINEER"]);
 const shared = (await sl.conversations.history({ channel: "C0ENGINEER", limit: 1 })).messages[0];
 assert.equal(shared.text, "Weekly numbers");
 assert.equal(shared.files[0].id, fileId);
+const bin = await sl.filesUploadV2({ channel_id: "C0ENGINEER", file: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]), filename: "pixel.png" });
+const binInfo = await sl.files.info({ file: bin.files[0].files[0].id });
+assert.equal(binInfo.content_base64, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]).toString("base64"), "bytes kept, not as text");
+assert.equal(binInfo.file.size, 7);
 const v1 = await sl.apiCall("files.upload", { content: "a,b\n1,2\n", filename: "data.csv", channels: "C0RANDOM1" });
 assert.equal(v1.file.filetype, "csv");
 await assert.rejects(sl.apiCall("files.upload", { content: "x", channels: "C0DESIGN01" }), slackError("not_in_channel"));
 const files = await sl.files.list({ channel: "C0ENGINEER" });
-assert.deepEqual(files.files.map((f) => f.id), [fileId]);
+assert.deepEqual(files.files.map((f) => f.id), [bin.files[0].files[0].id, fileId]);
 await sl.files.delete({ file: v1.file.id });
 await assert.rejects(sl.files.info({ file: v1.file.id }), slackError("file_not_found"));
 
