@@ -2,8 +2,8 @@
 # Hostile input to the Slack twin (issue 7): JSON nested 100 000 deep, integers beyond 64
 # bits, NUL and invalid UTF-8 in strings and forms, a 2 MiB body, wrong types, over the Web
 # API (form, JSON, GET + query) and MCP. Every one is refused in Slack's own shape (HTTP
-# 200 {ok:false, error:"…"}; MCP: the JSON-RPC parse error -32700 for what does not parse,
-# a tool error otherwise), the pod keeps its pid, and the world (/_pome/state) is byte for
+# 200 {ok:false, error:"…"}; MCP: a parse refusal for what does not parse, a tool error
+# otherwise), the pod keeps its pid, and the world (/_pome/state) is byte for
 # byte what it was.
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -131,24 +131,25 @@ code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN
         fail "GET with a 129-bit limit: $code $(head -c 200 "$TMP/resp")"
 pass "GET + query refusals"
 
-# ---- MCP: unparsable calls get the JSON-RPC parse error (-32700), wrong types a tool error
+# ---- MCP: unparsable calls get a parse refusal (the JSON-RPC -32700, or Slack's invalid_json
+# where /mcp/call answers in the twin's envelope), wrong types a tool error
 mcp_refuse() {
         local file=$1 want=$2
         local code
         code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
                 -H "Content-Type: $JSONT" --data-binary "@$file" "$URL/mcp/call")
         local got
-        got=$(jq -r '.result.structuredContent.error // .structuredContent.error // .error.code // .error // empty' "$TMP/resp" 2>/dev/null) ||
+        got=$(jq -r '.result.structuredContent.error // .structuredContent.error // (.error | objects | .code) // .error // empty' "$TMP/resp" 2>/dev/null) ||
                 fail "mcp $(basename "$file"): not JSON: $(head -c 200 "$TMP/resp")"
         [[ $code -lt 500 ]] || fail "mcp $(basename "$file"): HTTP $code"
-        [[ $got == *"$want"* ]] || fail "mcp $(basename "$file"): '$got' (HTTP $code), want '$want': $(head -c 200 "$TMP/resp")"
+        [[ $got =~ ^($want)$ ]] || fail "mcp $(basename "$file"): '$got' (HTTP $code), want '$want': $(head -c 200 "$TMP/resp")"
         [[ $(pid) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
         pass "mcp $(basename "$file") → $got"
 }
-mcp_refuse "$TMP/b/mcp-deep.json" -32700
+mcp_refuse "$TMP/b/mcp-deep.json" '-32700|invalid_json'
 mcp_refuse "$TMP/b/mcp-wrong.json" invalid_arguments
-mcp_refuse "$TMP/b/mcp-bigint.json" -32700
-mcp_refuse "$TMP/b/mcp-nul.json" -32700
+mcp_refuse "$TMP/b/mcp-bigint.json" '-32700|invalid_json'
+mcp_refuse "$TMP/b/mcp-nul.json" '-32700|invalid_json'
 
 # ---- the world is exactly what it was, the pod the one it was
 state "$TMP/after"
