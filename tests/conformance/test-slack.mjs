@@ -119,6 +119,9 @@ assert.deepEqual((await sl.conversations.members({ channel: "C0DESIGN01" })).mem
   ["U0ALICE01", "U0CAROL01", "U0POMEBOT", "U0BOB0001", "U0DAVE001"]);
 await assert.rejects(sl.conversations.invite({ channel: "C0DESIGN01", users: "U0BOB0001" }), slackError("already_in_channel"));
 await assert.rejects(sl.conversations.invite({ channel: "C0DESIGN01", users: "U0ERIN001" }), slackError("user_not_found"));
+const generalMembers = (await sl.conversations.members({ channel: "C0GENERAL" })).members;
+assert.equal(generalMembers.length, 6);
+assert.ok(!generalMembers.includes("U0ERIN001"), "a member the bot may not see is left out");
 await sl.conversations.kick({ channel: "C0DESIGN01", user: "U0DAVE001" });
 await sl.conversations.leave({ channel: "C0DESIGN01" });
 await assert.rejects(sl.chat.postMessage({ channel: "C0DESIGN01", text: "bye" }), slackError("not_in_channel"));
