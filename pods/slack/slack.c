@@ -315,7 +315,8 @@ static int seed_users(TwinSeed *s, const json_t *seed)
         int r = twin_seed_array(s, seed, "users", "", &a);
         if (r < 0)
                 return r;
-        r = seed_ids(s, a, "users", "UW", "\"U0123ABCD\" (U or W + capitals, digits)", users);
+        r = seed_ids(s, a, "users", "UWB", "\"U0123ABCD\" (U, W or B + capitals, digits, '_')",
+                     users);
         if (r < 0)
                 return r;
         size_t i;
@@ -443,6 +444,10 @@ static int seed_topic(TwinSeed *s, const json_t *ch, const char *key, const char
         return json_object_set_new(row, key, t) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * reactions: [{name, users: [user…]}] (ours, Slack's shape) or [{name, user}] (hosted
+ * Pome's task seeds: one entry per user); entries of one name are merged.
+ */
 static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t *row)
 {
         json_t *a;
@@ -455,11 +460,11 @@ static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t
         size_t i;
         json_t *v;
         json_array_foreach (a, i, v) {
+                static const char *const keys[] = {"name", "users", "user", "count", NULL};
                 char p[192];
                 const char *name;
-                json_t *users;
+                json_t *users, *one = json_object_get(v, "user");
                 snprintf(p, sizeof(p), "%s.reactions[%zu]", path, i);
-                static const char *const keys[] = {"name", "users", "count", NULL};
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
                 if ((r = seed_keys(s, v, p, keys)) < 0 ||
@@ -468,29 +473,36 @@ static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t
                         return r;
                 if (!name || !name[0])
                         return twin_seed_error(s->err, s->errlen, "%s: needs a name", p);
-                if (slack_find_by(out, "name", name))
-                        return twin_seed_error(s->err, s->errlen, "%s: duplicate reaction \"%s\"",
-                                               p, name);
-                _cleanup_json_ json_t *ids = json_array();
-                if (!ids)
-                        return -ENOMEM;
-                size_t k;
-                json_t *uv;
-                json_array_foreach (users, k, uv) {
+                if (!users == !one)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: needs users (a list) or user (one)", p);
+                json_t *x = slack_find_by(out, "name", name);
+                if (!x) {
+                        x = json_pack("{s:s, s:[], s:i}", "name", name, "users", "count", 0);
+                        if (!x || json_array_append_new(out, x) < 0)
+                                return -ENOMEM;
+                }
+                json_t *ids = json_object_get(x, "users");
+                size_t k, n = one ? 1 : json_array_size(users);
+                for (k = 0; k < n; k++) {
                         char pu[256];
                         const char *id;
-                        snprintf(pu, sizeof(pu), "%s.users[%zu]", p, k);
-                        if ((r = seed_user_ref(s, uv, pu, &id)) < 0)
+                        if (one)
+                                snprintf(pu, sizeof(pu), "%s.user", p);
+                        else
+                                snprintf(pu, sizeof(pu), "%s.users[%zu]", p, k);
+                        if ((r = seed_user_ref(s, one ? one : json_array_get(users, k), pu, &id)) <
+                            0)
                                 return r;
-                        if (json_array_append_new(ids, json_string(id)) < 0)
+                        if (!slack_strv_has(ids, id) &&
+                            json_array_append_new(ids, json_string(id)) < 0)
                                 return -ENOMEM;
                 }
                 if (json_array_size(ids) == 0)
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.users: needs at least one user", p);
-                json_t *x = json_pack("{s:s, s:O, s:I}", "name", name, "users", ids, "count",
-                                      (json_int_t)json_array_size(ids));
-                if (json_array_append_new(out, x) < 0)
+                if (json_object_set_new(x, "count",
+                                        json_integer((json_int_t)json_array_size(ids))) < 0)
                         return -ENOMEM;
         }
         return json_array_size(out) && json_object_set(row, "reactions", out) < 0 ? -ENOMEM : 0;
@@ -613,8 +625,8 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
         int r = twin_seed_array(s, seed, "channels", "", &a);
         if (r < 0)
                 return r;
-        r = seed_ids(s, a, "channels", "CGD", "\"C0123ABCD\" (C, G or D + capitals, digits)",
-                     chans);
+        r = seed_ids(s, a, "channels", "CGDM",
+                     "\"C0123ABCD\" (C, G, D or M + capitals, digits, '_')", chans);
         if (r < 0)
                 return r;
         size_t i;
@@ -706,6 +718,67 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
         return 0;
 }
 
+/*
+ * Custom emoji (emoji.list): an object name → image URL or "alias:other" (Slack's shape), or
+ * hosted Pome's list [{name, url?, alias?}].
+ */
+static int seed_emoji(TwinSeed *s, const json_t *seed)
+{
+        json_t *emoji = json_object_get(seed, "emoji"), *out = json_object_get(s->world, "emoji");
+        static const char *const chars = "abcdefghijklmnopqrstuvwxyz0123456789_+-'";
+        if (!emoji || json_is_null(emoji))
+                return 0;
+        if (json_is_object(emoji)) {
+                const char *en;
+                json_t *ev;
+                json_object_foreach (emoji, en, ev) {
+                        if (!json_is_string(ev) || !en[0] || strspn(en, chars) != strlen(en))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "emoji.%s: needs a lower-case name and a "
+                                                       "URL string",
+                                                       en);
+                        if (json_object_set(out, en, ev) < 0)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        if (!json_is_array(emoji))
+                return twin_seed_error(s->err, s->errlen,
+                                       "emoji: must be an object of name → URL, or a list of "
+                                       "{name, url?, alias?}");
+        size_t i;
+        json_t *v;
+        json_array_foreach (emoji, i, v) {
+                static const char *const keys[] = {"name", "url", "alias", NULL};
+                char p[64];
+                const char *name, *url, *alias;
+                int r;
+                snprintf(p, sizeof(p), "emoji[%zu]", i);
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                    (r = twin_seed_str(s, v, "url", p, NULL, TWIN_NULL_ABSENT, &url)) < 0 ||
+                    (r = twin_seed_str(s, v, "alias", p, NULL, TWIN_NULL_ABSENT, &alias)) < 0)
+                        return r;
+                if (!name || !name[0] || strspn(name, chars) != strlen(name) ||
+                    (alias && (!alias[0] || strspn(alias, chars) != strlen(alias))))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: needs a lower-case name (and alias)", p);
+                _cleanup_free_ char *value = NULL;
+                if (alias ? asprintf(&value, "alias:%s", alias) < 0
+                    : url ? !(value = strdup(url))
+                          : asprintf(
+                                    &value, "https://emoji.slack-edge.com/%s/%s.png",
+                                    strempty(json_get_str(json_object_get(s->world, "team"), "id")),
+                                    name) < 0)
+                        return -ENOMEM;
+                if (json_object_set_new(out, name, json_string(value)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         static const char *const keys[] = {"team", "users", "channels", "emoji", "secrets"};
@@ -721,21 +794,8 @@ static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, si
         if ((r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
             (r = seed_bot(&s)) < 0 || (r = seed_channels(&s, seed)) < 0)
                 return r;
-        /* custom emoji: name → image URL or "alias:other" (emoji.list) */
-        json_t *emoji = json_object_get(seed, "emoji"), *ev;
-        const char *en;
-        if (emoji && !json_is_object(emoji))
-                return twin_seed_error(err, errlen, "emoji: must be an object of name → URL");
-        json_object_foreach (emoji, en, ev) {
-                if (!json_is_string(ev) || !en[0] ||
-                    strspn(en, "abcdefghijklmnopqrstuvwxyz0123456789_+-'") != strlen(en))
-                        return twin_seed_error(err, errlen,
-                                               "emoji.%s: needs a lower-case name and a URL "
-                                               "string",
-                                               en);
-                if (json_object_set(json_object_get(world, "emoji"), en, ev) < 0)
-                        return -ENOMEM;
-        }
+        if ((r = seed_emoji(&s, seed)) < 0)
+                return r;
         json_t *secrets = json_object_get(seed, "secrets");
         if (secrets && json_object_set_new(world, "secrets", json_deep_copy(secrets)) < 0)
                 return -ENOMEM;

@@ -417,6 +417,13 @@ static void test_seeds(void)
                  "channels[0].messages[0].reactions[0].skin: unknown key"},
                 {"{\"emoji\":{\"Bad Name\":\"https://x\"}}", "emoji.Bad Name"},
                 {"{\"users\":[{\"id\":\"u_lower\",\"name\":\"a\"}]}", "users[0].id"},
+                {"{\"users\":[{\"name\":\"a\"}],\"channels\":[{\"name\":\"c\",\"messages\":[{"
+                 "\"reactions\":"
+                 "[{\"name\":\"x\",\"user\":\"a\",\"users\":[\"a\"]}]}]}]}",
+                 "channels[0].messages[0].reactions[0]: needs users (a list) or user (one)"},
+                {"{\"emoji\":[{\"name\":\"ok\",\"color\":\"red\"}]}",
+                 "emoji[0].color: unknown key"},
+                {"{\"emoji\":\"party\"}", "emoji: must be an object"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_t *s = json_loads(cases[i].seed, 0, NULL);
@@ -454,8 +461,19 @@ static void test_hosted_seed(void)
         sdk(t, &rp, "conversations.list", "types=public_channel,private_channel");
         CHECK(json_array_size(jp(rp.body, "/channels")) == 2);
         CHECK(streq(jps(rp.body, "/channels/1/id"), "C_SECPRIV"));
+        /* their reactions come one user per entry; Slack shows them merged */
         sdk(t, &rp, "conversations.history", "channel=C_SECPRIV");
         CHECK(streq(jps(rp.body, "/messages/0/reactions/0/users/0"), "U_PRIMARY"));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/reactions/0/count")) == 2);
+        CHECK(streq(jps(rp.body, "/messages/0/reactions/1/name"), "rotating_light"));
+        /* their emoji list: aliases and bare names */
+        sdk(t, &rp, "emoji.list", NULL);
+        CHECK(streq(jps(rp.body, "/emoji/shipit"), "alias:squirrel"));
+        CHECK(streq(jps(rp.body, "/emoji/squirrel"),
+                    "https://emoji.slack-edge.com/T_ACME/squirrel.png"));
+        /* B-prefixed user ids */
+        sdk(t, &rp, "users.info", "user=B_DEPLOY");
+        CHECK(json_is_true(jp(rp.body, "/user/is_bot")));
         sdk(t, &rp, "conversations.history", "channel=C_XFILES");
         CHECK(streq(jps(rp.body, "/error"), "channel_not_found"));
         sdk(t, &rp, "search.messages", "query=case");
