@@ -1,41 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Slack twin (kind "slack"): the Web API methods an agent needs to read channels and
- * post (https://api.slack.com/methods), served at /{method} and /api/{method} for any HTTP
- * method (SDKs POST form bodies; GET + query and JSON bodies work too). API errors are HTTP
- * 200 {ok:false, error}, as on slack.com.
+ * The Slack twin (kind "slack"): the Web API (https://api.slack.com/methods), served at
+ * /{method} and /api/{method} for any HTTP method (SDKs POST form bodies; GET + query and
+ * JSON bodies work too), and the tools of Slack's MCP server. API errors are HTTP 200
+ * {ok:false, error}, as on slack.com. This file holds the world, the seed, the shared
+ * helpers and the handler table; the methods live in one file per family (slack.h).
  *
  * The world is the normalised seed:
- *   team          {id, name, domain}
- *   users[]       {id, name, real_name, is_bot, is_admin, deleted, tz, profile{...}, bot_id?}
- *   channels[]    {id, name, is_private, is_archived, created, creator, topic{value, creator,
- *                 last_set}, purpose{...}, members[user ids], messages[]}
+ *   team          {id, name, domain, email_domain}
+ *   users[]       {id, name, real_name, is_bot, is_admin, is_owner, deleted, tz, profile{...},
+ *                 bot_id?, hidden?}; hidden: a user the token may not see
+ *   channels[]    {id, name?, is_private, is_archived, created, creator, topic{value, creator,
+ *                 last_set}, purpose{...}, members[user ids], messages[], pins[{ts, created,
+ *                 created_by}], bookmarks[], is_im?, is_mpim?, user? (the other side of a DM)}
  *   message       {type:"message", ts, user?, text, thread_ts?, reply_broadcast?, reactions?
- *                 [{name, users[], count}], bot_id?, blocks?, attachments?}, oldest first
- *   bot           {user_id, bot_id}: who the token is. The first seeded user with is_bot, else
- *                 a synthetic "pome-bot" user appended to users[]
+ *                 [{name, users[], count}], bot_id?, blocks?, attachments?, edited?, files?},
+ *                 oldest first
+ *   scheduled[]   {id, channel, post_at, date_created, text, thread_ts?}
+ *   files[]       {id, name, title, filetype, mimetype, size, user, created, channels[],
+ *                 content, upload_pending?, sections? (canvases: filetype "quip")}
+ *   emoji         {name: url or "alias:name"} (custom emoji, emoji.list)
+ *   bot           {user_id, bot_id?}: who the token is. The seeded user U_PRIMARY (hosted
+ *                 Pome's task seeds), else the first seeded user with is_bot, else a
+ *                 synthetic "pome-bot" user appended to users[]
  *   secrets       optional, anything: kept verbatim, redacted in /_pome/state
- *   next_id       counter for generated ids (T…, U…, C…, B…, deterministic per seed)
+ *   next_id       counter for generated ids (T…, U…, C…, B…, F…, deterministic per seed)
  *   last_ts_us    the latest message ts issued, in microseconds: new messages get
  *                 max(now, last + 1 µs), so two posts in one second still differ and ts
  *                 only grows
- * Seeds may name users by id or by name, and channels as "general" or "#general".
+ * Seeds may name users by id or by name, and channels as "general" or "#general"; a key a
+ * seed entry does not know is refused with its JSON path.
  *
- * Behaviour choices: channels are resolved by id or by name for every method (slack.com only
- * takes names in chat.postMessage); channel membership is not enforced; an unknown thread_ts
- * is refused with thread_not_found; reaction names may carry their colons (":tada:").
+ * Membership is Slack's: a private conversation the caller is not in is channel_not_found
+ * everywhere (and absent from lists and search); reading or writing a public channel it
+ * has not joined is not_in_channel. Behaviour choices: channels are resolved by id or by
+ * name for every method (slack.com only takes names in chat.postMessage); an unknown
+ * thread_ts is refused with thread_not_found; reaction names may carry their colons.
  */
 #include <strings.h>
 
 #include "common/json-util.h"
-#include "pods/twin/kind.h"
-
-#define SEED_TS_US INT64_C(1700000000000100) /* first generated seed ts: 1700000000.000100 */
-#define MAX_TEXT   40000                     /* characters of a message (msg_too_long) */
+#include "pods/slack/slack.h"
 
 /* ------------------------------------------------------------------ world helpers */
 
-static json_t *find_by(json_t *list, const char *key, const char *value)
+json_t *slack_find_by(json_t *list, const char *key, const char *value)
 {
         size_t i;
         json_t *x;
@@ -46,32 +55,33 @@ static json_t *find_by(json_t *list, const char *key, const char *value)
         return NULL;
 }
 
-static json_t *user_by_id(json_t *w, const char *id)
+json_t *slack_user_by_id(json_t *w, const char *id)
 {
-        return find_by(json_object_get(w, "users"), "id", id);
+        return slack_find_by(json_object_get(w, "users"), "id", id);
 }
 
 /* A user by id, or by name ("alice", "@alice"). */
-static json_t *user_resolve(json_t *w, const char *ref)
+json_t *slack_user_resolve(json_t *w, const char *ref)
 {
-        json_t *u = user_by_id(w, ref);
+        json_t *u = slack_user_by_id(w, ref);
         if (!u)
-                u = find_by(json_object_get(w, "users"), "name", ref[0] == '@' ? ref + 1 : ref);
+                u = slack_find_by(json_object_get(w, "users"), "name",
+                                  ref[0] == '@' ? ref + 1 : ref);
         return u;
 }
 
 /* A channel by id, or by name ("general", "#general"). */
-static json_t *channel_resolve(json_t *w, const char *ref)
+json_t *slack_channel_resolve(json_t *w, const char *ref)
 {
         json_t *chans = json_object_get(w, "channels");
-        json_t *ch = find_by(chans, "id", ref);
+        json_t *ch = slack_find_by(chans, "id", ref);
         if (!ch)
-                ch = find_by(chans, "name", ref[0] == '#' ? ref + 1 : ref);
+                ch = slack_find_by(chans, "name", ref[0] == '#' ? ref + 1 : ref);
         return ch;
 }
 
 /* A new id prefix + 8 hex digits, unique among users, channels and the team. */
-static int alloc_id(json_t *w, char prefix, char ret[static 16])
+int slack_alloc_id(json_t *w, char prefix, char ret[static 16])
 {
         for (;;) {
                 json_int_t n = json_integer_value(json_object_get(w, "next_id"));
@@ -81,15 +91,16 @@ static int alloc_id(json_t *w, char prefix, char ret[static 16])
                         return -ENOMEM;
                 snprintf(ret, 16, "%c%08llX", prefix, (unsigned long long)n & 0xffffffffull);
                 /* a seeded id may already hold this value: skip it */
-                if (!user_by_id(w, ret) && !find_by(json_object_get(w, "channels"), "id", ret) &&
+                if (!slack_user_by_id(w, ret) &&
+                    !slack_find_by(json_object_get(w, "channels"), "id", ret) &&
                     !streq_ptr(json_get_str(json_object_get(w, "team"), "id"), ret) &&
-                    !find_by(json_object_get(w, "users"), "bot_id", ret))
+                    !slack_find_by(json_object_get(w, "users"), "bot_id", ret))
                         return 0;
         }
 }
 
 /* Parses "1700000000.000100" (or "1700000000", or a JSON number) into microseconds. */
-static int ts_parse(const json_t *v, int64_t *ret)
+int slack_ts_parse(const json_t *v, int64_t *ret)
 {
         char buf[64];
         if (json_is_integer(v) || json_is_real(v)) {
@@ -124,7 +135,7 @@ static int ts_parse(const json_t *v, int64_t *ret)
         return 0;
 }
 
-static json_t *ts_string(int64_t us)
+json_t *slack_ts_string(int64_t us)
 {
         char buf[32];
         snprintf(buf, sizeof(buf), "%lld.%06lld", (long long)(us / 1000000),
@@ -132,15 +143,15 @@ static json_t *ts_string(int64_t us)
         return json_string(buf);
 }
 
-static int64_t msg_ts(json_t *m)
+int64_t slack_msg_ts(json_t *m)
 {
         int64_t us = 0;
-        (void)ts_parse(json_object_get(m, "ts"), &us);
+        (void)slack_ts_parse(json_object_get(m, "ts"), &us);
         return us;
 }
 
 /* Characters (code points) of valid UTF-8, which every jansson string is. */
-static size_t utf8_chars(const char *s)
+size_t slack_utf8_chars(const char *s)
 {
         size_t n = 0;
         for (; *s; s++)
@@ -148,19 +159,19 @@ static size_t utf8_chars(const char *s)
         return n;
 }
 
-static bool msg_top_level(json_t *m)
+bool slack_msg_top_level(json_t *m)
 {
         const char *th = json_get_str(m, "thread_ts");
         return !th || streq(th, json_get_str(m, "ts")) ||
                json_is_true(json_object_get(m, "reply_broadcast"));
 }
 
-static json_t *msg_find(json_t *ch, int64_t ts_us, size_t *ret_idx)
+json_t *slack_msg_find(json_t *ch, int64_t ts_us, size_t *ret_idx)
 {
         size_t i;
         json_t *m;
         json_array_foreach (json_object_get(ch, "messages"), i, m) {
-                if (msg_ts(m) == ts_us) {
+                if (slack_msg_ts(m) == ts_us) {
                         if (ret_idx)
                                 *ret_idx = i;
                         return m;
@@ -174,8 +185,9 @@ static json_t *msg_find(json_t *ch, int64_t ts_us, size_t *ret_idx)
 static bool id_valid(const char *s, const char *prefixes)
 {
         size_t n = strlen(s);
-        return n >= 3 && n <= 32 && strchr(prefixes, s[0]) &&
-               strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == n;
+        /* ours look like "U0123ABCD"; hosted Pome's seeds use "U_PRIMARY", "C_GENERAL" */
+        return n >= 2 && n <= 64 && strchr(prefixes, s[0]) &&
+               strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == n;
 }
 
 static bool channel_name_valid(const char *s)
@@ -184,10 +196,30 @@ static bool channel_name_valid(const char *s)
         return n > 0 && n <= 80 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") == n;
 }
 
+/*
+ * Refuses a member of the seed entry o (at path) that is not one of keys (NULL-terminated),
+ * naming the JSON path, so nothing a seed says is silently dropped.
+ */
+static int seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *const *keys)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)o, k, v) {
+                bool known = false;
+                for (size_t i = 0; keys[i]; i++)
+                        known = known || streq(k, keys[i]);
+                if (!known)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.%s: unknown key (not part of a Slack seed)",
+                                               path, k);
+        }
+        return 0;
+}
+
 /* A user reference (id or name) → the user's id. */
 static int seed_user_ref(TwinSeed *s, json_t *v, const char *path, const char **ret)
 {
-        json_t *u = json_is_string(v) ? user_resolve(s->world, json_string_value(v)) : NULL;
+        json_t *u = json_is_string(v) ? slack_user_resolve(s->world, json_string_value(v)) : NULL;
         if (!u)
                 return twin_seed_error(s->err, s->errlen,
                                        "%s: must name a user of the seed (id or name)", path);
@@ -200,8 +232,11 @@ static int seed_team(TwinSeed *s, const json_t *seed)
         json_t *t = json_object_get(seed, "team");
         const char *id = NULL, *name = "pome", *domain = NULL;
         int r;
+        static const char *const keys[] = {"id", "name", "domain", "icon", NULL};
         if (t && !json_is_object(t))
                 return twin_seed_error(s->err, s->errlen, "team: must be an object");
+        if (t && (r = seed_keys(s, t, "team", keys)) < 0)
+                return r;
         if ((r = twin_seed_str(s, t, "id", "team", NULL, TWIN_NULL_ABSENT, &id)) < 0 ||
             (r = twin_seed_str(s, t, "name", "team", name, TWIN_NULL_ABSENT, &name)) < 0 ||
             (r = twin_seed_str(s, t, "domain", "team", NULL, TWIN_NULL_ABSENT, &domain)) < 0)
@@ -212,17 +247,32 @@ static int seed_team(TwinSeed *s, const json_t *seed)
                                        "digits)");
         char gen[16];
         if (!id) {
-                if ((r = alloc_id(s->world, 'T', gen)) < 0)
+                if ((r = slack_alloc_id(s->world, 'T', gen)) < 0)
                         return r;
                 id = gen;
         }
-        if (!domain)
-                domain = name;
+        /* without a domain, the name made one as Slack suggests it: "Acme Corp" → acme-corp */
+        char slug[64];
+        if (!domain) {
+                size_t n = 0;
+                for (const char *p = name; *p && n < sizeof(slug) - 1; p++) {
+                        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+                        bool keep = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+                        if (keep)
+                                slug[n++] = ch;
+                        else if (n > 0 && slug[n - 1] != '-')
+                                slug[n++] = '-';
+                }
+                while (n > 0 && slug[n - 1] == '-')
+                        n--;
+                slug[n] = 0;
+                domain = n ? slug : "workspace";
+        }
         if (!domain[0] || strspn(domain, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(domain))
                 return twin_seed_error(s->err, s->errlen,
-                                       "team.domain: must be lower-case letters, digits and '-' "
-                                       "(set it when the name is not)");
-        json_t *team = json_pack("{s:s, s:s, s:s}", "id", id, "name", name, "domain", domain);
+                                       "team.domain: must be lower-case letters, digits and '-'");
+        json_t *team = json_pack("{s:s, s:s, s:s, s:s}", "id", id, "name", name, "domain", domain,
+                                 "email_domain", "");
         return json_object_set_new(s->world, "team", team) < 0 ? -ENOMEM : 0;
 }
 
@@ -250,7 +300,7 @@ static int seed_ids(TwinSeed *s, const json_t *a, const char *list, const char *
                 if (id && !id_valid(id, prefixes))
                         return twin_seed_error(s->err, s->errlen, "%s.id: must look like %s", p,
                                                shape);
-                if (id && (find_by(rows, "id", id) || user_by_id(s->world, id)))
+                if (id && (slack_find_by(rows, "id", id) || slack_user_by_id(s->world, id)))
                         return twin_seed_error(s->err, s->errlen, "%s.id: duplicate id \"%s\"", p,
                                                id);
                 if (json_array_append_new(rows, json_pack("{s:s?}", "id", id)) < 0)
@@ -265,18 +315,31 @@ static int seed_users(TwinSeed *s, const json_t *seed)
         int r = twin_seed_array(s, seed, "users", "", &a);
         if (r < 0)
                 return r;
-        r = seed_ids(s, a, "users", "UW", "\"U0123ABCD\" (U or W + capitals, digits)", users);
+        r = seed_ids(s, a, "users", "UWB", "\"U0123ABCD\" (U, W or B + capitals, digits, '_')",
+                     users);
         if (r < 0)
                 return r;
         size_t i;
         json_t *v;
         json_array_foreach (a, i, v) {
+                static const char *const keys[] = {
+                        "id",       "name",    "real_name", "display_name", "email",
+                        "title",    "tz",      "bot_id",    "is_bot",       "is_admin",
+                        "is_owner", "deleted", "profile",   "hidden",       NULL};
                 char p[64], gen[16];
-                const char *id, *name, *real, *tz, *bot_id;
-                bool is_bot = false, is_admin = false, deleted = false;
+                const char *id, *name, *real, *tz, *bot_id, *email, *title, *display;
+                bool is_bot = false, is_admin = false, is_owner = false, deleted = false,
+                     hidden = false;
                 json_t *u = json_array_get(users, i), *profile = json_object_get(v, "profile");
                 snprintf(p, sizeof(p), "users[%zu]", i);
-                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_str(s, v, "email", p, NULL, TWIN_NULL_ABSENT, &email)) < 0 ||
+                    (r = twin_seed_str(s, v, "title", p, NULL, TWIN_NULL_ABSENT, &title)) < 0 ||
+                    (r = twin_seed_str(s, v, "display_name", p, NULL, TWIN_NULL_ABSENT, &display)) <
+                            0 ||
+                    (r = twin_seed_bool(s, v, "is_owner", p, false, &is_owner)) < 0 ||
+                    (r = twin_seed_bool(s, v, "hidden", p, false, &hidden)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_str(s, v, "real_name", p, NULL, TWIN_NULL_ABSENT, &real)) < 0 ||
                     (r = twin_seed_str(s, v, "tz", p, "UTC", TWIN_NULL_ABSENT, &tz)) < 0 ||
                     (r = twin_seed_str(s, v, "bot_id", p, NULL, TWIN_NULL_ABSENT, &bot_id)) < 0 ||
@@ -287,7 +350,7 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                 if (!name || !name[0] || strchr(name, ' '))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.name: needs a user name without spaces", p);
-                if (find_by(users, "name", name))
+                if (slack_find_by(users, "name", name))
                         return twin_seed_error(s->err, s->errlen, "%s.name: duplicate name \"%s\"",
                                                p, name);
                 if (profile && !json_is_object(profile))
@@ -298,20 +361,24 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                                                "%s.bot_id: must look like \"B0123ABCD\"", p);
                 id = json_get_str(u, "id");
                 if (!id) {
-                        if ((r = alloc_id(s->world, 'U', gen)) < 0)
+                        if ((r = slack_alloc_id(s->world, 'U', gen)) < 0)
                                 return r;
                         id = gen;
                 }
                 _cleanup_json_ json_t *prof = profile ? json_deep_copy(profile) : json_object();
-                _cleanup_json_ json_t *defaults = json_pack(
-                        "{s:s, s:s}", "real_name", real ? real : name, "display_name", name);
+                _cleanup_json_ json_t *defaults =
+                        json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "real_name", real ? real : name,
+                                  "display_name", display ? display : name, "title",
+                                  title ? title : "", "email", email, "status_text", "");
                 if (!prof || !defaults || json_object_update_missing(prof, defaults) < 0)
                         return -ENOMEM;
-                json_t *row = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:O}", "id", id,
+                json_t *row = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:s, s:O}", "id", id,
                                         "name", name, "real_name", real ? real : name, "is_bot",
-                                        is_bot, "is_admin", is_admin, "deleted", deleted, "tz", tz,
-                                        "profile", prof);
-                if (!row || (bot_id && json_object_set_new(row, "bot_id", json_string(bot_id)) < 0))
+                                        is_bot, "is_admin", is_admin, "is_owner", is_owner,
+                                        "deleted", deleted, "tz", tz, "profile", prof);
+                if (!row ||
+                    (bot_id && json_object_set_new(row, "bot_id", json_string(bot_id)) < 0) ||
+                    (hidden && json_object_set_new(row, "hidden", json_true()) < 0))
                         return -ENOMEM;
                 if (json_array_set_new(users, i, row) < 0)
                         return -ENOMEM;
@@ -327,14 +394,16 @@ static int seed_bot(TwinSeed *s)
         json_t *u;
         char gen[16];
         int r;
+        /* hosted Pome's task seeds name the agent U_PRIMARY; ours mark it is_bot */
+        bot = slack_find_by(users, "id", "U_PRIMARY");
         json_array_foreach (users, i, u) {
-                if (json_is_true(json_object_get(u, "is_bot"))) {
+                if (!bot && json_is_true(json_object_get(u, "is_bot"))) {
                         bot = u;
                         break;
                 }
         }
         if (!bot) {
-                if ((r = alloc_id(s->world, 'U', gen)) < 0)
+                if ((r = slack_alloc_id(s->world, 'U', gen)) < 0)
                         return r;
                 bot = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:s, s:{s:s, s:s}}", "id", gen,
                                 "name", "pome-bot", "real_name", "Pome Bot", "is_bot", true,
@@ -343,12 +412,12 @@ static int seed_bot(TwinSeed *s)
                 if (json_array_append_new(users, bot) < 0)
                         return -ENOMEM;
         }
-        if (!json_get_str(bot, "bot_id")) {
-                if ((r = alloc_id(s->world, 'B', gen)) < 0 ||
+        if (!json_get_str(bot, "bot_id") && json_is_true(json_object_get(bot, "is_bot"))) {
+                if ((r = slack_alloc_id(s->world, 'B', gen)) < 0 ||
                     json_object_set_new(bot, "bot_id", json_string(gen)) < 0)
                         return r < 0 ? r : -ENOMEM;
         }
-        json_t *b = json_pack("{s:O, s:O}", "user_id", json_object_get(bot, "id"), "bot_id",
+        json_t *b = json_pack("{s:O, s:O*}", "user_id", json_object_get(bot, "id"), "bot_id",
                               json_object_get(bot, "bot_id"));
         return json_object_set_new(s->world, "bot", b) < 0 ? -ENOMEM : 0;
 }
@@ -375,6 +444,10 @@ static int seed_topic(TwinSeed *s, const json_t *ch, const char *key, const char
         return json_object_set_new(row, key, t) < 0 ? -ENOMEM : 0;
 }
 
+/*
+ * reactions: [{name, users: [user…]}] (ours, Slack's shape) or [{name, user}] (hosted
+ * Pome's task seeds: one entry per user); entries of one name are merged.
+ */
 static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t *row)
 {
         json_t *a;
@@ -387,40 +460,49 @@ static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t
         size_t i;
         json_t *v;
         json_array_foreach (a, i, v) {
+                static const char *const keys[] = {"name", "users", "user", "count", NULL};
                 char p[192];
                 const char *name;
-                json_t *users;
+                json_t *users, *one = json_object_get(v, "user");
                 snprintf(p, sizeof(p), "%s.reactions[%zu]", path, i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_array(s, v, "users", p, &users)) < 0)
                         return r;
                 if (!name || !name[0])
                         return twin_seed_error(s->err, s->errlen, "%s: needs a name", p);
-                if (find_by(out, "name", name))
-                        return twin_seed_error(s->err, s->errlen, "%s: duplicate reaction \"%s\"",
-                                               p, name);
-                _cleanup_json_ json_t *ids = json_array();
-                if (!ids)
-                        return -ENOMEM;
-                size_t k;
-                json_t *uv;
-                json_array_foreach (users, k, uv) {
+                if (!users == !one)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: needs users (a list) or user (one)", p);
+                json_t *x = slack_find_by(out, "name", name);
+                if (!x) {
+                        x = json_pack("{s:s, s:[], s:i}", "name", name, "users", "count", 0);
+                        if (!x || json_array_append_new(out, x) < 0)
+                                return -ENOMEM;
+                }
+                json_t *ids = json_object_get(x, "users");
+                size_t k, n = one ? 1 : json_array_size(users);
+                for (k = 0; k < n; k++) {
                         char pu[256];
                         const char *id;
-                        snprintf(pu, sizeof(pu), "%s.users[%zu]", p, k);
-                        if ((r = seed_user_ref(s, uv, pu, &id)) < 0)
+                        if (one)
+                                snprintf(pu, sizeof(pu), "%s.user", p);
+                        else
+                                snprintf(pu, sizeof(pu), "%s.users[%zu]", p, k);
+                        if ((r = seed_user_ref(s, one ? one : json_array_get(users, k), pu, &id)) <
+                            0)
                                 return r;
-                        if (json_array_append_new(ids, json_string(id)) < 0)
+                        if (!slack_strv_has(ids, id) &&
+                            json_array_append_new(ids, json_string(id)) < 0)
                                 return -ENOMEM;
                 }
                 if (json_array_size(ids) == 0)
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.users: needs at least one user", p);
-                json_t *x = json_pack("{s:s, s:O, s:I}", "name", name, "users", ids, "count",
-                                      (json_int_t)json_array_size(ids));
-                if (json_array_append_new(out, x) < 0)
+                if (json_object_set_new(x, "count",
+                                        json_integer((json_int_t)json_array_size(ids))) < 0)
                         return -ENOMEM;
         }
         return json_array_size(out) && json_object_set(row, "reactions", out) < 0 ? -ENOMEM : 0;
@@ -428,7 +510,7 @@ static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t
 
 static int cmp_msg(const void *a, const void *b)
 {
-        int64_t x = msg_ts(*(json_t *const *)a), y = msg_ts(*(json_t *const *)b);
+        int64_t x = slack_msg_ts(*(json_t *const *)a), y = slack_msg_ts(*(json_t *const *)b);
         return (x > y) - (x < y);
 }
 
@@ -447,17 +529,25 @@ static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t
                 const char *text, *user = NULL;
                 int64_t ts;
                 snprintf(p, sizeof(p), "%s.messages[%zu]", path, i);
+                static const char *const keys[] = {
+                        "user",   "text",        "ts",      "thread_ts", "reactions",
+                        "blocks", "attachments", "subtype", "bot_id",    "reply_broadcast",
+                        "pinned", NULL};
+                bool pinned = false, broadcast = false;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "text", p, "", TWIN_NULL_ABSENT, &text)) < 0)
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_bool(s, v, "pinned", p, false, &pinned)) < 0 ||
+                    (r = twin_seed_bool(s, v, "reply_broadcast", p, false, &broadcast)) < 0 ||
+                    (r = twin_seed_str(s, v, "text", p, "", TWIN_NULL_ABSENT, &text)) < 0)
                         return r;
                 json_t *jts = json_object_get(v, "ts");
-                if (jts && ts_parse(jts, &ts) < 0)
+                if (jts && slack_ts_parse(jts, &ts) < 0)
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.ts: must look like \"1700000000.000100\"", p);
                 if (!jts)
-                        ts = last < SEED_TS_US ? SEED_TS_US : last + 100;
-                if (msg_find(row, ts, NULL))
+                        ts = last < SLACK_SEED_TS_US ? SLACK_SEED_TS_US : last + 100;
+                if (slack_msg_find(row, ts, NULL))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.ts: another message of the channel has this ts",
                                                p);
@@ -469,8 +559,8 @@ static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t
                         return r;
 
                 _cleanup_json_ json_t *m =
-                        json_pack("{s:s, s:o, s:s?, s:s}", "type", "message", "ts", ts_string(ts),
-                                  "user", user, "text", text);
+                        json_pack("{s:s, s:o, s:s?, s:s}", "type", "message", "ts",
+                                  slack_ts_string(ts), "user", user, "text", text);
                 if (!m)
                         return -ENOMEM;
                 /* blocks, attachments, subtype, bot_id: carried as the seed wrote them */
@@ -483,16 +573,24 @@ static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t
                 json_t *th = json_object_get(v, "thread_ts");
                 if (th && !json_is_null(th)) {
                         int64_t t;
-                        if (ts_parse(th, &t) < 0)
+                        if (slack_ts_parse(th, &t) < 0)
                                 return twin_seed_error(s->err, s->errlen,
                                                        "%s.thread_ts: must look like "
                                                        "\"1700000000.000100\"",
                                                        p);
-                        if (json_object_set_new(m, "thread_ts", ts_string(t)) < 0)
+                        if (json_object_set_new(m, "thread_ts", slack_ts_string(t)) < 0)
                                 return -ENOMEM;
                 }
                 if ((r = seed_reactions(s, v, p, m)) < 0)
                         return r;
+                if (broadcast && json_object_set_new(m, "reply_broadcast", json_true()) < 0)
+                        return -ENOMEM;
+                if (pinned &&
+                    json_array_append_new(json_object_get(row, "pins"),
+                                          json_pack("{s:o, s:I, s:s}", "ts", slack_ts_string(ts),
+                                                    "created", (json_int_t)(ts / 1000000),
+                                                    "created_by", strempty(user))) < 0)
+                        return -ENOMEM;
                 if (json_array_append(msgs, m) < 0)
                         return -ENOMEM;
         }
@@ -512,7 +610,7 @@ static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t
         json_array_foreach (msgs, i, v) {
                 int64_t t;
                 json_t *th = json_object_get(v, "thread_ts");
-                if (th && (ts_parse(th, &t) < 0 || !msg_find(row, t, NULL)))
+                if (th && (slack_ts_parse(th, &t) < 0 || !slack_msg_find(row, t, NULL)))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.messages: thread_ts %s has no message with "
                                                "that ts in the channel",
@@ -527,20 +625,24 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
         int r = twin_seed_array(s, seed, "channels", "", &a);
         if (r < 0)
                 return r;
-        r = seed_ids(s, a, "channels", "CGD", "\"C0123ABCD\" (C, G or D + capitals, digits)",
-                     chans);
+        r = seed_ids(s, a, "channels", "CGDM",
+                     "\"C0123ABCD\" (C, G, D or M + capitals, digits, '_')", chans);
         if (r < 0)
                 return r;
         size_t i;
         json_t *v;
         const char *bot = json_get_str(json_object_get(s->world, "bot"), "user_id");
         json_array_foreach (a, i, v) {
+                static const char *const keys[] = {
+                        "id",    "name",    "is_private", "is_archived", "created", "creator",
+                        "topic", "purpose", "members",    "messages",    NULL};
                 char p[64], gen[16];
                 const char *id, *name, *creator = bot;
                 bool priv = false, archived = false;
                 json_t *row = json_array_get(chans, i), *members;
                 snprintf(p, sizeof(p), "channels[%zu]", i);
-                if ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_bool(s, v, "is_private", p, false, &priv)) < 0 ||
                     (r = twin_seed_bool(s, v, "is_archived", p, false, &archived)) < 0 ||
                     (r = twin_seed_array(s, v, "members", p, &members)) < 0)
@@ -552,7 +654,7 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
                                                "%s.name: needs a channel name (lower-case "
                                                "letters, digits, '-', '_')",
                                                p);
-                if (find_by(chans, "name", name))
+                if (slack_find_by(chans, "name", name))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.name: duplicate channel \"%s\"", p, name);
                 json_t *jc = json_object_get(v, "creator");
@@ -594,14 +696,15 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
 
                 id = json_get_str(row, "id");
                 if (!id) {
-                        if ((r = alloc_id(s->world, priv ? 'G' : 'C', gen)) < 0)
+                        if ((r = slack_alloc_id(s->world, priv ? 'G' : 'C', gen)) < 0)
                                 return r;
                         id = gen;
                 }
-                _cleanup_json_ json_t *ch = json_pack(
-                        "{s:s, s:s, s:b, s:b, s:I, s:s, s:O, s:[]}", "id", id, "name", name,
-                        "is_private", priv, "is_archived", archived, "created", (json_int_t)created,
-                        "creator", strempty(creator), "members", ids, "messages");
+                _cleanup_json_ json_t *ch =
+                        json_pack("{s:s, s:s, s:b, s:b, s:I, s:s, s:O, s:[], s:[], s:[]}", "id", id,
+                                  "name", name, "is_private", priv, "is_archived", archived,
+                                  "created", (json_int_t)created, "creator", strempty(creator),
+                                  "members", ids, "messages", "pins", "bookmarks");
                 if (!ch)
                         return -ENOMEM;
                 if ((r = seed_topic(s, v, "topic", p, strempty(creator), created, ch)) < 0 ||
@@ -615,20 +718,83 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
         return 0;
 }
 
+/*
+ * Custom emoji (emoji.list): an object name → image URL or "alias:other" (Slack's shape), or
+ * hosted Pome's list [{name, url?, alias?}].
+ */
+static int seed_emoji(TwinSeed *s, const json_t *seed)
+{
+        json_t *emoji = json_object_get(seed, "emoji"), *out = json_object_get(s->world, "emoji");
+        static const char *const chars = "abcdefghijklmnopqrstuvwxyz0123456789_+-'";
+        if (!emoji || json_is_null(emoji))
+                return 0;
+        if (json_is_object(emoji)) {
+                const char *en;
+                json_t *ev;
+                json_object_foreach (emoji, en, ev) {
+                        if (!json_is_string(ev) || !en[0] || strspn(en, chars) != strlen(en))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "emoji.%s: needs a lower-case name and a "
+                                                       "URL string",
+                                                       en);
+                        if (json_object_set(out, en, ev) < 0)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        if (!json_is_array(emoji))
+                return twin_seed_error(s->err, s->errlen,
+                                       "emoji: must be an object of name → URL, or a list of "
+                                       "{name, url?, alias?}");
+        size_t i;
+        json_t *v;
+        json_array_foreach (emoji, i, v) {
+                static const char *const keys[] = {"name", "url", "alias", NULL};
+                char p[64];
+                const char *name, *url, *alias;
+                int r;
+                snprintf(p, sizeof(p), "emoji[%zu]", i);
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
+                    (r = twin_seed_str(s, v, "url", p, NULL, TWIN_NULL_ABSENT, &url)) < 0 ||
+                    (r = twin_seed_str(s, v, "alias", p, NULL, TWIN_NULL_ABSENT, &alias)) < 0)
+                        return r;
+                if (!name || !name[0] || strspn(name, chars) != strlen(name) ||
+                    (alias && (!alias[0] || strspn(alias, chars) != strlen(alias))))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: needs a lower-case name (and alias)", p);
+                _cleanup_free_ char *value = NULL;
+                if (alias ? asprintf(&value, "alias:%s", alias) < 0
+                    : url ? !(value = strdup(url))
+                          : asprintf(
+                                    &value, "https://emoji.slack-edge.com/%s/%s.png",
+                                    strempty(json_get_str(json_object_get(s->world, "team"), "id")),
+                                    name) < 0)
+                        return -ENOMEM;
+                if (json_object_set_new(out, name, json_string(value)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
-        static const char *const keys[] = {"team", "users", "channels", "secrets"};
+        static const char *const keys[] = {"team", "users", "channels", "emoji", "secrets"};
         int r = twin_seed_keys(seed, "slack", keys, ELEMENTSOF(keys), err, errlen);
         if (r < 0)
                 return r;
-        _cleanup_json_ json_t *world =
-                json_pack("{s:[], s:[], s:I, s:I}", "users", "channels", "next_id", (json_int_t)1,
-                          "last_ts_us", (json_int_t)0);
+        _cleanup_json_ json_t *world = json_pack(
+                "{s:[], s:[], s:[], s:[], s:{}, s:I, s:I}", "users", "channels", "scheduled",
+                "files", "emoji", "next_id", (json_int_t)1, "last_ts_us", (json_int_t)0);
         if (!world)
                 return -ENOMEM;
         TwinSeed s = {.world = world, .err = err, .errlen = errlen};
         if ((r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
             (r = seed_bot(&s)) < 0 || (r = seed_channels(&s, seed)) < 0)
+                return r;
+        if ((r = seed_emoji(&s, seed)) < 0)
                 return r;
         json_t *secrets = json_object_get(seed, "secrets");
         if (secrets && json_object_set_new(world, "secrets", json_deep_copy(secrets)) < 0)
@@ -639,7 +805,7 @@ static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, si
 
 /* ------------------------------------------------------------------ replies */
 
-static void slack_error(int status, const char *code, const char *message, TwinReply *rp)
+void slack_error(int status, const char *code, const char *message, TwinReply *rp)
 {
         (void)message;
         /* slack.com answers API errors with HTTP 200; only its own failures are 5xx */
@@ -668,14 +834,14 @@ static void slack_auth_error(TwinAuthFailure why, TwinReply *rp)
         twin_reply_json(rp, 401, json_pack("{s:b, s:s}", "ok", false, "error", error));
 }
 
-static int fail(TwinReply *rp, const char *error)
+int slack_fail(TwinReply *rp, const char *error)
 {
         slack_error(200, error, NULL, rp);
         return rp->body ? 0 : -ENOMEM;
 }
 
 /* {ok:true, ...more} with more stolen. */
-static int ok(TwinReply *rp, json_t *more)
+int slack_ok(TwinReply *rp, json_t *more)
 {
         if (!more || json_object_set_new(more, "ok", json_true()) < 0) {
                 json_decref(more);
@@ -687,33 +853,35 @@ static int ok(TwinReply *rp, json_t *more)
 
 /* ------------------------------------------------------------------ rendering */
 
-static json_t *render_channel(TwinCall *c, json_t *ch)
+json_t *slack_render_channel(TwinCall *c, json_t *ch)
 {
         bool priv = json_is_true(json_object_get(ch, "is_private"));
-        const char *bot = json_get_str(json_object_get(c->world, "bot"), "user_id");
+        bool im = json_is_true(json_object_get(ch, "is_im"));
+        bool mpim = json_is_true(json_object_get(ch, "is_mpim"));
         json_t *members = json_object_get(ch, "members");
-        bool member = false;
-        size_t i;
-        json_t *m;
-        json_array_foreach (members, i, m) {
-                member = member || streq_ptr(json_string_value(m), bot);
-        }
-        return json_pack("{s:O, s:O, s:b, s:b, s:b, s:b, s:O, s:O, s:b, s:b, s:O, s:b, s:b, "
-                         "s:O, s:O, s:O, s:I}",
+        if (im)
+                return json_pack("{s:O, s:b, s:b, s:b, s:b, s:O, s:O, s:b, s:b, s:b}", "id",
+                                 json_object_get(ch, "id"), "is_channel", false, "is_group", false,
+                                 "is_im", true, "is_mpim", false, "user",
+                                 json_object_get(ch, "user"), "created",
+                                 json_object_get(ch, "created"), "is_org_shared", false,
+                                 "is_archived", false, "is_open", true);
+        return json_pack("{s:O, s:O, s:b, s:b, s:b, s:b, s:b, s:O, s:b, s:b, s:O, s:b, s:b, "
+                         "s:O, s:O, s:O, s:I, s:b}",
                          "id", json_object_get(ch, "id"), "name", json_object_get(ch, "name"),
-                         "is_channel", !priv, "is_group", priv, "is_im", false, "is_mpim", false,
-                         "is_private", json_object_get(ch, "is_private"), "created",
-                         json_object_get(ch, "created"), "is_archived",
-                         json_is_true(json_object_get(ch, "is_archived")), "is_general",
-                         streq_ptr(json_get_str(ch, "name"), "general"), "name_normalized",
-                         json_object_get(ch, "name"), "is_shared", false, "is_member", member,
-                         "creator", json_object_get(ch, "creator"), "topic",
-                         json_object_get(ch, "topic"), "purpose", json_object_get(ch, "purpose"),
-                         "num_members", (json_int_t)json_array_size(members));
+                         "is_channel", !priv, "is_group", priv && !mpim, "is_im", false, "is_mpim",
+                         mpim, "is_private", priv, "created", json_object_get(ch, "created"),
+                         "is_archived", json_is_true(json_object_get(ch, "is_archived")),
+                         "is_general", streq_ptr(json_get_str(ch, "name"), "general"),
+                         "name_normalized", json_object_get(ch, "name"), "is_shared", false,
+                         "is_member", slack_is_member(ch, slack_bot_user(c)), "creator",
+                         json_object_get(ch, "creator"), "topic", json_object_get(ch, "topic"),
+                         "purpose", json_object_get(ch, "purpose"), "num_members",
+                         (json_int_t)json_array_size(members), "is_org_shared", false);
 }
 
 /* A message as the API shows it: the stored row, plus thread summary fields on a parent. */
-static json_t *render_message(TwinCall *c, json_t *ch, json_t *m)
+json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
 {
         _cleanup_json_ json_t *out = json_deep_copy(m);
         if (!out || json_object_set(out, "team",
@@ -741,6 +909,14 @@ static json_t *render_message(TwinCall *c, json_t *ch, json_t *m)
                 if (!seen && json_array_append_new(users, json_string(u)) < 0)
                         return NULL;
         }
+        size_t k;
+        json_t *pin;
+        json_array_foreach (json_object_get(ch, "pins"), k, pin) {
+                if (streq_ptr(json_get_str(pin, "ts"), ts) &&
+                    json_object_set_new(out, "pinned_to",
+                                        json_pack("[O]", json_object_get(ch, "id"))) < 0)
+                        return NULL;
+        }
         if (replies > 0 &&
             (json_object_set_new(out, "thread_ts", json_string(ts)) < 0 ||
              json_object_set_new(out, "reply_count", json_integer((json_int_t)replies)) < 0 ||
@@ -752,33 +928,41 @@ static json_t *render_message(TwinCall *c, json_t *ch, json_t *m)
         return TAKE_PTR(out);
 }
 
-static json_t *render_user(TwinCall *c, json_t *u)
+json_t *slack_render_user(TwinCall *c, json_t *u)
 {
         _cleanup_json_ json_t *out = json_deep_copy(u);
         if (!out || json_object_set(out, "team_id",
                                     json_object_get(json_object_get(c->world, "team"), "id")) < 0)
                 return NULL;
+        /* bookkeeping of the twin, not a field of Slack's user object */
+        json_object_del(out, "hidden");
         return TAKE_PTR(out);
 }
 
 /* ------------------------------------------------------------------ arguments */
 
 /* args[key], else args[alias] (the reference MCP server's names: channel_id, reaction...). */
-static json_t *arg2(TwinCall *c, const char *key, const char *alias)
+json_t *slack_arg2(TwinCall *c, const char *key, const char *alias)
 {
         json_t *v = json_object_get(c->args, key);
         return v && !json_is_null(v) ? v : alias ? json_object_get(c->args, alias) : NULL;
 }
 
-/* Resolves the channel argument. 1 with *ret, 0 when rp holds the error, negative errno. */
-static int arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
+/*
+ * Resolves the channel argument (channel, or the MCP server's channel_id; an id or a name)
+ * among the conversations the caller can see. 1 with *ret, 0 when rp holds the error
+ * (channel_not_found, invalid_arguments), negative errno.
+ */
+int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
 {
-        json_t *v = arg2(c, "channel", "channel_id");
+        json_t *v = slack_arg2(c, "channel", "channel_id");
         if (v && !json_is_null(v) && !json_is_string(v))
-                return fail(rp, "invalid_arguments");
-        json_t *ch = json_is_string(v) ? channel_resolve(c->world, json_string_value(v)) : NULL;
-        if (!ch)
-                return fail(rp, "channel_not_found");
+                return slack_fail(rp, "invalid_arguments");
+        json_t *ch =
+                json_is_string(v) ? slack_channel_resolve(c->world, json_string_value(v)) : NULL;
+        /* a private conversation the caller is not in does not exist for it (Slack) */
+        if (!ch || !slack_channel_visible(c, ch))
+                return slack_fail(rp, "channel_not_found");
         *ret = ch;
         return 1;
 }
@@ -788,13 +972,13 @@ static int arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
  * base64 "offset:N". Writes the window [*from, *from + *count) of n items. 1, or 0 when rp
  * holds invalid_cursor / invalid_limit.
  */
-static int arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
-                    size_t *count)
+int slack_arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
+                   size_t *count)
 {
         int64_t limit = def;
         int r = twin_arg_int(c->args, "limit", 0, INT64_MAX, &limit);
         if (r == -EINVAL)
-                return fail(rp, "invalid_limit");
+                return slack_fail(rp, "invalid_limit");
         if (r == -ENOENT || limit == 0)
                 limit = def;
         if (limit > max)
@@ -803,7 +987,7 @@ static int arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t
         const char *cursor;
         r = twin_arg_str(c->args, "cursor", &cursor);
         if (r == -EINVAL)
-                return fail(rp, "invalid_cursor");
+                return slack_fail(rp, "invalid_cursor");
         if (r == 0 && cursor[0]) {
                 _cleanup_free_ char *raw = NULL;
                 const char *num;
@@ -816,7 +1000,7 @@ static int arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t
                     !(tmp = json_pack("{s:s}", "o", num)) ||
                     twin_arg_int(tmp, "o", 0, (int64_t)n, &off) < 0) {
                         json_decref(tmp);
-                        return fail(rp, "invalid_cursor");
+                        return slack_fail(rp, "invalid_cursor");
                 }
                 json_decref(tmp);
                 *from = (size_t)off;
@@ -826,7 +1010,7 @@ static int arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t
 }
 
 /* {next_cursor} for the window ending at next (of n). NULL on OOM. */
-static json_t *response_metadata(size_t next, size_t n)
+json_t *slack_response_metadata(size_t next, size_t n)
 {
         char raw[48];
         _cleanup_free_ char *cur = NULL;
@@ -840,165 +1024,156 @@ static json_t *response_metadata(size_t next, size_t n)
 }
 
 /* The next message ts: now, or 1 µs past the last one issued, whichever is later. */
-static json_t *next_ts(TwinCall *c)
+json_t *slack_next_ts(TwinCall *c)
 {
         int64_t last = json_integer_value(json_object_get(c->world, "last_ts_us"));
         int64_t now = c->now > 0 && c->now < INT64_C(100000000000) ? c->now * 1000000 : 0;
         int64_t ts = now > last ? now : last + 1;
         if (json_object_set_new(c->world, "last_ts_us", json_integer(ts)) < 0)
                 return NULL;
-        return ts_string(ts);
+        return slack_ts_string(ts);
 }
 
-/* ------------------------------------------------------------------ actions */
+/* ------------------------------------------------------------------ membership, more readers */
 
-static int act_auth_test(TwinCall *c, TwinReply *rp)
+/* The user id the token acts as (the bot, or the seed's U_PRIMARY). Borrowed. */
+const char *slack_bot_user(TwinCall *c)
 {
-        json_t *team = json_object_get(c->world, "team"), *bot = json_object_get(c->world, "bot");
-        json_t *u = user_by_id(c->world, json_get_str(bot, "user_id"));
-        _cleanup_free_ char *url = NULL;
-        if (asprintf(&url, "https://%s.slack.com/", strempty(json_get_str(team, "domain"))) < 0)
-                return -ENOMEM;
-        return ok(rp, json_pack("{s:s, s:O, s:O, s:O, s:O, s:O, s:b}", "url", url, "team",
-                                json_object_get(team, "name"), "user", json_object_get(u, "name"),
-                                "team_id", json_object_get(team, "id"), "user_id",
-                                json_object_get(bot, "user_id"), "bot_id",
-                                json_object_get(bot, "bot_id"), "is_enterprise_install", false));
+        return json_get_str(json_object_get(c->world, "bot"), "user_id");
 }
 
-static int act_list_channels(TwinCall *c, TwinReply *rp)
+bool slack_strv_has(const json_t *a, const char *s)
 {
-        _cleanup_json_ json_t *types = NULL;
-        int r = twin_arg_strv(c->args, "types", &types);
-        if (r == -ENOMEM)
-                return r;
-        if (r == -EINVAL)
-                return fail(rp, "invalid_types");
-        bool want_public = !types, want_private = false;
         size_t i;
-        json_t *t;
-        json_array_foreach (types, i, t) {
-                const char *s = json_string_value(t);
-                if (streq(s, "public_channel"))
-                        want_public = true;
-                else if (streq(s, "private_channel"))
-                        want_private = true;
-                else if (!streq(s, "mpim") && !streq(s, "im"))
-                        return fail(rp, "invalid_types");
+        json_t *x;
+        json_array_foreach (a, i, x) {
+                if (streq_ptr(json_string_value(x), s))
+                        return true;
         }
-        bool exclude_archived = false;
-        if (twin_arg_bool(c->args, "exclude_archived", &exclude_archived) == -EINVAL)
-                return fail(rp, "invalid_arguments");
-
-        _cleanup_json_ json_t *match = json_array();
-        if (!match)
-                return -ENOMEM;
-        json_t *ch;
-        json_array_foreach (json_object_get(c->world, "channels"), i, ch) {
-                bool priv = json_is_true(json_object_get(ch, "is_private"));
-                if ((priv ? want_private : want_public) &&
-                    !(exclude_archived && json_is_true(json_object_get(ch, "is_archived"))) &&
-                    json_array_append(match, ch) < 0)
-                        return -ENOMEM;
-        }
-        size_t from, count, n = json_array_size(match);
-        r = arg_page(c, rp, 100, 1000, n, &from, &count);
-        if (r <= 0)
-                return r;
-        _cleanup_json_ json_t *out = json_array();
-        if (!out)
-                return -ENOMEM;
-        for (i = from; i < from + count; i++)
-                if (json_array_append_new(out, render_channel(c, json_array_get(match, i))) < 0)
-                        return -ENOMEM;
-        return ok(rp, json_pack("{s:O, s:o}", "channels", out, "response_metadata",
-                                response_metadata(from + count, n)));
+        return false;
 }
 
-/* oldest/latest bounds of conversations.history: 1, or 0 when rp holds the error. */
-static int arg_bound(TwinCall *c, TwinReply *rp, const char *key, const char *error, int64_t *ret)
+bool slack_is_member(json_t *ch, const char *uid)
 {
-        json_t *v = json_object_get(c->args, key);
-        if (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)))
-                return 1;
-        if (ts_parse(v, ret) < 0)
-                return fail(rp, error);
+        return uid && slack_strv_has(json_object_get(ch, "members"), uid);
+}
+
+/*
+ * Whether the caller can see ch at all: public channels yes, private channels, DMs and
+ * group DMs only as a member. Slack answers channel_not_found for the others, and leaves
+ * them out of conversations.list and search.
+ */
+bool slack_channel_visible(TwinCall *c, json_t *ch)
+{
+        return !json_is_true(json_object_get(ch, "is_private")) ||
+               slack_is_member(ch, slack_bot_user(c));
+}
+
+/* A seeded user with "hidden": true is one the token may not see (users.info: user_not_found). */
+bool slack_user_visible(json_t *u)
+{
+        return u && !json_is_true(json_object_get(u, "hidden"));
+}
+
+/* The world's array called key (created when an older world lacks it). Borrowed. */
+json_t *slack_world_list(json_t *w, const char *key)
+{
+        json_t *a = json_object_get(w, key);
+        if (!a) {
+                a = json_array();
+                if (json_object_set_new(w, key, a) < 0)
+                        return NULL;
+        }
+        return a;
+}
+
+/* https://<domain>.slack.com/archives/<channel>/p<ts without the dot> (chat.getPermalink). */
+json_t *slack_permalink(TwinCall *c, json_t *ch, json_t *m)
+{
+        char digits[32];
+        const char *ts = strempty(json_get_str(m, "ts"));
+        size_t n = 0;
+        for (; *ts && n < sizeof(digits) - 1; ts++)
+                if (*ts != '.')
+                        digits[n++] = *ts;
+        digits[n] = 0;
+        _cleanup_free_ char *url = NULL;
+        const char *th = json_get_str(m, "thread_ts");
+        bool reply = th && !streq(th, strempty(json_get_str(m, "ts")));
+        if (asprintf(&url, "https://%s.slack.com/archives/%s/p%s%s%s%s%s",
+                     strempty(json_get_str(json_object_get(c->world, "team"), "domain")),
+                     strempty(json_get_str(ch, "id")), digits, reply ? "?thread_ts=" : "",
+                     reply ? th : "", reply ? "&cid=" : "",
+                     reply ? strempty(json_get_str(ch, "id")) : "") < 0)
+                return NULL;
+        return json_string(url);
+}
+
+/*
+ * A string argument (key, else alias). 1 with *ret; absent or empty: missing != NULL puts
+ * that error in rp (returns 0), else *ret = NULL and 1. A non-string is invalid_arguments.
+ */
+int slack_arg_string(TwinCall *c, TwinReply *rp, const char *key, const char *alias,
+                     const char *missing, const char **ret)
+{
+        json_t *v = slack_arg2(c, key, alias);
+        if (v && !json_is_null(v) && !json_is_string(v))
+                return slack_fail(rp, "invalid_arguments");
+        const char *s = json_string_value(v);
+        if (!s || !s[0]) {
+                if (missing)
+                        return slack_fail(rp, missing);
+                s = NULL;
+        }
+        *ret = s;
         return 1;
 }
 
-/* Messages of ch from start (newest first when desc), top-level only or one thread. */
-static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thread)
+/* slack_arg_channel, and the caller must be a member: else not_in_channel (Slack). */
+int slack_arg_channel_in(TwinCall *c, TwinReply *rp, json_t **ret)
 {
-        int64_t oldest = 0, latest = INT64_MAX;
-        bool inclusive = false;
-        int r;
-        if ((r = arg_bound(c, rp, "oldest", "invalid_ts_oldest", &oldest)) <= 0 ||
-            (r = arg_bound(c, rp, "latest", "invalid_ts_latest", &latest)) <= 0)
-                return r;
-        if (twin_arg_bool(c->args, "inclusive", &inclusive) == -EINVAL)
-                return fail(rp, "invalid_arguments");
-
-        json_t *msgs = json_object_get(ch, "messages");
-        _cleanup_json_ json_t *match = json_array();
-        if (!match)
-                return -ENOMEM;
-        size_t n = json_array_size(msgs);
-        for (size_t k = 0; k < n; k++) {
-                /* history is newest first, a thread oldest first (parent leading) */
-                json_t *m = json_array_get(msgs, thread ? k : n - 1 - k);
-                int64_t ts = msg_ts(m);
-                const char *th = json_get_str(m, "thread_ts");
-                bool in =
-                        thread ? (streq_ptr(json_get_str(m, "ts"), thread) || streq_ptr(th, thread))
-                               : msg_top_level(m);
-                bool lo = inclusive ? ts >= oldest : ts > oldest;
-                bool hi = inclusive ? ts <= latest : ts < latest;
-                if (in && lo && hi && json_array_append(match, m) < 0)
-                        return -ENOMEM;
-        }
-
-        size_t from, count;
-        n = json_array_size(match);
-        r = arg_page(c, rp, thread ? 1000 : 100, 1000, n, &from, &count);
+        int r = slack_arg_channel(c, rp, ret);
         if (r <= 0)
                 return r;
-        _cleanup_json_ json_t *out = json_array();
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = from; i < from + count; i++)
-                if (json_array_append_new(out, render_message(c, ch, json_array_get(match, i))) < 0)
-                        return -ENOMEM;
-        return ok(rp, json_pack("{s:O, s:b, s:o}", "messages", out, "has_more", from + count < n,
-                                "response_metadata", response_metadata(from + count, n)));
+        if (!slack_is_member(*ret, slack_bot_user(c)))
+                return slack_fail(rp, "not_in_channel");
+        return 1;
 }
 
-static int act_history(TwinCall *c, TwinReply *rp)
+/* A user argument (id or name) the caller may see: 1, 0 with user_not_found in rp, -errno. */
+int slack_arg_user(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
 {
-        json_t *ch;
-        int r = arg_channel(c, rp, &ch);
+        const char *ref;
+        int r = slack_arg_string(c, rp, key, alias, "user_not_found", &ref);
         if (r <= 0)
                 return r;
-        return list_messages(c, rp, ch, NULL);
+        json_t *u = slack_user_resolve(c->world, ref);
+        if (!slack_user_visible(u))
+                return slack_fail(rp, "user_not_found");
+        *ret = u;
+        return 1;
 }
 
-static int act_replies(TwinCall *c, TwinReply *rp)
+/*
+ * The message of ch whose ts is args[key] (else alias): 1, 0 with no_item_specified /
+ * message_not_found in rp, -errno.
+ */
+int slack_arg_message(TwinCall *c, TwinReply *rp, json_t *ch, const char *key, const char *alias,
+                      json_t **ret, size_t *ret_idx)
 {
-        json_t *ch;
-        int r = arg_channel(c, rp, &ch);
-        if (r <= 0)
-                return r;
-        json_t *v = arg2(c, "ts", "thread_ts");
+        json_t *v = slack_arg2(c, key, alias);
         int64_t ts;
-        json_t *parent = v && ts_parse(v, &ts) == 0 ? msg_find(ch, ts, NULL) : NULL;
-        if (!parent)
-                return fail(rp, "thread_not_found");
-        /* a reply's ts stands for its thread, as on slack.com */
-        const char *thread = json_get_str(parent, "thread_ts");
-        return list_messages(c, rp, ch, thread ? thread : json_get_str(parent, "ts"));
+        if (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)))
+                return slack_fail(rp, "no_item_specified");
+        json_t *m = slack_ts_parse(v, &ts) == 0 ? slack_msg_find(ch, ts, ret_idx) : NULL;
+        if (!m)
+                return slack_fail(rp, "message_not_found");
+        *ret = m;
+        return 1;
 }
 
 /* A JSON array argument that form bodies carry as a JSON string (blocks, attachments). */
-static int arg_json_array(TwinCall *c, const char *key, json_t **ret)
+int slack_arg_json_array(TwinCall *c, const char *key, json_t **ret)
 {
         json_t *v = json_object_get(c->args, key);
         *ret = NULL;
@@ -1013,185 +1188,54 @@ static int arg_json_array(TwinCall *c, const char *key, json_t **ret)
         return 0;
 }
 
-/* chat.postMessage; a reply when thread_ts is given (required when need_thread). */
-static int post(TwinCall *c, TwinReply *rp, bool need_thread)
+/* oldest/latest bounds (a ts): 1, or 0 when rp holds error. */
+int slack_arg_bound(TwinCall *c, TwinReply *rp, const char *key, const char *error, int64_t *ret)
 {
-        json_t *ch;
-        int r = arg_channel(c, rp, &ch);
-        if (r <= 0)
-                return r;
-        if (json_is_true(json_object_get(ch, "is_archived")))
-                return fail(rp, "is_archived");
-
-        json_t *jt = json_object_get(c->args, "text");
-        if (jt && !json_is_null(jt) && !json_is_string(jt))
-                return fail(rp, "invalid_arguments");
-        const char *text = strempty(json_string_value(jt));
-        _cleanup_json_ json_t *blocks = NULL, *attachments = NULL;
-        if (arg_json_array(c, "blocks", &blocks) < 0)
-                return fail(rp, "invalid_blocks");
-        if (arg_json_array(c, "attachments", &attachments) < 0)
-                return fail(rp, "invalid_attachments");
-        if (!text[0] && json_array_size(blocks) == 0 && json_array_size(attachments) == 0)
-                return fail(rp, "no_text");
-        if (json_string_length(jt) > MAX_TEXT * 4 || utf8_chars(text) > MAX_TEXT)
-                return fail(rp, "msg_too_long");
-
-        json_t *jth = json_object_get(c->args, "thread_ts");
-        const char *thread = NULL;
-        if (jth && !json_is_null(jth) && !(json_is_string(jth) && !json_string_length(jth))) {
-                int64_t t;
-                json_t *parent = ts_parse(jth, &t) == 0 ? msg_find(ch, t, NULL) : NULL;
-                if (!parent)
-                        return fail(rp, "thread_not_found");
-                thread = json_get_str(parent, "thread_ts");
-                if (!thread)
-                        thread = json_get_str(parent, "ts");
-        } else if (need_thread)
-                return fail(rp, "thread_not_found");
-        bool broadcast = false;
-        if (twin_arg_bool(c->args, "reply_broadcast", &broadcast) == -EINVAL)
-                return fail(rp, "invalid_arguments");
-
-        json_t *bot = json_object_get(c->world, "bot");
-        json_t *ts = next_ts(c);
-        _cleanup_json_ json_t *m = json_pack("{s:s, s:o, s:O, s:O, s:s}", "type", "message", "ts",
-                                             ts, "user", json_object_get(bot, "user_id"), "bot_id",
-                                             json_object_get(bot, "bot_id"), "text", text);
-        if (!m || (thread && json_object_set_new(m, "thread_ts", json_string(thread)) < 0) ||
-            (thread && broadcast && json_object_set_new(m, "reply_broadcast", json_true()) < 0) ||
-            (blocks && json_object_set(m, "blocks", blocks) < 0) ||
-            (attachments && json_object_set(m, "attachments", attachments) < 0) ||
-            json_array_append(json_object_get(ch, "messages"), m) < 0)
-                return -ENOMEM;
-
-        r = twin_reply_mutation(rp, NULL, m);
-        if (r < 0)
-                return r;
-        return ok(rp, json_pack("{s:O, s:O, s:o}", "channel", json_object_get(ch, "id"), "ts",
-                                json_object_get(m, "ts"), "message", render_message(c, ch, m)));
+        json_t *v = json_object_get(c->args, key);
+        if (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)))
+                return 1;
+        if (slack_ts_parse(v, ret) < 0)
+                return slack_fail(rp, error);
+        return 1;
 }
 
-static int act_post_message(TwinCall *c, TwinReply *rp)
+/*
+ * Answers one cursor page of items (borrowed) as {ok, <key>: [render(item)...],
+ * response_metadata, ...more} (more stolen, may be NULL). 0 or -errno.
+ */
+int slack_list_page(TwinCall *c, TwinReply *rp, json_t *items, int64_t def, int64_t max,
+                    json_t *(*render)(TwinCall *c, json_t *item), const char *key, json_t *more)
 {
-        return post(c, rp, false);
-}
-
-static int act_reply_to_thread(TwinCall *c, TwinReply *rp)
-{
-        return post(c, rp, true);
-}
-
-/* Reaction names: a-z, 0-9, '_', '+', '-', '\'', and one "::skin-tone-N". Colons around are
- * dropped. */
-static bool reaction_name_valid(const char *s)
-{
-        size_t n = strlen(s);
-        const char *skin = strstr(s, "::skin-tone-");
-        if (skin)
-                n = (size_t)(skin - s);
-        return n > 0 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_+-'") == n &&
-               (!skin || (strlen(skin) == 13 && skin[12] >= '2' && skin[12] <= '6'));
-}
-
-static int act_add_reaction(TwinCall *c, TwinReply *rp)
-{
-        json_t *ch;
-        int r = arg_channel(c, rp, &ch);
-        if (r <= 0)
-                return r;
-        json_t *jts = arg2(c, "timestamp", "ts");
-        if (!jts || json_is_null(jts))
-                return fail(rp, "no_item_specified");
-        int64_t ts;
-        size_t idx;
-        json_t *m = ts_parse(jts, &ts) == 0 ? msg_find(ch, ts, &idx) : NULL;
-        if (!m)
-                return fail(rp, "message_not_found");
-
-        json_t *jn = arg2(c, "name", "reaction");
-        const char *raw = json_string_value(jn);
-        char name[128];
-        if (!raw)
-                return fail(rp, jn ? "invalid_arguments" : "invalid_name");
-        size_t l = strlen(raw);
-        if (l >= 2 && raw[0] == ':' && raw[l - 1] == ':') {
-                raw++;
-                l -= 2;
-        }
-        if (l >= sizeof(name))
-                return fail(rp, "invalid_name");
-        memcpy(name, raw, l);
-        name[l] = 0;
-        if (!reaction_name_valid(name))
-                return fail(rp, "invalid_name");
-
-        const char *bot = json_get_str(json_object_get(c->world, "bot"), "user_id");
-        _cleanup_json_ json_t *next = json_deep_copy(m);
-        if (!next)
-                return -ENOMEM;
-        json_t *reactions = json_object_get(next, "reactions");
-        if (!reactions) {
-                reactions = json_array();
-                if (json_object_set_new(next, "reactions", reactions) < 0)
-                        return -ENOMEM;
-        }
-        json_t *x = find_by(reactions, "name", name);
-        if (x) {
-                json_t *users = json_object_get(x, "users");
-                size_t i;
-                json_t *u;
-                json_array_foreach (users, i, u) {
-                        if (streq_ptr(json_string_value(u), bot))
-                                return fail(rp, "already_reacted");
-                }
-                if (json_array_append_new(users, json_string(bot)) < 0 ||
-                    json_object_set_new(x, "count",
-                                        json_integer((json_int_t)json_array_size(users))) < 0)
-                        return -ENOMEM;
-        } else if (json_array_append_new(reactions, json_pack("{s:s, s:[s], s:i}", "name", name,
-                                                              "users", bot, "count", 1)) < 0)
-                return -ENOMEM;
-
-        /* the delta first: setting the row releases m */
-        r = twin_reply_mutation(rp, m, next);
-        if (r < 0)
-                return r;
-        if (json_array_set(json_object_get(ch, "messages"), idx, next) < 0)
-                return -ENOMEM;
-        return ok(rp, json_object());
-}
-
-static int act_get_users(TwinCall *c, TwinReply *rp)
-{
-        json_t *users = json_object_get(c->world, "users");
-        size_t from, count, n = json_array_size(users);
-        int r = arg_page(c, rp, 100, 1000, n, &from, &count);
+        _cleanup_json_ json_t *extra = more ? more : json_object();
+        size_t from, count, n = json_array_size(items);
+        int r = slack_arg_page(c, rp, def, max, n, &from, &count);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *out = json_array();
-        if (!out)
+        if (!extra || !out)
                 return -ENOMEM;
-        for (size_t i = from; i < from + count; i++)
-                if (json_array_append_new(out, render_user(c, json_array_get(users, i))) < 0)
+        for (size_t i = from; i < from + count; i++) {
+                json_t *x = json_array_get(items, i);
+                if (json_array_append_new(out, render ? render(c, x) : json_incref(x)) < 0)
                         return -ENOMEM;
-        return ok(rp, json_pack("{s:O, s:I, s:o}", "members", out, "cache_ts", (json_int_t)c->now,
-                                "response_metadata", response_metadata(from + count, n)));
+        }
+        if (json_object_set(extra, key, out) < 0 ||
+            json_object_set_new(extra, "response_metadata",
+                                slack_response_metadata(from + count, n)) < 0)
+                return -ENOMEM;
+        return slack_ok(rp, TAKE_PTR(extra));
 }
 
-static int act_get_user_profile(TwinCall *c, TwinReply *rp)
+/*
+ * Replaces list[idx] by next (borrowed) and records the mutation {before, after}. The delta
+ * is taken first: setting the row releases the old one. 0 or -ENOMEM.
+ */
+int slack_row_replace(TwinReply *rp, json_t *list, size_t idx, json_t *next)
 {
-        json_t *v = arg2(c, "user", "user_id");
-        if (v && !json_is_null(v) && !json_is_string(v))
-                return fail(rp, "invalid_arguments");
-        /* without a user, the profile of the caller (the bot), as slack.com does */
-        const char *ref = json_is_string(v)
-                                  ? json_string_value(v)
-                                  : json_get_str(json_object_get(c->world, "bot"), "user_id");
-        json_t *u = user_resolve(c->world, strempty(ref));
-        if (!u)
-                return fail(rp, "user_not_found");
-        return ok(rp, json_pack("{s:O}", "profile", json_object_get(u, "profile")));
+        int r = twin_reply_mutation(rp, json_array_get(list, idx), next);
+        if (r < 0)
+                return r;
+        return json_array_set(list, idx, next) < 0 ? -ENOMEM : 0;
 }
 
 /* ------------------------------------------------------------------ public state, tables */
@@ -1249,15 +1293,63 @@ static json_t *slack_public_state(const json_t *world)
 }
 
 static const TwinHandler slack_handlers[] = {
-        {"slack_auth_test", act_auth_test},
-        {"slack_list_channels", act_list_channels},
-        {"slack_get_channel_history", act_history},
-        {"slack_get_thread_replies", act_replies},
-        {"slack_post_message", act_post_message},
-        {"slack_reply_to_thread", act_reply_to_thread},
-        {"slack_add_reaction", act_add_reaction},
-        {"slack_get_users", act_get_users},
-        {"slack_get_user_profile", act_get_user_profile},
+        {"slack_auth_test", slack_act_auth_test},
+        {"slack_list_conversations", slack_act_list_conversations},
+        {"slack_get_conversation_info", slack_act_conversation_info},
+        {"slack_read_channel", slack_act_read_channel},
+        {"slack_read_thread", slack_act_read_thread},
+        {"slack_list_channel_members", slack_act_list_channel_members},
+        {"slack_create_conversation", slack_act_create_conversation},
+        {"slack_join_conversation", slack_act_join},
+        {"slack_leave_conversation", slack_act_leave},
+        {"slack_invite_to_conversation", slack_act_invite},
+        {"slack_kick_from_conversation", slack_act_kick},
+        {"slack_archive_conversation", slack_act_archive},
+        {"slack_unarchive_conversation", slack_act_unarchive},
+        {"slack_rename_conversation", slack_act_rename},
+        {"slack_list_user_conversations", slack_act_user_conversations},
+        {"slack_set_conversation_topic", slack_act_set_topic},
+        {"slack_set_conversation_purpose", slack_act_set_purpose},
+        {"slack_send_message", slack_act_send_message},
+        {"slack_edit_message", slack_act_edit_message},
+        {"slack_delete_message", slack_act_delete_message},
+        {"slack_schedule_message", slack_act_schedule_message},
+        {"slack_delete_scheduled_message", slack_act_delete_scheduled_message},
+        {"slack_list_scheduled_messages", slack_act_list_scheduled_messages},
+        {"slack_get_permalink", slack_act_get_permalink},
+        {"slack_add_reaction", slack_act_add_reaction},
+        {"slack_get_reactions", slack_act_get_reactions},
+        {"slack_remove_reaction", slack_act_remove_reaction},
+        {"slack_add_pin", slack_act_add_pin},
+        {"slack_list_pins", slack_act_list_pins},
+        {"slack_remove_pin", slack_act_remove_pin},
+        {"slack_add_bookmark", slack_act_add_bookmark},
+        {"slack_list_bookmarks", slack_act_list_bookmarks},
+        {"slack_remove_bookmark", slack_act_remove_bookmark},
+        {"slack_list_users", slack_act_list_users},
+        {"slack_get_user_info", slack_act_user_info},
+        {"slack_lookup_user_by_email", slack_act_lookup_by_email},
+        {"slack_read_user_profile", slack_act_read_user_profile},
+        {"slack_update_user_profile", slack_act_set_user_profile},
+        {"slack_get_team_info", slack_act_team_info},
+        {"slack_list_emoji", slack_act_list_emoji},
+        {"slack_search_emojis", slack_act_search_emojis},
+        {"slack_search_users", slack_act_search_users},
+        {"slack_search_public", slack_act_search_public},
+        {"slack_search_public_and_private", slack_act_search_all},
+        {"slack_search_channels", slack_act_search_channels},
+        {"slack_list_files", slack_act_list_files},
+        {"slack_read_file", slack_act_read_file},
+        {"slack_upload_file", slack_act_upload_file},
+        {"slack_get_file_upload_url", slack_act_get_upload_url},
+        {"slack_put_file_upload", slack_act_put_upload},
+        {"slack_complete_file_upload", slack_act_complete_upload},
+        {"slack_delete_file", slack_act_delete_file},
+        {"slack_create_canvas", slack_act_create_canvas},
+        {"slack_update_canvas", slack_act_update_canvas},
+        {"slack_read_canvas", slack_act_read_canvas},
+        {"slack_delete_canvas", slack_act_delete_canvas},
+        {"slack_lookup_canvas_sections", slack_act_lookup_canvas_sections},
 };
 
 const TwinKind twin_kind_slack = {

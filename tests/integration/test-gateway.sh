@@ -83,7 +83,7 @@ assert_jq '.servers[0].url' "$A_GH" "OpenAPI server URL"
 assert_jq '.paths["/repos/{owner}/{repo}/issues/{issue_number}/assignees"].post.operationId' \
         add_issue_assignees
 twin_call GET "$(jq -r .per_twin.slack.openapi_url <<<"$CREATED_A")" "$A_TOKEN"
-assert_jq '.paths["/chat.postMessage"].post.operationId' slack_post_message
+assert_jq '.paths["/chat.postMessage"].post.operationId' slack_send_message
 pass "openapi_url documents the routes each twin serves"
 
 twin_call GET "$A_GH/repos/acme/api/no/such/route" "$A_TOKEN"

@@ -22,7 +22,7 @@ static void test_reply_with_nul(void)
         rp.body = json_pack("{s:s%}", "text", "a\0b", (size_t)3);
         rp.request_body = json_pack("{s:s%}", "text", "\0", (size_t)1);
         rp.state_delta = json_pack("{s:n, s:{s:s%}}", "before", "after", "text", "a\0b", (size_t)3);
-        rp.tool = strdup("slack_post_message");
+        rp.tool = strdup("slack_send_message");
         rp.error = strdup("bad \xff byte"); /* mended, never a failed encode */
         char *buf;
         size_t len;

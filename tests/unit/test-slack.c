@@ -60,7 +60,7 @@ static void test_walkthrough(void)
         CHECK(streq(jps(rp.body, "/messages/0/type"), "message"));
         CHECK(json_is_false(jp(rp.body, "/has_more")));
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
-        CHECK(streq(rp.tool, "slack_get_channel_history") && !rp.state_mutation);
+        CHECK(streq(rp.tool, "slack_read_channel") && !rp.state_mutation);
 
         sdk(t, &rp, "chat.postMessage",
             "channel=%23general&text=Triaged+acme%2Fapi%231+%E2%80%94+assigned+to+alice");
@@ -71,7 +71,7 @@ static void test_walkthrough(void)
                     "Triaged acme/api#1 \xe2\x80\x94 assigned to alice"));
         CHECK(streq(jps(rp.body, "/message/user"), "U0POMEBOT"));
         CHECK(streq(jps(rp.body, "/message/bot_id"), "B0POMEBOT"));
-        CHECK(streq(rp.tool, "slack_post_message") && rp.state_mutation);
+        CHECK(streq(rp.tool, "slack_send_message") && rp.state_mutation);
         CHECK(json_is_null(jp(rp.state_delta, "/before")));
         CHECK(streq(jps(rp.state_delta, "/after/ts"), "1780000000.000000"));
         CHECK(streq(jps(rp.request_body, "/channel"), "#general"));
@@ -83,7 +83,7 @@ static void test_walkthrough(void)
         twin_test_req(t, &rp, "POST", "/chat.postMessage", NULL, JSON,
                       "{\"channel\":\"general\",\"text\":\"third\"}");
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000002") &&
-              streq(rp.tool, "slack_post_message"));
+              streq(rp.tool, "slack_send_message"));
         twin_test_req(t, &rp, "GET", "/chat.postMessage", "channel=C0RANDOM1&text=via+GET", NULL,
                       NULL);
         CHECK(json_is_true(jp(rp.body, "/ok")) && streq(jps(rp.body, "/channel"), "C0RANDOM1"));
@@ -116,35 +116,41 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("slack", "default"), *m = twin_test_new("slack", "default");
         TwinReply rp = {};
         sdk(rest, &rp, "chat.postMessage", "channel=C0GENERAL&text=hello");
-        twin_test_call(m, &rp, "slack_post_message",
-                       "{\"channel_id\":\"C0GENERAL\",\"text\":\"hello\"}");
+        twin_test_call(m, &rp, "slack_send_message",
+                       "{\"channel_id\":\"C0GENERAL\",\"message\":\"hello\"}");
         CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/result/isError")));
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")));
-        CHECK(streq(rp.tool, "slack_post_message") && rp.state_mutation);
+        CHECK(streq(rp.tool, "slack_send_message") && rp.state_mutation);
         CHECK(json_equal(twin_world(rest), twin_world(m)));
 
-        twin_test_call(m, &rp, "slack_post_message", "{\"channel_id\":\"C0NOPE\",\"text\":\"x\"}");
+        twin_test_call(m, &rp, "slack_send_message", "{\"channel_id\":\"C0NOPE\",\"text\":\"x\"}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "channel_not_found"));
 
-        twin_test_call(m, &rp, "slack_list_channels", "{}");
-        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 2);
-        twin_test_call(m, &rp, "slack_get_users", "{\"limit\":1}");
-        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/members")) == 1);
-        twin_test_call(m, &rp, "slack_get_user_profile", "{\"user_id\":\"U0ALICE01\"}");
+        twin_test_call(m, &rp, "slack_search_channels", "{\"query\":\"general\"}");
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 1);
+        twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"acme.test\",\"limit\":1}");
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/users")) == 1);
+        CHECK(jps(rp.body, "/result/structuredContent/response_metadata/next_cursor")[0]);
+        twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"partner.test\"}");
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/users")) == 0);
+        twin_test_call(m, &rp, "slack_read_user_profile", "{}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/user_id"), "U0POMEBOT"));
+        twin_test_call(m, &rp, "slack_read_user_profile", "{\"user_id\":\"U0ALICE01\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/profile/real_name"), "Alice Liddell"));
         twin_test_call(
                 m, &rp, "slack_add_reaction",
-                "{\"channel_id\":\"C0GENERAL\",\"timestamp\":\"1700000000.000100\",\"reaction\":"
+                "{\"channel_id\":\"C0GENERAL\",\"message_ts\":\"1700000000.000100\",\"emoji\":"
                 "\"wave\"}");
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")) && rp.state_mutation);
-        twin_test_call(m, &rp, "slack_reply_to_thread",
-                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1700000000.000100\",\"text\":"
-                       "\"hi\"}");
+        twin_test_call(m, &rp, "slack_send_message",
+                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1700000000.000100\","
+                       "\"message\":\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message/thread_ts"),
                     "1700000000.000100"));
-        twin_test_call(m, &rp, "slack_reply_to_thread",
-                       "{\"channel_id\":\"C0GENERAL\",\"text\":\"hi\"}");
+        twin_test_call(m, &rp, "slack_send_message",
+                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1.000000\",\"message\":"
+                       "\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "thread_not_found"));
         twin_reply_done(&rp);
         twin_free(rest);
@@ -172,7 +178,7 @@ static void test_threads_and_reactions(void)
         CHECK(streq(jps(rp.body, "/messages/0/reply_users/0"), "U0POMEBOT"));
         CHECK(streq(jps(rp.body, "/messages/0/latest_reply"), "1780000000.000001"));
         sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1780000000.000000");
-        CHECK(streq(rp.tool, "slack_get_thread_replies"));
+        CHECK(streq(rp.tool, "slack_read_thread"));
         CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
         CHECK(streq(jps(rp.body, "/messages/0/ts"), parent));
         CHECK(streq(jps(rp.body, "/messages/1/ts"), reply_ts));
@@ -225,23 +231,26 @@ static void test_lists(void)
                  jps(rp.body, "/response_metadata/next_cursor"));
         sdk(t, &rp, "conversations.list", form);
         CHECK(streq(jps(rp.body, "/channels/0/name"), "random"));
-        CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
+        CHECK(jps(rp.body, "/response_metadata/next_cursor")[0]);
         sdk(t, &rp, "conversations.list", "cursor=bm9wZQ%3D%3D");
         CHECK(streq(jps(rp.body, "/error"), "invalid_cursor"));
         sdk(t, &rp, "conversations.list", "cursor=!!!");
         CHECK(streq(jps(rp.body, "/error"), "invalid_cursor"));
+        /* the private channel the bot is in, not the one it is not */
         sdk(t, &rp, "conversations.list", "types=private_channel");
-        CHECK(json_array_size(jp(rp.body, "/channels")) == 0);
+        CHECK(json_array_size(jp(rp.body, "/channels")) == 1);
+        CHECK(streq(jps(rp.body, "/channels/0/name"), "incidents"));
         sdk(t, &rp, "conversations.list", "types=public_channel,bogus");
         CHECK(streq(jps(rp.body, "/error"), "invalid_types"));
         sdk(t, &rp, "conversations.list", "limit=lots");
         CHECK(streq(jps(rp.body, "/error"), "invalid_limit"));
 
         sdk(t, &rp, "users.list", NULL);
-        CHECK(json_array_size(jp(rp.body, "/members")) == 3 && streq(rp.tool, "slack_get_users"));
+        /* erin is hidden from the bot */
+        CHECK(json_array_size(jp(rp.body, "/members")) == 6 && streq(rp.tool, "slack_list_users"));
         CHECK(streq(jps(rp.body, "/members/0/name"), "alice"));
         CHECK(streq(jps(rp.body, "/members/0/team_id"), "T0ACME001"));
-        CHECK(json_is_true(jp(rp.body, "/members/2/is_bot")));
+        CHECK(json_is_true(jp(rp.body, "/members/5/is_bot")) && !jp(rp.body, "/members/0/hidden"));
         sdk(t, &rp, "users.profile.get", "user=bob");
         CHECK(streq(jps(rp.body, "/profile/real_name"), "Bob Builder"));
         sdk(t, &rp, "users.profile.get", "user=U0NOBODY");
@@ -300,7 +309,7 @@ static void test_errors(void)
         twin_test_req(t, &rp, "POST", "/api/admin.users.invite", NULL, FORM, "email=x");
         CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported") && !rp.tool);
         CHECK(streq(jps(rp.body, "/twin"), "slack"));
-        twin_test_req(t, &rp, "POST", "/api/chat.delete", NULL, FORM, "channel=C0GENERAL");
+        twin_test_req(t, &rp, "POST", "/api/chat.startStream", NULL, FORM, "channel=C0GENERAL");
         CHECK(rp.status == 501);
 
         twin_kind_slack.auth_error(TWIN_AUTH_MISSING, &rp);
@@ -371,7 +380,7 @@ static void test_seeds(void)
                 {"{\"workspace\":{}}", "unknown key \"workspace\""},
                 {"{\"team\":[]}", "team: must be an object"},
                 {"{\"team\":{\"id\":\"lower\"}}", "team.id"},
-                {"{\"team\":{\"name\":\"Big Co\"}}", "team.domain"},
+                {"{\"team\":{\"domain\":\"Big Co\"}}", "team.domain"},
                 {"{\"users\":[{\"id\":\"C123\",\"name\":\"x\"}]}", "users[0].id"},
                 {"{\"users\":[{\"name\":\"a\"},{\"name\":\"a\"}]}", "users[1].name: duplicate"},
                 {"{\"users\":[{\"id\":\"U1A\",\"name\":\"a\"},{\"id\":\"U1A\",\"name\":\"b\"}]}",
@@ -395,6 +404,26 @@ static void test_seeds(void)
                 {"{\"channels\":[{\"name\":\"a\",\"messages\":[{\"reactions\":[{\"name\":\"x\","
                  "\"users\":[]}]}]}]}",
                  "channels[0].messages[0].reactions[0].users"},
+                /* unknown keys at any depth are refused by path, never dropped */
+                {"{\"team\":{\"name\":\"a\",\"plan\":\"pro\"}}", "team.plan: unknown key"},
+                {"{\"users\":[{\"name\":\"a\",\"colour\":\"red\"}]}",
+                 "users[0].colour: unknown key"},
+                {"{\"channels\":[{\"name\":\"a\",\"is_shared\":true}]}",
+                 "channels[0].is_shared: unknown key"},
+                {"{\"channels\":[{\"name\":\"a\",\"messages\":[{\"text\":\"x\",\"files\":[]}]}]}",
+                 "channels[0].messages[0].files: unknown key"},
+                {"{\"channels\":[{\"name\":\"a\",\"messages\":[{\"reactions\":[{\"name\":\"x\","
+                 "\"users\":[],\"skin\":1}]}]}]}",
+                 "channels[0].messages[0].reactions[0].skin: unknown key"},
+                {"{\"emoji\":{\"Bad Name\":\"https://x\"}}", "emoji.Bad Name"},
+                {"{\"users\":[{\"id\":\"u_lower\",\"name\":\"a\"}]}", "users[0].id"},
+                {"{\"users\":[{\"name\":\"a\"}],\"channels\":[{\"name\":\"c\",\"messages\":[{"
+                 "\"reactions\":"
+                 "[{\"name\":\"x\",\"user\":\"a\",\"users\":[\"a\"]}]}]}]}",
+                 "channels[0].messages[0].reactions[0]: needs users (a list) or user (one)"},
+                {"{\"emoji\":[{\"name\":\"ok\",\"color\":\"red\"}]}",
+                 "emoji[0].color: unknown key"},
+                {"{\"emoji\":\"party\"}", "emoji: must be an object"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_t *s = json_loads(cases[i].seed, 0, NULL);
@@ -418,6 +447,166 @@ static void test_seeds(void)
         twin_free(t);
 }
 
+/* Hosted Pome's task-seed format: _meta, T_ACME/U_PRIMARY/C_GENERAL ids, the agent bound. */
+static void test_hosted_seed(void)
+{
+        Twin *t = twin_test_new("slack", "hosted-task");
+        TwinReply rp = {};
+        sdk(t, &rp, "auth.test", NULL);
+        CHECK(streq(jps(rp.body, "/user_id"), "U_PRIMARY") &&
+              streq(jps(rp.body, "/team_id"), "T_ACME"));
+        /* no domain in the seed: made from the team's name */
+        CHECK(streq(jps(rp.body, "/url"), "https://acme-corp.slack.com/"));
+        CHECK(!jp(rp.body, "/bot_id"));
+        sdk(t, &rp, "conversations.list", "types=public_channel,private_channel");
+        CHECK(json_array_size(jp(rp.body, "/channels")) == 2);
+        CHECK(streq(jps(rp.body, "/channels/1/id"), "C_SECPRIV"));
+        /* their reactions come one user per entry; Slack shows them merged */
+        sdk(t, &rp, "conversations.history", "channel=C_SECPRIV");
+        CHECK(streq(jps(rp.body, "/messages/0/reactions/0/users/0"), "U_PRIMARY"));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/reactions/0/count")) == 2);
+        CHECK(streq(jps(rp.body, "/messages/0/reactions/1/name"), "rotating_light"));
+        /* their emoji list: aliases and bare names */
+        sdk(t, &rp, "emoji.list", NULL);
+        CHECK(streq(jps(rp.body, "/emoji/shipit"), "alias:squirrel"));
+        CHECK(streq(jps(rp.body, "/emoji/squirrel"),
+                    "https://emoji.slack-edge.com/T_ACME/squirrel.png"));
+        /* B-prefixed user ids */
+        sdk(t, &rp, "users.info", "user=B_DEPLOY");
+        CHECK(json_is_true(jp(rp.body, "/user/is_bot")));
+        sdk(t, &rp, "conversations.history", "channel=C_XFILES");
+        CHECK(streq(jps(rp.body, "/error"), "channel_not_found"));
+        sdk(t, &rp, "search.messages", "query=case");
+        CHECK(json_integer_value(jp(rp.body, "/messages/total")) == 0);
+        sdk(t, &rp, "chat.postMessage", "channel=C_GENERAL&text=Report+received");
+        CHECK(json_is_true(jp(rp.body, "/ok")) &&
+              streq(jps(rp.body, "/message/user"), "U_PRIMARY"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Membership as Slack enforces it, and the families beyond chat. */
+static void test_membership(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *before = NULL;
+        static const struct {
+                const char *method, *form, *error;
+        } refused[] = {
+                {"conversations.history", "channel=C0DESIGN01", "not_in_channel"},
+                {"chat.postMessage", "channel=design&text=x", "not_in_channel"},
+                {"conversations.history", "channel=G0LEADERS1", "channel_not_found"},
+                {"conversations.info", "channel=leadership", "channel_not_found"},
+                {"conversations.join", "channel=G0LEADERS1", "channel_not_found"},
+                {"chat.postMessage", "channel=old-project&text=x", "is_archived"},
+                {"users.info", "user=U0ERIN001", "user_not_found"},
+                {"users.lookupByEmail", "email=erin%40partner.test", "users_not_found"},
+                {"chat.delete", "channel=C0GENERAL&ts=1700000000.000100", "cant_delete_message"},
+                {"chat.update", "channel=C0GENERAL&ts=1700000000.000100&text=x",
+                 "cant_update_message"},
+                {"conversations.create", "name=general", "name_taken"},
+                {"conversations.create", "name=Has+Space", "invalid_name_specials"},
+                {"reactions.remove", "channel=C0GENERAL&timestamp=1700000000.000100&name=tada",
+                 "no_reaction"},
+                {"pins.add", "channel=C0ENGINEER&timestamp=1700000720.000100", "already_pinned"},
+                {"conversations.kick", "channel=C0GENERAL&user=U0POMEBOT", "cant_kick_self"},
+                {"conversations.leave", "channel=general", "cant_leave_general"},
+        };
+        before = json_deep_copy(twin_world(t));
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
+                sdk(t, &rp, refused[i].method, refused[i].form);
+                if (!streq_ptr(jps(rp.body, "/error"), refused[i].error))
+                        fprintf(stderr, "membership case %zu: %s\n", i, jps(rp.body, "/error"));
+                CHECK(streq_ptr(jps(rp.body, "/error"), refused[i].error) && !rp.state_mutation);
+        }
+        CHECK(json_equal(before, twin_world(t)));
+
+        sdk(t, &rp, "conversations.join", "channel=design");
+        CHECK(json_is_true(jp(rp.body, "/channel/is_member")) && rp.state_mutation);
+        CHECK(streq(rp.tool, "slack_join_conversation"));
+        sdk(t, &rp, "conversations.history", "channel=C0DESIGN01");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
+        CHECK(json_is_true(jp(rp.body, "/ok")) &&
+              json_integer_value(jp(rp.body, "/channel/num_members")) == 4);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
+        CHECK(streq(jps(rp.body, "/error"), "already_in_channel"));
+        sdk(t, &rp, "conversations.kick", "channel=design&user=U0BOB0001");
+        CHECK(json_is_true(jp(rp.body, "/ok")));
+        sdk(t, &rp, "conversations.leave", "channel=design");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        sdk(t, &rp, "conversations.leave", "channel=design");
+        CHECK(json_is_true(jp(rp.body, "/not_in_channel")) && !rp.state_mutation);
+
+        /* chat.update / chat.delete of the bot's own message */
+        sdk(t, &rp, "chat.postMessage", "channel=random&text=draft");
+        char form[128];
+        snprintf(form, sizeof(form), "channel=random&ts=%s&text=final", jps(rp.body, "/ts"));
+        sdk(t, &rp, "chat.update", form);
+        CHECK(streq(jps(rp.body, "/text"), "final") && streq(rp.tool, "slack_edit_message"));
+        sdk(t, &rp, "chat.delete", form);
+        CHECK(json_is_true(jp(rp.body, "/ok")) && streq(rp.tool, "slack_delete_message"));
+        CHECK(json_is_null(jp(rp.state_delta, "/after")));
+
+        /* pins and bookmarks */
+        sdk(t, &rp, "pins.list", "channel=engineering");
+        CHECK(json_array_size(jp(rp.body, "/items")) == 1);
+        CHECK(streq(jps(rp.body, "/items/0/message/pinned_to/0"), "C0ENGINEER"));
+        sdk(t, &rp, "pins.remove", "channel=engineering&timestamp=1700000720.000100");
+        CHECK(json_is_true(jp(rp.body, "/ok")));
+        sdk(t, &rp, "pins.remove", "channel=engineering&timestamp=1700000720.000100");
+        CHECK(streq(jps(rp.body, "/error"), "no_pin"));
+        sdk(t, &rp, "bookmarks.add",
+            "channel_id=C0ENGINEER&title=Runbook&type=link&link=https%3A%2F%2Fexample.com");
+        CHECK(streq(jps(rp.body, "/bookmark/title"), "Runbook"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* A REST method and the MCP tool that does the same thing make the same world change. */
+static void test_parity(void)
+{
+        static const struct {
+                const char *method, *form, *tool, *arguments;
+        } pairs[] = {
+                {"reactions.add", "channel=C0GENERAL&timestamp=1700000000.000100&name=wave",
+                 "slack_add_reaction",
+                 "{\"channel_id\":\"C0GENERAL\",\"message_ts\":\"1700000000.000100\","
+                 "\"emoji\":\"wave\"}"},
+                {"canvases.create",
+                 "title=Plan&document_content=%7B%22type%22%3A%22markdown%22%2C%22markdown%22%3A%"
+                 "22%23+Plan%22%7D",
+                 "slack_create_canvas", "{\"title\":\"Plan\",\"content\":\"# Plan\"}"},
+                {"conversations.create", "name=war-room", "slack_create_conversation",
+                 "{\"channel_name\":\"war-room\"}"},
+                {"conversations.open", "users=U0BOB0001", "slack_create_conversation",
+                 "{\"user_ids\":[\"U0BOB0001\"]}"},
+                {"chat.scheduleMessage", "channel=C0GENERAL&text=later&post_at=1780003600",
+                 "slack_schedule_message",
+                 "{\"channel_id\":\"C0GENERAL\",\"message\":\"later\",\"post_at\":1780003600}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(pairs); i++) {
+                Twin *rest = twin_test_new("slack", "default"),
+                     *m = twin_test_new("slack", "default");
+                TwinReply rp = {};
+                sdk(rest, &rp, pairs[i].method, pairs[i].form);
+                CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+                CHECK(streq(rp.tool, pairs[i].tool));
+                twin_test_call(m, &rp, pairs[i].tool, pairs[i].arguments);
+                CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")) &&
+                      rp.state_mutation);
+                if (!json_equal(twin_world(rest), twin_world(m))) {
+                        fprintf(stderr, "parity %s / %s: worlds differ\n", pairs[i].method,
+                                pairs[i].tool);
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(rest);
+                twin_free(m);
+        }
+}
+
 int main(void)
 {
         test_walkthrough();
@@ -427,5 +616,8 @@ int main(void)
         test_errors();
         test_state_and_redaction();
         test_seeds();
+        test_hosted_seed();
+        test_membership();
+        test_parity();
         return check_finish();
 }
