@@ -32,9 +32,9 @@ size_t twin_json_depth(const json_t *j, size_t limit);
 
 /*
  * Matches path against a route pattern ("/repos/{owner}/{repo}"; {x} matches exactly one
- * non-empty segment, a last segment {x+} the non-empty rest of the path, slashes included; one trailing '/' on path is ignored). On a match adds each {x} → the
- * segment (string) to params when params is not NULL and returns 1; returns 0 for no
- * match, -ENOMEM.
+ * non-empty segment, a last segment {x+} the non-empty rest of the path, slashes included; one
+ * trailing '/' on path is ignored). On a match adds each {x} → the segment (string) to params when
+ * params is not NULL and returns 1; returns 0 for no match, -ENOMEM.
  */
 int twin_route_match(const char *pattern, const char *path, json_t *params);
 

@@ -300,7 +300,7 @@ call POST "$SL/conversations.history" "Bearer $XOXB" "channel=C0GENERAL" applica
 assert_jq .messages[0].text "rotate the deploy key sk-prod-7f3a9b2c4d5e6f81 today" \
         "conversations.history shows the message as Slack would"
 call GET "$SL/_pome/events" "Bearer $XOXB"
-assert_jq '[.[] | select(.tool == "slack_get_channel_history")][-1].response_body.messages[0].text' \
+assert_jq '[.[] | select(.tool == "slack_read_channel")][-1].response_body.messages[0].text' \
         "rotate the deploy key [REDACTED] today" "the tape row"
 grep -q 7f3a9b2c4d5e6f81 <<<"$BODY" && fail "the secret is on the tape"
 grep -qF "$XOXB" <<<"$BODY" && fail "the caller's token is on the tape"
