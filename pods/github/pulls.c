@@ -1,0 +1,1134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GitHub twin's pull requests (https://docs.github.com/rest/pulls/pulls): list, get
+ * (JSON, or the unified diff for Accept: application/vnd.github.diff), create, update,
+ * merge, update-branch, commits and files, and the pull request part of the seed.
+ *
+ * A pull request row keeps every issue field and adds head/base (branch names), head_sha/
+ * base_sha (the tips when last touched; while the pull request is open the branches' live
+ * tips win), draft, merged, merged_at, merged_by, merge_commit_sha, requested_reviewers,
+ * reviews[] and review_comments[] (reviews.c). What a pull request changes is what
+ * github.com shows: the head tree against the merge base of head and base ("three-dot").
+ */
+#include <strings.h>
+
+#include "common/json-util.h"
+#include "pods/github/github.h"
+
+/* ------------------------------------------------------------------ git layout */
+
+/* A branch row {name, sha, protected} of repo called name, or NULL. */
+json_t *gh_pr_branch(json_t *repo, const char *name)
+{
+        size_t i;
+        json_t *b;
+        if (!name)
+                return NULL;
+        json_array_foreach (json_object_get(repo, "branches"), i, b) {
+                if (streq_ptr(json_get_str(b, "name"), name))
+                        return b;
+        }
+        return NULL;
+}
+
+/* The commit row of repo whose sha is sha or starts with it (7 or more hex digits). */
+json_t *gh_pr_commit(json_t *repo, const char *sha)
+{
+        size_t i, l = strlen(strempty(sha));
+        json_t *cm;
+        if (l < 7 || l > 40)
+                return NULL;
+        json_array_foreach (json_object_get(repo, "commits"), i, cm) {
+                const char *s = json_get_str(cm, "sha");
+                if (s && strncasecmp(s, sha, l) == 0)
+                        return cm;
+        }
+        return NULL;
+}
+
+/* The commit sha ref names in repo (branch, heads/x, refs/heads/x, tag, sha), or NULL. */
+const char *gh_pr_ref_sha(json_t *repo, const char *ref)
+{
+        if (!ref)
+                return NULL;
+        const char *r = startswith(ref, "refs/") ? ref + 5 : ref;
+        const char *h = startswith(r, "heads/");
+        json_t *b = gh_pr_branch(repo, h ? h : r);
+        if (b)
+                return json_get_str(b, "sha");
+        const char *t = startswith(r, "tags/");
+        size_t i;
+        json_t *tag;
+        json_array_foreach (json_object_get(repo, "tags"), i, tag) {
+                if (streq_ptr(json_get_str(tag, "name"), t ? t : r))
+                        return json_get_str(tag, "sha");
+        }
+        json_t *cm = gh_pr_commit(repo, ref);
+        return cm ? json_get_str(cm, "sha") : NULL;
+}
+
+/* The file snapshot {path: content} of the commit sha (borrowed), or NULL. */
+json_t *gh_pr_tree(json_t *repo, const char *sha)
+{
+        return json_object_get(gh_pr_commit(repo, sha), "tree");
+}
+
+/* Adds sha and every ancestor of it to set (an object used as a set). 0 or -ENOMEM. */
+static int ancestors(json_t *repo, const char *sha, json_t *set)
+{
+        _cleanup_json_ json_t *todo = json_pack("[s?]", sha);
+        if (!todo)
+                return -ENOMEM;
+        while (json_array_size(todo) > 0) {
+                _cleanup_free_ char *s = strdup(json_string_value(json_array_get(todo, 0)));
+                if (!s || json_array_remove(todo, 0) < 0)
+                        return -ENOMEM;
+                if (json_object_get(set, s))
+                        continue;
+                if (json_object_set_new(set, s, json_true()) < 0)
+                        return -ENOMEM;
+                size_t i;
+                json_t *p;
+                json_array_foreach (json_object_get(gh_pr_commit(repo, s), "parents"), i, p) {
+                        if (json_is_string(p) && json_array_append(todo, p) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+bool gh_pr_is_ancestor(json_t *repo, const char *ancestor, const char *sha)
+{
+        _cleanup_json_ json_t *set = json_object();
+        return set && ancestors(repo, sha, set) == 0 && ancestor &&
+               json_object_get(set, ancestor) != NULL;
+}
+
+/*
+ * The best common ancestor of a and b (git merge-base): of the ancestors of b, the first
+ * that a reaches, walking b's history breadth first. Borrowed from repo; NULL for
+ * unrelated histories or on OOM.
+ */
+const char *gh_pr_merge_base(json_t *repo, const char *a, const char *b)
+{
+        _cleanup_json_ json_t *set = json_object(), *seen = json_object();
+        _cleanup_json_ json_t *todo = json_pack("[s?]", b);
+        if (!set || !seen || !todo || ancestors(repo, a, set) < 0)
+                return NULL;
+        while (json_array_size(todo) > 0) {
+                json_t *cm = gh_pr_commit(repo, json_string_value(json_array_get(todo, 0)));
+                if (json_array_remove(todo, 0) < 0)
+                        return NULL;
+                const char *s = json_get_str(cm, "sha");
+                if (!s || json_object_get(seen, s))
+                        continue;
+                if (json_object_get(set, s))
+                        return s;
+                if (json_object_set_new(seen, s, json_true()) < 0)
+                        return NULL;
+                size_t i;
+                json_t *p;
+                json_array_foreach (json_object_get(cm, "parents"), i, p) {
+                        if (json_array_append(todo, p) < 0)
+                                return NULL;
+                }
+        }
+        return NULL;
+}
+
+/* The commits reachable from head but not from base, oldest first (new array of rows). */
+json_t *gh_pr_commits_between(json_t *repo, const char *base, const char *head)
+{
+        _cleanup_json_ json_t *set = json_object(), *mine = json_object(), *out = json_array();
+        if (!set || !mine || !out || ancestors(repo, base, set) < 0 ||
+            ancestors(repo, head, mine) < 0)
+                return NULL;
+        size_t i;
+        json_t *cm;
+        /* commits[] is in creation order: that is github.com's order for a pull request */
+        json_array_foreach (json_object_get(repo, "commits"), i, cm) {
+                const char *s = json_get_str(cm, "sha");
+                if (s && json_object_get(mine, s) && !json_object_get(set, s) &&
+                    json_array_append(out, cm) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(out);
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The paths of the n trees (objects {path: content}, NULL for none), sorted (new array). */
+static json_t *tree_paths(json_t *const *trees, size_t n)
+{
+        _cleanup_json_ json_t *keys = json_object(), *out = json_array();
+        const char *key;
+        json_t *val;
+        if (!keys || !out)
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                json_object_foreach (trees[k], key, val) {
+                        if (json_object_set(keys, key, json_true()) < 0)
+                                return NULL;
+                }
+        size_t m = json_object_size(keys), i = 0;
+        _cleanup_free_ const char **v = calloc(m + 1, sizeof(char *));
+        if (!v)
+                return NULL;
+        json_object_foreach (keys, key, val)
+                v[i++] = key;
+        qsort(v, m, sizeof(char *), str_cmp);
+        for (i = 0; i < m; i++)
+                if (json_array_append_new(out, json_string(v[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(out);
+}
+
+/*
+ * A three-way merge of file snapshots (whole files: a file both sides changed differently
+ * is a conflict). Returns 0 with the merged tree in *ret (new), 1 on a conflict, -ENOMEM.
+ */
+int gh_tree_merge(json_t *base, json_t *ours, json_t *theirs, json_t **ret)
+{
+        json_t *trees[] = {base, ours, theirs};
+        _cleanup_json_ json_t *paths = tree_paths(trees, ELEMENTSOF(trees)), *out = json_object();
+        if (!paths || !out)
+                return -ENOMEM;
+        size_t i;
+        json_t *p;
+        json_array_foreach (paths, i, p) {
+                const char *key = json_string_value(p);
+                const char *b = json_string_value(json_object_get(base, key)),
+                           *o = json_string_value(json_object_get(ours, key)),
+                           *t = json_string_value(json_object_get(theirs, key));
+                const char *pick;
+                if (streq_ptr(o, t))
+                        pick = o;
+                else if (streq_ptr(o, b))
+                        pick = t;
+                else if (streq_ptr(t, b))
+                        pick = o;
+                else
+                        return 1; /* both sides changed the file, differently */
+                if (pick && json_object_set_new(out, key, json_string(pick)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ pull request state */
+
+const char *gh_pr_head_sha(json_t *repo, json_t *pr)
+{
+        json_t *b = gh_pr_branch(repo, json_get_str(pr, "head"));
+        if (b && streq_ptr(json_get_str(pr, "state"), "open"))
+                return json_get_str(b, "sha");
+        return json_get_str(pr, "head_sha");
+}
+
+const char *gh_pr_base_sha(json_t *repo, json_t *pr)
+{
+        json_t *b = gh_pr_branch(repo, json_get_str(pr, "base"));
+        if (b && streq_ptr(json_get_str(pr, "state"), "open"))
+                return json_get_str(b, "sha");
+        return json_get_str(pr, "base_sha");
+}
+
+/* The tree the pull request is compared against: the merge base's (borrowed, may be NULL). */
+static json_t *pr_compare_tree(json_t *repo, json_t *pr)
+{
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
+        return gh_pr_tree(repo, mb ? mb : base);
+}
+
+/*
+ * The files a pull request changes, as GET .../pulls/{n}/files renders them: sorted by
+ * filename, each {sha, filename, status, additions, deletions, changes, blob_url, raw_url,
+ * contents_url, patch}. New array, NULL on OOM.
+ */
+json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr)
+{
+        const char *head = gh_pr_head_sha(repo, pr);
+        json_t *old = pr_compare_tree(repo, pr), *new = gh_pr_tree(repo, head);
+        json_t *trees[] = {old, new};
+        _cleanup_json_ json_t *paths = tree_paths(trees, 2), *out = json_array();
+        if (!paths || !out)
+                return NULL;
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        size_t i;
+        json_t *p;
+        json_array_foreach (paths, i, p) {
+                const char *path = json_string_value(p);
+                const char *a = json_string_value(json_object_get(old, path)),
+                           *b = json_string_value(json_object_get(new, path));
+                if (streq_ptr(a, b))
+                        continue;
+                _cleanup_free_ char *patch = NULL, *blob = NULL, *raw = NULL, *contents = NULL;
+                size_t adds, dels;
+                int r = gh_line_diff(a, b, &patch, &adds, &dels);
+                if (r < 0)
+                        return NULL;
+                size_t pl = strlen(patch);
+                if (pl > 0 && patch[pl - 1] == '\n')
+                        patch[pl - 1] = 0; /* github.com's patch has no final newline */
+                char sha[GH_SHA_HEX];
+                gh_blob_sha(b ? b : a, sha);
+                if (asprintf(&blob, GH_HTML_BASE "/%s/%s/blob/%s/%s", owner, name, head, path) < 0 ||
+                    asprintf(&raw, GH_HTML_BASE "/%s/%s/raw/%s/%s", owner, name, head, path) < 0 ||
+                    asprintf(&contents, "%s/repos/%s/%s/contents/%s?ref=%s", c->base_url, owner,
+                             name, path, head) < 0)
+                        return NULL;
+                json_t *f = json_pack(
+                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "sha", sha,
+                        "filename", path, "status",
+                        !a ? "added" : !b ? "removed" : "modified", "additions", (json_int_t)adds,
+                        "deletions", (json_int_t)dels, "changes", (json_int_t)(adds + dels),
+                        "blob_url", blob, "raw_url", raw, "contents_url", contents, "patch", patch);
+                if (json_array_append_new(out, f) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(out);
+}
+
+/* The unified diff of a pull request (git diff format, as github.com's .diff). */
+char *gh_pr_diff_text(json_t *repo, json_t *pr)
+{
+        json_t *old = pr_compare_tree(repo, pr), *new = gh_pr_tree(repo, gh_pr_head_sha(repo, pr));
+        json_t *trees[] = {old, new};
+        _cleanup_json_ json_t *paths = tree_paths(trees, 2);
+        _cleanup_free_ char *out = NULL;
+        size_t outlen = 0;
+        if (!paths)
+                return NULL;
+        FILE *f = open_memstream(&out, &outlen);
+        if (!f)
+                return NULL;
+        size_t i;
+        json_t *p;
+        json_array_foreach (paths, i, p) {
+                const char *path = json_string_value(p);
+                const char *a = json_string_value(json_object_get(old, path)),
+                           *b = json_string_value(json_object_get(new, path));
+                if (streq_ptr(a, b))
+                        continue;
+                _cleanup_free_ char *patch = NULL;
+                size_t adds, dels;
+                if (gh_line_diff(a, b, &patch, &adds, &dels) < 0) {
+                        fclose(f);
+                        return NULL;
+                }
+                char sa[GH_SHA_HEX] = "0000000000", sb[GH_SHA_HEX] = "0000000000";
+                if (a)
+                        gh_blob_sha(a, sa);
+                if (b)
+                        gh_blob_sha(b, sb);
+                fprintf(f, "diff --git a/%s b/%s\n", path, path);
+                if (!a)
+                        fprintf(f, "new file mode 100644\nindex 0000000..%.7s\n--- /dev/null\n",
+                                sb);
+                else if (!b)
+                        fprintf(f, "deleted file mode 100644\nindex %.7s..0000000\n", sa);
+                else
+                        fprintf(f, "index %.7s..%.7s 100644\n", sa, sb);
+                if (a)
+                        fprintf(f, "--- a/%s\n", path);
+                fprintf(f, b ? "+++ b/%s\n" : "+++ /dev/null\n", path);
+                fputs(patch, f);
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
+/* ------------------------------------------------------------------ rendering */
+
+static json_t *render_ref(TwinCall *c, json_t *repo, const char *ref, const char *sha)
+{
+        const char *owner = json_get_str(repo, "owner");
+        _cleanup_free_ char *label = NULL;
+        if (asprintf(&label, "%s:%s", owner, strempty(ref)) < 0)
+                return NULL;
+        return json_pack("{s:s, s:s?, s:s?, s:o, s:o}", "label", label, "ref", ref, "sha", sha,
+                         "user", gh_render_user(c, owner), "repo", gh_render_repo(c, repo));
+}
+
+static json_t *render_users(TwinCall *c, json_t *logins)
+{
+        _cleanup_json_ json_t *a = json_array();
+        size_t i;
+        json_t *l;
+        if (!a)
+                return NULL;
+        json_array_foreach (logins, i, l) {
+                if (json_array_append_new(a, gh_render_user(c, json_string_value(l))) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+/* Whether the pull request's head merges cleanly into its base (null when unknown). */
+static json_t *pr_mergeable(json_t *repo, json_t *pr)
+{
+        if (!streq_ptr(json_get_str(pr, "state"), "open"))
+                return json_is_true(json_object_get(pr, "merged")) ? json_false() : json_null();
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
+        if (!mb)
+                return json_null();
+        _cleanup_json_ json_t *merged = NULL;
+        int r = gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, base), gh_pr_tree(repo, head),
+                              &merged);
+        return r < 0 ? json_null() : json_boolean(r == 0);
+}
+
+json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
+{
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        long long n = json_integer_value(json_object_get(pr, "number"));
+        _cleanup_free_ char *repo_url = NULL, *url = NULL, *html = NULL, *issue_url = NULL,
+                            *commits_url = NULL, *rc_url = NULL, *rc1_url = NULL,
+                            *comments_url = NULL, *statuses_url = NULL, *diff = NULL,
+                            *patch = NULL;
+        const char *head_sha = gh_pr_head_sha(repo, pr), *base_sha = gh_pr_base_sha(repo, pr);
+        if (asprintf(&repo_url, "%s/repos/%s/%s", c->base_url, owner, name) < 0 ||
+            asprintf(&url, "%s/pulls/%lld", repo_url, n) < 0 ||
+            asprintf(&html, GH_HTML_BASE "/%s/%s/pull/%lld", owner, name, n) < 0 ||
+            asprintf(&diff, "%s.diff", html) < 0 || asprintf(&patch, "%s.patch", html) < 0 ||
+            asprintf(&issue_url, "%s/issues/%lld", repo_url, n) < 0 ||
+            asprintf(&commits_url, "%s/commits", url) < 0 ||
+            asprintf(&rc_url, "%s/comments", url) < 0 ||
+            asprintf(&rc1_url, "%s/pulls/comments{/number}", repo_url) < 0 ||
+            asprintf(&comments_url, "%s/comments", issue_url) < 0 ||
+            asprintf(&statuses_url, "%s/statuses/%s", repo_url, strempty(head_sha)) < 0)
+                return NULL;
+        _cleanup_json_ json_t *assignees = render_users(c, json_object_get(pr, "assignees"));
+        if (!assignees)
+                return NULL;
+        const char *user = json_get_str(pr, "user");
+        const char *merged_by = json_get_str(pr, "merged_by");
+        _cleanup_json_ json_t *o = json_pack(
+                "{s:s, s:O, s:O, s:s, s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:o, s:O, s:o, s:o, "
+                "s:n, s:O, s:O, s:O, s:O, s:O?, s:o, s:O, s:o, s:[], s:o, s:o, s:s, s:s, "
+                "s:s, s:s, s:s, s:s, s:n, s:b}",
+                "url", url, "id", json_object_get(pr, "id"), "node_id",
+                json_object_get(pr, "node_id"), "html_url", html, "diff_url", diff, "patch_url",
+                patch, "issue_url", issue_url, "number", (json_int_t)n, "state",
+                json_object_get(pr, "state"), "locked", json_object_get(pr, "locked"), "title",
+                json_object_get(pr, "title"), "user", gh_render_user(c, user), "body",
+                json_object_get(pr, "body"), "labels",
+                gh_render_labels(c, repo, json_object_get(pr, "labels")), "milestone",
+                gh_render_milestone(c, repo, json_object_get(pr, "milestone")),
+                "active_lock_reason", "created_at", json_object_get(pr, "created_at"),
+                "updated_at", json_object_get(pr, "updated_at"), "closed_at",
+                json_object_get(pr, "closed_at"), "merged_at", json_object_get(pr, "merged_at"),
+                "merge_commit_sha", json_object_get(pr, "merge_commit_sha"), "assignee",
+                json_array_size(assignees) ? json_incref(json_array_get(assignees, 0))
+                                           : json_null(),
+                "assignees", assignees, "requested_reviewers",
+                render_users(c, json_object_get(pr, "requested_reviewers")), "requested_teams",
+                "head", render_ref(c, repo, json_get_str(pr, "head"), head_sha), "base",
+                render_ref(c, repo, json_get_str(pr, "base"), base_sha), "commits_url",
+                commits_url, "review_comments_url", rc_url, "review_comment_url", rc1_url,
+                "comments_url", comments_url, "statuses_url", statuses_url,
+                "author_association", gh_association(repo, user), "auto_merge", "draft",
+                json_is_true(json_object_get(pr, "draft")));
+        if (!o)
+                return NULL;
+        _cleanup_json_ json_t *links = json_pack(
+                "{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}", "self",
+                "href", url, "html", "href", html, "issue", "href", issue_url, "comments", "href",
+                comments_url, "review_comments", "href", rc_url, "review_comment", "href",
+                rc1_url, "commits", "href", commits_url, "statuses", "href", statuses_url);
+        if (!links || json_object_set(o, "_links", links) < 0)
+                return NULL;
+        if (!full)
+                return TAKE_PTR(o);
+
+        _cleanup_json_ json_t *files = gh_pr_files(c, repo, pr);
+        const char *mb = head_sha && base_sha ? gh_pr_merge_base(repo, base_sha, head_sha) : NULL;
+        _cleanup_json_ json_t *commits =
+                gh_pr_commits_between(repo, mb ? mb : base_sha, head_sha);
+        if (!files || !commits)
+                return NULL;
+        json_int_t adds = 0, dels = 0;
+        size_t i;
+        json_t *f;
+        json_array_foreach (files, i, f) {
+                adds += json_integer_value(json_object_get(f, "additions"));
+                dels += json_integer_value(json_object_get(f, "deletions"));
+        }
+        json_t *mergeable = pr_mergeable(repo, pr);
+        const char *mstate = json_is_true(mergeable)    ? "clean"
+                             : json_is_false(mergeable) ? "dirty"
+                                                        : "unknown";
+        if (json_is_true(json_object_get(pr, "draft")) && json_is_true(mergeable))
+                mstate = "draft";
+        else if (json_is_true(mergeable) && streq_ptr(gh_combined_state(repo, head_sha), "failure"))
+                mstate = "unstable";
+        if (!streq_ptr(json_get_str(pr, "state"), "open"))
+                mstate = "unknown";
+        _cleanup_json_ json_t *more = json_pack(
+                "{s:O, s:o, s:o, s:s, s:o, s:I, s:I, s:b, s:I, s:I, s:I, s:I}", "merged",
+                json_object_get(pr, "merged"), "mergeable", mergeable, "rebaseable",
+                json_incref(mergeable), "mergeable_state", mstate, "merged_by",
+                merged_by ? gh_render_user(c, merged_by) : json_null(), "comments",
+                (json_int_t)json_array_size(json_object_get(pr, "comments")), "review_comments",
+                (json_int_t)json_array_size(json_object_get(pr, "review_comments")),
+                "maintainer_can_modify", json_is_true(json_object_get(pr, "maintainer_can_modify")),
+                "commits", (json_int_t)json_array_size(commits), "additions", adds, "deletions",
+                dels, "changed_files", (json_int_t)json_array_size(files));
+        if (!more || json_object_update(o, more) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+int gh_arg_pull_number(TwinCall *c, int64_t *ret)
+{
+        int r = twin_arg_int(c->args, "pull_number", 1, INT32_MAX, ret);
+        if (r == -ENOENT)
+                r = twin_arg_int(c->args, "pullNumber", 1, INT32_MAX, ret);
+        return r;
+}
+
+int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        int64_t n;
+        r = gh_arg_pull_number(c, &n);
+        if (r == -ENOENT)
+                return gh_invalid(rp, "PullRequest", "pull_number", "missing_field");
+        json_t *pr = r < 0 ? NULL : gh_number_find(repo, "pull_requests", n, NULL);
+        if (!pr)
+                return gh_not_found(rp);
+        *ret_repo = repo;
+        *ret_pr = pr;
+        return 1;
+}
+
+/* The first of keys present in args, as a string: 0, -ENOENT, -EINVAL (wrong type). */
+int gh_arg_str2(TwinCall *c, const char *k1, const char *k2, const char **ret)
+{
+        int r = twin_arg_str(c->args, k1, ret);
+        if (r == -ENOENT && k2)
+                r = twin_arg_str(c->args, k2, ret);
+        return r;
+}
+
+/* 422 Validation Failed with one custom error message (GitHub's "custom" code). */
+int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message)
+{
+        return twin_reply_body(rp, 422,
+                               json_pack("{s:s, s:[{s:s, s:s, s:s}], s:s, s:s}", "message",
+                                         "Validation Failed", "errors", "resource", resource,
+                                         "code", "custom", "message", message, "documentation_url",
+                                         GH_DOCS_URL, "status", "422"));
+}
+
+/* A refusal with status and message (405, 409, 422 with a plain message). */
+int gh_refuse(TwinReply *rp, int status, const char *message)
+{
+        gh_error(status, NULL, message, rp);
+        return rp->body ? 0 : -ENOMEM;
+}
+
+/*
+ * Records that pr (a row of the world, changed in place) differs from before (its deep copy
+ * taken before the change): updated_at becomes now and the tape gets both. 0 or -ENOMEM.
+ */
+int gh_pr_touch(TwinCall *c, TwinReply *rp, const json_t *before, json_t *pr)
+{
+        if (json_equal((json_t *)before, pr))
+                return 0;
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        if (json_object_set_new(pr, "updated_at", json_string(now)) < 0)
+                return -ENOMEM;
+        return twin_reply_mutation(rp, before, pr);
+}
+
+/* ------------------------------------------------------------------ actions */
+
+static bool pr_matches(json_t *repo, json_t *pr, const char *state, const char *head,
+                       const char *base)
+{
+        if (!streq(state, "all") && !streq_ptr(json_get_str(pr, "state"), state))
+                return false;
+        if (base && !streq_ptr(json_get_str(pr, "base"), base))
+                return false;
+        if (head) {
+                /* "owner:branch" (github.com's documented form) or a bare branch */
+                const char *colon = strchr(head, ':');
+                if (colon && strncasecmp(head, json_get_str(repo, "owner"),
+                                         (size_t)(colon - head)) != 0)
+                        return false;
+                if (!streq_ptr(json_get_str(pr, "head"), colon ? colon + 1 : head))
+                        return false;
+        }
+        return true;
+}
+
+typedef struct PullOrder {
+        const char *key;
+        bool desc;
+} PullOrder;
+
+static int pull_cmp(const void *a, const void *b, void *userdata)
+{
+        const PullOrder *o = userdata;
+        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+        int d = o->key ? strcmp(strempty(json_get_str(x, o->key)),
+                                strempty(json_get_str(y, o->key)))
+                       : 0;
+        if (d == 0) {
+                json_int_t nx = json_integer_value(json_object_get(x, "number")),
+                           ny = json_integer_value(json_object_get(y, "number"));
+                d = (nx > ny) - (nx < ny);
+        }
+        return o->desc ? -d : d;
+}
+
+int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *state = "open", *head = NULL, *base = NULL, *sort = "created",
+                   *direction = NULL;
+        if (twin_arg_str(c->args, "state", &state) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "state", "invalid");
+        /* the MCP server's enums are lower case; accept OPEN/CLOSED as list_issues does */
+        state = strcasecmp(state, "open") == 0     ? "open"
+                : strcasecmp(state, "closed") == 0 ? "closed"
+                : strcasecmp(state, "all") == 0    ? "all"
+                                                   : NULL;
+        if (!state)
+                return gh_invalid(rp, "PullRequest", "state", "invalid");
+        if (twin_arg_str(c->args, "head", &head) == -EINVAL ||
+            twin_arg_str(c->args, "base", &base) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", head ? "base" : "head", "invalid");
+        if (twin_arg_str(c->args, "sort", &sort) == -EINVAL ||
+            (!streq(sort, "created") && !streq(sort, "updated") && !streq(sort, "popularity") &&
+             !streq(sort, "long-running")))
+                return gh_invalid(rp, "PullRequest", "sort", "invalid");
+        if (twin_arg_str(c->args, "direction", &direction) == -EINVAL ||
+            (direction && !streq(direction, "asc") && !streq(direction, "desc")))
+                return gh_invalid(rp, "PullRequest", "direction", "invalid");
+
+        json_t *pulls = json_object_get(repo, "pull_requests");
+        size_t n = 0, i;
+        json_t *pr;
+        _cleanup_free_ json_t **v = calloc(json_array_size(pulls) + 1, sizeof(json_t *));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach (pulls, i, pr) {
+                if (pr_matches(repo, pr, state, head, base))
+                        v[n++] = pr;
+        }
+        /* popularity (comments) and long-running (age) have no data here beyond creation */
+        PullOrder order = {
+                .key = streq(sort, "updated") ? "updated_at" : "created_at",
+                /* direction defaults to desc, but to asc for long-running (docs) */
+                .desc = direction ? streq(direction, "desc") : !streq(sort, "long-running"),
+        };
+        if (streq(sort, "long-running"))
+                order.desc = !order.desc;
+        qsort_r(v, n, sizeof(json_t *), pull_cmp, &order);
+        _cleanup_json_ json_t *all = json_array(), *page = NULL, *out = json_array();
+        if (!all || !out)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (json_array_append(all, v[i]) < 0)
+                        return -ENOMEM;
+        if ((r = gh_paginate(c, rp, all, &page)) < 0)
+                return r;
+        json_array_foreach (page, i, pr) {
+                if (json_array_append_new(out, gh_render_pull(c, repo, pr, false)) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}
+
+static bool wants_diff(TwinCall *c)
+{
+        const char *accept = c->request ? json_get_str(c->request->headers, "accept") : NULL;
+        return accept && (strstr(accept, "application/vnd.github.diff") ||
+                          strstr(accept, "application/vnd.github.v3.diff") ||
+                          strstr(accept, "application/vnd.github.patch") ||
+                          strstr(accept, "application/vnd.github.v3.patch"));
+}
+
+/*
+ * Replies with text (taken) as a non-JSON body: the body is a JSON string and the
+ * Content-Type header names the media type, which the front sends as raw bytes
+ * (pods/front/serve.c front_reply) and MCP as the tool's text content.
+ */
+static int reply_text(TwinReply *rp, const char *media_type, char *text)
+{
+        _cleanup_free_ char *t = text;
+        if (!t)
+                return -ENOMEM;
+        if (!rp->headers && !(rp->headers = json_object()))
+                return -ENOMEM;
+        if (json_object_set_new(rp->headers, "Content-Type", json_string(media_type)) < 0)
+                return -ENOMEM;
+        return twin_reply_body(rp, 200, twin_json_string_lossy(t, strlen(t)));
+}
+
+int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
+{
+        const char *method = "get";
+        if (twin_arg_str(c->args, "method", &method) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "method", "invalid");
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        if (streq(method, "get") && wants_diff(c))
+                method = "get_diff";
+        if (streq(method, "get"))
+                return twin_reply_body(rp, 200, gh_render_pull(c, repo, pr, true));
+        if (streq(method, "get_diff"))
+                return reply_text(rp, "application/vnd.github.diff; charset=utf-8",
+                                  gh_pr_diff_text(repo, pr));
+        if (streq(method, "get_files")) {
+                _cleanup_json_ json_t *files = gh_pr_files(c, repo, pr), *page = NULL;
+                if (!files || (r = gh_paginate(c, rp, files, &page)) < 0)
+                        return files ? r : -ENOMEM;
+                return twin_reply_body(rp, 200, TAKE_PTR(page));
+        }
+        if (streq(method, "get_status"))
+                return gh_reply_combined_status(c, rp, repo, gh_pr_head_sha(repo, pr));
+        if (streq(method, "get_check_runs"))
+                return gh_reply_check_runs(c, rp, repo, gh_pr_head_sha(repo, pr));
+        if (streq(method, "get_reviews"))
+                return gh_reply_reviews(c, rp, repo, pr);
+        if (streq(method, "get_review_comments"))
+                return gh_reply_review_comments(c, rp, repo, pr);
+        if (streq(method, "get_comments")) {
+                _cleanup_json_ json_t *all = json_array(), *page = NULL;
+                size_t i;
+                json_t *cm;
+                if (!all)
+                        return -ENOMEM;
+                json_array_foreach (json_object_get(pr, "comments"), i, cm) {
+                        if (json_array_append_new(all, gh_render_comment(c, repo, pr, cm)) < 0)
+                                return -ENOMEM;
+                }
+                if ((r = gh_paginate(c, rp, all, &page)) < 0)
+                        return r;
+                return twin_reply_body(rp, 200, TAKE_PTR(page));
+        }
+        return gh_invalid(rp, "PullRequest", "method", "invalid");
+}
+
+int gh_act_list_pull_request_commits(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
+        _cleanup_json_ json_t *commits = gh_pr_commits_between(repo, mb ? mb : base, head),
+                              *page = NULL, *out = json_array();
+        if (!commits || !out)
+                return -ENOMEM;
+        if ((r = gh_paginate(c, rp, commits, &page)) < 0)
+                return r;
+        size_t i;
+        json_t *cm;
+        json_array_foreach (page, i, cm) {
+                if (json_array_append_new(out, gh_render_pr_commit(c, repo, cm)) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}
+
+/* An open pull request of repo from head into base, or NULL. */
+static json_t *open_pull_for(json_t *repo, const char *head, const char *base)
+{
+        size_t i;
+        json_t *pr;
+        json_array_foreach (json_object_get(repo, "pull_requests"), i, pr) {
+                if (streq_ptr(json_get_str(pr, "state"), "open") &&
+                    streq_ptr(json_get_str(pr, "head"), head) &&
+                    streq_ptr(json_get_str(pr, "base"), base))
+                        return pr;
+        }
+        return NULL;
+}
+
+/*
+ * Checks that a pull request from head into base can exist (POST /pulls): both branches
+ * exist, differ, and head has commits base lacks. 1 when fine, 0 when rp holds the 422.
+ */
+static int check_branches(TwinReply *rp, json_t *repo, const char *head, const char *base)
+{
+        const char *hs = gh_pr_ref_sha(repo, head), *bs = gh_pr_ref_sha(repo, base);
+        if (!gh_pr_branch(repo, base))
+                return gh_invalid(rp, "PullRequest", "base", "invalid");
+        if (!gh_pr_branch(repo, head))
+                return gh_invalid(rp, "PullRequest", "head", "invalid");
+        if (streq(head, base) || gh_pr_is_ancestor(repo, hs, bs)) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "No commits between %s and %s", base, head) < 0)
+                        return -ENOMEM;
+                return gh_invalid_custom(rp, "PullRequest", m);
+        }
+        return 1;
+}
+
+int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *title = NULL, *body = NULL, *head = NULL, *base = NULL;
+        bool draft = false, mcm = true;
+        if ((r = twin_arg_str(c->args, "base", &base)) < 0)
+                return gh_invalid(rp, "PullRequest", "base",
+                                  r == -ENOENT ? "missing_field" : "invalid");
+        if ((r = twin_arg_str(c->args, "head", &head)) < 0)
+                return gh_invalid(rp, "PullRequest", "head",
+                                  r == -ENOENT ? "missing_field" : "invalid");
+        if ((r = twin_arg_str(c->args, "title", &title)) == -EINVAL ||
+            (r == -ENOENT && !json_object_get(c->args, "issue")))
+                return gh_invalid(rp, "PullRequest", "title",
+                                  r == -ENOENT ? "missing_field" : "invalid");
+        if (twin_arg_str(c->args, "body", &body) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "body", "invalid");
+        if (twin_arg_bool(c->args, "draft", &draft) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "draft", "invalid");
+        if (twin_arg_bool(c->args, "maintainer_can_modify", &mcm) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "maintainer_can_modify", "invalid");
+        _cleanup_json_ json_t *reviewers = NULL;
+        if (json_object_get(c->args, "reviewers") &&
+            twin_arg_strv(c->args, "reviewers", &reviewers) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "reviewers", "invalid");
+
+        /* "owner:branch" names a branch of this repository's owner (no forks here) */
+        const char *colon = strchr(head, ':');
+        if (colon) {
+                if (strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0 ||
+                    strlen(json_get_str(repo, "owner")) != (size_t)(colon - head))
+                        return gh_invalid(rp, "PullRequest", "head", "invalid");
+                head = colon + 1;
+        }
+        /* converting an issue into a pull request takes the issue's title */
+        json_t *issue = NULL;
+        size_t issue_idx = 0;
+        if (json_object_get(c->args, "issue")) {
+                int64_t in;
+                if (twin_arg_int(c->args, "issue", 1, INT32_MAX, &in) < 0 ||
+                    !(issue = gh_number_find(repo, "issues", in, &issue_idx)))
+                        return gh_invalid(rp, "PullRequest", "issue", "invalid");
+                title = json_get_str(issue, "title");
+                body = json_get_str(issue, "body");
+        }
+        if (!title || !title[0])
+                return gh_invalid(rp, "PullRequest", "title", "missing_field");
+        if ((r = check_branches(rp, repo, head, base)) <= 0)
+                return r;
+        if (open_pull_for(repo, head, base)) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "A pull request already exists for %s:%s.",
+                             json_get_str(repo, "owner"), head) < 0)
+                        return -ENOMEM;
+                return gh_invalid_custom(rp, "PullRequest", m);
+        }
+        if (reviewers && (r = gh_check_reviewers(c, rp, repo, NULL, reviewers)) <= 0)
+                return r;
+
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        const char *viewer = json_get_str(c->world, "viewer");
+        int64_t id = gh_alloc_id(c->world);
+        int64_t number = issue ? json_integer_value(json_object_get(issue, "number"))
+                               : gh_max_number(repo) + 1;
+        _cleanup_json_ json_t *row = json_pack(
+                "{s:I, s:o, s:I, s:s, s:s?, s:s, s:n, s:b, s:s, s:[], s:[], s:n, s:[], s:s, s:s, "
+                "s:n, s:s, s:s, s:s, s:s, s:b, s:b, s:n, s:n, s:n, s:O, s:[], s:[], s:b}",
+                "id", (json_int_t)id, "node_id", gh_node_id("PullRequest", id), "number",
+                (json_int_t)number, "title", title, "body", body, "state", "open",
+                "state_reason", "locked", false, "user", viewer, "labels", "assignees",
+                "milestone", "comments", "created_at", now, "updated_at", now, "closed_at",
+                "head", head, "head_sha", gh_pr_ref_sha(repo, head), "base", base, "base_sha",
+                gh_pr_ref_sha(repo, base), "draft", draft, "merged", false, "merged_at",
+                "merged_by", "merge_commit_sha", "requested_reviewers",
+                reviewers ? reviewers : json_array(), "reviews", "review_comments",
+                "maintainer_can_modify", mcm);
+        if (!row)
+                return -ENOMEM;
+        if (issue) {
+                /* the issue becomes the pull request: same number, labels, comments */
+                const char *keep[] = {"labels", "assignees", "milestone", "comments", "user",
+                                      "created_at"};
+                for (size_t k = 0; k < ELEMENTSOF(keep); k++)
+                        if (json_object_set(row, keep[k], json_object_get(issue, keep[k])) < 0)
+                                return -ENOMEM;
+                if (json_array_remove(json_object_get(repo, "issues"), issue_idx) < 0)
+                        return -ENOMEM;
+        }
+        if (json_array_append(json_object_get(repo, "pull_requests"), row) < 0)
+                return -ENOMEM;
+        if ((r = twin_reply_mutation(rp, NULL, row)) < 0)
+                return r;
+        _cleanup_free_ char *loc = NULL;
+        if (asprintf(&loc, "%s/repos/%s/%s/pulls/%lld", c->base_url, json_get_str(repo, "owner"),
+                     json_get_str(repo, "name"), (long long)number) < 0)
+                return -ENOMEM;
+        if (!rp->headers && !(rp->headers = json_object()))
+                return -ENOMEM;
+        json_object_set_new(rp->headers, "Location", json_string(loc));
+        return twin_reply_body(rp, 201, gh_render_pull(c, repo, row, true));
+}
+
+int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        const char *title = NULL, *body = NULL, *state = NULL, *base = NULL;
+        bool draft, mcm;
+        int rd, rm;
+        if ((r = twin_arg_str(c->args, "title", &title)) == -EINVAL || (title && !title[0]))
+                return gh_invalid(rp, "PullRequest", "title", "invalid");
+        if (twin_arg_str(c->args, "body", &body) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "body", "invalid");
+        if (twin_arg_str(c->args, "state", &state) == -EINVAL ||
+            (state && strcasecmp(state, "open") != 0 && strcasecmp(state, "closed") != 0))
+                return gh_invalid(rp, "PullRequest", "state", "invalid");
+        if (twin_arg_str(c->args, "base", &base) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "base", "invalid");
+        if ((rd = twin_arg_bool(c->args, "draft", &draft)) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "draft", "invalid");
+        if ((rm = twin_arg_bool(c->args, "maintainer_can_modify", &mcm)) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "maintainer_can_modify", "invalid");
+        _cleanup_json_ json_t *reviewers = NULL;
+        if (json_object_get(c->args, "reviewers") &&
+            twin_arg_strv(c->args, "reviewers", &reviewers) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "reviewers", "invalid");
+        bool merged = json_is_true(json_object_get(pr, "merged"));
+        if (base && !streq_ptr(base, json_get_str(pr, "base"))) {
+                if (merged || !streq_ptr(json_get_str(pr, "state"), "open"))
+                        return gh_invalid_custom(rp, "PullRequest",
+                                                 "Cannot change the base branch of a closed "
+                                                 "pull request.");
+                if ((r = check_branches(rp, repo, json_get_str(pr, "head"), base)) <= 0)
+                        return r;
+        }
+        if (state && strcasecmp(state, "open") == 0 && merged)
+                return gh_invalid_custom(rp, "PullRequest",
+                                         "Cannot reopen a merged pull request.");
+        if (state && strcasecmp(state, "open") == 0 &&
+            !streq_ptr(json_get_str(pr, "state"), "open") &&
+            open_pull_for(repo, json_get_str(pr, "head"), base ? base : json_get_str(pr, "base"))) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "A pull request already exists for %s:%s.",
+                             json_get_str(repo, "owner"), json_get_str(pr, "head")) < 0)
+                        return -ENOMEM;
+                return gh_invalid_custom(rp, "PullRequest", m);
+        }
+        if (reviewers && (r = gh_check_reviewers(c, rp, repo, pr, reviewers)) <= 0)
+                return r;
+
+        _cleanup_json_ json_t *before = json_deep_copy(pr);
+        if (!before)
+                return -ENOMEM;
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        if ((title && json_object_set_new(pr, "title", json_string(title)) < 0) ||
+            (body && json_object_set_new(pr, "body", json_string(body)) < 0) ||
+            (json_is_null(json_object_get(c->args, "body")) &&
+             json_object_set_new(pr, "body", json_null()) < 0) ||
+            (base && json_object_set_new(pr, "base", json_string(base)) < 0) ||
+            (rd == 0 && json_object_set_new(pr, "draft", json_boolean(draft)) < 0) ||
+            (rm == 0 && json_object_set_new(pr, "maintainer_can_modify", json_boolean(mcm)) < 0))
+                return -ENOMEM;
+        if (reviewers) {
+                json_t *req = json_object_get(pr, "requested_reviewers");
+                size_t i;
+                json_t *l;
+                json_array_foreach (reviewers, i, l) {
+                        if (!gh_strv_has(req, json_string_value(l)) &&
+                            json_array_append(req, l) < 0)
+                                return -ENOMEM;
+                }
+        }
+        if (state) {
+                bool open = strcasecmp(state, "open") == 0;
+                bool was_open = streq_ptr(json_get_str(pr, "state"), "open");
+                if (open != was_open) {
+                        /* closing pins the tips the pull request showed */
+                        const char *hs = gh_pr_head_sha(repo, pr), *bs = gh_pr_base_sha(repo, pr);
+                        if ((hs && json_object_set_new(pr, "head_sha", json_string(hs)) < 0) ||
+                            (bs && json_object_set_new(pr, "base_sha", json_string(bs)) < 0) ||
+                            json_object_set_new(pr, "state", json_string(open ? "open" : "closed")) <
+                                    0 ||
+                            json_object_set_new(pr, "closed_at",
+                                                open ? json_null() : json_string(now)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        if ((r = gh_pr_touch(c, rp, before, pr)) < 0)
+                return r;
+        return twin_reply_body(rp, 200, gh_render_pull(c, repo, pr, true));
+}
+
+/* The merge of pr's head into its base: 0 with *ret_tree (new), 1 on a conflict. */
+static int pr_merge_tree(json_t *repo, json_t *pr, json_t **ret_tree)
+{
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
+        if (!mb)
+                return 1;
+        return gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, base), gh_pr_tree(repo, head),
+                             ret_tree);
+}
+
+int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        const char *method = "merge", *sha = NULL, *title = NULL, *message = NULL;
+        if (twin_arg_str(c->args, "merge_method", &method) == -EINVAL ||
+            (!streq(method, "merge") && !streq(method, "squash") && !streq(method, "rebase")))
+                return gh_invalid(rp, "PullRequest", "merge_method", "invalid");
+        if (twin_arg_str(c->args, "sha", &sha) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "sha", "invalid");
+        if (twin_arg_str(c->args, "commit_title", &title) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "commit_title", "invalid");
+        if (twin_arg_str(c->args, "commit_message", &message) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "commit_message", "invalid");
+
+        if (json_is_true(json_object_get(pr, "merged")) ||
+            !streq_ptr(json_get_str(pr, "state"), "open"))
+                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+        if (json_is_true(json_object_get(pr, "draft")))
+                return gh_refuse(rp, 405, "Pull Request is still a draft");
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        if (!head || !base || !gh_pr_branch(repo, json_get_str(pr, "base")))
+                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+        if (sha && !streq(sha, head))
+                return gh_refuse(rp, 409, "Head branch was modified. Review and try the merge again.");
+        _cleanup_json_ json_t *tree = NULL;
+        if ((r = pr_merge_tree(repo, pr, &tree)) < 0)
+                return r;
+        if (r > 0)
+                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+
+        long long n = json_integer_value(json_object_get(pr, "number"));
+        const char *viewer = json_get_str(c->world, "viewer");
+        _cleanup_free_ char *msg = NULL;
+        _cleanup_free_ char *new_sha = NULL;
+        if (streq(method, "merge")) {
+                _cleanup_free_ char *dflt = NULL;
+                if (asprintf(&dflt, "Merge pull request #%lld from %s/%s", n,
+                             json_get_str(repo, "owner"), json_get_str(pr, "head")) < 0 ||
+                    asprintf(&msg, "%s\n\n%s", title ? title : dflt,
+                             message ? message : json_get_str(pr, "title")) < 0)
+                        return -ENOMEM;
+                r = gh_pr_commit_new(c, repo, base, head, tree, msg, viewer, &new_sha);
+        } else if (streq(method, "squash")) {
+                _cleanup_free_ char *dflt = NULL;
+                if (asprintf(&dflt, "%s (#%lld)", json_get_str(pr, "title"), n) < 0 ||
+                    asprintf(&msg, "%s%s%s", title ? title : dflt, message ? "\n\n" : "",
+                             strempty(message)) < 0)
+                        return -ENOMEM;
+                r = gh_pr_commit_new(c, repo, base, NULL, tree, msg, viewer, &new_sha);
+        } else
+                r = gh_pr_rebase(c, repo, base, head, &new_sha);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+
+        _cleanup_json_ json_t *before = json_deep_copy(pr);
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        json_t *bb = gh_pr_branch(repo, json_get_str(pr, "base"));
+        if (!before || json_object_set_new(bb, "sha", json_string(new_sha)) < 0 ||
+            json_object_set_new(pr, "head_sha", json_string(head)) < 0 ||
+            json_object_set_new(pr, "base_sha", json_string(base)) < 0 ||
+            json_object_set_new(pr, "state", json_string("closed")) < 0 ||
+            json_object_set_new(pr, "closed_at", json_string(now)) < 0 ||
+            json_object_set_new(pr, "merged", json_true()) < 0 ||
+            json_object_set_new(pr, "merged_at", json_string(now)) < 0 ||
+            json_object_set_new(pr, "merged_by", json_string(viewer)) < 0 ||
+            json_object_set_new(pr, "merge_commit_sha", json_string(new_sha)) < 0)
+                return -ENOMEM;
+        if ((r = gh_pr_touch(c, rp, before, pr)) < 0)
+                return r;
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:s, s:b, s:s}", "sha", new_sha, "merged", true,
+                                         "message", "Pull Request successfully merged"));
+}
+
+int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        const char *expected = NULL;
+        if (gh_arg_str2(c, "expected_head_sha", "expectedHeadSha", &expected) == -EINVAL)
+                return gh_invalid(rp, "PullRequest", "expected_head_sha", "invalid");
+        if (!streq_ptr(json_get_str(pr, "state"), "open"))
+                return gh_invalid_custom(rp, "PullRequest", "Pull request is closed.");
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        json_t *hb = gh_pr_branch(repo, json_get_str(pr, "head"));
+        if (!head || !base || !hb)
+                return gh_invalid_custom(rp, "PullRequest", "The head branch no longer exists.");
+        if (expected && !streq(expected, head))
+                return gh_invalid_custom(rp, "PullRequest",
+                                         "expected head sha didn't match current head ref.");
+        _cleanup_free_ char *url = NULL;
+        if (asprintf(&url, GH_HTML_BASE "/%s/%s/pull/%lld", json_get_str(repo, "owner"),
+                     json_get_str(repo, "name"),
+                     (long long)json_integer_value(json_object_get(pr, "number"))) < 0)
+                return -ENOMEM;
+        if (!gh_pr_is_ancestor(repo, base, head)) {
+                const char *mb = gh_pr_merge_base(repo, base, head);
+                _cleanup_json_ json_t *tree = NULL;
+                if (!mb)
+                        return gh_invalid_custom(rp, "PullRequest", "merge conflict between base and head");
+                r = gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, head),
+                                  gh_pr_tree(repo, base), &tree);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return gh_invalid_custom(rp, "PullRequest",
+                                                 "merge conflict between base and head");
+                _cleanup_free_ char *msg = NULL, *new_sha = NULL;
+                if (asprintf(&msg, "Merge branch '%s' into %s", json_get_str(pr, "base"),
+                             json_get_str(pr, "head")) < 0)
+                        return -ENOMEM;
+                r = gh_pr_commit_new(c, repo, head, base, tree, msg,
+                                     json_get_str(c->world, "viewer"), &new_sha);
+                if (r < 0)
+                        return r;
+                _cleanup_json_ json_t *before = json_deep_copy(hb);
+                if (!before || json_object_set_new(hb, "sha", json_string(new_sha)) < 0 ||
+                    json_object_set_new(pr, "head_sha", json_string(new_sha)) < 0)
+                        return -ENOMEM;
+                if ((r = twin_reply_mutation(rp, before, hb)) < 0)
+                        return r;
+        }
+        return twin_reply_body(rp, 202,
+                               json_pack("{s:s, s:s}", "message", "Updating pull request branch.",
+                                         "url", url));
+}
