@@ -11,7 +11,8 @@
  *   repositories[] {id, node_id, owner (login), name, description, private, default_branch,
  *                 created_at, updated_at, collaborators[logins], labels[{id, node_id, name,
  *                 color, description, default}], milestones[{id, node_id, number, title,
- *                 description, state, due_on}], files[{path, content}], issues[], pull_requests[]}
+ *                 description, state, due_on}], issues[], pull_requests[],
+ *                 branches[], commits[], tags[], releases[] (the git data: pods/github/git.c)}
  *   issue         {id, node_id, number, title, body, state, state_reason, locked, user (login),
  *                 labels[names], assignees[logins], milestone (number|null), comments[{id,
  *                 node_id, body, user, created_at, updated_at}], created_at, updated_at, closed_at}
@@ -426,35 +427,6 @@ static int seed_milestones(TwinSeed *s, const json_t *r0, json_t *repo, const ch
         return 0;
 }
 
-static int seed_files(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
-{
-        json_t *a;
-        int r = twin_seed_array(s, r0, "files", path, &a);
-        if (r < 0)
-                return r;
-        size_t i;
-        json_t *v;
-        json_array_foreach (a, i, v) {
-                char p[256];
-                snprintf(p, sizeof(p), "%s.files[%zu]", path, i);
-                const char *fpath, *content;
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
-                    (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0)
-                        return r;
-                if (!fpath || !fpath[0] || fpath[0] == '/')
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.path: needs a relative path like \"README.md\"",
-                                               p);
-                if (json_array_append_new(
-                            json_object_get(repo, "files"),
-                            json_pack("{s:s, s:s}", "path", fpath, "content", content)) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
 static int seed_comments(TwinSeed *s, const json_t *i0, json_t *row, const char *author,
                          const char *created, const char *path)
 {
@@ -705,17 +677,20 @@ static int seed_repo(TwinSeed *s, const json_t *v, size_t idx)
         if ((r = seed_logins(s, v, "collaborators", path, &collabs)) < 0)
                 return r;
         int64_t id = gh_alloc_id(s->world);
-        _cleanup_json_ json_t *repo = json_pack(
-                "{s:I, s:o, s:s, s:s, s:s?, s:b, s:s, s:s, s:s, s:O, s:[], s:[], s:[], s:[], s:[]}",
-                "id", (json_int_t)id, "node_id", gh_node_id("Repository", id), "owner",
-                json_get_str(o, "login"), "name", name, "description", desc, "private", priv,
-                "default_branch", branch, "created_at", c_at, "updated_at", u_at, "collaborators",
-                collabs, "labels", "milestones", "files", "issues", "pull_requests");
+        _cleanup_json_ json_t *repo =
+                json_pack("{s:I, s:o, s:s, s:s, s:s?, s:b, s:s, s:s, s:s, s:O, s:[], s:[], s:[], "
+                          "s:[], s:[], s:[], "
+                          "s:[], s:[]}",
+                          "id", (json_int_t)id, "node_id", gh_node_id("Repository", id), "owner",
+                          json_get_str(o, "login"), "name", name, "description", desc, "private",
+                          priv, "default_branch", branch, "created_at", c_at, "updated_at", u_at,
+                          "collaborators", collabs, "labels", "milestones", "issues",
+                          "pull_requests", "branches", "commits", "tags", "releases");
         if (!repo || json_array_append(json_object_get(s->world, "repositories"), repo) < 0)
                 return -ENOMEM;
 
         if ((r = seed_labels(s, v, repo, path)) < 0 ||
-            (r = seed_milestones(s, v, repo, path)) < 0 || (r = seed_files(s, v, repo, path)) < 0)
+            (r = seed_milestones(s, v, repo, path)) < 0 || (r = gh_seed_git(s, v, repo, path)) < 0)
                 return r;
         const char *lists[] = {"issues", "pull_requests"};
         for (size_t k = 0; k < ELEMENTSOF(lists); k++) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "pods/twin/kind.h"
+#include "pods/twin/sha1.h"
 
 #define GH_DOCS_URL     "https://docs.github.com/rest"
 #define GH_HTML_BASE    "https://github.com"
@@ -71,3 +72,19 @@ int gh_act_add_issue_comment(TwinCall *c, TwinReply *rp);
 int gh_act_list_issue_comments(TwinCall *c, TwinReply *rp);
 int gh_act_add_issue_labels(TwinCall *c, TwinReply *rp);
 int gh_act_remove_issue_label(TwinCall *c, TwinReply *rp);
+
+/* ----- git data model (git.c): branches, commits, trees, tags; see git.c for the layout */
+void gh_blob_sha(const char *content, size_t len, char out[TWIN_SHA1_HEX]);
+int gh_tree_sha(const json_t *tree, char out[TWIN_SHA1_HEX]);
+json_t *gh_branch_find(json_t *repo, const char *name);
+json_t *gh_tag_find(json_t *repo, const char *name);
+json_t *gh_commit_find(json_t *repo, const char *sha);
+const char *gh_ref_sha(json_t *repo, const char *ref);
+json_t *gh_tree_at(json_t *repo, const char *ref);
+json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                      const json_t *tree, const char *message, const char *login, int64_t when);
+json_t *gh_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char *parent2,
+                      const json_t *tree, const char *message, const char *login);
+bool gh_path_valid(const char *p);
+bool gh_branch_name_valid(const char *n);
+int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path);

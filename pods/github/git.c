@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The GitHub twin's git data model: branches, commits, trees and tags of a repository, and
+ * the seed loader for a repository's files[] (with their branch), branches and
+ * default_branch.
+ *
+ * World layout (per repository; pods/github/github.c has the rest):
+ *   branches[]  {name, sha, protected}         sha = the branch's head commit
+ *   commits[]   {sha, tree_sha, parents[sha], message, author{name, email, date},
+ *                committer{name, email, date}, login, tree{"path": "content"}}
+ *               in creation order; every commit keeps a full snapshot of its (text) files
+ *   tags[]      {name, sha, message}           sha = the tagged commit
+ *   releases[]  {id, node_id, tag_name, name, body, draft, prerelease, created_at,
+ *                published_at, author, target_commitish}
+ * Object ids are git's own (https://git-scm.com/book/en/v2/Git-Internals-Git-Objects): a blob
+ * is sha1("blob <len>\0<content>"), a tree is hashed from its sorted entries with the same
+ * encoding git uses, and a commit from its tree, parents, author, committer and message, so
+ * the same files give the same shas as `git hash-object` would.
+ */
+#include <strings.h>
+
+#include "common/json-util.h"
+#include "pods/github/github.h"
+
+/* ------------------------------------------------------------------ object ids */
+
+/* sha1("<type> <len>\0<data>"): the id of a git object (Git Internals, "Object Storage"). */
+static void object_sha(const char *type, const void *data, size_t len, char out[TWIN_SHA1_HEX])
+{
+        char head[64];
+        int n = snprintf(head, sizeof(head), "%s %zu", type, len);
+        TwinSha1 s;
+        uint8_t d[TWIN_SHA1_SIZE];
+        twin_sha1_init(&s);
+        twin_sha1_update(&s, head, (size_t)n + 1); /* with its NUL */
+        twin_sha1_update(&s, data, len);
+        twin_sha1_final(&s, d);
+        twin_sha1_to_hex(d, out);
+}
+
+/* The git blob id of len bytes of content (what `git hash-object` prints). */
+void gh_blob_sha(const char *content, size_t len, char out[TWIN_SHA1_HEX])
+{
+        object_sha("blob", content, len, out);
+}
+
+static int hex_to_raw(const char *hex, uint8_t out[TWIN_SHA1_SIZE])
+{
+        for (size_t i = 0; i < TWIN_SHA1_SIZE; i++) {
+                unsigned v;
+                if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+                        return -EINVAL;
+                out[i] = (uint8_t)v;
+        }
+        return 0;
+}
+
+static int path_cmp(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The tree of paths[lo, hi) below prefix (prefix_len bytes, "" or "dir/"): sorted full paths
+ * sort like git's tree entries do (a directory compares as "name/"), so each level is a run
+ * of files and of subdirectories, each subdirectory a contiguous range.
+ */
+static int tree_level(json_t *tree, const char **paths, size_t lo, size_t hi, size_t prefix_len,
+                      char out[TWIN_SHA1_HEX])
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f)
+                return -ENOMEM;
+        int r = 0;
+        for (size_t i = lo; i < hi && r >= 0;) {
+                const char *name = paths[i] + prefix_len;
+                const char *slash = strchr(name, '/');
+                char sha[TWIN_SHA1_HEX];
+                uint8_t raw[TWIN_SHA1_SIZE];
+                size_t next = i + 1;
+                if (slash) {
+                        size_t nl = (size_t)(slash - name) + 1; /* "dir/" */
+                        while (next < hi && strncmp(paths[next] + prefix_len, name, nl) == 0)
+                                next++;
+                        r = tree_level(tree, paths, i, next, prefix_len + nl, sha);
+                        fprintf(f, "40000 %.*s", (int)(nl - 1), name);
+                } else {
+                        json_t *content = json_object_get(tree, paths[i]);
+                        gh_blob_sha(json_string_value(content), json_string_length(content), sha);
+                        fprintf(f, "100644 %s", name);
+                }
+                fputc(0, f);
+                if (r >= 0 && (r = hex_to_raw(sha, raw)) >= 0)
+                        fwrite(raw, 1, sizeof(raw), f);
+                i = next;
+        }
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+        if (r < 0)
+                return r;
+        object_sha("tree", buf, len, out);
+        return 0;
+}
+
+/*
+ * The git tree id of tree ({"path": "content"}, borrowed; paths relative, '/'-separated, no
+ * empty segments) into out. Returns 0 or -ENOMEM.
+ */
+int gh_tree_sha(const json_t *tree, char out[TWIN_SHA1_HEX])
+{
+        size_t n = json_object_size(tree), i = 0;
+        _cleanup_free_ const char **paths = calloc(n + 1, sizeof(char *));
+        if (!paths)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)tree, k, v)
+                paths[i++] = k;
+        qsort(paths, n, sizeof(char *), path_cmp);
+        return tree_level((json_t *)tree, paths, 0, n, 0, out);
+}
+
+/* ------------------------------------------------------------------ lookups */
+
+/* The branch row called name (exact, as git refs are case-sensitive), borrowed, or NULL. */
+json_t *gh_branch_find(json_t *repo, const char *name)
+{
+        size_t i;
+        json_t *b;
+        json_array_foreach (json_object_get(repo, "branches"), i, b) {
+                if (streq_ptr(json_get_str(b, "name"), name))
+                        return b;
+        }
+        return NULL;
+}
+
+/* The tag row called name, borrowed, or NULL. */
+json_t *gh_tag_find(json_t *repo, const char *name)
+{
+        size_t i;
+        json_t *t;
+        json_array_foreach (json_object_get(repo, "tags"), i, t) {
+                if (streq_ptr(json_get_str(t, "name"), name))
+                        return t;
+        }
+        return NULL;
+}
+
+static bool is_hex(const char *s, size_t min, size_t max)
+{
+        size_t n = strlen(s);
+        return n >= min && n <= max && strspn(s, "0123456789abcdefABCDEF") == n;
+}
+
+/*
+ * The commit row whose sha is sha (40 hex digits) or starts with it (an abbreviation of at
+ * least 4 digits that only one commit has, as git resolves them), borrowed, or NULL.
+ */
+json_t *gh_commit_find(json_t *repo, const char *sha)
+{
+        if (!sha || !is_hex(sha, 4, 40))
+                return NULL;
+        size_t n = strlen(sha), i;
+        json_t *c, *found = NULL;
+        json_array_foreach (json_object_get(repo, "commits"), i, c) {
+                const char *s = json_get_str(c, "sha");
+                if (s && strncasecmp(s, sha, n) == 0) {
+                        if (n == 40)
+                                return c;
+                        if (found && !streq(json_get_str(found, "sha"), s))
+                                return NULL; /* ambiguous */
+                        found = c;
+                }
+        }
+        return found;
+}
+
+/*
+ * The commit sha ref names in repo (borrowed from the world), or NULL: a branch name, a tag
+ * name, "heads/<b>", "tags/<t>", "refs/heads/<b>", "refs/tags/<t>", or a full or abbreviated
+ * commit sha — the spellings GitHub's `ref`/`sha` parameters accept. Branches win over tags,
+ * tags over shas, as in git's rev-parse order for a bare name.
+ */
+const char *gh_ref_sha(json_t *repo, const char *ref)
+{
+        if (!ref || !ref[0])
+                return NULL;
+        const char *r = startswith(ref, "refs/") ? ref + 5 : ref, *rest;
+        json_t *row;
+        if ((rest = startswith(r, "heads/")) && (row = gh_branch_find(repo, rest)))
+                return json_get_str(row, "sha");
+        if ((rest = startswith(r, "tags/")) && (row = gh_tag_find(repo, rest)))
+                return json_get_str(row, "sha");
+        if ((row = gh_branch_find(repo, r)) || (row = gh_tag_find(repo, r)))
+                return json_get_str(row, "sha");
+        row = gh_commit_find(repo, r);
+        return row ? json_get_str(row, "sha") : NULL;
+}
+
+/* The file tree {"path": "content"} of the commit ref names (see gh_ref_sha), borrowed, or NULL. */
+json_t *gh_tree_at(json_t *repo, const char *ref)
+{
+        const char *sha = gh_ref_sha(repo, ref);
+        return sha ? json_object_get(gh_commit_find(repo, sha), "tree") : NULL;
+}
+
+/* ------------------------------------------------------------------ new commits */
+
+/* git's identity of login: its name (else the login) and GitHub's noreply address. */
+static json_t *identity(json_t *w, const char *login, const char *date)
+{
+        json_t *u = login ? gh_user_find(w, login) : NULL;
+        const char *name = u ? json_get_str(u, "name") : NULL;
+        _cleanup_free_ char *email = NULL;
+        if (asprintf(&email, "%lld+%s@users.noreply.github.com",
+                     (long long)json_integer_value(json_object_get(u, "id")),
+                     login ? login : "ghost") < 0)
+                return NULL;
+        return json_pack("{s:s, s:s, s:s}", "name",
+                         name    ? name
+                         : login ? login
+                                 : "ghost",
+                         "email", email, "date", date);
+}
+
+/*
+ * Appends a commit to repo: tree (borrowed, copied) with parent1 and parent2 (each NULL
+ * or a full sha; a merge has both), message, authored and committed by login (may be NULL)
+ * at when (seconds since the epoch). Returns the new row (borrowed from the world), or NULL
+ * on OOM. Branches are not moved: the caller points one at the row's sha.
+ */
+json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                      const json_t *tree, const char *message, const char *login, int64_t when)
+{
+        char date[32], tree_sha[TWIN_SHA1_HEX], sha[TWIN_SHA1_HEX];
+        twin_format_time(when, date, sizeof(date));
+        _cleanup_json_ json_t *copy = tree ? json_deep_copy(tree) : json_object();
+        if (!copy)
+                return NULL;
+        /* paths in order, so a snapshot reads (and diffs) the same however it was built */
+        size_t n = json_object_size(copy), i = 0;
+        _cleanup_free_ const char **paths = calloc(n + 1, sizeof(char *));
+        _cleanup_json_ json_t *sorted = json_object();
+        const char *k;
+        json_t *v;
+        if (!paths || !sorted)
+                return NULL;
+        json_object_foreach (copy, k, v)
+                paths[i++] = k;
+        qsort(paths, n, sizeof(char *), path_cmp);
+        for (i = 0; i < n; i++)
+                if (json_object_set(sorted, paths[i], json_object_get(copy, paths[i])) < 0)
+                        return NULL;
+        if (gh_tree_sha(sorted, tree_sha) < 0)
+                return NULL;
+
+        _cleanup_json_ json_t *author = identity(w, login, date), *parents = json_array();
+        if (!author || !parents)
+                return NULL;
+        const char *ps[] = {parent1, parent2};
+        for (i = 0; i < ELEMENTSOF(ps); i++)
+                if (ps[i] && json_array_append_new(parents, json_string(ps[i])) < 0)
+                        return NULL;
+
+        _cleanup_free_ char *obj = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&obj, &len);
+        if (!f)
+                return NULL;
+        fprintf(f, "tree %s\n", tree_sha);
+        for (i = 0; i < ELEMENTSOF(ps); i++)
+                if (ps[i])
+                        fprintf(f, "parent %s\n", ps[i]);
+        for (i = 0; i < 2; i++)
+                fprintf(f, "%s %s <%s> %lld +0000\n", i ? "committer" : "author",
+                        json_get_str(author, "name"), json_get_str(author, "email"),
+                        (long long)when);
+        fprintf(f, "\n%s", strempty(message));
+        if (fclose(f) != 0 || !obj)
+                return NULL;
+        object_sha("commit", obj, len, sha);
+
+        json_t *row =
+                json_pack("{s:s, s:s, s:O, s:s, s:O, s:O, s:s?, s:O}", "sha", sha, "tree_sha",
+                          tree_sha, "parents", parents, "message", strempty(message), "author",
+                          author, "committer", author, "login", login, "tree", sorted);
+        if (!row || json_array_append_new(json_object_get(repo, "commits"), row) < 0)
+                return NULL;
+        return row;
+}
+
+/* gh_commit_add for an action: the call's world and clock. */
+json_t *gh_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char *parent2,
+                      const json_t *tree, const char *message, const char *login)
+{
+        return gh_commit_add(c->world, repo, parent1, parent2, tree, message, login, c->now);
+}
+
+/* ------------------------------------------------------------------ seed */
+
+/* 2026-01-01T00:00:00Z (GH_SEED_TIME) in seconds since the epoch: seeded commits' time. */
+#define GH_SEED_EPOCH 1767225600
+
+/* A file path git can store: relative, '/'-separated, no empty, "." or ".." segment. */
+bool gh_path_valid(const char *p)
+{
+        if (!p || !p[0] || p[0] == '/' || p[strlen(p) - 1] == '/' || strstr(p, "//"))
+                return false;
+        for (const char *s = p; *s;) {
+                size_t l = strcspn(s, "/");
+                if ((l == 1 && s[0] == '.') || (l == 2 && s[0] == '.' && s[1] == '.') ||
+                    (l == 4 && strncmp(s, ".git", 4) == 0))
+                        return false;
+                s += l + (s[l] == '/');
+        }
+        return true;
+}
+
+/* A branch name git accepts (git-check-ref-format, the parts that matter here). */
+bool gh_branch_name_valid(const char *n)
+{
+        size_t l = n ? strlen(n) : 0;
+        if (l == 0 || l > 255 || n[0] == '/' || n[0] == '-' || n[l - 1] == '/' || n[l - 1] == '.' ||
+            strstr(n, "..") || strstr(n, "//") || strstr(n, "@{") || streq(n, "@") ||
+            (l >= 5 && streq(n + l - 5, ".lock")))
+                return false;
+        for (size_t i = 0; i < l; i++) {
+                unsigned char ch = (unsigned char)n[i];
+                if (ch < 0x20 || ch == 0x7f || strchr(" ~^:?*[\\", ch))
+                        return false;
+        }
+        return true;
+}
+
+static int seed_branch_add(TwinSeed *s, json_t *repo, const char *name, const char *sha,
+                           bool protect)
+{
+        (void)s;
+        return json_array_append_new(json_object_get(repo, "branches"),
+                                     json_pack("{s:s, s:s, s:b}", "name", name, "sha", sha,
+                                               "protected", protect)) < 0
+                       ? -ENOMEM
+                       : 0;
+}
+
+/*
+ * The git part of repository seed r0 (borrowed) at path into repo: files[] {path, content,
+ * branch?} make the default branch's initial commit (its files) and, for each other branch
+ * named, a commit on top of it whose tree is the default tree overlaid with that branch's
+ * files (hosted Pome's task-seed format); branches[] (names, or {name, protected, from})
+ * add branches at the default head (or at `from`) and mark protection. Every repository
+ * gets its default branch, with an empty initial commit when no file is seeded, so refs,
+ * contents and pull requests have something to start from. Returns 0, -EINVAL with a
+ * message naming the JSON path, -ENOMEM.
+ */
+int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
+{
+        json_t *files, *branches;
+        int r;
+        if ((r = twin_seed_array(s, r0, "files", path, &files)) < 0 ||
+            (r = twin_seed_array(s, r0, "branches", path, &branches)) < 0)
+                return r;
+        const char *def = json_get_str(repo, "default_branch");
+        if (!gh_branch_name_valid(def))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.default_branch: must be a valid branch name", path);
+
+        /* per branch, in order of first mention: its files (default branch first) */
+        _cleanup_json_ json_t *trees = json_object(), *order = json_array();
+        if (!trees || !order || json_object_set_new(trees, def, json_object()) < 0 ||
+            json_array_append_new(order, json_string(def)) < 0)
+                return -ENOMEM;
+        size_t i;
+        json_t *v;
+        json_array_foreach (files, i, v) {
+                char p[256];
+                snprintf(p, sizeof(p), "%s.files[%zu]", path, i);
+                const char *fpath, *content, *branch;
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
+                    (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0 ||
+                    (r = twin_seed_str(s, v, "branch", p, def, TWIN_NULL_ABSENT, &branch)) < 0)
+                        return r;
+                if (!gh_path_valid(fpath))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.path: needs a relative path like "
+                                               "\"src/main.c\" (no empty, '.', '..' or '.git' "
+                                               "segment)",
+                                               p);
+                if (!gh_branch_name_valid(branch))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.branch: must be a valid branch name", p);
+                json_t *t = json_object_get(trees, branch);
+                if (!t) {
+                        t = json_object();
+                        if (json_object_set_new(trees, branch, t) < 0 ||
+                            json_array_append_new(order, json_string(branch)) < 0)
+                                return -ENOMEM;
+                }
+                /* a file cannot also be a directory of the same tree */
+                const char *k;
+                json_t *x;
+                size_t fl = strlen(fpath);
+                json_object_foreach (t, k, x) {
+                        size_t kl = strlen(k);
+                        if ((kl > fl && strncmp(k, fpath, fl) == 0 && k[fl] == '/') ||
+                            (fl > kl && strncmp(fpath, k, kl) == 0 && fpath[kl] == '/'))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.path: \"%s\" is both a file and a "
+                                                       "directory on branch %s",
+                                                       p, fpath, branch);
+                }
+                if (json_object_set_new(t, fpath, json_string(content)) < 0)
+                        return -ENOMEM;
+        }
+
+        const char *owner = json_get_str(repo, "owner");
+        json_t *deftree = json_object_get(trees, def);
+        json_t *root = gh_commit_add(s->world, repo, NULL, NULL, deftree, "Initial commit", owner,
+                                     GH_SEED_EPOCH);
+        if (!root)
+                return -ENOMEM;
+        const char *head = json_get_str(root, "sha");
+        if ((r = seed_branch_add(s, repo, def, head, false)) < 0)
+                return r;
+        json_t *b;
+        json_array_foreach (order, i, b) {
+                const char *name = json_string_value(b);
+                if (i == 0)
+                        continue;
+                _cleanup_json_ json_t *t = json_deep_copy(deftree);
+                if (!t || json_object_update(t, json_object_get(trees, name)) < 0)
+                        return -ENOMEM;
+                /* an overlaid file may replace a directory of the default tree, or sit in one */
+                const char *k;
+                json_t *x;
+                void *tmp;
+                json_object_foreach_safe (t, tmp, k, x) {
+                        size_t kl = strlen(k);
+                        if (json_object_get(json_object_get(trees, name), k))
+                                continue;
+                        const char *o;
+                        json_t *y;
+                        json_object_foreach (json_object_get(trees, name), o, y) {
+                                size_t ol = strlen(o);
+                                if ((kl > ol && strncmp(k, o, ol) == 0 && k[ol] == '/') ||
+                                    (ol > kl && strncmp(o, k, kl) == 0 && o[kl] == '/')) {
+                                        json_object_del(t, k);
+                                        break;
+                                }
+                        }
+                }
+                _cleanup_free_ char *msg = NULL;
+                if (asprintf(&msg, "Update %s", name) < 0)
+                        return -ENOMEM;
+                json_t *c = gh_commit_add(s->world, repo, head, NULL, t, msg, owner,
+                                          GH_SEED_EPOCH + 60);
+                if (!c || (r = seed_branch_add(s, repo, name, json_get_str(c, "sha"), false)) < 0)
+                        return c ? r : -ENOMEM;
+        }
+
+        json_array_foreach (branches, i, v) {
+                char p[256];
+                snprintf(p, sizeof(p), "%s.branches[%zu]", path, i);
+                const char *name = json_string_value(v), *from = NULL;
+                bool protect = false;
+                if (json_is_object(v) &&
+                    ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
+                     (r = twin_seed_str(s, v, "from", p, NULL, TWIN_NULL_ABSENT, &from)) < 0 ||
+                     (r = twin_seed_bool(s, v, "protected", p, false, &protect)) < 0))
+                        return r;
+                if (!json_is_object(v) && !json_is_string(v))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: must be a branch name or {name, protected, "
+                                               "from}",
+                                               p);
+                if (!gh_branch_name_valid(name))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.name: must be a valid branch name", p);
+                json_t *row = gh_branch_find(repo, name);
+                if (row) {
+                        if (from)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.from: branch %s already has files of "
+                                                       "its own",
+                                                       p, name);
+                        if (json_object_set_new(row, "protected", json_boolean(protect)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                const char *sha = from ? gh_ref_sha(repo, from) : head;
+                if (!sha)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.from: \"%s\" names no branch, tag or commit", p,
+                                               from);
+                if ((r = seed_branch_add(s, repo, name, sha, protect)) < 0)
+                        return r;
+        }
+        return 0;
+}
