@@ -15,8 +15,8 @@
 #include "pods/github/github.h"
 
 static const char *const status_states[] = {"error", "failure", "pending", "success"};
-static const char *const run_statuses[] = {"queued", "in_progress", "completed", "waiting",
-                                           "requested", "pending"};
+static const char *const run_statuses[] = {"queued",  "in_progress", "completed",
+                                           "waiting", "requested",   "pending"};
 static const char *const run_conclusions[] = {"action_required", "cancelled", "failure",
                                               "neutral",         "success",   "skipped",
                                               "stale",           "timed_out"};
@@ -49,15 +49,14 @@ static json_t *render_status(TwinCall *c, json_t *repo, json_t *st)
         if (asprintf(&url, "%s/repos/%s/%s/statuses/%s", c->base_url, json_get_str(repo, "owner"),
                      json_get_str(repo, "name"), json_get_str(st, "sha")) < 0)
                 return NULL;
-        return json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "url", url,
-                         "avatar_url", "", "id", json_object_get(st, "id"), "node_id",
-                         json_object_get(st, "node_id"), "state", json_object_get(st, "state"),
-                         "description", json_object_get(st, "description"), "target_url",
-                         json_object_get(st, "target_url"), "context",
-                         json_object_get(st, "context"), "created_at",
-                         json_object_get(st, "created_at"), "updated_at",
-                         json_object_get(st, "updated_at"), "creator",
-                         gh_render_user(c, json_get_str(st, "creator")));
+        return json_pack(
+                "{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:o}", "url", url, "avatar_url",
+                "", "id", json_object_get(st, "id"), "node_id", json_object_get(st, "node_id"),
+                "state", json_object_get(st, "state"), "description",
+                json_object_get(st, "description"), "target_url", json_object_get(st, "target_url"),
+                "context", json_object_get(st, "context"), "created_at",
+                json_object_get(st, "created_at"), "updated_at", json_object_get(st, "updated_at"),
+                "creator", gh_render_user(c, json_get_str(st, "creator")));
 }
 
 /* The statuses of sha, newest first (new array of borrowed rows); latest: one per context. */
@@ -118,23 +117,21 @@ int gh_reply_combined_status(TwinCall *c, TwinReply *rp, json_t *repo, const cha
         if (asprintf(&commit_url, "%s/repos/%s/%s/commits/%s", c->base_url, owner, name, sha) < 0 ||
             asprintf(&url, "%s/status", commit_url) < 0)
                 return -ENOMEM;
-        return twin_reply_body(rp, 200,
-                               json_pack("{s:s, s:o, s:s, s:I, s:o, s:s, s:s}", "state",
-                                         gh_combined_state(repo, sha), "statuses", TAKE_PTR(out),
-                                         "sha", sha, "total_count",
-                                         (json_int_t)json_array_size(latest), "repository",
-                                         gh_render_repo(c, repo), "commit_url", commit_url, "url",
-                                         url));
+        return twin_reply_body(
+                rp, 200,
+                json_pack("{s:s, s:o, s:s, s:I, s:o, s:s, s:s}", "state",
+                          gh_combined_state(repo, sha), "statuses", TAKE_PTR(out), "sha", sha,
+                          "total_count", (json_int_t)json_array_size(latest), "repository",
+                          gh_render_repo(c, repo), "commit_url", commit_url, "url", url));
 }
 
 /* The commit sha args[key] names (a ref or a sha): 1, or 0 with rp holding the refusal. */
-static int arg_ref_sha(TwinCall *c, TwinReply *rp, json_t *repo, const char *key,
-                       const char **ret)
+static int arg_ref_sha(TwinCall *c, TwinReply *rp, json_t *repo, const char *key, const char **ret)
 {
         const char *ref;
         if (twin_arg_str(c->args, key, &ref) < 0)
                 return gh_invalid(rp, "Commit", key, "missing_field");
-        const char *sha = gh_pr_ref_sha(repo, ref);
+        const char *sha = gh_ref_sha(repo, ref);
         if (!sha) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "No commit found for SHA: %s", ref) < 0)
@@ -170,8 +167,8 @@ int gh_act_create_commit_status(TwinCall *c, TwinReply *rp)
         int64_t id = gh_alloc_id(c->world);
         _cleanup_json_ json_t *row = json_pack(
                 "{s:I, s:o, s:s, s:s, s:s, s:s?, s:s?, s:s, s:s, s:s}", "id", (json_int_t)id,
-                "node_id", gh_node_id("StatusContext", id), "sha", sha, "context", context,
-                "state", state, "description", desc, "target_url", target, "creator",
+                "node_id", gh_node_id("StatusContext", id), "sha", sha, "context", context, "state",
+                state, "description", desc, "target_url", target, "creator",
                 json_get_str(c->world, "viewer"), "created_at", now, "updated_at", now);
         if (!list || !row || json_array_append(list, row) < 0)
                 return -ENOMEM;
@@ -264,9 +261,9 @@ static json_t *render_run(TwinCall *c, json_t *repo, json_t *run)
                 json_object_get(out, "title") ?: json_null(), "summary",
                 json_object_get(out, "summary") ?: json_null(), "text",
                 json_object_get(out, "text") ?: json_null(), "annotations_count", 0,
-                "annotations_url", ann, "name", json_object_get(run, "name"), "check_suite",
-                "id", (json_int_t)id, "app", "id", (json_int_t)1, "slug", "pome-ci", "name",
-                "Pome CI", "owner", NULL, "pull_requests", TAKE_PTR(prs));
+                "annotations_url", ann, "name", json_object_get(run, "name"), "check_suite", "id",
+                (json_int_t)id, "app", "id", (json_int_t)1, "slug", "pome-ci", "name", "Pome CI",
+                "owner", NULL, "pull_requests", TAKE_PTR(prs));
 }
 
 json_t *gh_check_run_find(json_t *repo, int64_t id)
@@ -456,7 +453,8 @@ int gh_reply_check_runs(TwinCall *c, TwinReply *rp, json_t *repo, const char *sh
                         continue;
                 if (streq(filter, "latest") && json_object_get(seen, n))
                         continue;
-                if (json_object_set_new(seen, n, json_true()) < 0 || json_array_append(all, run) < 0)
+                if (json_object_set_new(seen, n, json_true()) < 0 ||
+                    json_array_append(all, run) < 0)
                         return -ENOMEM;
         }
         int r = gh_paginate(c, rp, all, &page);
@@ -497,9 +495,8 @@ static int seed_keys(TwinSeed *s, const json_t *o, const char *path, const char 
 int gh_seed_statuses(TwinSeed *s, json_t *repo, const json_t *v, const char *sha,
                      const char *creator, const char *path)
 {
-        static const char *const keys[] = {"context", "state",      "description",
-                                           "target_url", "creator", "created_at",
-                                           "updated_at", "sha"};
+        static const char *const keys[] = {"context", "state",      "description", "target_url",
+                                           "creator", "created_at", "updated_at",  "sha"};
         json_t *a;
         int r = twin_seed_array(s, v, "statuses", path, &a);
         if (r < 0)
@@ -533,19 +530,19 @@ int gh_seed_statuses(TwinSeed *s, json_t *repo, const json_t *v, const char *sha
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: times must look like \"2026-01-01T00:00:00Z\"",
                                                p);
-                if (!at || !gh_pr_ref_sha(repo, at))
+                if (!at || !gh_ref_sha(repo, at))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.sha: no commit of the repository", p);
                 if (!gh_login_valid(who) || !gh_user_ensure(s->world, who, "User"))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.creator: must be a GitHub login", p);
                 int64_t id = gh_alloc_id(s->world);
-                json_t *row = json_pack(
-                        "{s:I, s:o, s:s, s:s, s:s, s:s?, s:s?, s:s, s:s, s:s}", "id",
-                        (json_int_t)id, "node_id", gh_node_id("StatusContext", id), "sha",
-                        gh_pr_ref_sha(repo, at), "context", ctx, "state", state, "description",
-                        desc, "target_url", target, "creator", who, "created_at", c_at,
-                        "updated_at", u_at);
+                json_t *row =
+                        json_pack("{s:I, s:o, s:s, s:s, s:s, s:s?, s:s?, s:s, s:s, s:s}", "id",
+                                  (json_int_t)id, "node_id", gh_node_id("StatusContext", id), "sha",
+                                  gh_ref_sha(repo, at), "context", ctx, "state", state,
+                                  "description", desc, "target_url", target, "creator", who,
+                                  "created_at", c_at, "updated_at", u_at);
                 json_t *list = gh_repo_list(repo, "statuses");
                 if (!list || json_array_append_new(list, row) < 0)
                         return -ENOMEM;
@@ -556,9 +553,9 @@ int gh_seed_statuses(TwinSeed *s, json_t *repo, const json_t *v, const char *sha
 int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *sha,
                        const char *path)
 {
-        static const char *const keys[] = {"name",         "status",      "conclusion",
-                                           "started_at",   "completed_at", "output",
-                                           "details_url", "external_id", "head_sha"};
+        static const char *const keys[] = {"name",        "status",       "conclusion",
+                                           "started_at",  "completed_at", "output",
+                                           "details_url", "external_id",  "head_sha"};
         static const char *const out_keys[] = {"title", "summary", "text"};
         json_t *a;
         int r = twin_seed_array(s, v, "check_runs", path, &a);
@@ -613,7 +610,7 @@ int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *s
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: times must look like \"2026-01-01T00:00:00Z\"",
                                                p);
-                if (!at || !gh_pr_ref_sha(repo, at))
+                if (!at || !gh_ref_sha(repo, at))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.head_sha: no commit of the repository", p);
                 for (size_t k = 0; k < ELEMENTSOF(out_keys); k++) {
@@ -628,12 +625,11 @@ int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *s
                         "{s:I, s:o, s:s, s:s, s:s, s:s?, s:s?, s:s?, s:{s:O?, s:O?, s:O?}, s:s?, "
                         "s:s?}",
                         "id", (json_int_t)id, "node_id", gh_node_id("CheckRun", id), "head_sha",
-                        gh_pr_ref_sha(repo, at), "name", name, "status", status, "conclusion",
-                        concl, "started_at", st_at, "completed_at",
-                        co_at ? co_at : (concl ? st_at : NULL), "output", "title",
-                        json_object_get(out, "title"), "summary", json_object_get(out, "summary"),
-                        "text", json_object_get(out, "text"), "details_url", details,
-                        "external_id", ext);
+                        gh_ref_sha(repo, at), "name", name, "status", status, "conclusion", concl,
+                        "started_at", st_at, "completed_at", co_at ? co_at : (concl ? st_at : NULL),
+                        "output", "title", json_object_get(out, "title"), "summary",
+                        json_object_get(out, "summary"), "text", json_object_get(out, "text"),
+                        "details_url", details, "external_id", ext);
                 json_t *list = gh_repo_list(repo, "check_runs");
                 if (!list || json_array_append_new(list, row) < 0)
                         return -ENOMEM;

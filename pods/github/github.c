@@ -598,25 +598,8 @@ static int seed_item(TwinSeed *s, json_t *repo, const json_t *v, const char *pat
                 "updated_at", u_at, "closed_at", cl_at);
         if (!row)
                 return -ENOMEM;
-        if (is_pr) {
-                const char *head, *base;
-                json_t *reviews;
-                if ((r = twin_seed_str(s, v, "head", path, "feature", TWIN_NULL_REFUSED, &head)) <
-                            0 ||
-                    (r = twin_seed_str(s, v, "base", path, json_get_str(repo, "default_branch"),
-                                       TWIN_NULL_REFUSED, &base)) < 0 ||
-                    (r = twin_seed_array(s, v, "reviews", path, &reviews)) < 0)
-                        return r;
-                if (json_object_set_new(row, "merged", json_boolean(merged)) < 0 ||
-                    json_object_set_new(row, "merged_at",
-                                        merged ? json_string(cl_at) : json_null()) < 0 ||
-                    json_object_set_new(row, "draft", json_boolean(draft)) < 0 ||
-                    json_object_set_new(row, "head", json_string(head)) < 0 ||
-                    json_object_set_new(row, "base", json_string(base)) < 0 ||
-                    json_object_set_new(row, "reviews",
-                                        reviews ? json_deep_copy(reviews) : json_array()) < 0)
-                        return -ENOMEM;
-        }
+        if (is_pr && (r = gh_seed_pull(s, repo, v, row, path)) < 0) /* pulls.c */
+                return r;
         if ((r = seed_comments(s, v, row, user, c_at, path)) < 0)
                 return r;
         return json_array_append(json_object_get(repo, is_pr ? "pull_requests" : "issues"), row) < 0
@@ -1233,6 +1216,29 @@ static const TwinHandler github_handlers[] = {
         {"list_issue_comments", gh_act_list_issue_comments},
         {"add_issue_labels", gh_act_add_issue_labels},
         {"remove_issue_label", gh_act_remove_issue_label},
+        /* pull requests, reviews, statuses and checks (pulls.c, reviews.c, checks.c) */
+        {"list_pull_requests", gh_act_list_pull_requests},
+        {"pull_request_read", gh_act_pull_request_read},
+        {"create_pull_request", gh_act_create_pull_request},
+        {"update_pull_request", gh_act_update_pull_request},
+        {"update_pull_request_branch", gh_act_update_pull_request_branch},
+        {"merge_pull_request", gh_act_merge_pull_request},
+        {"pull_request_review_write", gh_act_pull_request_review_write},
+        {"create_pull_request_review", gh_act_create_pull_request_review},
+        {"add_reply_to_pull_request_comment", gh_act_add_reply_to_pull_request_comment},
+        {"list_pull_request_commits", gh_act_list_pull_request_commits},
+        {"get_pull_request_review", gh_act_get_pull_request_review},
+        {"create_pull_request_review_comment", gh_act_create_pull_request_review_comment},
+        {"request_reviewers", gh_act_request_reviewers},
+        {"remove_requested_reviewers", gh_act_remove_requested_reviewers},
+        {"list_requested_reviewers", gh_act_list_requested_reviewers},
+        {"create_commit_status", gh_act_create_commit_status},
+        {"list_commit_statuses", gh_act_list_commit_statuses},
+        {"get_combined_status", gh_act_get_combined_status},
+        {"create_check_run", gh_act_create_check_run},
+        {"get_check_run", gh_act_get_check_run},
+        {"update_check_run", gh_act_update_check_run},
+        {"list_check_runs_for_ref", gh_act_list_check_runs_for_ref},
 };
 
 const TwinKind twin_kind_github = {

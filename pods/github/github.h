@@ -88,3 +88,73 @@ json_t *gh_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char
 bool gh_path_valid(const char *p);
 bool gh_branch_name_valid(const char *n);
 int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path);
+
+/* ----- pull requests (pulls.c, linediff.c, reviews.c, checks.c) */
+/*
+ * A line diff of old and new (NULL = no file) as unified diff hunks with three lines of
+ * context (git's format, as a pull request file's patch): 0 with *ret_patch (new, "" when
+ * equal) and the counts of added and deleted lines, -ENOMEM.
+ */
+int gh_line_diff(const char *old, const char *new, char **ret_patch, size_t *ret_additions,
+                 size_t *ret_deletions);
+bool gh_pr_is_ancestor(json_t *repo, const char *ancestor, const char *sha);
+const char *gh_pr_merge_base(json_t *repo, const char *a, const char *b);
+json_t *gh_pr_commits_between(json_t *repo, const char *base, const char *head);
+int gh_tree_merge(json_t *base, json_t *ours, json_t *theirs, json_t **ret);
+int gh_pr_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char *parent2,
+                     json_t *tree, const char *message, const char *login, char **ret_sha);
+int gh_pr_rebase(TwinCall *c, json_t *repo, const char *base, const char *head, char **ret_sha);
+json_t *gh_render_pr_commit(TwinCall *c, json_t *repo, json_t *cm);
+const char *gh_pr_head_sha(json_t *repo, json_t *pr);
+const char *gh_pr_base_sha(json_t *repo, json_t *pr);
+json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
+char *gh_pr_diff_text(json_t *repo, json_t *pr);
+json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full);
+int gh_arg_pull_number(TwinCall *c, int64_t *ret);
+int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);
+int gh_arg_str2(TwinCall *c, const char *k1, const char *k2, const char **ret);
+int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message);
+int gh_refuse(TwinReply *rp, int status, const char *message);
+int gh_pr_touch(TwinCall *c, TwinReply *rp, const json_t *before, json_t *pr);
+int gh_seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *const *keys, size_t n);
+int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path);
+int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp);
+int gh_act_pull_request_read(TwinCall *c, TwinReply *rp);
+int gh_act_list_pull_request_commits(TwinCall *c, TwinReply *rp);
+int gh_act_create_pull_request(TwinCall *c, TwinReply *rp);
+int gh_act_update_pull_request(TwinCall *c, TwinReply *rp);
+int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp);
+int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp);
+/* reviews.c */
+json_t *gh_review_find(json_t *pr, int64_t id);
+json_t *gh_render_review(TwinCall *c, json_t *repo, json_t *pr, json_t *rv);
+json_t *gh_render_review_comment(TwinCall *c, json_t *repo, json_t *pr, json_t *cm);
+int gh_reply_reviews(TwinCall *c, TwinReply *rp, json_t *repo, json_t *pr);
+int gh_reply_review_comments(TwinCall *c, TwinReply *rp, json_t *repo, json_t *pr);
+int gh_check_reviewers(TwinCall *c, TwinReply *rp, json_t *repo, json_t *pr, json_t *logins);
+int gh_seed_reviews(TwinSeed *s, json_t *repo, const json_t *v, json_t *pr, const char *path);
+int gh_act_create_pull_request_review(TwinCall *c, TwinReply *rp);
+int gh_act_get_pull_request_review(TwinCall *c, TwinReply *rp);
+int gh_act_pull_request_review_write(TwinCall *c, TwinReply *rp);
+int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp);
+int gh_act_add_reply_to_pull_request_comment(TwinCall *c, TwinReply *rp);
+int gh_act_request_reviewers(TwinCall *c, TwinReply *rp);
+int gh_act_remove_requested_reviewers(TwinCall *c, TwinReply *rp);
+int gh_act_list_requested_reviewers(TwinCall *c, TwinReply *rp);
+/* checks.c */
+json_t *gh_repo_list(json_t *repo, const char *key);
+const char *gh_combined_state(json_t *repo, const char *sha);
+int gh_reply_combined_status(TwinCall *c, TwinReply *rp, json_t *repo, const char *sha);
+int gh_reply_check_runs(TwinCall *c, TwinReply *rp, json_t *repo, const char *sha);
+json_t *gh_check_run_find(json_t *repo, int64_t id);
+int gh_seed_statuses(TwinSeed *s, json_t *repo, const json_t *v, const char *sha,
+                     const char *creator, const char *path);
+int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *sha,
+                       const char *path);
+int gh_act_create_commit_status(TwinCall *c, TwinReply *rp);
+int gh_act_list_commit_statuses(TwinCall *c, TwinReply *rp);
+int gh_act_get_combined_status(TwinCall *c, TwinReply *rp);
+int gh_act_create_check_run(TwinCall *c, TwinReply *rp);
+int gh_act_get_check_run(TwinCall *c, TwinReply *rp);
+int gh_act_update_check_run(TwinCall *c, TwinReply *rp);
+int gh_act_list_check_runs_for_ref(TwinCall *c, TwinReply *rp);

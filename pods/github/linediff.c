@@ -18,7 +18,7 @@ typedef struct Line {
 } Line;
 
 typedef struct Op {
-        char kind; /* ' ', '-', '+' */
+        char kind;   /* ' ', '-', '+' */
         size_t a, b; /* line index in old (for ' ' and '-') and new (for ' ' and '+') */
 } Op;
 
@@ -88,8 +88,9 @@ static int edit_script(const Line *a, size_t na, const Line *b, size_t nb, Op **
                         for (size_t j = mb; j-- > 0;)
                                 CELL(i, j) = line_eq(&xa[i], &xb[j])
                                                      ? CELL(i + 1, j + 1) + 1
-                                                     : (CELL(i + 1, j) > CELL(i, j + 1) ? CELL(i + 1, j)
-                                                                              : CELL(i, j + 1));
+                                                     : (CELL(i + 1, j) > CELL(i, j + 1)
+                                                                ? CELL(i + 1, j)
+                                                                : CELL(i, j + 1));
                 size_t i = 0, j = 0;
                 while (i < ma || j < mb) {
                         int r;
@@ -170,7 +171,23 @@ int gh_line_diff(const char *old, const char *new, char **ret_patch, size_t *ret
                 fprintf(f, " +%zu", nc ? ns + 1 : ns);
                 if (nc != 1)
                         fprintf(f, ",%zu", nc);
-                fputs(" @@\n", f);
+                fputs(" @@", f);
+                /* git's default hunk heading: the nearest line above the hunk in the old
+                 * file that starts with a letter, '_' or '$' (diff.c's default funcname) */
+                for (size_t j = ops[start].a; j-- > 0;) {
+                        char ch = a[j].len ? a[j].s[0] : 0;
+                        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+                              ch == '$'))
+                                continue;
+                        size_t l = a[j].len < 80 ? a[j].len : 80;
+                        while (l > 0 && (a[j].s[l - 1] == ' ' || a[j].s[l - 1] == '\t' ||
+                                         a[j].s[l - 1] == '\r'))
+                                l--;
+                        fputc(' ', f);
+                        fwrite(a[j].s, 1, l, f);
+                        break;
+                }
+                fputc('\n', f);
                 for (size_t j = start; j < end; j++) {
                         const Line *l = ops[j].kind == '+' ? &b[ops[j].b] : &a[ops[j].a];
                         adds += ops[j].kind == '+';

@@ -15,62 +15,11 @@
 #include "common/json-util.h"
 #include "pods/github/github.h"
 
-/* ------------------------------------------------------------------ git layout */
+/* ------------------------------------------------------------------ history (on git.c) */
 
-/* A branch row {name, sha, protected} of repo called name, or NULL. */
-json_t *gh_pr_branch(json_t *repo, const char *name)
+static char *dup_or_null(const char *s)
 {
-        size_t i;
-        json_t *b;
-        if (!name)
-                return NULL;
-        json_array_foreach (json_object_get(repo, "branches"), i, b) {
-                if (streq_ptr(json_get_str(b, "name"), name))
-                        return b;
-        }
-        return NULL;
-}
-
-/* The commit row of repo whose sha is sha or starts with it (7 or more hex digits). */
-json_t *gh_pr_commit(json_t *repo, const char *sha)
-{
-        size_t i, l = strlen(strempty(sha));
-        json_t *cm;
-        if (l < 7 || l > 40)
-                return NULL;
-        json_array_foreach (json_object_get(repo, "commits"), i, cm) {
-                const char *s = json_get_str(cm, "sha");
-                if (s && strncasecmp(s, sha, l) == 0)
-                        return cm;
-        }
-        return NULL;
-}
-
-/* The commit sha ref names in repo (branch, heads/x, refs/heads/x, tag, sha), or NULL. */
-const char *gh_pr_ref_sha(json_t *repo, const char *ref)
-{
-        if (!ref)
-                return NULL;
-        const char *r = startswith(ref, "refs/") ? ref + 5 : ref;
-        const char *h = startswith(r, "heads/");
-        json_t *b = gh_pr_branch(repo, h ? h : r);
-        if (b)
-                return json_get_str(b, "sha");
-        const char *t = startswith(r, "tags/");
-        size_t i;
-        json_t *tag;
-        json_array_foreach (json_object_get(repo, "tags"), i, tag) {
-                if (streq_ptr(json_get_str(tag, "name"), t ? t : r))
-                        return json_get_str(tag, "sha");
-        }
-        json_t *cm = gh_pr_commit(repo, ref);
-        return cm ? json_get_str(cm, "sha") : NULL;
-}
-
-/* The file snapshot {path: content} of the commit sha (borrowed), or NULL. */
-json_t *gh_pr_tree(json_t *repo, const char *sha)
-{
-        return json_object_get(gh_pr_commit(repo, sha), "tree");
+        return s ? strdup(s) : NULL;
 }
 
 /* Adds sha and every ancestor of it to set (an object used as a set). 0 or -ENOMEM. */
@@ -89,7 +38,7 @@ static int ancestors(json_t *repo, const char *sha, json_t *set)
                         return -ENOMEM;
                 size_t i;
                 json_t *p;
-                json_array_foreach (json_object_get(gh_pr_commit(repo, s), "parents"), i, p) {
+                json_array_foreach (json_object_get(gh_commit_find(repo, s), "parents"), i, p) {
                         if (json_is_string(p) && json_array_append(todo, p) < 0)
                                 return -ENOMEM;
                 }
@@ -116,7 +65,7 @@ const char *gh_pr_merge_base(json_t *repo, const char *a, const char *b)
         if (!set || !seen || !todo || ancestors(repo, a, set) < 0)
                 return NULL;
         while (json_array_size(todo) > 0) {
-                json_t *cm = gh_pr_commit(repo, json_string_value(json_array_get(todo, 0)));
+                json_t *cm = gh_commit_find(repo, json_string_value(json_array_get(todo, 0)));
                 if (json_array_remove(todo, 0) < 0)
                         return NULL;
                 const char *s = json_get_str(cm, "sha");
@@ -219,11 +168,105 @@ int gh_tree_merge(json_t *base, json_t *ours, json_t *theirs, json_t **ret)
         return 0;
 }
 
+/*
+ * A new commit of repo (gh_commit_new) on parent1 (and parent2 for a merge) with tree, by
+ * login: 0 with its sha in *ret_sha (new string), -ENOMEM.
+ */
+int gh_pr_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char *parent2,
+                     json_t *tree, const char *message, const char *login, char **ret_sha)
+{
+        json_t *row = gh_commit_new(c, repo, parent1, parent2, tree, message, login);
+        char *sha = row ? strdup(json_get_str(row, "sha")) : NULL;
+        if (!sha)
+                return -ENOMEM;
+        *ret_sha = sha;
+        return 0;
+}
+
+/*
+ * Replays the commits head has and base lacks onto base, oldest first, each with its own
+ * message and author (merge_method "rebase"). 0 with the last new sha in *ret_sha, 1 when a
+ * commit does not apply, -ENOMEM.
+ */
+int gh_pr_rebase(TwinCall *c, json_t *repo, const char *base, const char *head, char **ret_sha)
+{
+        const char *mb = gh_pr_merge_base(repo, base, head);
+        _cleanup_json_ json_t *commits = mb ? gh_pr_commits_between(repo, mb, head) : NULL;
+        if (!commits || json_array_size(commits) == 0)
+                return mb && !commits ? -ENOMEM : 1;
+        _cleanup_free_ char *cur = strdup(base);
+        if (!cur)
+                return -ENOMEM;
+        size_t i;
+        json_t *cm;
+        json_array_foreach (commits, i, cm) {
+                const char *parent =
+                        json_string_value(json_array_get(json_object_get(cm, "parents"), 0));
+                _cleanup_json_ json_t *tree = NULL;
+                int r = gh_tree_merge(gh_tree_at(repo, parent), gh_tree_at(repo, cur),
+                                      json_object_get(cm, "tree"), &tree);
+                if (r != 0)
+                        return r;
+                char *next;
+                r = gh_pr_commit_new(c, repo, cur, NULL, tree, json_get_str(cm, "message"),
+                                     json_get_str(cm, "login"), &next);
+                if (r < 0)
+                        return r;
+                free(cur);
+                cur = next;
+        }
+        *ret_sha = TAKE_PTR(cur);
+        return 0;
+}
+
+/* A commit as GET .../pulls/{n}/commits lists it (the REST "commit" object). */
+json_t *gh_render_pr_commit(TwinCall *c, json_t *repo, json_t *cm)
+{
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        const char *sha = json_get_str(cm, "sha"), *login = json_get_str(cm, "login");
+        _cleanup_free_ char *url = NULL, *html = NULL, *git_url = NULL, *tree_url = NULL,
+                            *comments = NULL;
+        if (asprintf(&url, "%s/repos/%s/%s/commits/%s", c->base_url, owner, name, sha) < 0 ||
+            asprintf(&html, GH_HTML_BASE "/%s/%s/commit/%s", owner, name, sha) < 0 ||
+            asprintf(&git_url, "%s/repos/%s/%s/git/commits/%s", c->base_url, owner, name, sha) <
+                    0 ||
+            asprintf(&tree_url, "%s/repos/%s/%s/git/trees/%s", c->base_url, owner, name,
+                     json_get_str(cm, "tree_sha")) < 0 ||
+            asprintf(&comments, "%s/comments", url) < 0)
+                return NULL;
+        _cleanup_json_ json_t *parents = json_array();
+        size_t i;
+        json_t *p;
+        if (!parents)
+                return NULL;
+        json_array_foreach (json_object_get(cm, "parents"), i, p) {
+                _cleanup_free_ char *pu = NULL, *ph = NULL;
+                if (asprintf(&pu, "%s/repos/%s/%s/commits/%s", c->base_url, owner, name,
+                             json_string_value(p)) < 0 ||
+                    asprintf(&ph, GH_HTML_BASE "/%s/%s/commit/%s", owner, name,
+                             json_string_value(p)) < 0 ||
+                    json_array_append_new(parents, json_pack("{s:O, s:s, s:s}", "sha", p, "url", pu,
+                                                             "html_url", ph)) < 0)
+                        return NULL;
+        }
+        char node[64];
+        snprintf(node, sizeof(node), "C_%s", sha);
+        return json_pack(
+                "{s:s, s:s, s:{s:O, s:O, s:O, s:{s:O, s:s}, s:s, s:i}, s:s, s:s, s:s, "
+                "s:o, s:o, s:O}",
+                "sha", sha, "node_id", node, "commit", "author", json_object_get(cm, "author"),
+                "committer", json_object_get(cm, "committer"), "message",
+                json_object_get(cm, "message"), "tree", "sha", json_object_get(cm, "tree_sha"),
+                "url", tree_url, "url", git_url, "comment_count", 0, "url", url, "html_url", html,
+                "comments_url", comments, "author", login ? gh_render_user(c, login) : json_null(),
+                "committer", login ? gh_render_user(c, login) : json_null(), "parents", parents);
+}
+
 /* ------------------------------------------------------------------ pull request state */
 
 const char *gh_pr_head_sha(json_t *repo, json_t *pr)
 {
-        json_t *b = gh_pr_branch(repo, json_get_str(pr, "head"));
+        json_t *b = gh_branch_find(repo, json_get_str(pr, "head"));
         if (b && streq_ptr(json_get_str(pr, "state"), "open"))
                 return json_get_str(b, "sha");
         return json_get_str(pr, "head_sha");
@@ -231,7 +274,7 @@ const char *gh_pr_head_sha(json_t *repo, json_t *pr)
 
 const char *gh_pr_base_sha(json_t *repo, json_t *pr)
 {
-        json_t *b = gh_pr_branch(repo, json_get_str(pr, "base"));
+        json_t *b = gh_branch_find(repo, json_get_str(pr, "base"));
         if (b && streq_ptr(json_get_str(pr, "state"), "open"))
                 return json_get_str(b, "sha");
         return json_get_str(pr, "base_sha");
@@ -242,7 +285,7 @@ static json_t *pr_compare_tree(json_t *repo, json_t *pr)
 {
         const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
         const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
-        return gh_pr_tree(repo, mb ? mb : base);
+        return gh_tree_at(repo, mb ? mb : base);
 }
 
 /*
@@ -253,7 +296,7 @@ static json_t *pr_compare_tree(json_t *repo, json_t *pr)
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr)
 {
         const char *head = gh_pr_head_sha(repo, pr);
-        json_t *old = pr_compare_tree(repo, pr), *new = gh_pr_tree(repo, head);
+        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, head);
         json_t *trees[] = {old, new};
         _cleanup_json_ json_t *paths = tree_paths(trees, 2), *out = json_array();
         if (!paths || !out)
@@ -275,19 +318,22 @@ json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr)
                 size_t pl = strlen(patch);
                 if (pl > 0 && patch[pl - 1] == '\n')
                         patch[pl - 1] = 0; /* github.com's patch has no final newline */
-                char sha[GH_SHA_HEX];
-                gh_blob_sha(b ? b : a, sha);
-                if (asprintf(&blob, GH_HTML_BASE "/%s/%s/blob/%s/%s", owner, name, head, path) < 0 ||
+                char sha[TWIN_SHA1_HEX];
+                gh_blob_sha(b ? b : a, strlen(b ? b : a), sha);
+                if (asprintf(&blob, GH_HTML_BASE "/%s/%s/blob/%s/%s", owner, name, head, path) <
+                            0 ||
                     asprintf(&raw, GH_HTML_BASE "/%s/%s/raw/%s/%s", owner, name, head, path) < 0 ||
                     asprintf(&contents, "%s/repos/%s/%s/contents/%s?ref=%s", c->base_url, owner,
                              name, path, head) < 0)
                         return NULL;
-                json_t *f = json_pack(
-                        "{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "sha", sha,
-                        "filename", path, "status",
-                        !a ? "added" : !b ? "removed" : "modified", "additions", (json_int_t)adds,
-                        "deletions", (json_int_t)dels, "changes", (json_int_t)(adds + dels),
-                        "blob_url", blob, "raw_url", raw, "contents_url", contents, "patch", patch);
+                json_t *f = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "sha",
+                                      sha, "filename", path, "status",
+                                      !a   ? "added"
+                                      : !b ? "removed"
+                                           : "modified",
+                                      "additions", (json_int_t)adds, "deletions", (json_int_t)dels,
+                                      "changes", (json_int_t)(adds + dels), "blob_url", blob,
+                                      "raw_url", raw, "contents_url", contents, "patch", patch);
                 if (json_array_append_new(out, f) < 0)
                         return NULL;
         }
@@ -297,7 +343,7 @@ json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr)
 /* The unified diff of a pull request (git diff format, as github.com's .diff). */
 char *gh_pr_diff_text(json_t *repo, json_t *pr)
 {
-        json_t *old = pr_compare_tree(repo, pr), *new = gh_pr_tree(repo, gh_pr_head_sha(repo, pr));
+        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, gh_pr_head_sha(repo, pr));
         json_t *trees[] = {old, new};
         _cleanup_json_ json_t *paths = tree_paths(trees, 2);
         _cleanup_free_ char *out = NULL;
@@ -321,11 +367,11 @@ char *gh_pr_diff_text(json_t *repo, json_t *pr)
                         fclose(f);
                         return NULL;
                 }
-                char sa[GH_SHA_HEX] = "0000000000", sb[GH_SHA_HEX] = "0000000000";
+                char sa[TWIN_SHA1_HEX] = "0000000000", sb[TWIN_SHA1_HEX] = "0000000000";
                 if (a)
-                        gh_blob_sha(a, sa);
+                        gh_blob_sha(a, strlen(a), sa);
                 if (b)
-                        gh_blob_sha(b, sb);
+                        gh_blob_sha(b, strlen(b), sb);
                 fprintf(f, "diff --git a/%s b/%s\n", path, path);
                 if (!a)
                         fprintf(f, "new file mode 100644\nindex 0000000..%.7s\n--- /dev/null\n",
@@ -380,7 +426,7 @@ static json_t *pr_mergeable(json_t *repo, json_t *pr)
         if (!mb)
                 return json_null();
         _cleanup_json_ json_t *merged = NULL;
-        int r = gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, base), gh_pr_tree(repo, head),
+        int r = gh_tree_merge(gh_tree_at(repo, mb), gh_tree_at(repo, base), gh_tree_at(repo, head),
                               &merged);
         return r < 0 ? json_null() : json_boolean(r == 0);
 }
@@ -391,8 +437,7 @@ json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
         long long n = json_integer_value(json_object_get(pr, "number"));
         _cleanup_free_ char *repo_url = NULL, *url = NULL, *html = NULL, *issue_url = NULL,
                             *commits_url = NULL, *rc_url = NULL, *rc1_url = NULL,
-                            *comments_url = NULL, *statuses_url = NULL, *diff = NULL,
-                            *patch = NULL;
+                            *comments_url = NULL, *statuses_url = NULL, *diff = NULL, *patch = NULL;
         const char *head_sha = gh_pr_head_sha(repo, pr), *base_sha = gh_pr_base_sha(repo, pr);
         if (asprintf(&repo_url, "%s/repos/%s/%s", c->base_url, owner, name) < 0 ||
             asprintf(&url, "%s/pulls/%lld", repo_url, n) < 0 ||
@@ -422,27 +467,27 @@ json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
                 json_object_get(pr, "body"), "labels",
                 gh_render_labels(c, repo, json_object_get(pr, "labels")), "milestone",
                 gh_render_milestone(c, repo, json_object_get(pr, "milestone")),
-                "active_lock_reason", "created_at", json_object_get(pr, "created_at"),
-                "updated_at", json_object_get(pr, "updated_at"), "closed_at",
-                json_object_get(pr, "closed_at"), "merged_at", json_object_get(pr, "merged_at"),
-                "merge_commit_sha", json_object_get(pr, "merge_commit_sha"), "assignee",
+                "active_lock_reason", "created_at", json_object_get(pr, "created_at"), "updated_at",
+                json_object_get(pr, "updated_at"), "closed_at", json_object_get(pr, "closed_at"),
+                "merged_at", json_object_get(pr, "merged_at"), "merge_commit_sha",
+                json_object_get(pr, "merge_commit_sha"), "assignee",
                 json_array_size(assignees) ? json_incref(json_array_get(assignees, 0))
                                            : json_null(),
                 "assignees", assignees, "requested_reviewers",
                 render_users(c, json_object_get(pr, "requested_reviewers")), "requested_teams",
                 "head", render_ref(c, repo, json_get_str(pr, "head"), head_sha), "base",
-                render_ref(c, repo, json_get_str(pr, "base"), base_sha), "commits_url",
-                commits_url, "review_comments_url", rc_url, "review_comment_url", rc1_url,
-                "comments_url", comments_url, "statuses_url", statuses_url,
-                "author_association", gh_association(repo, user), "auto_merge", "draft",
+                render_ref(c, repo, json_get_str(pr, "base"), base_sha), "commits_url", commits_url,
+                "review_comments_url", rc_url, "review_comment_url", rc1_url, "comments_url",
+                comments_url, "statuses_url", statuses_url, "author_association",
+                gh_association(repo, user), "auto_merge", "draft",
                 json_is_true(json_object_get(pr, "draft")));
         if (!o)
                 return NULL;
         _cleanup_json_ json_t *links = json_pack(
                 "{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}", "self",
                 "href", url, "html", "href", html, "issue", "href", issue_url, "comments", "href",
-                comments_url, "review_comments", "href", rc_url, "review_comment", "href",
-                rc1_url, "commits", "href", commits_url, "statuses", "href", statuses_url);
+                comments_url, "review_comments", "href", rc_url, "review_comment", "href", rc1_url,
+                "commits", "href", commits_url, "statuses", "href", statuses_url);
         if (!links || json_object_set(o, "_links", links) < 0)
                 return NULL;
         if (!full)
@@ -450,8 +495,7 @@ json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
 
         _cleanup_json_ json_t *files = gh_pr_files(c, repo, pr);
         const char *mb = head_sha && base_sha ? gh_pr_merge_base(repo, base_sha, head_sha) : NULL;
-        _cleanup_json_ json_t *commits =
-                gh_pr_commits_between(repo, mb ? mb : base_sha, head_sha);
+        _cleanup_json_ json_t *commits = gh_pr_commits_between(repo, mb ? mb : base_sha, head_sha);
         if (!files || !commits)
                 return NULL;
         json_int_t adds = 0, dels = 0;
@@ -567,8 +611,8 @@ static bool pr_matches(json_t *repo, json_t *pr, const char *state, const char *
         if (head) {
                 /* "owner:branch" (github.com's documented form) or a bare branch */
                 const char *colon = strchr(head, ':');
-                if (colon && strncasecmp(head, json_get_str(repo, "owner"),
-                                         (size_t)(colon - head)) != 0)
+                if (colon &&
+                    strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0)
                         return false;
                 if (!streq_ptr(json_get_str(pr, "head"), colon ? colon + 1 : head))
                         return false;
@@ -774,10 +818,10 @@ static json_t *open_pull_for(json_t *repo, const char *head, const char *base)
  */
 static int check_branches(TwinReply *rp, json_t *repo, const char *head, const char *base)
 {
-        const char *hs = gh_pr_ref_sha(repo, head), *bs = gh_pr_ref_sha(repo, base);
-        if (!gh_pr_branch(repo, base))
+        const char *hs = gh_ref_sha(repo, head), *bs = gh_ref_sha(repo, base);
+        if (!gh_branch_find(repo, base))
                 return gh_invalid(rp, "PullRequest", "base", "invalid");
-        if (!gh_pr_branch(repo, head))
+        if (!gh_branch_find(repo, head))
                 return gh_invalid(rp, "PullRequest", "head", "invalid");
         if (streq(head, base) || gh_pr_is_ancestor(repo, hs, bs)) {
                 _cleanup_free_ char *m = NULL;
@@ -860,20 +904,19 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
                 "{s:I, s:o, s:I, s:s, s:s?, s:s, s:n, s:b, s:s, s:[], s:[], s:n, s:[], s:s, s:s, "
                 "s:n, s:s, s:s, s:s, s:s, s:b, s:b, s:n, s:n, s:n, s:O, s:[], s:[], s:b}",
                 "id", (json_int_t)id, "node_id", gh_node_id("PullRequest", id), "number",
-                (json_int_t)number, "title", title, "body", body, "state", "open",
-                "state_reason", "locked", false, "user", viewer, "labels", "assignees",
-                "milestone", "comments", "created_at", now, "updated_at", now, "closed_at",
-                "head", head, "head_sha", gh_pr_ref_sha(repo, head), "base", base, "base_sha",
-                gh_pr_ref_sha(repo, base), "draft", draft, "merged", false, "merged_at",
-                "merged_by", "merge_commit_sha", "requested_reviewers",
-                reviewers ? reviewers : json_array(), "reviews", "review_comments",
-                "maintainer_can_modify", mcm);
+                (json_int_t)number, "title", title, "body", body, "state", "open", "state_reason",
+                "locked", false, "user", viewer, "labels", "assignees", "milestone", "comments",
+                "created_at", now, "updated_at", now, "closed_at", "head", head, "head_sha",
+                gh_ref_sha(repo, head), "base", base, "base_sha", gh_ref_sha(repo, base), "draft",
+                draft, "merged", false, "merged_at", "merged_by", "merge_commit_sha",
+                "requested_reviewers", reviewers ? reviewers : json_array(), "reviews",
+                "review_comments", "maintainer_can_modify", mcm);
         if (!row)
                 return -ENOMEM;
         if (issue) {
                 /* the issue becomes the pull request: same number, labels, comments */
-                const char *keep[] = {"labels", "assignees", "milestone", "comments", "user",
-                                      "created_at"};
+                const char *keep[] = {"labels",   "assignees", "milestone",
+                                      "comments", "user",      "created_at"};
                 for (size_t k = 0; k < ELEMENTSOF(keep); k++)
                         if (json_object_set(row, keep[k], json_object_get(issue, keep[k])) < 0)
                                 return -ENOMEM;
@@ -930,8 +973,7 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                         return r;
         }
         if (state && strcasecmp(state, "open") == 0 && merged)
-                return gh_invalid_custom(rp, "PullRequest",
-                                         "Cannot reopen a merged pull request.");
+                return gh_invalid_custom(rp, "PullRequest", "Cannot reopen a merged pull request.");
         if (state && strcasecmp(state, "open") == 0 &&
             !streq_ptr(json_get_str(pr, "state"), "open") &&
             open_pull_for(repo, json_get_str(pr, "head"), base ? base : json_get_str(pr, "base"))) {
@@ -975,8 +1017,8 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                         const char *hs = gh_pr_head_sha(repo, pr), *bs = gh_pr_base_sha(repo, pr);
                         if ((hs && json_object_set_new(pr, "head_sha", json_string(hs)) < 0) ||
                             (bs && json_object_set_new(pr, "base_sha", json_string(bs)) < 0) ||
-                            json_object_set_new(pr, "state", json_string(open ? "open" : "closed")) <
-                                    0 ||
+                            json_object_set_new(pr, "state",
+                                                json_string(open ? "open" : "closed")) < 0 ||
                             json_object_set_new(pr, "closed_at",
                                                 open ? json_null() : json_string(now)) < 0)
                                 return -ENOMEM;
@@ -994,7 +1036,7 @@ static int pr_merge_tree(json_t *repo, json_t *pr, json_t **ret_tree)
         const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
         if (!mb)
                 return 1;
-        return gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, base), gh_pr_tree(repo, head),
+        return gh_tree_merge(gh_tree_at(repo, mb), gh_tree_at(repo, base), gh_tree_at(repo, head),
                              ret_tree);
 }
 
@@ -1020,11 +1062,14 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
                 return gh_refuse(rp, 405, "Pull Request is not mergeable");
         if (json_is_true(json_object_get(pr, "draft")))
                 return gh_refuse(rp, 405, "Pull Request is still a draft");
-        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
-        if (!head || !base || !gh_pr_branch(repo, json_get_str(pr, "base")))
+        /* copies: moving the base branch below frees the strings the rows hold */
+        _cleanup_free_ char *head = dup_or_null(gh_pr_head_sha(repo, pr)),
+                            *base = dup_or_null(gh_pr_base_sha(repo, pr));
+        if (!head || !base || !gh_branch_find(repo, json_get_str(pr, "base")))
                 return gh_refuse(rp, 405, "Pull Request is not mergeable");
         if (sha && !streq(sha, head))
-                return gh_refuse(rp, 409, "Head branch was modified. Review and try the merge again.");
+                return gh_refuse(rp, 409,
+                                 "Head branch was modified. Review and try the merge again.");
         _cleanup_json_ json_t *tree = NULL;
         if ((r = pr_merge_tree(repo, pr, &tree)) < 0)
                 return r;
@@ -1060,7 +1105,7 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
         _cleanup_json_ json_t *before = json_deep_copy(pr);
         char now[32];
         twin_format_time(c->now, now, sizeof(now));
-        json_t *bb = gh_pr_branch(repo, json_get_str(pr, "base"));
+        json_t *bb = gh_branch_find(repo, json_get_str(pr, "base"));
         if (!before || json_object_set_new(bb, "sha", json_string(new_sha)) < 0 ||
             json_object_set_new(pr, "head_sha", json_string(head)) < 0 ||
             json_object_set_new(pr, "base_sha", json_string(base)) < 0 ||
@@ -1090,7 +1135,7 @@ int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
         if (!streq_ptr(json_get_str(pr, "state"), "open"))
                 return gh_invalid_custom(rp, "PullRequest", "Pull request is closed.");
         const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
-        json_t *hb = gh_pr_branch(repo, json_get_str(pr, "head"));
+        json_t *hb = gh_branch_find(repo, json_get_str(pr, "head"));
         if (!head || !base || !hb)
                 return gh_invalid_custom(rp, "PullRequest", "The head branch no longer exists.");
         if (expected && !streq(expected, head))
@@ -1105,9 +1150,10 @@ int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
                 const char *mb = gh_pr_merge_base(repo, base, head);
                 _cleanup_json_ json_t *tree = NULL;
                 if (!mb)
-                        return gh_invalid_custom(rp, "PullRequest", "merge conflict between base and head");
-                r = gh_tree_merge(gh_pr_tree(repo, mb), gh_pr_tree(repo, head),
-                                  gh_pr_tree(repo, base), &tree);
+                        return gh_invalid_custom(rp, "PullRequest",
+                                                 "merge conflict between base and head");
+                r = gh_tree_merge(gh_tree_at(repo, mb), gh_tree_at(repo, head),
+                                  gh_tree_at(repo, base), &tree);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -1128,7 +1174,158 @@ int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
                 if ((r = twin_reply_mutation(rp, before, hb)) < 0)
                         return r;
         }
-        return twin_reply_body(rp, 202,
-                               json_pack("{s:s, s:s}", "message", "Updating pull request branch.",
-                                         "url", url));
+        return twin_reply_body(
+                rp, 202,
+                json_pack("{s:s, s:s}", "message", "Updating pull request branch.", "url", url));
+}
+
+/* ------------------------------------------------------------------ seed */
+
+int gh_seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *const *keys, size_t n)
+{
+        const char *key;
+        json_t *v;
+        json_object_foreach ((json_t *)o, key, v) {
+                bool known = false;
+                for (size_t i = 0; i < n && !known; i++)
+                        known = streq(key, keys[i]);
+                if (!known)
+                        return twin_seed_error(s->err, s->errlen, "%s.%s: unknown key", path, key);
+        }
+        return 0;
+}
+
+/*
+ * The pull request part of a repository seed's pull_requests[] entry v at path, onto row
+ * (the issue fields github.c's seed_item made): head and base (branches; a head branch the
+ * seed lacks starts at base), author (the user), draft, merged (merged_by, merged_at),
+ * requested_reviewers, reviews, and statuses and check_runs on the head commit. Unknown
+ * keys are refused naming their path. 0, -EINVAL with the message in s->err, -ENOMEM.
+ */
+int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path)
+{
+        static const char *const keys[] = {
+                /* the issue fields (github.c seed_item) */
+                "number", "title", "body", "state", "state_reason", "locked", "user", "labels",
+                "assignees", "assignee", "milestone", "comments", "created_at", "updated_at",
+                "closed_at",
+                /* the pull request's own */
+                "head", "base", "author", "draft", "merged", "merged_at", "merged_by",
+                "maintainer_can_modify", "requested_reviewers", "reviews", "statuses",
+                "check_runs"};
+        int r = gh_seed_keys(s, v, path, keys, ELEMENTSOF(keys));
+        if (r < 0)
+                return r;
+        const char *head, *base, *author = NULL, *merged_by = NULL, *merged_at = NULL;
+        bool draft = false, merged = false, mcm = true;
+        if ((r = twin_seed_str(s, v, "head", path, "feature", TWIN_NULL_REFUSED, &head)) < 0 ||
+            (r = twin_seed_str(s, v, "base", path, json_get_str(repo, "default_branch"),
+                               TWIN_NULL_REFUSED, &base)) < 0 ||
+            (r = twin_seed_str(s, v, "author", path, NULL, TWIN_NULL_REFUSED, &author)) < 0 ||
+            (r = twin_seed_str(s, v, "merged_by", path, NULL, TWIN_NULL_KEPT, &merged_by)) < 0 ||
+            (r = twin_seed_str(s, v, "merged_at", path, NULL, TWIN_NULL_KEPT, &merged_at)) < 0 ||
+            (r = twin_seed_bool(s, v, "draft", path, false, &draft)) < 0 ||
+            (r = twin_seed_bool(s, v, "merged", path, false, &merged)) < 0 ||
+            (r = twin_seed_bool(s, v, "maintainer_can_modify", path, true, &mcm)) < 0)
+                return r;
+        if (streq_ptr(json_get_str(v, "state"), "merged"))
+                merged = true;
+        /* hosted Pome's head may read "owner:branch" */
+        const char *colon = strchr(head, ':');
+        if (colon)
+                head = colon + 1;
+        if (!gh_branch_find(repo, base))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.base: no branch \"%s\" in the repository", path, base);
+        if (streq(head, base))
+                return twin_seed_error(s->err, s->errlen, "%s.head: must differ from base \"%s\"",
+                                       path, base);
+        if (!gh_branch_find(repo, head)) {
+                /* a head branch no file names starts at base, as a fresh branch would */
+                if (!gh_branch_name_valid(head))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.head: not a valid branch name", path);
+                json_t *b = json_pack("{s:s, s:s, s:b}", "name", head, "sha",
+                                      gh_ref_sha(repo, base), "protected", false);
+                if (!b || json_array_append_new(json_object_get(repo, "branches"), b) < 0)
+                        return -ENOMEM;
+        }
+        if (merged_at && !gh_time_valid(merged_at))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.merged_at: must be a UTC time like "
+                                       "\"2026-01-01T00:00:00Z\"",
+                                       path);
+        char p[320], at[32];
+        if (author) {
+                snprintf(p, sizeof(p), "%s.author", path);
+                if (!gh_login_valid(author) || !gh_user_ensure(s->world, author, "User"))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: must be a GitHub login (letters, digits, '-')",
+                                               p);
+                if (json_object_set_new(
+                            row, "user",
+                            json_string(json_get_str(gh_user_find(s->world, author), "login"))) < 0)
+                        return -ENOMEM;
+        }
+        const char *user = json_get_str(row, "user");
+        if (merged) {
+                if (!merged_by)
+                        merged_by = json_get_str(repo, "owner");
+                if (!gh_login_valid(merged_by) || !gh_user_ensure(s->world, merged_by, "User"))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.merged_by: must be a GitHub login", path);
+                /* a copy: the row's closed_at is replaced below */
+                snprintf(at, sizeof(at), "%s",
+                         merged_at ? merged_at
+                                   : json_get_str(row, "closed_at")
+                                             ?: strempty(json_get_str(row, "updated_at")));
+                merged_at = at;
+                if (json_object_set_new(row, "state", json_string("closed")) < 0 ||
+                    json_object_set_new(row, "state_reason", json_null()) < 0 ||
+                    json_object_set_new(row, "closed_at", json_string(merged_at)) < 0)
+                        return -ENOMEM;
+        }
+        _cleanup_json_ json_t *req = json_array();
+        json_t *ra;
+        if (!req)
+                return -ENOMEM;
+        if ((r = twin_seed_array(s, v, "requested_reviewers", path, &ra)) < 0)
+                return r;
+        size_t i;
+        json_t *l;
+        json_array_foreach (ra, i, l) {
+                json_t *login = json_is_object(l) ? json_object_get(l, "login") : l;
+                if (!json_is_string(login) || !gh_login_valid(json_string_value(login)))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.requested_reviewers[%zu]: must be a GitHub "
+                                               "login",
+                                               path, i);
+                json_t *u = gh_user_ensure(s->world, json_string_value(login), "User");
+                if (!u || (!gh_strv_has(req, json_get_str(u, "login")) &&
+                           json_array_append(req, json_object_get(u, "login")) < 0))
+                        return -ENOMEM;
+        }
+        const char *hs = gh_ref_sha(repo, head), *bs = gh_ref_sha(repo, base);
+        if (json_object_set_new(row, "head", json_string(head)) < 0 ||
+            json_object_set_new(row, "head_sha", json_string(hs)) < 0 ||
+            json_object_set_new(row, "base", json_string(base)) < 0 ||
+            json_object_set_new(row, "base_sha", json_string(bs)) < 0 ||
+            json_object_set_new(row, "draft", json_boolean(draft)) < 0 ||
+            json_object_set_new(row, "merged", json_boolean(merged)) < 0 ||
+            json_object_set_new(row, "merged_at", json_string_or_null(merged ? merged_at : NULL)) <
+                    0 ||
+            json_object_set_new(row, "merged_by", json_string_or_null(merged ? merged_by : NULL)) <
+                    0 ||
+            json_object_set_new(row, "merge_commit_sha", json_null()) < 0 ||
+            json_object_set_new(row, "maintainer_can_modify", json_boolean(mcm)) < 0 ||
+            json_object_set(row, "requested_reviewers", req) < 0 ||
+            json_object_set_new(row, "reviews", json_array()) < 0 ||
+            json_object_set_new(row, "review_comments", json_array()) < 0)
+                return -ENOMEM;
+        if ((r = gh_seed_reviews(s, repo, v, row, path)) < 0 ||
+            (r = gh_seed_statuses(s, repo, v, hs, json_get_str(repo, "owner"), path)) < 0 ||
+            (r = gh_seed_check_runs(s, repo, v, hs, path)) < 0)
+                return r;
+        (void)user;
+        return 0;
 }

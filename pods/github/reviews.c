@@ -39,13 +39,14 @@ json_t *gh_review_find(json_t *pr, int64_t id)
 /* Whether the viewer may see review rv (another user's pending review is hidden). */
 static bool review_visible(TwinCall *c, json_t *rv)
 {
-        return !is_pending(rv) || strcasecmp(strempty(json_get_str(rv, "user")),
-                                             strempty(viewer_of(c))) == 0;
+        return !is_pending(rv) ||
+               strcasecmp(strempty(json_get_str(rv, "user")), strempty(viewer_of(c))) == 0;
 }
 
 static json_t *review_of_comment(json_t *pr, json_t *cm)
 {
-        return gh_review_find(pr, json_integer_value(json_object_get(cm, "pull_request_review_id")));
+        return gh_review_find(pr,
+                              json_integer_value(json_object_get(cm, "pull_request_review_id")));
 }
 
 /* ------------------------------------------------------------------ rendering */
@@ -53,8 +54,8 @@ static json_t *review_of_comment(json_t *pr, json_t *cm)
 static int pr_urls(TwinCall *c, json_t *repo, json_t *pr, char **ret_api, char **ret_html)
 {
         long long n = json_integer_value(json_object_get(pr, "number"));
-        if (asprintf(ret_api, "%s/repos/%s/%s/pulls/%lld", c->base_url,
-                     json_get_str(repo, "owner"), json_get_str(repo, "name"), n) < 0)
+        if (asprintf(ret_api, "%s/repos/%s/%s/pulls/%lld", c->base_url, json_get_str(repo, "owner"),
+                     json_get_str(repo, "name"), n) < 0)
                 return -ENOMEM;
         if (asprintf(ret_html, GH_HTML_BASE "/%s/%s/pull/%lld", json_get_str(repo, "owner"),
                      json_get_str(repo, "name"), n) < 0) {
@@ -215,12 +216,12 @@ static int diff_hunk(TwinCall *c, json_t *repo, json_t *pr, const char *path, in
 
 static int thread_invalid(TwinReply *rp, const char *field)
 {
-        return twin_reply_body(
-                rp, 422,
-                json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}], s:s, s:s}", "message",
-                          "Validation Failed", "errors", "resource", "PullRequestReviewComment",
-                          "code", "custom", "field", field, "message", "could not be resolved",
-                          "documentation_url", GH_DOCS_URL, "status", "422"));
+        return twin_reply_body(rp, 422,
+                               json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}], s:s, s:s}", "message",
+                                         "Validation Failed", "errors", "resource",
+                                         "PullRequestReviewComment", "code", "custom", "field",
+                                         field, "message", "could not be resolved",
+                                         "documentation_url", GH_DOCS_URL, "status", "422"));
 }
 
 /* "Unprocessable Entity" with one error sentence, as github.com answers review refusals. */
@@ -270,11 +271,11 @@ static int new_thread_comment(TwinCall *c, TwinReply *rp, json_t *repo, json_t *
         json_t *cm = json_pack("{s:I, s:o, s:I, s:s, s:I, s:s, s:s, s:s, s:s, s:s, s:n, s:s, "
                                "s:s}",
                                "id", (json_int_t)id, "node_id",
-                               gh_node_id("PullRequestReviewComment", id),
-                               "pull_request_review_id", (json_int_t)review_id, "path", path,
-                               "line", (json_int_t)line, "side", side, "commit_id", commit_id,
-                               "body", body, "user", viewer_of(c), "diff_hunk", hunk,
-                               "in_reply_to_id", "created_at", now, "updated_at", now);
+                               gh_node_id("PullRequestReviewComment", id), "pull_request_review_id",
+                               (json_int_t)review_id, "path", path, "line", (json_int_t)line,
+                               "side", side, "commit_id", commit_id, "body", body, "user",
+                               viewer_of(c), "diff_hunk", hunk, "in_reply_to_id", "created_at", now,
+                               "updated_at", now);
         if (!cm)
                 return -ENOMEM;
         if (start && json_object_set_new(cm, "start_line", json_integer(start)) < 0) {
@@ -292,8 +293,8 @@ static json_t *viewer_pending(TwinCall *c, json_t *pr)
         size_t i;
         json_t *rv;
         json_array_foreach (json_object_get(pr, "reviews"), i, rv) {
-                if (is_pending(rv) && strcasecmp(strempty(json_get_str(rv, "user")),
-                                                 strempty(viewer_of(c))) == 0)
+                if (is_pending(rv) &&
+                    strcasecmp(strempty(json_get_str(rv, "user")), strempty(viewer_of(c))) == 0)
                         return rv;
         }
         return NULL;
@@ -313,8 +314,8 @@ static const char *event_state(const char *event)
  * requesting changes on one's own pull request, and a REQUEST_CHANGES or COMMENT review
  * without a body. 1 fine, 0 with rp holding the refusal.
  */
-static int check_event(TwinCall *c, TwinReply *rp, json_t *pr, const char *event,
-                       const char *body, bool has_comments)
+static int check_event(TwinCall *c, TwinReply *rp, json_t *pr, const char *event, const char *body,
+                       bool has_comments)
 {
         bool own = strcasecmp(strempty(json_get_str(pr, "user")), strempty(viewer_of(c))) == 0;
         if (own && streq(event, "APPROVE"))
@@ -357,13 +358,13 @@ static int create_review(TwinCall *c, TwinReply *rp)
         if (specs && !json_is_array(specs) && !json_is_null(specs))
                 return gh_invalid(rp, "PullRequestReview", "comments", "invalid");
         const char *head = gh_pr_head_sha(repo, pr);
-        if (commit_id && !gh_pr_commit(repo, commit_id)) {
+        if (commit_id && !gh_commit_find(repo, commit_id)) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "No commit found for SHA: %s", commit_id) < 0)
                         return -ENOMEM;
                 return gh_refuse(rp, 422, m);
         }
-        commit_id = commit_id ? json_get_str(gh_pr_commit(repo, commit_id), "sha") : head;
+        commit_id = commit_id ? json_get_str(gh_commit_find(repo, commit_id), "sha") : head;
         if (!commit_id)
                 return unprocessable(rp, "Pull request has no commits");
         if (event && (r = check_event(c, rp, pr, event, body, json_array_size(specs) > 0)) <= 0)
@@ -374,11 +375,11 @@ static int create_review(TwinCall *c, TwinReply *rp)
         char now[32];
         twin_format_time(c->now, now, sizeof(now));
         int64_t id = gh_alloc_id(c->world);
-        _cleanup_json_ json_t *rv = json_pack(
-                "{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "node_id",
-                gh_node_id("PullRequestReview", id), "user", viewer_of(c), "body", strempty(body),
-                "state", event ? event_state(event) : "PENDING", "commit_id", commit_id,
-                "submitted_at", now);
+        _cleanup_json_ json_t *rv =
+                json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "node_id",
+                          gh_node_id("PullRequestReview", id), "user", viewer_of(c), "body",
+                          strempty(body), "state", event ? event_state(event) : "PENDING",
+                          "commit_id", commit_id, "submitted_at", now);
         _cleanup_json_ json_t *comments = json_array();
         if (!rv || !comments)
                 return -ENOMEM;
@@ -604,9 +605,9 @@ int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp)
                 return add_reply(c, rp, repo, pr, to, body);
         }
         if (twin_arg_str(c->args, "commit_id", &commit_id) == -EINVAL ||
-            (commit_id && !gh_pr_commit(repo, commit_id)))
+            (commit_id && !gh_commit_find(repo, commit_id)))
                 return gh_invalid(rp, "PullRequestReviewComment", "commit_id", "invalid");
-        commit_id = commit_id ? json_get_str(gh_pr_commit(repo, commit_id), "sha")
+        commit_id = commit_id ? json_get_str(gh_commit_find(repo, commit_id), "sha")
                               : gh_pr_head_sha(repo, pr);
         if (!commit_id)
                 return gh_invalid(rp, "PullRequestReviewComment", "commit_id", "missing_field");
@@ -617,10 +618,10 @@ int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp)
         if ((r = new_thread_comment(c, rp, repo, pr, c->args, rvid, commit_id, &cm)) <= 0)
                 return r;
         _cleanup_json_ json_t *row = cm;
-        _cleanup_json_ json_t *rv = json_pack(
-                "{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)rvid, "node_id",
-                gh_node_id("PullRequestReview", rvid), "user", viewer_of(c), "body", "", "state",
-                "COMMENTED", "commit_id", commit_id, "submitted_at", now);
+        _cleanup_json_ json_t *rv =
+                json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)rvid, "node_id",
+                          gh_node_id("PullRequestReview", rvid), "user", viewer_of(c), "body", "",
+                          "state", "COMMENTED", "commit_id", commit_id, "submitted_at", now);
         if (!rv || json_array_append(gh_repo_list(pr, "reviews"), rv) < 0 ||
             json_array_append(gh_repo_list(pr, "review_comments"), row) < 0)
                 return -ENOMEM;
@@ -651,7 +652,7 @@ int gh_act_add_reply_to_pull_request_comment(TwinCall *c, TwinReply *rp)
         const char *body = NULL, *reaction = NULL;
         if (twin_arg_str(c->args, "body", &body) == -EINVAL)
                 return gh_invalid(rp, "PullRequestReviewComment", "body", "invalid");
-        static const char *const reactions[] = {"+1",     "-1",     "laugh",  "confused",
+        static const char *const reactions[] = {"+1",    "-1",     "laugh",  "confused",
                                                 "heart", "hooray", "rocket", "eyes"};
         bool known = false;
         if (twin_arg_str(c->args, "reaction", &reaction) == -EINVAL)
@@ -668,10 +669,11 @@ int gh_act_add_reply_to_pull_request_comment(TwinCall *c, TwinReply *rp)
                 json_t *counts = json_object_get(to, "reactions");
                 if (!counts && json_object_set_new(to, "reactions", counts = json_object()) < 0)
                         return -ENOMEM;
-                if (!before || json_object_set_new(counts, reaction,
-                                                   json_integer(json_integer_value(json_object_get(
-                                                                        counts, reaction)) +
-                                                                1)) < 0)
+                if (!before ||
+                    json_object_set_new(
+                            counts, reaction,
+                            json_integer(json_integer_value(json_object_get(counts, reaction)) +
+                                         1)) < 0)
                         return -ENOMEM;
                 if (!body || !body[0]) {
                         if ((r = twin_reply_mutation(rp, before, to)) < 0)
@@ -784,4 +786,77 @@ int gh_act_list_requested_reviewers(TwinCall *c, TwinReply *rp)
         }
         return twin_reply_body(rp, 200,
                                json_pack("{s:o, s:[]}", "users", TAKE_PTR(users), "teams"));
+}
+
+/* ------------------------------------------------------------------ seed */
+
+int gh_seed_reviews(TwinSeed *s, json_t *repo, const json_t *v, json_t *pr, const char *path)
+{
+        static const char *const keys[] = {"user",      "author",       "state", "body",
+                                           "commit_id", "submitted_at", "id"};
+        json_t *a;
+        int r = twin_seed_array(s, v, "reviews", path, &a);
+        if (r < 0)
+                return r;
+        size_t i;
+        json_t *e;
+        json_array_foreach (a, i, e) {
+                char p[320];
+                snprintf(p, sizeof(p), "%s.reviews[%zu]", path, i);
+                if (!json_is_object(e))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                const char *user = NULL, *author = NULL, *state, *body, *commit, *at;
+                if ((r = gh_seed_keys(s, e, p, keys, ELEMENTSOF(keys))) < 0 ||
+                    (r = twin_seed_str(s, e, "user", p, NULL, TWIN_NULL_REFUSED, &user)) < 0 ||
+                    (r = twin_seed_str(s, e, "author", p, NULL, TWIN_NULL_REFUSED, &author)) < 0 ||
+                    (r = twin_seed_str(s, e, "state", p, "COMMENTED", TWIN_NULL_REFUSED, &state)) <
+                            0 ||
+                    (r = twin_seed_str(s, e, "body", p, "", TWIN_NULL_ABSENT, &body)) < 0 ||
+                    (r = twin_seed_str(s, e, "commit_id", p, json_get_str(pr, "head_sha"),
+                                       TWIN_NULL_REFUSED, &commit)) < 0 ||
+                    (r = twin_seed_str(s, e, "submitted_at", p, json_get_str(pr, "updated_at"),
+                                       TWIN_NULL_REFUSED, &at)) < 0)
+                        return r;
+                user = user ? user : author;
+                if (!user || !gh_login_valid(user) || !gh_user_ensure(s->world, user, "User"))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.user: needs the reviewer's GitHub login", p);
+                /* the API's states, or the events that make them (APPROVE, ...), any case */
+                static const struct {
+                        const char *in, *state;
+                } states[] = {{"APPROVED", "APPROVED"},
+                              {"APPROVE", "APPROVED"},
+                              {"CHANGES_REQUESTED", "CHANGES_REQUESTED"},
+                              {"REQUEST_CHANGES", "CHANGES_REQUESTED"},
+                              {"COMMENTED", "COMMENTED"},
+                              {"COMMENT", "COMMENTED"},
+                              {"PENDING", "PENDING"},
+                              {"DISMISSED", "DISMISSED"}};
+                const char *st = NULL;
+                for (size_t k = 0; k < ELEMENTSOF(states) && !st; k++)
+                        if (strcasecmp(state, states[k].in) == 0)
+                                st = states[k].state;
+                if (!st)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.state: must be APPROVED, CHANGES_REQUESTED, "
+                                               "COMMENTED, PENDING or DISMISSED",
+                                               p);
+                if (!gh_time_valid(at))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.submitted_at: must be a UTC time like "
+                                               "\"2026-01-01T00:00:00Z\"",
+                                               p);
+                const char *sha = commit ? gh_ref_sha(repo, commit) : NULL;
+                if (commit && !sha)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.commit_id: no commit of the repository", p);
+                int64_t id = gh_alloc_id(s->world);
+                json_t *rv = json_pack("{s:I, s:o, s:s, s:s, s:s, s:s?, s:s}", "id", (json_int_t)id,
+                                       "node_id", gh_node_id("PullRequestReview", id), "user",
+                                       json_get_str(gh_user_find(s->world, user), "login"), "body",
+                                       body, "state", st, "commit_id", sha, "submitted_at", at);
+                if (!rv || json_array_append_new(json_object_get(pr, "reviews"), rv) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
