@@ -136,7 +136,7 @@ static int arg_ref_sha(TwinCall *c, TwinReply *rp, json_t *repo, const char *key
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "No commit found for SHA: %s", ref) < 0)
                         return -ENOMEM;
-                return gh_refuse(rp, 422, m);
+                return gh_fail(rp, 422, m);
         }
         *ret = sha;
         return 1;
@@ -145,7 +145,7 @@ static int arg_ref_sha(TwinCall *c, TwinReply *rp, json_t *repo, const char *key
 int gh_act_create_commit_status(TwinCall *c, TwinReply *rp)
 {
         json_t *repo;
-        int r = gh_arg_repo(c, rp, &repo);
+        int r = gh_arg_repo_write(c, rp, &repo);
         if (r <= 0)
                 return r;
         const char *sha, *state, *context = "default", *desc = NULL, *target = NULL;
@@ -360,7 +360,7 @@ static json_t *new_run(TwinCall *c, const char *name, const char *head_sha)
 int gh_act_create_check_run(TwinCall *c, TwinReply *rp)
 {
         json_t *repo;
-        int r = gh_arg_repo(c, rp, &repo);
+        int r = gh_arg_repo_write(c, rp, &repo);
         if (r <= 0)
                 return r;
         const char *name, *sha;
@@ -382,11 +382,11 @@ int gh_act_create_check_run(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 201, render_run(c, repo, run));
 }
 
-static int arg_run(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_run)
+static int arg_run(TwinCall *c, TwinReply *rp, bool write, json_t **ret_repo, json_t **ret_run)
 {
         json_t *repo;
         int64_t id;
-        int r = gh_arg_repo(c, rp, &repo);
+        int r = write ? gh_arg_repo_write(c, rp, &repo) : gh_arg_repo(c, rp, &repo);
         if (r <= 0)
                 return r;
         r = twin_arg_int(c->args, "check_run_id", 1, INT64_MAX, &id);
@@ -401,7 +401,7 @@ static int arg_run(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_r
 int gh_act_get_check_run(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *run;
-        int r = arg_run(c, rp, &repo, &run);
+        int r = arg_run(c, rp, false, &repo, &run);
         if (r <= 0)
                 return r;
         return twin_reply_body(rp, 200, render_run(c, repo, run));
@@ -410,7 +410,7 @@ int gh_act_get_check_run(TwinCall *c, TwinReply *rp)
 int gh_act_update_check_run(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *run;
-        int r = arg_run(c, rp, &repo, &run);
+        int r = arg_run(c, rp, true, &repo, &run);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *next = json_deep_copy(run);

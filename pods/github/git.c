@@ -179,9 +179,9 @@ json_t *gh_commit_find(json_t *repo, const char *sha)
 
 /*
  * The commit sha ref names in repo (borrowed from the world), or NULL: a branch name, a tag
- * name, "heads/<b>", "tags/<t>", "refs/heads/<b>", "refs/tags/<t>", or a full or abbreviated
- * commit sha — the spellings GitHub's `ref`/`sha` parameters accept. Branches win over tags,
- * tags over shas, as in git's rev-parse order for a bare name.
+ * name, "heads/<b>", "tags/<t>", "refs/heads/<b>", "refs/tags/<t>", "refs/pull/<n>/head", or a
+ * full or abbreviated commit sha — the spellings GitHub's `ref`/`sha` parameters accept. Branches
+ * win over tags, tags over shas, as in git's rev-parse order for a bare name.
  */
 const char *gh_ref_sha(json_t *repo, const char *ref)
 {
@@ -195,6 +195,18 @@ const char *gh_ref_sha(json_t *repo, const char *ref)
                 return json_get_str(row, "sha");
         if ((row = gh_branch_find(repo, r)) || (row = gh_tag_find(repo, r)))
                 return json_get_str(row, "sha");
+        if ((rest = startswith(r, "pull/"))) {
+                /* refs/pull/<n>/head: the pull request's head commit */
+                char *end;
+                long long n = strtoll(rest, &end, 10);
+                json_t *pr = n > 0 && streq(end, "/head")
+                                     ? gh_number_find(repo, "pull_requests", n, NULL)
+                                     : NULL;
+                if (pr && json_get_str(pr, "head_sha"))
+                        return json_get_str(pr, "head_sha");
+                row = pr ? gh_branch_find(repo, json_get_str(pr, "head")) : NULL;
+                return row ? json_get_str(row, "sha") : NULL;
+        }
         row = gh_commit_find(repo, r);
         return row ? json_get_str(row, "sha") : NULL;
 }
@@ -500,4 +512,482 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                         return r;
         }
         return 0;
+}
+
+/* ------------------------------------------------------------------ history */
+
+/* Index of the commit row with sha in repo's commits[], or -1. */
+static ssize_t commit_index(json_t *repo, const char *sha)
+{
+        size_t i;
+        json_t *c;
+        json_array_foreach (json_object_get(repo, "commits"), i, c) {
+                if (streq_ptr(json_get_str(c, "sha"), sha))
+                        return (ssize_t)i;
+        }
+        return -1;
+}
+
+/*
+ * Marks in seen (one byte per commits[] row, calloc'd by the caller) every ancestor of the
+ * commit with sha, itself included. Parents are always older rows, so one backwards sweep
+ * suffices.
+ */
+static void mark_ancestors(json_t *repo, const char *sha, char *seen)
+{
+        json_t *commits = json_object_get(repo, "commits");
+        ssize_t top = commit_index(repo, sha);
+        if (top < 0)
+                return;
+        seen[top] = 1;
+        for (ssize_t i = top; i >= 0; i--) {
+                if (!seen[i])
+                        continue;
+                size_t k;
+                json_t *p;
+                json_array_foreach (json_object_get(json_array_get(commits, (size_t)i), "parents"),
+                                    k, p) {
+                        ssize_t j = commit_index(repo, json_string_value(p));
+                        if (j >= 0)
+                                seen[j] = 1;
+                }
+        }
+}
+
+/*
+ * The commits reachable from head and not from base (base may be NULL: all of head's
+ * history), as a new array of borrowed-then-referenced commit rows, newest first when
+ * newest_first, else oldest first (git log --reverse base..head). NULL on OOM.
+ */
+json_t *gh_commits_between(json_t *repo, const char *base, const char *head, bool newest_first)
+{
+        size_t n = json_array_size(json_object_get(repo, "commits"));
+        _cleanup_free_ char *in_head = calloc(n + 1, 1), *in_base = calloc(n + 1, 1);
+        _cleanup_json_ json_t *out = json_array();
+        if (!in_head || !in_base || !out)
+                return NULL;
+        mark_ancestors(repo, head, in_head);
+        if (base)
+                mark_ancestors(repo, base, in_base);
+        for (size_t k = 0; k < n; k++) {
+                size_t i = newest_first ? n - 1 - k : k;
+                if (in_head[i] && !in_base[i] &&
+                    json_array_append(out, json_array_get(json_object_get(repo, "commits"), i)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(out);
+}
+
+/*
+ * The best common ancestor of commits a and b (the newest commit both reach), borrowed
+ * from the world, or NULL when they share no history.
+ */
+const char *gh_merge_base(json_t *repo, const char *a, const char *b)
+{
+        size_t n = json_array_size(json_object_get(repo, "commits"));
+        _cleanup_free_ char *sa = calloc(n + 1, 1), *sb = calloc(n + 1, 1);
+        if (!sa || !sb)
+                return NULL;
+        mark_ancestors(repo, a, sa);
+        mark_ancestors(repo, b, sb);
+        for (size_t i = n; i > 0; i--)
+                if (sa[i - 1] && sb[i - 1])
+                        return json_get_str(json_array_get(json_object_get(repo, "commits"), i - 1),
+                                            "sha");
+        return NULL;
+}
+
+/* ------------------------------------------------------------------ diffs */
+
+typedef struct Line {
+        const char *p;
+        size_t len;
+} Line;
+
+/* Lines of s (without their '\n'); *ret_nl says whether s ends with a newline. */
+static Line *split_lines(const char *s, size_t *ret_n, bool *ret_nl)
+{
+        size_t n = 0, cap = 16;
+        Line *v = malloc(cap * sizeof(Line));
+        if (!v)
+                return NULL;
+        *ret_nl = true;
+        for (const char *p = strempty(s); *p;) {
+                const char *e = strchr(p, '\n');
+                size_t l = e ? (size_t)(e - p) : strlen(p);
+                if (n == cap) {
+                        Line *w = realloc(v, (cap *= 2) * sizeof(Line));
+                        if (!w) {
+                                free(v);
+                                return NULL;
+                        }
+                        v = w;
+                }
+                v[n++] = (Line){p, l};
+                if (!e) {
+                        *ret_nl = false;
+                        break;
+                }
+                p = e + 1;
+        }
+        *ret_n = n;
+        return v;
+}
+
+static bool line_eq(const Line *a, const Line *b)
+{
+        return a->len == b->len && memcmp(a->p, b->p, a->len) == 0;
+}
+
+typedef struct Op {
+        char op; /* ' ', '-', '+' */
+        size_t ai, bi;
+} Op;
+
+/* An edit script turning a into b: a longest common subsequence, or (for texts too large to
+ * compare line by line here) everything removed then everything added. */
+static Op *edit_script(const Line *a, size_t na, const Line *b, size_t nb, size_t *ret_n)
+{
+        Op *ops = malloc((na + nb + 1) * sizeof(Op));
+        if (!ops)
+                return NULL;
+        size_t n = 0;
+        uint32_t *dp = NULL;
+        if ((na + 1) * (nb + 1) <= 4u * 1024 * 1024)
+                dp = calloc((na + 1) * (nb + 1), sizeof(uint32_t));
+        if (dp) {
+#define DP(i, j) dp[(i) * (nb + 1) + (j)]
+                for (size_t i = na; i-- > 0;)
+                        for (size_t j = nb; j-- > 0;)
+                                DP(i, j) = line_eq(&a[i], &b[j])
+                                                   ? DP(i + 1, j + 1) + 1
+                                                   : (DP(i + 1, j) >= DP(i, j + 1) ? DP(i + 1, j)
+                                                                                   : DP(i, j + 1));
+                size_t i = 0, j = 0;
+                while (i < na || j < nb) {
+                        if (i < na && j < nb && line_eq(&a[i], &b[j])) {
+                                ops[n++] = (Op){' ', i++, j++};
+                        } else if (j >= nb || (i < na && DP(i + 1, j) >= DP(i, j + 1)))
+                                ops[n++] = (Op){'-', i++, j};
+                        else
+                                ops[n++] = (Op){'+', i, j++};
+                }
+#undef DP
+                free(dp);
+        } else {
+                for (size_t i = 0; i < na; i++)
+                        ops[n++] = (Op){'-', i, 0};
+                for (size_t j = 0; j < nb; j++)
+                        ops[n++] = (Op){'+', na, j};
+        }
+        *ret_n = n;
+        return ops;
+}
+
+/*
+ * The hunks of a unified diff (3 lines of context, as git and GitHub's `patch` fields)
+ * from old to new text (either may be NULL: an added or removed file) into f; counts the
+ * added and removed lines. Returns 0 or -ENOMEM.
+ */
+static int unified_hunks(FILE *f, const char *old, const char *new, size_t *ret_add,
+                         size_t *ret_del)
+{
+        size_t na, nb, nops;
+        bool anl, bnl;
+        _cleanup_free_ Line *a = split_lines(old, &na, &anl), *b = split_lines(new, &nb, &bnl);
+        if (!a || !b)
+                return -ENOMEM;
+        _cleanup_free_ Op *ops = edit_script(a, na, b, nb, &nops);
+        if (!ops)
+                return -ENOMEM;
+        size_t add = 0, del = 0;
+        for (size_t k = 0; k < nops;) {
+                size_t c = k;
+                while (c < nops && ops[c].op == ' ')
+                        c++;
+                if (c == nops)
+                        break;
+                size_t start = c >= k + 3 ? c - 3 : k, last = c;
+                for (size_t x = c; x < nops && x <= last + 6; x++)
+                        if (ops[x].op != ' ')
+                                last = x;
+                size_t end = last + 4 < nops ? last + 4 : nops;
+                size_t ac = 0, bc = 0;
+                for (size_t x = start; x < end; x++) {
+                        ac += ops[x].op != '+';
+                        bc += ops[x].op != '-';
+                }
+                size_t as = ac ? ops[start].ai + 1 : ops[start].ai,
+                       bs = bc ? ops[start].bi + 1 : ops[start].bi;
+                fprintf(f, "@@ -%zu", as);
+                if (ac != 1)
+                        fprintf(f, ",%zu", ac);
+                fprintf(f, " +%zu", bs);
+                if (bc != 1)
+                        fprintf(f, ",%zu", bc);
+                fputs(" @@\n", f);
+                for (size_t x = start; x < end; x++) {
+                        const Line *l = ops[x].op == '+' ? &b[ops[x].bi] : &a[ops[x].ai];
+                        bool eof_nonl = ops[x].op == '+' ? (!bnl && ops[x].bi == nb - 1)
+                                                         : (!anl && ops[x].ai == na - 1);
+                        if (ops[x].op == ' ' && !eof_nonl && !bnl && ops[x].bi == nb - 1)
+                                eof_nonl = true;
+                        fputc(ops[x].op, f);
+                        fwrite(l->p, 1, l->len, f);
+                        fputc('\n', f);
+                        if (eof_nonl)
+                                fputs("\\ No newline at end of file\n", f);
+                        add += ops[x].op == '+';
+                        del += ops[x].op == '-';
+                }
+                k = end;
+        }
+        *ret_add = add;
+        *ret_del = del;
+        return 0;
+}
+
+/*
+ * The changed files from tree a to tree b (borrowed {"path": "content"} trees; NULL reads as
+ * empty), as GitHub's `files` array of a commit or a comparison (new array): {sha,
+ * filename, status: added|removed|modified, additions, deletions, changes, blob_url,
+ * raw_url, contents_url, patch}, in path order. at is the commit (sha) the urls point at.
+ * When ret_diff is not NULL, also the whole change as `git diff` prints it (a new string,
+ * the .diff media type of a pull request or comparison). NULL on OOM.
+ */
+json_t *gh_diff_files(TwinCall *c, json_t *repo, const json_t *a, const json_t *b, const char *at,
+                      char **ret_diff)
+{
+        _cleanup_json_ json_t *paths = json_object(), *files = json_array();
+        if (!paths || !files)
+                return NULL;
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)a, k, v)
+                if (json_object_set(paths, k, json_true()) < 0)
+                        return NULL;
+        json_object_foreach ((json_t *)b, k, v)
+                if (json_object_set(paths, k, json_true()) < 0)
+                        return NULL;
+        size_t n = json_object_size(paths), i = 0;
+        _cleanup_free_ const char **sorted = calloc(n + 1, sizeof(char *));
+        if (!sorted)
+                return NULL;
+        json_object_foreach (paths, k, v)
+                sorted[i++] = k;
+        qsort(sorted, n, sizeof(char *), path_cmp);
+
+        _cleanup_free_ char *diff = NULL;
+        size_t difflen = 0;
+        FILE *df = ret_diff ? open_memstream(&diff, &difflen) : NULL;
+        if (ret_diff && !df)
+                return NULL;
+        int r = 0;
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        for (i = 0; i < n && r >= 0; i++) {
+                const char *p = sorted[i];
+                const char *old = json_string_value(json_object_get(a, p)),
+                           *new = json_string_value(json_object_get(b, p));
+                if (old && new &&streq(old, new))
+                        continue;
+                char osha[TWIN_SHA1_HEX] = "", nsha[TWIN_SHA1_HEX] = "";
+                if (old)
+                        gh_blob_sha(old, strlen(old), osha);
+                if (new)
+                        gh_blob_sha(new, strlen(new), nsha);
+                _cleanup_free_ char *patch = NULL;
+                size_t plen = 0, add = 0, del = 0;
+                FILE *pf = open_memstream(&patch, &plen);
+                if (!pf)
+                        r = -ENOMEM;
+                else {
+                        r = unified_hunks(pf, old, new, &add, &del);
+                        if (fclose(pf) != 0 || !patch)
+                                r = -ENOMEM;
+                }
+                if (r < 0)
+                        break;
+                const char *status = !old ? "added" : !new ? "removed" : "modified";
+                if (df) {
+                        fprintf(df, "diff --git a/%s b/%s\n", p, p);
+                        if (!old)
+                                fprintf(df, "new file mode 100644\nindex 0000000..%.7s\n", nsha);
+                        else if (!new)
+                                fprintf(df, "deleted file mode 100644\nindex %.7s..0000000\n",
+                                        osha);
+                        else
+                                fprintf(df, "index %.7s..%.7s 100644\n", osha, nsha);
+                        fprintf(df, "--- %s%s\n+++ %s%s\n%s", old ? "a/" : "/dev/null",
+                                old ? p : "", new ? "b/" : "/dev/null", new ? p : "", patch);
+                }
+                _cleanup_free_ char *blob = NULL, *raw = NULL, *contents = NULL;
+                if (asprintf(&blob, GH_HTML_BASE "/%s/%s/blob/%s/%s", owner, name, at, p) < 0 ||
+                    asprintf(&raw, GH_HTML_BASE "/%s/%s/raw/%s/%s", owner, name, at, p) < 0 ||
+                    asprintf(&contents, "%s/repos/%s/%s/contents/%s?ref=%s", c->base_url, owner,
+                             name, p, at) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                json_t *e = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s}", "sha",
+                                      new ? nsha : osha, "filename", p, "status", status,
+                                      "additions", (json_int_t)add, "deletions", (json_int_t)del,
+                                      "changes", (json_int_t)(add + del), "blob_url", blob,
+                                      "raw_url", raw, "contents_url", contents, "patch", patch);
+                if (json_array_append_new(files, e) < 0)
+                        r = -ENOMEM;
+        }
+        if (df && (fclose(df) != 0 || !diff))
+                r = -ENOMEM;
+        if (r < 0)
+                return NULL;
+        if (ret_diff)
+                *ret_diff = TAKE_PTR(diff);
+        return TAKE_PTR(files);
+}
+
+/* ------------------------------------------------------------------ rendering */
+
+/* The legacy node id of a commit: base64("06:Commit<repo id>:<sha>"), as GitHub gives. */
+static json_t *commit_node_id(json_t *repo, const char *sha)
+{
+        char raw[128];
+        int n = snprintf(raw, sizeof(raw), "06:Commit%lld:%s",
+                         (long long)json_integer_value(json_object_get(repo, "id")), sha);
+        _cleanup_free_ char *b = twin_base64(raw, (size_t)n);
+        return b ? json_string(b) : NULL;
+}
+
+/* The GitHub user behind a commit's login (or NULL JSON when it has none). */
+static json_t *commit_user(TwinCall *c, json_t *commit)
+{
+        const char *login = json_get_str(commit, "login");
+        return login && gh_user_find(c->world, login) ? gh_render_user(c, login) : json_null();
+}
+
+/*
+ * A commit as the REST API renders it (GET /repos/{o}/{r}/commits/{ref}): sha, node_id,
+ * commit {author, committer, message, tree, url, comment_count, verification}, url, html_url,
+ * comments_url, author, committer, parents[{sha, url, html_url}]. With detail, also stats and
+ * files against the first parent. New reference, NULL on OOM.
+ */
+json_t *gh_render_commit(TwinCall *c, json_t *repo, json_t *commit, bool detail)
+{
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        const char *sha = json_get_str(commit, "sha");
+        _cleanup_free_ char *url = NULL, *html = NULL, *git_url = NULL, *tree_url = NULL,
+                            *comments = NULL;
+        if (asprintf(&url, "%s/repos/%s/%s/commits/%s", c->base_url, owner, name, sha) < 0 ||
+            asprintf(&html, GH_HTML_BASE "/%s/%s/commit/%s", owner, name, sha) < 0 ||
+            asprintf(&git_url, "%s/repos/%s/%s/git/commits/%s", c->base_url, owner, name, sha) <
+                    0 ||
+            asprintf(&tree_url, "%s/repos/%s/%s/git/trees/%s", c->base_url, owner, name,
+                     json_get_str(commit, "tree_sha")) < 0 ||
+            asprintf(&comments, "%s/comments", url) < 0)
+                return NULL;
+        _cleanup_json_ json_t *parents = json_array();
+        if (!parents)
+                return NULL;
+        size_t i;
+        json_t *p;
+        json_array_foreach (json_object_get(commit, "parents"), i, p) {
+                _cleanup_free_ char *pu = NULL, *ph = NULL;
+                const char *ps = json_string_value(p);
+                if (asprintf(&pu, "%s/repos/%s/%s/commits/%s", c->base_url, owner, name, ps) < 0 ||
+                    asprintf(&ph, GH_HTML_BASE "/%s/%s/commit/%s", owner, name, ps) < 0 ||
+                    json_array_append_new(parents, json_pack("{s:s, s:s, s:s}", "sha", ps, "url",
+                                                             pu, "html_url", ph)) < 0)
+                        return NULL;
+        }
+        _cleanup_json_ json_t *body = json_pack(
+                "{s:s, s:o, s:{s:O, s:O, s:O, s:{s:O, s:s}, s:s, s:i, s:{s:b, s:s, s:n, s:n, "
+                "s:n}}, s:s, s:s, s:s, s:o, s:o, s:O}",
+                "sha", sha, "node_id", commit_node_id(repo, sha), "commit", "author",
+                json_object_get(commit, "author"), "committer",
+                json_object_get(commit, "committer"), "message", json_object_get(commit, "message"),
+                "tree", "sha", json_object_get(commit, "tree_sha"), "url", tree_url, "url", git_url,
+                "comment_count", 0, "verification", "verified", false, "reason", "unsigned",
+                "signature", "payload", "verified_at", "url", url, "html_url", html, "comments_url",
+                comments, "author", commit_user(c, commit), "committer", commit_user(c, commit),
+                "parents", parents);
+        if (!body)
+                return NULL;
+        if (detail) {
+                const char *parent = json_string_value(
+                        json_array_get(parents, 0)
+                                ? json_object_get(json_array_get(parents, 0), "sha")
+                                : NULL);
+                json_t *ptree = parent ? gh_tree_at(repo, parent) : NULL;
+                json_t *files =
+                        gh_diff_files(c, repo, ptree, json_object_get(commit, "tree"), sha, NULL);
+                if (!files)
+                        return NULL;
+                json_int_t add = 0, del = 0;
+                json_t *f;
+                json_array_foreach (files, i, f) {
+                        add += json_integer_value(json_object_get(f, "additions"));
+                        del += json_integer_value(json_object_get(f, "deletions"));
+                }
+                if (json_object_set_new(body, "stats",
+                                        json_pack("{s:I, s:I, s:I}", "total", add + del,
+                                                  "additions", add, "deletions", del)) < 0 ||
+                    json_object_set_new(body, "files", files) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(body);
+}
+
+/*
+ * A git reference as GET /repos/{o}/{r}/git/ref/{ref} renders it: {ref ("refs/heads/x"),
+ * node_id, url, object {sha, type: "commit", url}}. New reference, NULL on OOM.
+ */
+json_t *gh_render_ref(TwinCall *c, json_t *repo, const char *full_ref, const char *sha)
+{
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        _cleanup_free_ char *url = NULL, *obj = NULL, *raw = NULL, *nid = NULL;
+        int n = asprintf(&raw, "03:Ref%lld:%s",
+                         (long long)json_integer_value(json_object_get(repo, "id")), full_ref);
+        if (n < 0 || !(nid = twin_base64(raw, (size_t)n)) ||
+            asprintf(&url, "%s/repos/%s/%s/git/%s", c->base_url, owner, name, full_ref) < 0 ||
+            asprintf(&obj, "%s/repos/%s/%s/git/commits/%s", c->base_url, owner, name, sha) < 0)
+                return NULL;
+        return json_pack("{s:s, s:s, s:s, s:{s:s, s:s, s:s}}", "ref", full_ref, "node_id", nid,
+                         "url", url, "object", "sha", sha, "type", "commit", "url", obj);
+}
+
+/*
+ * Moves branch (a row of repo.branches) to sha, recording the tape delta {before, after} of
+ * the branch row. Returns 0 or -ENOMEM.
+ */
+int gh_branch_move(TwinReply *rp, json_t *branch, const char *sha)
+{
+        _cleanup_json_ json_t *before = json_deep_copy(branch);
+        if (!before || json_object_set_new(branch, "sha", json_string(sha)) < 0)
+                return -ENOMEM;
+        return twin_reply_mutation(rp, before, branch);
+}
+
+/*
+ * Adds tag name → commit sha to repo, with an annotated tag object (message, tagger login at
+ * when) whose id is tag_sha. Returns the row (borrowed) or NULL on OOM.
+ */
+json_t *gh_tag_add(json_t *w, json_t *repo, const char *name, const char *sha, const char *message,
+                   const char *login, int64_t when)
+{
+        char date[32], tag_sha[TWIN_SHA1_HEX];
+        twin_format_time(when, date, sizeof(date));
+        _cleanup_json_ json_t *tagger = identity(w, login, date);
+        if (!tagger)
+                return NULL;
+        _cleanup_free_ char *obj = NULL;
+        int n = asprintf(&obj, "object %s\ntype commit\ntag %s\ntagger %s <%s> %lld +0000\n\n%s",
+                         sha, name, json_get_str(tagger, "name"), json_get_str(tagger, "email"),
+                         (long long)when, strempty(message));
+        if (n < 0)
+                return NULL;
+        object_sha("tag", obj, (size_t)n, tag_sha);
+        json_t *row = json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", name, "sha", sha, "message",
+                                strempty(message), "tag_sha", tag_sha, "tagger", tagger);
+        if (!row || json_array_append_new(json_object_get(repo, "tags"), row) < 0)
+                return NULL;
+        return row;
 }

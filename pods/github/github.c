@@ -932,21 +932,22 @@ json_t *gh_render_repo(TwinCall *c, json_t *repo)
                 return NULL;
         json_int_t open = gh_open_count(repo);
         bool priv = json_is_true(json_object_get(repo, "private"));
-        return json_pack(
-                "{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
-                "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
-                "s:b}}",
-                "id", json_object_get(repo, "id"), "node_id", json_object_get(repo, "node_id"),
-                "name", json_object_get(repo, "name"), "full_name", full, "owner",
-                gh_render_user(c, owner), "private", priv, "html_url", html, "description",
-                json_object_get(repo, "description"), "fork", false, "url", url, "issues_url",
-                issues_url, "created_at", json_object_get(repo, "created_at"), "updated_at",
-                json_object_get(repo, "updated_at"), "pushed_at",
-                json_object_get(repo, "updated_at"), "default_branch",
-                json_object_get(repo, "default_branch"), "open_issues_count", open, "open_issues",
-                open, "has_issues", true, "archived", false, "disabled", false, "visibility",
-                priv ? "private" : "public", "topics", "permissions", "admin", admin, "maintain",
-                admin, "push", member, "triage", member, "pull", true);
+        return json_pack("{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
+                         "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
+                         "s:b}}",
+                         "id", json_object_get(repo, "id"), "node_id",
+                         json_object_get(repo, "node_id"), "name", json_object_get(repo, "name"),
+                         "full_name", full, "owner", gh_render_user(c, owner), "private", priv,
+                         "html_url", html, "description", json_object_get(repo, "description"),
+                         "fork", json_object_get(repo, "parent") != NULL, "url", url, "issues_url",
+                         issues_url, "created_at", json_object_get(repo, "created_at"),
+                         "updated_at", json_object_get(repo, "updated_at"), "pushed_at",
+                         json_object_get(repo, "updated_at"), "default_branch",
+                         json_object_get(repo, "default_branch"), "open_issues_count", open,
+                         "open_issues", open, "has_issues", true, "archived", false, "disabled",
+                         false, "visibility", priv ? "private" : "public", "topics", "permissions",
+                         "admin", admin, "maintain", admin, "push", member, "triage", member,
+                         "pull", true);
 }
 
 /* ------------------------------------------------------------------ argument resolution */
@@ -1239,6 +1240,34 @@ static const TwinHandler github_handlers[] = {
         {"get_check_run", gh_act_get_check_run},
         {"update_check_run", gh_act_update_check_run},
         {"list_check_runs_for_ref", gh_act_list_check_runs_for_ref},
+        /* gh-git: repos.c, contents.c, search.c */
+        {"create_repository", gh_act_create_repository},
+        {"fork_repository", gh_act_fork_repository},
+        {"list_branches", gh_act_list_branches},
+        {"get_branch", gh_act_get_branch},
+        {"create_branch", gh_act_create_branch},
+        {"get_git_ref", gh_act_get_git_ref},
+        {"delete_branch", gh_act_delete_branch},
+        {"list_repository_collaborators", gh_act_list_repository_collaborators},
+        {"check_collaborator", gh_act_check_collaborator},
+        {"add_repository_collaborator", gh_act_add_repository_collaborator},
+        {"list_tags", gh_act_list_tags},
+        {"get_tag", gh_act_get_tag},
+        {"list_releases", gh_act_list_releases},
+        {"get_latest_release", gh_act_get_latest_release},
+        {"get_release_by_tag", gh_act_get_release_by_tag},
+        {"create_release", gh_act_create_release},
+        {"get_file_contents", gh_act_get_file_contents},
+        {"create_or_update_file", gh_act_create_or_update_file},
+        {"delete_file", gh_act_delete_file},
+        {"push_files", gh_act_push_files},
+        {"list_commits", gh_act_list_commits},
+        {"get_commit", gh_act_get_commit},
+        {"compare_commits", gh_act_compare_commits},
+        {"search_code", gh_act_search_code},
+        {"search_commits", gh_act_search_commits},
+        {"search_repositories", gh_act_search_repositories},
+        {"search_users", gh_act_search_users},
 };
 
 const TwinKind twin_kind_github = {

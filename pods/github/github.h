@@ -112,9 +112,7 @@ char *gh_pr_diff_text(json_t *repo, json_t *pr);
 json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full);
 int gh_arg_pull_number(TwinCall *c, int64_t *ret);
 int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);
-int gh_arg_str2(TwinCall *c, const char *k1, const char *k2, const char **ret);
 int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message);
-int gh_refuse(TwinReply *rp, int status, const char *message);
 int gh_pr_touch(TwinCall *c, TwinReply *rp, const json_t *before, json_t *pr);
 int gh_seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *const *keys, size_t n);
 int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path);
@@ -158,3 +156,47 @@ int gh_act_create_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_get_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_update_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_list_check_runs_for_ref(TwinCall *c, TwinReply *rp);
+json_t *gh_commits_between(json_t *repo, const char *base, const char *head, bool newest_first);
+const char *gh_merge_base(json_t *repo, const char *a, const char *b);
+json_t *gh_diff_files(TwinCall *c, json_t *repo, const json_t *a, const json_t *b, const char *at,
+                      char **ret_diff);
+json_t *gh_render_commit(TwinCall *c, json_t *repo, json_t *commit, bool detail);
+json_t *gh_render_ref(TwinCall *c, json_t *repo, const char *full_ref, const char *sha);
+int gh_branch_move(TwinReply *rp, json_t *branch, const char *sha);
+json_t *gh_tag_add(json_t *w, json_t *repo, const char *name, const char *sha, const char *message,
+                   const char *login, int64_t when);
+
+/* ----- shared argument helpers (repos.c) */
+int gh_arg_str2(TwinCall *c, const char *a, const char *b, const char **ret);
+int gh_arg_repo_write(TwinCall *c, TwinReply *rp, json_t **ret);
+int gh_fail(TwinReply *rp, int status, const char *message);
+json_t *gh_render_repo_full(TwinCall *c, json_t *repo);
+
+/* ----- actions (repos.c, contents.c, search.c) */
+int gh_act_create_repository(TwinCall *c, TwinReply *rp);
+int gh_act_fork_repository(TwinCall *c, TwinReply *rp);
+int gh_act_list_branches(TwinCall *c, TwinReply *rp);
+int gh_act_get_branch(TwinCall *c, TwinReply *rp);
+int gh_act_create_branch(TwinCall *c, TwinReply *rp);
+int gh_act_get_git_ref(TwinCall *c, TwinReply *rp);
+int gh_act_delete_branch(TwinCall *c, TwinReply *rp);
+int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp);
+int gh_act_check_collaborator(TwinCall *c, TwinReply *rp);
+int gh_act_add_repository_collaborator(TwinCall *c, TwinReply *rp);
+int gh_act_list_tags(TwinCall *c, TwinReply *rp);
+int gh_act_get_tag(TwinCall *c, TwinReply *rp);
+int gh_act_list_releases(TwinCall *c, TwinReply *rp);
+int gh_act_get_latest_release(TwinCall *c, TwinReply *rp);
+int gh_act_get_release_by_tag(TwinCall *c, TwinReply *rp);
+int gh_act_create_release(TwinCall *c, TwinReply *rp);
+int gh_act_get_file_contents(TwinCall *c, TwinReply *rp);
+int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp);
+int gh_act_delete_file(TwinCall *c, TwinReply *rp);
+int gh_act_push_files(TwinCall *c, TwinReply *rp);
+int gh_act_list_commits(TwinCall *c, TwinReply *rp);
+int gh_act_get_commit(TwinCall *c, TwinReply *rp);
+int gh_act_compare_commits(TwinCall *c, TwinReply *rp);
+int gh_act_search_code(TwinCall *c, TwinReply *rp);
+int gh_act_search_commits(TwinCall *c, TwinReply *rp);
+int gh_act_search_repositories(TwinCall *c, TwinReply *rp);
+int gh_act_search_users(TwinCall *c, TwinReply *rp);

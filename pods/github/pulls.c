@@ -558,15 +558,6 @@ int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret
         return 1;
 }
 
-/* The first of keys present in args, as a string: 0, -ENOENT, -EINVAL (wrong type). */
-int gh_arg_str2(TwinCall *c, const char *k1, const char *k2, const char **ret)
-{
-        int r = twin_arg_str(c->args, k1, ret);
-        if (r == -ENOENT && k2)
-                r = twin_arg_str(c->args, k2, ret);
-        return r;
-}
-
 /* 422 Validation Failed with one custom error message (GitHub's "custom" code). */
 int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message)
 {
@@ -575,13 +566,6 @@ int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message)
                                          "Validation Failed", "errors", "resource", resource,
                                          "code", "custom", "message", message, "documentation_url",
                                          GH_DOCS_URL, "status", "422"));
-}
-
-/* A refusal with status and message (405, 409, 422 with a plain message). */
-int gh_refuse(TwinReply *rp, int status, const char *message)
-{
-        gh_error(status, NULL, message, rp);
-        return rp->body ? 0 : -ENOMEM;
 }
 
 /*
@@ -1043,8 +1027,10 @@ static int pr_merge_tree(json_t *repo, json_t *pr, json_t **ret_tree)
 int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *pr;
-        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        int r = gh_arg_repo_write(c, rp, &repo);
         if (r <= 0)
+                return r;
+        if ((r = gh_arg_repo_pull(c, rp, &repo, &pr)) <= 0)
                 return r;
         const char *method = "merge", *sha = NULL, *title = NULL, *message = NULL;
         if (twin_arg_str(c->args, "merge_method", &method) == -EINVAL ||
@@ -1059,22 +1045,22 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
 
         if (json_is_true(json_object_get(pr, "merged")) ||
             !streq_ptr(json_get_str(pr, "state"), "open"))
-                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+                return gh_fail(rp, 405, "Pull Request is not mergeable");
         if (json_is_true(json_object_get(pr, "draft")))
-                return gh_refuse(rp, 405, "Pull Request is still a draft");
+                return gh_fail(rp, 405, "Pull Request is still a draft");
         /* copies: moving the base branch below frees the strings the rows hold */
         _cleanup_free_ char *head = dup_or_null(gh_pr_head_sha(repo, pr)),
                             *base = dup_or_null(gh_pr_base_sha(repo, pr));
         if (!head || !base || !gh_branch_find(repo, json_get_str(pr, "base")))
-                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+                return gh_fail(rp, 405, "Pull Request is not mergeable");
         if (sha && !streq(sha, head))
-                return gh_refuse(rp, 409,
-                                 "Head branch was modified. Review and try the merge again.");
+                return gh_fail(rp, 409,
+                               "Head branch was modified. Review and try the merge again.");
         _cleanup_json_ json_t *tree = NULL;
         if ((r = pr_merge_tree(repo, pr, &tree)) < 0)
                 return r;
         if (r > 0)
-                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+                return gh_fail(rp, 405, "Pull Request is not mergeable");
 
         long long n = json_integer_value(json_object_get(pr, "number"));
         const char *viewer = json_get_str(c->world, "viewer");
@@ -1100,7 +1086,7 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
         if (r < 0)
                 return r;
         if (r > 0)
-                return gh_refuse(rp, 405, "Pull Request is not mergeable");
+                return gh_fail(rp, 405, "Pull Request is not mergeable");
 
         _cleanup_json_ json_t *before = json_deep_copy(pr);
         char now[32];
@@ -1126,8 +1112,10 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
 int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *pr;
-        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        int r = gh_arg_repo_write(c, rp, &repo);
         if (r <= 0)
+                return r;
+        if ((r = gh_arg_repo_pull(c, rp, &repo, &pr)) <= 0)
                 return r;
         const char *expected = NULL;
         if (gh_arg_str2(c, "expected_head_sha", "expectedHeadSha", &expected) == -EINVAL)

@@ -362,7 +362,7 @@ static int create_review(TwinCall *c, TwinReply *rp)
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "No commit found for SHA: %s", commit_id) < 0)
                         return -ENOMEM;
-                return gh_refuse(rp, 422, m);
+                return gh_fail(rp, 422, m);
         }
         commit_id = commit_id ? json_get_str(gh_commit_find(repo, commit_id), "sha") : head;
         if (!commit_id)
