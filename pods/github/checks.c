@@ -369,11 +369,14 @@ int gh_act_create_check_run(TwinCall *c, TwinReply *rp)
                                   r == -ENOENT ? "missing_field" : "invalid");
         if ((r = arg_ref_sha(c, rp, repo, "head_sha", &sha)) <= 0)
                 return r;
+        _cleanup_json_ json_t *mark = json_incref(json_object_get(c->world, "next_id"));
         _cleanup_json_ json_t *run = new_run(c, name, sha);
         if (!run)
                 return -ENOMEM;
-        if ((r = run_apply(c, rp, run)) <= 0)
+        if ((r = run_apply(c, rp, run)) <= 0) {
+                json_object_set(c->world, "next_id", mark); /* refused: no id taken */
                 return r;
+        }
         json_t *list = gh_repo_list(repo, "check_runs");
         if (!list || json_array_append(list, run) < 0)
                 return -ENOMEM;

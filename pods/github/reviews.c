@@ -374,6 +374,7 @@ static int create_review(TwinCall *c, TwinReply *rp)
 
         char now[32];
         twin_format_time(c->now, now, sizeof(now));
+        _cleanup_json_ json_t *mark = json_incref(json_object_get(c->world, "next_id"));
         int64_t id = gh_alloc_id(c->world);
         _cleanup_json_ json_t *rv =
                 json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)id, "node_id",
@@ -387,10 +388,15 @@ static int create_review(TwinCall *c, TwinReply *rp)
         json_t *spec;
         json_array_foreach (specs, i, spec) {
                 json_t *cm = NULL;
-                if (!json_is_object(spec))
+                if (!json_is_object(spec)) {
+                        json_object_set(c->world, "next_id", mark);
                         return gh_invalid(rp, "PullRequestReview", "comments", "invalid");
-                if ((r = new_thread_comment(c, rp, repo, pr, spec, id, commit_id, &cm)) <= 0)
+                }
+                if ((r = new_thread_comment(c, rp, repo, pr, spec, id, commit_id, &cm)) <= 0) {
+                        /* a refused review takes no ids: the world is as it was */
+                        json_object_set(c->world, "next_id", mark);
                         return r;
+                }
                 if (json_array_append_new(comments, cm) < 0)
                         return -ENOMEM;
         }
@@ -613,10 +619,13 @@ int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp)
                 return gh_invalid(rp, "PullRequestReviewComment", "commit_id", "missing_field");
         char now[32];
         twin_format_time(c->now, now, sizeof(now));
+        _cleanup_json_ json_t *mark = json_incref(json_object_get(c->world, "next_id"));
         int64_t rvid = gh_alloc_id(c->world);
         json_t *cm = NULL;
-        if ((r = new_thread_comment(c, rp, repo, pr, c->args, rvid, commit_id, &cm)) <= 0)
+        if ((r = new_thread_comment(c, rp, repo, pr, c->args, rvid, commit_id, &cm)) <= 0) {
+                json_object_set(c->world, "next_id", mark); /* refused: no ids taken */
                 return r;
+        }
         _cleanup_json_ json_t *row = cm;
         _cleanup_json_ json_t *rv =
                 json_pack("{s:I, s:o, s:s, s:s, s:s, s:s, s:s}", "id", (json_int_t)rvid, "node_id",
