@@ -1240,6 +1240,12 @@ static const TwinHandler github_handlers[] = {
         {"get_check_run", gh_act_get_check_run},
         {"update_check_run", gh_act_update_check_run},
         {"list_check_runs_for_ref", gh_act_list_check_runs_for_ref},
+        {"check_pull_request_merged", gh_act_check_pull_request_merged},
+        {"update_pull_request_review", gh_act_update_pull_request_review},
+        {"dismiss_pull_request_review", gh_act_dismiss_pull_request_review},
+        {"get_pull_request_review_comment", gh_act_get_pull_request_review_comment},
+        {"update_pull_request_review_comment", gh_act_update_pull_request_review_comment},
+        {"delete_pull_request_review_comment", gh_act_delete_pull_request_review_comment},
         /* gh-git: repos.c, contents.c, search.c */
         {"create_repository", gh_act_create_repository},
         {"fork_repository", gh_act_fork_repository},

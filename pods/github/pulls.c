@@ -1317,3 +1317,16 @@ int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const 
         (void)user;
         return 0;
 }
+
+/* GET .../pulls/{n}/merge: 204 when the pull request was merged, else 404 (docs). */
+int gh_act_check_pull_request_merged(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr;
+        int r = gh_arg_repo_pull(c, rp, &repo, &pr);
+        if (r <= 0)
+                return r;
+        if (!json_is_true(json_object_get(pr, "merged")))
+                return gh_not_found(rp);
+        twin_reply_json(rp, 204, NULL);
+        return 0;
+}

@@ -869,3 +869,138 @@ int gh_seed_reviews(TwinSeed *s, json_t *repo, const json_t *v, json_t *pr, cons
         }
         return 0;
 }
+
+/* ------------------------------------------------------------------ edits */
+
+static int arg_review(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr,
+                      json_t **ret_rv)
+{
+        int64_t id;
+        int r = gh_arg_repo_pull(c, rp, ret_repo, ret_pr);
+        if (r <= 0)
+                return r;
+        r = twin_arg_int(c->args, "review_id", 1, INT64_MAX, &id);
+        json_t *rv = r < 0 ? NULL : gh_review_find(*ret_pr, id);
+        if (!rv || !review_visible(c, rv))
+                return gh_not_found(rp);
+        *ret_rv = rv;
+        return 1;
+}
+
+/* PUT .../reviews/{review_id}: a new body for one's own review. */
+int gh_act_update_pull_request_review(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr, *rv;
+        const char *body;
+        int r = arg_review(c, rp, &repo, &pr, &rv);
+        if (r <= 0)
+                return r;
+        if ((r = twin_arg_str(c->args, "body", &body)) < 0)
+                return gh_invalid(rp, "PullRequestReview", "body",
+                                  r == -ENOENT ? "missing_field" : "invalid");
+        if (strcasecmp(strempty(json_get_str(rv, "user")), strempty(viewer_of(c))) != 0)
+                return gh_fail(rp, 403, "Must be the author of the review to edit it");
+        _cleanup_json_ json_t *before = json_deep_copy(rv);
+        if (!before || json_object_set_new(rv, "body", json_string(body)) < 0)
+                return -ENOMEM;
+        if (!json_equal(before, rv) && (r = twin_reply_mutation(rp, before, rv)) < 0)
+                return r;
+        return twin_reply_body(rp, 200, gh_render_review(c, repo, pr, rv));
+}
+
+/* PUT .../reviews/{review_id}/dismissals: a submitted review becomes DISMISSED. */
+int gh_act_dismiss_pull_request_review(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr, *rv;
+        const char *message;
+        int r = arg_review(c, rp, &repo, &pr, &rv);
+        if (r <= 0)
+                return r;
+        if ((r = twin_arg_str(c->args, "message", &message)) < 0 || !message[0])
+                return gh_invalid(rp, "PullRequestReview", "message",
+                                  r == -EINVAL ? "invalid" : "missing_field");
+        if (!gh_repo_member(repo, strempty(viewer_of(c))))
+                return gh_fail(rp, 403, "Must have push access to repository");
+        if (is_pending(rv))
+                return unprocessable(rp, "Can not dismiss a pending review");
+        _cleanup_json_ json_t *before = json_deep_copy(rv);
+        if (!before || json_object_set_new(rv, "state", json_string("DISMISSED")) < 0)
+                return -ENOMEM;
+        if (!json_equal(before, rv) && (r = twin_reply_mutation(rp, before, rv)) < 0)
+                return r;
+        return twin_reply_body(rp, 200, gh_render_review(c, repo, pr, rv));
+}
+
+/* The review comment args comment_id names in repo, visible to the viewer. 1 or 0 (404). */
+static int arg_comment(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr,
+                       json_t **ret_cm)
+{
+        json_t *repo, *pr = NULL;
+        int64_t id;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        r = twin_arg_int(c->args, "comment_id", 1, INT64_MAX, &id);
+        json_t *cm = r < 0 ? NULL : comment_find(repo, &pr, id);
+        json_t *rv = cm ? review_of_comment(pr, cm) : NULL;
+        if (!cm || (rv && !review_visible(c, rv)))
+                return gh_not_found(rp);
+        *ret_repo = repo;
+        *ret_pr = pr;
+        *ret_cm = cm;
+        return 1;
+}
+
+int gh_act_get_pull_request_review_comment(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr, *cm;
+        int r = arg_comment(c, rp, &repo, &pr, &cm);
+        if (r <= 0)
+                return r;
+        return twin_reply_body(rp, 200, gh_render_review_comment(c, repo, pr, cm));
+}
+
+int gh_act_update_pull_request_review_comment(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr, *cm;
+        const char *body;
+        int r = arg_comment(c, rp, &repo, &pr, &cm);
+        if (r <= 0)
+                return r;
+        if ((r = twin_arg_str(c->args, "body", &body)) < 0 || !body[0])
+                return gh_invalid(rp, "PullRequestReviewComment", "body",
+                                  r == -EINVAL ? "invalid" : "missing_field");
+        if (strcasecmp(strempty(json_get_str(cm, "user")), strempty(viewer_of(c))) != 0)
+                return gh_fail(rp, 403, "Must be the author of the comment to edit it");
+        _cleanup_json_ json_t *before = json_deep_copy(cm);
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        if (!before || json_object_set_new(cm, "body", json_string(body)) < 0)
+                return -ENOMEM;
+        if (!json_equal(before, cm)) {
+                if (json_object_set_new(cm, "updated_at", json_string(now)) < 0 ||
+                    (r = twin_reply_mutation(rp, before, cm)) < 0)
+                        return r < 0 ? r : -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, gh_render_review_comment(c, repo, pr, cm));
+}
+
+int gh_act_delete_pull_request_review_comment(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo, *pr, *cm;
+        int r = arg_comment(c, rp, &repo, &pr, &cm);
+        if (r <= 0)
+                return r;
+        if (strcasecmp(strempty(json_get_str(cm, "user")), strempty(viewer_of(c))) != 0 &&
+            !gh_repo_member(repo, strempty(viewer_of(c))))
+                return gh_fail(rp, 403, "Must have push access to repository");
+        _cleanup_json_ json_t *before = json_incref(cm);
+        json_t *list = json_object_get(pr, "review_comments");
+        for (size_t i = json_array_size(list); i-- > 0;)
+                if (json_array_get(list, i) == cm && json_array_remove(list, i) < 0)
+                        return -ENOMEM;
+        if ((r = twin_reply_mutation(rp, before, NULL)) < 0)
+                return r;
+        twin_reply_json(rp, 204, NULL);
+        return 0;
+}

@@ -164,6 +164,21 @@ assert.equal(approved.state, "APPROVED");
 assert.deepEqual(pr2.requested_reviewers, [], "an approving reviewer is no longer requested");
 const { data: comments2 } = await gh.rest.pulls.listReviewComments({ ...repo, pull_number: 2 });
 assert.equal(comments2.length, 2);
+const { data: edited } = await gh.rest.pulls.updateReview({ ...repo, pull_number: 2, review_id: approved.id, body: "LGTM." });
+assert.equal(edited.body, "LGTM.");
+const { data: dismissed } = await gh.rest.pulls.dismissReview({
+  ...repo,
+  pull_number: 2,
+  review_id: reviews0[0].id,
+  message: "Negative refunds are now tested.",
+});
+assert.equal(dismissed.state, "DISMISSED");
+assert.equal((await gh.rest.pulls.getReviewComment({ ...repo, comment_id: rc.id })).data.body, rc.body);
+const { data: reworded } = await gh.rest.pulls.updateReviewComment({ ...repo, comment_id: reply.id, body: "Added a check." });
+assert.equal(reworded.body, "Added a check.");
+assert.equal((await gh.rest.pulls.deleteReviewComment({ ...repo, comment_id: reply.id })).status, 204);
+await assert.rejects(gh.rest.pulls.getReviewComment({ ...repo, comment_id: reply.id }), (e) => e.status === 404);
+await assert.rejects(gh.rest.pulls.checkIfMerged({ ...repo, pull_number: 2 }), (e) => e.status === 404);
 
 // ---- CI: fix the failing context, add a check run, read the combined state
 await gh.rest.repos.createCommitStatus({ ...repo, sha: pr2.head.sha, state: "pending", context: "ci/lint" });
@@ -231,6 +246,7 @@ assert.equal(merged2.merged, true);
 assert.equal(pr2.state, "closed");
 assert.equal(pr2.merged, true);
 assert.equal(pr2.merge_commit_sha, merged2.sha);
+assert.equal((await gh.rest.pulls.checkIfMerged({ ...repo, pull_number: 2 })).status, 204);
 const { data: mainRef } = await gh.rest.git.getRef({ ...repo, ref: "heads/main" });
 assert.equal(mainRef.object.sha, merged2.sha);
 const { data: refundTest } = await gh.rest.repos.getContent({ ...repo, path: "tests/test_refund.py", ref: "main" });
