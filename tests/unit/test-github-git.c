@@ -218,6 +218,25 @@ static void seed_refused(const char *text, const char *want)
 
 static void test_seed_errors(void)
 {
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"files\":[{\"path\":\"a\","
+                "\"brnach\":\"x\"}]}]}",
+                "repositories[0].files[0].brnach: unknown key (a file has path, content, branch)");
+        seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"branches\":[{\"name\":"
+                     "\"x\",\"sha\":\"y\"}]}]}",
+                     "repositories[0].branches[0].sha: unknown key (a branch has name, protected, "
+                     "from)");
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"releases\":[{\"tag_name\":"
+                "\"v1\",\"assets\":[]}]}]}",
+                "repositories[0].releases[0].assets: unknown key (a release has");
+        seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"tags\":[{\"name\":"
+                     "\"v1\",\"ref\":\"nope\"}]}]}",
+                     "repositories[0].tags[0].ref: \"nope\" names no branch");
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"releases\":[{\"tag_name\":"
+                "\"v1\"},{\"tag_name\":\"v1\"}]}]}",
+                "repositories[0].releases[1].tag_name: a release of v1 exists already");
         seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"files\":[{\"path\":\"../"
                      "x\"}]}]}",
                      "repositories[0].files[0].path: needs a relative path");
