@@ -358,13 +358,159 @@ static int seed_branch_add(TwinSeed *s, json_t *repo, const char *name, const ch
 }
 
 /*
+ * Refuses a member of seed object o (at path) that is not one of keys: "<path>.<key>: unknown
+ * key (a <what> has <keys>)", so nothing a seed says is silently dropped.
+ */
+static int seed_known(TwinSeed *s, const json_t *o, const char *path, const char *what,
+                      const char *const *keys, size_t n)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)o, k, v) {
+                size_t i = 0;
+                while (i < n && !streq(keys[i], k))
+                        i++;
+                if (i < n)
+                        continue;
+                char list[256] = "";
+                for (i = 0; i < n; i++) {
+                        strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+                        strncat(list, keys[i], sizeof(list) - strlen(list) - 1);
+                }
+                return twin_seed_error(s->err, s->errlen, "%s.%s: unknown key (a %s has %s)", path,
+                                       k, what, list);
+        }
+        return 0;
+}
+
+#define SEED_KNOWN(s, o, path, what, ...)                         \
+        ({                                                        \
+                static const char *const _k[] = {__VA_ARGS__};    \
+                seed_known(s, o, path, what, _k, ELEMENTSOF(_k)); \
+        })
+
+/* tags[]: names (at the default head) or {name, ref (branch, tag or sha), message}. */
+static int seed_tags(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
+{
+        json_t *a, *v;
+        int r = twin_seed_array(s, r0, "tags", path, &a);
+        if (r < 0)
+                return r;
+        size_t i;
+        json_array_foreach (a, i, v) {
+                char p[256];
+                snprintf(p, sizeof(p), "%s.tags[%zu]", path, i);
+                const char *name = json_string_value(v),
+                           *ref = json_get_str(repo, "default_branch"), *message = "";
+                if (!json_is_object(v) && !json_is_string(v))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: must be a tag name or {name, ref, message}", p);
+                if (json_is_object(v) &&
+                    ((r = SEED_KNOWN(s, v, p, "tag", "name", "ref", "message")) < 0 ||
+                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
+                     (r = twin_seed_str(s, v, "ref", p, ref, TWIN_NULL_ABSENT, &ref)) < 0 ||
+                     (r = twin_seed_str(s, v, "message", p, "", TWIN_NULL_ABSENT, &message)) < 0))
+                        return r;
+                if (!gh_branch_name_valid(name) || gh_tag_find(repo, name))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.name: must be a new, valid tag name", p);
+                const char *sha = gh_ref_sha(repo, ref);
+                if (!sha)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.ref: \"%s\" names no branch, tag or commit", p,
+                                               ref);
+                if (!gh_tag_add(s->world, repo, name, sha, message, json_get_str(repo, "owner"),
+                                GH_SEED_EPOCH))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * releases[]: {tag_name, name, body, draft, prerelease, target_commitish, author,
+ * created_at}; a release's missing tag is made at target_commitish (default branch).
+ */
+static int seed_releases(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
+{
+        json_t *a, *v;
+        int r = twin_seed_array(s, r0, "releases", path, &a);
+        if (r < 0)
+                return r;
+        size_t i;
+        json_array_foreach (a, i, v) {
+                char p[256];
+                snprintf(p, sizeof(p), "%s.releases[%zu]", path, i);
+                const char *tag, *name, *body, *target, *author, *created;
+                bool draft, pre;
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = SEED_KNOWN(s, v, p, "release", "tag_name", "name", "body", "draft",
+                                    "prerelease", "target_commitish", "author", "created_at")) <
+                            0 ||
+                    (r = twin_seed_str(s, v, "tag_name", p, NULL, TWIN_NULL_REFUSED, &tag)) < 0 ||
+                    (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_KEPT, &name)) < 0 ||
+                    (r = twin_seed_str(s, v, "body", p, NULL, TWIN_NULL_KEPT, &body)) < 0 ||
+                    (r = twin_seed_str(s, v, "target_commitish", p,
+                                       json_get_str(repo, "default_branch"), TWIN_NULL_ABSENT,
+                                       &target)) < 0 ||
+                    (r = twin_seed_str(s, v, "author", p, json_get_str(repo, "owner"),
+                                       TWIN_NULL_ABSENT, &author)) < 0 ||
+                    (r = twin_seed_str(s, v, "created_at", p, GH_SEED_TIME, TWIN_NULL_ABSENT,
+                                       &created)) < 0 ||
+                    (r = twin_seed_bool(s, v, "draft", p, false, &draft)) < 0 ||
+                    (r = twin_seed_bool(s, v, "prerelease", p, false, &pre)) < 0)
+                        return r;
+                if (!gh_branch_name_valid(tag))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.tag_name: must be a valid tag name", p);
+                if (!gh_time_valid(created))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.created_at: must be a UTC time like "
+                                               "\"2026-01-01T00:00:00Z\"",
+                                               p);
+                if (!gh_login_valid(author) || !gh_user_ensure(s->world, author, "User"))
+                        return twin_seed_error(s->err, s->errlen, "%s.author: must be a login", p);
+                size_t k;
+                json_t *x;
+                json_array_foreach (json_object_get(repo, "releases"), k, x) {
+                        if (streq_ptr(json_get_str(x, "tag_name"), tag))
+                                return twin_seed_error(
+                                        s->err, s->errlen,
+                                        "%s.tag_name: a release of %s exists already", p, tag);
+                }
+                if (!gh_tag_find(repo, tag)) {
+                        const char *sha = gh_ref_sha(repo, target);
+                        if (!sha)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.target_commitish: \"%s\" names no "
+                                                       "branch, tag or commit",
+                                                       p, target);
+                        if (!gh_tag_add(s->world, repo, tag, sha, "", author, GH_SEED_EPOCH))
+                                return -ENOMEM;
+                }
+                int64_t id = gh_alloc_id(s->world);
+                json_t *row = json_pack(
+                        "{s:I, s:o, s:s, s:s?, s:s?, s:b, s:b, s:s, s:s?, s:s, s:s}", "id",
+                        (json_int_t)id, "node_id", gh_node_id("Release", id), "tag_name", tag,
+                        "name", name, "body", body, "draft", draft, "prerelease", pre, "created_at",
+                        created, "published_at", draft ? NULL : created, "author",
+                        json_get_str(gh_user_find(s->world, author), "login"), "target_commitish",
+                        target);
+                if (!row || json_array_append_new(json_object_get(repo, "releases"), row) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
  * The git part of repository seed r0 (borrowed) at path into repo: files[] {path, content,
  * branch?} make the default branch's initial commit (its files) and, for each other branch
  * named, a commit on top of it whose tree is the default tree overlaid with that branch's
  * files (hosted Pome's task-seed format); branches[] (names, or {name, protected, from})
  * add branches at the default head (or at `from`) and mark protection. Every repository
  * gets its default branch, with an empty initial commit when no file is seeded, so refs,
- * contents and pull requests have something to start from. Returns 0, -EINVAL with a
+ * contents and pull requests have something to start from. tags[] and releases[] follow
+ * (see seed_tags, seed_releases). Returns 0, -EINVAL with a
  * message naming the JSON path, -ENOMEM.
  */
 int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
@@ -392,7 +538,8 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *fpath, *content, *branch;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
+                if ((r = SEED_KNOWN(s, v, p, "file", "path", "content", "branch")) < 0 ||
+                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
                     (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0 ||
                     (r = twin_seed_str(s, v, "branch", p, def, TWIN_NULL_ABSENT, &branch)) < 0)
                         return r;
@@ -480,7 +627,8 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *name = json_string_value(v), *from = NULL;
                 bool protect = false;
                 if (json_is_object(v) &&
-                    ((r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
+                    ((r = SEED_KNOWN(s, v, p, "branch", "name", "protected", "from")) < 0 ||
+                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
                      (r = twin_seed_str(s, v, "from", p, NULL, TWIN_NULL_ABSENT, &from)) < 0 ||
                      (r = twin_seed_bool(s, v, "protected", p, false, &protect)) < 0))
                         return r;
@@ -511,7 +659,9 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 if ((r = seed_branch_add(s, repo, name, sha, protect)) < 0)
                         return r;
         }
-        return 0;
+        if ((r = seed_tags(s, r0, repo, path)) < 0)
+                return r;
+        return seed_releases(s, r0, repo, path);
 }
 
 /* ------------------------------------------------------------------ history */
@@ -653,7 +803,7 @@ static Op *edit_script(const Line *a, size_t na, const Line *b, size_t nb, size_
                 return NULL;
         size_t n = 0;
         uint32_t *dp = NULL;
-        if ((na + 1) * (nb + 1) <= 4u * 1024 * 1024)
+        if ((na + 1) * (nb + 1) <= 1024u * 1024) /* 4 MiB of table at most */
                 dp = calloc((na + 1) * (nb + 1), sizeof(uint32_t));
         if (dp) {
 #define DP(i, j) dp[(i) * (nb + 1) + (j)]

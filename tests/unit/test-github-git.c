@@ -218,6 +218,25 @@ static void seed_refused(const char *text, const char *want)
 
 static void test_seed_errors(void)
 {
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"files\":[{\"path\":\"a\","
+                "\"brnach\":\"x\"}]}]}",
+                "repositories[0].files[0].brnach: unknown key (a file has path, content, branch)");
+        seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"branches\":[{\"name\":"
+                     "\"x\",\"sha\":\"y\"}]}]}",
+                     "repositories[0].branches[0].sha: unknown key (a branch has name, protected, "
+                     "from)");
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"releases\":[{\"tag_name\":"
+                "\"v1\",\"assets\":[]}]}]}",
+                "repositories[0].releases[0].assets: unknown key (a release has");
+        seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"tags\":[{\"name\":"
+                     "\"v1\",\"ref\":\"nope\"}]}]}",
+                     "repositories[0].tags[0].ref: \"nope\" names no branch");
+        seed_refused(
+                "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"releases\":[{\"tag_name\":"
+                "\"v1\"},{\"tag_name\":\"v1\"}]}]}",
+                "repositories[0].releases[1].tag_name: a release of v1 exists already");
         seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"files\":[{\"path\":\"../"
                      "x\"}]}]}",
                      "repositories[0].files[0].path: needs a relative path");
@@ -243,6 +262,304 @@ static void test_seed_errors(void)
                 "repositories[0].default_branch: must be a valid branch name");
 }
 
+/* A world where the viewer (alice) collaborates on acme/web; bob only reads. */
+static const char flow_seed[] =
+        "{\"users\": [{\"login\": \"alice\", \"name\": \"Alice\"}, {\"login\": \"bob\"},"
+        "  {\"login\": \"acme\", \"type\": \"Organization\"}],"
+        " \"repositories\": [{\"owner\": \"acme\", \"name\": \"web\", \"collaborators\": "
+        "[\"alice\"],"
+        "  \"files\": [{\"path\": \"a.txt\", \"content\": "
+        "\"L1\\nL2\\nL3\\nL4\\nL5\\nL6\\nL7\\nL8\\nL9\\n"
+        "L10\\nL11\\nL12\\nL13\\nL14\\nL15\\nL16\\nL17\\nL18\\nL19\\nL20\\n\"},"
+        "   {\"path\": \"src/x.c\", \"content\": \"int x;\\n\", \"branch\": \"feature\"}],"
+        "  \"tags\": [\"v0.9\", {\"name\": \"v1.0\", \"ref\": \"feature\", \"message\": \"One\"}],"
+        "  \"releases\": [{\"tag_name\": \"v1.0\", \"name\": \"1.0\", \"created_at\": "
+        "\"2026-02-01T00:00:00Z\"},"
+        "   {\"tag_name\": \"v2.0-rc\", \"prerelease\": true, \"created_at\": "
+        "\"2026-03-01T00:00:00Z\"}]},"
+        "  {\"owner\": \"bob\", \"name\": \"notes\", \"files\": [{\"path\": \"n.md\", \"content\": "
+        "\"n\"}]}]}";
+
+static Twin *flow_twin(void)
+{
+        json_error_t e;
+        _cleanup_json_ json_t *seed = json_loads(flow_seed, 0, &e);
+        CHECK(seed);
+        return twin_test_from(&twin_kind_github, seed);
+}
+
+static void req(Twin *t, TwinReply *rp, const char *method, const char *path, const char *query,
+                const char *body)
+{
+        twin_test_req(t, rp, method, path, query, "application/json", body);
+}
+
+/* The text of an MCP tools/call reply, parsed (new reference). */
+static json_t *mcp_result(TwinReply *rp, bool *is_error)
+{
+        json_error_t e;
+        *is_error = json_is_true(jp(rp->body, "/result/isError"));
+        return json_loads(strempty(jps(rp->body, "/result/content/0/text")), JSON_DECODE_ANY, &e);
+}
+
+static void test_contents_rest(void)
+{
+        Twin *t = flow_twin();
+        TwinReply rp = {};
+        json_t *repo = gh_repo_find(twin_world(t), "acme", "web");
+        char old_head[TWIN_SHA1_HEX];
+        snprintf(old_head, sizeof(old_head), "%s", gh_ref_sha(repo, "feature"));
+
+        /* a new file: 201, one commit on the branch, the branch row as the tape delta */
+        req(t, &rp, "PUT", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"Add hi\",\"content\":\"aGkK\",\"branch\":\"feature\"}");
+        CHECK(rp.status == 201 && streq(rp.tool, "create_or_update_file") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/content/path"), "docs/hi.md"));
+        CHECK(streq(jps(rp.body, "/content/sha"), "45b983be36b73c0788dc9cbcb76cbb80fc7bb057"));
+        CHECK(streq(jps(rp.body, "/commit/parents/0/sha"), old_head));
+        CHECK(streq(jps(rp.state_delta, "/before/sha"), old_head));
+        CHECK(streq(jps(rp.state_delta, "/after/sha"), jps(rp.body, "/commit/sha")));
+        CHECK(streq(jps(rp.state_delta, "/after/name"), "feature"));
+        CHECK(streq(gh_ref_sha(repo, "feature"), jps(rp.body, "/commit/sha")));
+
+        /* updating needs the blob sha: missing 422, stale 409, and the world stays */
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        req(t, &rp, "PUT", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"m\",\"content\":\"aG8K\",\"branch\":\"feature\"}");
+        CHECK(rp.status == 422 && !rp.state_mutation && !rp.state_delta);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"m\",\"content\":\"aG8K\",\"branch\":\"feature\",\"sha\":\"abc\"}");
+        CHECK(rp.status == 409 && streq(jps(rp.body, "/message"), "docs/hi.md does not match abc"));
+        req(t, &rp, "PUT", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"m\",\"content\":\"not base64!\",\"branch\":\"feature\"}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/bin", NULL,
+            "{\"message\":\"m\",\"content\":\"AAE=\"}"); /* NUL byte: no binary files */
+        CHECK(rp.status == 422);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/a.txt/under", NULL,
+            "{\"message\":\"m\",\"content\":\"eA==\"}"); /* below a file */
+        CHECK(rp.status == 422);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/x", NULL, "{\"content\":\"eA==\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "message"));
+        CHECK(json_equal(before, twin_world(t)));
+
+        /* the right sha updates: 200 */
+        req(t, &rp, "PUT", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"m\",\"content\":\"aG8K\",\"branch\":\"feature\","
+            "\"sha\":\"45b983be36b73c0788dc9cbcb76cbb80fc7bb057\"}");
+        CHECK(rp.status == 200 && rp.state_mutation);
+
+        /* contents by ref: base64 with GitHub's line breaks; directories list entries */
+        req(t, &rp, "GET", "/repos/acme/web/contents/docs/hi.md", "ref=feature", NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/content"), "aG8K\n"));
+        CHECK(streq(jps(rp.body, "/encoding"), "base64") && jpi(rp.body, "/size") == 3);
+        CHECK(streq(jps(rp.body, "/html_url"),
+                    "https://github.com/acme/web/blob/feature/docs/hi.md"));
+        req(t, &rp, "GET", "/repos/acme/web/contents/docs/hi.md", NULL, NULL);
+        CHECK(rp.status == 404); /* not on the default branch */
+        req(t, &rp, "GET", "/repos/acme/web/contents", "ref=feature", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 3);
+        CHECK(streq(jps(rp.body, "/0/name"), "a.txt") && streq(jps(rp.body, "/1/type"), "dir"));
+        CHECK(streq(jps(rp.body, "/2/name"), "src") &&
+              json_is_null(jp(rp.body, "/2/download_url")));
+
+        /* a read-only viewer cannot write */
+        req(t, &rp, "PUT", "/repos/bob/notes/contents/x", NULL,
+            "{\"message\":\"m\",\"content\":\"eA==\"}");
+        CHECK(rp.status == 403 && !rp.state_mutation);
+
+        /* delete needs the sha over REST */
+        req(t, &rp, "DELETE", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"rm\",\"branch\":\"feature\"}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "DELETE", "/repos/acme/web/contents/docs/hi.md", NULL,
+            "{\"message\":\"rm\",\"branch\":\"feature\",\"sha\":"
+            "\"9ab75d1e0f8e5a7f5d5a4fc5c1b1e0bf5fc5c5c5\"}");
+        CHECK(rp.status == 409);
+        req(t, &rp, "DELETE", "/repos/acme/web/contents/nope", NULL,
+            "{\"message\":\"rm\",\"sha\":\"x\"}");
+        CHECK(rp.status == 404);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_commits_and_compare(void)
+{
+        Twin *t = flow_twin();
+        TwinReply rp = {};
+        /* change lines 2 and 18 of a.txt: two hunks, as git diff cuts them */
+        bool err;
+        twin_test_call(
+                t, &rp, "create_or_update_file",
+                "{\"owner\":\"acme\",\"repo\":\"web\",\"path\":\"a.txt\",\"branch\":\"main\","
+                "\"message\":\"Edit\",\"sha\":\"2ee33bb91b43c0800e052cea22af3b4f2ad0bb07\","
+                "\"content\":\"L1\\nX2\\nL3\\nL4\\nL5\\nL6\\nL7\\nL8\\nL9\\nL10\\nL11\\nL12\\n"
+                "L13\\nL14\\nL15\\nL16\\nL17\\nX18\\nL19\\nL20\\n\"}");
+        _cleanup_json_ json_t *put = mcp_result(&rp, &err);
+        CHECK(!err && rp.state_mutation && streq(rp.tool, "create_or_update_file"));
+        if (err)
+                fprintf(stderr, "%s\n", jps(rp.body, "/result/content/0/text"));
+        const char *sha = jps(put, "/commit/sha");
+
+        char path[128];
+        snprintf(path, sizeof(path), "/repos/acme/web/commits/%.10s", strempty(sha));
+        req(t, &rp, "GET", path, NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_commit") && streq(jps(rp.body, "/sha"), sha));
+        CHECK(streq(jps(rp.body, "/files/0/patch"),
+                    "@@ -1,5 +1,5 @@\n L1\n-L2\n+X2\n L3\n L4\n L5\n"
+                    "@@ -15,6 +15,6 @@\n L15\n L16\n L17\n-L18\n+X18\n L19\n L20\n"));
+        CHECK(jpi(rp.body, "/stats/additions") == 2 && jpi(rp.body, "/stats/deletions") == 2);
+        CHECK(streq(jps(rp.body, "/commit/author/name"), "Alice"));
+        CHECK(streq(jps(rp.body, "/author/login"), "alice"));
+
+        req(t, &rp, "GET", "/repos/acme/web/commits/ffffffff", NULL, NULL);
+        CHECK(rp.status == 422 &&
+              streq(jps(rp.body, "/message"), "No commit found for SHA: ffffffff"));
+
+        /* feature forked before the edit: diverged, one commit each way */
+        req(t, &rp, "GET", "/repos/acme/web/compare/main...feature", NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "diverged"));
+        CHECK(jpi(rp.body, "/ahead_by") == 1 && jpi(rp.body, "/behind_by") == 1);
+        CHECK(streq(jps(rp.body, "/files/0/filename"), "src/x.c") &&
+              streq(jps(rp.body, "/files/0/status"), "added"));
+        CHECK(streq(jps(rp.body, "/files/0/patch"), "@@ -0,0 +1 @@\n+int x;\n"));
+        req(t, &rp, "GET", "/repos/acme/web/compare/main..main", NULL, NULL);
+        CHECK(streq(jps(rp.body, "/status"), "identical") &&
+              json_array_size(jp(rp.body, "/files")) == 0);
+        req(t, &rp, "GET", "/repos/acme/web/compare/main...nope", NULL, NULL);
+        CHECK(rp.status == 404);
+
+        /* history with pages: newest first, Link to the next page */
+        req(t, &rp, "GET", "/repos/acme/web/commits", "per_page=1", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1 &&
+              streq(jps(rp.body, "/0/sha"), sha));
+        CHECK(rp.headers && strstr(jps(rp.headers, "/Link"), "rel=\"next\""));
+        req(t, &rp, "GET", "/repos/acme/web/commits", "path=src", NULL);
+        CHECK(json_array_size(rp.body) == 0);
+        req(t, &rp, "GET", "/repos/acme/web/commits", "sha=feature&path=src", NULL);
+        CHECK(json_array_size(rp.body) == 1);
+        req(t, &rp, "GET", "/repos/acme/web/commits", "since=2026-05-01", NULL);
+        CHECK(json_array_size(rp.body) == 1);
+        req(t, &rp, "GET", "/repos/acme/web/commits", "author=alice", NULL);
+        CHECK(json_array_size(rp.body) == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_refs_tags_releases(void)
+{
+        Twin *t = flow_twin();
+        TwinReply rp = {};
+        json_t *repo = gh_repo_find(twin_world(t), "acme", "web");
+        /* seeded tags and releases */
+        CHECK(streq_ptr(gh_ref_sha(repo, "tags/v1.0"), gh_ref_sha(repo, "feature")));
+        CHECK(streq_ptr(gh_ref_sha(repo, "v0.9"), gh_ref_sha(repo, "main")));
+        req(t, &rp, "GET", "/repos/acme/web/releases/latest", NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/tag_name"), "v1.0"));
+        req(t, &rp, "GET", "/repos/acme/web/releases", NULL, NULL);
+        CHECK(json_array_size(rp.body) == 2 && streq(jps(rp.body, "/0/tag_name"), "v2.0-rc"));
+        req(t, &rp, "GET", "/repos/acme/web/tags", NULL, NULL);
+        CHECK(json_array_size(rp.body) == 3 && streq(jps(rp.body, "/0/name"), "v2.0-rc"));
+        twin_test_call(t, &rp, "get_tag", "{\"owner\":\"acme\",\"repo\":\"web\",\"tag\":\"v1.0\"}");
+        bool err;
+        _cleanup_json_ json_t *tag = mcp_result(&rp, &err);
+        CHECK(!err && streq(jps(tag, "/message"), "One") &&
+              strlen(strempty(jps(tag, "/sha"))) == 40);
+        char path[128];
+        snprintf(path, sizeof(path), "/repos/acme/web/git/tags/%s", strempty(jps(tag, "/sha")));
+        req(t, &rp, "GET", path, NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/tag"), "v1.0"));
+
+        /* refs: create, read, refuse twice, delete; the default branch stays */
+        char body[256];
+        snprintf(body, sizeof(body), "{\"ref\":\"refs/heads/topic\",\"sha\":\"%s\"}",
+                 gh_ref_sha(repo, "main"));
+        req(t, &rp, "POST", "/repos/acme/web/git/refs", NULL, body);
+        CHECK(rp.status == 201 && streq(rp.tool, "create_branch") && rp.state_mutation);
+        CHECK(json_is_null(jp(rp.state_delta, "/before")) &&
+              streq(jps(rp.state_delta, "/after/name"), "topic"));
+        req(t, &rp, "POST", "/repos/acme/web/git/refs", NULL, body);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/message"), "Reference already exists"));
+        req(t, &rp, "POST", "/repos/acme/web/git/refs", NULL, "{\"ref\":\"topic2\",\"sha\":\"x\"}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "GET", "/repos/acme/web/git/ref/heads/topic", NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/ref"), "refs/heads/topic"));
+        req(t, &rp, "DELETE", "/repos/acme/web/git/refs/heads/topic", NULL, NULL);
+        CHECK(rp.status == 204 && streq(rp.tool, "delete_branch") && rp.state_mutation);
+        CHECK(streq(jps(rp.state_delta, "/before/name"), "topic") &&
+              json_is_null(jp(rp.state_delta, "/after")));
+        req(t, &rp, "GET", "/repos/acme/web/git/ref/heads/topic", NULL, NULL);
+        CHECK(rp.status == 404);
+        req(t, &rp, "DELETE", "/repos/acme/web/git/refs/heads/main", NULL, NULL);
+        CHECK(rp.status == 422 && gh_branch_find(repo, "main"));
+
+        /* a release of a new tag tags the target */
+        req(t, &rp, "POST", "/repos/acme/web/releases", NULL,
+            "{\"tag_name\":\"v3\",\"target_commitish\":\"feature\"}");
+        CHECK(rp.status == 201 && streq_ptr(gh_ref_sha(repo, "v3"), gh_ref_sha(repo, "feature")));
+        req(t, &rp, "POST", "/repos/acme/web/releases", NULL, "{\"tag_name\":\"v3\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/code"), "already_exists"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_repos_collaborators_search(void)
+{
+        Twin *t = flow_twin();
+        TwinReply rp = {};
+        req(t, &rp, "POST", "/user/repos", NULL, "{\"name\":\"tool\",\"auto_init\":true}");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/full_name"), "alice/tool"));
+        CHECK(json_is_false(jp(rp.body, "/private")) && rp.state_mutation);
+        req(t, &rp, "POST", "/user/repos", NULL, "{\"name\":\"tool\"}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "POST", "/orgs/nope/repos", NULL, "{\"name\":\"x\"}");
+        CHECK(rp.status == 404);
+        req(t, &rp, "POST", "/orgs/acme/repos", NULL, "{\"name\":\"bad name\"}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "POST", "/repos/bob/notes/forks", NULL, "{}");
+        CHECK(rp.status == 202 && streq(jps(rp.body, "/full_name"), "alice/notes"));
+        CHECK(json_is_true(jp(rp.body, "/fork")) &&
+              streq(jps(rp.body, "/parent/full_name"), "bob/notes"));
+        req(t, &rp, "POST", "/repos/bob/notes/forks", NULL, "{}");
+        CHECK(rp.status == 202 && !rp.state_mutation); /* the existing fork */
+
+        req(t, &rp, "GET", "/repos/acme/web/collaborators/alice", NULL, NULL);
+        CHECK(rp.status == 204 && !rp.body);
+        req(t, &rp, "GET", "/repos/acme/web/collaborators/bob", NULL, NULL);
+        CHECK(rp.status == 404);
+        req(t, &rp, "PUT", "/repos/acme/web/collaborators/bob", NULL, "{\"permission\":\"push\"}");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/invitee/login"), "bob"));
+        req(t, &rp, "PUT", "/repos/acme/web/collaborators/bob", NULL, "{}");
+        CHECK(rp.status == 204);
+        req(t, &rp, "PUT", "/repos/acme/web/collaborators/acme", NULL, "{}");
+        CHECK(rp.status == 422);
+        req(t, &rp, "GET", "/repos/acme/web/collaborators", NULL, NULL);
+        CHECK(json_array_size(rp.body) == 1 && streq(jps(rp.body, "/0/login"), "alice"));
+        CHECK(json_is_true(jp(rp.body, "/0/permissions/push")));
+
+        req(t, &rp, "GET", "/search/code", "q=L18+repo:acme/web", NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/total_count") == 1);
+        CHECK(streq(jps(rp.body, "/items/0/path"), "a.txt"));
+        req(t, &rp, "GET", "/search/code", "q=%22int+x%22", NULL); /* only on a branch */
+        CHECK(jpi(rp.body, "/total_count") == 0);
+        req(t, &rp, "GET", "/search/code", "q=x+path:src", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 0);
+        req(t, &rp, "GET", "/search/code", "q=L1+NOT+L20", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 0);
+        req(t, &rp, "GET", "/search/commits", "q=update+feature", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 1);
+        req(t, &rp, "GET", "/search/repositories", "q=notes+fork:true", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 2);
+        req(t, &rp, "GET", "/search/repositories", "q=notes", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 1 && jp(rp.body, "/items/0/owner"));
+        req(t, &rp, "GET", "/search/users", "q=ali", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 1 && streq(jps(rp.body, "/items/0/login"), "alice"));
+        req(t, &rp, "GET", "/search/users", NULL, NULL);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "q"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_sha1_vectors();
@@ -251,5 +568,9 @@ int main(void)
         test_seed_branches();
         test_seed_default_repo();
         test_seed_errors();
+        test_contents_rest();
+        test_commits_and_compare();
+        test_refs_tags_releases();
+        test_repos_collaborators_search();
         return check_finish();
 }
