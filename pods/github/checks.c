@@ -201,7 +201,7 @@ int gh_act_list_commit_statuses(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 
-int gh_act_get_combined_status(TwinCall *c, TwinReply *rp)
+int gh_act_get_combined_status_for_ref(TwinCall *c, TwinReply *rp)
 {
         json_t *repo;
         const char *sha;

@@ -119,7 +119,7 @@ int gh_pulls_seed_keys(TwinSeed *s, const json_t *o, const char *path, const cha
 int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path);
 int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp);
 int gh_act_pull_request_read(TwinCall *c, TwinReply *rp);
-int gh_act_list_pull_request_commits(TwinCall *c, TwinReply *rp);
+int gh_act_get_pull_request_commits(TwinCall *c, TwinReply *rp);
 int gh_act_create_pull_request(TwinCall *c, TwinReply *rp);
 int gh_act_update_pull_request(TwinCall *c, TwinReply *rp);
 int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp);
@@ -158,7 +158,7 @@ int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *s
                        const char *path);
 int gh_act_create_commit_status(TwinCall *c, TwinReply *rp);
 int gh_act_list_commit_statuses(TwinCall *c, TwinReply *rp);
-int gh_act_get_combined_status(TwinCall *c, TwinReply *rp);
+int gh_act_get_combined_status_for_ref(TwinCall *c, TwinReply *rp);
 int gh_act_create_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_get_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_update_check_run(TwinCall *c, TwinReply *rp);

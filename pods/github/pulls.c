@@ -759,7 +759,7 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
         return gh_invalid(rp, "PullRequest", "method", "invalid");
 }
 
-int gh_act_list_pull_request_commits(TwinCall *c, TwinReply *rp)
+int gh_act_get_pull_request_commits(TwinCall *c, TwinReply *rp)
 {
         json_t *repo, *pr;
         int r = gh_arg_repo_pull(c, rp, &repo, &pr);
