@@ -1246,6 +1246,9 @@ static const TwinHandler github_handlers[] = {
         {"get_pull_request_review_comment", gh_act_get_pull_request_review_comment},
         {"update_pull_request_review_comment", gh_act_update_pull_request_review_comment},
         {"delete_pull_request_review_comment", gh_act_delete_pull_request_review_comment},
+        {"list_pull_requests_associated_with_commit",
+         gh_act_list_pull_requests_associated_with_commit},
+        {"list_review_comments_for_repo", gh_act_list_review_comments_for_repo},
         /* gh-git: repos.c, contents.c, search.c */
         {"create_repository", gh_act_create_repository},
         {"fork_repository", gh_act_fork_repository},

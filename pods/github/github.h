@@ -125,6 +125,7 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp);
 int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp);
 int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp);
 int gh_act_check_pull_request_merged(TwinCall *c, TwinReply *rp);
+int gh_act_list_pull_requests_associated_with_commit(TwinCall *c, TwinReply *rp);
 /* reviews.c */
 json_t *gh_review_find(json_t *pr, int64_t id);
 json_t *gh_render_review(TwinCall *c, json_t *repo, json_t *pr, json_t *rv);
@@ -146,6 +147,7 @@ int gh_act_dismiss_pull_request_review(TwinCall *c, TwinReply *rp);
 int gh_act_get_pull_request_review_comment(TwinCall *c, TwinReply *rp);
 int gh_act_update_pull_request_review_comment(TwinCall *c, TwinReply *rp);
 int gh_act_delete_pull_request_review_comment(TwinCall *c, TwinReply *rp);
+int gh_act_list_review_comments_for_repo(TwinCall *c, TwinReply *rp);
 /* checks.c */
 json_t *gh_repo_list(json_t *repo, const char *key);
 const char *gh_combined_state(json_t *repo, const char *sha);

@@ -1343,3 +1343,56 @@ int gh_act_check_pull_request_merged(TwinCall *c, TwinReply *rp)
         twin_reply_json(rp, 204, NULL);
         return 0;
 }
+
+/*
+ * GET /repos/{o}/{r}/commits/{sha}/pulls: the pull requests whose commits include sha, or
+ * that it merged (docs: "List pull requests associated with a commit"), newest first.
+ */
+int gh_act_list_pull_requests_associated_with_commit(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        const char *ref;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        if (gh_arg_str2(c, "commit_sha", "sha", &ref) < 0)
+                return gh_invalid(rp, "Commit", "commit_sha", "missing_field");
+        const char *sha = gh_ref_sha(repo, ref);
+        if (!sha) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "No commit found for SHA: %s", ref) < 0)
+                        return -ENOMEM;
+                return gh_fail(rp, 422, m);
+        }
+        _cleanup_json_ json_t *all = json_array(), *page = NULL, *out = json_array();
+        if (!all || !out)
+                return -ENOMEM;
+        json_t *pulls = json_object_get(repo, "pull_requests");
+        for (size_t i = json_array_size(pulls); i-- > 0;) {
+                json_t *pr = json_array_get(pulls, i);
+                const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+                bool hit = streq_ptr(json_get_str(pr, "merge_commit_sha"), sha) ||
+                           streq_ptr(head, sha);
+                if (!hit && head && base) {
+                        const char *mb = gh_pr_merge_base(repo, base, head);
+                        _cleanup_json_ json_t *commits =
+                                gh_pr_commits_between(repo, mb ? mb : base, head);
+                        size_t k;
+                        json_t *cm;
+                        json_array_foreach (commits, k, cm) {
+                                hit = hit || streq_ptr(json_get_str(cm, "sha"), sha);
+                        }
+                }
+                if (hit && json_array_append(all, pr) < 0)
+                        return -ENOMEM;
+        }
+        if ((r = gh_paginate(c, rp, all, &page)) < 0)
+                return r;
+        size_t i;
+        json_t *pr;
+        json_array_foreach (page, i, pr) {
+                if (json_array_append_new(out, gh_render_pull(c, repo, pr, false)) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}

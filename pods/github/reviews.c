@@ -1004,3 +1004,54 @@ int gh_act_delete_pull_request_review_comment(TwinCall *c, TwinReply *rp)
         twin_reply_json(rp, 204, NULL);
         return 0;
 }
+
+/* GET /repos/{o}/{r}/pulls/comments: every visible review comment of the repository. */
+int gh_act_list_review_comments_for_repo(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *direction = "asc";
+        if (twin_arg_str(c->args, "direction", &direction) == -EINVAL ||
+            (!streq(direction, "asc") && !streq(direction, "desc")))
+                return gh_invalid(rp, "PullRequestReviewComment", "direction", "invalid");
+        /* (comment, its pull request) pairs in id order: ids grow with creation */
+        _cleanup_json_ json_t *all = json_array(), *page = NULL, *out = json_array();
+        if (!all || !out)
+                return -ENOMEM;
+        size_t i, j;
+        json_t *pr, *cm;
+        json_array_foreach (json_object_get(repo, "pull_requests"), i, pr) {
+                json_array_foreach (json_object_get(pr, "review_comments"), j, cm) {
+                        json_t *rv = review_of_comment(pr, cm);
+                        if ((!rv || review_visible(c, rv)) &&
+                            json_array_append_new(all, json_pack("[O, O]", cm, pr)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        size_t n = json_array_size(all);
+        for (i = 1; i < n; i++) /* insertion sort by id; lists are small */
+                for (j = i; j > 0; j--) {
+                        json_t *a = json_array_get(all, j - 1), *b = json_array_get(all, j);
+                        json_int_t ia = json_integer_value(
+                                           json_object_get(json_array_get(a, 0), "id")),
+                                   ib = json_integer_value(
+                                           json_object_get(json_array_get(b, 0), "id"));
+                        if (streq(direction, "asc") ? ia <= ib : ia >= ib)
+                                break;
+                        json_incref(a);
+                        if (json_array_set(all, j - 1, b) < 0 || json_array_set_new(all, j, a) < 0)
+                                return -ENOMEM;
+                }
+        if ((r = gh_paginate(c, rp, all, &page)) < 0)
+                return r;
+        json_t *pair;
+        json_array_foreach (page, i, pair) {
+                if (json_array_append_new(out,
+                                          gh_render_review_comment(c, repo, json_array_get(pair, 1),
+                                                                   json_array_get(pair, 0))) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}

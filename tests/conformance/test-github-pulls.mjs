@@ -179,6 +179,8 @@ assert.equal(reworded.body, "Added a check.");
 assert.equal((await gh.rest.pulls.deleteReviewComment({ ...repo, comment_id: reply.id })).status, 204);
 await assert.rejects(gh.rest.pulls.getReviewComment({ ...repo, comment_id: reply.id }), (e) => e.status === 404);
 await assert.rejects(gh.rest.pulls.checkIfMerged({ ...repo, pull_number: 2 }), (e) => e.status === 404);
+const forRepo = await gh.paginate(gh.rest.pulls.listReviewCommentsForRepo, { ...repo, per_page: 1 });
+assert.deepEqual(forRepo.map((c) => c.id), [rc.id]);
 
 // ---- CI: fix the failing context, add a check run, read the combined state
 await gh.rest.repos.createCommitStatus({ ...repo, sha: pr2.head.sha, state: "pending", context: "ci/lint" });
@@ -247,6 +249,8 @@ assert.equal(pr2.state, "closed");
 assert.equal(pr2.merged, true);
 assert.equal(pr2.merge_commit_sha, merged2.sha);
 assert.equal((await gh.rest.pulls.checkIfMerged({ ...repo, pull_number: 2 })).status, 204);
+const { data: assoc } = await gh.rest.repos.listPullRequestsAssociatedWithCommit({ ...repo, commit_sha: merged2.sha });
+assert.deepEqual(assoc.map((p) => p.number), [2]);
 const { data: mainRef } = await gh.rest.git.getRef({ ...repo, ref: "heads/main" });
 assert.equal(mainRef.object.sha, merged2.sha);
 const { data: refundTest } = await gh.rest.repos.getContent({ ...repo, path: "tests/test_refund.py", ref: "main" });
