@@ -148,6 +148,18 @@ int gh_act_get_pull_request_review_comment(TwinCall *c, TwinReply *rp);
 int gh_act_update_pull_request_review_comment(TwinCall *c, TwinReply *rp);
 int gh_act_delete_pull_request_review_comment(TwinCall *c, TwinReply *rp);
 int gh_act_list_review_comments_for_repo(TwinCall *c, TwinReply *rp);
+/* pullsmcp.c: the official MCP server's trimmed outputs, from rendered REST bodies */
+json_t *gh_mcp_pull(const json_t *pr);
+json_t *gh_mcp_pulls(const json_t *prs);
+json_t *gh_mcp_combined_status(const json_t *cs);
+json_t *gh_mcp_reviews(const json_t *reviews);
+json_t *gh_mcp_files(const json_t *files);
+json_t *gh_mcp_issue_comments(const json_t *comments);
+json_t *gh_mcp_check_runs(const json_t *result);
+json_t *gh_mcp_review_threads(const json_t *comments, const char *head_sha);
+json_t *gh_mcp_minimal_response(const json_t *id, const char *url);
+int gh_mcp_reply(TwinReply *rp, json_t *body);
+int gh_mcp_reply_text(TwinReply *rp, const char *text);
 /* checks.c */
 json_t *gh_repo_list(json_t *repo, const char *key);
 const char *gh_combined_state(json_t *repo, const char *sha);

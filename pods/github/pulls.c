@@ -683,6 +683,8 @@ int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp)
                 if (json_array_append_new(out, gh_render_pull(c, repo, pr, false)) < 0)
                         return -ENOMEM;
         }
+        if (!c->request) /* MCP: MinimalPullRequest[] as github-mcp-server answers */
+                return twin_reply_body(rp, 200, gh_mcp_pulls(out));
         return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 
@@ -723,8 +725,14 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
                 return r;
         if (streq(method, "get") && wants_diff(c))
                 method = "get_diff";
-        if (streq(method, "get"))
-                return twin_reply_body(rp, 200, gh_render_pull(c, repo, pr, true));
+        /* over MCP every method answers what github-mcp-server's pull_request_read does */
+        bool mcp = !c->request;
+        if (streq(method, "get")) {
+                _cleanup_json_ json_t *full = gh_render_pull(c, repo, pr, true);
+                if (!full)
+                        return -ENOMEM;
+                return twin_reply_body(rp, 200, mcp ? gh_mcp_pull(full) : json_incref(full));
+        }
         if (streq(method, "get_diff"))
                 return reply_text(rp, "application/vnd.github.diff; charset=utf-8",
                                   gh_pr_diff_text(repo, pr));
@@ -732,16 +740,29 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
                 _cleanup_json_ json_t *files = gh_pr_files(c, repo, pr), *page = NULL;
                 if (!files || (r = gh_paginate(c, rp, files, &page)) < 0)
                         return files ? r : -ENOMEM;
-                return twin_reply_body(rp, 200, TAKE_PTR(page));
+                return twin_reply_body(rp, 200, mcp ? gh_mcp_files(page) : json_incref(page));
         }
         if (streq(method, "get_status"))
-                return gh_reply_combined_status(c, rp, repo, gh_pr_head_sha(repo, pr));
-        if (streq(method, "get_check_runs"))
-                return gh_reply_check_runs(c, rp, repo, gh_pr_head_sha(repo, pr));
-        if (streq(method, "get_reviews"))
-                return gh_reply_reviews(c, rp, repo, pr);
-        if (streq(method, "get_review_comments"))
-                return gh_reply_review_comments(c, rp, repo, pr);
+                r = gh_reply_combined_status(c, rp, repo, gh_pr_head_sha(repo, pr));
+        else if (streq(method, "get_check_runs"))
+                r = gh_reply_check_runs(c, rp, repo, gh_pr_head_sha(repo, pr));
+        else if (streq(method, "get_reviews"))
+                r = gh_reply_reviews(c, rp, repo, pr);
+        else if (streq(method, "get_review_comments"))
+                r = gh_reply_review_comments(c, rp, repo, pr);
+        else
+                r = 1;
+        if (r <= 0) {
+                if (r < 0 || !mcp || rp->status != 200)
+                        return r;
+                json_t *b = rp->body;
+                return gh_mcp_reply(rp,
+                                    streq(method, "get_status")       ? gh_mcp_combined_status(b)
+                                    : streq(method, "get_check_runs") ? gh_mcp_check_runs(b)
+                                    : streq(method, "get_reviews")
+                                            ? gh_mcp_reviews(b)
+                                            : gh_mcp_review_threads(b, gh_pr_head_sha(repo, pr)));
+        }
         if (streq(method, "get_comments")) {
                 _cleanup_json_ json_t *all = json_array(), *page = NULL;
                 size_t i;
@@ -754,7 +775,8 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
                 }
                 if ((r = gh_paginate(c, rp, all, &page)) < 0)
                         return r;
-                return twin_reply_body(rp, 200, TAKE_PTR(page));
+                return twin_reply_body(rp, 200,
+                                       mcp ? gh_mcp_issue_comments(page) : json_incref(page));
         }
         return gh_invalid(rp, "PullRequest", "method", "invalid");
 }
@@ -918,7 +940,14 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
         if (!rp->headers && !(rp->headers = json_object()))
                 return -ENOMEM;
         json_object_set_new(rp->headers, "Location", json_string(loc));
-        return twin_reply_body(rp, 201, gh_render_pull(c, repo, row, true));
+        _cleanup_json_ json_t *out = gh_render_pull(c, repo, row, true);
+        if (!out)
+                return -ENOMEM;
+        if (!c->request) /* MCP: MinimalResponse {id, url} */
+                return twin_reply_body(rp, 201,
+                                       gh_mcp_minimal_response(json_object_get(out, "id"),
+                                                               json_get_str(out, "html_url")));
+        return twin_reply_body(rp, 201, TAKE_PTR(out));
 }
 
 int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
@@ -1010,7 +1039,14 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
         }
         if ((r = gh_pr_touch(c, rp, before, pr)) < 0)
                 return r;
-        return twin_reply_body(rp, 200, gh_render_pull(c, repo, pr, true));
+        _cleanup_json_ json_t *out = gh_render_pull(c, repo, pr, true);
+        if (!out)
+                return -ENOMEM;
+        if (!c->request) /* MCP: MinimalResponse {id, url} */
+                return twin_reply_body(rp, 200,
+                                       gh_mcp_minimal_response(json_object_get(out, "id"),
+                                                               json_get_str(out, "html_url")));
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 
 /* The merge of pr's head into its base: 0 with *ret_tree (new), 1 on a conflict. */
@@ -1036,7 +1072,7 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
         if (twin_arg_str(c->args, "merge_method", &method) == -EINVAL ||
             (!streq(method, "merge") && !streq(method, "squash") && !streq(method, "rebase")))
                 return gh_invalid(rp, "PullRequest", "merge_method", "invalid");
-        if (twin_arg_str(c->args, "sha", &sha) == -EINVAL)
+        if (gh_arg_str2(c, "sha", "expectedHeadSha", &sha) == -EINVAL)
                 return gh_invalid(rp, "PullRequest", "sha", "invalid");
         if (twin_arg_str(c->args, "commit_title", &title) == -EINVAL)
                 return gh_invalid(rp, "PullRequest", "commit_title", "invalid");

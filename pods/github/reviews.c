@@ -410,9 +410,21 @@ static int create_review(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 200, gh_render_review(c, repo, pr, rv));
 }
 
+/* The official server's sentence for a review it created (pending or submitted). */
+static const char *created_sentence(TwinReply *rp)
+{
+        return streq_ptr(json_get_str(rp->body, "state"), "PENDING")
+                       ? "pending pull request created"
+                       : "pull request review submitted successfully";
+}
+
 int gh_act_create_pull_request_review(TwinCall *c, TwinReply *rp)
 {
-        return create_review(c, rp);
+        int r = create_review(c, rp);
+        if (r < 0 || c->request || rp->status != 200)
+                return r;
+        /* MCP: {message} (the tool's output schema) */
+        return gh_mcp_reply(rp, json_pack("{s:s}", "message", created_sentence(rp)));
 }
 
 int gh_act_get_pull_request_review(TwinCall *c, TwinReply *rp)
@@ -519,13 +531,22 @@ int gh_act_pull_request_review_write(TwinCall *c, TwinReply *rp)
         if (r < 0)
                 return gh_invalid(rp, "PullRequestReview", "method",
                                   r == -ENOENT ? "missing_field" : "invalid");
-        if (streq(method, "create"))
-                return create_review(c, rp);
-        if (streq(method, "submit_pending"))
-                return submit_review(c, rp);
-        if (streq(method, "delete_pending"))
-                return delete_review(c, rp);
-        return gh_invalid(rp, "PullRequestReview", "method", "invalid");
+        const char *sentence;
+        if (streq(method, "create")) {
+                r = create_review(c, rp);
+                sentence = rp->status == 200 ? created_sentence(rp) : NULL;
+        } else if (streq(method, "submit_pending")) {
+                r = submit_review(c, rp);
+                sentence = "pending pull request review successfully submitted";
+        } else if (streq(method, "delete_pending")) {
+                r = delete_review(c, rp);
+                sentence = "pending pull request review successfully deleted";
+        } else
+                return gh_invalid(rp, "PullRequestReview", "method", "invalid");
+        /* MCP answers with the official server's sentence; REST with the review */
+        if (r < 0 || c->request || rp->status != 200)
+                return r;
+        return gh_mcp_reply_text(rp, sentence);
 }
 
 /* ------------------------------------------------------------------ review comments */
@@ -587,7 +608,14 @@ static int add_reply(TwinCall *c, TwinReply *rp, json_t *repo, json_t *pr, json_
         int r = twin_reply_mutation(rp, NULL, cm);
         if (r < 0)
                 return r;
-        return twin_reply_body(rp, 201, gh_render_review_comment(c, repo, pr, cm));
+        _cleanup_json_ json_t *out = gh_render_review_comment(c, repo, pr, cm);
+        if (!out)
+                return -ENOMEM;
+        if (!c->request) /* MCP: MinimalResponse {id, url} */
+                return twin_reply_body(rp, 201,
+                                       gh_mcp_minimal_response(json_object_get(out, "id"),
+                                                               json_get_str(out, "html_url")));
+        return twin_reply_body(rp, 201, TAKE_PTR(out));
 }
 
 int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp)
@@ -687,6 +715,19 @@ int gh_act_add_reply_to_pull_request_comment(TwinCall *c, TwinReply *rp)
                 if (!body || !body[0]) {
                         if ((r = twin_reply_mutation(rp, before, to)) < 0)
                                 return r;
+                        if (!c->request) {
+                                /* MCP: MinimalResponse {id, url} of the reaction */
+                                _cleanup_free_ char *url = NULL;
+                                int64_t rid = gh_alloc_id(c->world);
+                                _cleanup_json_ json_t *jid = json_integer(rid);
+                                if (asprintf(&url,
+                                             "%s/repos/%s/%s/pulls/comments/%lld/reactions/%lld",
+                                             c->base_url, json_get_str(repo, "owner"),
+                                             json_get_str(repo, "name"), (long long)id,
+                                             (long long)rid) < 0)
+                                        return -ENOMEM;
+                                return twin_reply_body(rp, 201, gh_mcp_minimal_response(jid, url));
+                        }
                         return twin_reply_body(rp, 201,
                                                json_pack("{s:s, s:o}", "content", reaction, "user",
                                                          gh_render_user(c, viewer_of(c))));

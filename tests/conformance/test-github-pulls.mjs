@@ -351,48 +351,74 @@ for (const t of [
 ])
   assert.ok(tools.includes(t), `tools/list has ${t}`);
 const mh = await branchWithFile(gh, "mcp/feature", "docs/usage.md", "Use charge() and refund().\n", "Usage docs");
+// the official server's outputs: MinimalResponse {id, url} for writes, trimmed objects for reads
 const created = await call(mcp, "create_pull_request", { ...repo, title: "Usage docs", head: "mcp/feature", base: "main", body: "Docs." });
-const n = created.number;
+assert.equal(typeof created.id, "string");
+const n = Number(created.url.match(/\/pull\/(\d+)$/)[1]);
+assert.ok(created.url.startsWith("https://github.com/acme/payments/pull/"));
 const listed = await call(mcp, "list_pull_requests", { ...repo, state: "open", perPage: 10 });
-assert.ok(listed.some((p) => p.number === n));
+const mine2 = listed.find((p) => p.number === n);
+assert.equal(mine2.head.ref, "mcp/feature");
+assert.equal(mine2.user.login, "pome-agent");
+assert.equal(mine2.head.repo.full_name, "acme/payments");
 const updated = await call(mcp, "update_pull_request", { ...repo, pullNumber: n, title: "Usage docs (charge, refund)", draft: false });
-assert.equal(updated.title, "Usage docs (charge, refund)");
+assert.equal(updated.url, created.url);
 const got = await call(mcp, "pull_request_read", { method: "get", ...repo, pullNumber: n });
+assert.equal(got.title, "Usage docs (charge, refund)");
 assert.equal(got.head.sha, mh);
+assert.equal(got.changed_files, 1);
+assert.equal(got.mergeable_state, "clean");
 const mdiff = await call(mcp, "pull_request_read", { method: "get_diff", ...repo, pullNumber: n });
 assert.ok(mdiff.startsWith("diff --git a/docs/usage.md b/docs/usage.md\nnew file mode 100644\n"), mdiff);
 const mfiles = await call(mcp, "pull_request_read", { method: "get_files", ...repo, pullNumber: n });
-assert.deepEqual(mfiles.map((f) => f.filename), ["docs/usage.md"]);
+assert.deepEqual(mfiles, [{ filename: "docs/usage.md", status: "added", additions: 1, changes: 1, patch: "@@ -0,0 +1 @@\n+Use charge() and refund()." }]);
 await gh.rest.repos.createCommitStatus({ ...repo, sha: mh, state: "pending", context: "docs/build" });
 const mstatus = await call(mcp, "pull_request_read", { method: "get_status", ...repo, pullNumber: n });
-assert.equal(mstatus.state, "pending");
+assert.deepEqual([mstatus.state, mstatus.sha, mstatus.total_count, mstatus.statuses[0].context], ["pending", mh, 1, "docs/build"]);
+await gh.rest.checks.create({ ...repo, name: "docs", head_sha: mh, conclusion: "success" });
+const mruns = await call(mcp, "pull_request_read", { method: "get_check_runs", ...repo, pullNumber: n });
+assert.deepEqual(mruns.check_runs.map((r) => [r.name, r.status, r.conclusion]), [["docs", "completed", "success"]]);
 const { data: mrc } = await gh.rest.pulls.createReviewComment({ ...repo, pull_number: n, commit_id: mh, path: "docs/usage.md", line: 1, body: "Link the API docs?" });
 const mreply = await call(mcp, "add_reply_to_pull_request_comment", { ...repo, pullNumber: n, commentId: mrc.id, body: "Will do." });
-assert.equal(mreply.in_reply_to_id, mrc.id);
-const mrcs = await call(mcp, "pull_request_read", { method: "get_review_comments", ...repo, pullNumber: n });
-assert.equal(mrcs.length, 2);
+assert.match(mreply.url, /#discussion_r\d+$/);
+const mreact = await call(mcp, "add_reply_to_pull_request_comment", { ...repo, commentId: mrc.id, reaction: "rocket" });
+assert.match(mreact.url, /\/reactions\/\d+$/);
+const threads = await call(mcp, "pull_request_read", { method: "get_review_comments", ...repo, pullNumber: n });
+assert.equal(threads.totalCount, 1);
+assert.deepEqual(threads.review_threads[0].comments.map((c) => [c.author, c.body]), [
+  ["pome-agent", "Link the API docs?"],
+  ["pome-agent", "Will do."],
+]);
+assert.equal(threads.review_threads[0].is_outdated, false);
+const { data: rest2 } = await gh.rest.pulls.listReviewComments({ ...repo, pull_number: n });
+assert.equal(rest2[1].in_reply_to_id, mrc.id, "the reply is threaded under the comment");
 await gh.rest.issues.createComment({ ...repo, issue_number: n, body: "Thanks!" }).catch(() => null);
 const mcomments = await call(mcp, "pull_request_read", { method: "get_comments", ...repo, pullNumber: n });
 assert.ok(Array.isArray(mcomments));
-const pend = await call(mcp, "pull_request_review_write", { method: "create", ...repo, pullNumber: n, body: "draft" });
-assert.equal(pend.state, "PENDING");
-const deleted = await call(mcp, "pull_request_review_write", { method: "delete_pending", ...repo, pullNumber: n });
-assert.equal(deleted.id, pend.id);
+assert.equal(await call(mcp, "pull_request_review_write", { method: "create", ...repo, pullNumber: n, body: "draft" }), "pending pull request created");
+assert.equal(await call(mcp, "pull_request_review_write", { method: "delete_pending", ...repo, pullNumber: n }), "pending pull request review successfully deleted");
+await call(mcp, "pull_request_review_write", { method: "delete_pending", ...repo, pullNumber: n }, { error: true });
 await call(mcp, "pull_request_review_write", { method: "create", ...repo, pullNumber: n });
-const submitted = await call(mcp, "pull_request_review_write", { method: "submit_pending", ...repo, pullNumber: n, event: "COMMENT", body: "Self-check done." });
-assert.equal(submitted.state, "COMMENTED");
+assert.equal(
+  await call(mcp, "pull_request_review_write", { method: "submit_pending", ...repo, pullNumber: n, event: "COMMENT", body: "Self-check done." }),
+  "pending pull request review successfully submitted",
+);
 const own = await call(mcp, "create_pull_request_review", { ...repo, pullNumber: n, event: "APPROVE" }, { error: true });
 assert.match(JSON.stringify(own), /approve your own/);
 const cr = await call(mcp, "create_pull_request_review", { ...repo, pullNumber: n, event: "COMMENT", body: "Reads well." });
-assert.equal(cr.state, "COMMENTED");
+assert.deepEqual(cr, { message: "pull request review submitted successfully" });
 const mreviews = await call(mcp, "pull_request_read", { method: "get_reviews", ...repo, pullNumber: n });
-assert.deepEqual(mreviews.map((v) => v.state).filter((s) => s !== "COMMENTED"), []);
+assert.ok(mreviews.length >= 2 && mreviews.every((v) => v.state === "COMMENTED" && v.user.login === "pome-agent"));
+assert.ok(mreviews.some((v) => v.body === "Reads well."));
 const ub = await call(mcp, "update_pull_request_branch", { ...repo, pullNumber: n, expectedHeadSha: mh });
 assert.equal(ub.message, "Updating pull request branch.");
-const mm = await call(mcp, "merge_pull_request", { ...repo, pullNumber: n, merge_method: "rebase" });
+await call(mcp, "merge_pull_request", { ...repo, pullNumber: n, expectedHeadSha: "0".repeat(40) }, { error: true });
+const mm = await call(mcp, "merge_pull_request", { ...repo, pullNumber: n, merge_method: "rebase", expectedHeadSha: mh });
 assert.equal(mm.merged, true);
 const again = await call(mcp, "merge_pull_request", { ...repo, pullNumber: n }, { error: true });
 assert.match(JSON.stringify(again), /not mergeable/);
+const afterMerge = await call(mcp, "pull_request_read", { method: "get", ...repo, pullNumber: n });
+assert.deepEqual([afterMerge.state, afterMerge.merged, afterMerge.merged_by], ["closed", true, "pome-agent"]);
 await mcp.close();
 await discard(sb.session_id);
 
@@ -420,7 +446,7 @@ try {
   assert.equal(lr.state, "CHANGES_REQUESTED");
   const lm = await mcpClient(banner.match(/mcp_url\s+(\S+)/)[1], localToken);
   const lreviews = await call(lm, "pull_request_read", { method: "get_reviews", ...repo, pullNumber: 2 });
-  assert.deepEqual(lreviews.map((v) => v.state), ["CHANGES_REQUESTED", "CHANGES_REQUESTED"]);
+  assert.deepEqual(lreviews.map((v) => `${v.user.login}:${v.state}`), ["rev-bob:CHANGES_REQUESTED", "pome-agent:CHANGES_REQUESTED"]);
   await lm.close();
 } finally {
   twin.kill("SIGTERM");
