@@ -683,8 +683,26 @@ int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp)
                 if (json_array_append_new(out, gh_render_pull(c, repo, pr, false)) < 0)
                         return -ENOMEM;
         }
-        if (!c->request) /* MCP: MinimalPullRequest[] as github-mcp-server answers */
-                return twin_reply_body(rp, 200, gh_mcp_pulls(out));
+        if (!c->request) { /* MCP: MinimalPullRequest[] as github-mcp-server answers */
+                _cleanup_json_ json_t *fields = NULL, *min = gh_mcp_pulls(out);
+                if (!min)
+                        return -ENOMEM;
+                if (json_object_get(c->args, "fields") &&
+                    twin_arg_strv(c->args, "fields", &fields) == -EINVAL)
+                        return gh_invalid(rp, "PullRequest", "fields", "invalid");
+                /* fields: each pull request keeps only the members named */
+                json_array_foreach (min, i, pr) {
+                        const char *key;
+                        json_t *member;
+                        void *tmp;
+                        json_object_foreach_safe (pr, tmp, key, member) {
+                                if (fields && json_array_size(fields) > 0 &&
+                                    !gh_strv_has(fields, key))
+                                        json_object_del(pr, key);
+                        }
+                }
+                return twin_reply_body(rp, 200, TAKE_PTR(min));
+        }
         return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 

@@ -361,6 +361,8 @@ const mine2 = listed.find((p) => p.number === n);
 assert.equal(mine2.head.ref, "mcp/feature");
 assert.equal(mine2.user.login, "pome-agent");
 assert.equal(mine2.head.repo.full_name, "acme/payments");
+const slim = await call(mcp, "list_pull_requests", { ...repo, state: "all", fields: ["number", "state"] });
+assert.ok(slim.every((p) => Object.keys(p).sort().join() === "number,state"));
 const updated = await call(mcp, "update_pull_request", { ...repo, pullNumber: n, title: "Usage docs (charge, refund)", draft: false });
 assert.equal(updated.url, created.url);
 const got = await call(mcp, "pull_request_read", { method: "get", ...repo, pullNumber: n });
