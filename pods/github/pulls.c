@@ -149,19 +149,20 @@ int gh_tree_merge(json_t *base, json_t *ours, json_t *theirs, json_t **ret)
         json_t *p;
         json_array_foreach (paths, i, p) {
                 const char *key = json_string_value(p);
-                const char *b = json_string_value(json_object_get(base, key)),
-                           *o = json_string_value(json_object_get(ours, key)),
-                           *t = json_string_value(json_object_get(theirs, key));
-                const char *pick;
+                json_t *jb = json_object_get(base, key), *jo = json_object_get(ours, key),
+                       *jt = json_object_get(theirs, key), *pick;
+                const char *b = json_string_value(jb), *o = json_string_value(jo),
+                           *t = json_string_value(jt);
                 if (streq_ptr(o, t))
-                        pick = o;
+                        pick = jo;
                 else if (streq_ptr(o, b))
-                        pick = t;
+                        pick = jt;
                 else if (streq_ptr(t, b))
-                        pick = o;
+                        pick = jo;
                 else
                         return 1; /* both sides changed the file, differently */
-                if (pick && json_object_set_new(out, key, json_string(pick)) < 0)
+                /* the content strings are shared, as git.c's commits share them */
+                if (pick && json_object_set(out, key, pick) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(out);
