@@ -115,8 +115,9 @@ static const char *arg_read_ref(TwinCall *c, json_t *repo, const char **ret_name
 
 /*
  * GET /repos/{o}/{r}/contents/{path}?ref=, MCP get_file_contents {path, ref, sha}: a file
- * (base64 content, blob sha) or a directory (an array of entries, directories first as
- * GitHub lists them... by name). 404 for a path or ref that does not exist.
+ * (base64 content, blob sha; over MCP also its text, as github-mcp-server returns the file
+ * itself) or a directory (an array of entries by name). 404 for a path or ref that does not
+ * exist.
  */
 int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
 {
@@ -137,9 +138,14 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
         /* urls name the ref as the caller did (GitHub keeps the branch name) */
         const char *at = refname;
         json_t *file = path[0] ? json_object_get(tree, path) : NULL;
-        if (file)
-                return twin_reply_body(
-                        rp, 200, render_file(c, repo, at, path, json_string_value(file), true));
+        if (file) {
+                _cleanup_json_ json_t *body =
+                        render_file(c, repo, at, path, json_string_value(file), true);
+                /* over MCP the official tool hands the agent the file's text, not base64 */
+                if (body && !c->request && json_object_set(body, "text", file) < 0)
+                        return -ENOMEM;
+                return twin_reply_body(rp, 200, TAKE_PTR(body));
+        }
 
         _cleanup_json_ json_t *sub = subtree(tree, path);
         if (!sub)

@@ -135,6 +135,8 @@ const byCarol = await gh.rest.repos.listCommits({ ...web, sha: "release-1.1", au
 assert.equal(byCarol.data.length, 0);
 
 // one commit with its diff
+assert.equal((await gh.rest.repos.getCommit({ ...web, ref: "fix/checkout-total" })).data.sha, fix.commit.sha,
+  "a branch name with a slash names its head");
 const { data: commit } = await gh.rest.repos.getCommit({ ...web, ref: upd.data.commit.sha });
 assert.equal(commit.sha, upd.data.commit.sha);
 assert.deepEqual(commit.files.map((f) => [f.filename, f.status, f.additions, f.deletions]), [["VERSION", "modified", 1, 1]]);
@@ -294,6 +296,7 @@ await call("create_or_update_file", { ...web, path: "docs/guide.md", content: "#
 await call("create_or_update_file", { ...web, path: "docs/guide.md", content: "# Guide v2\n", message: "Guide v2", branch: "mcp-docs", sha: f1.content.sha });
 const got = await call("get_file_contents", { ...web, path: "docs/guide.md", ref: "refs/heads/mcp-docs" });
 assert.equal(unb64(got.content), "# Guide v2\n");
+assert.equal(got.text, "# Guide v2\n", "over MCP the file's text comes along");
 const dir = await call("get_file_contents", { ...web, path: "/", ref: "mcp-docs" });
 assert.ok(dir.some((e) => e.path === "docs" && e.type === "dir"));
 const pushed = await call("push_files", { ...web, branch: "mcp-docs", message: "Two files", files: [
