@@ -370,7 +370,7 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
                     (pl > kl && strncmp(path, k, kl) == 0 && path[kl] == '/'))
                         return gh_invalid(rp, "Commit", "path", "invalid");
         }
-        _cleanup_json_ json_t *next = tree ? json_deep_copy(tree) : json_object();
+        _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next || json_object_set_new(next, path, json_string(content)) < 0)
                 return -ENOMEM;
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
@@ -407,7 +407,7 @@ int gh_act_delete_file(TwinCall *c, TwinReply *rp)
                 return gh_not_found(rp);
         if ((r = check_blob_sha(c, rp, path, cur, c->request != NULL)) <= 0)
                 return r;
-        _cleanup_json_ json_t *next = json_deep_copy(tree);
+        _cleanup_json_ json_t *next = json_copy(tree);
         if (!next || json_object_del(next, path) < 0)
                 return -ENOMEM;
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
@@ -437,7 +437,7 @@ int gh_act_push_files(TwinCall *c, TwinReply *rp)
         if ((r = write_branch(c, rp, repo, &branch_name, &branch)) <= 0)
                 return r;
         json_t *tree = branch ? gh_tree_at(repo, json_get_str(branch, "sha")) : NULL;
-        _cleanup_json_ json_t *next = tree ? json_deep_copy(tree) : json_object();
+        _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next)
                 return -ENOMEM;
         size_t i;
