@@ -30,7 +30,7 @@ static char *arg_path(TwinCall *c)
 }
 
 /* GitHub's base64 for contents: the standard alphabet, a newline after every 60 characters. */
-static char *content_base64(const char *s)
+char *gh_content_base64(const char *s)
 {
         _cleanup_free_ char *b = twin_base64(s, strlen(s));
         if (!b)
@@ -80,7 +80,7 @@ static json_t *render_file(TwinCall *c, json_t *repo, const char *at, const char
         char sha[TWIN_SHA1_HEX];
         gh_blob_sha(content, strlen(content), sha);
         _cleanup_json_ json_t *e = render_entry(c, repo, at, path, "file", sha, strlen(content));
-        _cleanup_free_ char *b64 = with_content ? content_base64(content) : NULL;
+        _cleanup_free_ char *b64 = with_content ? gh_content_base64(content) : NULL;
         if (!e || (with_content && !b64))
                 return NULL;
         if (with_content && (json_object_set_new(e, "content", json_string(b64)) < 0 ||
@@ -197,7 +197,7 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
 }
 
 /* The "commit" member of a contents write reply (GitHub's git commit shape). */
-static json_t *render_git_commit(TwinCall *c, json_t *repo, json_t *commit)
+json_t *gh_render_git_commit(TwinCall *c, json_t *repo, json_t *commit)
 {
         _cleanup_json_ json_t *full = gh_render_commit(c, repo, commit, false);
         json_t *inner = json_object_get(full, "commit");
@@ -379,7 +379,7 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, cur ? 200 : 201,
                                json_pack("{s:o, s:o}", "content",
                                          render_file(c, repo, branch_name, path, content, false),
-                                         "commit", render_git_commit(c, repo, commit)));
+                                         "commit", gh_render_git_commit(c, repo, commit)));
 }
 
 /*
@@ -413,9 +413,9 @@ int gh_act_delete_file(TwinCall *c, TwinReply *rp)
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
         if (!commit)
                 return -ENOMEM;
-        return twin_reply_body(
-                rp, 200,
-                json_pack("{s:n, s:o}", "content", "commit", render_git_commit(c, repo, commit)));
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:n, s:o}", "content", "commit",
+                                         gh_render_git_commit(c, repo, commit)));
 }
 
 /*
