@@ -30,7 +30,7 @@ static char *arg_path(TwinCall *c)
 }
 
 /* GitHub's base64 for contents: the standard alphabet, a newline after every 60 characters. */
-static char *content_base64(const char *s)
+char *gh_content_base64(const char *s)
 {
         _cleanup_free_ char *b = twin_base64(s, strlen(s));
         if (!b)
@@ -80,7 +80,7 @@ static json_t *render_file(TwinCall *c, json_t *repo, const char *at, const char
         char sha[TWIN_SHA1_HEX];
         gh_blob_sha(content, strlen(content), sha);
         _cleanup_json_ json_t *e = render_entry(c, repo, at, path, "file", sha, strlen(content));
-        _cleanup_free_ char *b64 = with_content ? content_base64(content) : NULL;
+        _cleanup_free_ char *b64 = with_content ? gh_content_base64(content) : NULL;
         if (!e || (with_content && !b64))
                 return NULL;
         if (with_content && (json_object_set_new(e, "content", json_string(b64)) < 0 ||
@@ -115,8 +115,9 @@ static const char *arg_read_ref(TwinCall *c, json_t *repo, const char **ret_name
 
 /*
  * GET /repos/{o}/{r}/contents/{path}?ref=, MCP get_file_contents {path, ref, sha}: a file
- * (base64 content, blob sha) or a directory (an array of entries, directories first as
- * GitHub lists them... by name). 404 for a path or ref that does not exist.
+ * (base64 content, blob sha; over MCP also its text, as github-mcp-server returns the file
+ * itself) or a directory (an array of entries by name). 404 for a path or ref that does not
+ * exist.
  */
 int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
 {
@@ -137,9 +138,14 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
         /* urls name the ref as the caller did (GitHub keeps the branch name) */
         const char *at = refname;
         json_t *file = path[0] ? json_object_get(tree, path) : NULL;
-        if (file)
-                return twin_reply_body(
-                        rp, 200, render_file(c, repo, at, path, json_string_value(file), true));
+        if (file) {
+                _cleanup_json_ json_t *body =
+                        render_file(c, repo, at, path, json_string_value(file), true);
+                /* over MCP the official tool hands the agent the file's text, not base64 */
+                if (body && !c->request && json_object_set(body, "text", file) < 0)
+                        return -ENOMEM;
+                return twin_reply_body(rp, 200, TAKE_PTR(body));
+        }
 
         _cleanup_json_ json_t *sub = subtree(tree, path);
         if (!sub)
@@ -191,7 +197,7 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
 }
 
 /* The "commit" member of a contents write reply (GitHub's git commit shape). */
-static json_t *render_git_commit(TwinCall *c, json_t *repo, json_t *commit)
+json_t *gh_render_git_commit(TwinCall *c, json_t *repo, json_t *commit)
 {
         _cleanup_json_ json_t *full = gh_render_commit(c, repo, commit, false);
         json_t *inner = json_object_get(full, "commit");
@@ -364,7 +370,7 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
                     (pl > kl && strncmp(path, k, kl) == 0 && path[kl] == '/'))
                         return gh_invalid(rp, "Commit", "path", "invalid");
         }
-        _cleanup_json_ json_t *next = tree ? json_deep_copy(tree) : json_object();
+        _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next || json_object_set_new(next, path, json_string(content)) < 0)
                 return -ENOMEM;
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
@@ -373,7 +379,7 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, cur ? 200 : 201,
                                json_pack("{s:o, s:o}", "content",
                                          render_file(c, repo, branch_name, path, content, false),
-                                         "commit", render_git_commit(c, repo, commit)));
+                                         "commit", gh_render_git_commit(c, repo, commit)));
 }
 
 /*
@@ -401,15 +407,15 @@ int gh_act_delete_file(TwinCall *c, TwinReply *rp)
                 return gh_not_found(rp);
         if ((r = check_blob_sha(c, rp, path, cur, c->request != NULL)) <= 0)
                 return r;
-        _cleanup_json_ json_t *next = json_deep_copy(tree);
+        _cleanup_json_ json_t *next = json_copy(tree);
         if (!next || json_object_del(next, path) < 0)
                 return -ENOMEM;
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
         if (!commit)
                 return -ENOMEM;
-        return twin_reply_body(
-                rp, 200,
-                json_pack("{s:n, s:o}", "content", "commit", render_git_commit(c, repo, commit)));
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:n, s:o}", "content", "commit",
+                                         gh_render_git_commit(c, repo, commit)));
 }
 
 /*
@@ -431,7 +437,7 @@ int gh_act_push_files(TwinCall *c, TwinReply *rp)
         if ((r = write_branch(c, rp, repo, &branch_name, &branch)) <= 0)
                 return r;
         json_t *tree = branch ? gh_tree_at(repo, json_get_str(branch, "sha")) : NULL;
-        _cleanup_json_ json_t *next = tree ? json_deep_copy(tree) : json_object();
+        _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next)
                 return -ENOMEM;
         size_t i;

@@ -238,7 +238,9 @@ static json_t *identity(json_t *w, const char *login, const char *date)
 }
 
 /*
- * Appends a commit to repo: tree (borrowed, copied) with parent1 and parent2 (each NULL
+ * Appends a commit to repo: tree (borrowed; its file contents are shared, never copied: a
+ * world's strings are immutable, so a thousand commits of one big file hold it once) with
+ * parent1 and parent2 (each NULL
  * or a full sha; a merge has both), message, authored and committed by login (may be NULL)
  * at when (seconds since the epoch). Returns the new row (borrowed from the world), or NULL
  * on OOM. Branches are not moved: the caller points one at the row's sha.
@@ -248,7 +250,7 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
 {
         char date[32], tree_sha[TWIN_SHA1_HEX], sha[TWIN_SHA1_HEX];
         twin_format_time(when, date, sizeof(date));
-        _cleanup_json_ json_t *copy = tree ? json_deep_copy(tree) : json_object();
+        _cleanup_json_ json_t *copy = tree ? json_copy((json_t *)tree) : json_object();
         if (!copy)
                 return NULL;
         /* paths in order, so a snapshot reads (and diffs) the same however it was built */
@@ -590,7 +592,7 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *name = json_string_value(b);
                 if (i == 0)
                         continue;
-                _cleanup_json_ json_t *t = json_deep_copy(deftree);
+                _cleanup_json_ json_t *t = json_copy(deftree);
                 if (!t || json_object_update(t, json_object_get(trees, name)) < 0)
                         return -ENOMEM;
                 /* an overlaid file may replace a directory of the default tree, or sit in one */

@@ -1249,7 +1249,7 @@ static const TwinHandler github_handlers[] = {
         {"list_pull_requests_associated_with_commit",
          gh_act_list_pull_requests_associated_with_commit},
         {"list_review_comments_for_repo", gh_act_list_review_comments_for_repo},
-        /* gh-git: repos.c, contents.c, search.c */
+        /* gh-git: repos.c, contents.c, search.c, gitdata.c */
         {"create_repository", gh_act_create_repository},
         {"fork_repository", gh_act_fork_repository},
         {"list_branches", gh_act_list_branches},
@@ -1277,6 +1277,13 @@ static const TwinHandler github_handlers[] = {
         {"search_commits", gh_act_search_commits},
         {"search_repositories", gh_act_search_repositories},
         {"search_users", gh_act_search_users},
+        {"get_git_blob", gh_act_get_git_blob},
+        {"create_git_blob", gh_act_create_git_blob},
+        {"get_git_tree", gh_act_get_git_tree},
+        {"create_git_tree", gh_act_create_git_tree},
+        {"get_git_commit", gh_act_get_git_commit},
+        {"create_git_commit", gh_act_create_git_commit},
+        {"update_git_ref", gh_act_update_git_ref},
 };
 
 const TwinKind twin_kind_github = {

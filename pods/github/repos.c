@@ -213,7 +213,8 @@ int gh_act_create_repository(TwinCall *c, TwinReply *rp)
 /*
  * POST /repos/{o}/{r}/forks {organization, name, default_branch_only}, MCP fork_repository:
  * 202 Accepted with the fork (the viewer's, or the organisation's), carrying the source's
- * branches, commits and tags. Forking again returns the existing fork, as GitHub does.
+ * branches, commits (the rows shared: commits never change) and tags. Forking again returns the
+ * existing fork, as GitHub does.
  */
 int gh_act_fork_repository(TwinCall *c, TwinReply *rp)
 {
@@ -259,8 +260,7 @@ int gh_act_fork_repository(TwinCall *c, TwinReply *rp)
                 branches = b ? json_pack("[O]", b) : json_array();
         }
         if (!branches || json_object_set_new(fork, "branches", branches) < 0 ||
-            json_object_set_new(fork, "commits", json_deep_copy(json_object_get(src, "commits"))) <
-                    0 ||
+            json_object_set_new(fork, "commits", json_copy(json_object_get(src, "commits"))) < 0 ||
             json_object_set_new(fork, "tags", json_deep_copy(json_object_get(src, "tags"))) < 0 ||
             json_object_set_new(fork, "default_branch", json_string(def)) < 0 ||
             json_object_set_new(fork, "parent", json_string(full)) < 0)

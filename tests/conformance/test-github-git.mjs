@@ -135,6 +135,8 @@ const byCarol = await gh.rest.repos.listCommits({ ...web, sha: "release-1.1", au
 assert.equal(byCarol.data.length, 0);
 
 // one commit with its diff
+assert.equal((await gh.rest.repos.getCommit({ ...web, ref: "fix/checkout-total" })).data.sha, fix.commit.sha,
+  "a branch name with a slash names its head");
 const { data: commit } = await gh.rest.repos.getCommit({ ...web, ref: upd.data.commit.sha });
 assert.equal(commit.sha, upd.data.commit.sha);
 assert.deepEqual(commit.files.map((f) => [f.filename, f.status, f.additions, f.deletions]), [["VERSION", "modified", 1, 1]]);
@@ -237,6 +239,46 @@ assert.equal(fork.data.fork, true);
 assert.equal(fork.data.parent.full_name, "acme/web");
 assert.equal((await gh.rest.repos.getBranch({ owner: "pome-agent", repo: "web", branch: "release-1.1" })).data.commit.sha, head);
 
+// ---- the Git Database API: blobs, a tree on base_tree, a commit, a ref update
+{
+  const { data: ref } = await gh.rest.git.getRef({ ...web, ref: "heads/docs/changelog" });
+  const { data: parent } = await gh.rest.git.getCommit({ ...web, commit_sha: ref.object.sha });
+  assert.equal(parent.sha, ref.object.sha);
+  const blob = await gh.rest.git.createBlob({ ...web, content: b64("export const tax = 0.2;\n"), encoding: "base64" });
+  assert.equal(blob.status, 201);
+  assert.equal(blob.data.sha, blobSha("export const tax = 0.2;\n"));
+  const tree = await gh.rest.git.createTree({ ...web, base_tree: parent.tree.sha, tree: [
+    { path: "src/tax.js", mode: "100644", type: "blob", sha: blob.data.sha },
+    { path: "docs/tax.md", mode: "100644", type: "blob", content: "# Tax\n" },
+    { path: "CHANGELOG.md", mode: "100644", type: "blob", sha: null },
+  ] });
+  assert.equal(tree.status, 201);
+  const made = await gh.rest.git.createCommit({ ...web, message: "Tax module", tree: tree.data.sha, parents: [parent.sha] });
+  assert.equal(made.status, 201);
+  assert.equal(made.data.tree.sha, tree.data.sha, "the commit's tree is the tree made");
+  assert.deepEqual(made.data.parents.map((p) => p.sha), [parent.sha]);
+  await rejectsWith(gh.rest.repos.getBranch({ ...web, branch: "docs/changelog" }).then((b) => {
+    if (b.data.commit.sha === made.data.sha) throw Object.assign(new Error("moved"), { status: 0 });
+    throw Object.assign(new Error("not moved yet"), { status: 418, response: { data: {} } });
+  }), 418);
+  const moved = await gh.rest.git.updateRef({ ...web, ref: "heads/docs/changelog", sha: made.data.sha });
+  assert.equal(moved.data.object.sha, made.data.sha);
+  const { data: t } = await gh.rest.git.getTree({ ...web, tree_sha: "docs/changelog", recursive: "1" });
+  assert.deepEqual(t.tree.filter((e) => e.type === "blob").map((e) => e.path),
+    ["README.md", "docs/tax.md", "package.json", "src/cart.js", "src/checkout.js", "src/tax.js"]);
+  assert.ok(t.tree.some((e) => e.path === "src" && e.type === "tree" && e.mode === "040000"));
+  const top = (await gh.rest.git.getTree({ ...web, tree_sha: t.sha })).data.tree.map((e) => e.path);
+  assert.deepEqual(top, ["README.md", "docs", "package.json", "src"]);
+  const srcTree = t.tree.find((e) => e.path === "src");
+  assert.deepEqual((await gh.rest.git.getTree({ ...web, tree_sha: srcTree.sha })).data.tree.map((e) => e.path),
+    ["cart.js", "checkout.js", "tax.js"]);
+  assert.equal(unb64((await gh.rest.git.getBlob({ ...web, file_sha: blob.data.sha })).data.content), "export const tax = 0.2;\n");
+  await rejectsWith(gh.rest.git.updateRef({ ...web, ref: "heads/docs/changelog", sha: parent.sha }), 422,
+    (d) => assert.equal(d.message, "Update is not a fast forward"));
+  assert.equal((await gh.rest.git.updateRef({ ...web, ref: "heads/docs/changelog", sha: parent.sha, force: true })).data.object.sha, parent.sha);
+  await rejectsWith(gh.rest.git.createCommit({ ...web, message: "x", tree: "0".repeat(40) }), 422);
+}
+
 // ---- delete the branch ref
 assert.equal((await gh.rest.git.deleteRef({ ...web, ref: "heads/staging" })).status, 204);
 await rejectsWith(gh.rest.repos.getBranch({ ...web, branch: "staging" }), 404);
@@ -253,7 +295,8 @@ let rows = await tape();
 const writes = rows.filter((x) => x.state_mutation);
 const tools = new Set(writes.map((x) => x.tool));
 for (const t of ["create_branch", "create_or_update_file", "delete_file", "create_release", "add_repository_collaborator",
-  "create_repository", "fork_repository", "delete_branch"]) assert.ok(tools.has(t), `a write stamped ${t}`);
+  "create_repository", "fork_repository", "delete_branch", "create_git_blob", "create_git_tree", "create_git_commit",
+  "update_git_ref"]) assert.ok(tools.has(t), `a write stamped ${t}`);
 const bump = writes.find((x) => x.tool === "create_or_update_file");
 assert.equal(bump.state_delta.before.name, "release-1.1");
 assert.equal(bump.state_delta.before.sha, mainSha);
@@ -294,6 +337,7 @@ await call("create_or_update_file", { ...web, path: "docs/guide.md", content: "#
 await call("create_or_update_file", { ...web, path: "docs/guide.md", content: "# Guide v2\n", message: "Guide v2", branch: "mcp-docs", sha: f1.content.sha });
 const got = await call("get_file_contents", { ...web, path: "docs/guide.md", ref: "refs/heads/mcp-docs" });
 assert.equal(unb64(got.content), "# Guide v2\n");
+assert.equal(got.text, "# Guide v2\n", "over MCP the file's text comes along");
 const dir = await call("get_file_contents", { ...web, path: "/", ref: "mcp-docs" });
 assert.ok(dir.some((e) => e.path === "docs" && e.type === "dir"));
 const pushed = await call("push_files", { ...web, branch: "mcp-docs", message: "Two files", files: [

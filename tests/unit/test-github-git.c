@@ -560,6 +560,71 @@ static void test_repos_collaborators_search(void)
         twin_free(t);
 }
 
+static void test_git_database(void)
+{
+        Twin *t = flow_twin();
+        TwinReply rp = {};
+        json_t *repo = gh_repo_find(twin_world(t), "acme", "web");
+        char head[TWIN_SHA1_HEX], body[512];
+        snprintf(head, sizeof(head), "%s", gh_ref_sha(repo, "feature"));
+
+        /* a tree on feature's tree without src/ (a directory removed by sha null) */
+        snprintf(body, sizeof(body),
+                 "{\"base_tree\":\"%s\",\"tree\":[{\"path\":\"src\",\"mode\":\"040000\","
+                 "\"type\":\"tree\",\"sha\":null},{\"path\":\"b.txt\",\"mode\":\"100644\","
+                 "\"type\":\"blob\",\"content\":\"b\\n\"}]}",
+                 jps(gh_commit_find(repo, head), "/tree_sha"));
+        req(t, &rp, "POST", "/repos/acme/web/git/trees", NULL, body);
+        CHECK(rp.status == 201 && streq(rp.tool, "create_git_tree") && rp.state_mutation);
+        CHECK(json_array_size(jp(rp.body, "/tree")) == 2);
+        CHECK(streq(jps(rp.body, "/tree/0/path"), "a.txt") &&
+              streq(jps(rp.body, "/tree/1/path"), "b.txt"));
+        char tree[TWIN_SHA1_HEX];
+        snprintf(tree, sizeof(tree), "%s", strempty(jps(rp.body, "/sha")));
+        req(t, &rp, "POST", "/repos/acme/web/git/trees", NULL,
+            "{\"tree\":[{\"path\":\"m\",\"mode\":\"160000\",\"type\":\"commit\",\"sha\":\"x\"}]}");
+        CHECK(rp.status == 422 && !rp.state_mutation);
+        req(t, &rp, "POST", "/repos/acme/web/git/trees", NULL,
+            "{\"tree\":[{\"path\":\"a\",\"content\":\"1\"},{\"path\":\"a/b\",\"content\":\"2\"}]}");
+        CHECK(rp.status == 422);
+
+        snprintf(body, sizeof(body),
+                 "{\"message\":\"Drop src\",\"tree\":\"%s\",\"parents\":[\"%s\"]}", tree, head);
+        req(t, &rp, "POST", "/repos/acme/web/git/commits", NULL, body);
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/tree/sha"), tree));
+        char made[TWIN_SHA1_HEX];
+        snprintf(made, sizeof(made), "%s", strempty(jps(rp.body, "/sha")));
+        CHECK(streq_ptr(gh_ref_sha(repo, "feature"), head)); /* no ref moved */
+
+        /* fast-forward only, unless forced */
+        char main_sha[TWIN_SHA1_HEX];
+        snprintf(main_sha, sizeof(main_sha), "%s", gh_ref_sha(repo, "main"));
+        snprintf(body, sizeof(body), "{\"sha\":\"%s\"}", made);
+        req(t, &rp, "PATCH", "/repos/acme/web/git/refs/heads/feature", NULL, body);
+        CHECK(rp.status == 200 && streq(rp.tool, "update_git_ref") && rp.state_mutation);
+        CHECK(streq(jps(rp.state_delta, "/before/sha"), head) &&
+              streq(jps(rp.state_delta, "/after/sha"), made));
+        CHECK(json_object_size(gh_tree_at(repo, "feature")) == 2);
+        snprintf(body, sizeof(body), "{\"sha\":\"%s\"}", main_sha);
+        req(t, &rp, "PATCH", "/repos/acme/web/git/refs/heads/feature", NULL, body);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/message"), "Update is not a fast forward"));
+        CHECK(streq_ptr(gh_ref_sha(repo, "feature"), made));
+        snprintf(body, sizeof(body), "{\"sha\":\"%s\",\"force\":true}", main_sha);
+        req(t, &rp, "PATCH", "/repos/acme/web/git/refs/heads/feature", NULL, body);
+        CHECK(rp.status == 200 && streq_ptr(gh_ref_sha(repo, "feature"), main_sha));
+        req(t, &rp, "PATCH", "/repos/acme/web/git/refs/heads/nope", NULL, body);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/message"), "Reference does not exist"));
+
+        snprintf(body, sizeof(body), "/repos/acme/web/git/trees/%s", made);
+        req(t, &rp, "GET", body, NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/sha"), tree));
+        req(t, &rp, "GET", "/repos/acme/web/git/blobs/45b983be36b73c0788dc9cbcb76cbb80fc7bb057",
+            NULL, NULL);
+        CHECK(rp.status == 404);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_sha1_vectors();
@@ -572,5 +637,6 @@ int main(void)
         test_commits_and_compare();
         test_refs_tags_releases();
         test_repos_collaborators_search();
+        test_git_database();
         return check_finish();
 }
