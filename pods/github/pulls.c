@@ -11,6 +11,7 @@
  * github.com shows: the head tree against the merge base of head and base ("three-dot").
  */
 #include <strings.h>
+#include <time.h>
 
 #include "common/json-util.h"
 #include "pods/github/github.h"
@@ -1251,6 +1252,50 @@ int gh_pulls_seed_keys(TwinSeed *s, const json_t *o, const char *path, const cha
         return 0;
 }
 
+/* "2026-01-01T00:00:00Z" as seconds since the epoch (the one shape gh_time_valid takes). */
+static int64_t seed_epoch(const char *t)
+{
+        struct tm tm = {};
+        if (!t || sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+                         &tm.tm_hour, &tm.tm_min, &tm.tm_sec) != 6)
+                return 0;
+        tm.tm_year -= 1900;
+        tm.tm_mon -= 1;
+        return (int64_t)timegm(&tm);
+}
+
+/*
+ * A seeded pull request that is merged has its merge commit on base, as on github.com: the
+ * base branch holds what the head brought (unless it already did, or the two conflict, in
+ * which case the seed keeps base as written). Sets merge_commit_sha. 0 or -ENOMEM.
+ */
+static int seed_merge(TwinSeed *s, json_t *repo, json_t *pr, const char *merged_at,
+                      const char *merged_by)
+{
+        json_t *bb = gh_branch_find(repo, json_get_str(pr, "base"));
+        const char *head = json_get_str(pr, "head_sha"), *base = json_get_str(bb, "sha");
+        if (!head || !base || gh_pr_is_ancestor(repo, head, base))
+                return 0;
+        const char *mb = gh_pr_merge_base(repo, base, head);
+        _cleanup_json_ json_t *tree = NULL;
+        if (!mb || gh_tree_merge(gh_tree_at(repo, mb), gh_tree_at(repo, base),
+                                 gh_tree_at(repo, head), &tree) != 0)
+                return 0;
+        _cleanup_free_ char *msg = NULL;
+        if (asprintf(&msg, "Merge pull request #%lld from %s/%s\n\n%s",
+                     (long long)json_integer_value(json_object_get(pr, "number")),
+                     json_get_str(repo, "owner"), json_get_str(pr, "head"),
+                     json_get_str(pr, "title")) < 0)
+                return -ENOMEM;
+        json_t *cm = gh_commit_add(s->world, repo, base, head, tree, msg, merged_by,
+                                   seed_epoch(merged_at));
+        if (!cm || json_object_set(bb, "sha", json_object_get(cm, "sha")) < 0 ||
+            json_object_set(pr, "merge_commit_sha", json_object_get(cm, "sha")) < 0 ||
+            json_object_set(pr, "base_sha", json_array_get(json_object_get(cm, "parents"), 0)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /*
  * The pull request part of a repository seed's pull_requests[] entry v at path, onto row
  * (the issue fields github.c's seed_item made): head and base (branches; a head branch the
@@ -1378,6 +1423,8 @@ int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const 
             json_object_set_new(row, "reviews", json_array()) < 0 ||
             json_object_set_new(row, "review_comments", json_array()) < 0)
                 return -ENOMEM;
+        if (merged && (r = seed_merge(s, repo, row, merged_at, merged_by)) < 0)
+                return r;
         if ((r = gh_seed_reviews(s, repo, v, row, path)) < 0 ||
             (r = gh_seed_statuses(s, repo, v, hs, json_get_str(repo, "owner"), path)) < 0 ||
             (r = gh_seed_check_runs(s, repo, v, hs, path)) < 0)

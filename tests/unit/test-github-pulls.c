@@ -233,6 +233,28 @@ static void seed_refused(const char *pr_json, const char *want)
                 fprintf(stderr, "seed error: %s (want %s)\n", err, want);
 }
 
+/* A seeded merged pull request has its merge commit on base, as on github.com. */
+static void test_seed_merged(void)
+{
+        _cleanup_json_ json_t *seed = json_loads(
+                "{\"repositories\":[{\"owner\":\"acme\",\"name\":\"r\",\"files\":["
+                "{\"path\":\"a\",\"content\":\"1\\n\"},{\"path\":\"b\",\"content\":"
+                "\"new\\n\",\"branch\":\"f\"}],\"pull_requests\":[{\"title\":\"t\","
+                "\"head\":\"f\",\"state\":\"merged\",\"merged_at\":\"2026-02-01T10:00:00Z\"}]}]}",
+                0, NULL);
+        CHECK(seed);
+        Twin *t = twin_test_from(&twin_kind_github, seed);
+        json_t *repo = jp(twin_world(t), "/repositories/0");
+        json_t *pr = pull_row(t, 1);
+        CHECK(json_is_true(jp(pr, "/merged")) && streq_ptr(jps(pr, "/state"), "closed"));
+        const char *mc = jps(pr, "/merge_commit_sha");
+        CHECK(mc && streq_ptr(gh_ref_sha(repo, "main"), mc));
+        CHECK(streq_ptr(json_string_value(json_object_get(gh_tree_at(repo, "main"), "b")),
+                        "new\n"));
+        CHECK(streq_ptr(jps(gh_commit_find(repo, mc), "/author/date"), "2026-02-01T10:00:00Z"));
+        twin_free(t);
+}
+
 static void test_seed(void)
 {
         seed_refused("{\"title\":\"t\",\"head\":\"f\",\"statuses\":[{\"context\":\"ci\","
@@ -270,5 +292,6 @@ int main(void)
         test_refusals();
         test_merge_tape();
         test_seed();
+        test_seed_merged();
         return check_finish();
 }
