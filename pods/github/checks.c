@@ -157,6 +157,9 @@ int gh_act_create_commit_status(TwinCall *c, TwinReply *rp)
                 return gh_invalid(rp, "Status", "context", "invalid");
         if (twin_arg_str(c->args, "description", &desc) == -EINVAL)
                 return gh_invalid(rp, "Status", "description", "invalid");
+        /* GitHub keeps a status description to 140 characters */
+        if ((r = gh_pulls_too_long(rp, "Status", "description", desc, 140)) != 0)
+                return r < 0 ? r : 0;
         if (twin_arg_str(c->args, "target_url", &target) == -EINVAL)
                 return gh_invalid(rp, "Status", "target_url", "invalid");
         if ((r = arg_ref_sha(c, rp, repo, "sha", &sha)) <= 0)

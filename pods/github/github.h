@@ -90,6 +90,10 @@ bool gh_branch_name_valid(const char *n);
 int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path);
 
 /* ----- pull requests (pulls.c, linediff.c, reviews.c, checks.c) */
+#define GH_PR_TITLE_MAX 256   /* characters of a pull request title (as an issue's) */
+#define GH_PR_BODY_MAX  65536 /* characters of a pull request, review or comment body */
+int gh_pulls_too_long(TwinReply *rp, const char *resource, const char *field, const char *s,
+                      size_t max);
 /*
  * A line diff of old and new (NULL = no file) as unified diff hunks with three lines of
  * context (git's format, as a pull request file's patch): 0 with *ret_patch (new, "" when

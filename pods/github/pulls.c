@@ -570,6 +570,35 @@ int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message)
                                          GH_DOCS_URL, "status", "422"));
 }
 
+/* Characters (UTF-8 code points) of s. */
+static size_t utf8_chars(const char *s)
+{
+        size_t n = 0;
+        for (; s && *s; s++)
+                n += ((unsigned char)*s & 0xc0) != 0x80;
+        return n;
+}
+
+/*
+ * Whether s is longer than max characters; if so rp holds GitHub's 422 {resource, field,
+ * code: custom, message: "<field> is too long (maximum is <max> characters)"} (the same
+ * refusal github.c gives issues). Returns 1 when too long, 0 when fine, -ENOMEM.
+ */
+int gh_pulls_too_long(TwinReply *rp, const char *resource, const char *field, const char *s,
+                      size_t max)
+{
+        if (utf8_chars(s) <= max)
+                return 0;
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s is too long (maximum is %zu characters)", field, max);
+        int r = twin_reply_body(rp, 422,
+                                json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}], s:s, s:s}", "message",
+                                          "Validation Failed", "errors", "resource", resource,
+                                          "code", "custom", "field", field, "message", msg,
+                                          "documentation_url", GH_DOCS_URL, "status", "422"));
+        return r < 0 ? r : 1;
+}
+
 /*
  * Records that pr (a row of the world, changed in place) differs from before (its deep copy
  * taken before the change): updated_at becomes now and the tape gets both. 0 or -ENOMEM.
@@ -908,6 +937,9 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
         }
         if (!title || !title[0])
                 return gh_invalid(rp, "PullRequest", "title", "missing_field");
+        if ((r = gh_pulls_too_long(rp, "PullRequest", "title", title, GH_PR_TITLE_MAX)) != 0 ||
+            (r = gh_pulls_too_long(rp, "PullRequest", "body", body, GH_PR_BODY_MAX)) != 0)
+                return r < 0 ? r : 0;
         if ((r = check_branches(rp, repo, head, base)) <= 0)
                 return r;
         if (open_pull_for(repo, head, base)) {
@@ -983,6 +1015,9 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                 return gh_invalid(rp, "PullRequest", "title", "invalid");
         if (twin_arg_str(c->args, "body", &body) == -EINVAL)
                 return gh_invalid(rp, "PullRequest", "body", "invalid");
+        if ((r = gh_pulls_too_long(rp, "PullRequest", "title", title, GH_PR_TITLE_MAX)) != 0 ||
+            (r = gh_pulls_too_long(rp, "PullRequest", "body", body, GH_PR_BODY_MAX)) != 0)
+                return r < 0 ? r : 0;
         if (twin_arg_str(c->args, "state", &state) == -EINVAL ||
             (state && strcasecmp(state, "open") != 0 && strcasecmp(state, "closed") != 0))
                 return gh_invalid(rp, "PullRequest", "state", "invalid");

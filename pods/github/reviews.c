@@ -248,6 +248,9 @@ static int new_thread_comment(TwinCall *c, TwinReply *rp, json_t *repo, json_t *
                 return gh_invalid(rp, "PullRequestReviewComment", "path", "missing_field");
         if (twin_arg_str(spec, "body", &body) < 0 || !body[0])
                 return gh_invalid(rp, "PullRequestReviewComment", "body", "missing_field");
+        int r0 = gh_pulls_too_long(rp, "PullRequestReviewComment", "body", body, GH_PR_BODY_MAX);
+        if (r0 != 0)
+                return r0 < 0 ? r0 : 0;
         if (twin_arg_str(spec, "side", &side) == -EINVAL ||
             (!streq(side, "RIGHT") && !streq(side, "LEFT")))
                 return gh_invalid(rp, "PullRequestReviewComment", "side", "invalid");
@@ -352,6 +355,8 @@ static int create_review(TwinCall *c, TwinReply *rp)
                 return gh_invalid(rp, "PullRequestReview", "event", "invalid");
         if (twin_arg_str(c->args, "body", &body) == -EINVAL)
                 return gh_invalid(rp, "PullRequestReview", "body", "invalid");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReview", "body", body, GH_PR_BODY_MAX)) != 0)
+                return r < 0 ? r : 0;
         if (gh_arg_str2(c, "commit_id", "commitID", &commit_id) == -EINVAL)
                 return gh_invalid(rp, "PullRequestReview", "commit_id", "invalid");
         json_t *specs = json_object_get(c->args, "comments");
@@ -470,6 +475,8 @@ static int submit_review(TwinCall *c, TwinReply *rp)
                                   r == -ENOENT ? "missing_field" : "invalid");
         if (twin_arg_str(c->args, "body", &body) == -EINVAL)
                 return gh_invalid(rp, "PullRequestReview", "body", "invalid");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReview", "body", body, GH_PR_BODY_MAX)) != 0)
+                return r < 0 ? r : 0;
         if ((r = arg_pending(c, rp, pr, &rv)) <= 0)
                 return r;
         if (!is_pending(rv))
@@ -628,6 +635,9 @@ int gh_act_create_pull_request_review_comment(TwinCall *c, TwinReply *rp)
         if ((r = twin_arg_str(c->args, "body", &body)) < 0 || !body[0])
                 return gh_invalid(rp, "PullRequestReviewComment", "body",
                                   r == -EINVAL ? "invalid" : "missing_field");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReviewComment", "body", body, GH_PR_BODY_MAX)) !=
+            0)
+                return r < 0 ? r : 0;
         int64_t to_id;
         r = twin_arg_int(c->args, "in_reply_to", 1, INT64_MAX, &to_id);
         if (r == -EINVAL)
@@ -689,6 +699,9 @@ int gh_act_add_reply_to_pull_request_comment(TwinCall *c, TwinReply *rp)
         const char *body = NULL, *reaction = NULL;
         if (twin_arg_str(c->args, "body", &body) == -EINVAL)
                 return gh_invalid(rp, "PullRequestReviewComment", "body", "invalid");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReviewComment", "body", body, GH_PR_BODY_MAX)) !=
+            0)
+                return r < 0 ? r : 0;
         static const char *const reactions[] = {"+1",    "-1",     "laugh",  "confused",
                                                 "heart", "hooray", "rocket", "eyes"};
         bool known = false;
@@ -939,6 +952,8 @@ int gh_act_update_pull_request_review(TwinCall *c, TwinReply *rp)
         if ((r = twin_arg_str(c->args, "body", &body)) < 0)
                 return gh_invalid(rp, "PullRequestReview", "body",
                                   r == -ENOENT ? "missing_field" : "invalid");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReview", "body", body, GH_PR_BODY_MAX)) != 0)
+                return r < 0 ? r : 0;
         if (strcasecmp(strempty(json_get_str(rv, "user")), strempty(viewer_of(c))) != 0)
                 return gh_fail(rp, 403, "Must be the author of the review to edit it");
         _cleanup_json_ json_t *before = json_deep_copy(rv);
@@ -1011,6 +1026,9 @@ int gh_act_update_pull_request_review_comment(TwinCall *c, TwinReply *rp)
         if ((r = twin_arg_str(c->args, "body", &body)) < 0 || !body[0])
                 return gh_invalid(rp, "PullRequestReviewComment", "body",
                                   r == -EINVAL ? "invalid" : "missing_field");
+        if ((r = gh_pulls_too_long(rp, "PullRequestReviewComment", "body", body, GH_PR_BODY_MAX)) !=
+            0)
+                return r < 0 ? r : 0;
         if (strcasecmp(strempty(json_get_str(cm, "user")), strempty(viewer_of(c))) != 0)
                 return gh_fail(rp, 403, "Must be the author of the comment to edit it");
         _cleanup_json_ json_t *before = json_deep_copy(cm);

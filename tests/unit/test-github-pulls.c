@@ -173,6 +173,17 @@ static void test_refusals(void)
                 if (!json_equal(w0, twin_world(t)))
                         fprintf(stderr, "case %zu changed the world\n", i);
         }
+        /* GitHub's length limits: a 257-character title, a 141-character status description */
+        char body[512];
+        snprintf(body, sizeof(body), "{\"title\":\"%0257d\"}", 0);
+        req(t, &rp, "PATCH", "/repos/acme/payments/pulls/2", body);
+        CHECK(rp.status == 422 && !rp.state_mutation);
+        CHECK(streq_ptr(jps(rp.body, "/errors/0/message"),
+                        "title is too long (maximum is 256 characters)"));
+        snprintf(body, sizeof(body), "{\"state\":\"success\",\"description\":\"%0141d\"}", 0);
+        req(t, &rp, "POST", "/repos/acme/payments/statuses/main", body);
+        CHECK(rp.status == 422);
+        CHECK(json_equal(w0, twin_world(t)));
         twin_reply_done(&rp);
         twin_free(t);
 }
