@@ -113,6 +113,7 @@ const char *gh_pr_head_sha(json_t *repo, json_t *pr);
 const char *gh_pr_base_sha(json_t *repo, json_t *pr);
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
 char *gh_pr_diff_text(json_t *repo, json_t *pr);
+char *gh_pr_patch_text(json_t *repo, json_t *pr);
 json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full);
 int gh_arg_pull_number(TwinCall *c, int64_t *ret);
 int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);

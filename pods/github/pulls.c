@@ -342,33 +342,86 @@ json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr)
         return TAKE_PTR(out);
 }
 
-/* The unified diff of a pull request (git diff format, as github.com's .diff). */
-char *gh_pr_diff_text(json_t *repo, json_t *pr)
+/*
+ * Writes git's diff of the trees old and new (objects {path: content}, NULL for none) to f:
+ * with stat, first the diffstat git format-patch prints. 0 or -ENOMEM.
+ */
+static int tree_diff(FILE *f, json_t *old, json_t *new, bool stat)
 {
-        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, gh_pr_head_sha(repo, pr));
         json_t *trees[] = {old, new};
-        _cleanup_json_ json_t *paths = tree_paths(trees, 2);
-        _cleanup_free_ char *out = NULL;
-        size_t outlen = 0;
-        if (!paths)
-                return NULL;
-        FILE *f = open_memstream(&out, &outlen);
-        if (!f)
-                return NULL;
-        size_t i;
+        _cleanup_json_ json_t *paths = tree_paths(trees, 2), *patches = json_array();
+        if (!paths || !patches)
+                return -ENOMEM;
+        size_t i, files = 0, all_adds = 0, all_dels = 0, width = 0, most = 0;
         json_t *p;
+        /* first pass: the patches and counts (the diffstat comes before them) */
+        json_array_foreach (paths, i, p) {
+                const char *path = json_string_value(p);
+                const char *a = json_string_value(json_object_get(old, path)),
+                           *b = json_string_value(json_object_get(new, path));
+                _cleanup_free_ char *patch = NULL;
+                size_t adds = 0, dels = 0;
+                if (!streq_ptr(a, b) && gh_line_diff(a, b, &patch, &adds, &dels) < 0)
+                        return -ENOMEM;
+                if (json_array_append_new(
+                            patches, json_pack("{s:s, s:I, s:I}", "patch", strempty(patch), "adds",
+                                               (json_int_t)adds, "dels", (json_int_t)dels)) < 0)
+                        return -ENOMEM;
+                if (streq_ptr(a, b))
+                        continue;
+                files++;
+                all_adds += adds;
+                all_dels += dels;
+                width = strlen(path) > width ? strlen(path) : width;
+                most = adds + dels > most ? adds + dels : most;
+        }
+        if (stat && files > 0) {
+                int digits = snprintf(NULL, 0, "%zu", most);
+                json_array_foreach (paths, i, p) {
+                        json_t *x = json_array_get(patches, i);
+                        size_t adds = (size_t)json_integer_value(json_object_get(x, "adds")),
+                               dels = (size_t)json_integer_value(json_object_get(x, "dels"));
+                        const char *path = json_string_value(p);
+                        if (streq_ptr(json_string_value(json_object_get(old, path)),
+                                      json_string_value(json_object_get(new, path))))
+                                continue;
+                        /* bars scale down past 50 columns, as git's do */
+                        size_t scale = most > 50 ? most : 50, pa = adds * 50 / scale,
+                               pd = dels * 50 / scale;
+                        if (adds && !pa)
+                                pa = 1;
+                        if (dels && !pd)
+                                pd = 1;
+                        fprintf(f, " %-*s | %*zu %s", (int)width, path, digits, adds + dels, "");
+                        for (size_t k = 0; k < pa; k++)
+                                fputc('+', f);
+                        for (size_t k = 0; k < pd; k++)
+                                fputc('-', f);
+                        fputc('\n', f);
+                }
+                fprintf(f, " %zu file%s changed", files, files == 1 ? "" : "s");
+                if (all_adds)
+                        fprintf(f, ", %zu insertion%s(+)", all_adds, all_adds == 1 ? "" : "s");
+                if (all_dels)
+                        fprintf(f, ", %zu deletion%s(-)", all_dels, all_dels == 1 ? "" : "s");
+                fputc('\n', f);
+                /* git's summary of created and deleted files */
+                json_array_foreach (paths, i, p) {
+                        const char *path = json_string_value(p);
+                        bool in_old = json_object_get(old, path),
+                             in_new = json_object_get(new, path);
+                        if (in_old != in_new)
+                                fprintf(f, " %s mode 100644 %s\n", in_new ? "create" : "delete",
+                                        path);
+                }
+                fputc('\n', f);
+        }
         json_array_foreach (paths, i, p) {
                 const char *path = json_string_value(p);
                 const char *a = json_string_value(json_object_get(old, path)),
                            *b = json_string_value(json_object_get(new, path));
                 if (streq_ptr(a, b))
                         continue;
-                _cleanup_free_ char *patch = NULL;
-                size_t adds, dels;
-                if (gh_line_diff(a, b, &patch, &adds, &dels) < 0) {
-                        fclose(f);
-                        return NULL;
-                }
                 char sa[TWIN_SHA1_HEX] = "0000000000", sb[TWIN_SHA1_HEX] = "0000000000";
                 if (a)
                         gh_blob_sha(a, strlen(a), sa);
@@ -385,9 +438,76 @@ char *gh_pr_diff_text(json_t *repo, json_t *pr)
                 if (a)
                         fprintf(f, "--- a/%s\n", path);
                 fprintf(f, b ? "+++ b/%s\n" : "+++ /dev/null\n", path);
-                fputs(patch, f);
+                fputs(json_get_str(json_array_get(patches, i), "patch"), f);
         }
-        if (fclose(f) != 0)
+        return 0;
+}
+
+/* The unified diff of a pull request (git diff format, as github.com's .diff). */
+char *gh_pr_diff_text(json_t *repo, json_t *pr)
+{
+        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, gh_pr_head_sha(repo, pr));
+        _cleanup_free_ char *out = NULL;
+        size_t outlen = 0;
+        FILE *f = open_memstream(&out, &outlen);
+        if (!f)
+                return NULL;
+        int r = tree_diff(f, old, new, false);
+        if (fclose(f) != 0 || r < 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
+/*
+ * The pull request as github.com's .patch: git format-patch of each of its commits, oldest
+ * first (mbox "From <sha> Mon Sep 17 00:00:00 2001" headers, subject "[PATCH k/n]", the
+ * diffstat, the diff against the commit's first parent).
+ */
+char *gh_pr_patch_text(json_t *repo, json_t *pr)
+{
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
+        _cleanup_json_ json_t *commits = gh_pr_commits_between(repo, mb ? mb : base, head);
+        _cleanup_free_ char *out = NULL;
+        size_t outlen = 0, n = json_array_size(commits), i;
+        if (!commits)
+                return NULL;
+        FILE *f = open_memstream(&out, &outlen);
+        if (!f)
+                return NULL;
+        json_t *cm;
+        int r = 0;
+        json_array_foreach (commits, i, cm) {
+                json_t *author = json_object_get(cm, "author");
+                const char *msg = strempty(json_get_str(cm, "message"));
+                size_t l = strcspn(msg, "\n");
+                const char *rest = msg + l;
+                while (*rest == '\n')
+                        rest++;
+                /* RFC 2822 date of the author date (seconds since the epoch in UTC) */
+                char date[64] = "";
+                struct tm tm = {};
+                const char *d = json_get_str(author, "date");
+                if (d && strptime(d, "%Y-%m-%dT%H:%M:%SZ", &tm))
+                        strftime(date, sizeof(date), "%a, %-d %b %Y %H:%M:%S +0000", &tm);
+                fprintf(f, "From %s Mon Sep 17 00:00:00 2001\nFrom: %s <%s>\nDate: %s\n",
+                        json_get_str(cm, "sha"), strempty(json_get_str(author, "name")),
+                        strempty(json_get_str(author, "email")), date);
+                if (n > 1)
+                        fprintf(f, "Subject: [PATCH %zu/%zu] %.*s\n\n", i + 1, n, (int)l, msg);
+                else
+                        fprintf(f, "Subject: [PATCH] %.*s\n\n", (int)l, msg);
+                if (*rest)
+                        fprintf(f, "%s%s", rest, rest[strlen(rest) - 1] == '\n' ? "" : "\n");
+                fputs("---\n", f);
+                const char *parent =
+                        json_string_value(json_array_get(json_object_get(cm, "parents"), 0));
+                if ((r = tree_diff(f, parent ? gh_tree_at(repo, parent) : NULL,
+                                   json_object_get(cm, "tree"), true)) < 0)
+                        break;
+                fputs("\n", f);
+        }
+        if (fclose(f) != 0 || r < 0)
                 return NULL;
         return TAKE_PTR(out);
 }
@@ -737,13 +857,17 @@ int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 
-static bool wants_diff(TwinCall *c)
+/* The media type the caller's Accept asks of GET .../pulls/{n}: "diff", "patch" or NULL. */
+static const char *wanted_format(TwinCall *c)
 {
         const char *accept = c->request ? json_get_str(c->request->headers, "accept") : NULL;
-        return accept && (strstr(accept, "application/vnd.github.diff") ||
-                          strstr(accept, "application/vnd.github.v3.diff") ||
-                          strstr(accept, "application/vnd.github.patch") ||
-                          strstr(accept, "application/vnd.github.v3.patch"));
+        if (accept && (strstr(accept, "application/vnd.github.diff") ||
+                       strstr(accept, "application/vnd.github.v3.diff")))
+                return "diff";
+        if (accept && (strstr(accept, "application/vnd.github.patch") ||
+                       strstr(accept, "application/vnd.github.v3.patch")))
+                return "patch";
+        return NULL;
 }
 
 /*
@@ -772,7 +896,11 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
         int r = gh_arg_repo_pull(c, rp, &repo, &pr);
         if (r <= 0)
                 return r;
-        if (streq(method, "get") && wants_diff(c))
+        const char *format = streq(method, "get") ? wanted_format(c) : NULL;
+        if (streq_ptr(format, "patch"))
+                return reply_text(rp, "application/vnd.github.patch; charset=utf-8",
+                                  gh_pr_patch_text(repo, pr));
+        if (format)
                 method = "get_diff";
         /* over MCP every method answers what github-mcp-server's pull_request_read does */
         bool mcp = !c->request;

@@ -120,6 +120,9 @@ assert.equal(typeof diff2.data, "string");
 assert.match(diff2.headers["content-type"], /^application\/vnd\.github\.diff/);
 assert.ok(diff2.data.startsWith("diff --git a/src/charge.py b/src/charge.py\nindex "), diff2.data);
 assert.ok(diff2.data.includes("new file mode 100644\n") && diff2.data.includes("+++ b/tests/test_refund.py\n"));
+const patch2 = await gh.rest.pulls.get({ ...repo, pull_number: 2, mediaType: { format: "patch" } });
+assert.match(patch2.data, /^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001\nFrom: /);
+assert.ok(patch2.data.includes(" 2 files changed, 9 insertions(+)\n create mode 100644 tests/test_refund.py\n"));
 
 // ---- a realistic review: line comment, reply, pending review submitted as approval
 const { data: rc } = await gh.rest.pulls.createReviewComment({

@@ -112,6 +112,19 @@ static void test_diff_reply(void)
         CHECK(streq_ptr(rp.tool, "pull_request_read"));
         _cleanup_free_ char *rest = text ? strdup(text) : NULL;
 
+        /* Accept: application/vnd.github.patch: git format-patch of each commit */
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.patch"));
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        const char *patch = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && patch && startswith(patch, "From "));
+        CHECK(patch && strstr(patch, " Mon Sep 17 00:00:00 2001\nFrom: "));
+        CHECK(patch && strstr(patch, "\n---\n src/charge.py        | 4 ++++\n"
+                                     " tests/test_refund.py | 5 +++++\n"
+                                     " 2 files changed, 9 insertions(+)\n"
+                                     " create mode 100644 tests/test_refund.py\n\n"
+                                     "diff --git a/src/charge.py b/src/charge.py\n"));
+
         twin_test_call(t, &rp, "pull_request_read",
                        "{\"method\":\"get_diff\",\"owner\":\"acme\",\"repo\":\"payments\","
                        "\"pullNumber\":2}");
