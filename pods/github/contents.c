@@ -164,6 +164,11 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
                 if (!n || json_object_set_new(names, n, json_boolean(slash != NULL)) < 0)
                         return -ENOMEM;
         }
+        /* every directory's tree sha in one pass */
+        _cleanup_json_ json_t *dirs = json_object();
+        char root_sha[TWIN_SHA1_HEX];
+        if (!dirs || gh_tree_shas(tree, dirs, root_sha) < 0)
+                return -ENOMEM;
         size_t cnt = json_object_size(names), i = 0;
         _cleanup_free_ const char **sorted = calloc(cnt + 1, sizeof(char *));
         if (!sorted)
@@ -181,13 +186,10 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
                 if (asprintf(&full, "%s%s%s", path, path[0] ? "/" : "", sorted[i]) < 0)
                         return -ENOMEM;
                 json_t *e;
-                if (json_is_true(json_object_get(names, sorted[i]))) {
-                        _cleanup_json_ json_t *st = subtree(tree, full);
-                        char tsha[TWIN_SHA1_HEX];
-                        if (!st || gh_tree_sha(st, tsha) < 0)
-                                return -ENOMEM;
-                        e = render_entry(c, repo, at, full, "dir", tsha, 0);
-                } else
+                if (json_is_true(json_object_get(names, sorted[i])))
+                        e = render_entry(c, repo, at, full, "dir",
+                                         json_string_value(json_object_get(dirs, full)), 0);
+                else
                         e = render_file(c, repo, at, full,
                                         json_string_value(json_object_get(tree, full)), false);
                 if (json_array_append_new(out, e) < 0)
@@ -361,15 +363,8 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
         if ((r = check_blob_sha(c, rp, path, cur, true)) <= 0)
                 return r;
         /* a file cannot take the place of a directory, nor sit below a file */
-        const char *k;
-        json_t *v;
-        size_t pl = strlen(path);
-        json_object_foreach (tree, k, v) {
-                size_t kl = strlen(k);
-                if ((kl > pl && strncmp(k, path, pl) == 0 && k[pl] == '/') ||
-                    (pl > kl && strncmp(path, k, kl) == 0 && path[kl] == '/'))
-                        return gh_invalid(rp, "Commit", "path", "invalid");
-        }
+        if (!cur && gh_path_conflicts(tree, NULL, path))
+                return gh_invalid(rp, "Commit", "path", "invalid");
         _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next || json_object_set_new(next, path, json_string(content)) < 0)
                 return -ENOMEM;
@@ -450,15 +445,8 @@ int gh_act_push_files(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
         }
         /* no path may be both a file and a directory of the new tree */
-        const char *k, *k2;
-        json_t *v, *v2;
-        json_object_foreach (next, k, v) {
-                size_t kl = strlen(k);
-                json_object_foreach (next, k2, v2) {
-                        if (strlen(k2) > kl && strncmp(k2, k, kl) == 0 && k2[kl] == '/')
-                                return gh_invalid(rp, "Commit", "files", "invalid");
-                }
-        }
+        if (gh_tree_conflict(next))
+                return gh_invalid(rp, "Commit", "files", "invalid");
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
         if (!commit)
                 return -ENOMEM;

@@ -141,3 +141,7 @@ int gh_act_create_git_tree(TwinCall *c, TwinReply *rp);
 int gh_act_get_git_commit(TwinCall *c, TwinReply *rp);
 int gh_act_create_git_commit(TwinCall *c, TwinReply *rp);
 int gh_act_update_git_ref(TwinCall *c, TwinReply *rp);
+json_t *gh_tree_dirs(const json_t *tree);
+bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path);
+const char *gh_tree_conflict(const json_t *tree);
+int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX]);

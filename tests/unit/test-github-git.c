@@ -72,6 +72,16 @@ static void test_git_objects(void)
                           "# api\n", "src/main.c", "int main;\n");
         CHECK_OK(gh_tree_sha(tree, hex));
         CHECK(streq(hex, "26e5f52ba0fe961d51a760ae5893ee0540ea0453"));
+        /* every directory's tree in the same pass, as git ls-tree shows them */
+        _cleanup_json_ json_t *dirs = json_object();
+        CHECK_OK(gh_tree_shas(tree, dirs, hex));
+        CHECK(json_object_size(dirs) == 2);
+        CHECK(streq(jps(dirs, "/src"), "3a8f428c5e0da760ebbf7327f6d63ca76866e6b2"));
+        CHECK(streq_ptr(json_string_value(json_object_get(dirs, "src/lib")),
+                        "9375a50d54bf5374615a3378349e298761a4b116"));
+        CHECK(gh_tree_conflict(tree) == NULL && gh_path_conflicts(tree, NULL, "src") &&
+              gh_path_conflicts(tree, NULL, "README.md/x") &&
+              !gh_path_conflicts(tree, NULL, "src/y"));
 
         /* a commit with the same tree, author, time and message git commit-tree made */
         _cleanup_json_ json_t *seed =
