@@ -646,3 +646,25 @@ int gh_act_compare_commits(TwinCall *c, TwinReply *rp)
                           "total_commits", (json_int_t)na, "commits", TAKE_PTR(commits), "files",
                           files));
 }
+
+/* GET /repos/{o}/{r}/readme?ref=: the README at the root (any case and extension). */
+int gh_act_get_readme(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *refname;
+        const char *sha = arg_read_ref(c, repo, &refname);
+        json_t *tree = sha ? gh_tree_at(repo, sha) : NULL;
+        const char *k;
+        json_t *v;
+        json_object_foreach (tree, k, v) {
+                if (!strchr(k, '/') && strncasecmp(k, "readme", 6) == 0 &&
+                    (k[6] == 0 || k[6] == '.'))
+                        return twin_reply_body(
+                                rp, 200,
+                                render_file(c, repo, refname, k, json_string_value(v), true));
+        }
+        return gh_not_found(rp);
+}

@@ -145,3 +145,7 @@ json_t *gh_tree_dirs(const json_t *tree);
 bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path);
 const char *gh_tree_conflict(const json_t *tree);
 int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX]);
+int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
+int gh_act_get_readme(TwinCall *c, TwinReply *rp);

@@ -888,3 +888,133 @@ int gh_act_create_release(TwinCall *c, TwinReply *rp)
                 return r;
         return twin_reply_body(rp, 201, render_release(c, repo, row));
 }
+
+/* ------------------------------------------------------------------ repository lists */
+
+typedef struct RepoOrder {
+        const char *key; /* "full_name" (owner/name), or a time field */
+        bool desc;
+} RepoOrder;
+
+static int repo_cmp(const void *a, const void *b, void *userdata)
+{
+        const RepoOrder *o = userdata;
+        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+        int d;
+        if (streq(o->key, "full_name")) {
+                d = strcasecmp(json_get_str(x, "owner"), json_get_str(y, "owner"));
+                if (!d)
+                        d = strcasecmp(json_get_str(x, "name"), json_get_str(y, "name"));
+        } else {
+                d = strcmp(strempty(json_get_str(x, o->key)), strempty(json_get_str(y, o->key)));
+                if (!d) {
+                        json_int_t ix = json_integer_value(json_object_get(x, "id")),
+                                   iy = json_integer_value(json_object_get(y, "id"));
+                        d = (ix > iy) - (ix < iy);
+                }
+        }
+        return o->desc ? -d : d;
+}
+
+/*
+ * The repositories of the world a list shows: who names the list's owner (NULL: the viewer's
+ * own and collaborations), include_private whether private ones the viewer may see count.
+ * Sorted by sort (full_name, created, updated, pushed) and direction (default: asc for
+ * full_name, else desc), paged. GitHub "List repositories for ..." endpoints.
+ */
+static int list_repos(TwinCall *c, TwinReply *rp, const char *who, bool include_private,
+                      const char *default_sort)
+{
+        const char *viewer = json_get_str(c->world, "viewer"), *sort = default_sort,
+                   *direction = NULL, *visibility = "all", *type = "all";
+        if (twin_arg_str(c->args, "sort", &sort) == -EINVAL ||
+            (!streq(sort, "full_name") && !streq(sort, "created") && !streq(sort, "updated") &&
+             !streq(sort, "pushed")))
+                return gh_invalid(rp, "Repository", "sort", "invalid");
+        if (twin_arg_str(c->args, "direction", &direction) == -EINVAL ||
+            (direction && !streq(direction, "asc") && !streq(direction, "desc")))
+                return gh_invalid(rp, "Repository", "direction", "invalid");
+        if (twin_arg_str(c->args, "visibility", &visibility) == -EINVAL ||
+            (!streq(visibility, "all") && !streq(visibility, "public") &&
+             !streq(visibility, "private")))
+                return gh_invalid(rp, "Repository", "visibility", "invalid");
+        (void)twin_arg_str(c->args, "type", &type);
+        json_t *repos = json_object_get(c->world, "repositories");
+        size_t n = 0, i;
+        json_t *r;
+        _cleanup_free_ json_t **v = calloc(json_array_size(repos) + 1, sizeof(json_t *));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach (repos, i, r) {
+                const char *owner = json_get_str(r, "owner");
+                bool priv = json_is_true(json_object_get(r, "private"));
+                bool member = viewer && gh_repo_member(r, viewer);
+                if (priv && !(include_private && member))
+                        continue;
+                if ((streq(visibility, "public") && priv) ||
+                    (streq(visibility, "private") && !priv))
+                        continue;
+                if (who) {
+                        if (strcasecmp(owner, who) != 0)
+                                continue;
+                } else {
+                        bool own = viewer && strcasecmp(owner, viewer) == 0;
+                        if (!member || (streq(type, "owner") && !own) ||
+                            (streq(type, "member") && own))
+                                continue;
+                }
+                if (who && (streq(type, "forks") || streq(type, "sources")) &&
+                    streq(type, "forks") != (json_get_str(r, "parent") != NULL))
+                        continue;
+                v[n++] = r;
+        }
+        RepoOrder order = {.key = streq(sort, "full_name") ? "full_name"
+                                  : streq(sort, "created") ? "created_at"
+                                                           : "updated_at",
+                           .desc = direction ? streq(direction, "desc")
+                                             : !streq(sort, "full_name")};
+        qsort_r(v, n, sizeof(json_t *), repo_cmp, &order);
+        _cleanup_json_ json_t *all = json_array(), *page = NULL, *out = json_array();
+        if (!all || !out)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (json_array_append(all, v[i]) < 0)
+                        return -ENOMEM;
+        int ret = gh_paginate(c, rp, all, &page);
+        if (ret < 0)
+                return ret;
+        json_array_foreach (page, i, r) {
+                if (json_array_append_new(out, gh_render_repo_full(c, r)) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}
+
+/* GET /user/repos {visibility, affiliation, type, sort, direction}: the viewer's own and
+ * collaborations, private ones included. */
+int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp)
+{
+        return list_repos(c, rp, NULL, true, "full_name");
+}
+
+/* GET /users/{username}/repos {type, sort, direction}: a user's public repositories. */
+int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp)
+{
+        const char *who;
+        json_t *u =
+                twin_arg_str(c->args, "username", &who) == 0 ? gh_user_find(c->world, who) : NULL;
+        if (!u)
+                return gh_not_found(rp);
+        return list_repos(c, rp, json_get_str(u, "login"), false, "full_name");
+}
+
+/* GET /orgs/{org}/repos {type, sort, direction}: an organisation's repositories (private
+ * ones when the viewer collaborates on them), newest first. */
+int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp)
+{
+        const char *org;
+        json_t *u = twin_arg_str(c->args, "org", &org) == 0 ? gh_user_find(c->world, org) : NULL;
+        if (!u || !streq_ptr(json_get_str(u, "type"), "Organization"))
+                return gh_not_found(rp);
+        return list_repos(c, rp, json_get_str(u, "login"), true, "created");
+}

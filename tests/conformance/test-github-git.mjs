@@ -239,6 +239,22 @@ assert.equal(fork.data.fork, true);
 assert.equal(fork.data.parent.full_name, "acme/web");
 assert.equal((await gh.rest.repos.getBranch({ owner: "pome-agent", repo: "web", branch: "release-1.1" })).data.commit.sha, head);
 
+// ---- repository lists and the README
+{
+  const mineList = await gh.paginate(gh.rest.repos.listForAuthenticatedUser, { per_page: 2 });
+  assert.deepEqual(mineList.map((x) => x.full_name),
+    ["acme/svc", "acme/web", "pome-agent/scratch", "pome-agent/web"], "own repos and collaborations, by full name");
+  const orgList = (await gh.rest.repos.listForOrg({ org: "acme", sort: "full_name" })).data.map((x) => x.full_name);
+  assert.deepEqual(orgList, ["acme/svc", "acme/web"], "acme/infra is private and the viewer no collaborator");
+  assert.deepEqual((await gh.rest.repos.listForUser({ username: "carol" })).data.map((x) => x.name), ["dotfiles"]);
+  assert.deepEqual((await gh.rest.repos.listForAuthenticatedUser({ visibility: "private" })).data.map((x) => x.full_name), ["acme/svc"]);
+  await rejectsWith(gh.rest.repos.listForOrg({ org: "carol" }), 404);
+  const readmeAt = (await gh.rest.repos.getReadme({ ...web, ref: "fix/checkout-total" })).data;
+  assert.equal(readmeAt.path, "README.md");
+  assert.equal(unb64(readmeAt.content), "# web\n\nAcme's storefront.\n");
+  await rejectsWith(gh.rest.repos.getReadme({ owner: "acme", repo: "svc" }), 404);
+}
+
 // ---- the Git Database API: blobs, a tree on base_tree, a commit, a ref update
 {
   const { data: ref } = await gh.rest.git.getRef({ ...web, ref: "heads/docs/changelog" });
