@@ -541,7 +541,8 @@ int gh_act_list_commits(TwinCall *c, TwinReply *rp)
         if (!out)
                 return -ENOMEM;
         json_array_foreach (page, i, x) {
-                if (json_array_append_new(out, gh_render_commit(c, repo, x, false)) < 0)
+                if (json_array_append_new(
+                            out, gh_pick_fields(c, gh_render_commit(c, repo, x, false))) < 0)
                         return -ENOMEM;
         }
         return twin_reply_body(rp, 200, TAKE_PTR(out));

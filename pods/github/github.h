@@ -149,3 +149,4 @@ int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp);
 int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
 int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
 int gh_act_get_readme(TwinCall *c, TwinReply *rp);
+json_t *gh_pick_fields(TwinCall *c, json_t *item);

@@ -48,6 +48,29 @@ int gh_fail(TwinReply *rp, int status, const char *message)
         return rp->body ? 0 : -ENOMEM;
 }
 
+/*
+ * github-mcp-server's `fields`: when args name a subset of an item's fields, a new object
+ * with those only (item is released); else item itself. NULL on OOM (item released).
+ */
+json_t *gh_pick_fields(TwinCall *c, json_t *item)
+{
+        json_t *fields = json_object_get(c->args, "fields");
+        if (!json_is_array(fields) || json_array_size(fields) == 0 || !json_is_object(item))
+                return item;
+        json_t *out = json_object();
+        size_t i;
+        json_t *f;
+        json_array_foreach (fields, i, f) {
+                json_t *v = json_is_string(f) ? json_object_get(item, json_string_value(f)) : NULL;
+                if (out && v && json_object_set(out, json_string_value(f), v) < 0) {
+                        json_decref(out);
+                        out = NULL;
+                }
+        }
+        json_decref(item);
+        return out;
+}
+
 /* The items of array page rendered by fn, into a 200 reply. */
 static int reply_rendered(TwinCall *c, TwinReply *rp, json_t *repo, json_t *page,
                           json_t *(*fn)(TwinCall *, json_t *, json_t *))
@@ -58,7 +81,7 @@ static int reply_rendered(TwinCall *c, TwinReply *rp, json_t *repo, json_t *page
         size_t i;
         json_t *x;
         json_array_foreach (page, i, x) {
-                if (json_array_append_new(out, fn(c, repo, x)) < 0)
+                if (json_array_append_new(out, gh_pick_fields(c, fn(c, repo, x))) < 0)
                         return -ENOMEM;
         }
         return twin_reply_body(rp, 200, TAKE_PTR(out));
@@ -285,8 +308,16 @@ static json_t *render_branch_short(TwinCall *c, json_t *repo, json_t *b)
         if (asprintf(&url, "%s/repos/%s/%s/commits/%s", c->base_url, json_get_str(repo, "owner"),
                      json_get_str(repo, "name"), sha) < 0)
                 return NULL;
-        return json_pack("{s:O, s:{s:s, s:s}, s:O}", "name", json_object_get(b, "name"), "commit",
-                         "sha", sha, "url", url, "protected", json_object_get(b, "protected"));
+        json_t *out =
+                json_pack("{s:O, s:{s:s, s:s}, s:O}", "name", json_object_get(b, "name"), "commit",
+                          "sha", sha, "url", url, "protected", json_object_get(b, "protected"));
+        /* github-mcp-server's `fields` names the head sha "sha" */
+        if (out && json_is_array(json_object_get(c->args, "fields")) &&
+            json_object_set_new(out, "sha", json_string(sha)) < 0) {
+                json_decref(out);
+                return NULL;
+        }
+        return out;
 }
 
 static int branch_cmp(const void *a, const void *b)
@@ -539,8 +570,15 @@ int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp)
         _cleanup_json_ json_t *all = json_array(), *page = NULL;
         if (!all)
                 return -ENOMEM;
+        const char *affiliation = "all";
+        if (twin_arg_str(c->args, "affiliation", &affiliation) == -EINVAL ||
+            (!streq(affiliation, "all") && !streq(affiliation, "direct") &&
+             !streq(affiliation, "outside")))
+                return gh_invalid(rp, "Collaborator", "affiliation", "invalid");
         json_t *o = gh_user_find(c->world, json_get_str(repo, "owner"));
-        if (o && !streq_ptr(json_get_str(o, "type"), "Organization") &&
+        /* the owner is no outside collaborator */
+        if (o && !streq(affiliation, "outside") &&
+            !streq_ptr(json_get_str(o, "type"), "Organization") &&
             json_array_append(all, json_object_get(o, "login")) < 0)
                 return -ENOMEM;
         size_t i;

@@ -203,8 +203,11 @@ assert.equal(code.items[0].path, "src/checkout.js");
 assert.equal(code.items[0].repository.full_name, "acme/web");
 assert.equal((await gh.rest.search.code({ q: "echo" })).data.total_count, 0, "acme/infra is private to its collaborators");
 assert.equal((await gh.rest.search.code({ q: "storefront in:path" })).data.total_count, 0);
-const commits = (await gh.rest.search.commits({ q: "release note repo:acme/web" })).data;
-assert.equal(commits.total_count, 3);
+assert.equal((await gh.rest.search.commits({ q: "release note repo:acme/web" })).data.total_count, 0,
+  "commit search indexes the default branch only");
+const commits = (await gh.rest.search.commits({ q: "initial repo:acme/web" })).data;
+assert.equal(commits.total_count, 1);
+assert.equal(commits.items[0].sha, mainSha);
 assert.equal(commits.items[0].repository.full_name, "acme/web");
 const repos = (await gh.rest.search.repos({ q: "storefront" })).data;
 assert.deepEqual(repos.items.map((x) => x.full_name), ["acme/web"]);
@@ -363,6 +366,11 @@ const deleted = await call("delete_file", { ...web, path: "docs/a.md", message: 
 assert.equal(deleted.content, null);
 const mcpBranches = await call("list_branches", { ...web, perPage: 100 });
 assert.ok(mcpBranches.some((b) => b.name === "mcp-docs" && b.commit.sha === deleted.commit.sha));
+const slim = await call("list_branches", { ...web, fields: ["name", "sha"] });
+assert.deepEqual(slim.find((b) => b.name === "mcp-docs"), { name: "mcp-docs", sha: deleted.commit.sha }, "fields picks");
+assert.deepEqual(Object.keys((await call("list_commits", { ...web, fields: ["sha"], perPage: 1 }))[0]), ["sha"]);
+assert.deepEqual((await call("list_repository_collaborators", { ...web, affiliation: "outside" })).map((u) => u.login).sort(),
+  ["carol", "pome-agent"], "an organisation's repository: everyone is outside");
 const mcpCommits = await call("list_commits", { ...web, sha: "mcp-docs", perPage: 3, page: 1 });
 assert.deepEqual(mcpCommits.map((c) => c.commit.message), ["Drop a", "Two files", "Guide v2"]);
 const mcpCommit = await call("get_commit", { ...web, sha: pushed.object.sha });
@@ -386,8 +394,11 @@ assert.equal(forked.full_name, "acme/dotfiles");
 const sc = await call("search_code", { query: "Guide repo:acme/web" });
 assert.equal(sc.total_count, 0, "search_code reads the default branch only");
 assert.equal((await call("search_code", { query: "alias", perPage: 5 })).items[0].path, ".bashrc");
-const scm = await call("search_commits", { query: "guide repo:acme/web", order: "asc" });
-assert.deepEqual(scm.items.map((i) => i.commit.message), ["Add guide", "Guide v2"]);
+await call("push_files", { owner: "pome-agent", repo: "mcp-made", branch: "main", message: "Add the guide",
+  files: [{ path: "GUIDE.md", content: "guide\n" }] });
+const scm = await call("search_commits", { query: "repo:pome-agent/mcp-made", order: "asc" });
+assert.deepEqual(scm.items.map((i) => i.commit.message), ["Initial commit", "Add the guide"]);
+assert.equal((await call("search_commits", { query: "guide repo:acme/web" })).total_count, 0, "mcp-docs is no default branch");
 const sr = await call("search_repositories", { query: "mcp in:name" });
 assert.deepEqual(sr.items.map((i) => i.full_name).sort(), ["acme/mcp-svc", "pome-agent/mcp-made"]);
 assert.ok(!("owner" in sr.items[0]), "minimal_output by default");

@@ -557,6 +557,12 @@ static void test_repos_collaborators_search(void)
         req(t, &rp, "GET", "/search/code", "q=L1+NOT+L20", NULL);
         CHECK(jpi(rp.body, "/total_count") == 0);
         req(t, &rp, "GET", "/search/commits", "q=update+feature", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 0); /* the default branch only */
+        req(t, &rp, "GET", "/search/commits", "q=initial", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 4); /* acme/web, bob/notes, alice/tool, the fork */
+        req(t, &rp, "GET", "/search/commits", "q=initial+user:bob", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 1);
+        req(t, &rp, "GET", "/search/commits", "q=initial+repo:acme/web", NULL);
         CHECK(jpi(rp.body, "/total_count") == 1);
         req(t, &rp, "GET", "/search/repositories", "q=notes+fork:true", NULL);
         CHECK(jpi(rp.body, "/total_count") == 2);
