@@ -247,8 +247,9 @@ static json_t *commit_tree(TwinCall *c, TwinReply *rp, json_t *repo, const char 
                            json_t *branch, json_t *tree, const char *message)
 {
         const char *parent = branch ? json_get_str(branch, "sha") : NULL;
-        json_t *commit = gh_commit_new(c, repo, parent, NULL, tree, message,
-                                       json_get_str(c->world, "viewer"));
+        json_t *commit = gh_commit_add_as(
+                c->world, repo, parent, NULL, tree, message, json_get_str(c->world, "viewer"),
+                json_object_get(c->args, "author"), json_object_get(c->args, "committer"), c->now);
         if (!commit)
                 return NULL;
         const char *sha = json_get_str(commit, "sha");
@@ -268,14 +269,35 @@ static json_t *commit_tree(TwinCall *c, TwinReply *rp, json_t *repo, const char 
         return commit;
 }
 
-/* The message argument of a write (required, non-empty). 1, 0 with a 422 in rp. */
+/*
+ * args author and committer, when given, must be {name, email, date?} with strings (REST's
+ * commit identity); 1, or 0 with the 422 in rp.
+ */
+int gh_arg_identities(TwinCall *c, TwinReply *rp)
+{
+        const char *keys[] = {"author", "committer"};
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *o = json_object_get(c->args, keys[i]);
+                if (!o || json_is_null(o))
+                        continue;
+                json_t *d = json_object_get(o, "date");
+                if (!json_is_object(o) || !json_is_string(json_object_get(o, "name")) ||
+                    !json_is_string(json_object_get(o, "email")) ||
+                    (d && !(json_is_string(d) && gh_time_valid(json_string_value(d)))))
+                        return gh_invalid(rp, "Commit", keys[i], "invalid");
+        }
+        return 1;
+}
+
+/* The message argument of a write (required, non-empty), and the identities. 1, 0 with a
+ * 422 in rp. */
 static int arg_message(TwinCall *c, TwinReply *rp, const char **ret)
 {
         int r = twin_arg_str(c->args, "message", ret);
         if (r < 0 || !(*ret)[0])
                 return gh_invalid(rp, "Commit", "message",
                                   r == -EINVAL ? "invalid" : "missing_field");
-        return 1;
+        return gh_arg_identities(c, rp);
 }
 
 /*

@@ -18,6 +18,7 @@
  * the same files give the same shas as `git hash-object` would.
  */
 #include <strings.h>
+#include <time.h>
 
 #include "common/json-util.h"
 #include "pods/github/github.h"
@@ -329,6 +330,31 @@ static json_t *identity(json_t *w, const char *login, const char *date)
 json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *parent2,
                       const json_t *tree, const char *message, const char *login, int64_t when)
 {
+        return gh_commit_add_as(w, repo, parent1, parent2, tree, message, login, NULL, NULL, when);
+}
+
+/* A git identity line's person: the override's name and email, else base's; its date. */
+static json_t *person(const json_t *base, const json_t *over, const char *date, int64_t *when)
+{
+        const char *d = json_get_str(over, "date");
+        struct tm tm = {};
+        if (d && gh_time_valid(d) && strptime(d, "%Y-%m-%dT%H:%M:%SZ", &tm))
+                *when = (int64_t)timegm(&tm);
+        else
+                d = date;
+        const char *name = json_get_str(over, "name"), *email = json_get_str(over, "email");
+        return json_pack("{s:s, s:s, s:s}", "name", name ? name : json_get_str(base, "name"),
+                         "email", email ? email : json_get_str(base, "email"), "date", d);
+}
+
+/*
+ * gh_commit_add with the author and committer given ({name, email, date?}, borrowed, each
+ * may be NULL: login's identity at when), as the REST API's author/committer parameters.
+ */
+json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                         const json_t *tree, const char *message, const char *login,
+                         const json_t *author_as, const json_t *committer_as, int64_t when)
+{
         char date[32], tree_sha[TWIN_SHA1_HEX], sha[TWIN_SHA1_HEX];
         twin_format_time(when, date, sizeof(date));
         _cleanup_json_ json_t *copy = tree ? json_copy((json_t *)tree) : json_object();
@@ -351,8 +377,11 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         if (gh_tree_sha(sorted, tree_sha) < 0)
                 return NULL;
 
-        _cleanup_json_ json_t *author = identity(w, login, date), *parents = json_array();
-        if (!author || !parents)
+        _cleanup_json_ json_t *me = identity(w, login, date), *parents = json_array();
+        int64_t awhen = when, cwhen = when;
+        _cleanup_json_ json_t *author = me ? person(me, author_as, date, &awhen) : NULL,
+                              *committer = me ? person(me, committer_as, date, &cwhen) : NULL;
+        if (!author || !committer || !parents)
                 return NULL;
         const char *ps[] = {parent1, parent2};
         for (i = 0; i < ELEMENTSOF(ps); i++)
@@ -368,10 +397,10 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         for (i = 0; i < ELEMENTSOF(ps); i++)
                 if (ps[i])
                         fprintf(f, "parent %s\n", ps[i]);
-        for (i = 0; i < 2; i++)
-                fprintf(f, "%s %s <%s> %lld +0000\n", i ? "committer" : "author",
-                        json_get_str(author, "name"), json_get_str(author, "email"),
-                        (long long)when);
+        fprintf(f, "author %s <%s> %lld +0000\n", json_get_str(author, "name"),
+                json_get_str(author, "email"), (long long)awhen);
+        fprintf(f, "committer %s <%s> %lld +0000\n", json_get_str(committer, "name"),
+                json_get_str(committer, "email"), (long long)cwhen);
         fprintf(f, "\n%s", strempty(message));
         if (fclose(f) != 0 || !obj)
                 return NULL;
@@ -380,7 +409,7 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         json_t *row =
                 json_pack("{s:s, s:s, s:O, s:s, s:O, s:O, s:s?, s:O}", "sha", sha, "tree_sha",
                           tree_sha, "parents", parents, "message", strempty(message), "author",
-                          author, "committer", author, "login", login, "tree", sorted);
+                          author, "committer", committer, "login", login, "tree", sorted);
         if (!row || json_array_append_new(json_object_get(repo, "commits"), row) < 0)
                 return NULL;
         return row;

@@ -387,8 +387,11 @@ int gh_act_create_git_commit(TwinCall *c, TwinReply *rp)
                                        "object");
                 p[i] = json_get_str(pc, "sha");
         }
-        json_t *commit =
-                gh_commit_new(c, repo, p[0], p[1], tree, message, json_get_str(c->world, "viewer"));
+        if ((r = gh_arg_identities(c, rp)) <= 0)
+                return r;
+        json_t *commit = gh_commit_add_as(
+                c->world, repo, p[0], p[1], tree, message, json_get_str(c->world, "viewer"),
+                json_object_get(c->args, "author"), json_object_get(c->args, "committer"), c->now);
         if (!commit || (r = twin_reply_mutation(rp, NULL, commit)) < 0)
                 return commit ? r : -ENOMEM;
         /* the blobs and tree it used are part of history now */

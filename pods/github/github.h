@@ -150,3 +150,7 @@ int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
 int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
 int gh_act_get_readme(TwinCall *c, TwinReply *rp);
 json_t *gh_pick_fields(TwinCall *c, json_t *item);
+json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                         const json_t *tree, const char *message, const char *login,
+                         const json_t *author_as, const json_t *committer_as, int64_t when);
+int gh_arg_identities(TwinCall *c, TwinReply *rp);

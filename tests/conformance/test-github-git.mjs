@@ -96,8 +96,10 @@ await rejectsWith(gh.rest.repos.createOrUpdateFileContents({
 }), 409, (d) => assert.match(d.message, /does not match/));
 const upd = await gh.rest.repos.createOrUpdateFileContents({
   ...web, path: "VERSION", branch: "release-1.1", message: "Bump version to 1.1.1", content: b64("1.1.1\n"),
-  sha: put.data.content.sha,
+  sha: put.data.content.sha, author: { name: "Release Bot", email: "release-bot@acme.example" },
 });
+assert.equal(upd.data.commit.author.name, "Release Bot");
+assert.equal(upd.data.commit.committer.name, "Pome Agent", "the committer is the token's user");
 assert.equal(upd.status, 200);
 assert.equal(upd.data.content.sha, blobSha("1.1.1\n"));
 assert.deepEqual(upd.data.commit.parents.map((p) => p.sha), [put.data.commit.sha]);

@@ -109,6 +109,14 @@ static void test_git_objects(void)
                 gh_commit_add(w, repo, jps(c1, "/sha"), NULL, NULL, "Second", "alice", 1780000060);
         CHECK(c2 && streq(jps(c2, "/sha"), "a9ec7c1b459f61bc41418226f9d58a8006893631"));
         CHECK(streq(jps(c2, "/parents/0"), jps(c1, "/sha")));
+        /* author given (REST's author parameter), committer the viewer: still git's id */
+        _cleanup_json_ json_t *bot = json_pack("{s:s, s:s, s:s}", "name", "Bot", "email",
+                                               "bot@example.com", "date", "2026-01-02T03:04:05Z");
+        json_t *c3 = gh_commit_add_as(w, repo, NULL, NULL, NULL, "By bot", "alice", bot, NULL,
+                                      1780000000);
+        CHECK(c3 && streq(jps(c3, "/sha"), "b1d67dd9f4b9f92809208968189ae4cc86a6048d"));
+        CHECK(streq(jps(c3, "/author/date"), "2026-01-02T03:04:05Z") &&
+              streq(jps(c3, "/committer/name"), "Alice"));
         twin_free(t);
 }
 
@@ -349,6 +357,9 @@ static void test_contents_rest(void)
         req(t, &rp, "PUT", "/repos/acme/web/contents/a.txt/under", NULL,
             "{\"message\":\"m\",\"content\":\"eA==\"}"); /* below a file */
         CHECK(rp.status == 422);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/x", NULL,
+            "{\"message\":\"m\",\"content\":\"eA==\",\"committer\":{\"name\":\"x\"}}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "committer"));
         req(t, &rp, "PUT", "/repos/acme/web/contents/x", NULL, "{\"content\":\"eA==\"}");
         CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "message"));
         CHECK(json_equal(before, twin_world(t)));
