@@ -1274,6 +1274,8 @@ static const TwinHandler github_handlers[] = {
         {"list_repositories_for_user", gh_act_list_repositories_for_user},
         {"list_org_repositories", gh_act_list_org_repositories},
         {"get_readme", gh_act_get_readme},
+        {"update_repository", gh_act_update_repository},
+        {"delete_repository", gh_act_delete_repository},
 };
 
 const TwinKind twin_kind_github = {

@@ -154,3 +154,5 @@ json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const cha
                          const json_t *tree, const char *message, const char *login,
                          const json_t *author_as, const json_t *committer_as, int64_t when);
 int gh_arg_identities(TwinCall *c, TwinReply *rp);
+int gh_act_update_repository(TwinCall *c, TwinReply *rp);
+int gh_act_delete_repository(TwinCall *c, TwinReply *rp);

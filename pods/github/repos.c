@@ -111,7 +111,9 @@ json_t *gh_render_repo_full(TwinCall *c, json_t *repo)
             json_object_set_new(body, "stargazers_count", json_integer(0)) < 0 ||
             json_object_set_new(body, "watchers_count", json_integer(0)) < 0 ||
             json_object_set_new(body, "size", json_integer(0)) < 0 ||
-            json_object_set_new(body, "language", json_null()) < 0)
+            json_object_set_new(body, "language", json_null()) < 0 ||
+            json_object_set_new(body, "archived",
+                                json_boolean(json_is_true(json_object_get(repo, "archived")))) < 0)
                 return NULL;
         if (parent) {
                 char owner[128];
@@ -1055,4 +1057,95 @@ int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp)
         if (!u || !streq_ptr(json_get_str(u, "type"), "Organization"))
                 return gh_not_found(rp);
         return list_repos(c, rp, json_get_str(u, "login"), true, "created");
+}
+
+/* ------------------------------------------------------------------ update, delete */
+
+/*
+ * PATCH /repos/{o}/{r} {name, description, private, visibility, default_branch, archived}:
+ * 200 with the repository. The default branch must exist (422); a new name must be free.
+ * Only the owner (or an admin: here, a collaborator) may.
+ */
+int gh_act_update_repository(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo_write(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name = NULL, *desc = NULL, *def = NULL, *vis = NULL;
+        bool priv = json_is_true(json_object_get(repo, "private")), archived = false;
+        if (twin_arg_str(c->args, "name", &name) == -EINVAL || (name && !gh_repo_name_valid(name)))
+                return gh_invalid(rp, "Repository", "name", "invalid");
+        json_t *dj = json_object_get(c->args, "description");
+        if (dj && !json_is_null(dj) && twin_arg_str(c->args, "description", &desc) < 0)
+                return gh_invalid(rp, "Repository", "description", "invalid");
+        if (twin_arg_bool(c->args, "private", &priv) == -EINVAL)
+                return gh_invalid(rp, "Repository", "private", "invalid");
+        if (twin_arg_str(c->args, "visibility", &vis) == -EINVAL ||
+            (vis && !streq(vis, "public") && !streq(vis, "private")))
+                return gh_invalid(rp, "Repository", "visibility", "invalid");
+        if (vis)
+                priv = streq(vis, "private");
+        if (twin_arg_bool(c->args, "archived", &archived) == -EINVAL)
+                return gh_invalid(rp, "Repository", "archived", "invalid");
+        if (twin_arg_str(c->args, "default_branch", &def) == -EINVAL ||
+            (def && !gh_branch_find(repo, def)))
+                return gh_invalid(rp, "Repository", "default_branch", "invalid");
+        if (name && strcasecmp(name, json_get_str(repo, "name")) != 0 &&
+            gh_repo_find(c->world, json_get_str(repo, "owner"), name))
+                return gh_invalid(rp, "Repository", "name", "already_exists");
+
+        _cleanup_json_ json_t *before = json_pack(
+                "{s:O, s:O, s:O, s:O}", "name", json_object_get(repo, "name"), "description",
+                json_object_get(repo, "description"), "private", json_object_get(repo, "private"),
+                "default_branch", json_object_get(repo, "default_branch"));
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        if (!before || (name && json_object_set_new(repo, "name", json_string(name)) < 0) ||
+            (dj && json_object_set_new(repo, "description", json_string_or_null(desc)) < 0) ||
+            json_object_set_new(repo, "private", json_boolean(priv)) < 0 ||
+            (def && json_object_set_new(repo, "default_branch", json_string(def)) < 0) ||
+            (json_object_get(c->args, "archived") &&
+             json_object_set_new(repo, "archived", json_boolean(archived)) < 0))
+                return -ENOMEM;
+        _cleanup_json_ json_t *after = json_pack(
+                "{s:O, s:O, s:O, s:O}", "name", json_object_get(repo, "name"), "description",
+                json_object_get(repo, "description"), "private", json_object_get(repo, "private"),
+                "default_branch", json_object_get(repo, "default_branch"));
+        if (!after)
+                return -ENOMEM;
+        if (!json_equal(before, after) || json_object_get(c->args, "archived")) {
+                if (json_object_set_new(repo, "updated_at", json_string(now)) < 0 ||
+                    (r = twin_reply_mutation(rp, before, after)) < 0)
+                        return r < 0 ? r : -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, gh_render_repo_full(c, repo));
+}
+
+/* DELETE /repos/{o}/{r}: 204; only the owner (403 "Must have admin rights to Repository."). */
+int gh_act_delete_repository(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *viewer = json_get_str(c->world, "viewer");
+        if (!viewer || strcasecmp(viewer, json_get_str(repo, "owner")) != 0)
+                return gh_fail(rp, 403, "Must have admin rights to Repository.");
+        json_t *repos = json_object_get(c->world, "repositories");
+        size_t i;
+        json_t *x;
+        json_array_foreach (repos, i, x) {
+                if (x != repo)
+                        continue;
+                _cleanup_json_ json_t *before = json_pack(
+                        "{s:O, s:O, s:O}", "id", json_object_get(repo, "id"), "owner",
+                        json_object_get(repo, "owner"), "name", json_object_get(repo, "name"));
+                if (!before || (r = twin_reply_mutation(rp, before, NULL)) < 0)
+                        return before ? r : -ENOMEM;
+                json_array_remove(repos, i);
+                twin_reply_json(rp, 204, NULL);
+                return 0;
+        }
+        return gh_not_found(rp);
 }

@@ -260,6 +260,17 @@ assert.equal((await gh.rest.repos.getBranch({ owner: "pome-agent", repo: "web", 
   await rejectsWith(gh.rest.repos.getReadme({ owner: "acme", repo: "svc" }), 404);
 }
 
+// ---- update and delete a repository
+{
+  const upd2 = await gh.rest.repos.update({ owner: "pome-agent", repo: "scratch", description: "Sandbox", default_branch: "main", archived: true });
+  assert.equal(upd2.data.description, "Sandbox");
+  assert.equal(upd2.data.archived, true);
+  await rejectsWith(gh.rest.repos.update({ owner: "pome-agent", repo: "scratch", default_branch: "nope" }), 422);
+  await rejectsWith(gh.rest.repos.delete(web), 403, (d) => assert.equal(d.message, "Must have admin rights to Repository."));
+  assert.equal((await gh.rest.repos.delete({ owner: "pome-agent", repo: "scratch" })).status, 204);
+  await rejectsWith(gh.rest.repos.get({ owner: "pome-agent", repo: "scratch" }), 404);
+}
+
 // ---- the Git Database API: blobs, a tree on base_tree, a commit, a ref update
 {
   const { data: ref } = await gh.rest.git.getRef({ ...web, ref: "heads/docs/changelog" });
