@@ -231,7 +231,7 @@ static int write_branch(TwinCall *c, TwinReply *rp, json_t *repo, const char **r
         bool empty = json_array_size(json_object_get(repo, "branches")) == 0;
         if (!b && !(empty && streq(name, json_get_str(repo, "default_branch"))))
                 return gh_fail(rp, 404, "Branch not found");
-        if (b && json_is_true(json_object_get(b, "protected")))
+        if (b && gh_branch_blocks(c, repo, b))
                 return gh_fail(rp, 409, "Changes must be made through a pull request.");
         *ret_name = name;
         *ret_branch = b;

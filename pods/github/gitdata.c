@@ -432,7 +432,7 @@ int gh_act_update_git_ref(TwinCall *c, TwinReply *rp)
                 return gh_fail(rp, 422, "Object does not exist");
         sha = json_get_str(commit, "sha");
         const char *old = json_get_str(row, "sha");
-        if (!tag && json_is_true(json_object_get(row, "protected")))
+        if (!tag && gh_branch_blocks(c, repo, row))
                 return gh_fail(rp, 422, "Protected branch update failed");
         if (!force && !streq(old, sha)) {
                 _cleanup_json_ json_t *ahead = gh_commits_between(repo, sha, old, false);

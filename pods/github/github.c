@@ -1276,6 +1276,8 @@ static const TwinHandler github_handlers[] = {
         {"get_readme", gh_act_get_readme},
         {"update_repository", gh_act_update_repository},
         {"delete_repository", gh_act_delete_repository},
+        {"get_branch_protection", gh_act_get_branch_protection},
+        {"update_branch_protection", gh_act_update_branch_protection},
 };
 
 const TwinKind twin_kind_github = {

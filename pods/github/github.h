@@ -156,3 +156,6 @@ json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const cha
 int gh_arg_identities(TwinCall *c, TwinReply *rp);
 int gh_act_update_repository(TwinCall *c, TwinReply *rp);
 int gh_act_delete_repository(TwinCall *c, TwinReply *rp);
+bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch);
+int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp);
+int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp);

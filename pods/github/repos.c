@@ -1149,3 +1149,152 @@ int gh_act_delete_repository(TwinCall *c, TwinReply *rp)
         }
         return gh_not_found(rp);
 }
+
+/* ------------------------------------------------------------------ branch protection */
+
+/*
+ * Does branch (a row of repo.branches) refuse a direct write by the viewer? A protected
+ * branch does, except to an admin (the owner) when its protection does not enforce_admins;
+ * a branch seeded "protected" without details enforces for everyone. GitHub "About
+ * protected branches".
+ */
+bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch)
+{
+        if (!json_is_true(json_object_get(branch, "protected")))
+                return false;
+        json_t *p = json_object_get(branch, "protection");
+        const char *viewer = json_get_str(c->world, "viewer");
+        bool admin = viewer && strcasecmp(viewer, json_get_str(repo, "owner")) == 0;
+        return !(p && admin && !json_is_true(json_object_get(p, "enforce_admins")));
+}
+
+static json_t *render_protection(TwinCall *c, json_t *repo, json_t *b)
+{
+        json_t *p = json_object_get(b, "protection");
+        _cleanup_free_ char *url = NULL;
+        if (asprintf(&url, "%s/repos/%s/%s/branches/%s/protection", c->base_url,
+                     json_get_str(repo, "owner"), json_get_str(repo, "name"),
+                     json_get_str(b, "name")) < 0)
+                return NULL;
+        json_t *checks = json_object_get(p, "required_status_checks"),
+               *reviews = json_object_get(p, "required_pull_request_reviews");
+        json_t *out =
+                json_pack("{s:s, s:{s:s, s:b}}", "url", url, "enforce_admins", "url", url,
+                          "enabled", p ? json_is_true(json_object_get(p, "enforce_admins")) : true);
+        if (out && checks && !json_is_null(checks) &&
+            json_object_set_new(out, "required_status_checks",
+                                json_pack("{s:s, s:O, s:O}", "url", url, "strict",
+                                          json_object_get(checks, "strict"), "contexts",
+                                          json_object_get(checks, "contexts"))) < 0)
+                goto oom;
+        if (out && reviews && !json_is_null(reviews) &&
+            json_object_set_new(
+                    out, "required_pull_request_reviews",
+                    json_pack("{s:s, s:O}", "url", url, "required_approving_review_count",
+                              json_object_get(reviews, "required_approving_review_count"))) < 0)
+                goto oom;
+        return out;
+oom:
+        json_decref(out);
+        return NULL;
+}
+
+/* GET /repos/{o}/{r}/branches/{branch}/protection: 404 "Branch not protected" when not. */
+int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name;
+        json_t *b = twin_arg_str(c->args, "branch", &name) == 0 ? gh_branch_find(repo, name) : NULL;
+        if (!b)
+                return gh_fail(rp, 404, "Branch not found");
+        if (!json_is_true(json_object_get(b, "protected")))
+                return gh_fail(rp, 404, "Branch not protected");
+        return twin_reply_body(rp, 200, render_protection(c, repo, b));
+}
+
+/*
+ * PUT /repos/{o}/{r}/branches/{branch}/protection {required_status_checks {strict,
+ * contexts}, enforce_admins, required_pull_request_reviews {required_approving_review_count},
+ * restrictions}: protects the branch (200 with the protection); DELETE unprotects (204).
+ * Only the owner or a collaborator with push access may (403 otherwise).
+ */
+int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo_write(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name;
+        json_t *b = twin_arg_str(c->args, "branch", &name) == 0 ? gh_branch_find(repo, name) : NULL;
+        if (!b)
+                return gh_fail(rp, 404, "Branch not found");
+        bool del = c->request && streq(c->request->method, "DELETE");
+        _cleanup_json_ json_t *before = json_deep_copy(b);
+        if (!before)
+                return -ENOMEM;
+        if (del) {
+                if (json_object_set_new(b, "protected", json_false()) < 0)
+                        return -ENOMEM;
+                json_object_del(b, "protection");
+                if (!json_equal(before, b) && (r = twin_reply_mutation(rp, before, b)) < 0)
+                        return r;
+                twin_reply_json(rp, 204, NULL);
+                return 0;
+        }
+        json_t *checks = json_object_get(c->args, "required_status_checks");
+        json_t *reviews = json_object_get(c->args, "required_pull_request_reviews");
+        bool enforce = false;
+        if (twin_arg_bool(c->args, "enforce_admins", &enforce) == -EINVAL)
+                return gh_invalid(rp, "Protection", "enforce_admins", "invalid");
+        _cleanup_json_ json_t *contexts = NULL;
+        bool strict = false;
+        if (checks && !json_is_null(checks)) {
+                json_t *ctx = json_object_get(checks, "contexts");
+                if (!json_is_object(checks) || (ctx && !json_is_array(ctx)))
+                        return gh_invalid(rp, "Protection", "required_status_checks", "invalid");
+                contexts = json_array();
+                size_t i;
+                json_t *x;
+                json_array_foreach (ctx, i, x) {
+                        if (!json_is_string(x))
+                                return gh_invalid(rp, "Protection", "required_status_checks",
+                                                  "invalid");
+                        if (json_array_append(contexts, x) < 0)
+                                return -ENOMEM;
+                }
+                /* the newer checks[] form: [{context, app_id}] */
+                json_array_foreach (json_object_get(checks, "checks"), i, x) {
+                        if (json_is_string(json_object_get(x, "context")) &&
+                            json_array_append(contexts, json_object_get(x, "context")) < 0)
+                                return -ENOMEM;
+                }
+                strict = json_is_true(json_object_get(checks, "strict"));
+        }
+        int64_t count = 1;
+        if (reviews && !json_is_null(reviews)) {
+                if (!json_is_object(reviews) ||
+                    twin_arg_int(reviews, "required_approving_review_count", 0, 6, &count) ==
+                            -EINVAL)
+                        return gh_invalid(rp, "Protection", "required_pull_request_reviews",
+                                          "invalid");
+        }
+        json_t *p = json_pack("{s:b}", "enforce_admins", enforce);
+        if (!p || json_object_set_new(b, "protection", p) < 0 ||
+            json_object_set_new(b, "protected", json_true()) < 0 ||
+            json_object_set_new(
+                    p, "required_status_checks",
+                    contexts ? json_pack("{s:b, s:O}", "strict", strict, "contexts", contexts)
+                             : json_null()) < 0 ||
+            json_object_set_new(p, "required_pull_request_reviews",
+                                reviews && !json_is_null(reviews)
+                                        ? json_pack("{s:I}", "required_approving_review_count",
+                                                    (json_int_t)count)
+                                        : json_null()) < 0)
+                return -ENOMEM;
+        if (!json_equal(before, b) && (r = twin_reply_mutation(rp, before, b)) < 0)
+                return r;
+        return twin_reply_body(rp, 200, render_protection(c, repo, b));
+}

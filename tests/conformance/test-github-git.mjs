@@ -317,6 +317,26 @@ await rejectsWith(gh.rest.repos.getBranch({ ...web, branch: "staging" }), 404);
 await rejectsWith(gh.rest.git.deleteRef({ ...web, ref: "heads/staging" }), 422);
 await rejectsWith(gh.rest.git.deleteRef({ ...web, ref: "heads/main" }), 422);
 
+// ---- branch protection
+{
+  const fk = { owner: "pome-agent", repo: "web" };
+  const prot = await gh.rest.repos.updateBranchProtection({ ...fk, branch: "main",
+    required_status_checks: { strict: true, contexts: ["ci/test"] }, enforce_admins: true,
+    required_pull_request_reviews: { required_approving_review_count: 1 }, restrictions: null });
+  assert.equal(prot.status, 200);
+  assert.deepEqual(prot.data.required_status_checks.contexts, ["ci/test"]);
+  assert.equal((await gh.rest.repos.getBranchProtection({ ...fk, branch: "main" })).data.enforce_admins.enabled, true);
+  assert.equal((await gh.rest.repos.getBranch({ ...fk, branch: "main" })).data.protected, true);
+  await rejectsWith(gh.rest.repos.createOrUpdateFileContents({ ...fk, path: "x.md", message: "direct", content: b64("x") }), 409,
+    (d) => assert.equal(d.message, "Changes must be made through a pull request."));
+  await gh.rest.repos.updateBranchProtection({ ...fk, branch: "main", required_status_checks: null, enforce_admins: false,
+    required_pull_request_reviews: null, restrictions: null });
+  assert.equal((await gh.rest.repos.createOrUpdateFileContents({ ...fk, path: "x.md", message: "admin bypass", content: b64("x") })).status, 201,
+    "the owner passes a protection that does not enforce admins");
+  assert.equal((await gh.rest.repos.deleteBranchProtection({ ...fk, branch: "main" })).status, 204);
+  await rejectsWith(gh.rest.repos.getBranchProtection({ ...fk, branch: "main" }), 404, (d) => assert.equal(d.message, "Branch not protected"));
+}
+
 // ---- the tape: every write names its tool, sets state_mutation and the touched row
 async function tape() {
   const res = await fetch(`${restUrl}/_pome/events`, { headers: { authorization: `Bearer ${sb.session_token}` } });
@@ -328,7 +348,7 @@ const writes = rows.filter((x) => x.state_mutation);
 const tools = new Set(writes.map((x) => x.tool));
 for (const t of ["create_branch", "create_or_update_file", "delete_file", "create_release", "add_repository_collaborator",
   "create_repository", "fork_repository", "delete_branch", "create_git_blob", "create_git_tree", "create_git_commit",
-  "update_git_ref"]) assert.ok(tools.has(t), `a write stamped ${t}`);
+  "update_git_ref", "update_branch_protection", "update_repository", "delete_repository"]) assert.ok(tools.has(t), `a write stamped ${t}`);
 const bump = writes.find((x) => x.tool === "create_or_update_file");
 assert.equal(bump.state_delta.before.name, "release-1.1");
 assert.equal(bump.state_delta.before.sha, mainSha);
