@@ -164,6 +164,11 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
                 if (!n || json_object_set_new(names, n, json_boolean(slash != NULL)) < 0)
                         return -ENOMEM;
         }
+        /* every directory's tree sha in one pass */
+        _cleanup_json_ json_t *dirs = json_object();
+        char root_sha[TWIN_SHA1_HEX];
+        if (!dirs || gh_tree_shas(tree, dirs, root_sha) < 0)
+                return -ENOMEM;
         size_t cnt = json_object_size(names), i = 0;
         _cleanup_free_ const char **sorted = calloc(cnt + 1, sizeof(char *));
         if (!sorted)
@@ -181,13 +186,10 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
                 if (asprintf(&full, "%s%s%s", path, path[0] ? "/" : "", sorted[i]) < 0)
                         return -ENOMEM;
                 json_t *e;
-                if (json_is_true(json_object_get(names, sorted[i]))) {
-                        _cleanup_json_ json_t *st = subtree(tree, full);
-                        char tsha[TWIN_SHA1_HEX];
-                        if (!st || gh_tree_sha(st, tsha) < 0)
-                                return -ENOMEM;
-                        e = render_entry(c, repo, at, full, "dir", tsha, 0);
-                } else
+                if (json_is_true(json_object_get(names, sorted[i])))
+                        e = render_entry(c, repo, at, full, "dir",
+                                         json_string_value(json_object_get(dirs, full)), 0);
+                else
                         e = render_file(c, repo, at, full,
                                         json_string_value(json_object_get(tree, full)), false);
                 if (json_array_append_new(out, e) < 0)
@@ -229,7 +231,7 @@ static int write_branch(TwinCall *c, TwinReply *rp, json_t *repo, const char **r
         bool empty = json_array_size(json_object_get(repo, "branches")) == 0;
         if (!b && !(empty && streq(name, json_get_str(repo, "default_branch"))))
                 return gh_fail(rp, 404, "Branch not found");
-        if (b && json_is_true(json_object_get(b, "protected")))
+        if (b && gh_branch_blocks(c, repo, b))
                 return gh_fail(rp, 409, "Changes must be made through a pull request.");
         *ret_name = name;
         *ret_branch = b;
@@ -245,8 +247,9 @@ static json_t *commit_tree(TwinCall *c, TwinReply *rp, json_t *repo, const char 
                            json_t *branch, json_t *tree, const char *message)
 {
         const char *parent = branch ? json_get_str(branch, "sha") : NULL;
-        json_t *commit = gh_commit_new(c, repo, parent, NULL, tree, message,
-                                       json_get_str(c->world, "viewer"));
+        json_t *commit = gh_commit_add_as(
+                c->world, repo, parent, NULL, tree, message, json_get_str(c->world, "viewer"),
+                json_object_get(c->args, "author"), json_object_get(c->args, "committer"), c->now);
         if (!commit)
                 return NULL;
         const char *sha = json_get_str(commit, "sha");
@@ -266,14 +269,35 @@ static json_t *commit_tree(TwinCall *c, TwinReply *rp, json_t *repo, const char 
         return commit;
 }
 
-/* The message argument of a write (required, non-empty). 1, 0 with a 422 in rp. */
+/*
+ * args author and committer, when given, must be {name, email, date?} with strings (REST's
+ * commit identity); 1, or 0 with the 422 in rp.
+ */
+int gh_arg_identities(TwinCall *c, TwinReply *rp)
+{
+        const char *keys[] = {"author", "committer"};
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *o = json_object_get(c->args, keys[i]);
+                if (!o || json_is_null(o))
+                        continue;
+                json_t *d = json_object_get(o, "date");
+                if (!json_is_object(o) || !json_is_string(json_object_get(o, "name")) ||
+                    !json_is_string(json_object_get(o, "email")) ||
+                    (d && !(json_is_string(d) && gh_time_valid(json_string_value(d)))))
+                        return gh_invalid(rp, "Commit", keys[i], "invalid");
+        }
+        return 1;
+}
+
+/* The message argument of a write (required, non-empty), and the identities. 1, 0 with a
+ * 422 in rp. */
 static int arg_message(TwinCall *c, TwinReply *rp, const char **ret)
 {
         int r = twin_arg_str(c->args, "message", ret);
         if (r < 0 || !(*ret)[0])
                 return gh_invalid(rp, "Commit", "message",
                                   r == -EINVAL ? "invalid" : "missing_field");
-        return 1;
+        return gh_arg_identities(c, rp);
 }
 
 /*
@@ -361,15 +385,8 @@ int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp)
         if ((r = check_blob_sha(c, rp, path, cur, true)) <= 0)
                 return r;
         /* a file cannot take the place of a directory, nor sit below a file */
-        const char *k;
-        json_t *v;
-        size_t pl = strlen(path);
-        json_object_foreach (tree, k, v) {
-                size_t kl = strlen(k);
-                if ((kl > pl && strncmp(k, path, pl) == 0 && k[pl] == '/') ||
-                    (pl > kl && strncmp(path, k, kl) == 0 && path[kl] == '/'))
-                        return gh_invalid(rp, "Commit", "path", "invalid");
-        }
+        if (!cur && gh_path_conflicts(tree, NULL, path))
+                return gh_invalid(rp, "Commit", "path", "invalid");
         _cleanup_json_ json_t *next = tree ? json_copy(tree) : json_object();
         if (!next || json_object_set_new(next, path, json_string(content)) < 0)
                 return -ENOMEM;
@@ -450,15 +467,8 @@ int gh_act_push_files(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
         }
         /* no path may be both a file and a directory of the new tree */
-        const char *k, *k2;
-        json_t *v, *v2;
-        json_object_foreach (next, k, v) {
-                size_t kl = strlen(k);
-                json_object_foreach (next, k2, v2) {
-                        if (strlen(k2) > kl && strncmp(k2, k, kl) == 0 && k2[kl] == '/')
-                                return gh_invalid(rp, "Commit", "files", "invalid");
-                }
-        }
+        if (gh_tree_conflict(next))
+                return gh_invalid(rp, "Commit", "files", "invalid");
         json_t *commit = commit_tree(c, rp, repo, branch_name, branch, next, message);
         if (!commit)
                 return -ENOMEM;
@@ -553,7 +563,8 @@ int gh_act_list_commits(TwinCall *c, TwinReply *rp)
         if (!out)
                 return -ENOMEM;
         json_array_foreach (page, i, x) {
-                if (json_array_append_new(out, gh_render_commit(c, repo, x, false)) < 0)
+                if (json_array_append_new(
+                            out, gh_pick_fields(c, gh_render_commit(c, repo, x, false))) < 0)
                         return -ENOMEM;
         }
         return twin_reply_body(rp, 200, TAKE_PTR(out));
@@ -657,4 +668,26 @@ int gh_act_compare_commits(TwinCall *c, TwinReply *rp)
                           status, "ahead_by", (json_int_t)na, "behind_by", (json_int_t)nb,
                           "total_commits", (json_int_t)na, "commits", TAKE_PTR(commits), "files",
                           files));
+}
+
+/* GET /repos/{o}/{r}/readme?ref=: the README at the root (any case and extension). */
+int gh_act_get_readme(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *refname;
+        const char *sha = arg_read_ref(c, repo, &refname);
+        json_t *tree = sha ? gh_tree_at(repo, sha) : NULL;
+        const char *k;
+        json_t *v;
+        json_object_foreach (tree, k, v) {
+                if (!strchr(k, '/') && strncasecmp(k, "readme", 6) == 0 &&
+                    (k[6] == 0 || k[6] == '.'))
+                        return twin_reply_body(
+                                rp, 200,
+                                render_file(c, repo, refname, k, json_string_value(v), true));
+        }
+        return gh_not_found(rp);
 }

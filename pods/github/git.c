@@ -18,6 +18,7 @@
  * the same files give the same shas as `git hash-object` would.
  */
 #include <strings.h>
+#include <time.h>
 
 #include "common/json-util.h"
 #include "pods/github/github.h"
@@ -66,7 +67,7 @@ static int path_cmp(const void *a, const void *b)
  * of files and of subdirectories, each subdirectory a contiguous range.
  */
 static int tree_level(json_t *tree, const char **paths, size_t lo, size_t hi, size_t prefix_len,
-                      char out[TWIN_SHA1_HEX])
+                      json_t *dirs, char out[TWIN_SHA1_HEX])
 {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
@@ -84,8 +85,14 @@ static int tree_level(json_t *tree, const char **paths, size_t lo, size_t hi, si
                         size_t nl = (size_t)(slash - name) + 1; /* "dir/" */
                         while (next < hi && strncmp(paths[next] + prefix_len, name, nl) == 0)
                                 next++;
-                        r = tree_level(tree, paths, i, next, prefix_len + nl, sha);
+                        r = tree_level(tree, paths, i, next, prefix_len + nl, dirs, sha);
                         fprintf(f, "40000 %.*s", (int)(nl - 1), name);
+                        if (r >= 0 && dirs) {
+                                /* the directory's path is this path up to its slash */
+                                _cleanup_free_ char *d = strndup(paths[i], prefix_len + nl - 1);
+                                if (!d || json_object_set_new(dirs, d, json_string(sha)) < 0)
+                                        r = -ENOMEM;
+                        }
                 } else {
                         json_t *content = json_object_get(tree, paths[i]);
                         gh_blob_sha(json_string_value(content), json_string_length(content), sha);
@@ -110,6 +117,15 @@ static int tree_level(json_t *tree, const char **paths, size_t lo, size_t hi, si
  */
 int gh_tree_sha(const json_t *tree, char out[TWIN_SHA1_HEX])
 {
+        return gh_tree_shas(tree, NULL, out);
+}
+
+/*
+ * gh_tree_sha that also records, when dirs is not NULL, every directory of tree as dir path
+ * → its tree sha (one pass over the tree, however many directories it has). 0 or -ENOMEM.
+ */
+int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX])
+{
         size_t n = json_object_size(tree), i = 0;
         _cleanup_free_ const char **paths = calloc(n + 1, sizeof(char *));
         if (!paths)
@@ -119,7 +135,7 @@ int gh_tree_sha(const json_t *tree, char out[TWIN_SHA1_HEX])
         json_object_foreach ((json_t *)tree, k, v)
                 paths[i++] = k;
         qsort(paths, n, sizeof(char *), path_cmp);
-        return tree_level((json_t *)tree, paths, 0, n, 0, out);
+        return tree_level((json_t *)tree, paths, 0, n, 0, dirs, out);
 }
 
 /* ------------------------------------------------------------------ lookups */
@@ -218,6 +234,72 @@ json_t *gh_tree_at(json_t *repo, const char *ref)
         return sha ? json_object_get(gh_commit_find(repo, sha), "tree") : NULL;
 }
 
+/* ------------------------------------------------------------------ path conflicts */
+
+/* Is the directory dir (len bytes of a path) a file of tree? */
+static bool file_at(const json_t *tree, const char *dir, size_t len)
+{
+        char buf[1024];
+        if (len >= sizeof(buf))
+                return false; /* longer than any path a world holds (PATH_MAX of git: 4096) */
+        memcpy(buf, dir, len);
+        buf[len] = 0;
+        return json_object_get(tree, buf) != NULL;
+}
+
+/*
+ * Would adding path to tree (borrowed {"path": content}) put a file where a directory is,
+ * or below a file? dirs (borrowed, may be NULL: computed) holds tree's directories, as
+ * gh_tree_dirs makes them. Linear in the length of path, so checking every file of a big
+ * tree stays linear.
+ */
+bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path)
+{
+        _cleanup_json_ json_t *own = dirs ? NULL : gh_tree_dirs(tree);
+        if (json_object_get(dirs ? dirs : own, path))
+                return true;
+        for (const char *s = strchr(path, '/'); s; s = strchr(s + 1, '/'))
+                if (file_at(tree, path, (size_t)(s - path)))
+                        return true;
+        return false;
+}
+
+/* The directories of tree, as an object dir → true (new reference; NULL on OOM). */
+json_t *gh_tree_dirs(const json_t *tree)
+{
+        json_t *dirs = json_object();
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)tree, k, v) {
+                for (const char *s = strchr(k, '/'); dirs && s; s = strchr(s + 1, '/')) {
+                        char buf[1024];
+                        size_t len = (size_t)(s - k);
+                        if (len >= sizeof(buf))
+                                break;
+                        memcpy(buf, k, len);
+                        buf[len] = 0;
+                        if (json_object_set(dirs, buf, json_true()) < 0) {
+                                json_decref(dirs);
+                                dirs = NULL;
+                        }
+                }
+        }
+        return dirs;
+}
+
+/* The first path of tree that sits below another of its files (borrowed), or NULL. */
+const char *gh_tree_conflict(const json_t *tree)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)tree, k, v) {
+                for (const char *s = strchr(k, '/'); s; s = strchr(s + 1, '/'))
+                        if (file_at(tree, k, (size_t)(s - k)))
+                                return k;
+        }
+        return NULL;
+}
+
 /* ------------------------------------------------------------------ new commits */
 
 /* git's identity of login: its name (else the login) and GitHub's noreply address. */
@@ -248,6 +330,31 @@ static json_t *identity(json_t *w, const char *login, const char *date)
 json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *parent2,
                       const json_t *tree, const char *message, const char *login, int64_t when)
 {
+        return gh_commit_add_as(w, repo, parent1, parent2, tree, message, login, NULL, NULL, when);
+}
+
+/* A git identity line's person: the override's name and email, else base's; its date. */
+static json_t *person(const json_t *base, const json_t *over, const char *date, int64_t *when)
+{
+        const char *d = json_get_str(over, "date");
+        struct tm tm = {};
+        if (d && gh_time_valid(d) && strptime(d, "%Y-%m-%dT%H:%M:%SZ", &tm))
+                *when = (int64_t)timegm(&tm);
+        else
+                d = date;
+        const char *name = json_get_str(over, "name"), *email = json_get_str(over, "email");
+        return json_pack("{s:s, s:s, s:s}", "name", name ? name : json_get_str(base, "name"),
+                         "email", email ? email : json_get_str(base, "email"), "date", d);
+}
+
+/*
+ * gh_commit_add with the author and committer given ({name, email, date?}, borrowed, each
+ * may be NULL: login's identity at when), as the REST API's author/committer parameters.
+ */
+json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                         const json_t *tree, const char *message, const char *login,
+                         const json_t *author_as, const json_t *committer_as, int64_t when)
+{
         char date[32], tree_sha[TWIN_SHA1_HEX], sha[TWIN_SHA1_HEX];
         twin_format_time(when, date, sizeof(date));
         _cleanup_json_ json_t *copy = tree ? json_copy((json_t *)tree) : json_object();
@@ -270,8 +377,11 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         if (gh_tree_sha(sorted, tree_sha) < 0)
                 return NULL;
 
-        _cleanup_json_ json_t *author = identity(w, login, date), *parents = json_array();
-        if (!author || !parents)
+        _cleanup_json_ json_t *me = identity(w, login, date), *parents = json_array();
+        int64_t awhen = when, cwhen = when;
+        _cleanup_json_ json_t *author = me ? person(me, author_as, date, &awhen) : NULL,
+                              *committer = me ? person(me, committer_as, date, &cwhen) : NULL;
+        if (!author || !committer || !parents)
                 return NULL;
         const char *ps[] = {parent1, parent2};
         for (i = 0; i < ELEMENTSOF(ps); i++)
@@ -287,10 +397,10 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         for (i = 0; i < ELEMENTSOF(ps); i++)
                 if (ps[i])
                         fprintf(f, "parent %s\n", ps[i]);
-        for (i = 0; i < 2; i++)
-                fprintf(f, "%s %s <%s> %lld +0000\n", i ? "committer" : "author",
-                        json_get_str(author, "name"), json_get_str(author, "email"),
-                        (long long)when);
+        fprintf(f, "author %s <%s> %lld +0000\n", json_get_str(author, "name"),
+                json_get_str(author, "email"), (long long)awhen);
+        fprintf(f, "committer %s <%s> %lld +0000\n", json_get_str(committer, "name"),
+                json_get_str(committer, "email"), (long long)cwhen);
         fprintf(f, "\n%s", strempty(message));
         if (fclose(f) != 0 || !obj)
                 return NULL;
@@ -299,7 +409,7 @@ json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *
         json_t *row =
                 json_pack("{s:s, s:s, s:O, s:s, s:O, s:O, s:s?, s:O}", "sha", sha, "tree_sha",
                           tree_sha, "parents", parents, "message", strempty(message), "author",
-                          author, "committer", author, "login", login, "tree", sorted);
+                          author, "committer", committer, "login", login, "tree", sorted);
         if (!row || json_array_append_new(json_object_get(repo, "commits"), row) < 0)
                 return NULL;
         return row;
@@ -317,10 +427,14 @@ json_t *gh_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char
 /* 2026-01-01T00:00:00Z (GH_SEED_TIME) in seconds since the epoch: seeded commits' time. */
 #define GH_SEED_EPOCH 1767225600
 
-/* A file path git can store: relative, '/'-separated, no empty, "." or ".." segment. */
+/*
+ * A file path git can store: relative, '/'-separated, no empty, "." or ".." segment, and
+ * (the twin's own bound) shorter than 1024 bytes.
+ */
 bool gh_path_valid(const char *p)
 {
-        if (!p || !p[0] || p[0] == '/' || p[strlen(p) - 1] == '/' || strstr(p, "//"))
+        if (!p || !p[0] || strlen(p) >= 1024 || p[0] == '/' || p[strlen(p) - 1] == '/' ||
+            strstr(p, "//"))
                 return false;
         for (const char *s = p; *s;) {
                 size_t l = strcspn(s, "/");
@@ -528,8 +642,8 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                                        "%s.default_branch: must be a valid branch name", path);
 
         /* per branch, in order of first mention: its files (default branch first) */
-        _cleanup_json_ json_t *trees = json_object(), *order = json_array();
-        if (!trees || !order || json_object_set_new(trees, def, json_object()) < 0 ||
+        _cleanup_json_ json_t *trees = json_object(), *tdirs = json_object(), *order = json_array();
+        if (!trees || !tdirs || !order || json_object_set_new(trees, def, json_object()) < 0 ||
             json_array_append_new(order, json_string(def)) < 0)
                 return -ENOMEM;
         size_t i;
@@ -562,17 +676,21 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                                 return -ENOMEM;
                 }
                 /* a file cannot also be a directory of the same tree */
-                const char *k;
-                json_t *x;
-                size_t fl = strlen(fpath);
-                json_object_foreach (t, k, x) {
-                        size_t kl = strlen(k);
-                        if ((kl > fl && strncmp(k, fpath, fl) == 0 && k[fl] == '/') ||
-                            (fl > kl && strncmp(fpath, k, kl) == 0 && fpath[kl] == '/'))
-                                return twin_seed_error(s->err, s->errlen,
-                                                       "%s.path: \"%s\" is both a file and a "
-                                                       "directory on branch %s",
-                                                       p, fpath, branch);
+                json_t *dirs = json_object_get(tdirs, branch);
+                if (!dirs) {
+                        dirs = json_object();
+                        if (json_object_set_new(tdirs, branch, dirs) < 0)
+                                return -ENOMEM;
+                }
+                if (!json_object_get(t, fpath) && gh_path_conflicts(t, dirs, fpath))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.path: \"%s\" is both a file and a "
+                                               "directory on branch %s",
+                                               p, fpath, branch);
+                for (const char *sl = strchr(fpath, '/'); sl; sl = strchr(sl + 1, '/')) {
+                        _cleanup_free_ char *d = strndup(fpath, (size_t)(sl - fpath));
+                        if (!d || json_object_set(dirs, d, json_true()) < 0)
+                                return -ENOMEM;
                 }
                 if (json_object_set_new(t, fpath, json_string(content)) < 0)
                         return -ENOMEM;
@@ -595,24 +713,16 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 _cleanup_json_ json_t *t = json_copy(deftree);
                 if (!t || json_object_update(t, json_object_get(trees, name)) < 0)
                         return -ENOMEM;
-                /* an overlaid file may replace a directory of the default tree, or sit in one */
+                /* an overlaid file may replace a directory of the default tree, or sit in
+                 * one: the default tree's file gives way */
+                json_t *own = json_object_get(trees, name);
+                json_t *own_dirs = json_object_get(tdirs, name);
                 const char *k;
                 json_t *x;
                 void *tmp;
                 json_object_foreach_safe (t, tmp, k, x) {
-                        size_t kl = strlen(k);
-                        if (json_object_get(json_object_get(trees, name), k))
-                                continue;
-                        const char *o;
-                        json_t *y;
-                        json_object_foreach (json_object_get(trees, name), o, y) {
-                                size_t ol = strlen(o);
-                                if ((kl > ol && strncmp(k, o, ol) == 0 && k[ol] == '/') ||
-                                    (ol > kl && strncmp(o, k, kl) == 0 && o[kl] == '/')) {
-                                        json_object_del(t, k);
-                                        break;
-                                }
-                        }
+                        if (!json_object_get(own, k) && gh_path_conflicts(own, own_dirs, k))
+                                json_object_del(t, k);
                 }
                 _cleanup_free_ char *msg = NULL;
                 if (asprintf(&msg, "Update %s", name) < 0)

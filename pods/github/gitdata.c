@@ -81,17 +81,15 @@ static json_t *tree_find(json_t *repo, const char *sha)
         json_t *b;
         json_array_foreach (json_object_get(repo, "branches"), i, b) {
                 json_t *head = gh_tree_at(repo, json_get_str(b, "sha"));
-                const char *k;
+                _cleanup_json_ json_t *dirs = json_object();
+                char h[TWIN_SHA1_HEX];
+                if (!dirs || gh_tree_shas(head, dirs, h) < 0)
+                        return NULL;
+                const char *dir;
                 json_t *v;
-                json_object_foreach (head, k, v) {
-                        /* every directory of the head: the prefixes of each path */
-                        for (const char *s = strchr(k, '/'); s; s = strchr(s + 1, '/')) {
-                                _cleanup_free_ char *dir = strndup(k, (size_t)(s - k));
-                                _cleanup_json_ json_t *st = dir ? subtree(head, dir) : NULL;
-                                char h[TWIN_SHA1_HEX];
-                                if (st && gh_tree_sha(st, h) >= 0 && streq(h, sha))
-                                        return TAKE_PTR(st);
-                        }
+                json_object_foreach (dirs, dir, v) {
+                        if (streq(json_string_value(v), sha))
+                                return subtree(head, dir);
                 }
         }
         return NULL;
@@ -101,9 +99,10 @@ static json_t *render_tree(TwinCall *c, json_t *repo, const json_t *tree, const 
                            bool recursive)
 {
         const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
-        _cleanup_json_ json_t *entries = json_array(), *dirs = json_object();
+        _cleanup_json_ json_t *entries = json_array(), *dirs = json_object(), *shas = json_object();
         _cleanup_free_ char *url = NULL;
-        if (!entries || !dirs ||
+        char root[TWIN_SHA1_HEX];
+        if (!entries || !dirs || !shas || gh_tree_shas(tree, shas, root) < 0 ||
             asprintf(&url, "%s/repos/%s/%s/git/trees/%s", c->base_url, owner, name, sha) < 0)
                 return NULL;
         size_t n = json_object_size(tree), i = 0;
@@ -129,10 +128,9 @@ static json_t *render_tree(TwinCall *c, json_t *repo, const json_t *tree, const 
                                 return NULL;
                         if (json_object_get(dirs, dir) || (!recursive && strchr(dir, '/')))
                                 continue;
-                        _cleanup_json_ json_t *st = subtree(tree, dir);
-                        char h[TWIN_SHA1_HEX];
+                        const char *h = json_string_value(json_object_get(shas, dir));
                         _cleanup_free_ char *du = NULL;
-                        if (!st || gh_tree_sha(st, h) < 0 ||
+                        if (!h ||
                             asprintf(&du, "%s/repos/%s/%s/git/trees/%s", c->base_url, owner, name,
                                      h) < 0 ||
                             json_object_set_new(dirs, dir, json_true()) < 0 ||
@@ -326,17 +324,8 @@ int gh_act_create_git_tree(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
         }
         /* no path may be a file and a directory at once */
-        const char *k, *k2;
-        json_t *v, *v2;
-        json_object_foreach (tree, k, v) {
-                size_t kl = strlen(k);
-                json_object_foreach (tree, k2, v2) {
-                        if (strlen(k2) > kl && strncmp(k2, k, kl) == 0 && k2[kl] == '/')
-                                return gh_fail(rp, 422,
-                                               "tree contains a file and a directory "
-                                               "of the same name");
-                }
-        }
+        if (gh_tree_conflict(tree))
+                return gh_fail(rp, 422, "tree contains a file and a directory of the same name");
         char h[TWIN_SHA1_HEX];
         if (gh_tree_sha(tree, h) < 0)
                 return -ENOMEM;
@@ -398,8 +387,11 @@ int gh_act_create_git_commit(TwinCall *c, TwinReply *rp)
                                        "object");
                 p[i] = json_get_str(pc, "sha");
         }
-        json_t *commit =
-                gh_commit_new(c, repo, p[0], p[1], tree, message, json_get_str(c->world, "viewer"));
+        if ((r = gh_arg_identities(c, rp)) <= 0)
+                return r;
+        json_t *commit = gh_commit_add_as(
+                c->world, repo, p[0], p[1], tree, message, json_get_str(c->world, "viewer"),
+                json_object_get(c->args, "author"), json_object_get(c->args, "committer"), c->now);
         if (!commit || (r = twin_reply_mutation(rp, NULL, commit)) < 0)
                 return commit ? r : -ENOMEM;
         /* the blobs and tree it used are part of history now */
@@ -440,7 +432,7 @@ int gh_act_update_git_ref(TwinCall *c, TwinReply *rp)
                 return gh_fail(rp, 422, "Object does not exist");
         sha = json_get_str(commit, "sha");
         const char *old = json_get_str(row, "sha");
-        if (!tag && json_is_true(json_object_get(row, "protected")))
+        if (!tag && gh_branch_blocks(c, repo, row))
                 return gh_fail(rp, 422, "Protected branch update failed");
         if (!force && !streq(old, sha)) {
                 _cleanup_json_ json_t *ahead = gh_commits_between(repo, sha, old, false);

@@ -1284,6 +1284,15 @@ static const TwinHandler github_handlers[] = {
         {"get_git_commit", gh_act_get_git_commit},
         {"create_git_commit", gh_act_create_git_commit},
         {"update_git_ref", gh_act_update_git_ref},
+        {"list_repositories_for_authenticated_user",
+         gh_act_list_repositories_for_authenticated_user},
+        {"list_repositories_for_user", gh_act_list_repositories_for_user},
+        {"list_org_repositories", gh_act_list_org_repositories},
+        {"get_readme", gh_act_get_readme},
+        {"update_repository", gh_act_update_repository},
+        {"delete_repository", gh_act_delete_repository},
+        {"get_branch_protection", gh_act_get_branch_protection},
+        {"update_branch_protection", gh_act_update_branch_protection},
 };
 
 const TwinKind twin_kind_github = {

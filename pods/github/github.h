@@ -235,3 +235,21 @@ int gh_act_create_git_tree(TwinCall *c, TwinReply *rp);
 int gh_act_get_git_commit(TwinCall *c, TwinReply *rp);
 int gh_act_create_git_commit(TwinCall *c, TwinReply *rp);
 int gh_act_update_git_ref(TwinCall *c, TwinReply *rp);
+json_t *gh_tree_dirs(const json_t *tree);
+bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path);
+const char *gh_tree_conflict(const json_t *tree);
+int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX]);
+int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
+int gh_act_get_readme(TwinCall *c, TwinReply *rp);
+json_t *gh_pick_fields(TwinCall *c, json_t *item);
+json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                         const json_t *tree, const char *message, const char *login,
+                         const json_t *author_as, const json_t *committer_as, int64_t when);
+int gh_arg_identities(TwinCall *c, TwinReply *rp);
+int gh_act_update_repository(TwinCall *c, TwinReply *rp);
+int gh_act_delete_repository(TwinCall *c, TwinReply *rp);
+bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch);
+int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp);
+int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp);

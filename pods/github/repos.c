@@ -48,6 +48,29 @@ int gh_fail(TwinReply *rp, int status, const char *message)
         return rp->body ? 0 : -ENOMEM;
 }
 
+/*
+ * github-mcp-server's `fields`: when args name a subset of an item's fields, a new object
+ * with those only (item is released); else item itself. NULL on OOM (item released).
+ */
+json_t *gh_pick_fields(TwinCall *c, json_t *item)
+{
+        json_t *fields = json_object_get(c->args, "fields");
+        if (!json_is_array(fields) || json_array_size(fields) == 0 || !json_is_object(item))
+                return item;
+        json_t *out = json_object();
+        size_t i;
+        json_t *f;
+        json_array_foreach (fields, i, f) {
+                json_t *v = json_is_string(f) ? json_object_get(item, json_string_value(f)) : NULL;
+                if (out && v && json_object_set(out, json_string_value(f), v) < 0) {
+                        json_decref(out);
+                        out = NULL;
+                }
+        }
+        json_decref(item);
+        return out;
+}
+
 /* The items of array page rendered by fn, into a 200 reply. */
 static int reply_rendered(TwinCall *c, TwinReply *rp, json_t *repo, json_t *page,
                           json_t *(*fn)(TwinCall *, json_t *, json_t *))
@@ -58,7 +81,7 @@ static int reply_rendered(TwinCall *c, TwinReply *rp, json_t *repo, json_t *page
         size_t i;
         json_t *x;
         json_array_foreach (page, i, x) {
-                if (json_array_append_new(out, fn(c, repo, x)) < 0)
+                if (json_array_append_new(out, gh_pick_fields(c, fn(c, repo, x))) < 0)
                         return -ENOMEM;
         }
         return twin_reply_body(rp, 200, TAKE_PTR(out));
@@ -88,7 +111,9 @@ json_t *gh_render_repo_full(TwinCall *c, json_t *repo)
             json_object_set_new(body, "stargazers_count", json_integer(0)) < 0 ||
             json_object_set_new(body, "watchers_count", json_integer(0)) < 0 ||
             json_object_set_new(body, "size", json_integer(0)) < 0 ||
-            json_object_set_new(body, "language", json_null()) < 0)
+            json_object_set_new(body, "language", json_null()) < 0 ||
+            json_object_set_new(body, "archived",
+                                json_boolean(json_is_true(json_object_get(repo, "archived")))) < 0)
                 return NULL;
         if (parent) {
                 char owner[128];
@@ -285,8 +310,16 @@ static json_t *render_branch_short(TwinCall *c, json_t *repo, json_t *b)
         if (asprintf(&url, "%s/repos/%s/%s/commits/%s", c->base_url, json_get_str(repo, "owner"),
                      json_get_str(repo, "name"), sha) < 0)
                 return NULL;
-        return json_pack("{s:O, s:{s:s, s:s}, s:O}", "name", json_object_get(b, "name"), "commit",
-                         "sha", sha, "url", url, "protected", json_object_get(b, "protected"));
+        json_t *out =
+                json_pack("{s:O, s:{s:s, s:s}, s:O}", "name", json_object_get(b, "name"), "commit",
+                          "sha", sha, "url", url, "protected", json_object_get(b, "protected"));
+        /* github-mcp-server's `fields` names the head sha "sha" */
+        if (out && json_is_array(json_object_get(c->args, "fields")) &&
+            json_object_set_new(out, "sha", json_string(sha)) < 0) {
+                json_decref(out);
+                return NULL;
+        }
+        return out;
 }
 
 static int branch_cmp(const void *a, const void *b)
@@ -539,8 +572,15 @@ int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp)
         _cleanup_json_ json_t *all = json_array(), *page = NULL;
         if (!all)
                 return -ENOMEM;
+        const char *affiliation = "all";
+        if (twin_arg_str(c->args, "affiliation", &affiliation) == -EINVAL ||
+            (!streq(affiliation, "all") && !streq(affiliation, "direct") &&
+             !streq(affiliation, "outside")))
+                return gh_invalid(rp, "Collaborator", "affiliation", "invalid");
         json_t *o = gh_user_find(c->world, json_get_str(repo, "owner"));
-        if (o && !streq_ptr(json_get_str(o, "type"), "Organization") &&
+        /* the owner is no outside collaborator */
+        if (o && !streq(affiliation, "outside") &&
+            !streq_ptr(json_get_str(o, "type"), "Organization") &&
             json_array_append(all, json_object_get(o, "login")) < 0)
                 return -ENOMEM;
         size_t i;
@@ -887,4 +927,374 @@ int gh_act_create_release(TwinCall *c, TwinReply *rp)
         if ((r = twin_reply_mutation(rp, NULL, row)) < 0)
                 return r;
         return twin_reply_body(rp, 201, render_release(c, repo, row));
+}
+
+/* ------------------------------------------------------------------ repository lists */
+
+typedef struct RepoOrder {
+        const char *key; /* "full_name" (owner/name), or a time field */
+        bool desc;
+} RepoOrder;
+
+static int repo_cmp(const void *a, const void *b, void *userdata)
+{
+        const RepoOrder *o = userdata;
+        json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+        int d;
+        if (streq(o->key, "full_name")) {
+                d = strcasecmp(json_get_str(x, "owner"), json_get_str(y, "owner"));
+                if (!d)
+                        d = strcasecmp(json_get_str(x, "name"), json_get_str(y, "name"));
+        } else {
+                d = strcmp(strempty(json_get_str(x, o->key)), strempty(json_get_str(y, o->key)));
+                if (!d) {
+                        json_int_t ix = json_integer_value(json_object_get(x, "id")),
+                                   iy = json_integer_value(json_object_get(y, "id"));
+                        d = (ix > iy) - (ix < iy);
+                }
+        }
+        return o->desc ? -d : d;
+}
+
+/*
+ * The repositories of the world a list shows: who names the list's owner (NULL: the viewer's
+ * own and collaborations), include_private whether private ones the viewer may see count.
+ * Sorted by sort (full_name, created, updated, pushed) and direction (default: asc for
+ * full_name, else desc), paged. GitHub "List repositories for ..." endpoints.
+ */
+static int list_repos(TwinCall *c, TwinReply *rp, const char *who, bool include_private,
+                      const char *default_sort)
+{
+        const char *viewer = json_get_str(c->world, "viewer"), *sort = default_sort,
+                   *direction = NULL, *visibility = "all", *type = "all";
+        if (twin_arg_str(c->args, "sort", &sort) == -EINVAL ||
+            (!streq(sort, "full_name") && !streq(sort, "created") && !streq(sort, "updated") &&
+             !streq(sort, "pushed")))
+                return gh_invalid(rp, "Repository", "sort", "invalid");
+        if (twin_arg_str(c->args, "direction", &direction) == -EINVAL ||
+            (direction && !streq(direction, "asc") && !streq(direction, "desc")))
+                return gh_invalid(rp, "Repository", "direction", "invalid");
+        if (twin_arg_str(c->args, "visibility", &visibility) == -EINVAL ||
+            (!streq(visibility, "all") && !streq(visibility, "public") &&
+             !streq(visibility, "private")))
+                return gh_invalid(rp, "Repository", "visibility", "invalid");
+        (void)twin_arg_str(c->args, "type", &type);
+        json_t *repos = json_object_get(c->world, "repositories");
+        size_t n = 0, i;
+        json_t *r;
+        _cleanup_free_ json_t **v = calloc(json_array_size(repos) + 1, sizeof(json_t *));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach (repos, i, r) {
+                const char *owner = json_get_str(r, "owner");
+                bool priv = json_is_true(json_object_get(r, "private"));
+                bool member = viewer && gh_repo_member(r, viewer);
+                if (priv && !(include_private && member))
+                        continue;
+                if ((streq(visibility, "public") && priv) ||
+                    (streq(visibility, "private") && !priv))
+                        continue;
+                if (who) {
+                        if (strcasecmp(owner, who) != 0)
+                                continue;
+                } else {
+                        bool own = viewer && strcasecmp(owner, viewer) == 0;
+                        if (!member || (streq(type, "owner") && !own) ||
+                            (streq(type, "member") && own))
+                                continue;
+                }
+                if (who && (streq(type, "forks") || streq(type, "sources")) &&
+                    streq(type, "forks") != (json_get_str(r, "parent") != NULL))
+                        continue;
+                v[n++] = r;
+        }
+        RepoOrder order = {.key = streq(sort, "full_name") ? "full_name"
+                                  : streq(sort, "created") ? "created_at"
+                                                           : "updated_at",
+                           .desc = direction ? streq(direction, "desc")
+                                             : !streq(sort, "full_name")};
+        qsort_r(v, n, sizeof(json_t *), repo_cmp, &order);
+        _cleanup_json_ json_t *all = json_array(), *page = NULL, *out = json_array();
+        if (!all || !out)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (json_array_append(all, v[i]) < 0)
+                        return -ENOMEM;
+        int ret = gh_paginate(c, rp, all, &page);
+        if (ret < 0)
+                return ret;
+        json_array_foreach (page, i, r) {
+                if (json_array_append_new(out, gh_render_repo_full(c, r)) < 0)
+                        return -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
+}
+
+/* GET /user/repos {visibility, affiliation, type, sort, direction}: the viewer's own and
+ * collaborations, private ones included. */
+int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp)
+{
+        return list_repos(c, rp, NULL, true, "full_name");
+}
+
+/* GET /users/{username}/repos {type, sort, direction}: a user's public repositories. */
+int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp)
+{
+        const char *who;
+        json_t *u =
+                twin_arg_str(c->args, "username", &who) == 0 ? gh_user_find(c->world, who) : NULL;
+        if (!u)
+                return gh_not_found(rp);
+        return list_repos(c, rp, json_get_str(u, "login"), false, "full_name");
+}
+
+/* GET /orgs/{org}/repos {type, sort, direction}: an organisation's repositories (private
+ * ones when the viewer collaborates on them), newest first. */
+int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp)
+{
+        const char *org;
+        json_t *u = twin_arg_str(c->args, "org", &org) == 0 ? gh_user_find(c->world, org) : NULL;
+        if (!u || !streq_ptr(json_get_str(u, "type"), "Organization"))
+                return gh_not_found(rp);
+        return list_repos(c, rp, json_get_str(u, "login"), true, "created");
+}
+
+/* ------------------------------------------------------------------ update, delete */
+
+/*
+ * PATCH /repos/{o}/{r} {name, description, private, visibility, default_branch, archived}:
+ * 200 with the repository. The default branch must exist (422); a new name must be free.
+ * Only the owner (or an admin: here, a collaborator) may.
+ */
+int gh_act_update_repository(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo_write(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name = NULL, *desc = NULL, *def = NULL, *vis = NULL;
+        bool priv = json_is_true(json_object_get(repo, "private")), archived = false;
+        if (twin_arg_str(c->args, "name", &name) == -EINVAL || (name && !gh_repo_name_valid(name)))
+                return gh_invalid(rp, "Repository", "name", "invalid");
+        json_t *dj = json_object_get(c->args, "description");
+        if (dj && !json_is_null(dj) && twin_arg_str(c->args, "description", &desc) < 0)
+                return gh_invalid(rp, "Repository", "description", "invalid");
+        if (twin_arg_bool(c->args, "private", &priv) == -EINVAL)
+                return gh_invalid(rp, "Repository", "private", "invalid");
+        if (twin_arg_str(c->args, "visibility", &vis) == -EINVAL ||
+            (vis && !streq(vis, "public") && !streq(vis, "private")))
+                return gh_invalid(rp, "Repository", "visibility", "invalid");
+        if (vis)
+                priv = streq(vis, "private");
+        if (twin_arg_bool(c->args, "archived", &archived) == -EINVAL)
+                return gh_invalid(rp, "Repository", "archived", "invalid");
+        if (twin_arg_str(c->args, "default_branch", &def) == -EINVAL ||
+            (def && !gh_branch_find(repo, def)))
+                return gh_invalid(rp, "Repository", "default_branch", "invalid");
+        if (name && strcasecmp(name, json_get_str(repo, "name")) != 0 &&
+            gh_repo_find(c->world, json_get_str(repo, "owner"), name))
+                return gh_invalid(rp, "Repository", "name", "already_exists");
+
+        _cleanup_json_ json_t *before = json_pack(
+                "{s:O, s:O, s:O, s:O}", "name", json_object_get(repo, "name"), "description",
+                json_object_get(repo, "description"), "private", json_object_get(repo, "private"),
+                "default_branch", json_object_get(repo, "default_branch"));
+        char now[32];
+        twin_format_time(c->now, now, sizeof(now));
+        if (!before || (name && json_object_set_new(repo, "name", json_string(name)) < 0) ||
+            (dj && json_object_set_new(repo, "description", json_string_or_null(desc)) < 0) ||
+            json_object_set_new(repo, "private", json_boolean(priv)) < 0 ||
+            (def && json_object_set_new(repo, "default_branch", json_string(def)) < 0) ||
+            (json_object_get(c->args, "archived") &&
+             json_object_set_new(repo, "archived", json_boolean(archived)) < 0))
+                return -ENOMEM;
+        _cleanup_json_ json_t *after = json_pack(
+                "{s:O, s:O, s:O, s:O}", "name", json_object_get(repo, "name"), "description",
+                json_object_get(repo, "description"), "private", json_object_get(repo, "private"),
+                "default_branch", json_object_get(repo, "default_branch"));
+        if (!after)
+                return -ENOMEM;
+        if (!json_equal(before, after) || json_object_get(c->args, "archived")) {
+                if (json_object_set_new(repo, "updated_at", json_string(now)) < 0 ||
+                    (r = twin_reply_mutation(rp, before, after)) < 0)
+                        return r < 0 ? r : -ENOMEM;
+        }
+        return twin_reply_body(rp, 200, gh_render_repo_full(c, repo));
+}
+
+/* DELETE /repos/{o}/{r}: 204; only the owner (403 "Must have admin rights to Repository."). */
+int gh_act_delete_repository(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *viewer = json_get_str(c->world, "viewer");
+        if (!viewer || strcasecmp(viewer, json_get_str(repo, "owner")) != 0)
+                return gh_fail(rp, 403, "Must have admin rights to Repository.");
+        json_t *repos = json_object_get(c->world, "repositories");
+        size_t i;
+        json_t *x;
+        json_array_foreach (repos, i, x) {
+                if (x != repo)
+                        continue;
+                _cleanup_json_ json_t *before = json_pack(
+                        "{s:O, s:O, s:O}", "id", json_object_get(repo, "id"), "owner",
+                        json_object_get(repo, "owner"), "name", json_object_get(repo, "name"));
+                if (!before || (r = twin_reply_mutation(rp, before, NULL)) < 0)
+                        return before ? r : -ENOMEM;
+                json_array_remove(repos, i);
+                twin_reply_json(rp, 204, NULL);
+                return 0;
+        }
+        return gh_not_found(rp);
+}
+
+/* ------------------------------------------------------------------ branch protection */
+
+/*
+ * Does branch (a row of repo.branches) refuse a direct write by the viewer? A protected
+ * branch does, except to an admin (the owner) when its protection does not enforce_admins;
+ * a branch seeded "protected" without details enforces for everyone. GitHub "About
+ * protected branches".
+ */
+bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch)
+{
+        if (!json_is_true(json_object_get(branch, "protected")))
+                return false;
+        json_t *p = json_object_get(branch, "protection");
+        const char *viewer = json_get_str(c->world, "viewer");
+        bool admin = viewer && strcasecmp(viewer, json_get_str(repo, "owner")) == 0;
+        return !(p && admin && !json_is_true(json_object_get(p, "enforce_admins")));
+}
+
+static json_t *render_protection(TwinCall *c, json_t *repo, json_t *b)
+{
+        json_t *p = json_object_get(b, "protection");
+        _cleanup_free_ char *url = NULL;
+        if (asprintf(&url, "%s/repos/%s/%s/branches/%s/protection", c->base_url,
+                     json_get_str(repo, "owner"), json_get_str(repo, "name"),
+                     json_get_str(b, "name")) < 0)
+                return NULL;
+        json_t *checks = json_object_get(p, "required_status_checks"),
+               *reviews = json_object_get(p, "required_pull_request_reviews");
+        json_t *out =
+                json_pack("{s:s, s:{s:s, s:b}}", "url", url, "enforce_admins", "url", url,
+                          "enabled", p ? json_is_true(json_object_get(p, "enforce_admins")) : true);
+        if (out && checks && !json_is_null(checks) &&
+            json_object_set_new(out, "required_status_checks",
+                                json_pack("{s:s, s:O, s:O}", "url", url, "strict",
+                                          json_object_get(checks, "strict"), "contexts",
+                                          json_object_get(checks, "contexts"))) < 0)
+                goto oom;
+        if (out && reviews && !json_is_null(reviews) &&
+            json_object_set_new(
+                    out, "required_pull_request_reviews",
+                    json_pack("{s:s, s:O}", "url", url, "required_approving_review_count",
+                              json_object_get(reviews, "required_approving_review_count"))) < 0)
+                goto oom;
+        return out;
+oom:
+        json_decref(out);
+        return NULL;
+}
+
+/* GET /repos/{o}/{r}/branches/{branch}/protection: 404 "Branch not protected" when not. */
+int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name;
+        json_t *b = twin_arg_str(c->args, "branch", &name) == 0 ? gh_branch_find(repo, name) : NULL;
+        if (!b)
+                return gh_fail(rp, 404, "Branch not found");
+        if (!json_is_true(json_object_get(b, "protected")))
+                return gh_fail(rp, 404, "Branch not protected");
+        return twin_reply_body(rp, 200, render_protection(c, repo, b));
+}
+
+/*
+ * PUT /repos/{o}/{r}/branches/{branch}/protection {required_status_checks {strict,
+ * contexts}, enforce_admins, required_pull_request_reviews {required_approving_review_count},
+ * restrictions}: protects the branch (200 with the protection); DELETE unprotects (204).
+ * Only the owner or a collaborator with push access may (403 otherwise).
+ */
+int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo_write(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *name;
+        json_t *b = twin_arg_str(c->args, "branch", &name) == 0 ? gh_branch_find(repo, name) : NULL;
+        if (!b)
+                return gh_fail(rp, 404, "Branch not found");
+        bool del = c->request && streq(c->request->method, "DELETE");
+        _cleanup_json_ json_t *before = json_deep_copy(b);
+        if (!before)
+                return -ENOMEM;
+        if (del) {
+                if (json_object_set_new(b, "protected", json_false()) < 0)
+                        return -ENOMEM;
+                json_object_del(b, "protection");
+                if (!json_equal(before, b) && (r = twin_reply_mutation(rp, before, b)) < 0)
+                        return r;
+                twin_reply_json(rp, 204, NULL);
+                return 0;
+        }
+        json_t *checks = json_object_get(c->args, "required_status_checks");
+        json_t *reviews = json_object_get(c->args, "required_pull_request_reviews");
+        bool enforce = false;
+        if (twin_arg_bool(c->args, "enforce_admins", &enforce) == -EINVAL)
+                return gh_invalid(rp, "Protection", "enforce_admins", "invalid");
+        _cleanup_json_ json_t *contexts = NULL;
+        bool strict = false;
+        if (checks && !json_is_null(checks)) {
+                json_t *ctx = json_object_get(checks, "contexts");
+                if (!json_is_object(checks) || (ctx && !json_is_array(ctx)))
+                        return gh_invalid(rp, "Protection", "required_status_checks", "invalid");
+                contexts = json_array();
+                size_t i;
+                json_t *x;
+                json_array_foreach (ctx, i, x) {
+                        if (!json_is_string(x))
+                                return gh_invalid(rp, "Protection", "required_status_checks",
+                                                  "invalid");
+                        if (json_array_append(contexts, x) < 0)
+                                return -ENOMEM;
+                }
+                /* the newer checks[] form: [{context, app_id}] */
+                json_array_foreach (json_object_get(checks, "checks"), i, x) {
+                        if (json_is_string(json_object_get(x, "context")) &&
+                            json_array_append(contexts, json_object_get(x, "context")) < 0)
+                                return -ENOMEM;
+                }
+                strict = json_is_true(json_object_get(checks, "strict"));
+        }
+        int64_t count = 1;
+        if (reviews && !json_is_null(reviews)) {
+                if (!json_is_object(reviews) ||
+                    twin_arg_int(reviews, "required_approving_review_count", 0, 6, &count) ==
+                            -EINVAL)
+                        return gh_invalid(rp, "Protection", "required_pull_request_reviews",
+                                          "invalid");
+        }
+        json_t *p = json_pack("{s:b}", "enforce_admins", enforce);
+        if (!p || json_object_set_new(b, "protection", p) < 0 ||
+            json_object_set_new(b, "protected", json_true()) < 0 ||
+            json_object_set_new(
+                    p, "required_status_checks",
+                    contexts ? json_pack("{s:b, s:O}", "strict", strict, "contexts", contexts)
+                             : json_null()) < 0 ||
+            json_object_set_new(p, "required_pull_request_reviews",
+                                reviews && !json_is_null(reviews)
+                                        ? json_pack("{s:I}", "required_approving_review_count",
+                                                    (json_int_t)count)
+                                        : json_null()) < 0)
+                return -ENOMEM;
+        if (!json_equal(before, b) && (r = twin_reply_mutation(rp, before, b)) < 0)
+                return r;
+        return twin_reply_body(rp, 200, render_protection(c, repo, b));
 }

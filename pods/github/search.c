@@ -226,8 +226,8 @@ static int reply_search(TwinCall *c, TwinReply *rp, json_t *rows, json_t *repos,
         json_t *x;
         json_array_foreach (page, i, x) {
                 size_t k = (size_t)json_integer_value(x);
-                json_t *item =
-                        fn(c, repos ? json_array_get(repos, k) : NULL, json_array_get(rows, k));
+                json_t *item = gh_pick_fields(
+                        c, fn(c, repos ? json_array_get(repos, k) : NULL, json_array_get(rows, k)));
                 if (!item || json_object_set_new(item, "score", json_real(1.0)) < 0 ||
                     json_array_append_new(items, item) < 0)
                         return -ENOMEM;
@@ -348,7 +348,10 @@ static int hit_cmp(const void *a, const void *b)
         return x->desc ? -d : d;
 }
 
-/* GET /search/commits?q=, MCP search_commits {query, sort, order}: commits of every branch. */
+/*
+ * GET /search/commits?q=, MCP search_commits {query, sort, order}: the commits of each
+ * repository's default branch, as GitHub indexes them.
+ */
 int gh_act_search_commits(TwinCall *c, TwinReply *rp)
 {
         _cleanup_(query_done) Query q = {};
@@ -366,9 +369,15 @@ int gh_act_search_commits(TwinCall *c, TwinReply *rp)
         json_array_foreach (json_object_get(c->world, "repositories"), i, repo) {
                 if (!repo_visible(c, &q, repo))
                         continue;
+                /* GitHub indexes the default branch only */
+                const char *head = gh_ref_sha(repo, json_get_str(repo, "default_branch"));
+                _cleanup_json_ json_t *hist =
+                        head ? gh_commits_between(repo, NULL, head, false) : json_array();
+                if (!hist)
+                        return -ENOMEM;
                 size_t k;
                 json_t *cm;
-                json_array_foreach (json_object_get(repo, "commits"), k, cm) {
+                json_array_foreach (hist, k, cm) {
                         json_t *au = json_object_get(cm, "author");
                         const char *sha = json_get_str(cm, "sha");
                         json_t *hq = json_object_get(q.quals, "hash");

@@ -96,8 +96,10 @@ await rejectsWith(gh.rest.repos.createOrUpdateFileContents({
 }), 409, (d) => assert.match(d.message, /does not match/));
 const upd = await gh.rest.repos.createOrUpdateFileContents({
   ...web, path: "VERSION", branch: "release-1.1", message: "Bump version to 1.1.1", content: b64("1.1.1\n"),
-  sha: put.data.content.sha,
+  sha: put.data.content.sha, author: { name: "Release Bot", email: "release-bot@acme.example" },
 });
+assert.equal(upd.data.commit.author.name, "Release Bot");
+assert.equal(upd.data.commit.committer.name, "Pome Agent", "the committer is the token's user");
 assert.equal(upd.status, 200);
 assert.equal(upd.data.content.sha, blobSha("1.1.1\n"));
 assert.deepEqual(upd.data.commit.parents.map((p) => p.sha), [put.data.commit.sha]);
@@ -203,8 +205,11 @@ assert.equal(code.items[0].path, "src/checkout.js");
 assert.equal(code.items[0].repository.full_name, "acme/web");
 assert.equal((await gh.rest.search.code({ q: "echo" })).data.total_count, 0, "acme/infra is private to its collaborators");
 assert.equal((await gh.rest.search.code({ q: "storefront in:path" })).data.total_count, 0);
-const commits = (await gh.rest.search.commits({ q: "release note repo:acme/web" })).data;
-assert.equal(commits.total_count, 3);
+assert.equal((await gh.rest.search.commits({ q: "release note repo:acme/web" })).data.total_count, 0,
+  "commit search indexes the default branch only");
+const commits = (await gh.rest.search.commits({ q: "initial repo:acme/web" })).data;
+assert.equal(commits.total_count, 1);
+assert.equal(commits.items[0].sha, mainSha);
 assert.equal(commits.items[0].repository.full_name, "acme/web");
 const repos = (await gh.rest.search.repos({ q: "storefront" })).data;
 assert.deepEqual(repos.items.map((x) => x.full_name), ["acme/web"]);
@@ -238,6 +243,33 @@ assert.equal(fork.data.full_name, "pome-agent/web");
 assert.equal(fork.data.fork, true);
 assert.equal(fork.data.parent.full_name, "acme/web");
 assert.equal((await gh.rest.repos.getBranch({ owner: "pome-agent", repo: "web", branch: "release-1.1" })).data.commit.sha, head);
+
+// ---- repository lists and the README
+{
+  const mineList = await gh.paginate(gh.rest.repos.listForAuthenticatedUser, { per_page: 2 });
+  assert.deepEqual(mineList.map((x) => x.full_name),
+    ["acme/svc", "acme/web", "pome-agent/scratch", "pome-agent/web"], "own repos and collaborations, by full name");
+  const orgList = (await gh.rest.repos.listForOrg({ org: "acme", sort: "full_name" })).data.map((x) => x.full_name);
+  assert.deepEqual(orgList, ["acme/svc", "acme/web"], "acme/infra is private and the viewer no collaborator");
+  assert.deepEqual((await gh.rest.repos.listForUser({ username: "carol" })).data.map((x) => x.name), ["dotfiles"]);
+  assert.deepEqual((await gh.rest.repos.listForAuthenticatedUser({ visibility: "private" })).data.map((x) => x.full_name), ["acme/svc"]);
+  await rejectsWith(gh.rest.repos.listForOrg({ org: "carol" }), 404);
+  const readmeAt = (await gh.rest.repos.getReadme({ ...web, ref: "fix/checkout-total" })).data;
+  assert.equal(readmeAt.path, "README.md");
+  assert.equal(unb64(readmeAt.content), "# web\n\nAcme's storefront.\n");
+  await rejectsWith(gh.rest.repos.getReadme({ owner: "acme", repo: "svc" }), 404);
+}
+
+// ---- update and delete a repository
+{
+  const upd2 = await gh.rest.repos.update({ owner: "pome-agent", repo: "scratch", description: "Sandbox", default_branch: "main", archived: true });
+  assert.equal(upd2.data.description, "Sandbox");
+  assert.equal(upd2.data.archived, true);
+  await rejectsWith(gh.rest.repos.update({ owner: "pome-agent", repo: "scratch", default_branch: "nope" }), 422);
+  await rejectsWith(gh.rest.repos.delete(web), 403, (d) => assert.equal(d.message, "Must have admin rights to Repository."));
+  assert.equal((await gh.rest.repos.delete({ owner: "pome-agent", repo: "scratch" })).status, 204);
+  await rejectsWith(gh.rest.repos.get({ owner: "pome-agent", repo: "scratch" }), 404);
+}
 
 // ---- the Git Database API: blobs, a tree on base_tree, a commit, a ref update
 {
@@ -285,6 +317,26 @@ await rejectsWith(gh.rest.repos.getBranch({ ...web, branch: "staging" }), 404);
 await rejectsWith(gh.rest.git.deleteRef({ ...web, ref: "heads/staging" }), 422);
 await rejectsWith(gh.rest.git.deleteRef({ ...web, ref: "heads/main" }), 422);
 
+// ---- branch protection
+{
+  const fk = { owner: "pome-agent", repo: "web" };
+  const prot = await gh.rest.repos.updateBranchProtection({ ...fk, branch: "main",
+    required_status_checks: { strict: true, contexts: ["ci/test"] }, enforce_admins: true,
+    required_pull_request_reviews: { required_approving_review_count: 1 }, restrictions: null });
+  assert.equal(prot.status, 200);
+  assert.deepEqual(prot.data.required_status_checks.contexts, ["ci/test"]);
+  assert.equal((await gh.rest.repos.getBranchProtection({ ...fk, branch: "main" })).data.enforce_admins.enabled, true);
+  assert.equal((await gh.rest.repos.getBranch({ ...fk, branch: "main" })).data.protected, true);
+  await rejectsWith(gh.rest.repos.createOrUpdateFileContents({ ...fk, path: "x.md", message: "direct", content: b64("x") }), 409,
+    (d) => assert.equal(d.message, "Changes must be made through a pull request."));
+  await gh.rest.repos.updateBranchProtection({ ...fk, branch: "main", required_status_checks: null, enforce_admins: false,
+    required_pull_request_reviews: null, restrictions: null });
+  assert.equal((await gh.rest.repos.createOrUpdateFileContents({ ...fk, path: "x.md", message: "admin bypass", content: b64("x") })).status, 201,
+    "the owner passes a protection that does not enforce admins");
+  assert.equal((await gh.rest.repos.deleteBranchProtection({ ...fk, branch: "main" })).status, 204);
+  await rejectsWith(gh.rest.repos.getBranchProtection({ ...fk, branch: "main" }), 404, (d) => assert.equal(d.message, "Branch not protected"));
+}
+
 // ---- the tape: every write names its tool, sets state_mutation and the touched row
 async function tape() {
   const res = await fetch(`${restUrl}/_pome/events`, { headers: { authorization: `Bearer ${sb.session_token}` } });
@@ -296,7 +348,7 @@ const writes = rows.filter((x) => x.state_mutation);
 const tools = new Set(writes.map((x) => x.tool));
 for (const t of ["create_branch", "create_or_update_file", "delete_file", "create_release", "add_repository_collaborator",
   "create_repository", "fork_repository", "delete_branch", "create_git_blob", "create_git_tree", "create_git_commit",
-  "update_git_ref"]) assert.ok(tools.has(t), `a write stamped ${t}`);
+  "update_git_ref", "update_branch_protection", "update_repository", "delete_repository"]) assert.ok(tools.has(t), `a write stamped ${t}`);
 const bump = writes.find((x) => x.tool === "create_or_update_file");
 assert.equal(bump.state_delta.before.name, "release-1.1");
 assert.equal(bump.state_delta.before.sha, mainSha);
@@ -347,6 +399,11 @@ const deleted = await call("delete_file", { ...web, path: "docs/a.md", message: 
 assert.equal(deleted.content, null);
 const mcpBranches = await call("list_branches", { ...web, perPage: 100 });
 assert.ok(mcpBranches.some((b) => b.name === "mcp-docs" && b.commit.sha === deleted.commit.sha));
+const slim = await call("list_branches", { ...web, fields: ["name", "sha"] });
+assert.deepEqual(slim.find((b) => b.name === "mcp-docs"), { name: "mcp-docs", sha: deleted.commit.sha }, "fields picks");
+assert.deepEqual(Object.keys((await call("list_commits", { ...web, fields: ["sha"], perPage: 1 }))[0]), ["sha"]);
+assert.deepEqual((await call("list_repository_collaborators", { ...web, affiliation: "outside" })).map((u) => u.login).sort(),
+  ["carol", "pome-agent"], "an organisation's repository: everyone is outside");
 const mcpCommits = await call("list_commits", { ...web, sha: "mcp-docs", perPage: 3, page: 1 });
 assert.deepEqual(mcpCommits.map((c) => c.commit.message), ["Drop a", "Two files", "Guide v2"]);
 const mcpCommit = await call("get_commit", { ...web, sha: pushed.object.sha });
@@ -370,8 +427,11 @@ assert.equal(forked.full_name, "acme/dotfiles");
 const sc = await call("search_code", { query: "Guide repo:acme/web" });
 assert.equal(sc.total_count, 0, "search_code reads the default branch only");
 assert.equal((await call("search_code", { query: "alias", perPage: 5 })).items[0].path, ".bashrc");
-const scm = await call("search_commits", { query: "guide repo:acme/web", order: "asc" });
-assert.deepEqual(scm.items.map((i) => i.commit.message), ["Add guide", "Guide v2"]);
+await call("push_files", { owner: "pome-agent", repo: "mcp-made", branch: "main", message: "Add the guide",
+  files: [{ path: "GUIDE.md", content: "guide\n" }] });
+const scm = await call("search_commits", { query: "repo:pome-agent/mcp-made", order: "asc" });
+assert.deepEqual(scm.items.map((i) => i.commit.message), ["Initial commit", "Add the guide"]);
+assert.equal((await call("search_commits", { query: "guide repo:acme/web" })).total_count, 0, "mcp-docs is no default branch");
 const sr = await call("search_repositories", { query: "mcp in:name" });
 assert.deepEqual(sr.items.map((i) => i.full_name).sort(), ["acme/mcp-svc", "pome-agent/mcp-made"]);
 assert.ok(!("owner" in sr.items[0]), "minimal_output by default");

@@ -72,6 +72,16 @@ static void test_git_objects(void)
                           "# api\n", "src/main.c", "int main;\n");
         CHECK_OK(gh_tree_sha(tree, hex));
         CHECK(streq(hex, "26e5f52ba0fe961d51a760ae5893ee0540ea0453"));
+        /* every directory's tree in the same pass, as git ls-tree shows them */
+        _cleanup_json_ json_t *dirs = json_object();
+        CHECK_OK(gh_tree_shas(tree, dirs, hex));
+        CHECK(json_object_size(dirs) == 2);
+        CHECK(streq(jps(dirs, "/src"), "3a8f428c5e0da760ebbf7327f6d63ca76866e6b2"));
+        CHECK(streq_ptr(json_string_value(json_object_get(dirs, "src/lib")),
+                        "9375a50d54bf5374615a3378349e298761a4b116"));
+        CHECK(gh_tree_conflict(tree) == NULL && gh_path_conflicts(tree, NULL, "src") &&
+              gh_path_conflicts(tree, NULL, "README.md/x") &&
+              !gh_path_conflicts(tree, NULL, "src/y"));
 
         /* a commit with the same tree, author, time and message git commit-tree made */
         _cleanup_json_ json_t *seed =
@@ -99,6 +109,14 @@ static void test_git_objects(void)
                 gh_commit_add(w, repo, jps(c1, "/sha"), NULL, NULL, "Second", "alice", 1780000060);
         CHECK(c2 && streq(jps(c2, "/sha"), "a9ec7c1b459f61bc41418226f9d58a8006893631"));
         CHECK(streq(jps(c2, "/parents/0"), jps(c1, "/sha")));
+        /* author given (REST's author parameter), committer the viewer: still git's id */
+        _cleanup_json_ json_t *bot = json_pack("{s:s, s:s, s:s}", "name", "Bot", "email",
+                                               "bot@example.com", "date", "2026-01-02T03:04:05Z");
+        json_t *c3 = gh_commit_add_as(w, repo, NULL, NULL, NULL, "By bot", "alice", bot, NULL,
+                                      1780000000);
+        CHECK(c3 && streq(jps(c3, "/sha"), "b1d67dd9f4b9f92809208968189ae4cc86a6048d"));
+        CHECK(streq(jps(c3, "/author/date"), "2026-01-02T03:04:05Z") &&
+              streq(jps(c3, "/committer/name"), "Alice"));
         twin_free(t);
 }
 
@@ -339,6 +357,9 @@ static void test_contents_rest(void)
         req(t, &rp, "PUT", "/repos/acme/web/contents/a.txt/under", NULL,
             "{\"message\":\"m\",\"content\":\"eA==\"}"); /* below a file */
         CHECK(rp.status == 422);
+        req(t, &rp, "PUT", "/repos/acme/web/contents/x", NULL,
+            "{\"message\":\"m\",\"content\":\"eA==\",\"committer\":{\"name\":\"x\"}}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "committer"));
         req(t, &rp, "PUT", "/repos/acme/web/contents/x", NULL, "{\"content\":\"eA==\"}");
         CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "message"));
         CHECK(json_equal(before, twin_world(t)));
@@ -547,6 +568,12 @@ static void test_repos_collaborators_search(void)
         req(t, &rp, "GET", "/search/code", "q=L1+NOT+L20", NULL);
         CHECK(jpi(rp.body, "/total_count") == 0);
         req(t, &rp, "GET", "/search/commits", "q=update+feature", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 0); /* the default branch only */
+        req(t, &rp, "GET", "/search/commits", "q=initial", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 4); /* acme/web, bob/notes, alice/tool, the fork */
+        req(t, &rp, "GET", "/search/commits", "q=initial+user:bob", NULL);
+        CHECK(jpi(rp.body, "/total_count") == 1);
+        req(t, &rp, "GET", "/search/commits", "q=initial+repo:acme/web", NULL);
         CHECK(jpi(rp.body, "/total_count") == 1);
         req(t, &rp, "GET", "/search/repositories", "q=notes+fork:true", NULL);
         CHECK(jpi(rp.body, "/total_count") == 2);
