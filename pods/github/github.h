@@ -110,6 +110,7 @@ int gh_pr_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char 
 int gh_pr_rebase(TwinCall *c, json_t *repo, const char *base, const char *head, char **ret_sha);
 json_t *gh_render_pr_commit(TwinCall *c, json_t *repo, json_t *cm);
 const char *gh_pr_head_sha(json_t *repo, json_t *pr);
+bool gh_pr_blocked(TwinCall *c, json_t *repo, json_t *pr, char *msg, size_t len);
 const char *gh_pr_base_sha(json_t *repo, json_t *pr);
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
 char *gh_pr_diff_text(json_t *repo, json_t *pr);

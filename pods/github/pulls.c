@@ -512,6 +512,108 @@ char *gh_pr_patch_text(json_t *repo, json_t *pr)
         return TAKE_PTR(out);
 }
 
+/* ------------------------------------------------------------------ branch protection */
+
+/* The latest state of context on sha: a commit status's, or a check run's conclusion. */
+static const char *check_state(json_t *repo, const char *sha, const char *context)
+{
+        json_t *statuses = json_object_get(repo, "statuses"),
+               *runs = json_object_get(repo, "check_runs");
+        for (size_t i = json_array_size(statuses); i-- > 0;) {
+                json_t *st = json_array_get(statuses, i);
+                if (streq_ptr(json_get_str(st, "sha"), sha) &&
+                    streq_ptr(json_get_str(st, "context"), context))
+                        return json_get_str(st, "state");
+        }
+        for (size_t i = json_array_size(runs); i-- > 0;) {
+                json_t *run = json_array_get(runs, i);
+                if (!streq_ptr(json_get_str(run, "head_sha"), sha) ||
+                    !streq_ptr(json_get_str(run, "name"), context))
+                        continue;
+                const char *concl = json_get_str(run, "conclusion");
+                if (!concl)
+                        return "pending";
+                return streq(concl, "success") || streq(concl, "neutral") || streq(concl, "skipped")
+                               ? "success"
+                               : "failure";
+        }
+        return NULL;
+}
+
+/*
+ * Whether the base branch's protection refuses merging pr now (GitHub "About protected
+ * branches": required status checks on the head commit, strict = head up to date with base,
+ * required approving reviews; an admin passes when enforce_admins is off). Writes GitHub's
+ * 405 message into msg (len bytes) when it does.
+ */
+bool gh_pr_blocked(TwinCall *c, json_t *repo, json_t *pr, char *msg, size_t len)
+{
+        json_t *b = gh_branch_find(repo, json_get_str(pr, "base"));
+        json_t *p = json_object_get(b, "protection");
+        if (!json_is_true(json_object_get(b, "protected")) || !json_is_object(p))
+                return false;
+        const char *viewer = json_get_str(c->world, "viewer");
+        if (viewer && strcasecmp(viewer, json_get_str(repo, "owner")) == 0 &&
+            !json_is_true(json_object_get(p, "enforce_admins")))
+                return false;
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        json_t *checks = json_object_get(p, "required_status_checks");
+        size_t i;
+        json_t *ctx;
+        json_array_foreach (json_object_get(checks, "contexts"), i, ctx) {
+                const char *st = check_state(repo, head, json_string_value(ctx));
+                if (!streq_ptr(st, "success")) {
+                        snprintf(msg, len, "Required status check \"%s\" is %s.",
+                                 json_string_value(ctx),
+                                 !st || streq(st, "pending") ? "expected" : "failing");
+                        return true;
+                }
+        }
+        if (json_is_true(json_object_get(checks, "strict")) && head && base &&
+            !gh_pr_is_ancestor(repo, base, head)) {
+                snprintf(msg, len, "Head branch is out of date. Review and try the merge again.");
+                return true;
+        }
+        json_t *reviews = json_object_get(p, "required_pull_request_reviews");
+        if (json_is_object(reviews)) {
+                int64_t need = json_integer_value(
+                        json_object_get(reviews, "required_approving_review_count"));
+                /* each reviewer's latest submitted review counts */
+                _cleanup_json_ json_t *latest = json_object();
+                json_t *rv;
+                if (!latest)
+                        return false;
+                json_array_foreach (json_object_get(pr, "reviews"), i, rv) {
+                        const char *state = json_get_str(rv, "state"),
+                                   *who = json_get_str(rv, "user");
+                        if (who && (streq_ptr(state, "APPROVED") ||
+                                    streq_ptr(state, "CHANGES_REQUESTED") ||
+                                    streq_ptr(state, "DISMISSED")))
+                                json_object_set(latest, who, json_object_get(rv, "state"));
+                }
+                int64_t approvals = 0;
+                bool changes = false;
+                const char *who;
+                json_t *st;
+                json_object_foreach (latest, who, st) {
+                        approvals += streq_ptr(json_string_value(st), "APPROVED");
+                        changes = changes || streq_ptr(json_string_value(st), "CHANGES_REQUESTED");
+                }
+                if (changes) {
+                        snprintf(msg, len, "Changes requested by a reviewer with write access.");
+                        return true;
+                }
+                if (approvals < need) {
+                        snprintf(msg, len,
+                                 "At least %lld approving review%s required by reviewers with "
+                                 "write access.",
+                                 (long long)need, need == 1 ? " is" : "s are");
+                        return true;
+                }
+        }
+        return false;
+}
+
 /* ------------------------------------------------------------------ rendering */
 
 static json_t *render_ref(TwinCall *c, json_t *repo, const char *ref, const char *sha)
@@ -635,6 +737,10 @@ json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
                 mstate = "draft";
         else if (json_is_true(mergeable) && streq_ptr(gh_combined_state(repo, head_sha), "failure"))
                 mstate = "unstable";
+        char why[256];
+        if (json_is_true(mergeable) && !streq(mstate, "draft") &&
+            gh_pr_blocked(c, repo, pr, why, sizeof(why)))
+                mstate = "blocked";
         if (!streq_ptr(json_get_str(pr, "state"), "open"))
                 mstate = "unknown";
         _cleanup_json_ json_t *more = json_pack(
@@ -1275,6 +1381,9 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
         if (sha && !streq(sha, head))
                 return gh_fail(rp, 409,
                                "Head branch was modified. Review and try the merge again.");
+        char why[256];
+        if (gh_pr_blocked(c, repo, pr, why, sizeof(why)))
+                return gh_fail(rp, 405, why);
         _cleanup_json_ json_t *tree = NULL;
         if ((r = pr_merge_tree(repo, pr, &tree)) < 0)
                 return r;

@@ -327,10 +327,34 @@ assert.equal(closed.title, "B (superseded)");
 const open = await gh.paginate(gh.rest.pulls.list, { ...repo, state: "open" });
 assert.deepEqual(open.map((p) => p.number), [3]);
 
+// ---- a protected base: required checks and approvals hold the merge back (405), as on github.com
+await gh.rest.repos.updateBranchProtection({
+  ...repo,
+  branch: "main",
+  required_status_checks: { strict: false, contexts: ["ci/tests"] },
+  enforce_admins: true,
+  required_pull_request_reviews: { required_approving_review_count: 1 },
+  restrictions: null,
+});
+const gHead = await branchWithFile(gh, "feature/guarded", "src/guard.py", "GUARD = True\n", "Add guard");
+const { data: guarded } = await gh.rest.pulls.create({ ...repo, title: "Guard", head: "feature/guarded", base: "main" });
+assert.equal((await gh.rest.pulls.get({ ...repo, pull_number: guarded.number })).data.mergeable_state, "blocked");
+await assert.rejects(
+  gh.rest.pulls.merge({ ...repo, pull_number: guarded.number }),
+  (e) => e.status === 405 && e.response.data.message === 'Required status check "ci/tests" is expected.',
+);
+await gh.rest.repos.createCommitStatus({ ...repo, sha: gHead, state: "success", context: "ci/tests" });
+await assert.rejects(
+  gh.rest.pulls.merge({ ...repo, pull_number: guarded.number }),
+  (e) => e.status === 405 && /At least 1 approving review is required/.test(e.response.data.message),
+);
+await gh.rest.repos.deleteBranchProtection({ ...repo, branch: "main" });
+assert.equal((await gh.rest.pulls.merge({ ...repo, pull_number: guarded.number })).data.merged, true);
+
 // ---- the tape: every world change carries its row before and after
 const tape = await (await fetch(`${restUrl}/_pome/events`, { headers: { authorization: `Bearer ${sb.session_token}` } })).json();
 const merges = tape.filter((e) => e.tool === "merge_pull_request" && e.state_mutation);
-assert.equal(merges.length, 3);
+assert.equal(merges.length, 4);
 for (const m of merges) {
   assert.equal(m.state_delta.before.merged, false);
   assert.equal(m.state_delta.after.merged, true);
