@@ -112,6 +112,7 @@ json_t *gh_render_pr_commit(TwinCall *c, json_t *repo, json_t *cm);
 const char *gh_pr_head_sha(json_t *repo, json_t *pr);
 bool gh_pr_blocked(TwinCall *c, json_t *repo, json_t *pr, char *msg, size_t len);
 const char *gh_pr_base_sha(json_t *repo, json_t *pr);
+int gh_pr_pin_tips(json_t *repo, json_t *pr);
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
 char *gh_pr_diff_text(json_t *repo, json_t *pr);
 char *gh_pr_patch_text(json_t *repo, json_t *pr);

@@ -282,6 +282,21 @@ const char *gh_pr_base_sha(json_t *repo, json_t *pr)
         return json_get_str(pr, "base_sha");
 }
 
+/*
+ * Copies the live tips into the row's head_sha and base_sha: what a closed pull request
+ * keeps showing after its branches move on. Call it before setting state "closed" (the
+ * issues routes closing a pull request should too). 0 or -ENOMEM.
+ */
+int gh_pr_pin_tips(json_t *repo, json_t *pr)
+{
+        json_t *hs = json_string_or_null(gh_pr_head_sha(repo, pr)),
+               *bs = json_string_or_null(gh_pr_base_sha(repo, pr));
+        if (json_object_set_new(pr, "head_sha", hs) < 0 ||
+            json_object_set_new(pr, "base_sha", bs) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* The tree the pull request is compared against: the merge base's (borrowed, may be NULL). */
 static json_t *pr_compare_tree(json_t *repo, json_t *pr)
 {
@@ -1316,9 +1331,7 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                 bool was_open = streq_ptr(json_get_str(pr, "state"), "open");
                 if (open != was_open) {
                         /* closing pins the tips the pull request showed */
-                        const char *hs = gh_pr_head_sha(repo, pr), *bs = gh_pr_base_sha(repo, pr);
-                        if ((hs && json_object_set_new(pr, "head_sha", json_string(hs)) < 0) ||
-                            (bs && json_object_set_new(pr, "base_sha", json_string(bs)) < 0) ||
+                        if (gh_pr_pin_tips(repo, pr) < 0 ||
                             json_object_set_new(pr, "state",
                                                 json_string(open ? "open" : "closed")) < 0 ||
                             json_object_set_new(pr, "closed_at",
