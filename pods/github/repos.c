@@ -366,8 +366,19 @@ int gh_act_get_branch(TwinCall *c, TwinReply *rp)
         int r = gh_arg_repo(c, rp, &repo);
         if (r <= 0)
                 return r;
-        const char *name;
+        const char *name = NULL;
         json_t *b = twin_arg_str(c->args, "branch", &name) == 0 ? gh_branch_find(repo, name) : NULL;
+        if (!b && name) {
+                /* .../branches/{branch}/protection, should a route table ever list the
+                 * {branch+} route first */
+                size_t l = strlen(name);
+                if (l > 11 && streq(name + l - 11, "/protection")) {
+                        _cleanup_free_ char *bn = strndup(name, l - 11);
+                        if (!bn || json_object_set_new(c->args, "branch", json_string(bn)) < 0)
+                                return -ENOMEM;
+                        return gh_act_get_branch_protection(c, rp);
+                }
+        }
         if (!b)
                 return gh_fail(rp, 404, "Branch not found");
         json_t *commit = gh_commit_find(repo, json_get_str(b, "sha"));
