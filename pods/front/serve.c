@@ -26,7 +26,11 @@ void front_reply(HttpRequest *rq, int status, json_t *headers, const json_t *bod
         _cleanup_json_ json_t *h = headers ? json_incref(headers) : json_object();
         if (h && json_is_object(h))
                 json_object_set_new(h, "X-Request-Id", json_string(request_id));
-        (void)http_reply_json(rq, status, h, body);
+        const char *text = twin_reply_text(h, body);
+        if (text)
+                (void)http_reply(rq, status, h, text, json_string_length(body));
+        else
+                (void)http_reply_json(rq, status, h, body);
 }
 
 void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,

@@ -11,7 +11,8 @@
  *   repositories[] {id, node_id, owner (login), name, description, private, default_branch,
  *                 created_at, updated_at, collaborators[logins], labels[{id, node_id, name,
  *                 color, description, default}], milestones[{id, node_id, number, title,
- *                 description, state, due_on}], files[{path, content}], issues[], pull_requests[]}
+ *                 description, state, due_on}], issues[], pull_requests[],
+ *                 branches[], commits[], tags[], releases[] (the git data: pods/github/git.c)}
  *   issue         {id, node_id, number, title, body, state, state_reason, locked, user (login),
  *                 labels[names], assignees[logins], milestone (number|null), comments[{id,
  *                 node_id, body, user, created_at, updated_at}], created_at, updated_at, closed_at}
@@ -426,35 +427,6 @@ static int seed_milestones(TwinSeed *s, const json_t *r0, json_t *repo, const ch
         return 0;
 }
 
-static int seed_files(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
-{
-        json_t *a;
-        int r = twin_seed_array(s, r0, "files", path, &a);
-        if (r < 0)
-                return r;
-        size_t i;
-        json_t *v;
-        json_array_foreach (a, i, v) {
-                char p[256];
-                snprintf(p, sizeof(p), "%s.files[%zu]", path, i);
-                const char *fpath, *content;
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
-                    (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0)
-                        return r;
-                if (!fpath || !fpath[0] || fpath[0] == '/')
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.path: needs a relative path like \"README.md\"",
-                                               p);
-                if (json_array_append_new(
-                            json_object_get(repo, "files"),
-                            json_pack("{s:s, s:s}", "path", fpath, "content", content)) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
 static int seed_comments(TwinSeed *s, const json_t *i0, json_t *row, const char *author,
                          const char *created, const char *path)
 {
@@ -626,25 +598,8 @@ static int seed_item(TwinSeed *s, json_t *repo, const json_t *v, const char *pat
                 "updated_at", u_at, "closed_at", cl_at);
         if (!row)
                 return -ENOMEM;
-        if (is_pr) {
-                const char *head, *base;
-                json_t *reviews;
-                if ((r = twin_seed_str(s, v, "head", path, "feature", TWIN_NULL_REFUSED, &head)) <
-                            0 ||
-                    (r = twin_seed_str(s, v, "base", path, json_get_str(repo, "default_branch"),
-                                       TWIN_NULL_REFUSED, &base)) < 0 ||
-                    (r = twin_seed_array(s, v, "reviews", path, &reviews)) < 0)
-                        return r;
-                if (json_object_set_new(row, "merged", json_boolean(merged)) < 0 ||
-                    json_object_set_new(row, "merged_at",
-                                        merged ? json_string(cl_at) : json_null()) < 0 ||
-                    json_object_set_new(row, "draft", json_boolean(draft)) < 0 ||
-                    json_object_set_new(row, "head", json_string(head)) < 0 ||
-                    json_object_set_new(row, "base", json_string(base)) < 0 ||
-                    json_object_set_new(row, "reviews",
-                                        reviews ? json_deep_copy(reviews) : json_array()) < 0)
-                        return -ENOMEM;
-        }
+        if (is_pr && (r = gh_seed_pull(s, repo, v, row, path)) < 0) /* pulls.c */
+                return r;
         if ((r = seed_comments(s, v, row, user, c_at, path)) < 0)
                 return r;
         return json_array_append(json_object_get(repo, is_pr ? "pull_requests" : "issues"), row) < 0
@@ -705,17 +660,20 @@ static int seed_repo(TwinSeed *s, const json_t *v, size_t idx)
         if ((r = seed_logins(s, v, "collaborators", path, &collabs)) < 0)
                 return r;
         int64_t id = gh_alloc_id(s->world);
-        _cleanup_json_ json_t *repo = json_pack(
-                "{s:I, s:o, s:s, s:s, s:s?, s:b, s:s, s:s, s:s, s:O, s:[], s:[], s:[], s:[], s:[]}",
-                "id", (json_int_t)id, "node_id", gh_node_id("Repository", id), "owner",
-                json_get_str(o, "login"), "name", name, "description", desc, "private", priv,
-                "default_branch", branch, "created_at", c_at, "updated_at", u_at, "collaborators",
-                collabs, "labels", "milestones", "files", "issues", "pull_requests");
+        _cleanup_json_ json_t *repo =
+                json_pack("{s:I, s:o, s:s, s:s, s:s?, s:b, s:s, s:s, s:s, s:O, s:[], s:[], s:[], "
+                          "s:[], s:[], s:[], "
+                          "s:[], s:[]}",
+                          "id", (json_int_t)id, "node_id", gh_node_id("Repository", id), "owner",
+                          json_get_str(o, "login"), "name", name, "description", desc, "private",
+                          priv, "default_branch", branch, "created_at", c_at, "updated_at", u_at,
+                          "collaborators", collabs, "labels", "milestones", "issues",
+                          "pull_requests", "branches", "commits", "tags", "releases");
         if (!repo || json_array_append(json_object_get(s->world, "repositories"), repo) < 0)
                 return -ENOMEM;
 
         if ((r = seed_labels(s, v, repo, path)) < 0 ||
-            (r = seed_milestones(s, v, repo, path)) < 0 || (r = seed_files(s, v, repo, path)) < 0)
+            (r = seed_milestones(s, v, repo, path)) < 0 || (r = gh_seed_git(s, v, repo, path)) < 0)
                 return r;
         const char *lists[] = {"issues", "pull_requests"};
         for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
@@ -986,21 +944,22 @@ json_t *gh_render_repo(TwinCall *c, json_t *repo)
                 return NULL;
         json_int_t open = gh_open_count(repo);
         bool priv = json_is_true(json_object_get(repo, "private"));
-        return json_pack(
-                "{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
-                "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
-                "s:b}}",
-                "id", json_object_get(repo, "id"), "node_id", json_object_get(repo, "node_id"),
-                "name", json_object_get(repo, "name"), "full_name", full, "owner",
-                gh_render_user(c, owner), "private", priv, "html_url", html, "description",
-                json_object_get(repo, "description"), "fork", false, "url", url, "issues_url",
-                issues_url, "created_at", json_object_get(repo, "created_at"), "updated_at",
-                json_object_get(repo, "updated_at"), "pushed_at",
-                json_object_get(repo, "updated_at"), "default_branch",
-                json_object_get(repo, "default_branch"), "open_issues_count", open, "open_issues",
-                open, "has_issues", true, "archived", false, "disabled", false, "visibility",
-                priv ? "private" : "public", "topics", "permissions", "admin", admin, "maintain",
-                admin, "push", member, "triage", member, "pull", true);
+        return json_pack("{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
+                         "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
+                         "s:b}}",
+                         "id", json_object_get(repo, "id"), "node_id",
+                         json_object_get(repo, "node_id"), "name", json_object_get(repo, "name"),
+                         "full_name", full, "owner", gh_render_user(c, owner), "private", priv,
+                         "html_url", html, "description", json_object_get(repo, "description"),
+                         "fork", json_object_get(repo, "parent") != NULL, "url", url, "issues_url",
+                         issues_url, "created_at", json_object_get(repo, "created_at"),
+                         "updated_at", json_object_get(repo, "updated_at"), "pushed_at",
+                         json_object_get(repo, "updated_at"), "default_branch",
+                         json_object_get(repo, "default_branch"), "open_issues_count", open,
+                         "open_issues", open, "has_issues", true, "archived", false, "disabled",
+                         false, "visibility", priv ? "private" : "public", "topics", "permissions",
+                         "admin", admin, "maintain", admin, "push", member, "triage", member,
+                         "pull", true);
 }
 
 /* ------------------------------------------------------------------ argument resolution */
@@ -1270,6 +1229,82 @@ static const TwinHandler github_handlers[] = {
         {"list_issue_comments", gh_act_list_issue_comments},
         {"add_issue_labels", gh_act_add_issue_labels},
         {"remove_issue_label", gh_act_remove_issue_label},
+        /* pull requests, reviews, statuses and checks (pulls.c, reviews.c, checks.c) */
+        {"list_pull_requests", gh_act_list_pull_requests},
+        {"pull_request_read", gh_act_pull_request_read},
+        {"create_pull_request", gh_act_create_pull_request},
+        {"update_pull_request", gh_act_update_pull_request},
+        {"update_pull_request_branch", gh_act_update_pull_request_branch},
+        {"merge_pull_request", gh_act_merge_pull_request},
+        {"pull_request_review_write", gh_act_pull_request_review_write},
+        {"create_pull_request_review", gh_act_create_pull_request_review},
+        {"add_reply_to_pull_request_comment", gh_act_add_reply_to_pull_request_comment},
+        {"get_pull_request_commits", gh_act_get_pull_request_commits},
+        {"get_pull_request_review", gh_act_get_pull_request_review},
+        {"create_pull_request_review_comment", gh_act_create_pull_request_review_comment},
+        {"request_reviewers", gh_act_request_reviewers},
+        {"remove_requested_reviewers", gh_act_remove_requested_reviewers},
+        {"list_requested_reviewers", gh_act_list_requested_reviewers},
+        {"create_commit_status", gh_act_create_commit_status},
+        {"list_commit_statuses", gh_act_list_commit_statuses},
+        {"get_combined_status_for_ref", gh_act_get_combined_status_for_ref},
+        {"create_check_run", gh_act_create_check_run},
+        {"get_check_run", gh_act_get_check_run},
+        {"update_check_run", gh_act_update_check_run},
+        {"list_check_runs_for_ref", gh_act_list_check_runs_for_ref},
+        {"check_pull_request_merged", gh_act_check_pull_request_merged},
+        {"update_pull_request_review", gh_act_update_pull_request_review},
+        {"dismiss_pull_request_review", gh_act_dismiss_pull_request_review},
+        {"get_pull_request_review_comment", gh_act_get_pull_request_review_comment},
+        {"update_pull_request_review_comment", gh_act_update_pull_request_review_comment},
+        {"delete_pull_request_review_comment", gh_act_delete_pull_request_review_comment},
+        {"list_pull_requests_associated_with_commit",
+         gh_act_list_pull_requests_associated_with_commit},
+        {"list_review_comments_for_repo", gh_act_list_review_comments_for_repo},
+        /* gh-git: repos.c, contents.c, search.c, gitdata.c */
+        {"create_repository", gh_act_create_repository},
+        {"fork_repository", gh_act_fork_repository},
+        {"list_branches", gh_act_list_branches},
+        {"get_branch", gh_act_get_branch},
+        {"create_branch", gh_act_create_branch},
+        {"get_git_ref", gh_act_get_git_ref},
+        {"delete_branch", gh_act_delete_branch},
+        {"list_repository_collaborators", gh_act_list_repository_collaborators},
+        {"check_collaborator", gh_act_check_collaborator},
+        {"add_repository_collaborator", gh_act_add_repository_collaborator},
+        {"list_tags", gh_act_list_tags},
+        {"get_tag", gh_act_get_tag},
+        {"list_releases", gh_act_list_releases},
+        {"get_latest_release", gh_act_get_latest_release},
+        {"get_release_by_tag", gh_act_get_release_by_tag},
+        {"create_release", gh_act_create_release},
+        {"get_file_contents", gh_act_get_file_contents},
+        {"create_or_update_file", gh_act_create_or_update_file},
+        {"delete_file", gh_act_delete_file},
+        {"push_files", gh_act_push_files},
+        {"list_commits", gh_act_list_commits},
+        {"get_commit", gh_act_get_commit},
+        {"compare_commits", gh_act_compare_commits},
+        {"search_code", gh_act_search_code},
+        {"search_commits", gh_act_search_commits},
+        {"search_repositories", gh_act_search_repositories},
+        {"search_users", gh_act_search_users},
+        {"get_git_blob", gh_act_get_git_blob},
+        {"create_git_blob", gh_act_create_git_blob},
+        {"get_git_tree", gh_act_get_git_tree},
+        {"create_git_tree", gh_act_create_git_tree},
+        {"get_git_commit", gh_act_get_git_commit},
+        {"create_git_commit", gh_act_create_git_commit},
+        {"update_git_ref", gh_act_update_git_ref},
+        {"list_repositories_for_authenticated_user",
+         gh_act_list_repositories_for_authenticated_user},
+        {"list_repositories_for_user", gh_act_list_repositories_for_user},
+        {"list_org_repositories", gh_act_list_org_repositories},
+        {"get_readme", gh_act_get_readme},
+        {"update_repository", gh_act_update_repository},
+        {"delete_repository", gh_act_delete_repository},
+        {"get_branch_protection", gh_act_get_branch_protection},
+        {"update_branch_protection", gh_act_update_branch_protection},
 };
 
 const TwinKind twin_kind_github = {

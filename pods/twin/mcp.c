@@ -44,8 +44,11 @@ static int rpc_result(TwinReply *rp, json_t *id, json_t *result)
 /* The CallToolResult for an action's reply (MCP "Tools": content, structuredContent). */
 static json_t *tool_result(const TwinReply *inner)
 {
+        const char *raw = twin_reply_text(inner->headers, inner->body);
         _cleanup_free_ char *text =
-                inner->body ? json_dumps(inner->body, JSON_COMPACT | JSON_ENCODE_ANY) : strdup("");
+                raw           ? strdup(raw)
+                : inner->body ? json_dumps(inner->body, JSON_COMPACT | JSON_ENCODE_ANY)
+                              : strdup("");
         if (!text)
                 return NULL;
         bool is_error = inner->status >= 400 || json_is_false(json_object_get(inner->body, "ok"));

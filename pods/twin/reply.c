@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* TwinReply ownership helpers shared by the engine and the kinds. */
+#include <strings.h>
 #include <time.h>
 
 #include "common/json-util.h"
@@ -55,4 +56,18 @@ int twin_reply_mutation(TwinReply *rp, const json_t *before, const json_t *after
 void twin_format_time(int64_t t, char *buf, size_t len)
 {
         format_rfc3339(t, buf, len);
+}
+
+const char *twin_reply_text(const json_t *headers, const json_t *body)
+{
+        const char *key;
+        json_t *v;
+        if (!json_is_string(body))
+                return NULL;
+        json_object_foreach ((json_t *)headers, key, v) {
+                const char *type = json_string_value(v);
+                if (strcasecmp(key, "content-type") == 0 && type && !strstr(type, "json"))
+                        return json_string_value(body);
+        }
+        return NULL;
 }

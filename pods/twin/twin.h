@@ -37,7 +37,9 @@ typedef struct TwinRequest {
 typedef struct TwinReply {
         int status;           /* HTTP status */
         json_t *headers;      /* object name → string of extra response headers, or NULL */
-        json_t *body;         /* JSON body, NULL for an empty body (204, 202) */
+        json_t *body;         /* JSON body, NULL for an empty body (204, 202); a JSON
+                                 string under a non-JSON Content-Type header is a text
+                                 body (twin_reply_text) */
         char *tool;           /* action the caller named, NULL when the surface declares none */
         bool state_mutation;  /* true only if the call changed the world */
         json_t *state_delta;  /* {before, after} of the touched row, or NULL */
@@ -243,6 +245,13 @@ void twin_reply_json(TwinReply *rp, int status, json_t *body);
  * json_pack or a render that failed) leaves rp alone and returns -ENOMEM. Returns 0.
  */
 int twin_reply_body(TwinReply *rp, int status, json_t *body);
+
+/*
+ * The text of a text reply: body is a JSON string and headers (borrowed, may be NULL) set a
+ * Content-Type that is not JSON ("application/vnd.github.diff"). The front ends send it as
+ * the raw body bytes and MCP as the tool's text content; NULL for a JSON reply. Borrowed.
+ */
+const char *twin_reply_text(const json_t *headers, const json_t *body);
 
 /* Sets the tape's state_delta to {before, after}; both are copied (deep), may be NULL. */
 void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after);

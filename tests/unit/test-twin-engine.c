@@ -217,7 +217,7 @@ static void test_pome_surfaces(void)
         /* the loud 501: unknown paths, and known paths with a method we do not serve */
         const char *unknown[][2] = {{"GET", "/nope"},
                                     {"PUT", "/repos/acme/api"},
-                                    {"GET", "/repos/acme/api/pulls"},
+                                    {"GET", "/repos/acme/api/actions/runs"},
                                     {"GET", "/_pome/events"},
                                     {"GET", "/repos/\xff\xfe/api/x/y"}};
         for (size_t i = 0; i < ELEMENTSOF(unknown); i++) {
