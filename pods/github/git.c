@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The GitHub twin's git data model: branches, commits, trees and tags of a repository, and
- * the seed loader for a repository's files[] (with their branch), branches and
- * default_branch.
+ * the seed loader for a repository's files[] (with their branch), branches, tags, releases
+ * and default_branch.
  *
  * World layout (per repository; pods/github/github.c has the rest):
- *   branches[]  {name, sha, protected}         sha = the branch's head commit
+ *   branches[]  {name, sha, protected, protection?}   sha = the branch's head commit;
+ *               protection {enforce_admins, required_status_checks {strict, contexts} | null,
+ *               required_pull_request_reviews {required_approving_review_count} | null}
  *   commits[]   {sha, tree_sha, parents[sha], message, author{name, email, date},
  *                committer{name, email, date}, login, tree{"path": "content"}}
- *               in creation order; every commit keeps a full snapshot of its (text) files
- *   tags[]      {name, sha, message}           sha = the tagged commit
+ *               in creation order; every commit keeps a full snapshot of its (text) files,
+ *               the content strings shared between snapshots (never modified in place)
+ *   tags[]      {name, sha, message, tag_sha, tagger{name, email, date}}  sha = the commit
  *   releases[]  {id, node_id, tag_name, name, body, draft, prerelease, created_at,
  *                published_at, author, target_commitish}
+ *   objects     {sha: {type: blob, content} | {type: tree, tree}}  Git Database API objects
+ *               not yet in a commit (gitdata.c); absent until one is made
+ *   invitations[] {id, node_id, invitee, inviter, permissions, created_at}  (repos.c)
+ *   parent      "owner/name" of a fork's source; archived  true once archived (repos.c)
  * Object ids are git's own (https://git-scm.com/book/en/v2/Git-Internals-Git-Objects): a blob
  * is sha1("blob <len>\0<content>"), a tree is hashed from its sorted entries with the same
  * encoding git uses, and a commit from its tree, parents, author, committer and message, so

@@ -73,9 +73,10 @@ int gh_act_list_issue_comments(TwinCall *c, TwinReply *rp);
 int gh_act_add_issue_labels(TwinCall *c, TwinReply *rp);
 int gh_act_remove_issue_label(TwinCall *c, TwinReply *rp);
 
-/* ----- git data model (git.c): branches, commits, trees, tags; see git.c for the layout */
+/* ----- git data model (git.c): branches, commits, trees, tags; the layout is in git.c */
 void gh_blob_sha(const char *content, size_t len, char out[TWIN_SHA1_HEX]);
 int gh_tree_sha(const json_t *tree, char out[TWIN_SHA1_HEX]);
+int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX]);
 json_t *gh_branch_find(json_t *repo, const char *name);
 json_t *gh_tag_find(json_t *repo, const char *name);
 json_t *gh_commit_find(json_t *repo, const char *sha);
@@ -83,11 +84,88 @@ const char *gh_ref_sha(json_t *repo, const char *ref);
 json_t *gh_tree_at(json_t *repo, const char *ref);
 json_t *gh_commit_add(json_t *w, json_t *repo, const char *parent1, const char *parent2,
                       const json_t *tree, const char *message, const char *login, int64_t when);
+json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
+                         const json_t *tree, const char *message, const char *login,
+                         const json_t *author_as, const json_t *committer_as, int64_t when);
 json_t *gh_commit_new(TwinCall *c, json_t *repo, const char *parent1, const char *parent2,
                       const json_t *tree, const char *message, const char *login);
+json_t *gh_tag_add(json_t *w, json_t *repo, const char *name, const char *sha, const char *message,
+                   const char *login, int64_t when);
+int gh_branch_move(TwinReply *rp, json_t *branch, const char *sha);
+json_t *gh_commits_between(json_t *repo, const char *base, const char *head, bool newest_first);
+const char *gh_merge_base(json_t *repo, const char *a, const char *b);
+json_t *gh_diff_files(TwinCall *c, json_t *repo, const json_t *a, const json_t *b, const char *at,
+                      char **ret_diff);
 bool gh_path_valid(const char *p);
 bool gh_branch_name_valid(const char *n);
+json_t *gh_tree_dirs(const json_t *tree);
+bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path);
+const char *gh_tree_conflict(const json_t *tree);
+json_t *gh_render_commit(TwinCall *c, json_t *repo, json_t *commit, bool detail);
+json_t *gh_render_ref(TwinCall *c, json_t *repo, const char *full_ref, const char *sha);
 int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path);
+
+/* ----- shared by the git family (repos.c, contents.c) */
+int gh_arg_str2(TwinCall *c, const char *a, const char *b, const char **ret);
+int gh_arg_repo_write(TwinCall *c, TwinReply *rp, json_t **ret);
+int gh_arg_identities(TwinCall *c, TwinReply *rp);
+int gh_fail(TwinReply *rp, int status, const char *message);
+json_t *gh_pick_fields(TwinCall *c, json_t *item);
+bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch);
+json_t *gh_render_repo_full(TwinCall *c, json_t *repo);
+char *gh_content_base64(const char *s);
+json_t *gh_render_git_commit(TwinCall *c, json_t *repo, json_t *commit);
+
+/* ----- actions (repos.c): repositories, branches, refs, protection, collaborators, tags,
+ * releases */
+int gh_act_create_repository(TwinCall *c, TwinReply *rp);
+int gh_act_fork_repository(TwinCall *c, TwinReply *rp);
+int gh_act_update_repository(TwinCall *c, TwinReply *rp);
+int gh_act_delete_repository(TwinCall *c, TwinReply *rp);
+int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
+int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
+int gh_act_list_branches(TwinCall *c, TwinReply *rp);
+int gh_act_get_branch(TwinCall *c, TwinReply *rp);
+int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp);
+int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp);
+int gh_act_create_branch(TwinCall *c, TwinReply *rp);
+int gh_act_get_git_ref(TwinCall *c, TwinReply *rp);
+int gh_act_delete_branch(TwinCall *c, TwinReply *rp);
+int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp);
+int gh_act_check_collaborator(TwinCall *c, TwinReply *rp);
+int gh_act_add_repository_collaborator(TwinCall *c, TwinReply *rp);
+int gh_act_list_tags(TwinCall *c, TwinReply *rp);
+int gh_act_get_tag(TwinCall *c, TwinReply *rp);
+int gh_act_list_releases(TwinCall *c, TwinReply *rp);
+int gh_act_get_latest_release(TwinCall *c, TwinReply *rp);
+int gh_act_get_release_by_tag(TwinCall *c, TwinReply *rp);
+int gh_act_create_release(TwinCall *c, TwinReply *rp);
+
+/* ----- actions (contents.c): contents and commits */
+int gh_act_get_file_contents(TwinCall *c, TwinReply *rp);
+int gh_act_get_readme(TwinCall *c, TwinReply *rp);
+int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp);
+int gh_act_delete_file(TwinCall *c, TwinReply *rp);
+int gh_act_push_files(TwinCall *c, TwinReply *rp);
+int gh_act_list_commits(TwinCall *c, TwinReply *rp);
+int gh_act_get_commit(TwinCall *c, TwinReply *rp);
+int gh_act_compare_commits(TwinCall *c, TwinReply *rp);
+
+/* ----- actions (gitdata.c): the Git Database API */
+int gh_act_get_git_blob(TwinCall *c, TwinReply *rp);
+int gh_act_create_git_blob(TwinCall *c, TwinReply *rp);
+int gh_act_get_git_tree(TwinCall *c, TwinReply *rp);
+int gh_act_create_git_tree(TwinCall *c, TwinReply *rp);
+int gh_act_get_git_commit(TwinCall *c, TwinReply *rp);
+int gh_act_create_git_commit(TwinCall *c, TwinReply *rp);
+int gh_act_update_git_ref(TwinCall *c, TwinReply *rp);
+
+/* ----- actions (search.c) */
+int gh_act_search_code(TwinCall *c, TwinReply *rp);
+int gh_act_search_commits(TwinCall *c, TwinReply *rp);
+int gh_act_search_repositories(TwinCall *c, TwinReply *rp);
+int gh_act_search_users(TwinCall *c, TwinReply *rp);
 
 /* ----- pull requests (pulls.c, linediff.c, reviews.c, checks.c) */
 #define GH_PR_TITLE_MAX 256   /* characters of a pull request title (as an issue's) */
@@ -184,74 +262,3 @@ int gh_act_create_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_get_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_update_check_run(TwinCall *c, TwinReply *rp);
 int gh_act_list_check_runs_for_ref(TwinCall *c, TwinReply *rp);
-json_t *gh_commits_between(json_t *repo, const char *base, const char *head, bool newest_first);
-const char *gh_merge_base(json_t *repo, const char *a, const char *b);
-json_t *gh_diff_files(TwinCall *c, json_t *repo, const json_t *a, const json_t *b, const char *at,
-                      char **ret_diff);
-json_t *gh_render_commit(TwinCall *c, json_t *repo, json_t *commit, bool detail);
-json_t *gh_render_ref(TwinCall *c, json_t *repo, const char *full_ref, const char *sha);
-int gh_branch_move(TwinReply *rp, json_t *branch, const char *sha);
-json_t *gh_tag_add(json_t *w, json_t *repo, const char *name, const char *sha, const char *message,
-                   const char *login, int64_t when);
-
-/* ----- shared argument helpers (repos.c) */
-int gh_arg_str2(TwinCall *c, const char *a, const char *b, const char **ret);
-int gh_arg_repo_write(TwinCall *c, TwinReply *rp, json_t **ret);
-int gh_fail(TwinReply *rp, int status, const char *message);
-json_t *gh_render_repo_full(TwinCall *c, json_t *repo);
-
-/* ----- actions (repos.c, contents.c, search.c) */
-int gh_act_create_repository(TwinCall *c, TwinReply *rp);
-int gh_act_fork_repository(TwinCall *c, TwinReply *rp);
-int gh_act_list_branches(TwinCall *c, TwinReply *rp);
-int gh_act_get_branch(TwinCall *c, TwinReply *rp);
-int gh_act_create_branch(TwinCall *c, TwinReply *rp);
-int gh_act_get_git_ref(TwinCall *c, TwinReply *rp);
-int gh_act_delete_branch(TwinCall *c, TwinReply *rp);
-int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp);
-int gh_act_check_collaborator(TwinCall *c, TwinReply *rp);
-int gh_act_add_repository_collaborator(TwinCall *c, TwinReply *rp);
-int gh_act_list_tags(TwinCall *c, TwinReply *rp);
-int gh_act_get_tag(TwinCall *c, TwinReply *rp);
-int gh_act_list_releases(TwinCall *c, TwinReply *rp);
-int gh_act_get_latest_release(TwinCall *c, TwinReply *rp);
-int gh_act_get_release_by_tag(TwinCall *c, TwinReply *rp);
-int gh_act_create_release(TwinCall *c, TwinReply *rp);
-int gh_act_get_file_contents(TwinCall *c, TwinReply *rp);
-int gh_act_create_or_update_file(TwinCall *c, TwinReply *rp);
-int gh_act_delete_file(TwinCall *c, TwinReply *rp);
-int gh_act_push_files(TwinCall *c, TwinReply *rp);
-int gh_act_list_commits(TwinCall *c, TwinReply *rp);
-int gh_act_get_commit(TwinCall *c, TwinReply *rp);
-int gh_act_compare_commits(TwinCall *c, TwinReply *rp);
-int gh_act_search_code(TwinCall *c, TwinReply *rp);
-int gh_act_search_commits(TwinCall *c, TwinReply *rp);
-int gh_act_search_repositories(TwinCall *c, TwinReply *rp);
-int gh_act_search_users(TwinCall *c, TwinReply *rp);
-char *gh_content_base64(const char *s);
-json_t *gh_render_git_commit(TwinCall *c, json_t *repo, json_t *commit);
-int gh_act_get_git_blob(TwinCall *c, TwinReply *rp);
-int gh_act_create_git_blob(TwinCall *c, TwinReply *rp);
-int gh_act_get_git_tree(TwinCall *c, TwinReply *rp);
-int gh_act_create_git_tree(TwinCall *c, TwinReply *rp);
-int gh_act_get_git_commit(TwinCall *c, TwinReply *rp);
-int gh_act_create_git_commit(TwinCall *c, TwinReply *rp);
-int gh_act_update_git_ref(TwinCall *c, TwinReply *rp);
-json_t *gh_tree_dirs(const json_t *tree);
-bool gh_path_conflicts(const json_t *tree, const json_t *dirs, const char *path);
-const char *gh_tree_conflict(const json_t *tree);
-int gh_tree_shas(const json_t *tree, json_t *dirs, char out[TWIN_SHA1_HEX]);
-int gh_act_list_repositories_for_authenticated_user(TwinCall *c, TwinReply *rp);
-int gh_act_list_repositories_for_user(TwinCall *c, TwinReply *rp);
-int gh_act_list_org_repositories(TwinCall *c, TwinReply *rp);
-int gh_act_get_readme(TwinCall *c, TwinReply *rp);
-json_t *gh_pick_fields(TwinCall *c, json_t *item);
-json_t *gh_commit_add_as(json_t *w, json_t *repo, const char *parent1, const char *parent2,
-                         const json_t *tree, const char *message, const char *login,
-                         const json_t *author_as, const json_t *committer_as, int64_t when);
-int gh_arg_identities(TwinCall *c, TwinReply *rp);
-int gh_act_update_repository(TwinCall *c, TwinReply *rp);
-int gh_act_delete_repository(TwinCall *c, TwinReply *rp);
-bool gh_branch_blocks(TwinCall *c, json_t *repo, json_t *branch);
-int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp);
-int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp);
