@@ -509,7 +509,7 @@ int gh_seed_statuses(TwinSeed *s, json_t *repo, const json_t *v, const char *sha
                 if (!json_is_object(e))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
                 const char *ctx, *state, *desc, *target, *who = creator, *c_at, *u_at, *at;
-                if ((r = gh_pulls_seed_keys(s, e, p, "status", keys, ELEMENTSOF(keys))) < 0 ||
+                if ((r = twin_seed_known(s, e, p, "status", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, e, "context", p, "default", TWIN_NULL_REFUSED, &ctx)) <
                             0 ||
                     (r = twin_seed_str(s, e, "state", p, NULL, TWIN_NULL_REFUSED, &state)) < 0 ||
@@ -571,11 +571,11 @@ int gh_seed_check_runs(TwinSeed *s, json_t *repo, const json_t *v, const char *s
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
                 const char *name, *status, *concl, *st_at, *co_at, *details, *ext, *at;
                 json_t *out = json_object_get(e, "output");
-                if ((r = gh_pulls_seed_keys(s, e, p, "check run", keys, ELEMENTSOF(keys))) < 0 ||
+                if ((r = twin_seed_known(s, e, p, "check run", keys, ELEMENTSOF(keys))) < 0 ||
                     (out && !json_is_object(out) &&
                      (r = twin_seed_error(s->err, s->errlen, "%s: must be an object", po)) < 0) ||
-                    (out && (r = gh_pulls_seed_keys(s, out, po, "check run output", out_keys,
-                                                    ELEMENTSOF(out_keys))) < 0) ||
+                    (out && (r = twin_seed_known(s, out, po, "check run output", out_keys,
+                                                 ELEMENTSOF(out_keys))) < 0) ||
                     (r = twin_seed_str(s, e, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
                     (r = twin_seed_str(s, e, "conclusion", p, NULL, TWIN_NULL_KEPT, &concl)) < 0 ||
                     (r = twin_seed_str(s, e, "status", p, concl ? "completed" : "queued",

@@ -480,38 +480,6 @@ static int seed_branch_add(TwinSeed *s, json_t *repo, const char *name, const ch
                        : 0;
 }
 
-/*
- * Refuses a member of seed object o (at path) that is not one of keys: "<path>.<key>: unknown
- * key (a <what> has <keys>)", so nothing a seed says is silently dropped.
- */
-static int seed_known(TwinSeed *s, const json_t *o, const char *path, const char *what,
-                      const char *const *keys, size_t n)
-{
-        const char *k;
-        json_t *v;
-        json_object_foreach ((json_t *)o, k, v) {
-                size_t i = 0;
-                while (i < n && !streq(keys[i], k))
-                        i++;
-                if (i < n)
-                        continue;
-                char list[256] = "";
-                for (i = 0; i < n; i++) {
-                        strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
-                        strncat(list, keys[i], sizeof(list) - strlen(list) - 1);
-                }
-                return twin_seed_error(s->err, s->errlen, "%s.%s: unknown key (a %s has %s)", path,
-                                       k, what, list);
-        }
-        return 0;
-}
-
-#define SEED_KNOWN(s, o, path, what, ...)                         \
-        ({                                                        \
-                static const char *const _k[] = {__VA_ARGS__};    \
-                seed_known(s, o, path, what, _k, ELEMENTSOF(_k)); \
-        })
-
 /* tags[]: names (at the default head) or {name, ref (branch, tag or sha), message}. */
 static int seed_tags(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
 {
@@ -529,7 +497,7 @@ static int seed_tags(TwinSeed *s, const json_t *r0, json_t *repo, const char *pa
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: must be a tag name or {name, ref, message}", p);
                 if (json_is_object(v) &&
-                    ((r = SEED_KNOWN(s, v, p, "tag", "name", "ref", "message")) < 0 ||
+                    ((r = TWIN_SEED_KNOWN(s, v, p, "tag", "name", "ref", "message")) < 0 ||
                      (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
                      (r = twin_seed_str(s, v, "ref", p, ref, TWIN_NULL_ABSENT, &ref)) < 0 ||
                      (r = twin_seed_str(s, v, "message", p, "", TWIN_NULL_ABSENT, &message)) < 0))
@@ -567,9 +535,9 @@ static int seed_releases(TwinSeed *s, const json_t *r0, json_t *repo, const char
                 bool draft, pre;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = SEED_KNOWN(s, v, p, "release", "tag_name", "name", "body", "draft",
-                                    "prerelease", "target_commitish", "author", "created_at")) <
-                            0 ||
+                if ((r = TWIN_SEED_KNOWN(s, v, p, "release", "tag_name", "name", "body", "draft",
+                                         "prerelease", "target_commitish", "author",
+                                         "created_at")) < 0 ||
                     (r = twin_seed_str(s, v, "tag_name", p, NULL, TWIN_NULL_REFUSED, &tag)) < 0 ||
                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_KEPT, &name)) < 0 ||
                     (r = twin_seed_str(s, v, "body", p, NULL, TWIN_NULL_KEPT, &body)) < 0 ||
@@ -661,7 +629,7 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *fpath, *content, *branch;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = SEED_KNOWN(s, v, p, "file", "path", "content", "branch")) < 0 ||
+                if ((r = TWIN_SEED_KNOWN(s, v, p, "file", "path", "content", "branch")) < 0 ||
                     (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &fpath)) < 0 ||
                     (r = twin_seed_str(s, v, "content", p, "", TWIN_NULL_REFUSED, &content)) < 0 ||
                     (r = twin_seed_str(s, v, "branch", p, def, TWIN_NULL_ABSENT, &branch)) < 0)
@@ -746,7 +714,7 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 const char *name = json_string_value(v), *from = NULL;
                 bool protect = false;
                 if (json_is_object(v) &&
-                    ((r = SEED_KNOWN(s, v, p, "branch", "name", "protected", "from")) < 0 ||
+                    ((r = TWIN_SEED_KNOWN(s, v, p, "branch", "name", "protected", "from")) < 0 ||
                      (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
                      (r = twin_seed_str(s, v, "from", p, NULL, TWIN_NULL_ABSENT, &from)) < 0 ||
                      (r = twin_seed_bool(s, v, "protected", p, false, &protect)) < 0))

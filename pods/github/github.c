@@ -273,6 +273,9 @@ static int seed_logins(TwinSeed *s, const json_t *o, const char *key, const char
                 snprintf(p, sizeof(p), "%s.%s[%zu]", path, key, i);
                 /* collaborators may be {login, permission} objects */
                 json_t *l = json_is_object(v) ? json_object_get(v, "login") : v;
+                if (json_is_object(v) &&
+                    (r = TWIN_SEED_KNOWN(s, v, p, "collaborator", "login", "permission")) < 0)
+                        return r;
                 r = seed_login(s, l, p, &login);
                 if (r < 0)
                         return r;
@@ -303,7 +306,8 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                                                json_string_value(login));
                 const char *type = "User", *name = NULL, *email = NULL;
                 if (json_is_object(v) &&
-                    ((r = twin_seed_str(s, v, "type", p, "User", TWIN_NULL_REFUSED, &type)) < 0 ||
+                    ((r = TWIN_SEED_KNOWN(s, v, p, "user", "login", "type", "name", "email")) < 0 ||
+                     (r = twin_seed_str(s, v, "type", p, "User", TWIN_NULL_REFUSED, &type)) < 0 ||
                      (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_KEPT, &name)) < 0 ||
                      (r = twin_seed_str(s, v, "email", p, NULL, TWIN_NULL_KEPT, &email)) < 0))
                         return r;
@@ -364,7 +368,9 @@ static int seed_labels(TwinSeed *s, const json_t *r0, json_t *repo, const char *
                         return twin_seed_error(s->err, s->errlen, "%s: duplicate label \"%s\"", p,
                                                json_string_value(name));
                 if (json_is_object(v) &&
-                    ((r = twin_seed_str(s, v, "color", p, NULL, TWIN_NULL_REFUSED, &color)) < 0 ||
+                    ((r = TWIN_SEED_KNOWN(s, v, p, "label", "name", "color", "description",
+                                          "default")) < 0 ||
+                     (r = twin_seed_str(s, v, "color", p, NULL, TWIN_NULL_REFUSED, &color)) < 0 ||
                      (r = twin_seed_str(s, v, "description", p, NULL, TWIN_NULL_KEPT, &desc)) < 0 ||
                      (r = twin_seed_bool(s, v, "default", p, false, &def)) < 0))
                         return r;
@@ -396,7 +402,9 @@ static int seed_milestones(TwinSeed *s, const json_t *r0, json_t *repo, const ch
                 json_t *num = json_object_get(v, "number");
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = twin_seed_str(s, v, "title", p, NULL, TWIN_NULL_REFUSED, &title)) < 0 ||
+                if ((r = TWIN_SEED_KNOWN(s, v, p, "milestone", "number", "title", "description",
+                                         "state", "due_on")) < 0 ||
+                    (r = twin_seed_str(s, v, "title", p, NULL, TWIN_NULL_REFUSED, &title)) < 0 ||
                     (r = twin_seed_str(s, v, "description", p, NULL, TWIN_NULL_KEPT, &desc)) < 0 ||
                     (r = twin_seed_str(s, v, "state", p, "open", TWIN_NULL_REFUSED, &state)) < 0 ||
                     (r = seed_time(s, v, "due_on", p, NULL, &due)) < 0)
@@ -447,7 +455,9 @@ static int seed_comments(TwinSeed *s, const json_t *i0, json_t *row, const char 
                 else if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: must be an object or a string", p);
-                else if ((r = twin_seed_str(s, v, "body", p, NULL, TWIN_NULL_REFUSED, &body)) < 0)
+                else if ((r = TWIN_SEED_KNOWN(s, v, p, "comment", "body", "user", "created_at",
+                                              "updated_at")) < 0 ||
+                         (r = twin_seed_str(s, v, "body", p, NULL, TWIN_NULL_REFUSED, &body)) < 0)
                         return r;
                 if (!body)
                         return twin_seed_error(s->err, s->errlen, "%s: needs a body", p);
@@ -473,6 +483,12 @@ static int seed_item(TwinSeed *s, json_t *repo, const json_t *v, const char *pat
         int r;
         if (!json_is_object(v))
                 return twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
+        /* a pull request's keys are checked by gh_seed_pull (pulls.c) */
+        if (!is_pr && (r = TWIN_SEED_KNOWN(s, v, path, "issue", "number", "title", "body", "state",
+                                           "state_reason", "locked", "user", "labels", "assignees",
+                                           "assignee", "milestone", "comments", "created_at",
+                                           "updated_at", "closed_at")) < 0)
+                return r;
 
         json_t *num = json_object_get(v, "number");
         int64_t number = gh_max_number(repo) + 1;
@@ -614,6 +630,11 @@ static int seed_repo(TwinSeed *s, const json_t *v, size_t idx)
         snprintf(path, sizeof(path), "repositories[%zu]", idx);
         if (!json_is_object(v))
                 return twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
+        if ((r = TWIN_SEED_KNOWN(s, v, path, "repository", "owner", "name", "full_name",
+                                 "description", "private", "default_branch", "created_at",
+                                 "updated_at", "collaborators", "labels", "milestones", "issues",
+                                 "pull_requests", "files", "branches", "tags", "releases")) < 0)
+                return r;
 
         const char *owner = NULL, *name = NULL, *full = NULL, *desc, *branch, *c_at, *u_at;
         char split[256];
@@ -695,16 +716,13 @@ static int seed_repo(TwinSeed *s, const json_t *v, size_t idx)
 static int github_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         static const char *const keys[] = {"users", "repositories", "viewer"};
-        int r = twin_seed_keys(seed, "github", keys, ELEMENTSOF(keys), err, errlen);
-        if (r < 0)
-                return r;
-
         _cleanup_json_ json_t *world =
                 json_pack("{s:[], s:[], s:I}", "users", "repositories", "next_id", (json_int_t)1);
         if (!world)
                 return -ENOMEM;
         TwinSeed s = {.world = world, .err = err, .errlen = errlen};
-        if ((r = seed_users(&s, seed)) < 0)
+        int r = twin_seed_known(&s, seed, "", "github seed", keys, ELEMENTSOF(keys));
+        if (r < 0 || (r = seed_users(&s, seed)) < 0)
                 return r;
         if ((r = seed_viewer(&s, seed)) < 0)
                 return r;

@@ -199,8 +199,6 @@ int gh_arg_pull_number(TwinCall *c, int64_t *ret);
 int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);
 int gh_invalid_custom(TwinReply *rp, const char *resource, const char *message);
 int gh_pr_touch(TwinCall *c, TwinReply *rp, const json_t *before, json_t *pr);
-int gh_pulls_seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *what,
-                       const char *const *keys, size_t n);
 int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path);
 int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp);
 int gh_act_pull_request_read(TwinCall *c, TwinReply *rp);

@@ -1510,33 +1510,6 @@ int gh_act_update_pull_request_branch(TwinCall *c, TwinReply *rp)
 
 /* ------------------------------------------------------------------ seed */
 
-/*
- * Refuses a member of the seed entry o (at path) that is not one of the n keys:
- * "<path>.<key>: unknown key (a <what> has <keys>)" in s->err, -EINVAL. The same message
- * as github.c's seed checks give (gh-issues' gh_seed_keys), so either may name it.
- */
-int gh_pulls_seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *what,
-                       const char *const *keys, size_t n)
-{
-        const char *key;
-        json_t *v;
-        json_object_foreach ((json_t *)o, key, v) {
-                bool known = false;
-                for (size_t i = 0; i < n && !known; i++)
-                        known = streq(key, keys[i]);
-                if (known)
-                        continue;
-                char list[768] = "";
-                size_t l = 0;
-                for (size_t i = 0; i < n && l < sizeof(list); i++)
-                        l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "",
-                                              keys[i]);
-                return twin_seed_error(s->err, s->errlen, "%s%s%s: unknown key (a %s has %s)", path,
-                                       path[0] ? "." : "", key, what, list);
-        }
-        return 0;
-}
-
 /* "2026-01-01T00:00:00Z" as seconds since the epoch (the one shape gh_time_valid takes). */
 static int64_t seed_epoch(const char *t)
 {
@@ -1599,7 +1572,7 @@ int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const 
                 "head", "base", "author", "draft", "merged", "merged_at", "merged_by",
                 "maintainer_can_modify", "requested_reviewers", "reviews", "statuses",
                 "check_runs"};
-        int r = gh_pulls_seed_keys(s, v, path, "pull request", keys, ELEMENTSOF(keys));
+        int r = twin_seed_known(s, v, path, "pull request", keys, ELEMENTSOF(keys));
         if (r < 0)
                 return r;
         const char *head, *base, *author = NULL, *merged_by = NULL, *merged_at = NULL;

@@ -869,7 +869,7 @@ int gh_seed_reviews(TwinSeed *s, json_t *repo, const json_t *v, json_t *pr, cons
                 if (!json_is_object(e))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
                 const char *user = NULL, *author = NULL, *state, *body, *commit, *at;
-                if ((r = gh_pulls_seed_keys(s, e, p, "review", keys, ELEMENTSOF(keys))) < 0 ||
+                if ((r = twin_seed_known(s, e, p, "review", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, e, "user", p, NULL, TWIN_NULL_REFUSED, &user)) < 0 ||
                     (r = twin_seed_str(s, e, "author", p, NULL, TWIN_NULL_REFUSED, &author)) < 0 ||
                     (r = twin_seed_str(s, e, "state", p, "COMMENTED", TWIN_NULL_REFUSED, &state)) <

@@ -196,26 +196,6 @@ static bool channel_name_valid(const char *s)
         return n > 0 && n <= 80 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_.") == n;
 }
 
-/*
- * Refuses a member of the seed entry o (at path) that is not one of keys (NULL-terminated),
- * naming the JSON path, so nothing a seed says is silently dropped.
- */
-static int seed_keys(TwinSeed *s, const json_t *o, const char *path, const char *const *keys)
-{
-        const char *k;
-        json_t *v;
-        json_object_foreach ((json_t *)o, k, v) {
-                bool known = false;
-                for (size_t i = 0; keys[i]; i++)
-                        known = known || streq(k, keys[i]);
-                if (!known)
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.%s: unknown key (not part of a Slack seed)",
-                                               path, k);
-        }
-        return 0;
-}
-
 /* A user reference (id or name) → the user's id. */
 static int seed_user_ref(TwinSeed *s, json_t *v, const char *path, const char **ret)
 {
@@ -232,10 +212,10 @@ static int seed_team(TwinSeed *s, const json_t *seed)
         json_t *t = json_object_get(seed, "team");
         const char *id = NULL, *name = "pome", *domain = NULL;
         int r;
-        static const char *const keys[] = {"id", "name", "domain", "icon", NULL};
+        static const char *const keys[] = {"id", "name", "domain", "icon"};
         if (t && !json_is_object(t))
                 return twin_seed_error(s->err, s->errlen, "team: must be an object");
-        if (t && (r = seed_keys(s, t, "team", keys)) < 0)
+        if (t && (r = twin_seed_known(s, t, "team", "team", keys, ELEMENTSOF(keys))) < 0)
                 return r;
         if ((r = twin_seed_str(s, t, "id", "team", NULL, TWIN_NULL_ABSENT, &id)) < 0 ||
             (r = twin_seed_str(s, t, "name", "team", name, TWIN_NULL_ABSENT, &name)) < 0 ||
@@ -325,14 +305,14 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                 static const char *const keys[] = {
                         "id",       "name",    "real_name", "display_name", "email",
                         "title",    "tz",      "bot_id",    "is_bot",       "is_admin",
-                        "is_owner", "deleted", "profile",   "hidden",       NULL};
+                        "is_owner", "deleted", "profile",   "hidden"};
                 char p[64], gen[16];
                 const char *id, *name, *real, *tz, *bot_id, *email, *title, *display;
                 bool is_bot = false, is_admin = false, is_owner = false, deleted = false,
                      hidden = false;
                 json_t *u = json_array_get(users, i), *profile = json_object_get(v, "profile");
                 snprintf(p, sizeof(p), "users[%zu]", i);
-                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                if ((r = twin_seed_known(s, v, p, "user", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, v, "email", p, NULL, TWIN_NULL_ABSENT, &email)) < 0 ||
                     (r = twin_seed_str(s, v, "title", p, NULL, TWIN_NULL_ABSENT, &title)) < 0 ||
                     (r = twin_seed_str(s, v, "display_name", p, NULL, TWIN_NULL_ABSENT, &display)) <
@@ -460,14 +440,14 @@ static int seed_reactions(TwinSeed *s, const json_t *m, const char *path, json_t
         size_t i;
         json_t *v;
         json_array_foreach (a, i, v) {
-                static const char *const keys[] = {"name", "users", "user", "count", NULL};
+                static const char *const keys[] = {"name", "users", "user", "count"};
                 char p[192];
                 const char *name;
                 json_t *users, *one = json_object_get(v, "user");
                 snprintf(p, sizeof(p), "%s.reactions[%zu]", path, i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                if ((r = twin_seed_known(s, v, p, "reaction", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_array(s, v, "users", p, &users)) < 0)
                         return r;
@@ -532,11 +512,11 @@ static int seed_messages(TwinSeed *s, const json_t *ch, const char *path, json_t
                 static const char *const keys[] = {
                         "user",   "text",        "ts",      "thread_ts", "reactions",
                         "blocks", "attachments", "subtype", "bot_id",    "reply_broadcast",
-                        "pinned", NULL};
+                        "pinned"};
                 bool pinned = false, broadcast = false;
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                if ((r = twin_seed_known(s, v, p, "message", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_bool(s, v, "pinned", p, false, &pinned)) < 0 ||
                     (r = twin_seed_bool(s, v, "reply_broadcast", p, false, &broadcast)) < 0 ||
                     (r = twin_seed_str(s, v, "text", p, "", TWIN_NULL_ABSENT, &text)) < 0)
@@ -634,14 +614,14 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
         const char *bot = json_get_str(json_object_get(s->world, "bot"), "user_id");
         json_array_foreach (a, i, v) {
                 static const char *const keys[] = {
-                        "id",    "name",    "is_private", "is_archived", "created", "creator",
-                        "topic", "purpose", "members",    "messages",    NULL};
+                        "id",      "name",  "is_private", "is_archived", "created",
+                        "creator", "topic", "purpose",    "members",     "messages"};
                 char p[64], gen[16];
                 const char *id, *name, *creator = bot;
                 bool priv = false, archived = false;
                 json_t *row = json_array_get(chans, i), *members;
                 snprintf(p, sizeof(p), "channels[%zu]", i);
-                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                if ((r = twin_seed_known(s, v, p, "channel", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_bool(s, v, "is_private", p, false, &priv)) < 0 ||
                     (r = twin_seed_bool(s, v, "is_archived", p, false, &archived)) < 0 ||
@@ -749,14 +729,14 @@ static int seed_emoji(TwinSeed *s, const json_t *seed)
         size_t i;
         json_t *v;
         json_array_foreach (emoji, i, v) {
-                static const char *const keys[] = {"name", "url", "alias", NULL};
+                static const char *const keys[] = {"name", "url", "alias"};
                 char p[64];
                 const char *name, *url, *alias;
                 int r;
                 snprintf(p, sizeof(p), "emoji[%zu]", i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = seed_keys(s, v, p, keys)) < 0 ||
+                if ((r = twin_seed_known(s, v, p, "emoji", keys, ELEMENTSOF(keys))) < 0 ||
                     (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_ABSENT, &name)) < 0 ||
                     (r = twin_seed_str(s, v, "url", p, NULL, TWIN_NULL_ABSENT, &url)) < 0 ||
                     (r = twin_seed_str(s, v, "alias", p, NULL, TWIN_NULL_ABSENT, &alias)) < 0)
@@ -782,16 +762,14 @@ static int seed_emoji(TwinSeed *s, const json_t *seed)
 static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         static const char *const keys[] = {"team", "users", "channels", "emoji", "secrets"};
-        int r = twin_seed_keys(seed, "slack", keys, ELEMENTSOF(keys), err, errlen);
-        if (r < 0)
-                return r;
         _cleanup_json_ json_t *world = json_pack(
                 "{s:[], s:[], s:[], s:[], s:{}, s:I, s:I}", "users", "channels", "scheduled",
                 "files", "emoji", "next_id", (json_int_t)1, "last_ts_us", (json_int_t)0);
         if (!world)
                 return -ENOMEM;
         TwinSeed s = {.world = world, .err = err, .errlen = errlen};
-        if ((r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
+        int r = twin_seed_known(&s, seed, "", "slack seed", keys, ELEMENTSOF(keys));
+        if (r < 0 || (r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
             (r = seed_bot(&s)) < 0 || (r = seed_channels(&s, seed)) < 0)
                 return r;
         if ((r = seed_emoji(&s, seed)) < 0)

@@ -36,6 +36,28 @@ const char *const *twin_kind_names(void)
         return names;
 }
 
+/*
+ * Whether seed (an object, "_meta" removed) is a task seed for several twins: every member
+ * is named after a twin of CONTRACT.md (github, slack, stripe) and is an object. No twin's
+ * own seed has such a member, so the two forms never overlap.
+ */
+static bool is_multi_twin_seed(const json_t *seed)
+{
+        static const char *const twins[] = {"github", "slack", "stripe"};
+        const char *key;
+        json_t *v;
+        if (json_object_size(seed) == 0)
+                return false;
+        json_object_foreach ((json_t *)seed, key, v) {
+                bool twin = false;
+                for (size_t i = 0; i < ELEMENTSOF(twins) && !twin; i++)
+                        twin = streq(key, twins[i]);
+                if (!twin || !json_is_object(v))
+                        return false;
+        }
+        return true;
+}
+
 static int load_world(const TwinKind *k, const json_t *seed, json_t **ret, char *err, size_t errlen)
 {
         _cleanup_json_ json_t *empty = NULL;
@@ -56,6 +78,16 @@ static int load_world(const TwinKind *k, const json_t *seed, json_t **ret, char 
                 if (!bare || json_object_del(bare, "_meta") < 0)
                         return -ENOMEM;
                 seed = bare;
+        }
+        /* a task's seed for several twins, {"github": {…}, "slack": {…}}: this kind's part */
+        if (is_multi_twin_seed(seed)) {
+                json_t *part = json_object_get(seed, k->name);
+                if (!json_is_object(part))
+                        return twin_seed_error(err, errlen,
+                                               "the seed is for several twins and has no "
+                                               "\"%s\" object",
+                                               k->name);
+                seed = part;
         }
         return k->load_seed(seed, ret, err, errlen);
 }

@@ -64,14 +64,6 @@ json_t *twin_json_string_lossy(const char *s, size_t n);
 int twin_seed_error(char *err, size_t errlen, const char *fmt, ...) _printf_(3, 4);
 
 /*
- * Refuses a member of the seed object (borrowed) that is not one of the n names in keys:
- * -EINVAL with "unknown key \"k\" (a <kind> seed has <keys, in order>)" in err (errlen bytes,
- * may be 0). Returns 0 when every member is known.
- */
-int twin_seed_keys(const json_t *seed, const char *kind, const char *const *keys, size_t n,
-                   char *err, size_t errlen);
-
-/*
  * A seed being loaded: the world load_seed builds (borrowed, the kind's own) and where a
  * refusal's message goes (err, errlen bytes, may be 0), as load_seed received them.
  */
@@ -105,3 +97,19 @@ int twin_seed_bool(TwinSeed *s, const json_t *o, const char *key, const char *pa
 
 /* An array; absent or JSON null gives NULL. With path "" the message names key alone. */
 int twin_seed_array(TwinSeed *s, const json_t *o, const char *key, const char *path, json_t **ret);
+
+/*
+ * Refuses a member of the seed entry o (borrowed) at path that is not one of the n names in
+ * keys, so nothing a seed says is silently dropped: -EINVAL with "<path>.<key>: unknown key
+ * (a <what> has <keys, in order>)" in s->err — or, with path "" (the seed itself),
+ * "unknown key \"<key>\" (a <what> has ...)". 0 when every member is known.
+ */
+int twin_seed_known(TwinSeed *s, const json_t *o, const char *path, const char *what,
+                    const char *const *keys, size_t n);
+
+/* twin_seed_known with the keys written in place: TWIN_SEED_KNOWN(s, o, path, what, "a", "b"). */
+#define TWIN_SEED_KNOWN(s, o, path, what, ...)                                             \
+        ({                                                                                 \
+                static const char *const _twin_seed_k[] = {__VA_ARGS__};                   \
+                twin_seed_known(s, o, path, what, _twin_seed_k, ELEMENTSOF(_twin_seed_k)); \
+        })

@@ -4,6 +4,7 @@
  * member in their message, so a refusal reads the same whichever kind wrote it.
  */
 #include <stdarg.h>
+#include <string.h>
 
 #include "common/json-util.h"
 #include "pods/twin/kind.h"
@@ -19,24 +20,29 @@ int twin_seed_error(char *err, size_t errlen, const char *fmt, ...)
         return -EINVAL;
 }
 
-int twin_seed_keys(const json_t *seed, const char *kind, const char *const *keys, size_t n,
-                   char *err, size_t errlen)
+int twin_seed_known(TwinSeed *s, const json_t *o, const char *path, const char *what,
+                    const char *const *keys, size_t n)
 {
         const char *key;
         json_t *v;
-        json_object_foreach ((json_t *)seed, key, v) {
+        json_object_foreach ((json_t *)o, key, v) {
                 bool known = false;
-                for (size_t i = 0; i < n; i++)
-                        known = known || streq(key, keys[i]);
+                for (size_t i = 0; i < n && !known; i++)
+                        known = streq(key, keys[i]);
                 if (known)
                         continue;
-                char list[512] = "";
+                char list[768] = "";
                 size_t l = 0;
                 for (size_t i = 0; i < n && l < sizeof(list); i++)
                         l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "",
                                               keys[i]);
-                return twin_seed_error(err, errlen, "unknown key \"%s\" (a %s seed has %s)", key,
-                                       kind, list);
+                const char *a = strchr("aeio", what[0]) ? "an" : "a"; /* "a user" */
+                if (!path[0])
+                        return twin_seed_error(s->err, s->errlen,
+                                               "unknown key \"%s\" (%s %s has %s)", key, a, what,
+                                               list);
+                return twin_seed_error(s->err, s->errlen, "%s.%s: unknown key (%s %s has %s)", path,
+                                       key, a, what, list);
         }
         return 0;
 }

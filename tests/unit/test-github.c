@@ -505,6 +505,31 @@ static void test_seeds(void)
                  "passwd\"}]}]}",
                  "repositories[0].files[0].path"},
                 {"{\"viewer\":5}", "viewer: must be a GitHub login"},
+                /* unknown keys at any depth are refused by their JSON path, never dropped */
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"topics\":[]}]}",
+                 "repositories[0].topics: unknown key (a repository has owner"},
+                {"{\"users\":[{\"login\":\"x\",\"avatar\":\"y\"}]}",
+                 "users[0].avatar: unknown key (a user has login, type, name, email)"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"asignee\":\"x\"}]}]}",
+                 "repositories[0].issues[0].asignee: unknown key (an issue has number"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"issues\":[{\"title\":\"t\","
+                 "\"comments\":[{\"body\":\"c\",\"author\":\"x\"}]}]}]}",
+                 "repositories[0].issues[0].comments[0].author: unknown key (a comment has body"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"labels\":[{\"name\":\"x\","
+                 "\"colour\":\"ffffff\"}]}]}",
+                 "repositories[0].labels[0].colour: unknown key (a label has name"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"milestones\":[{\"title\":"
+                 "\"m\","
+                 "\"due\":\"soon\"}]}]}",
+                 "repositories[0].milestones[0].due: unknown key (a milestone has number"},
+                {"{\"repositories\":[{\"owner\":\"a\",\"name\":\"b\",\"collaborators\":[{\"login\":"
+                 "\"x\",\"role\":\"admin\"}]}]}",
+                 "repositories[0].collaborators[0].role: unknown key (a collaborator has login, "
+                 "permission)"},
+                /* a task seed for several twins: this twin's part, which must be there */
+                {"{\"slack\":{},\"stripe\":{}}", "for several twins and has no \"github\" object"},
+                {"{\"github\":{\"repos\":[]},\"slack\":{}}", "unknown key \"repos\""},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_t *s = json_loads(cases[i].seed, 0, NULL);
