@@ -229,7 +229,15 @@ int front_decode_path(const char *raw, char **ret)
                         char c = (char)(hi << 4 | lo);
                         if (c == 0)
                                 return -EINVAL;
-                        *o++ = c;
+                        if (c == '/' || c == '%') {
+                                /* an escaped '/' stays inside its segment (a ref such as
+                                 * "heads/fix", one path parameter), and so '%' stays escaped
+                                 * too; twin_route_match decodes both in parameters */
+                                *o++ = '%';
+                                *o++ = '2';
+                                *o++ = c == '/' ? 'F' : '5';
+                        } else
+                                *o++ = c;
                         i += 2;
                 } else
                         *o++ = raw[i];
@@ -242,11 +250,14 @@ int front_decode_path(const char *raw, char **ret)
         /* Refuse dot segments anywhere (RFC 3986 §3.3): no twin route has them, and
          * a path that walks upwards is never what an honest client meant. */
         for (const char *s = out; *s;) {
-                if (*s == '/') {
-                        s++;
+                if (*s == '/' || strncmp(s, "%2F", 3) == 0) {
+                        s += *s == '/' ? 1 : 3;
                         continue;
                 }
-                const char *e = strchrnul(s, '/');
+                /* a segment ends at '/' or at an escaped one: "a%2F..%2Fb" walks too */
+                const char *e = s;
+                while (*e && *e != '/' && !strncmp(e, "%2F", 3) == 0)
+                        e++;
                 size_t l = (size_t)(e - s);
                 if ((l == 1 && s[0] == '.') || (l == 2 && s[0] == '.' && s[1] == '.'))
                         return -EINVAL;

@@ -87,6 +87,8 @@ int front_query_value(const char *query, const char *name, char **ret);
  * malformed escapes, escapes that decode to a NUL or to anything but well-formed UTF-8
  * (RFC 3629: overlong forms such as %C0%AE, surrogates, above U+10FFFF, truncated
  * sequences), "." or ".." segments (after decoding), paths not starting with '/'.
+ * An escaped '/' or '%' stays escaped as "%2F" or "%25" (upper case), so "heads%2Ffix"
+ * remains one segment as on github.com; twin_route_match decodes parameters.
  * On success the result is valid UTF-8 without NUL. Returns 0, -EINVAL (the front
  * answers 400), -ENOMEM.
  */

@@ -95,6 +95,12 @@ const char *gh_combined_state(json_t *repo, const char *sha)
         return failed ? "failure" : pending ? "pending" : "success";
 }
 
+size_t gh_status_count(json_t *repo, const char *sha)
+{
+        _cleanup_json_ json_t *latest = statuses_of(repo, sha, true);
+        return json_array_size(latest);
+}
+
 int gh_reply_combined_status(TwinCall *c, TwinReply *rp, json_t *repo, const char *sha)
 {
         if (!sha)

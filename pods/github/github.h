@@ -246,6 +246,8 @@ int gh_mcp_reply_text(TwinReply *rp, const char *text);
 /* checks.c */
 json_t *gh_repo_list(json_t *repo, const char *key);
 const char *gh_combined_state(json_t *repo, const char *sha);
+/* How many contexts have a status on sha (the latest per context); 0 for an unknown sha. */
+size_t gh_status_count(json_t *repo, const char *sha);
 int gh_reply_combined_status(TwinCall *c, TwinReply *rp, json_t *repo, const char *sha);
 int gh_reply_check_runs(TwinCall *c, TwinReply *rp, json_t *repo, const char *sha);
 json_t *gh_check_run_find(json_t *repo, int64_t id);

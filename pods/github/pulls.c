@@ -750,8 +750,9 @@ json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full)
                                                         : "unknown";
         if (json_is_true(json_object_get(pr, "draft")) && json_is_true(mergeable))
                 mstate = "draft";
-        else if (json_is_true(mergeable) && streq_ptr(gh_combined_state(repo, head_sha), "failure"))
-                mstate = "unstable";
+        else if (json_is_true(mergeable) && gh_status_count(repo, head_sha) > 0 &&
+                 !streq_ptr(gh_combined_state(repo, head_sha), "success"))
+                mstate = "unstable"; /* "failing/pending commit status", GitHub's docs */
         char why[256];
         if (json_is_true(mergeable) && !streq(mstate, "draft") &&
             gh_pr_blocked(c, repo, pr, why, sizeof(why)))

@@ -9,6 +9,24 @@ static size_t seg_len(const char *s)
         return strcspn(s, "/");
 }
 
+/* A parameter's n bytes at s with the two escapes the front keeps ("%2F", "%25") decoded. */
+static char *unescape_param(const char *s, size_t n)
+{
+        char *out = malloc(n + 1), *o = out;
+        if (!out)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] == '%' && i + 2 < n &&
+                    (strncmp(s + i, "%2F", 3) == 0 || strncmp(s + i, "%25", 3) == 0)) {
+                        *o++ = s[i + 2] == 'F' ? '/' : '%';
+                        i += 2;
+                } else
+                        *o++ = s[i];
+        }
+        *o = 0;
+        return out;
+}
+
 int twin_route_match(const char *pattern, const char *path, json_t *params)
 {
         if (pattern[0] != '/' || path[0] != '/')
@@ -38,7 +56,10 @@ int twin_route_match(const char *pattern, const char *path, json_t *params)
                                         return 0;
                                 memcpy(name, pp + 1, nl);
                                 name[nl] = 0;
-                                json_t *v = twin_json_string_lossy(sp, sl);
+                                _cleanup_free_ char *dec = unescape_param(sp, sl);
+                                if (!dec)
+                                        return -ENOMEM;
+                                json_t *v = twin_json_string_lossy(dec, strlen(dec));
                                 if (!v || json_object_set_new(params, name, v) < 0)
                                         return -ENOMEM;
                         }

@@ -24,7 +24,8 @@ typedef struct Twin Twin;
 /* One HTTP request below a twin's mount, as the front end decoded it. All borrowed. */
 typedef struct TwinRequest {
         const char *method; /* upper-case: "GET", "POST", ... */
-        const char *path;   /* percent-decoded path below the mount, starts with '/' */
+        const char *path;   /* percent-decoded path below the mount, starts with '/';
+                             * "%2F" and "%25" stay escaped (front_decode_path) */
         const char *query;  /* raw query string without '?', "" when none */
         json_t *headers;    /* object: lower-case header name → string */
         const char *body;   /* raw body bytes (may be NULL when body_len is 0) */

@@ -3,7 +3,8 @@
  * libFuzzer: request-target decoding (front_decode_path, front_check_query). On success the
  * decoded path starts with '/', is well-formed UTF-8 (checked here against the Unicode
  * table of well-formed byte sequences, not front.c's code), has no NUL and no "." or ".."
- * segment, and is exactly the percent-decoding of an all-VCHAR input. front_check_query
+ * segment (an escaped '/' counts as a separator), and is exactly the percent-decoding of
+ * an all-VCHAR input, except that an escaped '/' or '%' stays "%2F" / "%25". front_check_query
  * accepts exactly the all-VCHAR strings. Failures are -EINVAL or -ENOMEM, nothing else.
  */
 #include "common/util.h"
@@ -90,7 +91,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < n; i++) {
                 if (raw[i] == '%') {
                         ASSERT(i + 2 < n && hex(raw[i + 1]) >= 0 && hex(raw[i + 2]) >= 0);
-                        want[wl++] = (char)(hex(raw[i + 1]) << 4 | hex(raw[i + 2]));
+                        char c = (char)(hex(raw[i + 1]) << 4 | hex(raw[i + 2]));
+                        if (c == '/' || c == '%') {
+                                want[wl++] = '%';
+                                want[wl++] = '2';
+                                want[wl++] = c == '/' ? 'F' : '5';
+                        } else
+                                want[wl++] = c;
                         i += 2;
                 } else
                         want[wl++] = raw[i];
@@ -98,12 +105,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ASSERT(memchr(want, 0, wl) == NULL); /* no NUL was decoded */
         ASSERT(strlen(out) == wl && memcmp(out, want, wl) == 0);
         ASSERT(well_formed_utf8((const unsigned char *)out, wl));
-        /* no dot segment */
+        /* no dot segment, with "%2F" read as the '/' it stands for */
         for (const char *seg = out; seg;) {
-                const char *e = strchr(seg, '/');
-                size_t l = e ? (size_t)(e - seg) : strlen(seg);
+                const char *e = seg;
+                while (*e && *e != '/' && strncmp(e, "%2F", 3) != 0)
+                        e++;
+                size_t l = (size_t)(e - seg);
                 ASSERT(!(l == 1 && seg[0] == '.') && !(l == 2 && seg[0] == '.' && seg[1] == '.'));
-                seg = e ? e + 1 : NULL;
+                seg = *e ? e + (*e == '/' ? 1 : 3) : NULL;
         }
         return 0;
 }

@@ -273,7 +273,7 @@ static void test_writes(void)
         CHECK(streq(jps(rp.state_delta, "/after/title"), "Docs are stale"));
         CHECK(streq(jps(rp.body, "/created_at"), "2026-05-28T20:26:40Z"));
         /* GitHub creates labels named on an issue */
-        CHECK(json_array_size(jp(twin_world(t), "/repositories/0/labels")) == 4);
+        CHECK(json_array_size(jp(twin_world(t), "/repositories/0/labels")) == 5);
 
         /* close, then a no-op patch, then reopen */
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"state\":\"closed\"}");
@@ -440,7 +440,7 @@ static void test_seeds(void)
         /* the default seed is the walkthrough's world */
         Twin *t = twin_test_new("github", "default");
         json_t *w = twin_world(t);
-        CHECK(json_array_size(jp(w, "/repositories")) == 1);
+        CHECK(json_array_size(jp(w, "/repositories")) == 3); /* acme/api, acme/web, acme/infra */
         CHECK(streq(jps(w, "/repositories/0/owner"), "acme") &&
               streq(jps(w, "/repositories/0/name"), "api"));
         CHECK(json_array_size(jp(w, "/repositories/0/issues")) == 1);

@@ -122,6 +122,11 @@ static void test_route(void)
                 {"/git/refs/{ref+}", "/git/refs/heads/feature/x/", 1,
                  "{\"ref\":\"heads/feature/x\"}"},
                 {"/a/{x+}/b", "/a/q/b", 1, "{\"x+\":\"q\"}"},
+                /* the front keeps "%2F" and "%25" escaped: one segment, decoded as a parameter */
+                {"/commits/{ref}/status", "/commits/heads%2Ffix%2Fx/status", 1,
+                 "{\"ref\":\"heads/fix/x\"}"},
+                {"/commits/{ref}", "/commits/heads%2Ffix/status", 0, NULL},
+                {"/c/{ref+}", "/c/a%252F/b%25", 1, "{\"ref\":\"a%2F/b%\"}"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_t *params = json_object();
