@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+// Prints, as Markdown, what each twin serves (pods/<twin>/surface.json: REST routes and MCP
+// tools) and which tests exercise each one, for README.md's "What the twins serve".
+//   node scripts/twin-coverage.mjs            the tables
+//   node scripts/twin-coverage.mjs --check    exit 1 when a route or MCP tool has no test
+// A test covers a GitHub route when it calls the @octokit/rest method of that route (from
+// the SDK's own endpoint table), octokit.request("METHOD /path"), or the twin engine
+// directly (unit tests: req(t, &rp, "METHOD", "/path")); a Slack method when it calls it
+// through @slack/web-api (client.chat.postMessage(…), apiCall("chat.postMessage")); an MCP
+// tool when a test names it as a string.
+import { readFileSync, readdirSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const check = process.argv.includes("--check");
+
+const tests = [];
+for (const dir of ["tests/conformance", "tests/integration", "tests/unit"]) {
+  for (const f of readdirSync(join(root, dir)).sort()) {
+    if (/^test-.*\.(mjs|sh|c)$/.test(f)) tests.push({ name: f, text: readFileSync(join(root, dir, f), "utf8") });
+  }
+}
+
+// "/repos/{owner}/{repo}/contents/{path+}" → a RegExp over concrete paths and a key over
+// templates: parameter names differ between octokit and us, their places do not.
+const templateKey = (method, path) =>
+  `${method} ${path.replace(/\{[^}]+\}/g, "{}").replace(/\/$/, "")}`;
+const concrete = (path) =>
+  new RegExp(
+    "^" +
+      path
+        .split(/(\{[^}]+\})/)
+        .map((p) => (p.startsWith("{") ? (p.endsWith("+}") ? ".+" : "[^/?\"']+") : p.replace(/[.*+?^$()|[\]\\]/g, "\\$&")))
+        .join("") +
+      "(\\?|$)",
+  );
+
+async function octokitMethods() {
+  const file = join(root, "tests/conformance/node_modules/@octokit/plugin-rest-endpoint-methods/dist-src/generated/endpoints.js");
+  const endpoints = (await import(file)).default;
+  const byKey = new Map();
+  for (const [ns, methods] of Object.entries(endpoints))
+    for (const [m, [route]] of Object.entries(methods)) {
+      const [verb, path] = route.split(" ");
+      const k = templateKey(verb, path);
+      if (!byKey.has(k)) byKey.set(k, []);
+      byKey.get(k).push(`${ns}.${m}`);
+    }
+  return byKey;
+}
+
+function coveredBy(pred) {
+  return tests.filter((t) => pred(t.text)).map((t) => t.name);
+}
+
+function githubRouteTests(method, path, byKey) {
+  const methods = byKey.get(templateKey(method, path.replace("{path+}", "{path}").replace(/\{(\w+)\+\}/, "{$1}"))) ?? [];
+  const re = concrete(path);
+  return coveredBy((text) => {
+    for (const m of methods) if (text.includes(`.${m}(`) || text.includes(`.${m},`)) return true;
+    // octokit.request("GET /repos/{owner}/…") and the C unit tests' req(t, &rp, "GET", "/…")
+    for (const [, verb, p] of text.matchAll(/["'`](GET|POST|PUT|PATCH|DELETE) (\/[^"'`\s]*)["'`]/g))
+      if (verb === method && (re.test(p) || templateKey(verb, p) === templateKey(method, path))) return true;
+    for (const [, verb, p] of text.matchAll(/"(GET|POST|PUT|PATCH|DELETE)",\s*"(\/[^"]*)"/g))
+      if (verb === method && re.test(p)) return true;
+    return false;
+  });
+}
+
+function slackMethodTests(name) {
+  const [ns, ...rest] = name.split(".");
+  const call = new RegExp(`\\.${ns}\\.${rest.join("\\.")}\\(|apiCall\\(["']${name.replace(/\./g, "\\.")}["']|["'/]${name.replace(/\./g, "\\.")}["'?]`);
+  return coveredBy((text) => call.test(text));
+}
+
+const toolTests = (tool) => coveredBy((text) => new RegExp(`["'\`]${tool}["'\`]`).test(text));
+
+const list = (names) => (names.length ? names.join(", ") : "**none**");
+let missing = 0;
+const out = [];
+const byKey = await octokitMethods();
+
+for (const twin of ["github", "slack"]) {
+  const surface = JSON.parse(readFileSync(join(root, `pods/${twin}/surface.json`), "utf8"));
+  const tools = new Map(surface.tools.map((t) => [t.name, t]));
+  const mcp = surface.tools.filter((t) => t.mcp !== false);
+  out.push(`#### ${twin === "github" ? "GitHub" : "Slack"}: ${surface.routes.length} routes, ${mcp.length} MCP tools`, "");
+  out.push("| Route | Tool | Tests |", "|---|---|---|");
+  for (const [method, path, tool, fixed] of surface.routes) {
+    const shown = twin === "slack" ? `${method === "*" ? "GET/POST" : method} \`${path}\`` : `${method} \`${path}\``;
+    const names = twin === "slack" ? slackMethodTests(path.slice(1)) : githubRouteTests(method, path, byKey);
+    if (!names.length) missing++;
+    const t = tools.get(tool);
+    const label = `\`${tool}\`${fixed ? ` ${JSON.stringify(fixed).replace(/"/g, "")}` : ""}${t?.mcp === false ? "" : " (MCP)"}`;
+    out.push(`| ${shown} | ${label} | ${list(names)} |`);
+  }
+  out.push("", "| MCP tool | Tests |", "|---|---|");
+  for (const t of mcp) {
+    const names = toolTests(t.name);
+    if (!names.length) missing++;
+    out.push(`| \`${t.name}\` | ${list(names)} |`);
+  }
+  out.push("");
+}
+console.log(out.join("\n"));
+if (check && missing) {
+  console.error(`twin-coverage: ${missing} route(s) or tool(s) without a test`);
+  process.exit(1);
+}
