@@ -138,6 +138,10 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
         /* urls name the ref as the caller did (GitHub keeps the branch name) */
         const char *at = refname;
         json_t *file = path[0] ? json_object_get(tree, path) : NULL;
+        const char *format = gh_accept_format(c);
+        if (file && streq_ptr(format, "raw")) /* the file's bytes, as octokit's format: "raw" */
+                return gh_reply_text(rp, "application/vnd.github.raw; charset=utf-8",
+                                     strdup(json_string_value(file)));
         if (file) {
                 _cleanup_json_ json_t *body =
                         render_file(c, repo, at, path, json_string_value(file), true);
@@ -194,6 +198,17 @@ int gh_act_get_file_contents(TwinCall *c, TwinReply *rp)
                                         json_string_value(json_object_get(tree, full)), false);
                 if (json_array_append_new(out, e) < 0)
                         return -ENOMEM;
+        }
+        if (streq_ptr(format, "object")) {
+                /* application/vnd.github.object: the directory itself, its list in entries */
+                const char *dsha =
+                        path[0] ? json_string_value(json_object_get(dirs, path)) : root_sha;
+                json_t *d = render_entry(c, repo, at, path, "dir", dsha, 0);
+                if (!d || json_object_set_new(d, "entries", TAKE_PTR(out)) < 0) {
+                        json_decref(d);
+                        return -ENOMEM;
+                }
+                return twin_reply_body(rp, 200, d);
         }
         return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
@@ -683,6 +698,10 @@ int gh_act_get_readme(TwinCall *c, TwinReply *rp)
         const char *k;
         json_t *v;
         json_object_foreach (tree, k, v) {
+                if (!strchr(k, '/') && strncasecmp(k, "readme", 6) == 0 &&
+                    (k[6] == 0 || k[6] == '.') && streq_ptr(gh_accept_format(c), "raw"))
+                        return gh_reply_text(rp, "application/vnd.github.raw; charset=utf-8",
+                                             strdup(json_string_value(v)));
                 if (!strchr(k, '/') && strncasecmp(k, "readme", 6) == 0 &&
                     (k[6] == 0 || k[6] == '.'))
                         return twin_reply_body(

@@ -738,6 +738,34 @@ static int github_load_seed(const json_t *seed, json_t **ret_world, char *err, s
         return 0;
 }
 
+/* ------------------------------------------------------------------ media types */
+
+const char *gh_accept_format(TwinCall *c)
+{
+        static const char *const formats[] = {"diff", "patch", "raw", "object"};
+        const char *accept = c->request ? json_get_str(c->request->headers, "accept") : NULL;
+        for (size_t i = 0; accept && i < ELEMENTSOF(formats); i++) {
+                char a[64], b[64];
+                snprintf(a, sizeof(a), "application/vnd.github.%s", formats[i]);
+                snprintf(b, sizeof(b), "application/vnd.github.v3.%s", formats[i]);
+                if (strstr(accept, a) || strstr(accept, b))
+                        return formats[i];
+        }
+        return NULL;
+}
+
+int gh_reply_text(TwinReply *rp, const char *media_type, char *text)
+{
+        _cleanup_free_ char *t = text;
+        if (!t)
+                return -ENOMEM;
+        if (!rp->headers && !(rp->headers = json_object()))
+                return -ENOMEM;
+        if (json_object_set_new(rp->headers, "Content-Type", json_string(media_type)) < 0)
+                return -ENOMEM;
+        return twin_reply_body(rp, 200, twin_json_string_lossy(t, strlen(t)));
+}
+
 /* ------------------------------------------------------------------ errors */
 
 void gh_error(int status, const char *code, const char *message, TwinReply *rp)

@@ -33,6 +33,20 @@ int64_t gh_max_number(json_t *repo);
 json_t *gh_number_find(json_t *repo, const char *list, int64_t number, size_t *ret_idx);
 bool gh_time_valid(const char *s);
 
+/*
+ * The custom media type the REST caller asked for in Accept ("diff", "patch", "raw",
+ * "object"; application/vnd.github[.v3].<format>[+json], docs.github.com "Media types"),
+ * or NULL for plain JSON (and always over MCP). Borrowed, static.
+ */
+const char *gh_accept_format(TwinCall *c);
+
+/*
+ * Replies 200 with text (taken; NULL is -ENOMEM) as a non-JSON body: the body is a JSON
+ * string and the Content-Type header names media_type, which the front sends as raw bytes
+ * (pods/front/serve.c front_reply) and MCP as the tool's text content. 0 or -ENOMEM.
+ */
+int gh_reply_text(TwinReply *rp, const char *media_type, char *text);
+
 /* ----- replies and rendering (github.c) */
 /* The REST error envelope {message, documentation_url, status} (also the kind's .error). */
 void gh_error(int status, const char *code, const char *message, TwinReply *rp);

@@ -980,35 +980,6 @@ int gh_act_list_pull_requests(TwinCall *c, TwinReply *rp)
 }
 
 /* The media type the caller's Accept asks of GET .../pulls/{n}: "diff", "patch" or NULL. */
-static const char *wanted_format(TwinCall *c)
-{
-        const char *accept = c->request ? json_get_str(c->request->headers, "accept") : NULL;
-        if (accept && (strstr(accept, "application/vnd.github.diff") ||
-                       strstr(accept, "application/vnd.github.v3.diff")))
-                return "diff";
-        if (accept && (strstr(accept, "application/vnd.github.patch") ||
-                       strstr(accept, "application/vnd.github.v3.patch")))
-                return "patch";
-        return NULL;
-}
-
-/*
- * Replies with text (taken) as a non-JSON body: the body is a JSON string and the
- * Content-Type header names the media type, which the front sends as raw bytes
- * (pods/front/serve.c front_reply) and MCP as the tool's text content.
- */
-static int reply_text(TwinReply *rp, const char *media_type, char *text)
-{
-        _cleanup_free_ char *t = text;
-        if (!t)
-                return -ENOMEM;
-        if (!rp->headers && !(rp->headers = json_object()))
-                return -ENOMEM;
-        if (json_object_set_new(rp->headers, "Content-Type", json_string(media_type)) < 0)
-                return -ENOMEM;
-        return twin_reply_body(rp, 200, twin_json_string_lossy(t, strlen(t)));
-}
-
 int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
 {
         const char *method = "get";
@@ -1018,10 +989,10 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
         int r = gh_arg_repo_pull(c, rp, &repo, &pr);
         if (r <= 0)
                 return r;
-        const char *format = streq(method, "get") ? wanted_format(c) : NULL;
+        const char *format = streq(method, "get") ? gh_accept_format(c) : NULL;
         if (streq_ptr(format, "patch"))
-                return reply_text(rp, "application/vnd.github.patch; charset=utf-8",
-                                  gh_pr_patch_text(repo, pr));
+                return gh_reply_text(rp, "application/vnd.github.patch; charset=utf-8",
+                                     gh_pr_patch_text(repo, pr));
         if (format)
                 method = "get_diff";
         /* over MCP every method answers what github-mcp-server's pull_request_read does */
@@ -1033,8 +1004,8 @@ int gh_act_pull_request_read(TwinCall *c, TwinReply *rp)
                 return twin_reply_body(rp, 200, mcp ? gh_mcp_pull(full) : json_incref(full));
         }
         if (streq(method, "get_diff"))
-                return reply_text(rp, "application/vnd.github.diff; charset=utf-8",
-                                  gh_pr_diff_text(repo, pr));
+                return gh_reply_text(rp, "application/vnd.github.diff; charset=utf-8",
+                                     gh_pr_diff_text(repo, pr));
         if (streq(method, "get_files")) {
                 _cleanup_json_ json_t *files = gh_pr_files(c, repo, pr), *page = NULL;
                 if (!files || (r = gh_paginate(c, rp, files, &page)) < 0)

@@ -70,6 +70,23 @@ assert.ok(Array.isArray(srcDir));
 assert.deepEqual(srcDir.map((e) => [e.name, e.type]), [["cart.js", "file"], ["checkout.js", "file"]]);
 const root = (await gh.rest.repos.getContent({ ...web, path: "" })).data;
 assert.ok(root.some((e) => e.name === "src" && e.type === "dir" && /^[0-9a-f]{40}$/.test(e.sha)));
+// custom media types: the file's bytes (format "raw"), a directory as one object
+const raw = await gh.rest.repos.getContent({ ...web, path: "README.md", mediaType: { format: "raw" } });
+assert.equal(raw.data, "# web\n\nAcme's storefront.\n");
+assert.match(raw.headers["content-type"], /^application\/vnd\.github\.raw/);
+const rawReadme = await gh.rest.repos.getReadme({ ...web, mediaType: { format: "raw" } });
+assert.equal(rawReadme.data, raw.data);
+const srcObj = (await gh.rest.repos.getContent({ ...web, path: "src", mediaType: { format: "object" } })).data;
+assert.equal(srcObj.type, "dir");
+assert.deepEqual(srcObj.entries.map((e) => e.name), ["cart.js", "checkout.js"]);
+assert.equal(srcObj.sha, root.find((e) => e.name === "src").sha);
+// a ref with a slash travels as one escaped path segment (commits/fix%2Fcheckout-total/…)
+const fixStatus = (await gh.rest.repos.getCombinedStatusForRef({ ...web, ref: "fix/checkout-total" })).data;
+assert.equal(fixStatus.sha, fix.commit.sha);
+const fixRuns = (await gh.rest.checks.listForRef({ ...web, ref: "fix/checkout-total" })).data;
+assert.equal(typeof fixRuns.total_count, "number");
+const fixCommit = (await gh.rest.repos.getCommit({ ...web, ref: "fix/checkout-total" })).data;
+assert.equal(fixCommit.sha, fix.commit.sha);
 
 // ---- open a release branch from main through git refs
 const { data: created } = await gh.rest.git.createRef({ ...web, ref: "refs/heads/release-1.1", sha: mainSha });
