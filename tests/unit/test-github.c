@@ -40,7 +40,7 @@ static void test_walkthrough_rest(void)
         CHECK(streq(rp.tool, "list_issues") && !rp.state_mutation && !rp.headers);
 
         req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
-        CHECK(rp.status == 200 && streq(rp.tool, "get_issue") && !rp.state_mutation);
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_read") && !rp.state_mutation);
         CHECK(!rp.state_delta && !rp.error && streq(rp.fidelity, "semantic"));
         json_t *b = rp.body;
         CHECK(jpi(b, "/number") == 1 && streq(jps(b, "/state"), "open"));
@@ -106,20 +106,32 @@ static void test_walkthrough_mcp(void)
         req(rest, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL,
             "{\"body\":\"see acme/api#1\"}");
 
-        twin_test_call(m, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
-        CHECK(streq(rp.tool, "get_issue") && json_is_false(jp(rp.body, "/result/isError")));
+        twin_test_call(m, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1}");
+        CHECK(streq(rp.tool, "issue_read") && json_is_false(jp(rp.body, "/result/isError")));
+        /* the official MinimalIssue: label names, assignee logins */
+        CHECK(streq(jps(rp.body, "/result/structuredContent/labels/0"), "bug"));
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/assignees")) == 0);
+        CHECK(streq(jps(rp.body, "/result/structuredContent/user/login"), "bob"));
+        /* add_issue_assignees is REST-only: over MCP the official issue_write assigns */
         twin_test_call(m, &rp, "add_issue_assignees",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":\"1\","
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,"
                        "\"assignees\":[\"alice\"]}");
-        CHECK(rp.status == 200 && streq(rp.tool, "add_issue_assignees") && rp.state_mutation);
-        CHECK(streq(jps(rp.body, "/result/structuredContent/assignees/0/login"), "alice"));
+        CHECK(jp(rp.body, "/error/code") && !rp.state_mutation);
+        twin_test_call(m, &rp, "issue_write",
+                       "{\"method\":\"update\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":\"1\",\"assignees\":[\"alice\"]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_write") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/result/structuredContent/url"),
+                    "https://github.com/acme/api/issues/1"));
         CHECK(streq(jps(rp.state_delta, "/after/assignees/0"), "alice"));
         twin_test_call(m, &rp, "add_issue_comment",
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,\"body\":\"see "
                        "acme/api#1\"}");
         CHECK(streq(rp.tool, "add_issue_comment") && rp.state_mutation);
-        CHECK(strstr(jps(rp.body, "/result/structuredContent/url"), BASE) != NULL);
+        CHECK(strncmp(jps(rp.body, "/result/structuredContent/url"),
+                      "https://github.com/acme/api/issues/1#issuecomment-", 50) == 0);
 
         CHECK(json_equal(twin_world(rest), twin_world(m)));
 
@@ -128,7 +140,8 @@ static void test_walkthrough_mcp(void)
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(rp.tool, "add_issue_comment"));
-        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "body"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"),
+                    "at least one of body or reaction is required"));
         twin_reply_done(&rp);
         twin_free(rest);
         twin_free(m);
@@ -180,7 +193,7 @@ static void test_bad_inputs(void)
                 char path[128];
                 snprintf(path, sizeof(path), "/repos/acme/api/issues/%s", numbers[i]);
                 req(t, &rp, "GET", path, NULL, NULL);
-                CHECK(rp.status == 404 && streq(rp.tool, "get_issue"));
+                CHECK(rp.status == 404 && streq(rp.tool, "issue_read"));
         }
 
         static const struct {
@@ -237,20 +250,35 @@ static void test_bad_inputs(void)
         CHECK(json_equal(before, twin_world(t)));
 
         /* wrong types over MCP */
-        twin_test_call(t, &rp, "get_issue", "{\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "owner"));
-        twin_test_call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\"}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/code"), "missing_field"));
-        twin_test_call(t, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1e300}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1e300}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
-        twin_test_call(t, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":{}}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":{}}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"explode\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "unknown method: explode"));
+        /* list_issues as the official server: an unknown state lists both */
         twin_test_call(t, &rp, "list_issues",
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"weird\"}");
-        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "state"));
+        CHECK(jpi(rp.body, "/result/structuredContent/totalCount") == 1);
+        twin_test_call(t, &rp, "list_issues", "{\"owner\":\"acme\",\"repo\":\"api\",\"page\":2}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"after\":\"bm9wZQ==\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(json_equal(before, twin_world(t)));
         twin_reply_done(&rp);
         twin_free(t);
@@ -277,7 +305,7 @@ static void test_writes(void)
 
         /* close, then a no-op patch, then reopen */
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"state\":\"closed\"}");
-        CHECK(rp.status == 200 && streq(rp.tool, "update_issue") && rp.state_mutation);
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_write") && rp.state_mutation);
         CHECK(streq(jps(rp.body, "/state"), "closed"));
         CHECK(streq(jps(rp.body, "/state_reason"), "completed"));
         CHECK(streq(jps(rp.body, "/closed_at"), "2026-05-28T20:26:40Z"));
@@ -384,12 +412,32 @@ static void test_pagination(void)
         CHECK(link_has(&rp, "<" BASE "/repos/acme/api/issues/1/comments?per_page=2&page=2>; "
                             "rel=\"next\""));
 
-        /* over MCP the same page arguments work, and there is no Link */
+        /* over MCP list_issues pages by cursor (GraphQL, as the official server), no Link */
         twin_test_call(t, &rp, "list_issues",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,\"page\":2}");
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2}");
         CHECK(!rp.headers);
-        _cleanup_json_ json_t *page = json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL);
-        CHECK(json_array_size(page) == 2 && !jp(rp.body, "/result/structuredContent"));
+        json_t *sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/totalCount") == 5 && json_array_size(jp(sc, "/issues")) == 2);
+        CHECK(json_is_true(jp(sc, "/pageInfo/hasNextPage")) &&
+              json_is_false(jp(sc, "/pageInfo/hasPreviousPage")));
+        CHECK(jpi(sc, "/issues/0/number") == 5 && streq(jps(sc, "/issues/0/state"), "OPEN"));
+        size_t seen = 2;
+        for (int guard = 0; guard < 5 && json_is_true(jp(sc, "/pageInfo/hasNextPage")); guard++) {
+                _cleanup_free_ char *args = NULL;
+                CHECK(asprintf(&args,
+                               "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,"
+                               "\"after\":\"%s\"}",
+                               jps(sc, "/pageInfo/endCursor")) > 0);
+                twin_test_call(t, &rp, "list_issues", args);
+                sc = jp(rp.body, "/result/structuredContent");
+                seen += json_array_size(jp(sc, "/issues"));
+                CHECK(json_is_true(jp(sc, "/pageInfo/hasPreviousPage")));
+        }
+        CHECK(seen == 5);
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"CLOSED\"}");
+        sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/totalCount") == 1 && streq(jps(sc, "/issues/0/state"), "CLOSED"));
         twin_reply_done(&rp);
         twin_free(t);
 }
