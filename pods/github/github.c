@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GitHub twin (kind "github"): issues, comments, labels and assignees of the REST v3
- * API (https://docs.github.com/rest), shaped closely enough for @octokit/rest.
+ * The GitHub twin (kind "github"): the REST v3 API (https://docs.github.com/rest) shaped
+ * closely enough for @octokit/rest, and the official MCP server's tools. Issues, labels and
+ * milestones are in issues.c and labels.c; pull requests in pulls.c; git data in git.c.
  *
  * The world is the normalised seed; bodies are rendered from it per call (urls point at
  * the mount's base_url, html_url at github.com as on the real service):
@@ -21,9 +22,10 @@
  * world, added in order of appearance when the seed's users[] lacks it.
  *
  * Behaviour choices, each mirroring github.com: labels named on an issue that the repository
- * lacks are created (color "ededed"); assignees who are not users of the world (or are
- * organisations) are silently dropped; a private repository is a 404 to a viewer who is
- * neither its owner nor a collaborator. There is no other permission model.
+ * lacks are created (color "ededed"); assignees who cannot be assigned (anyone but the
+ * repository's owner and collaborators, and organisations) are silently dropped; a private
+ * repository is a 404 to a viewer who is neither its owner nor a collaborator. There is no other
+ * permission model.
  */
 #include <strings.h>
 

@@ -121,6 +121,15 @@ int gh_time_arg(TwinCall *c, const char *key, char out[32])
         int r = twin_arg_str(c->args, key, &s);
         if (r < 0)
                 return r;
+        /* digits where digits belong: sscanf alone would take signs and spaces */
+        static const char date[] = "dddd-dd-dd", clock[] = "Tdd:dd:dd";
+        size_t len = strlen(s);
+        for (size_t i = 0; i < sizeof(date) - 1 + (len > 10 ? sizeof(clock) - 1 : 0); i++) {
+                char want = i < 10 ? date[i] : clock[i - 10];
+                if (i >= len ||
+                    (want == 'd' ? !isdigit((unsigned char)s[i]) : want != 'T' && s[i] != want))
+                        return -EINVAL;
+        }
         struct tm tm = {};
         int n = 0;
         if (sscanf(s, "%4d-%2d-%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &n) != 3 || n != 10)
@@ -1236,8 +1245,8 @@ int gh_act_list_issue_comments_for_repo(TwinCall *c, TwinReply *rp)
                                                          !sort                    ? NULL
                                                          : streq(sort, "updated") ? "updated_at"
                                                                                   : "created_at",
-                                                         sort ? !streq_ptr(direction, "asc")
-                                                              : streq_ptr(direction, "desc")};
+                                                         /* direction needs sort (docs) */
+                                                         sort && !streq_ptr(direction, "asc")};
                         }
                 }
         }

@@ -669,8 +669,20 @@ static void test_issue_filters(void)
         CHECK(rp.status == 404);
         req(t, &rp, "GET", L, "milestone=soon", NULL);
         CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "milestone"));
-        req(t, &rp, "GET", L, "since=yesterday", NULL);
-        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "since"));
+        static const char *const bad_times[] = {"since=yesterday",
+                                                "since=+2026-01-01",
+                                                "since=%202026-01-01",
+                                                "since=2026-13-01",
+                                                "since=2026-01-01T25:00:00Z",
+                                                "since=2026-01-01T10:00:00",
+                                                "since=2026-1-01",
+                                                "since=2026-01-01T10:00:00Zjunk"};
+        for (size_t i = 0; i < ELEMENTSOF(bad_times); i++) {
+                req(t, &rp, "GET", L, bad_times[i], NULL);
+                CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "since"));
+        }
+        req(t, &rp, "GET", L, "since=2026-03-20T00:00:00.123Z&assignee=*", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
         /* a time with an offset is the same instant in UTC */
         req(t, &rp, "GET", L, "since=2026-03-20T02:00:00%2B02:00&assignee=*", NULL);
         CHECK(streq(numbers_of(rp.body, b, sizeof(b)), "48"));
