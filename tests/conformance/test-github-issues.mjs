@@ -8,6 +8,7 @@
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -15,7 +16,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 const api = process.env.POME_API_URL;
 const key = process.env.POME_API_KEY;
 const src = process.env.POME_SOURCE_DIR;
-const seed = JSON.parse(readFileSync(`${src}/sandbox-images/github/seeds/triage-backlog.json`, "utf8"));
+const build = process.env.POME_BUILD_DIR;
+const seedFile = `${src}/sandbox-images/github/seeds/triage-backlog.json`;
+const seed = JSON.parse(readFileSync(seedFile, "utf8"));
 
 async function control(method, path, body) {
   const res = await fetch(api + path, {
@@ -393,4 +396,27 @@ assert.deepEqual(creates.map((t) => t.tool), ["create_issue", "issue_write"]);
 
 await client.close();
 await discard(sb.session_id);
+
+// ============================================================ the same seed file under `pome twin start`
+const twin = spawn(`${build}/cli/pome`, ["twin", "start", "github", "--port", "0", "--seed", seedFile], {
+  stdio: ["ignore", "pipe", "pipe"],
+});
+try {
+  const banner = await new Promise((resolve, reject) => {
+    let out = "";
+    twin.stdout.on("data", (d) => {
+      out += d;
+      if (/github token/.test(out)) resolve(out);
+    });
+    twin.on("exit", (code) => reject(new Error(`pome twin start exited ${code}: ${out}`)));
+    setTimeout(() => reject(new Error(`pome twin start said: ${out}`)), 10000);
+  });
+  const local = github(banner.match(/\n\s+token\s+(\S+)/)[1], banner.match(/rest_url\s+(\S+)/)[1]);
+  const localAll = await local.paginate(local.rest.issues.listForRepo, { ...repo, state: "all", per_page: 30 });
+  assert.deepEqual(numbers(localAll), numbers(rows), "the seed file loads unmodified in a local twin");
+  const { data: localTwo } = await local.rest.issues.get({ ...repo, issue_number: 2 });
+  assert.equal(localTwo.assignee.login, "alice");
+} finally {
+  twin.kill("SIGTERM");
+}
 console.log("ok: github issues conformance");
