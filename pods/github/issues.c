@@ -255,6 +255,13 @@ int gh_act_get_repository(TwinCall *c, TwinReply *rp)
 
 /* ------------------------------------------------------------------ list */
 
+/* v as the string a query parameter would have carried (new reference, NULL on OOM). */
+static json_t *json_dumps_string(const json_t *v)
+{
+        _cleanup_free_ char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        return s ? json_string(s) : NULL;
+}
+
 typedef struct IssueOrder {
         const char *key; /* created_at, updated_at, or NULL for the comment count */
         bool desc;
@@ -547,14 +554,22 @@ int gh_act_list_issues(TwinCall *c, TwinReply *rp)
                 if (json_is_string(ms) &&
                     (streq(json_string_value(ms), "*") || streq(json_string_value(ms), "none")))
                         f.milestone = json_string_value(ms);
-                else if (twin_arg_int(c->args, "milestone", 1, INT32_MAX, &n) == 0) {
-                        /* a milestone the repository lacks: github.com answers 404 */
-                        if (!gh_number_find(repo, "milestones", n, NULL))
-                                return gh_not_found(rp);
+                else if (twin_arg_int(c->args, "milestone", 1, INT32_MAX, &n) == 0 &&
+                         gh_number_find(repo, "milestones", n, NULL)) {
                         snprintf(msbuf, sizeof(msbuf), "%lld", (long long)n);
                         f.milestone = msbuf;
-                } else
-                        return gh_invalid(rp, "Issue", "milestone", "invalid");
+                } else {
+                        /* github.com: 422 naming the value, for junk and unknown numbers
+                         * alike (github3.py issue #406 shows the body) */
+                        _cleanup_json_ json_t *value =
+                                json_is_string(ms) ? json_incref(ms) : json_dumps_string(ms);
+                        return twin_reply_body(
+                                rp, 422,
+                                json_pack("{s:s, s:[{s:O?, s:s, s:s, s:s}], s:s, s:s}", "message",
+                                          "Validation Failed", "errors", "value", value, "resource",
+                                          "Issue", "field", "milestone", "code", "invalid",
+                                          "documentation_url", GH_DOCS_URL, "status", "422"));
+                }
         }
         _cleanup_json_ json_t *labels = NULL;
         r = gh_arg_label_names(c, "labels", &labels);

@@ -666,7 +666,8 @@ static void test_issue_filters(void)
         req(t, &rp, "GET", L, "milestone=*&per_page=100", NULL);
         CHECK(json_array_size(rp.body) == 12);
         req(t, &rp, "GET", L, "milestone=99", NULL);
-        CHECK(rp.status == 404);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/value"), "99"));
+        CHECK(streq(jps(rp.body, "/errors/0/code"), "invalid"));
         req(t, &rp, "GET", L, "milestone=soon", NULL);
         CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "milestone"));
         static const char *const bad_times[] = {"since=yesterday",
