@@ -947,7 +947,32 @@ json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
                 gh_association(repo, user), "active_lock_reason", "body",
                 json_object_get(issue, "body"), "state_reason",
                 json_object_get(issue, "state_reason"));
-        if (!out || !gh_is_pull(issue))
+        if (!out)
+                return NULL;
+        /* the reactions rollup every issue object carries (add_issue_comment's reactions) */
+        static const char *const kinds[] = {"+1",       "-1",    "laugh",  "hooray",
+                                            "confused", "heart", "rocket", "eyes"};
+        _cleanup_free_ char *reactions_url = NULL, *timeline_url = NULL;
+        if (asprintf(&reactions_url, "%s/reactions", url) < 0 ||
+            asprintf(&timeline_url, "%s/timeline", url) < 0)
+                return NULL;
+        json_t *list = json_object_get(issue, "reactions");
+        json_t *rollup = json_pack("{s:s, s:I}", "url", reactions_url, "total_count",
+                                   (json_int_t)json_array_size(list));
+        if (json_object_set_new(out, "reactions", rollup) < 0 ||
+            json_object_set_new(out, "timeline_url", json_string(timeline_url)) < 0 ||
+            json_object_set_new(out, "performed_via_github_app", json_null()) < 0)
+                return NULL;
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                json_int_t count = 0;
+                json_t *x;
+                json_array_foreach (list, i, x) {
+                        count += streq_ptr(json_get_str(x, "content"), kinds[k]);
+                }
+                if (json_object_set_new(rollup, kinds[k], json_integer(count)) < 0)
+                        return NULL;
+        }
+        if (!gh_is_pull(issue))
                 return TAKE_PTR(out);
         /* a pull request seen through the issues API: github.com adds pull_request and draft */
         _cleanup_free_ char *pr_url = NULL, *pr_html = NULL, *diff = NULL, *patch = NULL;

@@ -717,6 +717,19 @@ static void test_issue_routes_on_pulls(void)
         CHECK(rp.status == 200 && streq(rp.tool, "issue_read"));
         CHECK(streq(jps(rp.body, "/title"), "Set SameSite=Lax on the session cookie"));
         CHECK(jp(rp.body, "/pull_request") && streq(jps(rp.body, "/milestone/title"), "v1.4"));
+        CHECK(streq(jps(rp.body, "/timeline_url"), BASE "/repos/acme/webapp/issues/12/timeline"));
+        CHECK(jpi(rp.body, "/reactions/total_count") == 0 && jp(rp.body, "/reactions/+1"));
+        twin_test_call(t, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"issue_number\":12,"
+                       "\"reaction\":\"rocket\"}");
+        CHECK(rp.state_mutation && streq(jps(rp.state_delta, "/after/content"), "rocket"));
+        twin_test_call(t, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"issue_number\":12,"
+                       "\"reaction\":\"party\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/12", NULL, NULL);
+        CHECK(jpi(rp.body, "/reactions/total_count") == 1 &&
+              jpi(rp.body, "/reactions/rocket") == 1);
         req(t, &rp, "GET", "/repos/acme/webapp/issues/47/comments", NULL, NULL);
         CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
         CHECK(streq(jps(rp.body, "/0/user/login"), "carol"));
