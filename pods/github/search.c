@@ -71,7 +71,12 @@ static int query_parse(const char *s, Query *q)
                         tok = strndup(s + 1, l);
                         s += l + 1 + (e != NULL);
                 } else {
-                        size_t l = strcspn(s, " \t+");
+                        /* label:"good first issue": a quoted value is part of its token */
+                        size_t l = 0;
+                        while (s[l] && !strchr(" \t+", s[l])) {
+                                const char *e = s[l] == '"' ? strchr(s + l + 1, '"') : NULL;
+                                l = e ? (size_t)(e - s) + 1 : l + 1;
+                        }
                         tok = strndup(s, l);
                         s += l;
                 }
@@ -97,8 +102,15 @@ static int query_parse(const char *s, Query *q)
                                 if (json_object_set_new(q->quals, key, a) < 0)
                                         return -ENOMEM;
                         }
-                        /* "in:name,description" is two values */
-                        for (const char *v = colon + 1; *v;) {
+                        /* "in:name,description" is two values; "x, y" quoted is one */
+                        const char *v = colon + 1;
+                        size_t vl = strlen(v);
+                        if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+                                if (json_array_append_new(a, json_stringn(v + 1, vl - 2)) < 0)
+                                        return -ENOMEM;
+                                continue;
+                        }
+                        while (*v) {
                                 size_t l = strcspn(v, ",");
                                 if (l && json_array_append_new(a, json_stringn(v, l)) < 0)
                                         return -ENOMEM;

@@ -889,6 +889,8 @@ static void test_search_issues(void)
                 {"q=%22blocks+us%22+in:comments", 7, NULL},
                 {"q=author:erin+state:closed&per_page=2", 4, NULL},
                 {"q=repo:acme/docs+involves:dave", 1, "1"},
+                {"q=label:%22good+first+issue%22+repo:acme/webapp&order=asc", 4, "8,18,28,48"},
+                {"q=milestone:%22v1.3%22+is:closed+is:issue", 8, NULL},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 const char *q = cases[i].q;
