@@ -925,6 +925,74 @@ static void test_search_issues(void)
         twin_free(t);
 }
 
+/* Bad input on the new issue routes: GitHub's 4xx envelope, the world unchanged. */
+static void test_issue_routes_refuse(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        static const struct {
+                const char *method, *path, *query, *body;
+                int status;
+        } cases[] = {
+                {"POST", "/repos/acme/webapp/labels", NULL, "{}", 422},
+                {"POST", "/repos/acme/webapp/labels", NULL, "{\"name\":[\"x\"]}", 422},
+                {"POST", "/repos/acme/webapp/labels", NULL,
+                 "{\"name\":\"x\",\"color\":\"#ededed\"}", 422},
+                {"PATCH", "/repos/acme/webapp/labels/nope", NULL, "{\"new_name\":\"y\"}", 404},
+                {"PATCH", "/repos/acme/webapp/labels/bug", NULL, "{\"new_name\":\"\"}", 422},
+                {"PATCH", "/repos/acme/webapp/labels/bug", NULL, "{\"color\":12}", 422},
+                {"DELETE", "/repos/acme/webapp/labels/nope", NULL, NULL, 404},
+                {"PUT", "/repos/acme/webapp/issues/1/labels", NULL, "{\"labels\":[{\"a\":1}]}",
+                 422},
+                {"PUT", "/repos/acme/webapp/issues/999/labels", NULL, "{\"labels\":[]}", 404},
+                {"DELETE", "/repos/acme/webapp/issues/999/labels", NULL, NULL, 404},
+                {"POST", "/repos/acme/webapp/milestones", NULL, "{}", 422},
+                {"POST", "/repos/acme/webapp/milestones", NULL,
+                 "{\"title\":\"x\",\"due_on\":\"next week\"}", 422},
+                {"POST", "/repos/acme/webapp/milestones", NULL,
+                 "{\"title\":\"x\",\"state\":\"done\"}", 422},
+                {"PATCH", "/repos/acme/webapp/milestones/1", NULL, "{\"title\":\"\"}", 422},
+                {"PATCH", "/repos/acme/webapp/milestones/abc", NULL, "{\"title\":\"x\"}", 404},
+                {"DELETE", "/repos/acme/webapp/milestones/99999999999999999999", NULL, NULL, 404},
+                {"GET", "/repos/acme/webapp/milestones", "sort=title", NULL, 422},
+                {"GET", "/repos/acme/webapp/issues/comments/0", NULL, NULL, 404},
+                {"PATCH", "/repos/acme/webapp/issues/comments/-5", NULL, "{\"body\":\"x\"}", 404},
+                {"DELETE", "/repos/acme/webapp/issues/comments/abc", NULL, NULL, 404},
+                {"GET", "/repos/acme/webapp/issues/comments", "sort=likes", NULL, 422},
+                {"GET", "/repos/acme/webapp/issues/comments", "since=soon", NULL, 422},
+                {"GET", "/repos/acme/webapp/assignees/acme", NULL, NULL, 404},
+                {"GET", "/repos/acme/nope/assignees", NULL, NULL, 404},
+                {"GET", "/search/issues", "q=bug&order=sideways", NULL, 422},
+                {"PATCH", "/repos/acme/webapp/issues/1", NULL, "{\"milestone\":\"v1.4\"}", 422},
+                {"PATCH", "/repos/acme/webapp/issues/1", NULL, "{\"state_reason\":7}", 422},
+                {"POST", "/repos/acme/webapp/issues/1/comments", NULL, "{\"body\":\"\"}", 422},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                twin_test_req(t, &rp, cases[i].method, cases[i].path, cases[i].query,
+                              "application/json", cases[i].body);
+                if (rp.status != cases[i].status)
+                        fprintf(stderr, "case %zu (%s %s): %d\n", i, cases[i].method, cases[i].path,
+                                rp.status);
+                CHECK(rp.status == cases[i].status && !rp.state_mutation && rp.error);
+                CHECK(jps(rp.body, "/message") &&
+                      streq(jps(rp.body, "/documentation_url"), "https://docs.github.com/rest"));
+        }
+        /* a 100 000-character query and a 10 000-word one: answered, nothing found */
+        size_t n = 100000;
+        _cleanup_free_ char *q = malloc(n + 3);
+        CHECK(q);
+        memcpy(q, "q=", 2);
+        for (size_t i = 0; i < n; i++)
+                q[2 + i] = i % 10 == 9 ? '+' : 'a' + (char)(i % 7);
+        q[n + 2] = 0;
+        req(t, &rp, "GET", "/search/issues", q, NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/total_count") == 0);
+        CHECK(json_equal(before, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_walkthrough_rest();
@@ -940,5 +1008,6 @@ int main(void)
         test_issue_routes_on_pulls();
         test_labels_milestones();
         test_search_issues();
+        test_issue_routes_refuse();
         return check_finish();
 }
