@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GitHub twin (kind "github"): issues, comments, labels and assignees of the REST v3
- * API (https://docs.github.com/rest), shaped closely enough for @octokit/rest.
+ * The GitHub twin (kind "github"): the REST v3 API (https://docs.github.com/rest) shaped
+ * closely enough for @octokit/rest, and the official MCP server's tools. Issues, labels and
+ * milestones are in issues.c and labels.c; pull requests in pulls.c; git data in git.c.
  *
  * The world is the normalised seed; bodies are rendered from it per call (urls point at
  * the mount's base_url, html_url at github.com as on the real service):
@@ -21,9 +22,10 @@
  * world, added in order of appearance when the seed's users[] lacks it.
  *
  * Behaviour choices, each mirroring github.com: labels named on an issue that the repository
- * lacks are created (color "ededed"); assignees who are not users of the world (or are
- * organisations) are silently dropped; a private repository is a 404 to a viewer who is
- * neither its owner nor a collaborator. There is no other permission model.
+ * lacks are created (color "ededed"); assignees who cannot be assigned (anyone but the
+ * repository's owner and collaborators, and organisations) are silently dropped; a private
+ * repository is a 404 to a viewer who is neither its owner nor a collaborator. There is no other
+ * permission model.
  */
 #include <strings.h>
 
@@ -198,6 +200,12 @@ int64_t gh_max_number(json_t *repo)
                 }
         }
         return m;
+}
+
+/* Whether row (of issues[] or pull_requests[]) is a pull request: only those have a head. */
+bool gh_is_pull(const json_t *row)
+{
+        return json_object_get(row, "head") != NULL;
 }
 
 json_t *gh_number_find(json_t *repo, const char *list, int64_t number, size_t *ret_idx)
@@ -873,6 +881,34 @@ const char *gh_association(json_t *repo, const char *login)
         return "NONE";
 }
 
+/* Open and closed issues and pull requests of repo on milestone number (GitHub counts both). */
+void gh_milestone_counts(json_t *repo, json_int_t number, json_int_t *ret_open,
+                         json_int_t *ret_closed)
+{
+        json_int_t open = 0, closed = 0;
+        const char *lists[] = {"issues", "pull_requests"};
+        for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
+                size_t i;
+                json_t *x;
+                json_array_foreach (json_object_get(repo, lists[k]), i, x) {
+                        json_t *m = json_object_get(x, "milestone");
+                        if (!json_is_integer(m) || json_integer_value(m) != number)
+                                continue;
+                        if (streq_ptr(json_get_str(x, "state"), "open"))
+                                open++;
+                        else
+                                closed++;
+                }
+        }
+        *ret_open = open;
+        *ret_closed = closed;
+}
+
+/*
+ * The milestone object of GitHub's REST API (https://docs.github.com/rest/issues/milestones)
+ * for milestone number of repo: null when there is none. Seeded milestones carry no creator
+ * or timestamps: the repository owner and GH_SEED_TIME stand in.
+ */
 json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number)
 {
         json_t *m = json_is_integer(number)
@@ -880,16 +916,35 @@ json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number)
                             : NULL;
         if (!m)
                 return json_null();
-        _cleanup_free_ char *url = NULL;
-        if (asprintf(&url, "%s/repos/%s/%s/milestones/%lld", c->base_url,
-                     json_get_str(repo, "owner"), json_get_str(repo, "name"),
-                     (long long)json_integer_value(number)) < 0)
+        const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
+        long long n = json_integer_value(number);
+        _cleanup_free_ char *url = NULL, *html = NULL, *labels = NULL;
+        if (asprintf(&url, "%s/repos/%s/%s/milestones/%lld", c->base_url, owner, name, n) < 0 ||
+            asprintf(&html, GH_HTML_BASE "/%s/%s/milestone/%lld", owner, name, n) < 0 ||
+            asprintf(&labels, "%s/labels", url) < 0)
                 return NULL;
-        return json_pack("{s:O, s:O, s:s, s:O, s:O, s:O, s:O, s:O}", "id", json_object_get(m, "id"),
-                         "node_id", json_object_get(m, "node_id"), "url", url, "number", number,
-                         "title", json_object_get(m, "title"), "description",
-                         json_object_get(m, "description"), "state", json_object_get(m, "state"),
-                         "due_on", json_object_get(m, "due_on"));
+        json_int_t open, closed;
+        gh_milestone_counts(repo, n, &open, &closed);
+        const char *creator = json_get_str(m, "creator");
+        const char *created = json_get_str(m, "created_at");
+        json_t *closed_at = json_object_get(m, "closed_at");
+        if (!closed_at && streq_ptr(json_get_str(m, "state"), "closed"))
+                closed_at = json_object_get(m, "updated_at");
+        return json_pack(
+                "{s:s, s:s, s:s, s:O, s:O, s:I, s:O, s:O, s:O, s:o, s:I, s:I, s:s, s:s, "
+                "s:O?, s:O?}",
+                "url", url, "html_url", html, "labels_url", labels, "id", json_object_get(m, "id"),
+                "node_id", json_object_get(m, "node_id"), "number", (json_int_t)n, "state",
+                json_object_get(m, "state"), "title", json_object_get(m, "title"), "description",
+                json_object_get(m, "description") ? json_object_get(m, "description") : json_null(),
+                "creator", gh_render_user(c, creator ? creator : owner), "open_issues", open,
+                "closed_issues", closed, "created_at", created ? created : GH_SEED_TIME,
+                "updated_at",
+                json_get_str(m, "updated_at") ? json_get_str(m, "updated_at")
+                : created                     ? created
+                                              : GH_SEED_TIME,
+                "closed_at", closed_at ? closed_at : json_null(), "due_on",
+                json_object_get(m, "due_on") ? json_object_get(m, "due_on") : json_null());
 }
 
 json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
@@ -918,7 +973,7 @@ json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
                         return NULL;
         }
         const char *user = json_get_str(issue, "user");
-        return json_pack(
+        _cleanup_json_ json_t *out = json_pack(
                 "{s:O, s:O, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:O, s:o, s:o, s:O, s:O, s:o, s:O,"
                 " s:o, s:I, s:O, s:O, s:O, s:s, s:n, s:O, s:O}",
                 "id", json_object_get(issue, "id"), "node_id", json_object_get(issue, "node_id"),
@@ -938,6 +993,49 @@ json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
                 gh_association(repo, user), "active_lock_reason", "body",
                 json_object_get(issue, "body"), "state_reason",
                 json_object_get(issue, "state_reason"));
+        if (!out)
+                return NULL;
+        /* the reactions rollup every issue object carries (add_issue_comment's reactions) */
+        static const char *const kinds[] = {"+1",       "-1",    "laugh",  "hooray",
+                                            "confused", "heart", "rocket", "eyes"};
+        _cleanup_free_ char *reactions_url = NULL, *timeline_url = NULL;
+        if (asprintf(&reactions_url, "%s/reactions", url) < 0 ||
+            asprintf(&timeline_url, "%s/timeline", url) < 0)
+                return NULL;
+        json_t *list = json_object_get(issue, "reactions");
+        json_t *rollup = json_pack("{s:s, s:I}", "url", reactions_url, "total_count",
+                                   (json_int_t)json_array_size(list));
+        if (json_object_set_new(out, "reactions", rollup) < 0 ||
+            json_object_set_new(out, "timeline_url", json_string(timeline_url)) < 0 ||
+            json_object_set_new(out, "performed_via_github_app", json_null()) < 0)
+                return NULL;
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                json_int_t count = 0;
+                json_t *x;
+                json_array_foreach (list, i, x) {
+                        count += streq_ptr(json_get_str(x, "content"), kinds[k]);
+                }
+                if (json_object_set_new(rollup, kinds[k], json_integer(count)) < 0)
+                        return NULL;
+        }
+        if (!gh_is_pull(issue))
+                return TAKE_PTR(out);
+        /* a pull request seen through the issues API: github.com adds pull_request and draft */
+        _cleanup_free_ char *pr_url = NULL, *pr_html = NULL, *diff = NULL, *patch = NULL;
+        if (asprintf(&pr_url, "%s/pulls/%lld", repo_url, n) < 0 ||
+            asprintf(&pr_html, GH_HTML_BASE "/%s/%s/pull/%lld", owner, name, n) < 0 ||
+            asprintf(&diff, "%s.diff", pr_html) < 0 || asprintf(&patch, "%s.patch", pr_html) < 0)
+                return NULL;
+        json_t *merged_at = json_object_get(issue, "merged_at");
+        if (json_object_set_new(out, "html_url", json_string(pr_html)) < 0 ||
+            json_object_set_new(out, "draft",
+                                json_boolean(json_is_true(json_object_get(issue, "draft")))) < 0 ||
+            json_object_set_new(out, "pull_request",
+                                json_pack("{s:s, s:s, s:s, s:s, s:O}", "url", pr_url, "html_url",
+                                          pr_html, "diff_url", diff, "patch_url", patch,
+                                          "merged_at", merged_at ? merged_at : json_null())) < 0)
+                return NULL;
+        return TAKE_PTR(out);
 }
 
 json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment)
@@ -1051,7 +1149,10 @@ int gh_arg_repo_issue(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **re
         if (r == -ENOENT)
                 return gh_invalid(rp, "Issue", "issue_number", "missing_field");
         /* a non-number never matches GitHub's route either: Not Found */
+        /* a pull request is an issue too: the issues routes serve its number */
         json_t *issue = r < 0 ? NULL : gh_number_find(repo, "issues", n, ret_idx);
+        if (!issue && r >= 0)
+                issue = gh_number_find(repo, "pull_requests", n, ret_idx);
         if (!issue)
                 return gh_not_found(rp);
         *ret_repo = repo;
@@ -1094,8 +1195,26 @@ int gh_arg_label_names(TwinCall *c, const char *key, json_t **ret)
         return 1;
 }
 
-/* Logins from args[key] that may be assigned (users of the world, not organisations). */
-int gh_arg_assignees(TwinCall *c, const char *key, json_t **ret)
+/*
+ * Whether login may be assigned issues of repo: a user (not an organisation) who owns it or
+ * collaborates on it (GitHub "Check if a user can be assigned"). The canonical login row, or
+ * NULL.
+ */
+json_t *gh_assignable(TwinCall *c, json_t *repo, const char *login)
+{
+        json_t *u = login ? gh_user_find(c->world, login) : NULL;
+        if (!u || streq_ptr(json_get_str(u, "type"), "Organization") ||
+            !gh_repo_member(repo, json_get_str(u, "login")))
+                return NULL;
+        return u;
+}
+
+/*
+ * Logins from args[key] that may be assigned issues of repo (gh_assignable); the others are
+ * dropped without an error, as github.com does. 1 with a new array, 0 when absent, 2 when
+ * malformed, -ENOMEM.
+ */
+int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, json_t **ret)
 {
         json_t *v = json_object_get(c->args, key);
         _cleanup_json_ json_t *names = NULL;
@@ -1114,8 +1233,8 @@ int gh_arg_assignees(TwinCall *c, const char *key, json_t **ret)
         json_t *n;
         json_array_foreach (names, i, n) {
                 /* GitHub drops assignees it cannot assign instead of failing the call */
-                json_t *u = gh_user_find(c->world, json_string_value(n));
-                if (!u || streq_ptr(json_get_str(u, "type"), "Organization"))
+                json_t *u = gh_assignable(c, repo, json_string_value(n));
+                if (!u)
                         continue;
                 if (!gh_strv_has(out, json_get_str(u, "login")) &&
                     json_array_append(out, json_object_get(u, "login")) < 0)
@@ -1236,12 +1355,14 @@ int gh_paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret)
 }
 
 /*
- * Replaces issues[idx] of repo with next when it differs from the current row (ignoring
- * updated_at, which then becomes now). Sets the tape delta. Returns 0 or -ENOMEM.
+ * Replaces issues[idx] (pull_requests[idx] when next is a pull request) of repo with next
+ * when it differs from the current row (ignoring updated_at, which then becomes now). Sets the tape
+ * delta. Returns 0 or -ENOMEM.
  */
 int gh_issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, json_t *next)
 {
-        json_t *issues = json_object_get(repo, "issues");
+        /* next is a copy of the row: a pull request's stays in pull_requests */
+        json_t *issues = json_object_get(repo, gh_is_pull(next) ? "pull_requests" : "issues");
         _cleanup_json_ json_t *before = json_incref(json_array_get(issues, idx));
         if (json_equal(before, next))
                 return 0;
@@ -1265,16 +1386,35 @@ static json_t *github_public_state(const json_t *world)
 static const TwinHandler github_handlers[] = {
         {"get_me", gh_act_get_me},
         {"get_repository", gh_act_get_repository},
+        /* issues, comments, assignees (issues.c), labels and milestones (labels.c) */
         {"list_issues", gh_act_list_issues},
-        {"get_issue", gh_act_get_issue},
+        {"issue_read", gh_act_issue_read},
+        {"issue_write", gh_act_issue_write},
         {"create_issue", gh_act_create_issue},
-        {"update_issue", gh_act_update_issue},
+        {"add_issue_comment", gh_act_add_issue_comment},
         {"add_issue_assignees", gh_act_add_issue_assignees},
         {"remove_issue_assignees", gh_act_remove_issue_assignees},
-        {"add_issue_comment", gh_act_add_issue_comment},
-        {"list_issue_comments", gh_act_list_issue_comments},
+        {"list_assignees", gh_act_list_assignees},
+        {"check_user_can_be_assigned", gh_act_check_user_can_be_assigned},
         {"add_issue_labels", gh_act_add_issue_labels},
+        {"set_issue_labels", gh_act_set_issue_labels},
         {"remove_issue_label", gh_act_remove_issue_label},
+        {"remove_all_issue_labels", gh_act_remove_all_issue_labels},
+        {"list_issue_comments_for_repo", gh_act_list_issue_comments_for_repo},
+        {"get_issue_comment", gh_act_get_issue_comment},
+        {"update_issue_comment", gh_act_update_issue_comment},
+        {"delete_issue_comment", gh_act_delete_issue_comment},
+        {"list_labels", gh_act_list_labels},
+        {"create_label", gh_act_create_label},
+        {"get_label", gh_act_get_label},
+        {"update_label", gh_act_update_label},
+        {"delete_label", gh_act_delete_label},
+        {"list_milestones", gh_act_list_milestones},
+        {"create_milestone", gh_act_create_milestone},
+        {"get_milestone", gh_act_get_milestone},
+        {"update_milestone", gh_act_update_milestone},
+        {"delete_milestone", gh_act_delete_milestone},
+        {"search_issues", gh_act_search_issues},
         /* pull requests, reviews, statuses and checks (pulls.c, reviews.c, checks.c) */
         {"list_pull_requests", gh_act_list_pull_requests},
         {"pull_request_read", gh_act_pull_request_read},

@@ -31,6 +31,7 @@ json_t *gh_label_ensure(json_t *w, json_t *repo, const char *name, const char *c
                         const char *description, int is_default);
 int64_t gh_max_number(json_t *repo);
 json_t *gh_number_find(json_t *repo, const char *list, int64_t number, size_t *ret_idx);
+bool gh_is_pull(const json_t *row);
 bool gh_time_valid(const char *s);
 
 /*
@@ -56,6 +57,8 @@ json_t *gh_render_user(TwinCall *c, const char *login);
 json_t *gh_render_label(TwinCall *c, json_t *repo, const char *name);
 json_t *gh_render_labels(TwinCall *c, json_t *repo, json_t *names);
 const char *gh_association(json_t *repo, const char *login);
+void gh_milestone_counts(json_t *repo, json_int_t number, json_int_t *ret_open,
+                         json_int_t *ret_closed);
 json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number);
 json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue);
 json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment);
@@ -67,25 +70,49 @@ int gh_arg_repo(TwinCall *c, TwinReply *rp, json_t **ret);
 int gh_arg_repo_issue(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_issue,
                       size_t *ret_idx);
 int gh_arg_label_names(TwinCall *c, const char *key, json_t **ret);
-int gh_arg_assignees(TwinCall *c, const char *key, json_t **ret);
+json_t *gh_assignable(TwinCall *c, json_t *repo, const char *login);
+int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, json_t **ret);
 json_t *gh_labels_ensure(TwinCall *c, json_t *repo, json_t *names);
 char *gh_query_without_page(const char *query);
 int gh_paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret);
 int gh_issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, json_t *next);
 
-/* ----- actions (issues.c) */
+/* ----- actions (issues.c): issues (pull requests included), comments, assignees */
 int gh_act_get_me(TwinCall *c, TwinReply *rp);
 int gh_act_get_repository(TwinCall *c, TwinReply *rp);
 int gh_act_list_issues(TwinCall *c, TwinReply *rp);
-int gh_act_get_issue(TwinCall *c, TwinReply *rp);
+int gh_act_issue_read(TwinCall *c, TwinReply *rp);
+int gh_act_issue_write(TwinCall *c, TwinReply *rp);
 int gh_act_create_issue(TwinCall *c, TwinReply *rp);
-int gh_act_update_issue(TwinCall *c, TwinReply *rp);
 int gh_act_add_issue_assignees(TwinCall *c, TwinReply *rp);
 int gh_act_remove_issue_assignees(TwinCall *c, TwinReply *rp);
+int gh_act_list_assignees(TwinCall *c, TwinReply *rp);
+int gh_act_check_user_can_be_assigned(TwinCall *c, TwinReply *rp);
 int gh_act_add_issue_comment(TwinCall *c, TwinReply *rp);
-int gh_act_list_issue_comments(TwinCall *c, TwinReply *rp);
+int gh_act_list_issue_comments_for_repo(TwinCall *c, TwinReply *rp);
+int gh_act_get_issue_comment(TwinCall *c, TwinReply *rp);
+int gh_act_update_issue_comment(TwinCall *c, TwinReply *rp);
+int gh_act_delete_issue_comment(TwinCall *c, TwinReply *rp);
+json_t *gh_mcp_issue(const json_t *issue);
+int gh_time_arg(TwinCall *c, const char *key, char out[32]);
+bool gh_mentions(json_t *row, const char *login);
+
+/* ----- actions (labels.c): labels and milestones */
+int gh_act_list_labels(TwinCall *c, TwinReply *rp);
+int gh_act_create_label(TwinCall *c, TwinReply *rp);
+int gh_act_get_label(TwinCall *c, TwinReply *rp);
+int gh_act_update_label(TwinCall *c, TwinReply *rp);
+int gh_act_delete_label(TwinCall *c, TwinReply *rp);
 int gh_act_add_issue_labels(TwinCall *c, TwinReply *rp);
 int gh_act_remove_issue_label(TwinCall *c, TwinReply *rp);
+int gh_act_set_issue_labels(TwinCall *c, TwinReply *rp);
+int gh_act_remove_all_issue_labels(TwinCall *c, TwinReply *rp);
+int gh_reply_issue_labels(TwinCall *c, TwinReply *rp, json_t *repo, json_t *issue);
+int gh_act_list_milestones(TwinCall *c, TwinReply *rp);
+int gh_act_create_milestone(TwinCall *c, TwinReply *rp);
+int gh_act_get_milestone(TwinCall *c, TwinReply *rp);
+int gh_act_update_milestone(TwinCall *c, TwinReply *rp);
+int gh_act_delete_milestone(TwinCall *c, TwinReply *rp);
 
 /* ----- git data model (git.c): branches, commits, trees, tags; the layout is in git.c */
 void gh_blob_sha(const char *content, size_t len, char out[TWIN_SHA1_HEX]);
@@ -180,6 +207,7 @@ int gh_act_search_code(TwinCall *c, TwinReply *rp);
 int gh_act_search_commits(TwinCall *c, TwinReply *rp);
 int gh_act_search_repositories(TwinCall *c, TwinReply *rp);
 int gh_act_search_users(TwinCall *c, TwinReply *rp);
+int gh_act_search_issues(TwinCall *c, TwinReply *rp);
 
 /* ----- pull requests (pulls.c, linediff.c, reviews.c, checks.c) */
 #define GH_PR_TITLE_MAX 256   /* characters of a pull request title (as an issue's) */

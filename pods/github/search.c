@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GitHub twin's search: code, commits, repositories and users (GET /search/...,
+ * The GitHub twin's search: code, commits, repositories, users and issues (GET /search/...,
  * https://docs.github.com/rest/search/search), over what the viewer can see: public
  * repositories and the private ones they own or collaborate on. A query is words (all must
  * match, case-insensitively; "quoted phrases" are one word; NOT excludes the next) and
  * qualifiers: repo:o/r, user:, org:, in:, path:, filename:, extension:, language:, author:,
- * committer:, hash:, type:, fork:, is:. Answers {total_count, incomplete_results, items} with
- * Link pages, as GitHub does.
+ * committer:, hash:, type:, fork:, is:, and for issues state:, label:, no:, assignee:,
+ * mentions:, milestone:, involves:, commenter: ("-label:x" negates a qualifier). Answers
+ * {total_count, incomplete_results, items} with Link pages, as GitHub does.
  */
 #include <ctype.h>
 #include <strings.h>
@@ -38,6 +39,10 @@ static const char *const known_quals[] = {
         "hash",         "type",
         "fork",         "is",
         "merge",        "sort",
+        "label",        "state",
+        "no",           "assignee",
+        "mentions",     "milestone",
+        "involves",     "commenter",
 };
 
 static bool is_qual(const char *k, size_t n)
@@ -66,7 +71,12 @@ static int query_parse(const char *s, Query *q)
                         tok = strndup(s + 1, l);
                         s += l + 1 + (e != NULL);
                 } else {
-                        size_t l = strcspn(s, " \t+");
+                        /* label:"good first issue": a quoted value is part of its token */
+                        size_t l = 0;
+                        while (s[l] && !strchr(" \t+", s[l])) {
+                                const char *e = s[l] == '"' ? strchr(s + l + 1, '"') : NULL;
+                                l = e ? (size_t)(e - s) + 1 : l + 1;
+                        }
                         tok = strndup(s, l);
                         s += l;
                 }
@@ -79,7 +89,9 @@ static int query_parse(const char *s, Query *q)
                         continue;
                 }
                 const char *colon = strchr(tok, ':');
-                if (colon && colon > tok && is_qual(tok, (size_t)(colon - tok))) {
+                /* "-label:bug" is a qualifier that must not hold, kept as "-label" */
+                const char *name = tok[0] == '-' ? tok + 1 : tok;
+                if (colon && colon > name && is_qual(name, (size_t)(colon - name))) {
                         char key[32];
                         snprintf(key, sizeof(key), "%.*s", (int)(colon - tok), tok);
                         for (char *k = key; *k; k++)
@@ -90,8 +102,15 @@ static int query_parse(const char *s, Query *q)
                                 if (json_object_set_new(q->quals, key, a) < 0)
                                         return -ENOMEM;
                         }
-                        /* "in:name,description" is two values */
-                        for (const char *v = colon + 1; *v;) {
+                        /* "in:name,description" is two values; "x, y" quoted is one */
+                        const char *v = colon + 1;
+                        size_t vl = strlen(v);
+                        if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+                                if (json_array_append_new(a, json_stringn(v + 1, vl - 2)) < 0)
+                                        return -ENOMEM;
+                                continue;
+                        }
+                        while (*v) {
                                 size_t l = strcspn(v, ",");
                                 if (l && json_array_append_new(a, json_stringn(v, l)) < 0)
                                         return -ENOMEM;
@@ -544,4 +563,274 @@ int gh_act_search_users(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
         }
         return reply_search(c, rp, rows, NULL, render_user_hit);
+}
+
+/* ------------------------------------------------------------------ issues */
+
+static json_t *render_issue_hit(TwinCall *c, json_t *repo, json_t *row)
+{
+        return gh_render_issue(c, repo, row);
+}
+
+/* Does some value of qualifier key hold for row, by pred? true when key is absent. */
+static bool qual_holds(const Query *q, const char *key, json_t *repo, json_t *row,
+                       bool (*pred)(json_t *repo, json_t *row, const char *v))
+{
+        json_t *a = json_object_get(q->quals, key);
+        size_t i;
+        json_t *x;
+        json_array_foreach (a, i, x) {
+                /* several values (label:a label:b) must all hold */
+                if (!pred(repo, row, json_string_value(x)))
+                        return false;
+        }
+        return true;
+}
+
+static bool has_label(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        return gh_strv_has(json_object_get(row, "labels"), v);
+}
+
+static bool lacks_label(json_t *repo, json_t *row, const char *v)
+{
+        return !has_label(repo, row, v);
+}
+
+static bool is_author(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        return strcasecmp(strempty(json_get_str(row, "user")), v) == 0;
+}
+
+static bool is_assignee(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        return gh_strv_has(json_object_get(row, "assignees"), v);
+}
+
+static bool is_mentioned(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        return gh_mentions(row, v);
+}
+
+static bool is_commenter(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        size_t i;
+        json_t *cm;
+        json_array_foreach (json_object_get(row, "comments"), i, cm) {
+                if (strcasecmp(strempty(json_get_str(cm, "user")), v) == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool is_involved(json_t *repo, json_t *row, const char *v)
+{
+        return is_author(repo, row, v) || is_assignee(repo, row, v) || is_mentioned(repo, row, v) ||
+               is_commenter(repo, row, v);
+}
+
+static bool on_milestone(json_t *repo, json_t *row, const char *v)
+{
+        json_t *ms = json_object_get(row, "milestone");
+        json_t *m = json_is_integer(ms)
+                            ? gh_number_find(repo, "milestones", json_integer_value(ms), NULL)
+                            : NULL;
+        return m && strcasecmp(strempty(json_get_str(m, "title")), v) == 0;
+}
+
+static bool is_state(json_t *repo, json_t *row, const char *v)
+{
+        bool pull = gh_is_pull(row), merged = json_is_true(json_object_get(row, "merged"));
+        const char *state = json_get_str(row, "state");
+        if (strcasecmp(v, "issue") == 0)
+                return !pull;
+        if (strcasecmp(v, "pr") == 0 || strcasecmp(v, "pull-request") == 0)
+                return pull;
+        if (strcasecmp(v, "open") == 0 || strcasecmp(v, "closed") == 0)
+                return strcasecmp(strempty(state), v) == 0;
+        if (strcasecmp(v, "merged") == 0)
+                return pull && merged;
+        if (strcasecmp(v, "unmerged") == 0)
+                return pull && !merged && streq_ptr(state, "closed");
+        if (strcasecmp(v, "locked") == 0 || strcasecmp(v, "unlocked") == 0)
+                return json_is_true(json_object_get(row, "locked")) == (v[0] == 'l' || v[0] == 'L');
+        if (strcasecmp(v, "public") == 0 || strcasecmp(v, "private") == 0)
+                return json_is_true(json_object_get(repo, "private")) ==
+                       (strcasecmp(v, "private") == 0);
+        if (strcasecmp(v, "draft") == 0)
+                return pull && json_is_true(json_object_get(row, "draft"));
+        return false;
+}
+
+static bool is_type(json_t *repo, json_t *row, const char *v)
+{
+        return is_state(repo, row, v);
+}
+
+static bool has_none(json_t *repo, json_t *row, const char *v)
+{
+        (void)repo;
+        if (strcasecmp(v, "label") == 0)
+                return json_array_size(json_object_get(row, "labels")) == 0;
+        if (strcasecmp(v, "assignee") == 0)
+                return json_array_size(json_object_get(row, "assignees")) == 0;
+        if (strcasecmp(v, "milestone") == 0)
+                return !json_is_integer(json_object_get(row, "milestone"));
+        return true;
+}
+
+typedef struct IssueHit {
+        json_t *row, *repo;
+        const char *key; /* created_at, updated_at, NULL: comment count */
+        bool desc;
+} IssueHit;
+
+static int issue_hit_cmp(const void *a, const void *b)
+{
+        const IssueHit *x = a, *y = b;
+        int d;
+        if (x->key)
+                d = strcmp(strempty(json_get_str(x->row, x->key)),
+                           strempty(json_get_str(y->row, x->key)));
+        else {
+                size_t cx = json_array_size(json_object_get(x->row, "comments")),
+                       cy = json_array_size(json_object_get(y->row, "comments"));
+                d = (cx > cy) - (cx < cy);
+        }
+        if (d == 0) {
+                json_int_t ix = json_integer_value(json_object_get(x->row, "id")),
+                           iy = json_integer_value(json_object_get(y->row, "id"));
+                d = (ix > iy) - (ix < iy);
+        }
+        return x->desc ? -d : d;
+}
+
+/* Does query (a string) already say is:issue/is:pr (or type:)? */
+static bool query_has_kind(const char *s)
+{
+        static const char *const kinds[] = {"is:issue", "is:pr", "is:pull-request", "type:issue",
+                                            "type:pr"};
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
+                if (strcasestr(s, kinds[i]))
+                        return true;
+        return false;
+}
+
+/*
+ * GET /search/issues?q= (https://docs.github.com/rest/search/search#search-issues-and-pull-
+ * requests): issues and pull requests of the repositories the viewer can see, by the
+ * qualifiers the header lists and words in title, body and comments (in:); sort comments,
+ * created or updated (default: newest first), order. MCP search_issues {query, owner, repo,
+ * sort, order, page, perPage}: as the official server, the query is scoped to is:issue
+ * unless it names a kind, and to repo:owner/repo when both are given; items carry no score.
+ */
+int gh_act_search_issues(TwinCall *c, TwinReply *rp)
+{
+        _cleanup_(query_done) Query q = {};
+        int r;
+        if (!c->request) {
+                const char *s = NULL, *owner = NULL, *name = NULL;
+                r = twin_arg_str(c->args, "query", &s);
+                if (r < 0 || !s[0])
+                        return twin_reply_body(rp, 422,
+                                               json_pack("{s:s, s:s, s:s}", "message",
+                                                         "missing required parameter: query",
+                                                         "documentation_url", GH_DOCS_URL, "status",
+                                                         "422"));
+                (void)twin_arg_str(c->args, "owner", &owner);
+                (void)twin_arg_str(c->args, "repo", &name);
+                _cleanup_free_ char *full = NULL;
+                if (asprintf(&full, "%s%s%s%s%s %s", query_has_kind(s) ? "" : "is:issue ",
+                             owner && name && !strcasestr(s, "repo:") ? "repo:" : "",
+                             owner && name && !strcasestr(s, "repo:") ? owner : "",
+                             owner && name && !strcasestr(s, "repo:") ? "/" : "",
+                             owner && name && !strcasestr(s, "repo:") ? name : "", s) < 0)
+                        return -ENOMEM;
+                if ((r = query_parse(full, &q)) < 0)
+                        return r;
+        } else if ((r = arg_query(c, rp, &q)) <= 0)
+                return r;
+
+        const char *sort = NULL, *order = "desc";
+        if (twin_arg_str(c->args, "sort", &sort) == -EINVAL ||
+            twin_arg_str(c->args, "order", &order) == -EINVAL ||
+            (!streq(order, "asc") && !streq(order, "desc")))
+                return gh_invalid(rp, "Search", "order", "invalid");
+        const char *key = !sort                     ? "created_at"
+                          : streq(sort, "updated")  ? "updated_at"
+                          : streq(sort, "created")  ? "created_at"
+                          : streq(sort, "comments") ? NULL
+                                                    : "created_at";
+        bool in_title = in_allows(&q, "title"), in_body = in_allows(&q, "body"),
+             in_comments = in_allows(&q, "comments");
+
+        size_t cap = 16, n = 0;
+        _cleanup_free_ IssueHit *hits = malloc(cap * sizeof(IssueHit));
+        if (!hits)
+                return -ENOMEM;
+        const char *lists[] = {"issues", "pull_requests"};
+        size_t i;
+        json_t *repo;
+        json_array_foreach (json_object_get(c->world, "repositories"), i, repo) {
+                if (!repo_visible(c, &q, repo))
+                        continue;
+                for (size_t k = 0; k < ELEMENTSOF(lists); k++) {
+                        size_t j;
+                        json_t *row;
+                        json_array_foreach (json_object_get(repo, lists[k]), j, row) {
+                                if (!qual_holds(&q, "is", repo, row, is_state) ||
+                                    !qual_holds(&q, "type", repo, row, is_type) ||
+                                    !qual_holds(&q, "state", repo, row, is_state) ||
+                                    !qual_holds(&q, "label", repo, row, has_label) ||
+                                    !qual_holds(&q, "-label", repo, row, lacks_label) ||
+                                    !qual_holds(&q, "no", repo, row, has_none) ||
+                                    !qual_holds(&q, "author", repo, row, is_author) ||
+                                    !qual_holds(&q, "assignee", repo, row, is_assignee) ||
+                                    !qual_holds(&q, "mentions", repo, row, is_mentioned) ||
+                                    !qual_holds(&q, "commenter", repo, row, is_commenter) ||
+                                    !qual_holds(&q, "involves", repo, row, is_involved) ||
+                                    !qual_holds(&q, "milestone", repo, row, on_milestone))
+                                        continue;
+                                json_t *comments = json_object_get(row, "comments");
+                                size_t nt = 2 + json_array_size(comments);
+                                _cleanup_free_ const char **texts = calloc(nt, sizeof(char *));
+                                if (!texts)
+                                        return -ENOMEM;
+                                texts[0] = in_title ? json_get_str(row, "title") : NULL;
+                                texts[1] = in_body ? json_get_str(row, "body") : NULL;
+                                for (size_t t = 2; in_comments && t < nt; t++)
+                                        texts[t] = json_get_str(json_array_get(comments, t - 2),
+                                                                "body");
+                                if (!words_match(&q, texts, nt))
+                                        continue;
+                                if (n == cap) {
+                                        IssueHit *w = realloc(hits, (cap *= 2) * sizeof(*w));
+                                        if (!w)
+                                                return -ENOMEM;
+                                        hits = w;
+                                }
+                                hits[n++] = (IssueHit){row, repo, key, !streq(order, "asc")};
+                        }
+                }
+        }
+        qsort(hits, n, sizeof(IssueHit), issue_hit_cmp);
+        _cleanup_json_ json_t *rows = json_array(), *repos = json_array();
+        if (!rows || !repos)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (json_array_append(rows, hits[i].row) < 0 ||
+                    json_array_append(repos, hits[i].repo) < 0)
+                        return -ENOMEM;
+        if ((r = reply_search(c, rp, rows, repos, render_issue_hit)) < 0 || c->request)
+                return r;
+        /* the official server marshals go-github's Issue, which has no score */
+        json_array_foreach (json_object_get(rp->body, "items"), i, repo) {
+                json_object_del(repo, "score");
+        }
+        return 0;
 }

@@ -185,7 +185,7 @@ call POST "$GH/s/$S/mcp" "Bearer $JWT" \
         '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}' \
         application/json "MCP-Protocol-Version: 2099-01-01"
 assert_status 200 "initialize negotiates in its body: the header does not stop it"
-call POST "$GH/s/$S/mcp/tools/get_issue" "Bearer $JWT" '{"owner":"acme","repo":"api","issue_number":1}'
+call POST "$GH/s/$S/mcp/tools/issue_read" "Bearer $JWT" '{"method":"get","owner":"acme","repo":"api","issue_number":1}'
 assert_status 200 "POST /mcp/tools/{name}"
 assert_jq .isError false
 assert_jq .structuredContent.number 1

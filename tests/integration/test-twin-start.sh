@@ -37,7 +37,7 @@ assert_jq '.[1].tool' add_issue_comment
 assert_jq '.[1].state_mutation' true
 pass "local twin: healthz, 401s in GitHub's envelope, token, tape"
 
-twin_call POST "$REST/mcp" "$TOK" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_issue","arguments":{"owner":"acme","repo":"api","issue_number":1}}}'
+twin_call POST "$REST/mcp" "$TOK" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"issue_read","arguments":{"method":"get","owner":"acme","repo":"api","issue_number":1}}}'
 assert_status 200 "MCP tools/call"
 assert_jq .result.isError false
 assert_jq '.result.structuredContent.comments' 1 "MCP sees the REST write"

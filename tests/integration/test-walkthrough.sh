@@ -45,7 +45,7 @@ SL_TAPE=$BODY
 assert_eq "$(jq length <<<"$GH_TAPE")" 3 "github tape rows (read, assign, comment)"
 assert_eq "$(jq length <<<"$SL_TAPE")" 2 "slack tape rows (list, post)"
 assert_eq "$(jq -s "add | map(select(.path | contains(\"/s/$A/\") | not)) | length" <<<"$GH_TAPE $SL_TAPE")" 0 "rows whose path lacks the session id"
-assert_eq "$(jq -r '[.[].tool] | join(",")' <<<"$GH_TAPE")" "get_issue,add_issue_assignees,add_issue_comment" "github tools"
+assert_eq "$(jq -r '[.[].tool] | join(",")' <<<"$GH_TAPE")" "issue_read,add_issue_assignees,add_issue_comment" "github tools"
 assert_eq "$(jq -r '[.[].state_mutation] | join(",")' <<<"$GH_TAPE")" "false,true,true" "github state_mutation"
 assert_eq "$(jq -r '[.[].tool] | join(",")' <<<"$SL_TAPE")" "slack_list_conversations,slack_send_message" "slack tools"
 assert_eq "$(jq -r '[.[].state_mutation] | join(",")' <<<"$SL_TAPE")" "false,true" "slack state_mutation"

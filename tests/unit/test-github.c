@@ -40,7 +40,7 @@ static void test_walkthrough_rest(void)
         CHECK(streq(rp.tool, "list_issues") && !rp.state_mutation && !rp.headers);
 
         req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
-        CHECK(rp.status == 200 && streq(rp.tool, "get_issue") && !rp.state_mutation);
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_read") && !rp.state_mutation);
         CHECK(!rp.state_delta && !rp.error && streq(rp.fidelity, "semantic"));
         json_t *b = rp.body;
         CHECK(jpi(b, "/number") == 1 && streq(jps(b, "/state"), "open"));
@@ -106,20 +106,32 @@ static void test_walkthrough_mcp(void)
         req(rest, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL,
             "{\"body\":\"see acme/api#1\"}");
 
-        twin_test_call(m, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
-        CHECK(streq(rp.tool, "get_issue") && json_is_false(jp(rp.body, "/result/isError")));
+        twin_test_call(m, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1}");
+        CHECK(streq(rp.tool, "issue_read") && json_is_false(jp(rp.body, "/result/isError")));
+        /* the official MinimalIssue: label names, assignee logins */
+        CHECK(streq(jps(rp.body, "/result/structuredContent/labels/0"), "bug"));
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/assignees")) == 0);
+        CHECK(streq(jps(rp.body, "/result/structuredContent/user/login"), "bob"));
+        /* add_issue_assignees is REST-only: over MCP the official issue_write assigns */
         twin_test_call(m, &rp, "add_issue_assignees",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":\"1\","
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,"
                        "\"assignees\":[\"alice\"]}");
-        CHECK(rp.status == 200 && streq(rp.tool, "add_issue_assignees") && rp.state_mutation);
-        CHECK(streq(jps(rp.body, "/result/structuredContent/assignees/0/login"), "alice"));
+        CHECK(jp(rp.body, "/error/code") && !rp.state_mutation);
+        twin_test_call(m, &rp, "issue_write",
+                       "{\"method\":\"update\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":\"1\",\"assignees\":[\"alice\"]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_write") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/result/structuredContent/url"),
+                    "https://github.com/acme/api/issues/1"));
         CHECK(streq(jps(rp.state_delta, "/after/assignees/0"), "alice"));
         twin_test_call(m, &rp, "add_issue_comment",
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1,\"body\":\"see "
                        "acme/api#1\"}");
         CHECK(streq(rp.tool, "add_issue_comment") && rp.state_mutation);
-        CHECK(strstr(jps(rp.body, "/result/structuredContent/url"), BASE) != NULL);
+        CHECK(strncmp(jps(rp.body, "/result/structuredContent/url"),
+                      "https://github.com/acme/api/issues/1#issuecomment-", 50) == 0);
 
         CHECK(json_equal(twin_world(rest), twin_world(m)));
 
@@ -128,7 +140,8 @@ static void test_walkthrough_mcp(void)
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(rp.tool, "add_issue_comment"));
-        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "body"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"),
+                    "at least one of body or reaction is required"));
         twin_reply_done(&rp);
         twin_free(rest);
         twin_free(m);
@@ -180,7 +193,7 @@ static void test_bad_inputs(void)
                 char path[128];
                 snprintf(path, sizeof(path), "/repos/acme/api/issues/%s", numbers[i]);
                 req(t, &rp, "GET", path, NULL, NULL);
-                CHECK(rp.status == 404 && streq(rp.tool, "get_issue"));
+                CHECK(rp.status == 404 && streq(rp.tool, "issue_read"));
         }
 
         static const struct {
@@ -237,20 +250,35 @@ static void test_bad_inputs(void)
         CHECK(json_equal(before, twin_world(t)));
 
         /* wrong types over MCP */
-        twin_test_call(t, &rp, "get_issue", "{\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":1,\"repo\":\"api\",\"issue_number\":1}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "owner"));
-        twin_test_call(t, &rp, "get_issue", "{\"owner\":\"acme\",\"repo\":\"api\"}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/code"), "missing_field"));
-        twin_test_call(t, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":1e300}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1e300}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
-        twin_test_call(t, &rp, "get_issue",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"issue_number\":{}}");
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"get\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":{}}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "Not Found"));
+        twin_test_call(t, &rp, "issue_read",
+                       "{\"method\":\"explode\",\"owner\":\"acme\",\"repo\":\"api\","
+                       "\"issue_number\":1}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/message"), "unknown method: explode"));
+        /* list_issues as the official server: an unknown state lists both */
         twin_test_call(t, &rp, "list_issues",
                        "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"weird\"}");
-        CHECK(streq(jps(rp.body, "/result/structuredContent/errors/0/field"), "state"));
+        CHECK(jpi(rp.body, "/result/structuredContent/totalCount") == 1);
+        twin_test_call(t, &rp, "list_issues", "{\"owner\":\"acme\",\"repo\":\"api\",\"page\":2}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"after\":\"bm9wZQ==\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(json_equal(before, twin_world(t)));
         twin_reply_done(&rp);
         twin_free(t);
@@ -277,7 +305,7 @@ static void test_writes(void)
 
         /* close, then a no-op patch, then reopen */
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"state\":\"closed\"}");
-        CHECK(rp.status == 200 && streq(rp.tool, "update_issue") && rp.state_mutation);
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_write") && rp.state_mutation);
         CHECK(streq(jps(rp.body, "/state"), "closed"));
         CHECK(streq(jps(rp.body, "/state_reason"), "completed"));
         CHECK(streq(jps(rp.body, "/closed_at"), "2026-05-28T20:26:40Z"));
@@ -384,12 +412,32 @@ static void test_pagination(void)
         CHECK(link_has(&rp, "<" BASE "/repos/acme/api/issues/1/comments?per_page=2&page=2>; "
                             "rel=\"next\""));
 
-        /* over MCP the same page arguments work, and there is no Link */
+        /* over MCP list_issues pages by cursor (GraphQL, as the official server), no Link */
         twin_test_call(t, &rp, "list_issues",
-                       "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,\"page\":2}");
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2}");
         CHECK(!rp.headers);
-        _cleanup_json_ json_t *page = json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL);
-        CHECK(json_array_size(page) == 2 && !jp(rp.body, "/result/structuredContent"));
+        json_t *sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/totalCount") == 5 && json_array_size(jp(sc, "/issues")) == 2);
+        CHECK(json_is_true(jp(sc, "/pageInfo/hasNextPage")) &&
+              json_is_false(jp(sc, "/pageInfo/hasPreviousPage")));
+        CHECK(jpi(sc, "/issues/0/number") == 5 && streq(jps(sc, "/issues/0/state"), "OPEN"));
+        size_t seen = 2;
+        for (int guard = 0; guard < 5 && json_is_true(jp(sc, "/pageInfo/hasNextPage")); guard++) {
+                _cleanup_free_ char *args = NULL;
+                CHECK(asprintf(&args,
+                               "{\"owner\":\"acme\",\"repo\":\"api\",\"perPage\":2,"
+                               "\"after\":\"%s\"}",
+                               jps(sc, "/pageInfo/endCursor")) > 0);
+                twin_test_call(t, &rp, "list_issues", args);
+                sc = jp(rp.body, "/result/structuredContent");
+                seen += json_array_size(jp(sc, "/issues"));
+                CHECK(json_is_true(jp(sc, "/pageInfo/hasPreviousPage")));
+        }
+        CHECK(seen == 5);
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"state\":\"CLOSED\"}");
+        sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/totalCount") == 1 && streq(jps(sc, "/issues/0/state"), "CLOSED"));
         twin_reply_done(&rp);
         twin_free(t);
 }
@@ -577,6 +625,399 @@ static void test_seeds(void)
         twin_free(r);
 }
 
+/* The numbers of the items of a list reply, as "1,2,3". */
+static const char *numbers_of(json_t *a, char *buf, size_t len)
+{
+        size_t i, o = 0;
+        json_t *x;
+        buf[0] = 0;
+        json_array_foreach (a, i, x) {
+                o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "," : "", jpi(x, "/number"));
+                if (o >= len)
+                        break;
+        }
+        return buf;
+}
+
+/* triage-backlog: the issues list with pull requests in it, and every filter it has. */
+static void test_issue_filters(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        char b[512];
+        const char *L = "/repos/acme/webapp/issues";
+
+        req(t, &rp, "GET", L, NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 30 && link_has(&rp, "rel=\"last\""));
+        req(t, &rp, "GET", L, "state=all&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 48 && !rp.headers);
+        req(t, &rp, "GET", L, "state=open&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 39);
+        /* newest first: #48 then the pull request #47, which carries pull_request */
+        CHECK(jpi(rp.body, "/0/number") == 48 && jpi(rp.body, "/1/number") == 47);
+        json_t *pr = jp(rp.body, "/1");
+        CHECK(streq(jps(pr, "/pull_request/url"), BASE "/repos/acme/webapp/pulls/47"));
+        CHECK(streq(jps(pr, "/pull_request/html_url"), "https://github.com/acme/webapp/pull/47"));
+        CHECK(streq(jps(pr, "/pull_request/diff_url"),
+                    "https://github.com/acme/webapp/pull/47.diff"));
+        CHECK(json_is_null(jp(pr, "/pull_request/merged_at")) && json_is_false(jp(pr, "/draft")));
+        CHECK(streq(jps(pr, "/html_url"), "https://github.com/acme/webapp/pull/47"));
+        CHECK(!jp(rp.body, "/0/pull_request"));
+
+        static const struct {
+                const char *query, *numbers;
+        } filters[] = {
+                {"assignee=alice", "2"},
+                {"milestone=2&direction=asc", "5,10,12,20,30,35,45,47"},
+                {"milestone=1&state=closed&per_page=3", "44,40,33"},
+                {"mentioned=carol&sort=created&direction=asc", "6,18,24,25,30,36,42,48"},
+                {"labels=area:ui,bug&state=all&direction=asc", "2,22,32,42"},
+                {"creator=erin&labels=area:auth&state=all", "41,34,21,19,14"},
+                {"sort=comments&per_page=3&state=all", "45,41,33"},
+                {"since=2026-02-28T00:00:00Z&direction=asc&per_page=4", "24,28,29,30"},
+                {"since=2026-03-20&assignee=*&per_page=100", "48"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(filters); i++) {
+                req(t, &rp, "GET", L, filters[i].query, NULL);
+                const char *got = numbers_of(rp.body, b, sizeof(b));
+                if (!streq(got, filters[i].numbers))
+                        fprintf(stderr, "%s: got %s\n", filters[i].query, got);
+                CHECK(rp.status == 200 && streq(got, filters[i].numbers));
+        }
+        req(t, &rp, "GET", L, "assignee=none&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 28);
+        req(t, &rp, "GET", L, "milestone=none&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 27);
+        req(t, &rp, "GET", L, "milestone=*&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 12);
+        req(t, &rp, "GET", L, "milestone=99", NULL);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/value"), "99"));
+        CHECK(streq(jps(rp.body, "/errors/0/code"), "invalid"));
+        req(t, &rp, "GET", L, "milestone=soon", NULL);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "milestone"));
+        static const char *const bad_times[] = {"since=yesterday",
+                                                "since=+2026-01-01",
+                                                "since=%202026-01-01",
+                                                "since=2026-13-01",
+                                                "since=2026-01-01T25:00:00Z",
+                                                "since=2026-01-01T10:00:00",
+                                                "since=2026-1-01",
+                                                "since=2026-01-01T10:00:00Zjunk"};
+        for (size_t i = 0; i < ELEMENTSOF(bad_times); i++) {
+                req(t, &rp, "GET", L, bad_times[i], NULL);
+                CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "since"));
+        }
+        req(t, &rp, "GET", L, "since=2026-03-20T00:00:00.123Z&assignee=*", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
+        /* a time with an offset is the same instant in UTC */
+        req(t, &rp, "GET", L, "since=2026-03-20T02:00:00%2B02:00&assignee=*", NULL);
+        CHECK(streq(numbers_of(rp.body, b, sizeof(b)), "48"));
+
+        /* MCP list_issues is GraphQL's: issues only, labels any-of, state upper case */
+        twin_test_call(
+                t, &rp, "list_issues",
+                "{\"owner\":\"acme\",\"repo\":\"webapp\",\"state\":\"OPEN\",\"perPage\":100}");
+        json_t *sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/totalCount") == 36 && json_array_size(jp(sc, "/issues")) == 36);
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"labels\":[\"question\","
+                       "\"documentation\"],\"orderBy\":\"CREATED_AT\",\"direction\":\"ASC\","
+                       "\"fields\":[\"number\",\"labels\"]}");
+        sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/issues/0/number") == 3 && jpi(sc, "/issues/1/number") == 7);
+        CHECK(json_object_size(jp(sc, "/issues/0")) == 2);
+        twin_test_call(t, &rp, "list_issues",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"since\":\"not a time\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Pull requests through the issues routes: read, edit, close, comment, label. */
+static void test_issue_routes_on_pulls(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/12", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_read"));
+        CHECK(streq(jps(rp.body, "/title"), "Set SameSite=Lax on the session cookie"));
+        CHECK(jp(rp.body, "/pull_request") && streq(jps(rp.body, "/milestone/title"), "v1.4"));
+        CHECK(streq(jps(rp.body, "/timeline_url"), BASE "/repos/acme/webapp/issues/12/timeline"));
+        CHECK(jpi(rp.body, "/reactions/total_count") == 0 && jp(rp.body, "/reactions/+1"));
+        twin_test_call(t, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"issue_number\":12,"
+                       "\"reaction\":\"rocket\"}");
+        CHECK(rp.state_mutation && streq(jps(rp.state_delta, "/after/content"), "rocket"));
+        twin_test_call(t, &rp, "add_issue_comment",
+                       "{\"owner\":\"acme\",\"repo\":\"webapp\",\"issue_number\":12,"
+                       "\"reaction\":\"party\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/12", NULL, NULL);
+        CHECK(jpi(rp.body, "/reactions/total_count") == 1 &&
+              jpi(rp.body, "/reactions/rocket") == 1);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/47/comments", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
+        CHECK(streq(jps(rp.body, "/0/user/login"), "carol"));
+        req(t, &rp, "POST", "/repos/acme/webapp/issues/47/comments", NULL,
+            "{\"body\":\"Confirmed, ship it.\"}");
+        CHECK(rp.status == 201 && rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/pulls/47", NULL, NULL);
+        CHECK(jpi(rp.body, "/comments") == 2);
+
+        /* closing the pull request through PATCH /issues pins its tips */
+        req(t, &rp, "GET", "/repos/acme/webapp/pulls/12", NULL, NULL);
+        _cleanup_free_ char *head = strdup(jps(rp.body, "/head/sha"));
+        req(t, &rp, "PATCH", "/repos/acme/webapp/issues/12", NULL,
+            "{\"state\":\"closed\",\"labels\":[\"bug\"]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "issue_write") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/state"), "closed") &&
+              json_is_null(jp(rp.body, "/state_reason")));
+        CHECK(streq(jps(rp.state_delta, "/after/head_sha"), head));
+        req(t, &rp, "GET", "/repos/acme/webapp/pulls/12", NULL, NULL);
+        CHECK(streq(jps(rp.body, "/state"), "closed") && streq(jps(rp.body, "/head/sha"), head));
+        CHECK(json_array_size(jp(rp.body, "/labels")) == 1);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues", "state=closed&per_page=100", NULL);
+        CHECK(json_array_size(rp.body) == 10);
+        /* a merged pull request stays closed */
+        req(t, &rp, "PATCH", "/repos/acme/webapp/issues/38", NULL, "{\"state\":\"open\"}");
+        CHECK(rp.status == 422 && !rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/38", NULL, NULL);
+        CHECK(json_is_string(jp(rp.body, "/pull_request/merged_at")));
+        req(t, &rp, "PUT", "/repos/acme/webapp/issues/25/labels", NULL,
+            "{\"labels\":[\"area:ui\",\"priority:low\"]}");
+        CHECK(rp.status == 200 && streq(rp.tool, "set_issue_labels") &&
+              json_array_size(rp.body) == 2);
+        req(t, &rp, "DELETE", "/repos/acme/webapp/issues/25/labels", NULL, NULL);
+        CHECK(rp.status == 204 && !rp.body && rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/25/labels", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Labels, milestones, repository comments and assignees. */
+static void test_labels_milestones(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        char b[512];
+
+        req(t, &rp, "GET", "/repos/acme/webapp/labels", "per_page=5", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 5 && link_has(&rp, "page=3"));
+        req(t, &rp, "POST", "/repos/acme/webapp/labels", NULL, "{\"name\":\"BUG\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/code"), "already_exists"));
+        CHECK(streq(jps(rp.body, "/errors/0/field"), "name") && !rp.state_mutation);
+        req(t, &rp, "POST", "/repos/acme/webapp/labels", NULL,
+            "{\"name\":\"regression\",\"color\":\"zzzzzz\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "color"));
+        req(t, &rp, "POST", "/repos/acme/webapp/labels", NULL,
+            "{\"name\":\"regression\",\"color\":\"e11d21\",\"description\":\"Worked before\"}");
+        CHECK(rp.status == 201 && rp.state_mutation && streq(rp.tool, "create_label"));
+        CHECK(streq(jps(rp.body, "/url"), BASE "/repos/acme/webapp/labels/regression"));
+        req(t, &rp, "GET", "/repos/acme/webapp/labels/area:ui", NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/color"), "5319e7"));
+        req(t, &rp, "PATCH", "/repos/acme/webapp/labels/area:ui", NULL,
+            "{\"new_name\":\"area:frontend\"}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "area:frontend"));
+        req(t, &rp, "GET", "/repos/acme/webapp/issues", "labels=area:frontend&state=all", NULL);
+        CHECK(json_array_size(rp.body) == 12);
+        req(t, &rp, "PATCH", "/repos/acme/webapp/labels/area:frontend", NULL,
+            "{\"new_name\":\"bug\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/code"), "already_exists"));
+        req(t, &rp, "DELETE", "/repos/acme/webapp/labels/needs-triage", NULL, NULL);
+        CHECK(rp.status == 204 && rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues", "labels=needs-triage", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
+        req(t, &rp, "GET", "/repos/acme/webapp/labels/needs-triage", NULL, NULL);
+        CHECK(rp.status == 404);
+
+        /* milestones: open ones by due date, with issue counts (pull requests included) */
+        req(t, &rp, "GET", "/repos/acme/webapp/milestones", NULL, NULL);
+        CHECK(json_array_size(rp.body) == 2 && streq(jps(rp.body, "/0/title"), "v1.4"));
+        CHECK(jpi(rp.body, "/0/open_issues") == 8 && jpi(rp.body, "/0/closed_issues") == 0);
+        CHECK(streq(jps(rp.body, "/0/creator/login"), "acme"));
+        CHECK(streq(jps(rp.body, "/0/html_url"), "https://github.com/acme/webapp/milestone/2"));
+        req(t, &rp, "GET", "/repos/acme/webapp/milestones",
+            "state=all&sort=completeness&direction=desc", NULL);
+        CHECK(streq(jps(rp.body, "/0/title"), "v1.3") && jpi(rp.body, "/0/closed_issues") == 8);
+        req(t, &rp, "POST", "/repos/acme/webapp/milestones", NULL, "{\"title\":\"V1.5\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/code"), "already_exists"));
+        req(t, &rp, "POST", "/repos/acme/webapp/milestones", NULL,
+            "{\"title\":\"v2.0\",\"due_on\":\"2026-12-01T00:00:00Z\",\"description\":\"API v2\"}");
+        CHECK(rp.status == 201 && jpi(rp.body, "/number") == 4 && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/creator/login"), "pome-agent"));
+        req(t, &rp, "PATCH", "/repos/acme/webapp/issues/7", NULL, "{\"milestone\":4}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/milestone/title"), "v2.0"));
+        CHECK(jpi(rp.body, "/milestone/open_issues") == 1);
+        req(t, &rp, "PATCH", "/repos/acme/webapp/milestones/4", NULL, "{\"state\":\"closed\"}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/state"), "closed"));
+        CHECK(json_is_string(jp(rp.body, "/closed_at")));
+        req(t, &rp, "DELETE", "/repos/acme/webapp/milestones/4", NULL, NULL);
+        CHECK(rp.status == 204 && rp.state_mutation);
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/7", NULL, NULL);
+        CHECK(json_is_null(jp(rp.body, "/milestone")));
+        req(t, &rp, "GET", "/repos/acme/webapp/milestones/4", NULL, NULL);
+        CHECK(rp.status == 404);
+
+        /* repository comments, oldest first, one comment read, edited, deleted */
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/comments", "per_page=100", NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 19);
+        CHECK(jpi(rp.body, "/0/id") < jpi(rp.body, "/1/id"));
+        req(t, &rp, "GET", "/repos/acme/webapp/issues/comments", "sort=created&per_page=1", NULL);
+        CHECK(strstr(jps(rp.body, "/0/issue_url"), "/issues/47") != NULL);
+        long long id = jpi(rp.body, "/0/id");
+        snprintf(b, sizeof(b), "/repos/acme/webapp/issues/comments/%lld", id);
+        req(t, &rp, "GET", b, NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_issue_comment"));
+        req(t, &rp, "PATCH", b, NULL, "{\"body\":\"edited\"}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/body"), "edited") && rp.state_mutation);
+        req(t, &rp, "PATCH", b, NULL, "{}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/code"), "missing_field"));
+        req(t, &rp, "DELETE", b, NULL, NULL);
+        CHECK(rp.status == 204 && rp.state_mutation && json_is_null(jp(rp.state_delta, "/after")));
+        req(t, &rp, "GET", b, NULL, NULL);
+        CHECK(rp.status == 404);
+
+        /* assignees: owner (an org) no, collaborators yes, an outsider silently dropped */
+        req(t, &rp, "GET", "/repos/acme/webapp/assignees", NULL, NULL);
+        CHECK(json_array_size(rp.body) == 5 && streq(jps(rp.body, "/0/login"), "alice"));
+        req(t, &rp, "GET", "/repos/acme/webapp/assignees/carol", NULL, NULL);
+        CHECK(rp.status == 204 && !rp.body);
+        req(t, &rp, "GET", "/repos/acme/webapp/assignees/erin", NULL, NULL);
+        CHECK(rp.status == 404);
+        req(t, &rp, "POST", "/repos/acme/webapp/issues/8/assignees", NULL,
+            "{\"assignees\":[\"erin\",\"dave\"]}");
+        CHECK(rp.status == 201 && json_array_size(jp(rp.body, "/assignees")) == 1);
+        CHECK(streq(jps(rp.body, "/assignee/login"), "dave"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* GET /search/issues and MCP search_issues. */
+static void test_search_issues(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        char b[512];
+        static const struct {
+                const char *q;
+                long long total;
+                const char *first;
+        } cases[] = {
+                {"q=repo:acme/webapp+is:pr+is:open&sort=created&order=asc", 3, "12,25,47"},
+                {"q=repo:acme/webapp+is:issue+is:open+label:bug+-label:area:auth", 9, NULL},
+                {"q=repo:acme/webapp+is:issue+is:open+no:assignee", 26, NULL},
+                {"q=password+in:title,body&sort=created&order=asc", 6, "1,11,21,31,41,47"},
+                {"q=repo:acme/webapp+mentions:dave+is:open&order=asc&sort=created", 4,
+                 "1,17,41,45"},
+                {"q=user:acme+milestone:v1.4+is:pr", 2, NULL},
+                {"q=%22blocks+us%22+in:comments", 7, NULL},
+                {"q=author:erin+state:closed&per_page=2", 4, NULL},
+                {"q=repo:acme/docs+involves:dave", 1, "1"},
+                {"q=label:%22good+first+issue%22+repo:acme/webapp&order=asc", 4, "8,18,28,48"},
+                {"q=milestone:%22v1.3%22+is:closed+is:issue", 8, NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *q = cases[i].q;
+                TwinReply x = {};
+                twin_test_req(t, &x, "GET", "/search/issues", q, NULL, NULL);
+                const char *got = numbers_of(jp(x.body, "/items"), b, sizeof(b));
+                if (jpi(x.body, "/total_count") != cases[i].total)
+                        fprintf(stderr, "%s: total %lld (%s)\n", q, jpi(x.body, "/total_count"),
+                                got);
+                CHECK(x.status == 200 && streq(x.tool, "search_issues"));
+                CHECK(jpi(x.body, "/total_count") == cases[i].total);
+                CHECK(json_is_false(jp(x.body, "/incomplete_results")));
+                if (cases[i].first && !streq(got, cases[i].first))
+                        fprintf(stderr, "%s: %s\n", q, got);
+                CHECK(!cases[i].first || streq(got, cases[i].first));
+                twin_reply_done(&x);
+        }
+        req(t, &rp, "GET", "/search/issues", "q=is:pr+repo:acme/webapp&per_page=2", NULL);
+        CHECK(json_array_size(jp(rp.body, "/items")) == 2 && link_has(&rp, "rel=\"next\""));
+        CHECK(jp(rp.body, "/items/0/pull_request") && json_is_real(jp(rp.body, "/items/0/score")));
+        req(t, &rp, "GET", "/search/issues", NULL, NULL);
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "q"));
+        /* MCP: scoped to is:issue, and to repo:owner/repo when both are given */
+        twin_test_call(t, &rp, "search_issues",
+                       "{\"query\":\"login\",\"owner\":\"acme\",\"repo\":\"webapp\"}");
+        json_t *sc = jp(rp.body, "/result/structuredContent");
+        CHECK(jpi(sc, "/total_count") == 5 && !jp(sc, "/items/0/pull_request"));
+        CHECK(!jp(sc, "/items/0/score"));
+        twin_test_call(t, &rp, "search_issues", "{\"query\":\"is:pr login\"}");
+        CHECK(jpi(rp.body, "/result/structuredContent/total_count") == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Bad input on the new issue routes: GitHub's 4xx envelope, the world unchanged. */
+static void test_issue_routes_refuse(void)
+{
+        Twin *t = twin_test_new("github", "triage-backlog");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        static const struct {
+                const char *method, *path, *query, *body;
+                int status;
+        } cases[] = {
+                {"POST", "/repos/acme/webapp/labels", NULL, "{}", 422},
+                {"POST", "/repos/acme/webapp/labels", NULL, "{\"name\":[\"x\"]}", 422},
+                {"POST", "/repos/acme/webapp/labels", NULL,
+                 "{\"name\":\"x\",\"color\":\"#ededed\"}", 422},
+                {"PATCH", "/repos/acme/webapp/labels/nope", NULL, "{\"new_name\":\"y\"}", 404},
+                {"PATCH", "/repos/acme/webapp/labels/bug", NULL, "{\"new_name\":\"\"}", 422},
+                {"PATCH", "/repos/acme/webapp/labels/bug", NULL, "{\"color\":12}", 422},
+                {"DELETE", "/repos/acme/webapp/labels/nope", NULL, NULL, 404},
+                {"PUT", "/repos/acme/webapp/issues/1/labels", NULL, "{\"labels\":[{\"a\":1}]}",
+                 422},
+                {"PUT", "/repos/acme/webapp/issues/999/labels", NULL, "{\"labels\":[]}", 404},
+                {"DELETE", "/repos/acme/webapp/issues/999/labels", NULL, NULL, 404},
+                {"POST", "/repos/acme/webapp/milestones", NULL, "{}", 422},
+                {"POST", "/repos/acme/webapp/milestones", NULL,
+                 "{\"title\":\"x\",\"due_on\":\"next week\"}", 422},
+                {"POST", "/repos/acme/webapp/milestones", NULL,
+                 "{\"title\":\"x\",\"state\":\"done\"}", 422},
+                {"PATCH", "/repos/acme/webapp/milestones/1", NULL, "{\"title\":\"\"}", 422},
+                {"PATCH", "/repos/acme/webapp/milestones/abc", NULL, "{\"title\":\"x\"}", 404},
+                {"DELETE", "/repos/acme/webapp/milestones/99999999999999999999", NULL, NULL, 404},
+                {"GET", "/repos/acme/webapp/milestones", "sort=title", NULL, 422},
+                {"GET", "/repos/acme/webapp/issues/comments/0", NULL, NULL, 404},
+                {"PATCH", "/repos/acme/webapp/issues/comments/-5", NULL, "{\"body\":\"x\"}", 404},
+                {"DELETE", "/repos/acme/webapp/issues/comments/abc", NULL, NULL, 404},
+                {"GET", "/repos/acme/webapp/issues/comments", "sort=likes", NULL, 422},
+                {"GET", "/repos/acme/webapp/issues/comments", "since=soon", NULL, 422},
+                {"GET", "/repos/acme/webapp/assignees/acme", NULL, NULL, 404},
+                {"GET", "/repos/acme/nope/assignees", NULL, NULL, 404},
+                {"GET", "/search/issues", "q=bug&order=sideways", NULL, 422},
+                {"PATCH", "/repos/acme/webapp/issues/1", NULL, "{\"milestone\":\"v1.4\"}", 422},
+                {"PATCH", "/repos/acme/webapp/issues/1", NULL, "{\"state_reason\":7}", 422},
+                {"POST", "/repos/acme/webapp/issues/1/comments", NULL, "{\"body\":\"\"}", 422},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                twin_test_req(t, &rp, cases[i].method, cases[i].path, cases[i].query,
+                              "application/json", cases[i].body);
+                if (rp.status != cases[i].status)
+                        fprintf(stderr, "case %zu (%s %s): %d\n", i, cases[i].method, cases[i].path,
+                                rp.status);
+                CHECK(rp.status == cases[i].status && !rp.state_mutation && rp.error);
+                CHECK(jps(rp.body, "/message") &&
+                      streq(jps(rp.body, "/documentation_url"), "https://docs.github.com/rest"));
+        }
+        /* a 100 000-character query and a 10 000-word one: answered, nothing found */
+        size_t n = 100000;
+        _cleanup_free_ char *q = malloc(n + 3);
+        CHECK(q);
+        memcpy(q, "q=", 2);
+        for (size_t i = 0; i < n; i++)
+                q[2 + i] = i % 10 == 9 ? '+' : 'a' + (char)(i % 7);
+        q[n + 2] = 0;
+        req(t, &rp, "GET", "/search/issues", q, NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/total_count") == 0);
+        CHECK(json_equal(before, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_walkthrough_rest();
@@ -588,5 +1029,10 @@ int main(void)
         test_errors_and_auth();
         test_private_repo();
         test_seeds();
+        test_issue_filters();
+        test_issue_routes_on_pulls();
+        test_labels_milestones();
+        test_search_issues();
+        test_issue_routes_refuse();
         return check_finish();
 }
