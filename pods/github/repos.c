@@ -418,7 +418,10 @@ int gh_act_create_branch(TwinCall *c, TwinReply *rp)
             twin_arg_str(c->args, "branch", &branch) == -EINVAL ||
             twin_arg_str(c->args, "from_branch", &from) == -EINVAL)
                 return gh_fail(rp, 422,
-                               "Invalid request.\n\nFor 'properties/ref', it is not a string.");
+                               c->request ? "Invalid request.\n\nFor 'properties/ref', it is "
+                                            "not a string."
+                                          : "Invalid request: branch and from_branch must be "
+                                            "strings.");
         _cleanup_free_ char *full = NULL;
         const char *name;
         bool tag = false;
@@ -437,8 +440,10 @@ int gh_act_create_branch(TwinCall *c, TwinReply *rp)
                 name = branch;
                 if (asprintf(&full, "refs/heads/%s", branch) < 0)
                         full = NULL;
-        } else
-                return gh_invalid(rp, "Reference", ref ? "sha" : "ref", "missing_field");
+        } else if (!c->request) /* MCP create_branch: the official server's wording */
+                return gh_fail(rp, 422, "missing required parameter: branch");
+        else
+                return gh_invalid(rp, "Reference", "ref", "missing_field");
         if (!full)
                 return -ENOMEM;
         if (!gh_branch_name_valid(name))

@@ -11,6 +11,7 @@
 #include "pods/slack/slack.h"
 
 #define MAX_CANVAS_BYTES (256 * 1024)
+#define MAX_CANVAS_OPS   100 /* mcp.slack.com: "Max 100 operations" */
 
 /* content = the sections' markdown joined by blank lines; size follows. */
 static int canvas_refresh(json_t *f)
@@ -193,9 +194,25 @@ static int apply_change(TwinCall *c, TwinReply *rp, json_t *next, const char *op
         return r < 0 ? -ENOMEM : 1;
 }
 
+/* The canvases.edit operation for the MCP tool's edit type (append, prepend, replace,
+ * delete) relative to section (NULL: the whole canvas); NULL if there is none. */
+static const char *edit_op(const char *type, const char *section)
+{
+        if (streq(type, "replace"))
+                return "replace";
+        if (streq(type, "append"))
+                return section ? "insert_after" : "insert_at_end";
+        if (streq(type, "prepend"))
+                return section ? "insert_before" : "insert_at_start";
+        if (streq(type, "delete"))
+                return "delete";
+        return NULL;
+}
+
 /*
  * canvases.edit: changes[{operation, section_id?, document_content?, title_content?}];
- * slack_update_canvas: action append|prepend|replace, content, section_id.
+ * slack_update_canvas (mcp.slack.com's schema): sections[{edit_type, section_id?, content?}]
+ * at most 100, or the legacy single edit action append|prepend|replace, content, section_id.
  */
 int slack_act_update_canvas(TwinCall *c, TwinReply *rp)
 {
@@ -227,6 +244,30 @@ int slack_act_update_canvas(TwinCall *c, TwinReply *rp)
                         if (r <= 0)
                                 return r;
                 }
+        } else if (json_object_get(c->args, "sections")) {
+                /* the MCP tool's batch form: sections[{edit_type, section_id?, content?}],
+                 * applied in order to one copy, so all or none land */
+                json_t *ops = json_object_get(c->args, "sections");
+                if (!json_is_array(ops) || json_array_size(ops) == 0 ||
+                    json_array_size(ops) > MAX_CANVAS_OPS)
+                        return slack_fail(rp, "invalid_arguments");
+                size_t i;
+                json_t *o;
+                json_array_foreach (ops, i, o) {
+                        const char *type = json_get_str(o, "edit_type");
+                        const char *section = json_get_str(o, "section_id");
+                        json_t *content = json_object_get(o, "content");
+                        if (!type || (json_object_get(o, "section_id") && !section) ||
+                            (content && !json_is_string(content)))
+                                return slack_fail(rp, "invalid_arguments");
+                        const char *op = edit_op(type, section);
+                        if (!op)
+                                return slack_fail(rp, "invalid_arguments");
+                        r = apply_change(c, rp, next, op, section, json_string_value(content),
+                                         NULL);
+                        if (r <= 0)
+                                return r;
+                }
         } else {
                 const char *action, *content, *section;
                 if ((r = slack_arg_string(c, rp, "action", NULL, NULL, &action)) <= 0 ||
@@ -234,12 +275,8 @@ int slack_act_update_canvas(TwinCall *c, TwinReply *rp)
                             0 ||
                     (r = slack_arg_string(c, rp, "section_id", NULL, NULL, &section)) <= 0)
                         return r;
-                const char *op =
-                        !action || streq(action, "replace") ? "replace"
-                        : streq(action, "append")  ? (section ? "insert_after" : "insert_at_end")
-                        : streq(action, "prepend") ? (section ? "insert_before" : "insert_at_start")
-                                                   : NULL;
-                if (!op)
+                const char *op = edit_op(action ?: "replace", section);
+                if (!op || streq(op, "delete"))
                         return slack_fail(rp, "invalid_arguments");
                 if ((r = apply_change(c, rp, next, op, section, content, NULL)) <= 0)
                         return r;
