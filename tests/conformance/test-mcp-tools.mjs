@@ -96,15 +96,6 @@ const OFFICIAL_SLACK = {
   slack_read_canvas: [["canvas_id"], ["canvas_id"]],
 };
 
-// The issue family is being rebuilt on another branch (issue_read, issue_write, … with the
-// official schemas). Until the twin lists those tools, these steps and schema checks are
-// skipped with a note; the integrator removes this set when merging that branch.
-const PENDING_ISSUE_TOOLS = new Set(["get_me", "issue_read", "issue_write", "list_issues", "create_issue", "add_issue_comment",
-  "search_issues"]);
-// Tools main still lists that no official server has: tolerated only while present.
-const LEGACY_TOOLS = new Set(["get_issue", "update_issue", "get_repository", "add_issue_assignees", "remove_issue_assignees",
-  "list_issue_comments", "add_issue_labels", "remove_issue_label"]);
-
 // ============================================================ plumbing
 async function control(method, path, body) {
   const res = await fetch(api + path, {
@@ -174,20 +165,12 @@ const clients = { github: await mcpClient(twins.github.mcp), slack: await mcpCli
 const listed = {};
 for (const twin of ["github", "slack"]) listed[twin] = new Map((await clients[twin].listTools()).tools.map((t) => [t.name, t]));
 
-// the issue rewrite has landed once the twin lists its composite tools
-const issuesLanded = listed.github.has("issue_read") && listed.github.has("issue_write");
-const skipped = (name) => PENDING_ISSUE_TOOLS.has(name) && !issuesLanded;
-if (!issuesLanded)
-  console.log(`note: the twin does not list issue_read/issue_write yet: skipping ${[...PENDING_ISSUE_TOOLS].join(", ")}`);
-
 function checkNames(twin, official) {
   const names = [...listed[twin].keys()];
-  const missing = Object.keys(official).filter((n) => !listed[twin].has(n) && !skipped(n));
+  const missing = Object.keys(official).filter((n) => !listed[twin].has(n));
   assert.deepEqual(missing, [], `${twin}: official tools missing from tools/list`);
-  const unofficial = names.filter((n) => !(n in official) && !(twin === "github" && LEGACY_TOOLS.has(n)));
+  const unofficial = names.filter((n) => !(n in official));
   assert.deepEqual(unofficial, [], `${twin}: tools/list names tools no official server has`);
-  const legacy = names.filter((n) => LEGACY_TOOLS.has(n));
-  if (legacy.length) console.log(`note: ${twin} still lists legacy tools ${legacy.join(", ")} (tolerated while present)`);
 }
 checkNames("github", OFFICIAL_GITHUB);
 checkNames("slack", OFFICIAL_SLACK);
@@ -197,7 +180,6 @@ assert.equal(Object.keys(OFFICIAL_SLACK).length, 18);
 const schemaErrors = [];
 for (const [twin, official] of [["github", OFFICIAL_GITHUB], ["slack", OFFICIAL_SLACK]])
   for (const [name, [required, props, opts = {}]] of Object.entries(official)) {
-    if (skipped(name)) continue;
     const schema = listed[twin].get(name).inputSchema;
     const got = { required: [...(schema.required ?? [])].sort(), props: Object.keys(schema.properties ?? {}).sort() };
     const want = { required: [...required].sort(), props: [...props, ...(opts.extra ?? [])].sort() };
@@ -283,7 +265,7 @@ const GITHUB_STEPS = [
   ["search_commits", { query: "repo:pome-agent/mcp-every" }, (x) => assert.deepEqual(x.items.map((i) => i.commit.message), ["Initial commit"])],
   ["search_repositories", { query: "mcp-every in:name" }, (x) => assert.deepEqual(x.items.map((i) => i.full_name), ["pome-agent/mcp-every"])],
   ["search_users", { query: "carol" }, (x) => assert.ok(x.items.some((u) => u.login === "carol"))],
-  // the issue family (PENDING_ISSUE_TOOLS), against the official schemas
+  // the issue family, against the official schemas
   ["list_issues", { ...web, state: "OPEN" }, (x) => assert.ok((x.issues ?? x).some((i) => i.number === 1), JSON.stringify(x))],
   ["issue_read", { method: "get", ...web, issue_number: 1 }, (x) => assert.equal(x.title, "Checkout total ignores quantities")],
   ["create_issue", { ...web, title: "Made by create_issue", body: "b" },
@@ -348,12 +330,11 @@ const SLACK_STEPS = [
 const called = { github: new Set(), slack: new Set() };
 for (const [twin, steps] of [["github", GITHUB_STEPS], ["slack", SLACK_STEPS]]) {
   const covered = new Set(steps.map(([name]) => name));
-  const uncovered = [...listed[twin].keys()].filter((n) => !covered.has(n) && !skipped(n) && !LEGACY_TOOLS.has(n));
+  const uncovered = [...listed[twin].keys()].filter((n) => !covered.has(n));
   assert.deepEqual(uncovered, [], `${twin}: listed tools without a step`);
 }
 async function runSteps(twin, steps) {
   for (const [name, argsOrFn, check, write = false] of steps) {
-    if (skipped(name)) continue;
     const tool = listed[twin].get(name);
     assert.ok(tool, `${twin} lists ${name}`);
     assert.equal(tool.annotations?.readOnlyHint ?? false, !write, `${name}: readOnlyHint`);
