@@ -105,6 +105,12 @@ static int query_parse(const char *s, Query *q)
                         /* "in:name,description" is two values; "x, y" quoted is one */
                         const char *v = colon + 1;
                         size_t vl = strlen(v);
+                        /* label:a,"b c" is one value meaning either label (has_label) */
+                        if (streq(key, "label") || streq(key, "-label")) {
+                                if (json_array_append_new(a, json_string(v)) < 0)
+                                        return -ENOMEM;
+                                continue;
+                        }
                         if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
                                 if (json_array_append_new(a, json_stringn(v + 1, vl - 2)) < 0)
                                         return -ENOMEM;
@@ -587,10 +593,30 @@ static bool qual_holds(const Query *q, const char *key, json_t *repo, json_t *ro
         return true;
 }
 
+/* label:a,b is either label (GitHub's "Searching issues": a comma is OR; label:a label:b
+ * is AND, see qual_holds); each value may be quoted ("good first issue"). */
 static bool has_label(json_t *repo, json_t *row, const char *v)
 {
         (void)repo;
-        return gh_strv_has(json_object_get(row, "labels"), v);
+        json_t *labels = json_object_get(row, "labels");
+        for (const char *s = v;;) {
+                const char *e = strchrnul(s, ',');
+                size_t n = (size_t)(e - s);
+                if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
+                        s++;
+                        n -= 2;
+                }
+                size_t i;
+                json_t *l;
+                json_array_foreach (labels, i, l) {
+                        const char *name = json_string_value(l);
+                        if (name && strlen(name) == n && strncasecmp(name, s, n) == 0)
+                                return true;
+                }
+                if (!*e)
+                        return false;
+                s = e + 1;
+        }
 }
 
 static bool lacks_label(json_t *repo, json_t *row, const char *v)

@@ -916,6 +916,10 @@ static void test_search_issues(void)
                 {"q=repo:acme/docs+involves:dave", 1, "1"},
                 {"q=label:%22good+first+issue%22+repo:acme/webapp&order=asc", 4, "8,18,28,48"},
                 {"q=milestone:%22v1.3%22+is:closed+is:issue", 8, NULL},
+                /* a comma is OR (either label), two label: qualifiers are AND */
+                {"q=repo:acme/webapp+label:bug,%22good+first+issue%22", 29, NULL},
+                {"q=repo:acme/webapp+label:bug+label:%22good+first+issue%22", 0, NULL},
+                {"q=repo:acme/webapp+-label:bug,%22good+first+issue%22", 19, NULL},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 const char *q = cases[i].q;
