@@ -814,6 +814,16 @@ int gh_not_found(TwinReply *rp)
 }
 
 /* 422 Validation Failed with one {resource, field, code} (GitHub "Client errors"). */
+int gh_invalid_value(TwinReply *rp, const char *resource, const char *field, const char *code,
+                     const char *value)
+{
+        return twin_reply_body(rp, 422,
+                               json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}], s:s, s:s}", "message",
+                                         "Validation Failed", "errors", "value", value, "resource",
+                                         resource, "field", field, "code", code,
+                                         "documentation_url", GH_DOCS_URL, "status", "422"));
+}
+
 int gh_invalid(TwinReply *rp, const char *resource, const char *field, const char *code)
 {
         return twin_reply_body(rp, 422,
@@ -1214,11 +1224,14 @@ json_t *gh_assignable(TwinCall *c, json_t *repo, const char *login)
  * dropped without an error, as github.com does. 1 with a new array, 0 when absent, 2 when
  * malformed, -ENOMEM.
  */
-int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, json_t **ret)
+int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, bool strict, json_t **ret,
+                     const char **ret_invalid)
 {
         json_t *v = json_object_get(c->args, key);
         _cleanup_json_ json_t *names = NULL;
         *ret = NULL;
+        if (ret_invalid)
+                *ret_invalid = NULL;
         if (!v || json_is_null(v))
                 return 0;
         int r = twin_arg_strv(c->args, key, &names);
@@ -1232,8 +1245,15 @@ int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, json_t **ret)
         size_t i;
         json_t *n;
         json_array_foreach (names, i, n) {
-                /* GitHub drops assignees it cannot assign instead of failing the call */
+                /* adding assignees drops those GitHub cannot assign; creating or editing
+                 * an issue with one fails (422 "invalid", the value named) */
                 json_t *u = gh_assignable(c, repo, json_string_value(n));
+                if (!u && strict) {
+                        if (ret_invalid)
+                                *ret_invalid = json_string_value(
+                                        json_array_get(json_object_get(c->args, key), i));
+                        return 3;
+                }
                 if (!u)
                         continue;
                 if (!gh_strv_has(out, json_get_str(u, "login")) &&

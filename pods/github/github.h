@@ -52,6 +52,9 @@ int gh_reply_text(TwinReply *rp, const char *media_type, char *text);
 /* The REST error envelope {message, documentation_url, status} (also the kind's .error). */
 void gh_error(int status, const char *code, const char *message, TwinReply *rp);
 int gh_not_found(TwinReply *rp);
+/* 422 Validation Failed naming value too: {value, resource, field, code}. 0 or -ENOMEM. */
+int gh_invalid_value(TwinReply *rp, const char *resource, const char *field, const char *code,
+                     const char *value);
 int gh_invalid(TwinReply *rp, const char *resource, const char *field, const char *code);
 json_t *gh_render_user(TwinCall *c, const char *login);
 json_t *gh_render_label(TwinCall *c, json_t *repo, const char *name);
@@ -71,7 +74,14 @@ int gh_arg_repo_issue(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **re
                       size_t *ret_idx);
 int gh_arg_label_names(TwinCall *c, const char *key, json_t **ret);
 json_t *gh_assignable(TwinCall *c, json_t *repo, const char *login);
-int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, json_t **ret);
+/*
+ * args[key], a list of logins, as the canonical logins of those assignable in repo (*ret,
+ * new): 0 absent or null, 1 read, 2 not a list of strings, -ENOMEM. With strict (creating
+ * or editing an issue, as github.com) a login that cannot be assigned is 3 with it in
+ * *ret_invalid (borrowed from args); without, it is dropped (the add-assignees route).
+ */
+int gh_arg_assignees(TwinCall *c, json_t *repo, const char *key, bool strict, json_t **ret,
+                     const char **ret_invalid);
 json_t *gh_labels_ensure(TwinCall *c, json_t *repo, json_t *names);
 char *gh_query_without_page(const char *query);
 int gh_paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret);

@@ -723,11 +723,14 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *repo, json_t *row)
                 return gh_invalid(rp, "Issue", "labels", "invalid");
 
         _cleanup_json_ json_t *assignees = NULL;
-        r = gh_arg_assignees(c, repo, "assignees", &assignees);
+        const char *bad;
+        r = gh_arg_assignees(c, repo, "assignees", true, &assignees, &bad);
         if (r < 0)
                 return r;
         if (r == 2)
                 return gh_invalid(rp, "Issue", "assignees", "invalid");
+        if (r == 3)
+                return gh_invalid_value(rp, "Issue", "assignees", "invalid", bad);
         json_t *one = json_object_get(c->args, "assignee");
         if (one && !json_is_string(one) && !json_is_null(one))
                 return gh_invalid(rp, "Issue", "assignee", "invalid");
@@ -735,6 +738,9 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *repo, json_t *row)
                 /* the legacy single "assignee": null clears, a login replaces */
                 json_t *u =
                         json_is_string(one) ? gh_assignable(c, repo, json_string_value(one)) : NULL;
+                if (json_is_string(one) && !u)
+                        return gh_invalid_value(rp, "Issue", "assignee", "invalid",
+                                                json_string_value(one));
                 assignees = json_array();
                 if (!assignees)
                         return -ENOMEM;
@@ -950,7 +956,7 @@ static int change_assignees(TwinCall *c, TwinReply *rp, bool add)
 
         _cleanup_json_ json_t *names = NULL;
         if (add)
-                r = gh_arg_assignees(c, repo, "assignees", &names);
+                r = gh_arg_assignees(c, repo, "assignees", false, &names, NULL);
         else {
                 r = twin_arg_strv(c->args, "assignees", &names);
                 r = r == 0 ? 1 : r == -ENOENT ? 0 : r == -EINVAL ? 2 : r;

@@ -289,12 +289,22 @@ static void test_writes(void)
         Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
+        /* a login that cannot be assigned fails the create, naming it (github.com's 422) */
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
+            "{\"title\":\"Docs are stale\",\"assignees\":[\"alice\",\"mallory\"]}");
+        CHECK(rp.status == 422 && !rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/errors/0/value"), "mallory") &&
+              streq(jps(rp.body, "/errors/0/field"), "assignees") &&
+              streq(jps(rp.body, "/errors/0/code"), "invalid"));
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
+            "{\"title\":\"Docs are stale\",\"assignee\":\"acme\"}");
+        CHECK(rp.status == 422 && streq(jps(rp.body, "/errors/0/field"), "assignee"));
         req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
             "{\"title\":\"Docs are stale\",\"body\":\"see README\",\"labels\":[\"documentation\","
-            "\"needs-triage\"],\"assignees\":[\"alice\",\"mallory\",\"acme\"]}");
+            "\"needs-triage\"],\"assignees\":[\"alice\",\"Alice\"]}");
         CHECK(rp.status == 201 && streq(rp.tool, "create_issue") && rp.state_mutation);
         CHECK(jpi(rp.body, "/number") == 2 && streq(jps(rp.body, "/state"), "open"));
-        CHECK(json_array_size(jp(rp.body, "/assignees")) == 1); /* mallory, an org: dropped */
+        CHECK(json_array_size(jp(rp.body, "/assignees")) == 1); /* one login, any case */
         CHECK(streq(jps(rp.body, "/labels/1/name"), "needs-triage"));
         CHECK(streq(jps(rp.body, "/labels/1/color"), "ededed"));
         CHECK(json_is_null(jp(rp.state_delta, "/before")));
