@@ -7,6 +7,7 @@
 #include "common/json-util.h"
 #include "common/timeutil.h"
 #include "common/token.h"
+#include "pods/front/front.h"
 #include "supervisor/log.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
@@ -604,6 +605,28 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
         int r = err;
         if (r >= 0 && (rp->status != 200 || !rp->body))
                 r = -EPROTO;
+        /* changes the twin made on its own by the end (a scheduled message come due) go on
+         * its tape before the final state is written, as they do ahead of a call */
+        SandboxTwin *st = NULL;
+        for (size_t i = 0; i < s->n_twins; i++)
+                if (s->twins[i].pod == p)
+                        st = &s->twins[i];
+        if (r >= 0 && st && json_array_size(rp->events) > 0) {
+                char request_id[25], mount[128];
+                if (front_request_id(request_id) < 0)
+                        snprintf(request_id, sizeof(request_id), "req_finalize");
+                snprintf(mount, sizeof(mount), "/%s/s/%s", twin, s->id);
+                FrontCall fc = {.twin = twin,
+                                .run_id = s->id,
+                                .request_id = request_id,
+                                .ts_usec = (int64_t)now_usec(CLOCK_REALTIME)};
+                size_t i;
+                json_t *ev;
+                json_array_foreach (rp->events, i, ev) {
+                        _cleanup_json_ json_t *row = front_event_row(&fc, mount, ev);
+                        (void)sandbox_record(s, st, row);
+                }
+        }
         if (r >= 0 && s->env->runs) {
                 /* the world as the run ended: what grading reads next to the tape */
                 char name[64];

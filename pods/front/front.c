@@ -321,6 +321,44 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         return TAKE_PTR(copy);
 }
 
+json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_t *event)
+{
+        char ts[40], id[25];
+        format_rfc3339_usec(fc->ts_usec, ts, sizeof(ts));
+        if (front_request_id(id) < 0)
+                return NULL;
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s%s", strempty(mount_path), strempty(json_get_str(event, "path"))) <
+            0)
+                return NULL;
+        json_t *status = json_object_get(event, "status");
+        int st = json_is_integer(status) ? (int)json_integer_value(status) : 200;
+        json_t *resp = json_object_get(event, "response_body");
+        const char *err = json_get_str(resp, "error");
+        _cleanup_json_ json_t *row = json_pack(
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:{}, s:O, s:i, s:O, s:f, s:O, s:b, s:O, s:s, "
+                "s:o, s:s, s:n, s:s}",
+                "kind", "TwinHttpEvent", "event_id", id, "ts", ts, "run_id", fc->run_id, "twin",
+                fc->twin, "method", strempty(json_get_str(event, "method")), "path",
+                twin_json_string_lossy(path, strlen(path)), "request_headers", "request_body",
+                json_object_get(event, "request_body") ? json_object_get(event, "request_body")
+                                                       : json_null(),
+                "status", st, "response_body", resp ? resp : json_null(), "latency_ms", 0.0, "tool",
+                json_object_get(event, "tool") ? json_object_get(event, "tool") : json_null(),
+                "state_mutation", true, "state_delta",
+                json_object_get(event, "state_delta") ? json_object_get(event, "state_delta")
+                                                      : json_null(),
+                "fidelity", "semantic", "error",
+                st >= 400 || err ? json_string(err ? err : "error") : json_null(), "correlation_id",
+                fc->request_id, "task_step_id", "origin", "twin");
+        if (!row)
+                return NULL;
+        _cleanup_json_ json_t *copy = json_deep_copy(row);
+        if (!copy || twin_redact_json(copy) < 0)
+                return NULL;
+        return TAKE_PTR(copy);
+}
+
 int front_request_id(char buf[static 25])
 {
         _cleanup_free_ char *id = NULL;

@@ -125,5 +125,15 @@ typedef struct FrontCall {
  */
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
 
+/*
+ * Builds the tape row of a world change the twin made on its own before serving the call
+ * fc (one element of TwinReply.events: {tool, method, path, request_body, status,
+ * response_body, state_delta}), redacted as front_tape_row's: a new event id, the call's ts,
+ * path = mount_path (the raw path of the twin's mount, "/slack/s/ses_…") + the event's path,
+ * no request headers, latency 0, state_mutation true, origin "twin", and correlation_id =
+ * the call's request id (the call that let the change happen). New reference, NULL on OOM.
+ */
+json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_t *event);
+
 /* New request id "req_" + 20 base62 characters into buf (>= 25 bytes). 0 or -errno. */
 int front_request_id(char buf[static 25]);

@@ -15,7 +15,8 @@ struct FrontExchange {
         FrontBackend backend;
         char request_id[32];
         char *run_id;
-        char *full; /* the raw path as requested, for the tape */
+        char *full;  /* the raw path as requested, for the tape */
+        char *mount; /* the raw path of the twin's mount (full without the part below it) */
         bool recorded;
         int64_t ts_usec;
 };
@@ -63,6 +64,7 @@ static void exchange_free(FrontExchange *x)
                 return;
         free(x->run_id);
         free(x->full);
+        free(x->mount);
         free(x);
 }
 
@@ -192,7 +194,9 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                 return;
         }
         FrontExchange *x = calloc(1, sizeof(*x));
-        if (!x || !(x->full = strdup(http_request_path(rq))) || !(x->run_id = strdup(t->run_id))) {
+        size_t full_len = strlen(http_request_path(rq)), rest_len = strlen(t->rest);
+        if (!x || !(x->full = strdup(http_request_path(rq))) || !(x->run_id = strdup(t->run_id)) ||
+            !(x->mount = strndup(x->full, full_len >= rest_len ? full_len - rest_len : 0))) {
                 exchange_free(x);
                 front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
                 return;
@@ -248,24 +252,33 @@ void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
                                                  : "The twin ended before it answered.",
                                   x->request_id);
         else {
+                size_t body_len;
+                const char *body = http_request_body(rq, &body_len);
+                FrontCall fc = {
+                        .twin = x->kind->name,
+                        .run_id = x->run_id,
+                        .request_id = x->request_id,
+                        .method = http_request_method(rq),
+                        .path = x->full,
+                        .query = http_request_query(rq),
+                        .headers = http_request_headers(rq),
+                        .body = body,
+                        .body_len = body_len,
+                        .latency_ms =
+                                (double)(now_usec(CLOCK_MONOTONIC) - http_request_start_usec(rq)) /
+                                1000.0,
+                        .ts_usec = x->ts_usec,
+                };
+                /* What the twin did on its own before this call (a scheduled message
+                 * delivered) is on the tape first, whatever the call: a /_pome/state
+                 * read that let it happen adds those rows and none of its own. */
+                size_t i;
+                json_t *ev;
+                json_array_foreach (rp->events, i, ev) {
+                        _cleanup_json_ json_t *erow = front_event_row(&fc, x->mount, ev);
+                        (void)x->backend.record(x->backend.userdata, erow);
+                }
                 if (x->recorded) {
-                        size_t body_len;
-                        const char *body = http_request_body(rq, &body_len);
-                        FrontCall fc = {
-                                .twin = x->kind->name,
-                                .run_id = x->run_id,
-                                .request_id = x->request_id,
-                                .method = http_request_method(rq),
-                                .path = x->full,
-                                .query = http_request_query(rq),
-                                .headers = http_request_headers(rq),
-                                .body = body,
-                                .body_len = body_len,
-                                .latency_ms = (double)(now_usec(CLOCK_MONOTONIC) -
-                                                       http_request_start_usec(rq)) /
-                                              1000.0,
-                                .ts_usec = x->ts_usec,
-                        };
                         /* The row is on the tape before the caller sees the response; a row
                          * that cannot be built (NULL) is the backend's to report. */
                         _cleanup_json_ json_t *row = front_tape_row(&fc, rp);

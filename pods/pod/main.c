@@ -205,7 +205,8 @@ static void serve_call(Twin *t, const Frame *f)
 
         twin_handle(t, &rq, &rp);
         int r = podwire_encode_reply(f->id, &rp, &buf, &len);
-        bool mutated = rp.state_mutation;
+        /* deliveries the twin made before the call (rp.events) changed the world too */
+        bool mutated = rp.state_mutation || json_array_size(rp.events) > 0;
         twin_reply_done(&rp);
         if (r >= 0) {
                 send_frame(buf, len);
@@ -225,7 +226,18 @@ static void serve_call(Twin *t, const Frame *f)
 
 static void serve_export(Twin *t, const Frame *f)
 {
-        _cleanup_json_ json_t *head = json_pack("{s:i}", "status", 200);
+        /* what came due by the end of the run is part of its final world, and of its tape:
+         * the events go with the export for pomed to record */
+        TwinReply due = {};
+        int a = twin_advance(t, &due);
+        _cleanup_json_ json_t *events = TAKE_PTR(due.events);
+        twin_reply_done(&due);
+        if (a < 0) {
+                send_error(t, f->id, "The twin could not bring its world up to date.",
+                           events != NULL);
+                return;
+        }
+        _cleanup_json_ json_t *head = json_pack("{s:i, s:O*}", "status", 200, "events", events);
         _cleanup_free_ char *world = json_dumps(twin_world(t), JSON_COMPACT);
         char *buf;
         size_t len;

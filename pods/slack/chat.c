@@ -182,7 +182,13 @@ int slack_act_delete_message(TwinCall *c, TwinReply *rp)
                         json_pack("{s:O, s:O}", "channel", json_object_get(ch, "id"), "ts", ts));
 }
 
-/* chat.scheduleMessage / slack_schedule_message: post_at in the next 120 days. */
+#define SCHEDULE_MAX_AHEAD (120 * 86400) /* seconds: Slack's limit (time_too_far) */
+
+/*
+ * chat.scheduleMessage / slack_schedule_message (https://api.slack.com/methods/
+ * chat.scheduleMessage): post_at (Unix seconds) must be later than now (time_in_past) and at
+ * most 120 days ahead (time_too_far); the message is delivered by slack_deliver_scheduled.
+ */
 int slack_act_schedule_message(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
@@ -192,19 +198,27 @@ int slack_act_schedule_message(TwinCall *c, TwinReply *rp)
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
         const char *text, *thread;
+        bool broadcast = false;
         _cleanup_json_ json_t *blocks = NULL, *attachments = NULL;
         if ((r = arg_content(c, rp, &text, &blocks, &attachments)) <= 0 ||
             (r = arg_thread(c, rp, ch, &thread)) <= 0)
                 return r;
+        if (twin_arg_bool(c->args, "reply_broadcast", &broadcast) == -EINVAL)
+                return slack_fail(rp, "invalid_arguments");
         int64_t post_at;
-        r = twin_arg_int(c->args, "post_at", 0, INT64_C(99999999999), &post_at);
-        if (r == -ENOENT)
-                return slack_fail(rp, "invalid_time");
-        if (r < 0)
-                return slack_fail(rp, "invalid_time");
+        /* a JSON number or a decimal string; Slack takes "1700000000.5" as well */
+        json_t *jp = json_object_get(c->args, "post_at");
+        if (json_is_real(jp) && json_real_value(jp) > 0 && json_real_value(jp) < 1e11)
+                post_at = (int64_t)json_real_value(jp);
+        else if (twin_arg_int(c->args, "post_at", 0, INT64_C(99999999999), &post_at) < 0) {
+                int64_t us;
+                if (!json_is_string(jp) || slack_ts_parse(jp, &us) < 0)
+                        return slack_fail(rp, "invalid_time");
+                post_at = us / 1000000;
+        }
         if (post_at <= c->now)
                 return slack_fail(rp, "time_in_past");
-        if (post_at > c->now + 120 * 86400)
+        if (post_at > c->now + SCHEDULE_MAX_AHEAD)
                 return slack_fail(rp, "time_too_far");
         char id[16];
         if ((r = slack_alloc_id(c->world, 'Q', id)) < 0)
@@ -215,6 +229,8 @@ int slack_act_schedule_message(TwinCall *c, TwinReply *rp)
                           json_object_get(ch, "id"), "post_at", (json_int_t)post_at, "date_created",
                           (json_int_t)c->now, "text", text, "thread_ts", thread);
         if (!list || !row || (blocks && json_object_set(row, "blocks", blocks) < 0) ||
+            (attachments && json_object_set(row, "attachments", attachments) < 0) ||
+            (thread && broadcast && json_object_set_new(row, "reply_broadcast", json_true()) < 0) ||
             json_array_append(list, row) < 0)
                 return -ENOMEM;
         if ((r = twin_reply_mutation(rp, NULL, row)) < 0)
@@ -229,6 +245,10 @@ int slack_act_schedule_message(TwinCall *c, TwinReply *rp)
                                   thread));
 }
 
+/*
+ * chat.deleteScheduledMessage: a message still pending in that channel; one already
+ * delivered (or never scheduled) is invalid_scheduled_message_id, as on slack.com.
+ */
 int slack_act_delete_scheduled_message(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
@@ -262,12 +282,40 @@ static json_t *render_scheduled(TwinCall *c, json_t *s)
                          json_object_get(s, "text"));
 }
 
-/* chat.scheduledMessages.list: of the channels the caller is in, optionally one channel. */
+/* A Unix-time bound (seconds; "1562137200", "1562137200.5" or a number): 1, 0 (rp). */
+static int arg_time(TwinCall *c, TwinReply *rp, const char *key, int64_t *ret)
+{
+        json_t *v = json_object_get(c->args, key);
+        int64_t us;
+        if (!v || json_is_null(v) || (json_is_string(v) && !json_string_length(v)))
+                return 1;
+        if (slack_ts_parse(v, &us) < 0)
+                return slack_fail(rp, "invalid_arguments");
+        *ret = us / 1000000;
+        return 1;
+}
+
+/*
+ * chat.scheduledMessages.list (https://api.slack.com/methods/chat.scheduledMessages.list):
+ * the pending messages of the conversations the caller is in, soonest first, optionally of
+ * one channel (invalid_channel when it names none the caller sees) and with post_at in
+ * [oldest, latest]; limit + cursor pages.
+ */
 int slack_act_list_scheduled_messages(TwinCall *c, TwinReply *rp)
 {
         json_t *only = NULL;
+        int64_t oldest = 0, latest = INT64_MAX;
         int r;
-        if (slack_arg2(c, "channel", "channel_id") && (r = slack_arg_channel(c, rp, &only)) <= 0)
+        const char *ref;
+        if ((r = slack_arg_string(c, rp, "channel", "channel_id", NULL, &ref)) <= 0)
+                return r;
+        if (ref) {
+                only = slack_channel_resolve(c->world, ref);
+                if (!only || !slack_channel_visible(c, only))
+                        return slack_fail(rp, "invalid_channel");
+        }
+        if ((r = arg_time(c, rp, "oldest", &oldest)) <= 0 ||
+            (r = arg_time(c, rp, "latest", &latest)) <= 0)
                 return r;
         _cleanup_json_ json_t *match = json_array();
         if (!match)
@@ -277,13 +325,122 @@ int slack_act_list_scheduled_messages(TwinCall *c, TwinReply *rp)
         json_array_foreach (slack_world_list(c->world, "scheduled"), i, s) {
                 const char *cid = json_get_str(s, "channel_id");
                 json_t *ch = slack_channel_resolve(c->world, strempty(cid));
+                int64_t at = json_integer_value(json_object_get(s, "post_at"));
                 if (ch && slack_is_member(ch, slack_bot_user(c)) &&
-                    (!only || streq_ptr(json_get_str(only, "id"), cid)) &&
-                    json_array_append(match, s) < 0)
+                    (!only || streq_ptr(json_get_str(only, "id"), cid)) && at >= oldest &&
+                    at <= latest && json_array_append(match, s) < 0)
                         return -ENOMEM;
         }
+        /* soonest first; equal times in the order they were scheduled (insertion sort: stable) */
+        for (size_t a = 1; a < json_array_size(match); a++)
+                for (size_t b = a; b > 0; b--) {
+                        json_t *x = json_array_get(match, b - 1), *y = json_array_get(match, b);
+                        if (json_integer_value(json_object_get(x, "post_at")) <=
+                            json_integer_value(json_object_get(y, "post_at")))
+                                break;
+                        json_incref(x);
+                        if (json_array_set(match, b - 1, y) < 0 ||
+                            json_array_set_new(match, b, x) < 0)
+                                return -ENOMEM;
+                }
         return slack_list_page(c, rp, match, 100, 1000, render_scheduled, "scheduled_messages",
                                NULL);
+}
+
+/* The index in list of the pending message due first by now (ties: scheduled first), or -1. */
+static ssize_t next_due(json_t *list, int64_t now)
+{
+        ssize_t best = -1;
+        int64_t best_at = 0;
+        size_t i;
+        json_t *s;
+        json_array_foreach (list, i, s) {
+                int64_t at = json_integer_value(json_object_get(s, "post_at"));
+                if (at <= now && (best < 0 || at < best_at)) {
+                        best = (ssize_t)i;
+                        best_at = at;
+                }
+        }
+        return best;
+}
+
+/*
+ * Delivers the pending message s (borrowed, still in the scheduled list) into its channel as
+ * the bot posting it now, and appends the event to events. A channel gone, archived or left
+ * meanwhile gets nothing: the event records the refusal (ok:false) and the message is
+ * dropped, as Slack drops it. 0 or -ENOMEM.
+ */
+static int deliver(TwinCall *c, json_t *s, json_t *events)
+{
+        const char *cid = strempty(json_get_str(s, "channel_id"));
+        json_t *ch = slack_find_by(json_object_get(c->world, "channels"), "id", cid);
+        _cleanup_json_ json_t *request = json_pack(
+                "{s:O, s:s, s:O, s:O}", "scheduled_message_id", json_object_get(s, "id"), "channel",
+                cid, "post_at", json_object_get(s, "post_at"), "text", json_object_get(s, "text"));
+        const char *refused = !ch ? "channel_not_found"
+                              : json_is_true(json_object_get(ch, "is_archived")) ? "is_archived"
+                              : !slack_is_member(ch, slack_bot_user(c))          ? "not_in_channel"
+                                                                                 : NULL;
+        json_t *ev;
+        if (refused) {
+                ev = json_pack("{s:s, s:s, s:s, s:O, s:i, s:{s:b, s:s}, s:{s:O, s:n}}", "tool",
+                               "slack_schedule_message", "method", "POST", "path",
+                               "/chat.scheduleMessage", "request_body", request, "status", 200,
+                               "response_body", "ok", false, "error", refused, "state_delta",
+                               "before", s, "after");
+                return json_array_append_new(events, ev) < 0 ? -ENOMEM : 0;
+        }
+        /* a thread whose parent went meanwhile: the message goes to the channel */
+        const char *thread = json_get_str(s, "thread_ts");
+        int64_t th;
+        if (thread && (slack_ts_parse(json_object_get(s, "thread_ts"), &th) < 0 ||
+                       !slack_msg_find(ch, th, NULL)))
+                thread = NULL;
+        json_t *bot = json_object_get(c->world, "bot");
+        _cleanup_json_ json_t *m =
+                json_pack("{s:s, s:o, s:O, s:O*, s:O}", "type", "message", "ts", slack_next_ts(c),
+                          "user", json_object_get(bot, "user_id"), "bot_id",
+                          json_object_get(bot, "bot_id"), "text", json_object_get(s, "text"));
+        if (!m || !request ||
+            (thread && json_object_set_new(m, "thread_ts", json_string(thread)) < 0) ||
+            (thread && json_is_true(json_object_get(s, "reply_broadcast")) &&
+             json_object_set_new(m, "reply_broadcast", json_true()) < 0) ||
+            (json_object_get(s, "blocks") &&
+             json_object_set(m, "blocks", json_object_get(s, "blocks")) < 0) ||
+            (json_object_get(s, "attachments") &&
+             json_object_set(m, "attachments", json_object_get(s, "attachments")) < 0) ||
+            json_array_append(json_object_get(ch, "messages"), m) < 0)
+                return -ENOMEM;
+        ev = json_pack("{s:s, s:s, s:s, s:O, s:i, s:{s:b, s:O, s:O, s:O, s:o}, s:{s:n, s:O}}",
+                       "tool", "slack_schedule_message", "method", "POST", "path",
+                       "/chat.scheduleMessage", "request_body", request, "status", 200,
+                       "response_body", "ok", true, "channel", json_object_get(ch, "id"), "ts",
+                       json_object_get(m, "ts"), "scheduled_message_id", json_object_get(s, "id"),
+                       "message", slack_render_message(c, ch, m), "state_delta", "before", "after",
+                       m);
+        return json_array_append_new(events, ev) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * The kind's advance hook: every pending message whose post_at has come (c->now, seconds)
+ * is posted, soonest first, each with the ts of its delivery (ts keep growing per channel)
+ * and in its thread; it leaves the scheduled list (chat.deleteScheduledMessage then answers
+ * invalid_scheduled_message_id, chat.scheduledMessages.list no longer shows it). Each
+ * delivery is one event stamped tool "slack_schedule_message": the action the agent called
+ * to cause it (the agent never called slack_send_message). 0 or -ENOMEM.
+ */
+int slack_deliver_scheduled(TwinCall *c, json_t *events)
+{
+        json_t *list = json_object_get(c->world, "scheduled");
+        ssize_t i;
+        while ((i = next_due(list, c->now)) >= 0) {
+                int r = deliver(c, json_array_get(list, (size_t)i), events);
+                if (r < 0)
+                        return r;
+                if (json_array_remove(list, (size_t)i) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 /* chat.getPermalink: channel + message_ts → {channel, permalink}. */

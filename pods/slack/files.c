@@ -223,20 +223,56 @@ static json_t *file_new(TwinCall *c, const char *name, const char *title, const 
         return row;
 }
 
-/* files.upload (v1): content (a form field), filename, title, filetype, channels. */
+/*
+ * A file part of a multipart body as the engine hands it over ({filename, size, content |
+ * content_base64}), or NULL when v is not one. Borrowed.
+ */
+static json_t *file_part(json_t *v)
+{
+        if (!json_is_object(v) || !json_is_integer(json_object_get(v, "size")) ||
+            !(json_is_string(json_object_get(v, "content")) ||
+              json_is_string(json_object_get(v, "content_base64"))))
+                return NULL;
+        return v;
+}
+
+/* Sets f's content and size from a file part (content or content_base64). 0 or -ENOMEM. */
+static int content_from_part(json_t *f, json_t *part)
+{
+        json_t *text = json_object_get(part, "content");
+        json_object_del(f, "content");
+        json_object_del(f, "content_base64");
+        if (json_object_set(f, text ? "content" : "content_base64",
+                            text ? text : json_object_get(part, "content_base64")) < 0 ||
+            json_object_set(f, "size", json_object_get(part, "size")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * files.upload (https://api.slack.com/methods/files.upload, v1): the bytes as a multipart
+ * file part "file" (what @slack/web-api sends for a Buffer or stream) or as the text field
+ * "content"; filename (else the part's own), title, filetype, channels, initial_comment,
+ * thread_ts. Neither: no_file_data; beyond 1 MiB: file_too_large.
+ */
 int slack_act_upload_file(TwinCall *c, TwinReply *rp)
 {
-        const char *content, *name, *title, *ft, *comment, *thread;
+        const char *content = NULL, *name, *title, *ft, *comment, *thread;
+        json_t *part = file_part(json_object_get(c->args, "file"));
         int r;
-        if ((r = slack_arg_string(c, rp, "content", NULL, "no_file_data", &content)) <= 0 ||
+        if ((!part &&
+             (r = slack_arg_string(c, rp, "content", NULL, "no_file_data", &content)) <= 0) ||
             (r = slack_arg_string(c, rp, "filename", NULL, NULL, &name)) <= 0 ||
             (r = slack_arg_string(c, rp, "title", NULL, NULL, &title)) <= 0 ||
             (r = slack_arg_string(c, rp, "filetype", NULL, NULL, &ft)) <= 0 ||
             (r = slack_arg_string(c, rp, "initial_comment", NULL, NULL, &comment)) <= 0 ||
             (r = slack_arg_string(c, rp, "thread_ts", NULL, NULL, &thread)) <= 0)
                 return r;
-        if (strlen(content) > MAX_FILE_BYTES)
+        if ((part ? json_integer_value(json_object_get(part, "size"))
+                  : (json_int_t)strlen(content)) > MAX_FILE_BYTES)
                 return slack_fail(rp, "file_too_large");
+        if (!name && part && json_string_length(json_object_get(part, "filename")))
+                name = json_get_str(part, "filename");
         _cleanup_json_ json_t *chans = NULL;
         r = twin_arg_strv(c->args, "channels", &chans);
         if (r == -ENOMEM)
@@ -246,9 +282,9 @@ int slack_act_upload_file(TwinCall *c, TwinReply *rp)
         _cleanup_json_ json_t *snapshot = json_deep_copy(c->world);
         if (!snapshot)
                 return -ENOMEM;
-        json_t *f =
-                file_new(c, name ? name : "file.txt", title, ft, content, strlen(content), false);
-        if (!f)
+        json_t *f = file_new(c, name ? name : "file.txt", title, ft, strempty(content),
+                             content ? strlen(content) : 0, false);
+        if (!f || (part && content_from_part(f, part) < 0))
                 return -ENOMEM;
         if ((r = share(c, rp, f, chans, comment, thread)) <= 0) {
                 /* refused after the row went in: put the world back as it was */
@@ -285,33 +321,23 @@ int slack_act_get_upload_url(TwinCall *c, TwinReply *rp)
                                       json_object_get(f, "id")));
 }
 
-/* The first part of a multipart/form-data body (RFC 7578), else the body as it is. */
-static void multipart_first(const TwinRequest *rq, const char **ret, size_t *ret_len)
+/* The first file part among the arguments (the SDK's is called "body"), or NULL. */
+static json_t *first_file_part(TwinCall *c)
 {
-        *ret = rq->body ? rq->body : "";
-        *ret_len = rq->body ? rq->body_len : 0;
-        const char *ct = json_get_str(rq->headers, "content-type");
-        const char *b = ct ? strcasestr(ct, "boundary=") : NULL;
-        if (!b || !rq->body)
-                return;
-        char delim[128];
-        int n = snprintf(delim, sizeof(delim), "\r\n--%.*s", (int)strcspn(b + 9, "; \""), b + 9);
-        if (n <= 4 || (size_t)n >= sizeof(delim))
-                return;
-        const char *end = rq->body + rq->body_len;
-        const char *start = memmem(rq->body, rq->body_len, delim + 2, (size_t)n - 2);
-        if (!start)
-                return;
-        const char *hdr_end = memmem(start, (size_t)(end - start), "\r\n\r\n", 4);
-        if (!hdr_end)
-                return;
-        const char *data = hdr_end + 4;
-        const char *stop = memmem(data, (size_t)(end - data), delim, (size_t)n);
-        *ret = data;
-        *ret_len = (size_t)((stop ? stop : end) - data);
+        const char *k;
+        json_t *v;
+        json_object_foreach (c->args, k, v) {
+                if (file_part(v))
+                        return v;
+        }
+        return NULL;
 }
 
-/* POST {upload_url}: the bytes of a pending upload (raw, or the SDK's multipart form). */
+/*
+ * POST {upload_url}: the bytes of a pending upload, as files.slack.com takes them: a
+ * multipart body's file part (what filesUploadV2 sends), or the raw body (any media type
+ * the engine does not read as arguments, e.g. application/octet-stream).
+ */
 int slack_act_put_upload(TwinCall *c, TwinReply *rp)
 {
         const char *id = json_get_str(c->args, "file_id");
@@ -328,13 +354,18 @@ int slack_act_put_upload(TwinCall *c, TwinReply *rp)
         }
         if (!f || !c->request)
                 return slack_fail(rp, "file_not_found");
-        const char *data;
-        size_t len;
-        multipart_first(c->request, &data, &len);
+        json_t *part = first_file_part(c);
+        const char *ct = json_get_str(c->request->headers, "content-type");
+        if (!part && ct && strncasecmp(ct, "multipart/", 10) == 0)
+                return slack_fail(rp, "no_file_data"); /* fields only, no file */
+        size_t len = part ? (size_t)json_integer_value(json_object_get(part, "size"))
+                          : c->request->body_len;
         if (len > MAX_FILE_BYTES)
                 return slack_fail(rp, "file_too_large");
         _cleanup_json_ json_t *next = json_deep_copy(f);
-        if (!next || content_set(next, data, len) < 0 ||
+        if (!next ||
+            (part ? content_from_part(next, part)
+                  : content_set(next, c->request->body ? c->request->body : "", len)) < 0 ||
             json_object_set_new(next, "size", json_integer((json_int_t)len)) < 0)
                 return -ENOMEM;
         int r = slack_row_replace(rp, slack_world_list(c->world, "files"), idx, next);

@@ -16,7 +16,9 @@
  *   message       {type:"message", ts, user?, text, thread_ts?, reply_broadcast?, reactions?
  *                 [{name, users[], count}], bot_id?, blocks?, attachments?, edited?, files?},
  *                 oldest first
- *   scheduled[]   {id, channel, post_at, date_created, text, thread_ts?}
+ *   scheduled[]   {id, channel_id, post_at, date_created, text, thread_ts?, reply_broadcast?,
+ *                 blocks?, attachments?}: pending chat.scheduleMessage messages; the kind's
+ *                 advance hook (slack_deliver_scheduled) posts each once post_at has passed
  *   files[]       {id, name, title, filetype, mimetype, size, user, created, channels[],
  *                 content, upload_pending?, sections? (canvases: filetype "quip")}
  *   emoji         {name: url or "alias:name"} (custom emoji, emoji.list)
@@ -1341,4 +1343,5 @@ const TwinKind twin_kind_slack = {
         .public_state = slack_public_state,
         .auth_error = slack_auth_error,
         .error = slack_error,
+        .advance = slack_deliver_scheduled,
 };

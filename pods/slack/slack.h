@@ -89,6 +89,7 @@ int slack_act_schedule_message(TwinCall *c, TwinReply *rp);
 int slack_act_delete_scheduled_message(TwinCall *c, TwinReply *rp);
 int slack_act_list_scheduled_messages(TwinCall *c, TwinReply *rp);
 int slack_act_get_permalink(TwinCall *c, TwinReply *rp);
+int slack_deliver_scheduled(TwinCall *c, json_t *events);
 
 /* ----- actions: reactions.c (reactions, pins, bookmarks) */
 int slack_act_add_reaction(TwinCall *c, TwinReply *rp);

@@ -239,12 +239,46 @@ void twin_reply_finish(Twin *t, TwinReply *rp, int r)
                 rp->error = error_message(rp);
 }
 
+/*
+ * Lets the kind apply what came due by now (Slack's scheduled messages) before a call sees
+ * the world; the changes go to rp->events, each a tape row of its own. 0 or -ENOMEM.
+ */
+static int advance(Twin *t, const char *base_url, TwinReply *rp)
+{
+        if (!t->kind->advance)
+                return 0;
+        _cleanup_json_ json_t *args = json_object(), *events = json_array();
+        if (!args || !events)
+                return -ENOMEM;
+        TwinCall c = {
+                .twin = t,
+                .world = t->world,
+                .args = args,
+                .request = NULL,
+                .base_url = strempty(base_url),
+                .now = twin_now(t),
+        };
+        int r = t->kind->advance(&c, events);
+        if (json_array_size(events) > 0) {
+                json_decref(rp->events);
+                rp->events = TAKE_PTR(events);
+        }
+        return r;
+}
+
+int twin_advance(Twin *t, TwinReply *rp)
+{
+        return advance(t, "", rp);
+}
+
 int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url, TwinReply *rp)
 {
         const TwinAction *a = twin_kind_action(t->kind, tool);
         if (!a)
                 return -ENOENT;
-        int r = twin_run_action(t, a, args, NULL, base_url, rp);
+        int r = advance(t, base_url, rp);
+        if (r >= 0)
+                r = twin_run_action(t, a, args, NULL, base_url, rp);
         twin_reply_finish(t, rp, r);
         return 0;
 }
@@ -319,13 +353,74 @@ static int form_args(Twin *t, const char *s, size_t len, json_t **ret, TwinReply
 }
 
 /*
- * Parses the request body into *ret (a new object, or NULL when there is none or it is
- * not a format we read). Returns 0, 1 when rp now holds the kind's invalid_json refusal,
- * or -ENOMEM.
+ * A multipart/form-data body as arguments (*ret) and as the tape shows it (*ret_tape), new
+ * objects: a field is a string (invalid UTF-8 mended, a NUL refused as in forms), a file part
+ * {filename, content_type?, size, content | content_base64} (text as it is, other bytes in
+ * base64), which the tape keeps without its bytes. Later parts of one name win, as in forms.
+ * 0, 1 when rp holds the kind's invalid_form_data refusal, -ENOMEM.
  */
-static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *rp)
+static int multipart_args(Twin *t, const TwinRequest *rq, const char *ct, json_t **ret,
+                          json_t **ret_tape, TwinReply *rp)
+{
+        _cleanup_(twin_multipart_done) TwinMultipart m = {};
+        const char *why = NULL;
+        int r = twin_multipart_parse(ct, rq->body, rq->body_len, &m, &why);
+        if (r == -ENOMEM)
+                return r;
+        _cleanup_json_ json_t *args = json_object(), *tape = json_object();
+        if (!args || !tape)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < m.n; i++) {
+                const TwinPart *p = &m.parts[i];
+                bool nul = memchr(p->data, 0, p->len) != NULL;
+                if (!p->filename) {
+                        if (nul) {
+                                why = "a form field holds a NUL byte";
+                                r = -EBADMSG;
+                                break;
+                        }
+                        json_t *v = twin_json_string_lossy(p->data, p->len);
+                        if (json_object_set_new(args, p->name, v) < 0 ||
+                            json_object_set(tape, p->name, v) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                json_t *text = nul ? NULL : json_stringn(p->data, p->len);
+                _cleanup_free_ char *b64 = text ? NULL : twin_base64(p->data, p->len);
+                _cleanup_json_ json_t *meta =
+                        json_pack("{s:s, s:s*, s:I}", "filename", p->filename, "content_type",
+                                  p->content_type, "size", (json_int_t)p->len);
+                json_t *file = meta ? json_deep_copy(meta) : NULL;
+                if (!file || (!text && !b64) ||
+                    json_object_set_new(file, text ? "content" : "content_base64",
+                                        text ? text : json_string(b64)) < 0 ||
+                    json_object_set_new(args, p->name, file) < 0 ||
+                    json_object_set(tape, p->name, meta) < 0)
+                        return -ENOMEM;
+        }
+        if (r < 0) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "Malformed multipart/form-data body: %s.",
+                         why ? why : "unreadable");
+                t->kind->error(400, "invalid_form_data", msg, rp);
+                return rp->body ? 1 : -ENOMEM;
+        }
+        *ret = TAKE_PTR(args);
+        *ret_tape = TAKE_PTR(tape);
+        return 0;
+}
+
+/*
+ * Parses the request body into *ret (a new object, or NULL when there is none or it is
+ * not a format we read) and, when the tape should show it otherwise (multipart: files
+ * without their bytes), *ret_tape (else NULL). Returns 0, 1 when rp now holds the kind's
+ * invalid_json / invalid_form_data refusal, or -ENOMEM.
+ */
+static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret_tape,
+                      TwinReply *rp)
 {
         *ret = NULL;
+        *ret_tape = NULL;
         if (!rq->body || rq->body_len == 0 || body_blank(rq))
                 return 0;
         const char *ct = header(rq, "content-type");
@@ -350,7 +445,9 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, TwinReply *r
                 *ret = b;
                 return 0;
         }
-        /* multipart and other media types carry nothing we read */
+        if (media_type_is(ct, "multipart/form-data"))
+                return multipart_args(t, rq, ct, ret, ret_tape, rp);
+        /* other media types carry nothing we read: the action has the raw bytes */
         if (ct && !media_type_is(ct, "application/x-www-form-urlencoded") &&
             !media_type_is(ct, "text/plain"))
                 return 0;
@@ -375,8 +472,8 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         if (!rp->tool)
                 return -ENOMEM;
 
-        _cleanup_json_ json_t *body = NULL;
-        int r = parse_body(t, rq, &body, rp);
+        _cleanup_json_ json_t *body = NULL, *tape_body = NULL;
+        int r = parse_body(t, rq, &body, &tape_body, rp);
         if (r != 0)
                 return r < 0 ? r : 0;
 
@@ -394,7 +491,7 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         r = merge(args, route->args);
         if (r < 0)
                 return r;
-        rp->request_body = json_incref(body);
+        rp->request_body = json_incref(tape_body ? tape_body : body);
         return twin_run_action(t, a, args, rq, rq->base_url, rp);
 }
 
@@ -520,5 +617,6 @@ void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
                 safe.query = "";
         if (!safe.base_url)
                 safe.base_url = "";
-        twin_reply_finish(t, rp, handle(t, &safe, rp));
+        int r = advance(t, safe.base_url, rp);
+        twin_reply_finish(t, rp, r < 0 ? r : handle(t, &safe, rp));
 }

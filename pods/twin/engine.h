@@ -19,6 +19,52 @@
  */
 int twin_form_parse(const char *s, size_t len, json_t **ret);
 
+/* ----- multipart/form-data (multipart.c) ----- */
+
+#define TWIN_MULTIPART_BOUNDARY_MAX 70 /* bytes of a boundary (RFC 2046 §5.1.1) */
+#define TWIN_MULTIPART_MAX_PARTS    64 /* parts of one body */
+#define TWIN_MULTIPART_MAX_HEADERS  8  /* header lines of one part (each at most 1 KiB) */
+
+/* One part of a multipart/form-data body. */
+typedef struct TwinPart {
+        char *name;         /* Content-Disposition name: UTF-8, no control bytes, not empty */
+        char *filename;     /* its filename (same rules, may be ""), NULL for a plain field */
+        char *content_type; /* the part's Content-Type, NULL when it names none */
+        const char *data;   /* the part's bytes, borrowed from the body */
+        size_t len;         /* bytes */
+} TwinPart;
+
+typedef struct TwinMultipart {
+        TwinPart *parts; /* in body order */
+        size_t n;
+} TwinMultipart;
+
+/*
+ * The boundary parameter of a Content-Type "multipart/form-data; boundary=…" (token or
+ * quoted-string; RFC 2046 §5.1.1: 1 to 70 bchars, no trailing space; exactly one) into ret.
+ * 0, -EINVAL (another media type, no boundary, two, or an invalid one), -ENOMEM.
+ */
+int twin_multipart_boundary(const char *content_type,
+                            char ret[static TWIN_MULTIPART_BOUNDARY_MAX + 1]);
+
+/*
+ * Splits a multipart/form-data body (RFC 7578) of len bytes framed by content_type's
+ * boundary into *ret (release with twin_multipart_done; data points into body). Strict where
+ * readers could frame it differently: the body starts with the first boundary line (no
+ * preamble) and ends with the closing one (then nothing, or one CRLF); every line is CRLF
+ * terminated (no bare LF, no transport padding, no folded headers); a boundary line that
+ * only starts with the boundary, a part without a form-data Content-Disposition name, a
+ * repeated name/filename parameter or header, filename*, and a Content-Transfer-Encoding
+ * other than 7bit/8bit/binary are refused; at most TWIN_MULTIPART_MAX_PARTS parts of
+ * TWIN_MULTIPART_MAX_HEADERS header lines. Returns 0, -EBADMSG with a static sentence in
+ * *ret_why (may be NULL), -ENOMEM.
+ */
+int twin_multipart_parse(const char *content_type, const char *body, size_t len, TwinMultipart *ret,
+                         const char **ret_why);
+
+/* Releases what twin_multipart_parse made and zeroes *m. Accepts a zeroed one. */
+void twin_multipart_done(TwinMultipart *m);
+
 /*
  * Deepest nesting of arrays and objects accepted in a request's JSON (bodies, MCP
  * arguments). A reply carries the request body, and a state_delta a row holding it, a

@@ -61,7 +61,8 @@ int podwire_encode_reply(uint64_t id, const TwinReply *rp, char **ret_buf, size_
             json_object_set(head, "state_delta", rp->state_delta ? rp->state_delta : json_null()) <
                     0 ||
             json_object_set(head, "request_body",
-                            rp->request_body ? rp->request_body : json_null()) < 0)
+                            rp->request_body ? rp->request_body : json_null()) < 0 ||
+            (rp->events && json_object_set(head, "events", rp->events) < 0))
                 return -ENOMEM;
         _cleanup_free_ char *body = NULL;
         if (rp->body) {
@@ -104,6 +105,9 @@ int podwire_decode_reply(const Frame *f, TwinReply *rp)
                 .error = error ? strdup(error) : NULL,
                 .request_body = nonnull(json_object_get(h, "request_body")),
                 .idempotency_dedupe = json_is_true(json_object_get(h, "idempotency_dedupe")),
+                .events = json_is_array(json_object_get(h, "events"))
+                                  ? json_incref(json_object_get(h, "events"))
+                                  : NULL,
         };
         if ((tool && !rp->tool) || (error && !rp->error)) {
                 twin_reply_done(rp);

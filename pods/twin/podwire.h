@@ -6,7 +6,8 @@
  *
  * Request head:  {"op":"call","method","path","query","headers","base_url"}; body = request body.
  * Reply head:    {"status","headers","tool","state_mutation","state_delta","fidelity","error",
- *                 "request_body","idempotency_dedupe"}; body = JSON text of TwinReply.body or
+ *                 "request_body","idempotency_dedupe",
+ *                 "events"? (TwinReply.events)}; body = JSON text of TwinReply.body or
  * empty. Other ops (pomed → pod): {"op":"load","twin","seed_len"} with body = seed JSON then the
  * stage-2 seccomp BPF (struct sock_filter[]); {"op":"export"} → reply body = the full world.
  */

@@ -17,6 +17,7 @@ void twin_reply_done(TwinReply *rp)
         json_decref(rp->state_delta);
         free(rp->error);
         json_decref(rp->request_body);
+        json_decref(rp->events);
         *rp = (TwinReply){};
 }
 

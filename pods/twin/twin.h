@@ -49,6 +49,11 @@ typedef struct TwinReply {
         json_t *request_body; /* the request body parsed (JSON, or form/query as an object), or NULL
                                */
         bool idempotency_dedupe; /* Stripe: replayed from an Idempotency-Key */
+        json_t *events; /* world changes the twin made on its own before serving this call (a
+                           scheduled message come due), in order, or NULL: an array of
+                           {tool, method, path, request_body, status, response_body,
+                           state_delta}, each its own tape row ahead of the call's own
+                           (front_event_row). Set by twin_handle / twin_call_action only. */
 } TwinReply;
 
 /* Releases everything a reply owns and zeroes it. Accepts a zeroed reply. */
@@ -162,6 +167,15 @@ typedef struct TwinKind {
          * ("invalid_json"), message a sentence.
          */
         void (*error)(int status, const char *code, const char *message, TwinReply *rp);
+
+        /*
+         * Optional. Applies the world changes that came due by c->now without a caller (the
+         * twin has no timer: the engine asks before every call, /_pome/state included), and
+         * appends one event per change to events (shape: TwinReply.events). c->args is {} and
+         * c->request NULL. Returns 0 or -ENOMEM; changes applied before a failure stay, with
+         * their events.
+         */
+        int (*advance)(TwinCall *c, json_t *events);
 } TwinKind;
 
 /* The kind called name, or NULL. */
@@ -212,6 +226,14 @@ int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen);
  * Always fills *rp (zeroed by the caller); never fails (OOM becomes a 500).
  */
 void twin_handle(Twin *t, const TwinRequest *rq, TwinReply *rp);
+
+/*
+ * Applies the changes that came due by now without a call (TwinKind.advance), as twin_handle
+ * does before every call, and sets rp->events to them (left NULL when none). For a front that
+ * reads the world without a call: pomed's finalize export, so a scheduled message due by then
+ * is in the final state and on the tape. 0 or -ENOMEM.
+ */
+int twin_advance(Twin *t, TwinReply *rp);
 
 /*
  * Runs the action called tool directly with args (borrowed), as MCP tools/call does.

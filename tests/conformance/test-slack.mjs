@@ -156,8 +156,33 @@ assert.match(sched.scheduled_message_id, /^Q/);
 const listed = await sl.chat.scheduledMessages.list({ channel: "C0GENERAL" });
 assert.deepEqual(listed.scheduled_messages.map((s) => s.post_at), [postAt]);
 await assert.rejects(sl.chat.scheduleMessage({ channel: "C0GENERAL", text: "x", post_at: 1000 }), slackError("time_in_past"));
+await assert.rejects(sl.chat.scheduleMessage({ channel: "C0GENERAL", text: "x", post_at: postAt + 121 * 86400 }), slackError("time_too_far"));
 await sl.chat.deleteScheduledMessage({ channel: "C0GENERAL", scheduled_message_id: sched.scheduled_message_id });
 assert.equal((await sl.chat.scheduledMessages.list({})).scheduled_messages.length, 0);
+// delivery: once post_at has passed, the next call finds the message posted (in its
+// thread, with the ts of its delivery), the list empty, and the id no longer deletable
+const soon = Math.floor(Date.now() / 1000) + 2;
+const dueTop = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: standup notes", post_at: soon });
+const dueReply = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: in the thread", post_at: soon, thread_ts: parent.ts });
+const later = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: next hour", post_at: postAt });
+const pending = await sl.chat.scheduledMessages.list({ channel: "C0ENGINEER", limit: 2 });
+assert.deepEqual(pending.scheduled_messages.map((s) => s.id), [dueTop.scheduled_message_id, dueReply.scheduled_message_id], "soonest first");
+assert.ok(pending.response_metadata.next_cursor, "a cursor to the third");
+const rest = await sl.chat.scheduledMessages.list({ channel: "C0ENGINEER", limit: 2, cursor: pending.response_metadata.next_cursor });
+assert.deepEqual(rest.scheduled_messages.map((s) => s.id), [later.scheduled_message_id]);
+assert.equal((await sl.chat.scheduledMessages.list({ oldest: String(soon + 60) })).scheduled_messages.length, 1);
+assert.ok(!(await sl.conversations.history({ channel: "C0ENGINEER", limit: 5 })).messages.some((m) => m.text.startsWith("Scheduled")));
+await new Promise((resolve) => setTimeout(resolve, (soon + 1) * 1000 - Date.now()));
+const afterDue = await sl.conversations.history({ channel: "C0ENGINEER", limit: 5 });
+const delivered = afterDue.messages.find((m) => m.text === "Scheduled: standup notes");
+assert.ok(delivered, "delivered once post_at passed");
+assert.ok(Number(delivered.ts) >= soon, "the ts of its delivery");
+assert.equal(delivered.user, "U0POMEBOT");
+const inThread = await sl.conversations.replies({ channel: "C0ENGINEER", ts: parent.ts });
+assert.ok(inThread.messages.some((m) => m.text === "Scheduled: in the thread" && m.thread_ts === parent.ts));
+assert.deepEqual((await sl.chat.scheduledMessages.list({})).scheduled_messages.map((s) => s.id), [later.scheduled_message_id]);
+await assert.rejects(sl.chat.deleteScheduledMessage({ channel: "C0ENGINEER", scheduled_message_id: dueTop.scheduled_message_id }), slackError("invalid_scheduled_message_id"));
+await sl.chat.deleteScheduledMessage({ channel: "C0ENGINEER", scheduled_message_id: later.scheduled_message_id });
 
 // ---- reactions, pins, bookmarks
 await sl.reactions.add({ channel: "C0ENGINEER", timestamp: parent.ts, name: "tada" });
@@ -238,6 +263,28 @@ assert.deepEqual(s2.messages.matches.map((m) => m.channel.name), ["incidents"], 
 assert.equal((await sl.search.messages({ query: "confidential" })).messages.total, 0, "#leadership is invisible");
 assert.equal((await sl.search.messages({ query: "mockups" })).messages.total, 1, "public channels the bot left are searchable");
 await assert.rejects(sl.search.messages({ query: "" }), slackError("no_query"));
+// Slack's modifiers, phrases, exclusions, sorting and both paginations
+const texts = (res) => res.messages.matches.map((m) => m.text);
+await sl.chat.postMessage({ channel: "C0ENGINEER", text: "Staging runbook: <https://example.com/runbook>" });
+assert.deepEqual(texts(await sl.search.messages({ query: "staging has:link" })), ["Staging runbook: <https://example.com/runbook>"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "\"staging done\"" })), ["Deploy to staging done"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "staging -deploy -rotating -has:link in:<#C0ENGINEER|engineering>" })), ["Smoke tests passed on staging"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "from:@carol has:reaction", sort: "timestamp" })), ["Deploy to staging done", "Tacos!"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "has::taco:" })), ["Tacos!"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "is:thread in:#engineering before:2024-01-01", sort: "timestamp", sort_dir: "asc" })),
+  ["Deploy to staging done", "Smoke tests passed on staging", "Great, promoting to prod after lunch"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "staging before:2023-11-15 after:2023-11-13", sort: "timestamp" })),
+  ["Rotating the staging certificates", "Smoke tests passed on staging", "Deploy to staging done"]);
+assert.equal((await sl.search.messages({ query: "staging on:2023-11-14 during:2023-11" })).messages.total, 3);
+const today = new Date().toISOString().slice(0, 10);
+assert.deepEqual(texts(await sl.search.messages({ query: `staging on:${today}` })), ["Staging runbook: <https://example.com/runbook>"]);
+const byPage = await sl.search.messages({ query: "in:#engineering", count: 20, page: 2, sort: "timestamp" });
+assert.equal(byPage.messages.paging.pages, byPage.messages.paging.total > 20 ? 2 : 1);
+const walked = [];
+for await (const page of sl.paginate("search.messages", { query: "in:#engineering", sort: "timestamp", limit: 20 }))
+  walked.push(...texts(page));
+assert.equal(walked.length, byPage.messages.total, "the SDK's cursor walk sees every match once");
+assert.deepEqual(walked.slice(20), texts(byPage), "page 2 by page/count is the cursor's second page");
 
 // ---- files: the SDK's uploadV2 flow, files.upload, info, list, delete
 const up = await sl.filesUploadV2({ channel_id: "C0ENGINEER", content: "p99 latency: 120ms\n", filename: "report.txt", title: "Latency report", initial_comment: "Weekly numbers" });
@@ -256,6 +303,25 @@ assert.equal(binInfo.file.size, 7);
 const v1 = await sl.apiCall("files.upload", { content: "a,b\n1,2\n", filename: "data.csv", channels: "C0RANDOM1" });
 assert.equal(v1.file.filetype, "csv");
 await assert.rejects(sl.apiCall("files.upload", { content: "x", channels: "C0DESIGN01" }), slackError("not_in_channel"));
+// files.upload with a Buffer: the SDK sends multipart/form-data (the file as a part)
+const bytes = Buffer.from([0x25, 0x50, 0x44, 0x46, 0, 0x0d, 0x0a, 0x2d, 0x2d, 0xff]);
+const v1bin = await sl.files.upload({ channels: "C0RANDOM1", file: bytes, filename: "doc.pdf", title: "A PDF", initial_comment: "the scan" });
+assert.equal(v1bin.file.filetype, "pdf");
+assert.equal(v1bin.file.size, bytes.length);
+assert.equal(v1bin.file.title, "A PDF");
+const v1info = await sl.files.info({ file: v1bin.file.id });
+assert.equal(v1info.content_base64, bytes.toString("base64"), "every byte, NUL and CRLF--included");
+const v1text = await sl.files.upload({ channels: "C0RANDOM1", file: Buffer.from("plain text\n"), filename: "t.txt" });
+assert.equal((await sl.files.info({ file: v1text.file.id })).content, "plain text\n");
+assert.equal((await sl.conversations.history({ channel: "C0RANDOM1", limit: 2 })).messages[1].text, "the scan");
+await assert.rejects(sl.files.upload({ channels: "C0DESIGN01", file: bytes, filename: "x.bin" }), slackError("not_in_channel"));
+// a malformed multipart body: invalid_form_data, and the tape shows file parts without bytes
+const badForm = await fetch(`${restUrl}/files.upload`, {
+  method: "POST",
+  headers: { authorization: `Bearer ${sb.session_token}`, "content-type": "multipart/form-data; boundary=b" },
+  body: "--b\r\nContent-Disposition: form-data; name=content\n\nx\r\n--b--\r\n",
+}).then((x) => x.json());
+assert.deepEqual(badForm, { ok: false, error: "invalid_form_data" });
 const files = await sl.files.list({ channel: "C0ENGINEER" });
 assert.deepEqual(files.files.map((f) => f.id), [bin.files[0].files[0].id, fileId]);
 await sl.files.delete({ file: v1.file.id });
@@ -293,6 +359,17 @@ assert.equal(toolOf("/conversations.create"), "slack_create_conversation");
 assert.equal(toolOf("/canvases.create"), "slack_create_canvas");
 assert.equal(toolOf("/files.info"), "slack_read_file");
 assert.equal(toolOf("/search.messages"), "slack_search_public_and_private");
+const uploadRow = tape.find((row) => row.path.endsWith("/files.upload") && row.request_body?.filename === "doc.pdf");
+assert.deepEqual(uploadRow.request_body.file, { filename: "Untitled", content_type: "application/octet-stream", size: bytes.length }, "the part, not its bytes");
+assert.equal(uploadRow.tool, "slack_upload_file");
+// each delivery is a row of its own, made by the twin (no caller), stamped with the tool
+// whose call caused it, before the row of the call that found it due
+const deliveries = tape.filter((row) => row.origin === "twin");
+assert.deepEqual(deliveries.map((row) => row.response_body.message.text), ["Scheduled: standup notes", "Scheduled: in the thread"]);
+assert.ok(deliveries.every((row) => row.tool === "slack_schedule_message" && row.state_mutation && row.path.endsWith("/chat.scheduleMessage")));
+const trigger = tape.findIndex((row) => row.event_id === deliveries[0].correlation_id);
+assert.equal(tape[trigger].path.endsWith("/conversations.history"), true, "the call that found them due");
+assert.ok(tape.indexOf(deliveries[1]) < trigger && tape.indexOf(deliveries[0]) < tape.indexOf(deliveries[1]));
 
 // =====================================================================================
 // 2. Every MCP tool, through the official MCP SDK, on the same sandbox
@@ -330,6 +407,8 @@ assert.deepEqual(chans.channels.map((c) => c.id), ["G0INCIDENT"]);
 assert.equal((await tool(mcp, "slack_search_channels", { query: "leadership", channel_types: "private_channel" })).channels.length, 0);
 const found = await tool(mcp, "slack_search_users", { query: "designer" });
 assert.deepEqual(found.users.map((u) => u.id), ["U0CAROL01"]);
+const pubThreads = await tool(mcp, "slack_search_public", { query: "is:thread from:<@U0ALICE01>", cursor: "*", limit: 1 });
+assert.deepEqual(pubThreads.messages.matches.map((m) => m.text), ["Smoke tests passed on staging"], "not the private #incidents reply");
 const pub = await tool(mcp, "slack_search_public", { query: "checkout" });
 assert.equal(pub.messages.total, 0, "#incidents is private");
 const priv = await tool(mcp, "slack_search_public_and_private", { query: "checkout" });
@@ -400,11 +479,44 @@ try {
   assert.equal((await local.auth.test()).team_id, "T_ACME");
   const lc = await local.conversations.list({ types: "public_channel,private_channel" });
   assert.deepEqual(lc.channels.map((c) => c.id), ["C_GENERAL", "C_SECPRIV"]);
+  // uploads through the local twin's own HTTP front: v2 (bytes to its upload_url) and v1 multipart
+  const lup = await local.filesUploadV2({ channel_id: "C_GENERAL", file: Buffer.from([1, 0, 2, 13, 10]), filename: "x.bin" });
+  assert.equal((await local.files.info({ file: lup.files[0].files[0].id })).content_base64, "AQACDQo=");
+  const lv1 = await local.files.upload({ channels: "C_GENERAL", file: Buffer.from("local v1\n"), filename: "v1.txt" });
+  assert.equal((await local.files.info({ file: lv1.file.id })).content, "local v1\n");
   const lm = await mcpClient(`${localRest}/mcp`, localToken);
   assert.equal((await tool(lm, "slack_read_user_profile", { user_id: "U_DANA" })).profile.real_name, "Dana Scully");
   await lm.close();
 } finally {
   child.kill("SIGTERM");
+}
+
+// =====================================================================================
+// 5. A scheduled message due when the run is finalized, with no call after post_at: it is
+//    in the final state and on the tape all the same
+// =====================================================================================
+{
+  const { readFileSync } = await import("node:fs");
+  r = await control("POST", "/v1/sandboxes", { twins: ["slack"] });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const fs5 = r.body;
+  const c5 = slackClient(fs5.session_token, fs5.per_twin.slack.rest_url);
+  const at = Math.floor(Date.now() / 1000) + 2;
+  const q = await c5.chat.scheduleMessage({ channel: "C0GENERAL", text: "Due at the end", post_at: at });
+  await new Promise((resolve) => setTimeout(resolve, (at + 1) * 1000 - Date.now()));
+  const fin = await control("POST", `/v1/sandboxes/${fs5.session_id}/finalize`);
+  assert.ok(fin.status < 300, JSON.stringify(fin.body));
+  const run = `${process.env.POME_STATE_DIR}/runs/${fs5.session_id}`;
+  const final = JSON.parse(readFileSync(`${run}/slack.final.json`, "utf8"));
+  const general = final.channels.find((c) => c.id === "C0GENERAL");
+  assert.ok(general.messages.some((m) => m.text === "Due at the end"), "delivered into the final state");
+  assert.equal((final.scheduled ?? []).length, 0);
+  const rows = readFileSync(`${run}/slack.tape.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const last = rows[rows.length - 1];
+  assert.equal(last.origin, "twin");
+  assert.equal(last.tool, "slack_schedule_message");
+  assert.equal(last.response_body.scheduled_message_id, q.scheduled_message_id);
+  assert.equal(last.path, `/slack/s/${fs5.session_id}/chat.scheduleMessage`);
 }
 
 console.log("conformance: slack web-api + MCP SDK, default and hosted-format seeds passed");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Hostile input to the Slack twin (issue 7): JSON nested 100 000 deep, integers beyond 64
-# bits, NUL and invalid UTF-8 in strings and forms, a 2 MiB body, wrong types, over the Web
-# API (form, JSON, GET + query) and MCP. Every one is refused in Slack's own shape (HTTP
+# bits, NUL and invalid UTF-8 in strings and forms, a 2 MiB body, wrong types, malformed
+# multipart framing, over the Web API (form, JSON, multipart, GET + query) and MCP. Every one is refused in Slack's own shape (HTTP
 # 200 {ok:false, error:"…"}; MCP: a parse refusal for what does not parse, a tool error
 # otherwise), the pod keeps its pid, and the world (/_pome/state) is byte for
 # byte what it was.
@@ -49,6 +49,20 @@ w("big-name", b"name=" + b"a" * (2 << 20))
 w("mcp-deep.json", '{"tool":"slack_send_message","arguments":{"channel_id":"C0GENERAL","message":' + "[" * deep + "]" * deep + "}}")
 w("mcp-wrong.json", '{"tool":"slack_send_message","arguments":{"channel_id":5,"message":"x"}}')
 w("mcp-bigint.json", '{"tool":"slack_read_channel","arguments":{"channel_id":"C0GENERAL","limit":99999999999999999999999}}')
+def part(name, data, filename=None, extra=b""):
+    disp = b'Content-Disposition: form-data; name="' + name + b'"'
+    if filename is not None:
+        disp += b'; filename="' + filename + b'"'
+    return b"--XyZ\r\n" + disp + b"\r\n" + extra + b"\r\n" + data + b"\r\n"
+end = b"--XyZ--\r\n"
+w("mp-barelf", b'--XyZ\r\nContent-Disposition: form-data; name="content"\n\nx\r\n' + end)
+w("mp-nul", part(b"channels", b"C0GENERAL") + part(b"content", b"a\x00b") + end)
+w("mp-parts", b"".join(part(b"p%d" % i, b"x") for i in range(65)) + end)
+w("mp-badname", part(b"\xff\xfe", b"x") + end)
+w("mp-unclosed", part(b"content", b"x"))
+w("mp-longer", part(b"content", b"x\r\n--XyZW") + end)
+w("mp-big", part(b"channels", b"C0GENERAL") + part(b"file", b"\x00" * (2 << 20), b"big.bin") + end)
+w("mp-deep", part(b"channel", b"C0GENERAL") + part(b"blocks", b"[" * deep + b"]" * deep) + end)
 w("mcp-nul.json", '{"tool":"slack_create_canvas","arguments":{"title":"a\\u0000b"}}')
 EOF
 
@@ -119,6 +133,19 @@ refuse /bookmarks.add $JSONT "$(inline '{"channel_id":"C0GENERAL","title":9,"typ
 refuse /chat.scheduleMessage $JSONT "$(inline '{"channel":"C0GENERAL","text":"x","post_at":"soon"}')" invalid_time
 refuse /search.messages $JSONT "$(inline '{"query":["in:#general"]}')" invalid_arguments
 refuse /conversations.setTopic $JSONT "$(inline '{"channel":"C0GENERAL","topic":false}')" invalid_arguments
+
+# ---- multipart/form-data: ambiguous framing, NUL in a field, too many parts, 2 MiB files
+MP="multipart/form-data; boundary=XyZ"
+refuse /files.upload "$MP" "$TMP/b/mp-barelf" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-nul" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-parts" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-badname" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-unclosed" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-longer" invalid_form_data
+refuse /files.upload "multipart/form-data" "$TMP/b/mp-nul" invalid_form_data
+refuse /files.upload "multipart/form-data; boundary=a; boundary=b" "$TMP/b/mp-nul" invalid_form_data
+refuse /files.upload "$MP" "$TMP/b/mp-big" file_too_large
+refuse /chat.postMessage "$MP" "$TMP/b/mp-deep" invalid_blocks
 
 # ---- GET + query with the same hostile values
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \

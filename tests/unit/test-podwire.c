@@ -24,6 +24,10 @@ static void test_reply_with_nul(void)
         rp.state_delta = json_pack("{s:n, s:{s:s%}}", "before", "after", "text", "a\0b", (size_t)3);
         rp.tool = strdup("slack_send_message");
         rp.error = strdup("bad \xff byte"); /* mended, never a failed encode */
+        /* a scheduled message the twin delivered before the call travels with the reply */
+        rp.events = json_pack("[{s:s, s:s, s:{s:n, s:{s:s}}}]", "tool", "slack_schedule_message",
+                              "path", "/chat.scheduleMessage", "state_delta", "before", "after",
+                              "text", "later");
         char *buf;
         size_t len;
         CHECK_OK(podwire_encode_reply(7, &rp, &buf, &len));
@@ -35,6 +39,7 @@ static void test_reply_with_nul(void)
         CHECK(json_equal(got.body, rp.body));
         CHECK(json_equal(got.request_body, rp.request_body));
         CHECK(json_equal(got.state_delta, rp.state_delta));
+        CHECK(json_equal(got.events, rp.events) && json_array_size(got.events) == 1);
         CHECK(streq_ptr(got.error, "bad \xef\xbf\xbd byte"));
         twin_reply_done(&got);
         twin_reply_done(&rp);

@@ -259,6 +259,327 @@ static void test_lists(void)
         twin_free(t);
 }
 
+/*
+ * chat.scheduleMessage: refused in the past and beyond 120 days; listed soonest first with
+ * oldest/latest and cursors; delivered lazily once post_at has passed (before any call,
+ * /_pome/state included), in post_at order, in its thread, with the delivery's ts, each as
+ * an event stamped slack_schedule_message; then gone from the list and no longer deletable.
+ */
+static void test_scheduled(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        char form[256];
+        const long long now = TWIN_TEST_NOW;
+
+        snprintf(form, sizeof(form), "channel=C0GENERAL&text=x&post_at=%lld", now);
+        sdk(t, &rp, "chat.scheduleMessage", form);
+        CHECK(streq(jps(rp.body, "/error"), "time_in_past") && !rp.state_mutation);
+        snprintf(form, sizeof(form), "channel=C0GENERAL&text=x&post_at=%lld",
+                 now + 120 * 86400 + 1);
+        sdk(t, &rp, "chat.scheduleMessage", form);
+        CHECK(streq(jps(rp.body, "/error"), "time_too_far"));
+        sdk(t, &rp, "chat.scheduleMessage", "channel=C0GENERAL&text=x&post_at=soon");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_time"));
+        snprintf(form, sizeof(form), "channel=C0DESIGN01&text=x&post_at=%lld", now + 60);
+        sdk(t, &rp, "chat.scheduleMessage", form);
+        CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
+
+        /* three messages: the later one scheduled first; one in the seeded greeting's thread */
+        snprintf(form, sizeof(form), "channel=C0GENERAL&text=second&post_at=%lld", now + 120);
+        sdk(t, &rp, "chat.scheduleMessage", form);
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        char second[16];
+        snprintf(second, sizeof(second), "%s", jps(rp.body, "/scheduled_message_id"));
+        snprintf(form, sizeof(form),
+                 "channel=C0GENERAL&text=first&post_at=%lld&thread_ts=1700000000.000100", now + 60);
+        sdk(t, &rp, "chat.scheduleMessage", form);
+        CHECK(json_is_true(jp(rp.body, "/ok")) && jpi(rp.body, "/post_at") == now + 60);
+        twin_test_call(t, &rp, "slack_schedule_message",
+                       "{\"channel_id\":\"C0RANDOM1\",\"message\":\"much later\",\"post_at\":"
+                       "1780086400}");
+        CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")));
+        CHECK(streq(rp.tool, "slack_schedule_message") && !rp.events);
+
+        sdk(t, &rp, "chat.scheduledMessages.list", NULL);
+        CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 3);
+        CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "first"));
+        CHECK(streq(jps(rp.body, "/scheduled_messages/2/text"), "much later"));
+        sdk(t, &rp, "chat.scheduledMessages.list", "channel=C0GENERAL&limit=1");
+        CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
+        const char *cur = jps(rp.body, "/response_metadata/next_cursor");
+        CHECK(cur && cur[0]);
+        snprintf(form, sizeof(form), "channel=C0GENERAL&limit=1&cursor=%s", cur ? cur : "");
+        sdk(t, &rp, "chat.scheduledMessages.list", form);
+        CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "second"));
+        CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
+        snprintf(form, sizeof(form), "oldest=%lld&latest=%lld", now + 100, now + 200);
+        sdk(t, &rp, "chat.scheduledMessages.list", form);
+        CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
+        CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "second"));
+        sdk(t, &rp, "chat.scheduledMessages.list", "channel=G0LEADERS1");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_channel"));
+        size_t before = json_array_size(general(t));
+
+        /* nothing is due yet: nothing moves */
+        twin_set_clock(t, now + 59);
+        sdk(t, &rp, "auth.test", NULL);
+        CHECK(!rp.events && json_array_size(general(t)) == before);
+
+        /* both #general messages come due at once: delivered in post_at order */
+        twin_set_clock(t, now + 500);
+        twin_test_req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.events) == 2);
+        CHECK(streq(jps(rp.events, "/0/tool"), "slack_schedule_message"));
+        CHECK(streq(jps(rp.events, "/0/path"), "/chat.scheduleMessage"));
+        CHECK(streq(jps(rp.events, "/0/response_body/message/text"), "first"));
+        CHECK(streq(jps(rp.events, "/1/response_body/message/text"), "second"));
+        CHECK(streq(jps(rp.events, "/1/request_body/scheduled_message_id"), second));
+        CHECK(json_is_null(jp(rp.events, "/1/state_delta/before")));
+        CHECK(streq(jps(rp.events, "/0/response_body/ts"), "1780000500.000000"));
+        CHECK(streq(jps(rp.events, "/1/response_body/ts"), "1780000500.000001"));
+        CHECK(json_array_size(jp(rp.body, "/channels/0/messages")) == before + 2);
+        CHECK(json_array_size(general(t)) == before + 2);
+        CHECK(streq(jps(general(t), "/1/thread_ts"), "1700000000.000100"));
+        CHECK(!jp(general(t), "/2/thread_ts") && streq(jps(general(t), "/2/user"), "U0POMEBOT"));
+        /* the thread shows it; the channel shows the top-level one */
+        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1700000000.000100");
+        CHECK(!rp.events && json_array_size(jp(rp.body, "/messages")) == 2);
+        CHECK(streq(jps(rp.body, "/messages/1/text"), "first"));
+        sdk(t, &rp, "chat.deleteScheduledMessage", "channel=C0GENERAL&scheduled_message_id=Q_NONE");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_scheduled_message_id"));
+        snprintf(form, sizeof(form), "channel=C0GENERAL&scheduled_message_id=%s", second);
+        sdk(t, &rp, "chat.deleteScheduledMessage", form);
+        CHECK(streq(jps(rp.body, "/error"), "invalid_scheduled_message_id") && !rp.state_mutation);
+        sdk(t, &rp, "chat.scheduledMessages.list", NULL);
+        CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
+
+        /* a channel left meanwhile: the message is dropped, and the event says why */
+        sdk(t, &rp, "conversations.leave", "channel=C0RANDOM1");
+        CHECK(json_is_true(jp(rp.body, "/ok")));
+        twin_set_clock(t, now + 86400);
+        twin_test_call(t, &rp, "slack_read_user_profile", "{}");
+        CHECK(json_array_size(rp.events) == 1);
+        CHECK(streq(jps(rp.events, "/0/response_body/error"), "not_in_channel"));
+        CHECK(json_is_null(jp(rp.events, "/0/state_delta/after")));
+        CHECK(json_array_size(jp(twin_world(t), "/scheduled")) == 0);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* The texts of a search.messages answer's matches, joined by '|', into buf. */
+static const char *match_texts(json_t *body, char *buf, size_t len)
+{
+        size_t i, o = 0;
+        json_t *m;
+        buf[0] = 0;
+        json_array_foreach (jp(body, "/messages/matches"), i, m) {
+                int n = snprintf(buf + o, len - o, "%s%s", i ? "|" : "",
+                                 json_string_value(json_object_get(m, "text")));
+                if (n < 0 || (size_t)n >= len - o)
+                        break;
+                o += (size_t)n;
+        }
+        return buf;
+}
+
+/* search.messages: Slack's modifiers, exclusions, phrases, sorting and both paginations. */
+static void test_search_modifiers(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        char buf[2048];
+        /* today's messages (2026-05-28) beside the seed's (2023-11-14) */
+        sdk(t, &rp, "chat.postMessage",
+            "channel=C0ENGINEER&text=Staging+runbook:+%3Chttps://example.com/runbook%3E");
+        sdk(t, &rp, "chat.postMessage",
+            "channel=C0ENGINEER&text=staging+staging+staging:+the+staging+box+is+down");
+        struct {
+                const char *query, *extra, *want;
+        } cases[] = {
+                /* words start words of the text; all must hold */
+                {"staging", "&sort=timestamp",
+                 "staging staging staging: the staging box is down|Staging runbook: "
+                 "<https://example.com/runbook>|Rotating the staging certificates|Smoke tests "
+                 "passed on staging|Deploy to staging done"},
+                {"stag*", "&sort=timestamp&sort_dir=asc&count=2",
+                 "Deploy to staging done|Smoke tests passed on staging"},
+                {"taging", "", ""},
+                /* score: the most hits first, newer first among equals */
+                {"staging", "&count=2",
+                 "staging staging staging: the staging box is down|Staging runbook: "
+                 "<https://example.com/runbook>"},
+                {"\"staging done\"", "", "Deploy to staging done"},
+                {"\"done staging\"", "", ""},
+                {"staging -deploy -\"the staging box\" -runbook -rotating", "",
+                 "Smoke tests passed on staging"},
+                {"from:@carol staging", "", "Deploy to staging done"},
+                {"from:<@U0ALICE01> from:dave staging", "", "Smoke tests passed on staging"},
+                {"from:me staging", "",
+                 "staging staging staging: the staging box is down|Staging "
+                 "runbook: <https://example.com/runbook>"},
+                {"-from:me -in:#engineering tacos", "", "Tacos!"},
+                {"in:<#C0RANDOM1|random> in:#general", "&sort=timestamp",
+                 "Tacos!|Anyone up for lunch?|Good morning, team! \xe2\x98\x80\xef\xb8\x8f"},
+                {"in:@erin", "", ""},
+                {"in:#leadership reorg", "", ""},
+                /* dates are UTC days */
+                {"staging before:2026-05-28", "&sort=timestamp",
+                 "Rotating the staging certificates|Smoke tests passed on staging|Deploy to "
+                 "staging done"},
+                {"staging after:2026-05-27", "&sort=timestamp",
+                 "staging staging staging: the staging box is down|Staging runbook: "
+                 "<https://example.com/runbook>"},
+                {"staging after:2026-05-28", "", ""},
+                {"staging on:2026-05-28 has:link", "",
+                 "Staging runbook: <https://example.com/runbook>"},
+                {"staging during:2026-05 -has:link", "",
+                 "staging staging staging: the staging box is down"},
+                {"during:2023-11-14 on:today", "", ""},
+                {"checkout during:2023", "", "SEV2: elevated 500s on checkout"},
+                {"on:2023-02-30", "", ""},
+                {"has:reaction", "&sort=timestamp", "Deploy to staging done|Tacos!"},
+                {"has::taco:", "", "Tacos!"},
+                {"has::rocket: -has::eyes:", "", ""},
+                {"has:pin", "", "Deploy to staging done"},
+                {"is:thread in:#engineering", "&sort=timestamp",
+                 "Great, promoting to prod after lunch|Smoke tests passed on staging|Deploy to "
+                 "staging done"},
+                {"is:thread -in:#engineering", "",
+                 "Paging payments on-call|SEV2: elevated 500s on "
+                 "checkout"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char form[512];
+                _cleanup_free_ char *q = NULL;
+                size_t n = strlen(cases[i].query);
+                q = malloc(n * 3 + 1);
+                size_t o = 0;
+                for (size_t k = 0; k < n; k++)
+                        o += (size_t)sprintf(q + o, "%%%02X", (unsigned char)cases[i].query[k]);
+                snprintf(form, sizeof(form), "query=%s%s", q, cases[i].extra);
+                sdk(t, &rp, "search.messages", form);
+                CHECK(json_is_true(jp(rp.body, "/ok")));
+                if (!streq(match_texts(rp.body, buf, sizeof(buf)), cases[i].want))
+                        fprintf(stderr, "query %s: got \"%s\"\n", cases[i].query, buf);
+                CHECK(streq(buf, cases[i].want));
+        }
+
+        /* page/count and cursor ("*", then next_cursor) walk the same order */
+        sdk(t, &rp, "search.messages", "query=in%3A%23engineering&count=10&page=3");
+        CHECK(jpi(rp.body, "/messages/total") == 29 && jpi(rp.body, "/messages/paging/pages") == 3);
+        CHECK(json_array_size(jp(rp.body, "/messages/matches")) == 9);
+        CHECK(jpi(rp.body, "/messages/pagination/first") == 21);
+        CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
+        size_t seen = 0, pages = 0;
+        char cursor[128] = "*";
+        while (cursor[0] && pages < 10) {
+                char form[256];
+                snprintf(form, sizeof(form), "query=in%%3A%%23engineering&limit=10&cursor=%s",
+                         cursor);
+                sdk(t, &rp, "search.messages", form);
+                CHECK(json_is_true(jp(rp.body, "/ok")));
+                seen += json_array_size(jp(rp.body, "/messages/matches"));
+                pages++;
+                snprintf(cursor, sizeof(cursor), "%s",
+                         strempty(jps(rp.body, "/response_metadata/next_cursor")));
+                CHECK(streq(cursor, strempty(jps(rp.body, "/messages/pagination/next_cursor"))));
+        }
+        CHECK(seen == 29 && pages == 3);
+        sdk(t, &rp, "search.messages", "query=staging&cursor=bm9wZQ%3D%3D");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_cursor"));
+
+        /* highlight=true: Slack's private-use markers around each hit (a word's whole word) */
+        sdk(t, &rp, "search.messages", "query=stag*+done+in%3A%23engineering&highlight=true");
+        CHECK(streq(jps(rp.body, "/messages/matches/0/text"),
+                    "Deploy to \xee\x80\x80staging\xee\x80\x81 \xee\x80\x80"
+                    "done\xee\x80\x81"));
+        sdk(t, &rp, "search.messages", "query=%22staging+done%22&highlight=1");
+        CHECK(streq(jps(rp.body, "/messages/matches/0/text"),
+                    "Deploy to \xee\x80\x80staging done\xee\x80\x81"));
+        sdk(t, &rp, "search.messages", "query=%22staging+done%22");
+        CHECK(streq(jps(rp.body, "/messages/matches/0/text"), "Deploy to staging done"));
+        sdk(t, &rp, "search.messages", "query=x&highlight=maybe");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_arguments"));
+
+        /* the MCP tools take the same language; slack_search_public stays public */
+        twin_test_call(t, &rp, "slack_search_public",
+                       "{\"query\":\"is:thread\",\"sort\":\"timestamp\"}");
+        CHECK(jpi(rp.body, "/result/structuredContent/messages/total") == 3);
+        twin_test_call(t, &rp, "slack_search_public_and_private",
+                       "{\"query\":\"is:thread\",\"limit\":1}");
+        CHECK(jpi(rp.body, "/result/structuredContent/messages/total") == 5);
+        CHECK(jps(rp.body, "/result/structuredContent/response_metadata/next_cursor")[0]);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* files.upload and the upload URL with multipart/form-data bodies, as the SDK sends them. */
+static void test_multipart_upload(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        const char *ct = "multipart/form-data; boundary=--------------------------4242";
+        sdk(t, &rp, "files.list", NULL);
+        size_t files = json_array_size(jp(rp.body, "/files"));
+        twin_test_req(t, &rp, "POST", "/api/files.upload", NULL, ct,
+                      "----------------------------4242\r\n"
+                      "Content-Disposition: form-data; name=\"channels\"\r\n\r\n"
+                      "C0RANDOM1\r\n"
+                      "----------------------------4242\r\n"
+                      "Content-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n"
+                      "Content-Type: application/octet-stream\r\n\r\n"
+                      "# Notes\r\n- one\r\n"
+                      "----------------------------4242--\r\n");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/file/name"), "notes.md") && jpi(rp.body, "/file/size") == 14);
+        CHECK(streq(jps(rp.body, "/file/channels/0"), "C0RANDOM1"));
+        /* the tape keeps the part without its bytes */
+        CHECK(jpi(rp.request_body, "/file/size") == 14 && !jp(rp.request_body, "/file/content"));
+        CHECK(streq(jps(rp.request_body, "/channels"), "C0RANDOM1"));
+        char form[64];
+        snprintf(form, sizeof(form), "file=%s", jps(rp.body, "/file/id"));
+        sdk(t, &rp, "files.info", form);
+        CHECK(streq(jps(rp.body, "/content"), "# Notes\r\n- one"));
+
+        /* malformed framing: refused, nothing changes */
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        twin_test_req(t, &rp, "POST", "/api/files.upload", NULL, ct,
+                      "----------------------------4242\r\n"
+                      "Content-Disposition: form-data; name=\"content\"\n\nx\r\n"
+                      "----------------------------4242--\r\n");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_form_data") && !rp.state_mutation);
+        CHECK(streq(rp.tool, "slack_upload_file"));
+        twin_test_req(t, &rp, "POST", "/api/files.upload", NULL, "multipart/form-data", "x");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_form_data"));
+        CHECK(json_equal(before, twin_world(t)));
+
+        /* v2: getUploadURLExternal, the bytes as the SDK posts them, completeUploadExternal */
+        sdk(t, &rp, "files.getUploadURLExternal", "filename=a.txt&length=5");
+        char path[96];
+        const char *url = jps(rp.body, "/upload_url");
+        CHECK(url && startswith(url, BASE));
+        snprintf(path, sizeof(path), "%s", url ? url + strlen(BASE) : "/");
+        char id[32];
+        snprintf(id, sizeof(id), "%s", jps(rp.body, "/file_id"));
+        twin_test_req(t, &rp, "POST", path, NULL, "multipart/form-data; boundary=b",
+                      "--b\r\nContent-Disposition: form-data; name=\"body\"; "
+                      "filename=\"Untitled\"\r\n\r\nhello\r\n--b--\r\n");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && streq(rp.tool, "slack_put_file_upload"));
+        char files_arg[128];
+        snprintf(files_arg, sizeof(files_arg),
+                 "files=%%5B%%7B%%22id%%22%%3A%%22%s%%22%%7D%%5D&channel_id=C0GENERAL", id);
+        sdk(t, &rp, "files.completeUploadExternal", files_arg);
+        CHECK(json_is_true(jp(rp.body, "/ok")));
+        snprintf(form, sizeof(form), "file=%s", id);
+        sdk(t, &rp, "files.info", form);
+        CHECK(streq(jps(rp.body, "/content"), "hello") && jpi(rp.body, "/file/size") == 5);
+        sdk(t, &rp, "files.list", NULL);
+        CHECK(json_array_size(jp(rp.body, "/files")) == files + 2);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 static void test_errors(void)
 {
         Twin *t = twin_test_new("slack", "default");
@@ -613,6 +934,9 @@ int main(void)
         test_mcp();
         test_threads_and_reactions();
         test_lists();
+        test_scheduled();
+        test_search_modifiers();
+        test_multipart_upload();
         test_errors();
         test_state_and_redaction();
         test_seeds();
