@@ -424,7 +424,8 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret
         if (!rq->body || rq->body_len == 0 || body_blank(rq))
                 return 0;
         const char *ct = header(rq, "content-type");
-        bool json = media_type_is(ct, "application/json") || (ct && strstr(ct, "+json")) ||
+        bool json = (t->kind->flags & TWIN_KIND_JSON_BODY) ||
+                    media_type_is(ct, "application/json") || (ct && strstr(ct, "+json")) ||
                     body_starts_json(rq);
         if (json) {
                 json_error_t e;
@@ -479,7 +480,11 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
 
         /* precedence: path parameters > body > query */
         _cleanup_json_ json_t *args = NULL;
-        r = form_args(t, strempty(rq->query), strlen(strempty(rq->query)), &args, rp);
+        const char *query = strempty(rq->query);
+        if ((t->kind->flags & TWIN_KIND_JSON_BODY) && !streq_ptr(rq->method, "GET") &&
+            !streq_ptr(rq->method, "HEAD"))
+                query = "";
+        r = form_args(t, query, strlen(query), &args, rp);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = merge(args, body);

@@ -135,6 +135,10 @@ enum {
                                 << 0, /* credential may come as ?token= or a form field (Slack) */
         TWIN_KIND_RAW_KEY =
                 1u << 1, /* Authorization may be the bare key without a scheme (Stripe) */
+        /* Every request body is JSON whatever its Content-Type says, and only a GET or
+         * HEAD reads parameters from the query (GitHub REST: "parameters not included in
+         * the URL should be encoded as JSON"; a form body is 400 "Problems parsing JSON") */
+        TWIN_KIND_JSON_BODY = 1u << 2,
 };
 
 typedef struct TwinKind {

@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 require_root
 command -v python3 >/dev/null || skip "python3 is not installed (builds the large bodies)"
 
-start_pomed "limits:" "  max_body: 4M"
+start_pomed "limits:" "  max_body: 12M" # room for the oversized reply below
 
 FORM=application/x-www-form-urlencoded
 mkdir -p "$TMP/bodies"
@@ -133,6 +133,9 @@ for k, v in jsons.items():
     w("json-" + k, json.dumps({"channel": "C0GENERAL", "text": v, "name": v, "timestamp": v,
                                "ts": v, "user": v, "title": v, "body": v}))
     w("json1-" + k, json.dumps({"channel": "C0GENERAL", "text": v, "title": "t", "body": v}))
+# A commit message of 1.7 M control characters: 10 MB of JSON in, and three times that
+# out (request_body, the reply's commit, the row's copy of the reply) - past one frame.
+w("json-bigmsg", json.dumps({"message": "\u0001" * (1700 * 1024), "content": "aGVsbG8="}))
 w("json-rawff", b'{"channel":"C0GENERAL","text":"\xff\xfe","title":"\xff","body":"\xc0\xae"}')
 w("json-fields", json.dumps(dict({"channel": "C0GENERAL", "text": "x", "title": "t"},
                                  **{"f%d" % i: i for i in range(10000)})))
@@ -196,7 +199,11 @@ for p in "${GH_PATHS[@]}"; do
         same_pods "after $p"
 done
 CHECK_PIDS=1
-pass "GitHub create issue and comment: the same values"
+# GitHub reads every body as JSON, whatever its Content-Type, and a POST's query not at all
+hostile github POST /repos/acme/api/issues "$TMP/bodies/form-big" $FORM "a form body"
+assert_eq "$STATUS" 400 "a form body to GitHub"
+assert_eq "$(jq -r .message "$TMP/resp")" "Problems parsing JSON" "GitHub's words for it"
+pass "GitHub create issue and comment: the same values; a form body is not JSON"
 
 # 1 MB values: a fresh sandbox each, so that every tape read stays small.
 for v in big bigctl bigpct; do
@@ -217,14 +224,16 @@ for v in big bigctl; do
 done
 pass "1 MB values (letters, raw control bytes, percent escapes) in forms and JSON"
 
-# A reply too large for a frame (1 MB of raw control bytes is 6 MB of JSON, three
-# times over: request_body, state_delta, body) is a 500 in the twin's envelope, and the
-# write it answered was undone.
+# A reply too large for a frame (a 10 MB commit message, escaped, is in the reply three
+# times over) is a 500 in the twin's envelope, and the write it answered was undone.
 fresh_sandbox
-hostile github POST /repos/acme/api/issues "$TMP/bodies/form1-bigctl" $FORM "oversized reply"
+hostile github PUT /repos/acme/api/contents/big.txt "$TMP/bodies/json-bigmsg" application/json \
+        "oversized reply"
 assert_eq "$STATUS" 500 "a reply larger than a frame"
 assert_eq "$(jq -r .state_mutation "$TMP/row")" false "the write was undone"
 assert_eq "$(jq -r .message "$TMP/resp")" "Server Error" "GitHub's own 500"
+hostile github GET /repos/acme/api/contents/big.txt "" "" "the file after the oversized reply"
+assert_eq "$STATUS" 404 "no file was committed"
 hostile github POST /repos/acme/api/issues "$TMP/bodies/json-ctl" application/json "after the oversized reply"
 assert_eq "$STATUS" 201 "the pod serves on"
 discard "$SID"

@@ -390,22 +390,35 @@ static void test_args_merge(void)
         Twin *t = twin_test_new("github", "default");
         TwinReply rp = {};
 
-        /* body beats query, path beats body */
+        /* path beats body; GitHub reads a POST's query not at all (JSON_BODY kind) */
         twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", "title=from-query&body=q",
                       "application/json",
                       "{\"title\":\"from-body\",\"owner\":\"evil\",\"repo\":\"nope\"}");
         CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "from-body"));
-        CHECK(streq(jps(rp.body, "/body"), "q"));
+        CHECK(json_is_null(jp(rp.body, "/body")));
         CHECK(streq(jps(rp.request_body, "/title"), "from-body"));
         CHECK(strstr(jps(rp.body, "/url"), "/repos/acme/api/issues/2") != NULL);
 
-        /* form bodies (curl -d) and JSON without content-type */
+        /* GitHub takes every body as JSON: a form (curl -d) is "Problems parsing JSON" */
         twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL,
+                      "application/x-www-form-urlencoded", "title=form+issue");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/message"), "Problems parsing JSON"));
+        twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "text/plain",
+                      "{\"title\":\"typed as text\"}");
+        CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "typed as text"));
+
+        /* a kind that reads forms (Slack): body beats query, brackets make arrays */
+        Twin *sl = twin_test_new("slack", "default");
+        TwinReply srp = {};
+        twin_test_req(sl, &srp, "POST", "/chat.postMessage", "channel=C0GENERAL&text=q",
                       "application/x-www-form-urlencoded",
-                      "title=form+issue&labels[]=bug&labels[]=triage");
-        CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "form issue"));
-        CHECK(streq(jps(rp.body, "/labels/1/name"), "triage"));
-        CHECK(json_is_array(jp(rp.request_body, "/labels")));
+                      "text=form+text&x[]=1&x[]=2");
+        CHECK(srp.status == 200 && json_is_true(jp(srp.body, "/ok")));
+        CHECK(streq(jps(srp.body, "/message/text"), "form text"));
+        CHECK(json_is_array(jp(srp.request_body, "/x")));
+        twin_reply_done(&srp);
+        twin_free(sl);
+
         twin_test_req(t, &rp, "POST", "/repos/acme/api/issues", NULL, NULL,
                       " {\"title\":\"bare\"}");
         CHECK(rp.status == 201 && streq(jps(rp.body, "/title"), "bare"));
