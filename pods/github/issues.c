@@ -716,7 +716,10 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *repo, json_t *row)
                 return r < 0 ? r : 0;
 
         _cleanup_json_ json_t *names = NULL;
-        r = gh_arg_label_names(c, "labels", &names);
+        /* an issue's labels are an array: a string is refused, as GitHub's schema does */
+        r = json_is_string(json_object_get(c->args, "labels"))
+                    ? 2
+                    : gh_arg_label_names(c, "labels", &names);
         if (r < 0)
                 return r;
         if (r == 2)
