@@ -411,8 +411,7 @@ static void test_args_merge(void)
         Twin *sl = twin_test_new("slack", "default");
         TwinReply srp = {};
         twin_test_req(sl, &srp, "POST", "/chat.postMessage", "channel=C0GENERAL&text=q",
-                      "application/x-www-form-urlencoded",
-                      "text=form+text&x[]=1&x[]=2");
+                      "application/x-www-form-urlencoded", "text=form+text&x[]=1&x[]=2");
         CHECK(srp.status == 200 && json_is_true(jp(srp.body, "/ok")));
         CHECK(streq(jps(srp.body, "/message/text"), "form text"));
         CHECK(json_is_array(jp(srp.request_body, "/x")));
