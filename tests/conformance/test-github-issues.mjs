@@ -115,6 +115,8 @@ assert.deepEqual(numbers(recent), numbers(rows.filter((x) => x.updated_at >= "20
 
 // one issue, one pull request through the issues routes
 const { data: two } = await gh.rest.issues.get({ ...repo, issue_number: 2 });
+// sub-issues are not modelled: every issue has none, as a fresh github.com issue does
+assert.deepEqual((await gh.rest.issues.listSubIssues({ ...repo, issue_number: 2 })).data, []);
 assert.equal(two.assignee.login, "alice");
 assert.equal(two.html_url, "https://github.com/acme/webapp/issues/2");
 const prRow = seeded.pull_requests.find((p) => stateOf(p) === "open" && (p.comments ?? []).length > 0);

@@ -148,6 +148,17 @@ const { data: reply } = await gh.rest.pulls.createReplyForReviewComment({
 });
 assert.equal(reply.in_reply_to_id, rc.id);
 assert.equal(reply.path, "src/charge.py");
+// a pending review can be read back and deleted; a submitted one cannot be deleted
+const { data: draft } = await gh.rest.pulls.createReview({ ...repo, pull_number: 2, body: "draft" });
+assert.equal((await gh.rest.pulls.getReview({ ...repo, pull_number: 2, review_id: draft.id })).data.state, "PENDING");
+const { data: gone } = await gh.rest.pulls.deletePendingReview({ ...repo, pull_number: 2, review_id: draft.id });
+assert.equal(gone.id, draft.id);
+await assert.rejects(gh.rest.pulls.getReview({ ...repo, pull_number: 2, review_id: draft.id }), (e) => e.status === 404);
+await assert.rejects(
+  gh.rest.pulls.deletePendingReview({ ...repo, pull_number: 2, review_id: reviews0[0].id }),
+  (e) => e.status === 422,
+  "a submitted review is not deleted",
+);
 const { data: pending } = await gh.rest.pulls.createReview({ ...repo, pull_number: 2, body: "Looks close." });
 assert.equal(pending.state, "PENDING");
 assert.equal(pending.submitted_at, undefined);
@@ -203,6 +214,9 @@ assert.equal(combined.total_count, 2);
 const { data: statuses } = await gh.rest.repos.listCommitStatusesForRef({ ...repo, ref: pr2.head.sha });
 assert.equal(statuses.length, 4, "every status, newest first");
 assert.equal(statuses[0].description, "flake8 clean");
+// the older alias GET /repos/{owner}/{repo}/statuses/{ref} lists the same
+const { data: statusesAlias } = await gh.request("GET /repos/{owner}/{repo}/statuses/{ref}", { ...repo, ref: pr2.head.sha });
+assert.deepEqual(statusesAlias.map((s) => s.id), statuses.map((s) => s.id));
 await assert.rejects(
   gh.rest.repos.createCommitStatus({ ...repo, sha: pr2.head.sha, state: "green" }),
   (e) => e.status === 422,
@@ -293,6 +307,9 @@ const { data: note } = await gh.rest.pulls.createReview({ ...repo, pull_number: 
 assert.equal(note.state, "COMMENTED");
 await gh.rest.pulls.requestReviewers({ ...repo, pull_number: mine.number, reviewers: ["rev-bob"] });
 assert.deepEqual((await gh.rest.pulls.listRequestedReviewers({ ...repo, pull_number: mine.number })).data.users.map((u) => u.login), ["rev-bob"]);
+await gh.rest.pulls.removeRequestedReviewers({ ...repo, pull_number: mine.number, reviewers: ["rev-bob"] });
+assert.deepEqual((await gh.rest.pulls.listRequestedReviewers({ ...repo, pull_number: mine.number })).data.users, []);
+await gh.rest.pulls.requestReviewers({ ...repo, pull_number: mine.number, reviewers: ["rev-bob"] });
 await assert.rejects(
   gh.rest.pulls.requestReviewers({ ...repo, pull_number: mine.number, reviewers: ["pome-agent"] }),
   (e) => e.status === 422,
