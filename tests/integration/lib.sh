@@ -179,3 +179,20 @@ raw_http() {
 
 # raw_body: the body of the first answer in RAW (after the header block).
 raw_body() { printf '%s' "${RAW#*$'\r\n\r\n'}"; }
+
+# pod_pid TWIN: the pid of TWIN's pod in sandbox $SID while it is open ("closed" otherwise).
+pod_pid() {
+        api GET "/v1/sandboxes/$SID"
+        jq -r --arg t "$1" 'if .state == "ready" or .state == "running" then .per_twin[$t].pod.pid else "closed" end' <<<"$BODY"
+}
+
+# world_state URL FILE: the twin's /_pome/state at URL (its rest_url), sorted, into FILE.
+world_state() { curl -s -H "Authorization: Bearer $TOKEN" "$1/_pome/state" | jq -S . >"$2"; }
+
+# inline_body BODY: a file under $TMP holding BODY, named after its checksum (for messages).
+inline_body() {
+        local f
+        f="$TMP/inline-$(printf '%s' "$1" | md5sum | cut -c1-8)"
+        printf '%s' "$1" >"$f"
+        echo "$f"
+}

@@ -16,15 +16,8 @@ FORM=application/x-www-form-urlencoded
 JSONT=application/json
 mkdir -p "$TMP/b"
 
-# pid: the github pod's pid while the sandbox is open ("closed" otherwise).
-pid() {
-        api GET "/v1/sandboxes/$SID"
-        jq -r 'if .state == "ready" or .state == "running" then .per_twin.github.pod.pid else "closed" end' <<<"$BODY"
-}
-state() { curl -s -H "Authorization: Bearer $TOKEN" "$URL/_pome/state" | jq -S . >"$1"; }
-
-PID0=$(pid)
-state "$TMP/before"
+PID0=$(pod_pid github)
+world_state "$URL" "$TMP/before"
 
 python3 - "$TMP/b" <<'EOF'
 import json, os, sys
@@ -66,16 +59,8 @@ refuse() {
         local got
         got=$(jq -r '.message + (if .errors then " " + (.errors[0].field // "") + ":" + (.errors[0].code // "") else "" end)' "$TMP/resp")
         [[ $got =~ ^($msg)$ ]] || fail "$label: '$got', want '$msg'"
-        [[ $(pid) == "$PID0" ]] || fail "$label: the pod changed ($PID0 → $(pid))"
+        [[ $(pod_pid github) == "$PID0" ]] || fail "$label: the pod changed ($PID0 → $(pod_pid github))"
         pass "$label → $code $got"
-}
-
-# inline BODY: a body file holding BODY (named after its checksum, for the messages).
-inline() {
-        local f
-        f="$TMP/b/inline-$(printf '%s' "$1" | md5sum | cut -c1-8)"
-        printf '%s' "$1" >"$f"
-        echo "$f"
 }
 
 ISSUES=/repos/acme/api/issues
@@ -109,11 +94,11 @@ code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN
         fail "invalid UTF-8 in a search query: HTTP $code $(head -c 200 "$TMP/resp")"
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
         "$URL/repos/acme/api%00/issues")
-[[ $code == 400 || $code == 404 ]] && [[ $(pid) == "$PID0" ]] ||
+[[ $code == 400 || $code == 404 ]] && [[ $(pod_pid github) == "$PID0" ]] ||
         fail "a %00 in the path: HTTP $code $(head -c 200 "$TMP/resp")"
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" \
         "$URL/repos/acme/%FF%FE/issues")
-[[ $code == 400 || $code == 404 ]] && [[ $(pid) == "$PID0" ]] ||
+[[ $code == 400 || $code == 404 ]] && [[ $(pod_pid github) == "$PID0" ]] ||
         fail "invalid UTF-8 in the path: HTTP $code $(head -c 200 "$TMP/resp")"
 pass "NUL and invalid UTF-8 in paths: refused, the pod serving"
 # ---- 2 MiB bodies: GitHub's field limits (a title is at most 256 characters, a body 65 536)
@@ -123,22 +108,22 @@ refuse POST $ISSUES/1/comments $JSONT "$TMP/b/big-comment.json" 422 "Validation 
 refuse PATCH $ISSUES/1 $JSONT "$TMP/b/big-title.json" 422 "Validation Failed title:custom"
 # ---- wrong types
 VF="Validation Failed"
-refuse POST $ISSUES $JSONT "$(inline '{"title":123}')" 422 "$VF title:invalid"
-refuse POST $ISSUES $JSONT "$(inline '{"body":"no title"}')" 422 "$VF title:missing_field"
-refuse POST $ISSUES $JSONT "$(inline '{"title":"x","labels":"bug"}')" 422 "$VF labels:invalid"
-refuse POST $ISSUES $JSONT "$(inline '{"title":"x","labels":[{"color":"f00"}]}')" 422 "$VF labels:invalid"
-refuse POST $ISSUES $JSONT "$(inline '{"title":"x","assignees":{}}')" 422 "$VF assignees:invalid"
-refuse POST $ISSUES $JSONT "$(inline '{"title":"x","milestone":"abc"}')" 422 "$VF milestone:invalid"
-refuse POST $ISSUES $JSONT "$(inline '[{"title":"x"}]')" 400 "$PJSON"
-refuse POST $ISSUES $JSONT "$(inline '"title"')" 400 "$PJSON"
-refuse PATCH $ISSUES/1 $JSONT "$(inline '{"state":"weird"}')" 422 "$VF state:invalid"
-refuse PATCH $ISSUES/1 $JSONT "$(inline '{"state":5}')" 422 "$VF state:invalid"
-refuse POST $ISSUES/1/comments $JSONT "$(inline '{"body":["a"]}')" 422 "$VF body:invalid"
-refuse POST $ISSUES/1/labels $JSONT "$(inline '{"labels":[1,2]}')" 422 "$VF labels:invalid"
-refuse POST /repos/acme/api/labels $JSONT "$(inline '{"name":"x","color":"zzzzzz"}')" 422 "$VF color:invalid"
-refuse POST /repos/acme/api/pulls $JSONT "$(inline '{"title":"x","head":5,"base":"main"}')" 422 "$VF head:invalid"
-refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline '{"message":"m","content":"!!!notbase64"}')" 422 ".*Base64.*"
-refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline '{"message":7,"content":"aGk="}')" 422 "$VF message:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '{"title":123}')" 422 "$VF title:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '{"body":"no title"}')" 422 "$VF title:missing_field"
+refuse POST $ISSUES $JSONT "$(inline_body '{"title":"x","labels":"bug"}')" 422 "$VF labels:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '{"title":"x","labels":[{"color":"f00"}]}')" 422 "$VF labels:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '{"title":"x","assignees":{}}')" 422 "$VF assignees:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '{"title":"x","milestone":"abc"}')" 422 "$VF milestone:invalid"
+refuse POST $ISSUES $JSONT "$(inline_body '[{"title":"x"}]')" 400 "$PJSON"
+refuse POST $ISSUES $JSONT "$(inline_body '"title"')" 400 "$PJSON"
+refuse PATCH $ISSUES/1 $JSONT "$(inline_body '{"state":"weird"}')" 422 "$VF state:invalid"
+refuse PATCH $ISSUES/1 $JSONT "$(inline_body '{"state":5}')" 422 "$VF state:invalid"
+refuse POST $ISSUES/1/comments $JSONT "$(inline_body '{"body":["a"]}')" 422 "$VF body:invalid"
+refuse POST $ISSUES/1/labels $JSONT "$(inline_body '{"labels":[1,2]}')" 422 "$VF labels:invalid"
+refuse POST /repos/acme/api/labels $JSONT "$(inline_body '{"name":"x","color":"zzzzzz"}')" 422 "$VF color:invalid"
+refuse POST /repos/acme/api/pulls $JSONT "$(inline_body '{"title":"x","head":5,"base":"main"}')" 422 "$VF head:invalid"
+refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline_body '{"message":"m","content":"!!!notbase64"}')" 422 ".*Base64.*"
+refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline_body '{"message":7,"content":"aGk="}')" 422 "$VF message:invalid"
 
 # ---- MCP: unparsable calls get a parse refusal (the JSON-RPC -32700, or GitHub's
 # "Problems parsing JSON" where /mcp/call answers in the twin's envelope), wrong types a
@@ -154,7 +139,7 @@ mcp_refuse() {
                 fail "mcp $(basename "$file"): not JSON: $(head -c 200 "$TMP/resp")"
         [[ $code -lt 500 ]] || fail "mcp $(basename "$file"): HTTP $code"
         [[ $got =~ ^($want)$ ]] || fail "mcp $(basename "$file"): '$got' (HTTP $code), want '$want': $(head -c 200 "$TMP/resp")"
-        [[ $(pid) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
+        [[ $(pod_pid github) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
         pass "mcp $(basename "$file") → $got"
 }
 mcp_refuse "$TMP/b/mcp-deep.json" "-32700|$PJSON"
@@ -163,7 +148,7 @@ mcp_refuse "$TMP/b/mcp-bigint.json" "-32700|$PJSON"
 mcp_refuse "$TMP/b/mcp-nul.json" "-32700|$PJSON"
 
 # ---- the world is exactly what it was, the pod the one it was
-state "$TMP/after"
+world_state "$URL" "$TMP/after"
 cmp -s "$TMP/before" "$TMP/after" || fail "the world changed: $(diff "$TMP/before" "$TMP/after" | head -10)"
-[[ $(pid) == "$PID0" ]] || fail "the pod changed"
+[[ $(pod_pid github) == "$PID0" ]] || fail "the pod changed"
 pass "world unchanged, pod $PID0 still serving"

@@ -16,15 +16,8 @@ FORM=application/x-www-form-urlencoded
 JSONT=application/json
 mkdir -p "$TMP/b"
 
-# pid: the slack pod's pid while the sandbox is open ("closed" otherwise).
-pid() {
-        api GET "/v1/sandboxes/$SID"
-        jq -r 'if .state == "ready" or .state == "running" then .per_twin.slack.pod.pid else "closed" end' <<<"$BODY"
-}
-state() { curl -s -H "Authorization: Bearer $TOKEN" "$URL/_pome/state" | jq -S . >"$1"; }
-
-PID0=$(pid)
-state "$TMP/before"
+PID0=$(pod_pid slack)
+world_state "$URL" "$TMP/before"
 
 python3 - "$TMP/b" <<'EOF'
 import json, os, sys
@@ -77,16 +70,8 @@ refuse() {
         got=$(jq -r 'if .ok == false then .error else "ok:\(.ok)" end' "$TMP/resp" 2>/dev/null) ||
                 fail "$path $(basename "$file"): not JSON: $(head -c 200 "$TMP/resp")"
         [[ $got == "$want" ]] || fail "$path $(basename "$file"): error '$got', want '$want'"
-        [[ $(pid) == "$PID0" ]] || fail "$path $(basename "$file"): the pod changed ($PID0 → $(pid))"
+        [[ $(pod_pid slack) == "$PID0" ]] || fail "$path $(basename "$file"): the pod changed ($PID0 → $(pod_pid slack))"
         pass "$path $(basename "$file") → $want"
-}
-
-# inline BODY: a body file holding BODY (named after its checksum, for the messages).
-inline() {
-        local f
-        f="$TMP/b/inline-$(printf '%s' "$1" | md5sum | cut -c1-8)"
-        printf '%s' "$1" >"$f"
-        echo "$f"
 }
 
 # ---- nesting 100 000 deep
@@ -95,10 +80,10 @@ refuse /api/chat.postMessage $JSONT "$TMP/b/deep-obj.json" invalid_json
 # ---- integers beyond 64 bits
 refuse /conversations.history $JSONT "$TMP/b/bigint.json" invalid_json
 refuse /chat.scheduleMessage $JSONT "$TMP/b/bigint-post.json" invalid_json
-refuse /conversations.history $FORM "$(inline 'channel=C0GENERAL&limit=123456789012345678901234567890')" invalid_limit
-refuse /chat.scheduleMessage $FORM "$(inline 'channel=C0GENERAL&text=x&post_at=18446744073709551617')" invalid_time
-refuse /reactions.add $FORM "$(inline 'channel=C0GENERAL&timestamp=99999999999999999999999.000100&name=tada')" message_not_found
-refuse /conversations.history $FORM "$(inline 'channel=C0GENERAL&oldest=1e400')" invalid_ts_oldest
+refuse /conversations.history $FORM "$(inline_body 'channel=C0GENERAL&limit=123456789012345678901234567890')" invalid_limit
+refuse /chat.scheduleMessage $FORM "$(inline_body 'channel=C0GENERAL&text=x&post_at=18446744073709551617')" invalid_time
+refuse /reactions.add $FORM "$(inline_body 'channel=C0GENERAL&timestamp=99999999999999999999999.000100&name=tada')" message_not_found
+refuse /conversations.history $FORM "$(inline_body 'channel=C0GENERAL&oldest=1e400')" invalid_ts_oldest
 # ---- NUL and invalid UTF-8
 refuse /chat.postMessage $JSONT "$TMP/b/nul.json" invalid_json
 refuse /chat.postMessage $JSONT "$TMP/b/badutf8.json" invalid_json
@@ -115,24 +100,24 @@ refuse /chat.postMessage $FORM "$TMP/b/big-form" msg_too_long
 refuse /api/chat.postMessage $JSONT "$TMP/b/big.json" msg_too_long
 refuse /conversations.create $FORM "$TMP/b/big-name" invalid_name_maxlength
 # ---- wrong types
-refuse /chat.postMessage $JSONT "$(inline '{"channel":123,"text":"x"}')" invalid_arguments
-refuse /chat.postMessage $JSONT "$(inline '{"channel":"C0GENERAL","text":["a"]}')" invalid_arguments
-refuse /chat.postMessage $JSONT "$(inline '{"channel":"C0GENERAL","text":"x","thread_ts":{}}')" thread_not_found
-refuse /chat.postMessage $JSONT "$(inline '{"channel":"C0GENERAL","text":"x","reply_broadcast":"maybe"}')" invalid_arguments
-refuse /chat.postMessage $JSONT "$(inline '{"channel":"C0GENERAL","blocks":{"type":"divider"}}')" invalid_blocks
-refuse /reactions.add $JSONT "$(inline '{"channel":"C0GENERAL","timestamp":true,"name":"x"}')" message_not_found
-refuse /reactions.add $JSONT "$(inline '{"channel":"C0GENERAL","timestamp":"1700000000.000100","name":7}')" invalid_arguments
-refuse /conversations.list $JSONT "$(inline '{"limit":"lots"}')" invalid_limit
-refuse /conversations.list $JSONT "$(inline '{"types":7}')" invalid_types
-refuse /conversations.invite $JSONT "$(inline '{"channel":"C0GENERAL","users":{"id":"U0BOB0001"}}')" invalid_arguments
-refuse /users.profile.set $JSONT "$(inline '{"profile":[1]}')" invalid_profile
-refuse /users.profile.set $JSONT "$(inline '{"profile":{"title":5}}')" invalid_profile
-refuse /canvases.edit $JSONT "$(inline '{"canvas_id":5}')" invalid_arguments
-refuse /files.upload $JSONT "$(inline '{"content":{"x":1}}')" invalid_arguments
-refuse /bookmarks.add $JSONT "$(inline '{"channel_id":"C0GENERAL","title":9,"type":"link","link":"https://x"}')" invalid_arguments
-refuse /chat.scheduleMessage $JSONT "$(inline '{"channel":"C0GENERAL","text":"x","post_at":"soon"}')" invalid_time
-refuse /search.messages $JSONT "$(inline '{"query":["in:#general"]}')" invalid_arguments
-refuse /conversations.setTopic $JSONT "$(inline '{"channel":"C0GENERAL","topic":false}')" invalid_arguments
+refuse /chat.postMessage $JSONT "$(inline_body '{"channel":123,"text":"x"}')" invalid_arguments
+refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":["a"]}')" invalid_arguments
+refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":"x","thread_ts":{}}')" thread_not_found
+refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":"x","reply_broadcast":"maybe"}')" invalid_arguments
+refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","blocks":{"type":"divider"}}')" invalid_blocks
+refuse /reactions.add $JSONT "$(inline_body '{"channel":"C0GENERAL","timestamp":true,"name":"x"}')" message_not_found
+refuse /reactions.add $JSONT "$(inline_body '{"channel":"C0GENERAL","timestamp":"1700000000.000100","name":7}')" invalid_arguments
+refuse /conversations.list $JSONT "$(inline_body '{"limit":"lots"}')" invalid_limit
+refuse /conversations.list $JSONT "$(inline_body '{"types":7}')" invalid_types
+refuse /conversations.invite $JSONT "$(inline_body '{"channel":"C0GENERAL","users":{"id":"U0BOB0001"}}')" invalid_arguments
+refuse /users.profile.set $JSONT "$(inline_body '{"profile":[1]}')" invalid_profile
+refuse /users.profile.set $JSONT "$(inline_body '{"profile":{"title":5}}')" invalid_profile
+refuse /canvases.edit $JSONT "$(inline_body '{"canvas_id":5}')" invalid_arguments
+refuse /files.upload $JSONT "$(inline_body '{"content":{"x":1}}')" invalid_arguments
+refuse /bookmarks.add $JSONT "$(inline_body '{"channel_id":"C0GENERAL","title":9,"type":"link","link":"https://x"}')" invalid_arguments
+refuse /chat.scheduleMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":"x","post_at":"soon"}')" invalid_time
+refuse /search.messages $JSONT "$(inline_body '{"query":["in:#general"]}')" invalid_arguments
+refuse /conversations.setTopic $JSONT "$(inline_body '{"channel":"C0GENERAL","topic":false}')" invalid_arguments
 
 # ---- multipart/form-data: ambiguous framing, NUL in a field, too many parts, 2 MiB files
 MP="multipart/form-data; boundary=XyZ"
@@ -170,7 +155,7 @@ mcp_refuse() {
                 fail "mcp $(basename "$file"): not JSON: $(head -c 200 "$TMP/resp")"
         [[ $code -lt 500 ]] || fail "mcp $(basename "$file"): HTTP $code"
         [[ $got =~ ^($want)$ ]] || fail "mcp $(basename "$file"): '$got' (HTTP $code), want '$want': $(head -c 200 "$TMP/resp")"
-        [[ $(pid) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
+        [[ $(pod_pid slack) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
         pass "mcp $(basename "$file") → $got"
 }
 mcp_refuse "$TMP/b/mcp-deep.json" '-32700|invalid_json'
@@ -179,7 +164,7 @@ mcp_refuse "$TMP/b/mcp-bigint.json" '-32700|invalid_json'
 mcp_refuse "$TMP/b/mcp-nul.json" '-32700|invalid_json'
 
 # ---- the world is exactly what it was, the pod the one it was
-state "$TMP/after"
+world_state "$URL" "$TMP/after"
 cmp -s "$TMP/before" "$TMP/after" || fail "the world changed: $(diff "$TMP/before" "$TMP/after" | head -10)"
-[[ $(pid) == "$PID0" ]] || fail "the pod changed"
+[[ $(pod_pid slack) == "$PID0" ]] || fail "the pod changed"
 pass "world unchanged, pod $PID0 still serving"
