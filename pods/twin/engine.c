@@ -177,6 +177,20 @@ static int64_t twin_now(const Twin *t)
         return t->clock ? t->clock : (int64_t)time(NULL);
 }
 
+/* The call an action (or the kind's advance hook) sees: args and rq borrowed, now the
+ * twin's clock. */
+static TwinCall call_of(Twin *t, json_t *args, const TwinRequest *rq, const char *base_url)
+{
+        return (TwinCall){
+                .twin = t,
+                .world = t->world,
+                .args = args,
+                .request = rq,
+                .base_url = strempty(base_url),
+                .now = twin_now(t),
+        };
+}
+
 int twin_run_action(Twin *t, const TwinAction *a, json_t *args, const TwinRequest *rq,
                     const char *base_url, TwinReply *rp)
 {
@@ -191,14 +205,7 @@ int twin_run_action(Twin *t, const TwinAction *a, json_t *args, const TwinReques
                         return -ENOMEM;
                 args = empty;
         }
-        TwinCall c = {
-                .twin = t,
-                .world = t->world,
-                .args = args,
-                .request = rq,
-                .base_url = strempty(base_url),
-                .now = twin_now(t),
-        };
+        TwinCall c = call_of(t, args, rq, base_url);
         int r = a->fn(&c, rp);
         if (r < 0)
                 return r;
@@ -250,14 +257,7 @@ static int advance(Twin *t, const char *base_url, TwinReply *rp)
         _cleanup_json_ json_t *args = json_object(), *events = json_array();
         if (!args || !events)
                 return -ENOMEM;
-        TwinCall c = {
-                .twin = t,
-                .world = t->world,
-                .args = args,
-                .request = NULL,
-                .base_url = strempty(base_url),
-                .now = twin_now(t),
-        };
+        TwinCall c = call_of(t, args, NULL, base_url);
         int r = t->kind->advance(&c, events);
         if (json_array_size(events) > 0) {
                 json_decref(rp->events);
