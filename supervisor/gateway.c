@@ -97,6 +97,38 @@ static bool split_mount(const char *path, char *twin, size_t tl, char *sid, size
         return true;
 }
 
+/*
+ * Stripe's SDKs take a host but no path prefix: "/v1/…" is Stripe's API for the sandbox
+ * whose key (or session token) the caller presents, served as "/stripe/s/{sid}/v1/…"
+ * would be. Fills twin and sid from the credential; a credential that names no sandbox
+ * (absent, malformed, badly signed) leaves sid empty, and the twin's own 401 follows.
+ * Returns false when the path is not Stripe's or no stripe kind is built in.
+ */
+static bool split_keyed(Manager *m, HttpRequest *rq, const char *path, char *twin, size_t tl,
+                        char *sid, size_t sl)
+{
+        if (!startswith(path, "/v1/") && !streq(path, "/v1"))
+                return false;
+        const TwinKind *k = twin_kind_find("stripe");
+        if (!k || tl <= strlen(k->name))
+                return false;
+        strcpy(twin, k->name);
+        sid[0] = 0;
+        size_t body_len;
+        const char *body = http_request_body(rq, &body_len);
+        _cleanup_free_ char *cred = NULL;
+        size_t cred_len;
+        TokenClaims c;
+        /* the signature is checked here and again by front_authenticate; an expired key
+         * still names its sandbox, so its holder hears "expired", not "invalid" */
+        if (front_credential(k, http_request_headers(rq), http_request_query(rq), body, body_len,
+                             &cred, &cred_len) == 0 &&
+            token_verify(manager_secret(m), TOKEN_SECRET_LEN, cred, cred_len, INT64_MIN, &c) == 0 &&
+            strlen(c.sid) < sl)
+                strcpy(sid, c.sid);
+        return true;
+}
+
 void gateway_handle(HttpRequest *rq, void *userdata)
 {
         Gateway *g = userdata;
@@ -106,8 +138,9 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 snprintf(request_id, sizeof(request_id), "req_unavailable");
         const char *raw = http_request_path(rq);
         char twin[32], sid[64];
-        const char *rest;
-        if (!split_mount(raw, twin, sizeof(twin), sid, sizeof(sid), &rest)) {
+        const char *rest = raw;
+        bool keyed = split_keyed(m, rq, raw, twin, sizeof(twin), sid, sizeof(sid));
+        if (!keyed && !split_mount(raw, twin, sizeof(twin), sid, sizeof(sid), &rest)) {
                 _cleanup_json_ json_t *body = json_pack(
                         "{s:{s:s, s:s, s:n, s:s}}", "error", "type", "not_found", "message",
                         "Twin URLs look like /{twin}/s/{session_id}/…; take rest_url from the "
@@ -131,9 +164,11 @@ void gateway_handle(HttpRequest *rq, void *userdata)
          * credential gets the twin's own 401 wherever it is sent, a wrong one (or one for
          * another sandbox) the same 404 everywhere.
          */
-        if (auth == FRONT_AUTH_MISSING) {
+        if (auth == FRONT_AUTH_MISSING ||
+            (keyed && auth != FRONT_AUTH_OK && auth != FRONT_AUTH_EXPIRED)) {
+                /* on a keyed path the key is all there is: Stripe's own 401 for a bad one */
                 TwinReply rp = {};
-                k->auth_error(TWIN_AUTH_MISSING, &rp);
+                k->auth_error(front_auth_failure(auth), &rp);
                 front_reply(rq, rp.status, rp.headers, rp.body, request_id);
                 twin_reply_done(&rp);
                 return;
@@ -206,7 +241,10 @@ void gateway_refuse(const char *path, int status, const char *code, const char *
                         seg[n] = 0;
                 }
         }
-        const TwinKind *k = seg[0] ? twin_kind_find(seg) : NULL;
+        /* "/v1/…" is Stripe's, routed by key (split_keyed) */
+        const TwinKind *k = streq(seg, "v1") ? twin_kind_find("stripe")
+                            : seg[0]         ? twin_kind_find(seg)
+                                             : NULL;
         if (!k) {
                 control_refuse(path, status, code, message, ret, NULL);
                 return;
