@@ -76,7 +76,9 @@ static void help(void)
                "/mcp/call, /healthz, /_pome/health|state|events); POST /admin/reset (the boot\n"
                "seed again, tape emptied), /admin/seed (body: a seed; the tape is kept),\n"
                "/admin/token ({\"sid\": …}: tokens for a session). Each admin call is a tape "
-               "row.\n");
+               "row.\n"
+               "stripe also serves /v1/… without the /s/<sid> prefix (its SDKs take a host but\n"
+               "no path): the key presented names the session.\n");
 }
 
 static char *images_dir(void)
@@ -398,18 +400,25 @@ static void handle(HttpRequest *rq, void *userdata)
         const char *p = startswith(raw, "/s/");
         const char *e = p ? strchrnul(p, '/') : NULL;
         char sid[64];
-        if (!p || e == p || (size_t)(e - p) >= sizeof(sid)) {
+        json_t *headers = http_request_headers(rq);
+        size_t body_len;
+        const char *body = http_request_body(rq, &body_len);
+        if ((lt->kind->flags & TWIN_KIND_RAW_KEY) &&
+            (startswith(raw, "/v1/") || streq(raw, "/v1"))) {
+                /* Stripe's SDKs take no path prefix: the key names the session */
+                front_keyed_session(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, headers,
+                                    http_request_query(rq), body, body_len, sid, sizeof(sid));
+                p = e = raw;
+        } else if (!p || e == p || (size_t)(e - p) >= sizeof(sid)) {
                 reply_local_error(lt, rq, 404, "unknown_method",
                                   "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
                                   "POST /admin/reset|seed|token.",
                                   request_id);
                 return;
+        } else {
+                memcpy(sid, p, (size_t)(e - p));
+                sid[e - p] = 0;
         }
-        memcpy(sid, p, (size_t)(e - p));
-        sid[e - p] = 0;
-        json_t *headers = http_request_headers(rq);
-        size_t body_len;
-        const char *body = http_request_body(rq, &body_len);
         FrontAuth auth = front_authenticate(lt->kind, (const uint8_t *)lt->secret, lt->secret_len,
                                             sid, headers, http_request_query(rq), body, body_len,
                                             time(NULL), NULL);

@@ -113,19 +113,10 @@ static bool split_keyed(Manager *m, HttpRequest *rq, const char *path, char *twi
         if (!k || tl <= strlen(k->name))
                 return false;
         strcpy(twin, k->name);
-        sid[0] = 0;
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        _cleanup_free_ char *cred = NULL;
-        size_t cred_len;
-        TokenClaims c;
-        /* the signature is checked here and again by front_authenticate; an expired key
-         * still names its sandbox, so its holder hears "expired", not "invalid" */
-        if (front_credential(k, http_request_headers(rq), http_request_query(rq), body, body_len,
-                             &cred, &cred_len) == 0 &&
-            token_verify(manager_secret(m), TOKEN_SECRET_LEN, cred, cred_len, INT64_MIN, &c) == 0 &&
-            strlen(c.sid) < sl)
-                strcpy(sid, c.sid);
+        front_keyed_session(k, manager_secret(m), TOKEN_SECRET_LEN, http_request_headers(rq),
+                            http_request_query(rq), body, body_len, sid, sl);
         return true;
 }
 

@@ -132,6 +132,18 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         return -ENOENT;
 }
 
+void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,
+                         const char *query, const char *body, size_t body_len, char *sid, size_t sl)
+{
+        _cleanup_free_ char *cred = NULL;
+        size_t cred_len;
+        TokenClaims c;
+        sid[0] = 0;
+        if (front_credential(k, headers, query, body, body_len, &cred, &cred_len) == 0 &&
+            token_verify(key, key_len, cred, cred_len, INT64_MIN, &c) == 0 && strlen(c.sid) < sl)
+                strcpy(sid, c.sid);
+}
+
 /* A session JWT serves every twin; a provider-shaped token only its own. */
 static bool provider_fits(const TwinKind *k, const TokenClaims *c)
 {

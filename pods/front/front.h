@@ -40,6 +40,17 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
                      size_t body_len, char **ret, size_t *ret_len);
 
 /*
+ * The sandbox a credential for kind k names, for a path that carries none (Stripe's
+ * "/v1/…": its SDKs take a host but no path prefix). Writes the sid into sid (sl bytes),
+ * or "" when the credential is absent, malformed or badly signed; an expired one still
+ * names its sandbox, so front_authenticate can tell its holder "expired". The caller then
+ * authenticates as for any other path.
+ */
+void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,
+                         const char *query, const char *body, size_t body_len, char *sid,
+                         size_t sl);
+
+/*
  * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
  * epoch) with the deployment key: key_len bytes used as the HMAC key exactly as given
  * (CONTRACT.md "Tokens"; an empty key verifies nothing). A provider-shaped token must be
