@@ -246,6 +246,11 @@ int gh_pr_pin_tips(json_t *repo, json_t *pr);
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
 char *gh_pr_diff_text(json_t *repo, json_t *pr);
 char *gh_pr_patch_text(json_t *repo, json_t *pr);
+/* git's diff from tree old to tree new ({path: content}, NULL for none). New string or NULL. */
+char *gh_tree_diff_text(json_t *old, json_t *new);
+/* git format-patch of commits (world rows, oldest first), as github.com's .patch media type of
+ * a pull request, a comparison or a commit. New string or NULL. */
+char *gh_commits_patch_text(json_t *repo, json_t *commits);
 json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full);
 int gh_arg_pull_number(TwinCall *c, int64_t *ret);
 int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);

@@ -461,7 +461,12 @@ static int tree_diff(FILE *f, json_t *old, json_t *new, bool stat)
 /* The unified diff of a pull request (git diff format, as github.com's .diff). */
 char *gh_pr_diff_text(json_t *repo, json_t *pr)
 {
-        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, gh_pr_head_sha(repo, pr));
+        return gh_tree_diff_text(pr_compare_tree(repo, pr),
+                                 gh_tree_at(repo, gh_pr_head_sha(repo, pr)));
+}
+
+char *gh_tree_diff_text(json_t *old, json_t *new)
+{
         _cleanup_free_ char *out = NULL;
         size_t outlen = 0;
         FILE *f = open_memstream(&out, &outlen);
@@ -483,10 +488,15 @@ char *gh_pr_patch_text(json_t *repo, json_t *pr)
         const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
         const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
         _cleanup_json_ json_t *commits = gh_pr_commits_between(repo, mb ? mb : base, head);
-        _cleanup_free_ char *out = NULL;
-        size_t outlen = 0, n = json_array_size(commits), i;
         if (!commits)
                 return NULL;
+        return gh_commits_patch_text(repo, commits);
+}
+
+char *gh_commits_patch_text(json_t *repo, json_t *commits)
+{
+        _cleanup_free_ char *out = NULL;
+        size_t outlen = 0, n = json_array_size(commits), i;
         FILE *f = open_memstream(&out, &outlen);
         if (!f)
                 return NULL;

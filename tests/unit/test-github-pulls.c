@@ -125,6 +125,35 @@ static void test_diff_reply(void)
                                      " create mode 100644 tests/test_refund.py\n\n"
                                      "diff --git a/src/charge.py b/src/charge.py\n"));
 
+        /* a comparison and a commit honour the same media types as github.com */
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.diff"));
+        rq.path = "/repos/acme/payments/compare/main...feature/refunds";
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "compare_commits"));
+        CHECK(streq_ptr(jps(rp.headers, "/Content-Type"),
+                        "application/vnd.github.diff; charset=utf-8"));
+        CHECK(streq_ptr(twin_reply_text(rp.headers, rp.body), rest));
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.v3.patch"));
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        const char *cpatch = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && cpatch && startswith(cpatch, "From "));
+        CHECK(cpatch && strstr(cpatch, "\ndiff --git a/src/charge.py b/src/charge.py\n"));
+        rq.path = "/repos/acme/payments/commits/feature/refunds";
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        const char *one = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "get_commit"));
+        CHECK(one && startswith(one, "From ") && strstr(one, "Subject: [PATCH] "));
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.diff"));
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        one = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && one && startswith(one, "diff --git a/"));
+        CHECK(streq_ptr(jps(rp.headers, "/Content-Type"),
+                        "application/vnd.github.diff; charset=utf-8"));
+
         twin_test_call(t, &rp, "pull_request_read",
                        "{\"method\":\"get_diff\",\"owner\":\"acme\",\"repo\":\"payments\","
                        "\"pullNumber\":2}");
