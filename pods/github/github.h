@@ -64,6 +64,8 @@ void gh_milestone_counts(json_t *repo, json_int_t number, json_int_t *ret_open,
                          json_int_t *ret_closed);
 json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number);
 json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue);
+/* gh_render_issue plus what only a single issue carries (closed_by). New reference or NULL. */
+json_t *gh_render_issue_full(TwinCall *c, json_t *repo, json_t *issue);
 json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment);
 json_int_t gh_open_count(json_t *repo);
 json_t *gh_render_repo(TwinCall *c, json_t *repo);

@@ -1317,7 +1317,11 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                             json_object_set_new(pr, "state",
                                                 json_string(open ? "open" : "closed")) < 0 ||
                             json_object_set_new(pr, "closed_at",
-                                                open ? json_null() : json_string(now)) < 0)
+                                                open ? json_null() : json_string(now)) < 0 ||
+                            json_object_set_new(pr, "closed_by",
+                                                open ? json_null()
+                                                     : json_string_or_null(json_get_str(
+                                                               c->world, "viewer"))) < 0)
                                 return -ENOMEM;
                 }
         }

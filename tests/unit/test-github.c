@@ -320,12 +320,19 @@ static void test_writes(void)
         CHECK(streq(jps(rp.body, "/state_reason"), "completed"));
         CHECK(streq(jps(rp.body, "/closed_at"), "2026-05-28T20:26:40Z"));
         CHECK(streq(jps(rp.state_delta, "/before/state"), "open"));
+        /* a single issue names who closed it; a list does not carry closed_by */
+        CHECK(streq(jps(rp.body, "/closed_by/login"), "pome-agent"));
+        CHECK(streq(jps(rp.state_delta, "/after/closed_by"), "pome-agent"));
+        req(t, &rp, "GET", "/repos/acme/api/issues/2", NULL, NULL);
+        CHECK(streq(jps(rp.body, "/closed_by/login"), "pome-agent"));
+        req(t, &rp, "GET", "/repos/acme/api/issues", "state=closed", NULL);
+        CHECK(json_array_size(rp.body) == 1 && !jp(rp.body, "/0/closed_by"));
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"title\":\"Docs are stale\"}");
         CHECK(rp.status == 200 && !rp.state_mutation && !rp.state_delta);
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL,
             "{\"state\":\"open\",\"assignee\":null,\"labels\":[]}");
         CHECK(rp.state_mutation && streq(jps(rp.body, "/state_reason"), "reopened"));
-        CHECK(json_is_null(jp(rp.body, "/closed_at")));
+        CHECK(json_is_null(jp(rp.body, "/closed_at")) && json_is_null(jp(rp.body, "/closed_by")));
         CHECK(json_array_size(jp(rp.body, "/assignees")) == 0);
         CHECK(json_array_size(jp(rp.body, "/labels")) == 0);
         req(t, &rp, "PATCH", "/repos/acme/api/issues/1", NULL,
