@@ -875,13 +875,15 @@ static bool pr_matches(json_t *repo, json_t *pr, const char *state, const char *
                 return false;
         if (base && !streq_ptr(json_get_str(pr, "base"), base))
                 return false;
-        if (head) {
-                /* "owner:branch" (github.com's documented form) or a bare branch */
-                const char *colon = strchr(head, ':');
-                if (colon &&
-                    strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0)
+        /* "owner:branch", github.com's documented form; a bare branch name is silently
+         * ignored there (every pull request matches), a well-known trap we keep */
+        const char *colon = head ? strchr(head, ':') : NULL;
+        if (colon) {
+                if (strncasecmp(head, strempty(json_get_str(repo, "owner")),
+                                (size_t)(colon - head)) != 0 ||
+                    strlen(strempty(json_get_str(repo, "owner"))) != (size_t)(colon - head))
                         return false;
-                if (!streq_ptr(json_get_str(pr, "head"), colon ? colon + 1 : head))
+                if (!streq_ptr(json_get_str(pr, "head"), colon + 1))
                         return false;
         }
         return true;
@@ -1150,8 +1152,9 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
         /* "owner:branch" names a branch of this repository's owner (no forks here) */
         const char *colon = strchr(head, ':');
         if (colon) {
-                if (strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0 ||
-                    strlen(json_get_str(repo, "owner")) != (size_t)(colon - head))
+                if (strncasecmp(head, strempty(json_get_str(repo, "owner")),
+                                (size_t)(colon - head)) != 0 ||
+                    strlen(strempty(json_get_str(repo, "owner"))) != (size_t)(colon - head))
                         return gh_invalid(rp, "PullRequest", "head", "invalid");
                 head = colon + 1;
         }

@@ -90,6 +90,26 @@ static void test_seeded_pull(void)
         twin_free(t);
 }
 
+/* GET .../pulls?head=: "owner:branch" filters; a bare branch is ignored, as on github.com. */
+static void test_list_head_filter(void)
+{
+        Twin *t = twin_test_new("github", "pr-review");
+        TwinReply rp = {};
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=acme:feature/refunds",
+                      NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 2);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=ACME:docs/tweak", NULL,
+                      NULL);
+        CHECK(json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 3);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=acm:docs/tweak", NULL,
+                      NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=docs/tweak", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 2);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 /* GET .../pulls/{n} with Accept: application/vnd.github.diff, and pull_request_read get_diff. */
 static void test_diff_reply(void)
 {
@@ -342,6 +362,7 @@ int main(void)
         test_tree_merge();
         test_seeded_pull();
         test_diff_reply();
+        test_list_head_filter();
         test_refusals();
         test_merge_tape();
         test_seed();
