@@ -607,6 +607,20 @@ int gh_act_get_commit(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
                 return gh_fail(rp, 422, msg);
         }
+        /* the diff and patch media types: the change against the first parent, as git shows */
+        const char *format = gh_accept_format(c);
+        if (streq_ptr(format, "diff")) {
+                const char *parent =
+                        json_string_value(json_array_get(json_object_get(commit, "parents"), 0));
+                return gh_reply_text(rp, "application/vnd.github.diff; charset=utf-8",
+                                     gh_tree_diff_text(parent ? gh_tree_at(repo, parent) : NULL,
+                                                       json_object_get(commit, "tree")));
+        }
+        if (streq_ptr(format, "patch")) {
+                _cleanup_json_ json_t *one = json_pack("[O]", commit);
+                return gh_reply_text(rp, "application/vnd.github.patch; charset=utf-8",
+                                     one ? gh_commits_patch_text(repo, one) : NULL);
+        }
         return twin_reply_body(rp, 200, gh_render_commit(c, repo, commit, diff));
 }
 
@@ -649,6 +663,14 @@ int gh_act_compare_commits(TwinCall *c, TwinReply *rp)
                               *behind = gh_commits_between(repo, hs, bs, false);
         if (!ahead || !behind)
                 return -ENOMEM;
+        /* the diff and patch media types: what head changed since the merge base */
+        const char *format = gh_accept_format(c);
+        if (streq_ptr(format, "diff"))
+                return gh_reply_text(rp, "application/vnd.github.diff; charset=utf-8",
+                                     gh_tree_diff_text(gh_tree_at(repo, mb), gh_tree_at(repo, hs)));
+        if (streq_ptr(format, "patch"))
+                return gh_reply_text(rp, "application/vnd.github.patch; charset=utf-8",
+                                     gh_commits_patch_text(repo, ahead));
         size_t na = json_array_size(ahead), nb = json_array_size(behind);
         const char *status = na && nb ? "diverged" : na ? "ahead" : nb ? "behind" : "identical";
         _cleanup_json_ json_t *commits = json_array();

@@ -1048,6 +1048,22 @@ json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
         return TAKE_PTR(out);
 }
 
+json_t *gh_render_issue_full(TwinCall *c, json_t *repo, json_t *issue)
+{
+        _cleanup_json_ json_t *out = gh_render_issue(c, repo, issue);
+        if (!out)
+                return NULL;
+        /* who closed it last: the issue's closer, or for a merged pull request its merger */
+        const char *by = json_get_str(issue, "closed_by");
+        if (!by && json_is_true(json_object_get(issue, "merged")))
+                by = json_get_str(issue, "merged_by");
+        if (!streq_ptr(json_get_str(issue, "state"), "closed"))
+                by = NULL;
+        if (json_object_set_new(out, "closed_by", gh_render_user(c, by)) < 0)
+                return NULL;
+        return TAKE_PTR(out);
+}
+
 json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment)
 {
         const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");

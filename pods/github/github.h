@@ -64,6 +64,8 @@ void gh_milestone_counts(json_t *repo, json_int_t number, json_int_t *ret_open,
                          json_int_t *ret_closed);
 json_t *gh_render_milestone(TwinCall *c, json_t *repo, json_t *number);
 json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue);
+/* gh_render_issue plus what only a single issue carries (closed_by). New reference or NULL. */
+json_t *gh_render_issue_full(TwinCall *c, json_t *repo, json_t *issue);
 json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comment);
 json_int_t gh_open_count(json_t *repo);
 json_t *gh_render_repo(TwinCall *c, json_t *repo);
@@ -246,6 +248,11 @@ int gh_pr_pin_tips(json_t *repo, json_t *pr);
 json_t *gh_pr_files(TwinCall *c, json_t *repo, json_t *pr);
 char *gh_pr_diff_text(json_t *repo, json_t *pr);
 char *gh_pr_patch_text(json_t *repo, json_t *pr);
+/* git's diff from tree old to tree new ({path: content}, NULL for none). New string or NULL. */
+char *gh_tree_diff_text(json_t *old, json_t *new);
+/* git format-patch of commits (world rows, oldest first), as github.com's .patch media type of
+ * a pull request, a comparison or a commit. New string or NULL. */
+char *gh_commits_patch_text(json_t *repo, json_t *commits);
 json_t *gh_render_pull(TwinCall *c, json_t *repo, json_t *pr, bool full);
 int gh_arg_pull_number(TwinCall *c, int64_t *ret);
 int gh_arg_repo_pull(TwinCall *c, TwinReply *rp, json_t **ret_repo, json_t **ret_pr);

@@ -650,7 +650,7 @@ int gh_act_issue_read(TwinCall *c, TwinReply *rp)
         if (r <= 0)
                 return r;
         if (streq(method, "get")) {
-                _cleanup_json_ json_t *body = gh_render_issue(c, repo, issue);
+                _cleanup_json_ json_t *body = gh_render_issue_full(c, repo, issue);
                 if (!body)
                         return -ENOMEM;
                 return twin_reply_body(rp, 200, mcp ? gh_mcp_issue(body) : json_incref(body));
@@ -776,7 +776,7 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *repo, json_t *row)
 /* The answer to a write: REST the issue, MCP the official MinimalResponse {id, url}. */
 static int reply_issue(TwinCall *c, TwinReply *rp, int status, json_t *repo, json_t *row)
 {
-        _cleanup_json_ json_t *out = gh_render_issue(c, repo, row);
+        _cleanup_json_ json_t *out = gh_render_issue_full(c, repo, row);
         if (!out)
                 return -ENOMEM;
         if (!c->request)
@@ -886,9 +886,13 @@ static int issue_update(TwinCall *c, TwinReply *rp)
                 /* closing a pull request pins the tips it showed, as pulls.c does */
                 if (pull && closing && gh_pr_pin_tips(repo, next) < 0)
                         return -ENOMEM;
+                const char *viewer = json_get_str(c->world, "viewer");
                 if (json_object_set_new(next, "state", json_string(state)) < 0 ||
                     json_object_set_new(next, "closed_at",
                                         closing ? json_string(now) : json_null()) < 0 ||
+                    json_object_set_new(next, "closed_by",
+                                        closing && viewer ? json_string(viewer) : json_null()) <
+                            0 ||
                     (!pull && json_object_set_new(next, "state_reason",
                                                   json_string(reason    ? reason
                                                               : closing ? "completed"
@@ -991,7 +995,7 @@ static int change_assignees(TwinCall *c, TwinReply *rp, bool add)
         if (r < 0)
                 return r;
         /* POST answers 201 Created even when nothing changed, as GitHub does */
-        return twin_reply_body(rp, add ? 201 : 200, gh_render_issue(c, repo, next));
+        return twin_reply_body(rp, add ? 201 : 200, gh_render_issue_full(c, repo, next));
 }
 
 int gh_act_add_issue_assignees(TwinCall *c, TwinReply *rp)

@@ -461,7 +461,12 @@ static int tree_diff(FILE *f, json_t *old, json_t *new, bool stat)
 /* The unified diff of a pull request (git diff format, as github.com's .diff). */
 char *gh_pr_diff_text(json_t *repo, json_t *pr)
 {
-        json_t *old = pr_compare_tree(repo, pr), *new = gh_tree_at(repo, gh_pr_head_sha(repo, pr));
+        return gh_tree_diff_text(pr_compare_tree(repo, pr),
+                                 gh_tree_at(repo, gh_pr_head_sha(repo, pr)));
+}
+
+char *gh_tree_diff_text(json_t *old, json_t *new)
+{
         _cleanup_free_ char *out = NULL;
         size_t outlen = 0;
         FILE *f = open_memstream(&out, &outlen);
@@ -483,10 +488,15 @@ char *gh_pr_patch_text(json_t *repo, json_t *pr)
         const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
         const char *mb = head && base ? gh_pr_merge_base(repo, base, head) : NULL;
         _cleanup_json_ json_t *commits = gh_pr_commits_between(repo, mb ? mb : base, head);
-        _cleanup_free_ char *out = NULL;
-        size_t outlen = 0, n = json_array_size(commits), i;
         if (!commits)
                 return NULL;
+        return gh_commits_patch_text(repo, commits);
+}
+
+char *gh_commits_patch_text(json_t *repo, json_t *commits)
+{
+        _cleanup_free_ char *out = NULL;
+        size_t outlen = 0, n = json_array_size(commits), i;
         FILE *f = open_memstream(&out, &outlen);
         if (!f)
                 return NULL;
@@ -865,13 +875,15 @@ static bool pr_matches(json_t *repo, json_t *pr, const char *state, const char *
                 return false;
         if (base && !streq_ptr(json_get_str(pr, "base"), base))
                 return false;
-        if (head) {
-                /* "owner:branch" (github.com's documented form) or a bare branch */
-                const char *colon = strchr(head, ':');
-                if (colon &&
-                    strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0)
+        /* "owner:branch", github.com's documented form; a bare branch name is silently
+         * ignored there (every pull request matches), a well-known trap we keep */
+        const char *colon = head ? strchr(head, ':') : NULL;
+        if (colon) {
+                if (strncasecmp(head, strempty(json_get_str(repo, "owner")),
+                                (size_t)(colon - head)) != 0 ||
+                    strlen(strempty(json_get_str(repo, "owner"))) != (size_t)(colon - head))
                         return false;
-                if (!streq_ptr(json_get_str(pr, "head"), colon ? colon + 1 : head))
+                if (!streq_ptr(json_get_str(pr, "head"), colon + 1))
                         return false;
         }
         return true;
@@ -1140,8 +1152,9 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
         /* "owner:branch" names a branch of this repository's owner (no forks here) */
         const char *colon = strchr(head, ':');
         if (colon) {
-                if (strncasecmp(head, json_get_str(repo, "owner"), (size_t)(colon - head)) != 0 ||
-                    strlen(json_get_str(repo, "owner")) != (size_t)(colon - head))
+                if (strncasecmp(head, strempty(json_get_str(repo, "owner")),
+                                (size_t)(colon - head)) != 0 ||
+                    strlen(strempty(json_get_str(repo, "owner"))) != (size_t)(colon - head))
                         return gh_invalid(rp, "PullRequest", "head", "invalid");
                 head = colon + 1;
         }
@@ -1307,7 +1320,11 @@ int gh_act_update_pull_request(TwinCall *c, TwinReply *rp)
                             json_object_set_new(pr, "state",
                                                 json_string(open ? "open" : "closed")) < 0 ||
                             json_object_set_new(pr, "closed_at",
-                                                open ? json_null() : json_string(now)) < 0)
+                                                open ? json_null() : json_string(now)) < 0 ||
+                            json_object_set_new(pr, "closed_by",
+                                                open ? json_null()
+                                                     : json_string_or_null(json_get_str(
+                                                               c->world, "viewer"))) < 0)
                                 return -ENOMEM;
                 }
         }

@@ -218,6 +218,57 @@ static const char *language_of(const char *path)
         return NULL;
 }
 
+/* Can the viewer search what a repo:, user: or org: value names? */
+static bool scope_resolves(TwinCall *c, const char *key, const char *v)
+{
+        if (!streq(key, "repo")) {
+                json_t *u = gh_user_find(c->world, v);
+                return u &&
+                       (streq(key, "user") || streq_ptr(json_get_str(u, "type"), "Organization"));
+        }
+        const char *slash = strchr(v, '/');
+        if (!slash || slash == v)
+                return false;
+        _cleanup_free_ char *owner = strndup(v, (size_t)(slash - v));
+        if (!owner)
+                return false;
+        json_t *repo = gh_repo_find(c->world, owner, slash + 1);
+        const char *viewer = json_get_str(c->world, "viewer");
+        return repo && (!json_is_true(json_object_get(repo, "private")) ||
+                        (viewer && gh_repo_member(repo, viewer)));
+}
+
+/*
+ * github.com refuses a query whose repo:, user: and org: qualifiers name nothing the viewer
+ * can see (a typo'd repository is the usual cause) with 422 rather than answering no items.
+ * 1 when the query may run, 0 with the 422 in rp, negative errno.
+ */
+static int check_scope(TwinCall *c, TwinReply *rp, const Query *q)
+{
+        static const char *const keys[] = {"repo", "user", "org"};
+        bool named = false;
+        for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                size_t i;
+                json_t *v;
+                json_array_foreach (json_object_get(q->quals, keys[k]), i, v) {
+                        named = true;
+                        if (scope_resolves(c, keys[k], json_string_value(v)))
+                                return 1;
+                }
+        }
+        if (!named)
+                return 1;
+        return twin_reply_body(
+                rp, 422,
+                json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}], s:s, s:s}", "message",
+                          "Validation Failed", "errors", "message",
+                          "The listed users and repositories cannot be searched either because "
+                          "the resources do not exist or you do not have permission to view "
+                          "them.",
+                          "resource", "Search", "field", "q", "code", "invalid",
+                          "documentation_url", GH_DOCS_URL, "status", "422"));
+}
+
 /* The query argument: MCP query, REST q. 1, 0 with the 422 in rp, negative errno. */
 static int arg_query(TwinCall *c, TwinReply *rp, Query *q)
 {
@@ -232,6 +283,13 @@ static int arg_query(TwinCall *c, TwinReply *rp, Query *q)
                                                  "422"));
         r = query_parse(s, q);
         return r < 0 ? r : 1;
+}
+
+/* arg_query, then check_scope: the query of a search over repositories' contents. */
+static int arg_scoped_query(TwinCall *c, TwinReply *rp, Query *q)
+{
+        int r = arg_query(c, rp, q);
+        return r <= 0 ? r : check_scope(c, rp, q);
 }
 
 /* Pages items (rendered by fn with the row's repository) into {total_count, ...}. */
@@ -288,7 +346,7 @@ static json_t *render_code(TwinCall *c, json_t *repo, json_t *hit)
 int gh_act_search_code(TwinCall *c, TwinReply *rp)
 {
         _cleanup_(query_done) Query q = {};
-        int r = arg_query(c, rp, &q);
+        int r = arg_scoped_query(c, rp, &q);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *rows = json_array(), *repos = json_array();
@@ -380,7 +438,7 @@ static int hit_cmp(const void *a, const void *b)
 int gh_act_search_commits(TwinCall *c, TwinReply *rp)
 {
         _cleanup_(query_done) Query q = {};
-        int r = arg_query(c, rp, &q);
+        int r = arg_scoped_query(c, rp, &q);
         if (r <= 0)
                 return r;
         const char *order = "desc";
@@ -489,7 +547,7 @@ static json_t *render_repo_hit(TwinCall *c, json_t *unused, json_t *repo)
 int gh_act_search_repositories(TwinCall *c, TwinReply *rp)
 {
         _cleanup_(query_done) Query q = {};
-        int r = arg_query(c, rp, &q);
+        int r = arg_scoped_query(c, rp, &q);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *rows = json_array();
@@ -779,7 +837,9 @@ int gh_act_search_issues(TwinCall *c, TwinReply *rp)
                         return -ENOMEM;
                 if ((r = query_parse(full, &q)) < 0)
                         return r;
-        } else if ((r = arg_query(c, rp, &q)) <= 0)
+                if ((r = check_scope(c, rp, &q)) <= 0)
+                        return r;
+        } else if ((r = arg_scoped_query(c, rp, &q)) <= 0)
                 return r;
 
         const char *sort = NULL, *order = "desc";

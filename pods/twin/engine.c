@@ -536,6 +536,39 @@ static int reply_unsupported(Twin *t, const TwinRequest *rq, TwinReply *rp)
         return 0;
 }
 
+/*
+ * Whether the vendor may serve method on path, as far as the surface knows: false only when
+ * path is one the twin routes (by a pattern that does not take the rest of the path) and
+ * neither the twin nor the vendor (vendor_routes) has method there. github.com answers such a
+ * call (DELETE on an issue) 404 Not Found, not 405: a fact about the vendor we can mirror,
+ * where a path we do not know at all stays the loud 501.
+ */
+static bool vendor_serves(const TwinSurface *s, const char *method, const char *path)
+{
+        bool known = false;
+        for (size_t i = 0; i < s->n_routes && !known; i++) {
+                const TwinRoute *route = &s->routes[i];
+                if (streq(route->method, "*") && twin_route_match(route->pattern, path, NULL) > 0)
+                        return true;
+                known = !strstr(route->pattern, "+}") &&
+                        twin_route_match(route->pattern, path, NULL) > 0;
+        }
+        if (!known)
+                return true;
+        for (size_t i = 0; i < s->n_vendor_routes; i++)
+                if (streq(s->vendor_routes[i].method, method) &&
+                    twin_route_match(s->vendor_routes[i].pattern, path, NULL) > 0)
+                        return true;
+        return false;
+}
+
+/* The vendor's 404 for a method it has on no such path, in the kind's envelope. */
+static int reply_vendor_not_found(Twin *t, TwinReply *rp)
+{
+        t->kind->error(404, "not_found", "Not Found", rp);
+        return rp->body ? 0 : -ENOMEM;
+}
+
 /* 405 with Allow, in the shape of the MCP TypeScript SDK's refusal (JSON-RPC, id null). */
 static int reply_not_allowed(TwinReply *rp, const char *allow)
 {
@@ -594,9 +627,11 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
                                : reply_not_allowed(rp, "GET");
 
         const TwinSurface *s = twin_kind_surface(t->kind);
+        /* HEAD is GET without the body (RFC 9110 §9.3.2); the HTTP layer drops the body */
+        const char *as = streq(m, "HEAD") ? "GET" : m;
         for (size_t i = 0; s && i < s->n_routes; i++) {
                 const TwinRoute *route = &s->routes[i];
-                if (!streq(route->method, "*") && !streq(route->method, m))
+                if (!streq(route->method, "*") && !streq(route->method, as))
                         continue;
                 _cleanup_json_ json_t *params = json_object();
                 if (!params)
@@ -607,6 +642,8 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
                 if (r > 0)
                         return serve_route(t, route, params, rq, rp);
         }
+        if (s && !vendor_serves(s, as, path))
+                return reply_vendor_not_found(t, rp);
         return reply_unsupported(t, rq, rp);
 }
 

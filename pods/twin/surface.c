@@ -51,6 +51,7 @@ static TwinSurface *surface_free(TwinSurface *s)
                 json_decref(s->routes[i].args);
         free(s->actions);
         free(s->routes);
+        free(s->vendor_routes);
         free(s);
         return NULL;
 }
@@ -77,9 +78,14 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                          size_t errlen)
 {
         json_t *tools = json_object_get(doc, "tools"), *routes = json_object_get(doc, "routes"),
-               *prefixes = json_object_get(doc, "prefixes");
+               *prefixes = json_object_get(doc, "prefixes"),
+               *vendor = json_object_get(doc, "vendor_routes");
         if (!json_is_array(tools) || !json_is_array(routes))
                 return surface_error(err, errlen, k, "needs arrays \"tools\" and \"routes\"");
+        if (vendor && (!json_is_array(vendor) || prefixes))
+                return surface_error(err, errlen, k,
+                                     "\"vendor_routes\" must be an array, and without "
+                                     "\"prefixes\"");
         if (prefixes && !json_is_array(prefixes))
                 return surface_error(err, errlen, k, "\"prefixes\" must be an array of strings");
         size_t n_prefixes = prefixes ? json_array_size(prefixes) : 1;
@@ -94,7 +100,8 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                 return -ENOMEM;
         s->actions = calloc(json_array_size(tools) + 1, sizeof(TwinAction));
         s->routes = calloc(json_array_size(routes) * n_prefixes + 1, sizeof(TwinRoute));
-        if (!s->actions || !s->routes)
+        s->vendor_routes = calloc(json_array_size(vendor) + 1, sizeof(TwinRoute));
+        if (!s->actions || !s->routes || !s->vendor_routes)
                 return -ENOMEM;
 
         size_t i;
@@ -178,6 +185,16 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                         } else
                                 r->pattern = pattern;
                 }
+        }
+        json_array_foreach (vendor, i, v) {
+                const char *method = json_string_value(json_array_get(v, 0)),
+                           *pattern = json_string_value(json_array_get(v, 1));
+                if (!json_is_array(v) || json_array_size(v) != 2 || !method ||
+                    !method_valid(method) || streq(method, "*") || !pattern || pattern[0] != '/')
+                        return surface_error(err, errlen, k,
+                                             "vendor_routes[%zu]: must be [METHOD, \"/pattern\"]",
+                                             i);
+                s->vendor_routes[s->n_vendor_routes++] = (TwinRoute){method, pattern, NULL, NULL};
         }
         *ret = TAKE_PTR(s);
         return 0;

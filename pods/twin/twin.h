@@ -111,8 +111,12 @@ typedef struct TwinRoute {
  * A kind's surface, parsed from its embedded surface.json:
  *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "inputSchema"}],
  *    "prefixes"?: ["", "/api"],   every route is also served under each prefix
- *    "routes": [[method, pattern, tool, fixed-args?], ...]}
- * Routes are tried in order; the first match wins.
+ *    "routes": [[method, pattern, tool, fixed-args?], ...],
+ *    "vendor_routes"?: [[method, pattern], ...]}
+ * Routes are tried in order; the first match wins. vendor_routes are what the vendor serves
+ * on the paths of routes and the twin does not: a request that matches a route's path (a
+ * pattern without {x+}) but neither a route's method nor a vendor route is the vendor's own
+ * 404 (it exists nowhere), anything else unserved is the loud 501.
  */
 typedef struct TwinSurface {
         TwinAction *actions;
@@ -120,6 +124,8 @@ typedef struct TwinSurface {
         size_t n_tools; /* actions with mcp = true */
         TwinRoute *routes;
         size_t n_routes;
+        TwinRoute *vendor_routes; /* served by the vendor, not by the twin (tool NULL) */
+        size_t n_vendor_routes;
 } TwinSurface;
 
 /* Why the front end refused a caller before any action ran. */

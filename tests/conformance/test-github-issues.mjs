@@ -130,6 +130,10 @@ assert.deepEqual(prComments.map((c) => c.body), prRow.comments.map((c) => c.body
 let e = await refusal(gh.rest.issues.get({ ...repo, issue_number: 9999 }));
 assert.equal(e.status, 404);
 assert.deepEqual(e.body, { message: "Not Found", documentation_url: "https://docs.github.com/rest", status: "404" });
+// a method GitHub has on no such path is its 404 (not the twin's 501 unsupported)
+e = await refusal(gh.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}", { ...repo, issue_number: 2 }));
+assert.equal(e.status, 404);
+assert.deepEqual(e.body, { message: "Not Found", documentation_url: "https://docs.github.com/rest", status: "404" });
 e = await refusal(gh.rest.issues.create({ ...repo, title: "" }));
 assert.equal(e.status, 422);
 assert.equal(e.body.message, "Validation Failed");
@@ -229,6 +233,8 @@ const dupe = openRows.find((x) => !x.pr && x.number !== target && x.number !== 2
 const { data: closed } = await gh.rest.issues.update({ ...repo, issue_number: dupe.number, state: "closed", state_reason: "not_planned" });
 assert.equal(closed.state_reason, "not_planned");
 assert.ok(closed.closed_at);
+assert.equal(closed.closed_by.login, "pome-agent", "a single issue names who closed it");
+assert.equal((await gh.rest.issues.get({ ...repo, issue_number: dupe.number })).data.closed_by.login, "pome-agent");
 const stale = seeded.pull_requests.find((p) => stateOf(p) === "open" && p.number !== prRow.number);
 const { data: closedPr } = await gh.rest.issues.update({ ...repo, issue_number: stale.number, state: "closed" });
 assert.equal(closedPr.state, "closed");
@@ -257,6 +263,12 @@ assert.deepEqual(found.items.map((i) => i.number), [target]);
 e = await refusal(gh.rest.search.issuesAndPullRequests({ q: "" }));
 assert.equal(e.status, 422);
 assert.equal(e.body.errors[0].field, "q");
+// a repository that does not exist cannot be searched: 422, as github.com, not zero items
+e = await refusal(search("repo:acme/web-app is:issue"));
+assert.equal(e.status, 422);
+assert.equal(e.body.message, "Validation Failed");
+assert.deepEqual({ ...e.body.errors[0], message: undefined }, { resource: "Search", field: "q", code: "invalid", message: undefined });
+assert.match(e.body.errors[0].message, /^The listed users and repositories cannot be searched/);
 
 // the milestone goes, the issue keeps no milestone
 assert.equal((await gh.rest.issues.deleteMilestone({ ...repo, milestone_number: v16.number })).status, 204);

@@ -123,6 +123,15 @@ assert.ok(diff2.data.includes("new file mode 100644\n") && diff2.data.includes("
 const patch2 = await gh.rest.pulls.get({ ...repo, pull_number: 2, mediaType: { format: "patch" } });
 assert.match(patch2.data, /^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001\nFrom: /);
 assert.ok(patch2.data.includes(" 2 files changed, 9 insertions(+)\n create mode 100644 tests/test_refund.py\n"));
+// the same media types on a comparison and on a commit
+const cmpDiff = await gh.rest.repos.compareCommitsWithBasehead({ ...repo, basehead: `main...${pr2.head.ref}`, mediaType: { format: "diff" } });
+assert.match(cmpDiff.headers["content-type"], /^application\/vnd\.github\.diff/);
+assert.equal(cmpDiff.data, diff2.data, "base...head is the pull request's diff");
+const cmpPatch = await gh.rest.repos.compareCommitsWithBasehead({ ...repo, basehead: `main...${pr2.head.ref}`, mediaType: { format: "patch" } });
+assert.match(cmpPatch.data, /^From [0-9a-f]{40} Mon Sep 17 00:00:00 2001\nFrom: /);
+const headDiff = await gh.rest.repos.getCommit({ ...repo, ref: pr2.head.sha, mediaType: { format: "diff" } });
+assert.equal(typeof headDiff.data, "string");
+assert.ok(headDiff.data.startsWith("diff --git a/"), headDiff.data);
 
 // ---- a realistic review: line comment, reply, pending review submitted as approval
 const { data: rc } = await gh.rest.pulls.createReviewComment({

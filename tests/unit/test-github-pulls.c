@@ -90,6 +90,26 @@ static void test_seeded_pull(void)
         twin_free(t);
 }
 
+/* GET .../pulls?head=: "owner:branch" filters; a bare branch is ignored, as on github.com. */
+static void test_list_head_filter(void)
+{
+        Twin *t = twin_test_new("github", "pr-review");
+        TwinReply rp = {};
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=acme:feature/refunds",
+                      NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 2);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=ACME:docs/tweak", NULL,
+                      NULL);
+        CHECK(json_array_size(rp.body) == 1 && jpi(rp.body, "/0/number") == 3);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=acm:docs/tweak", NULL,
+                      NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
+        twin_test_req(t, &rp, "GET", "/repos/acme/payments/pulls", "head=docs/tweak", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 2);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 /* GET .../pulls/{n} with Accept: application/vnd.github.diff, and pull_request_read get_diff. */
 static void test_diff_reply(void)
 {
@@ -124,6 +144,35 @@ static void test_diff_reply(void)
                                      " 2 files changed, 9 insertions(+)\n"
                                      " create mode 100644 tests/test_refund.py\n\n"
                                      "diff --git a/src/charge.py b/src/charge.py\n"));
+
+        /* a comparison and a commit honour the same media types as github.com */
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.diff"));
+        rq.path = "/repos/acme/payments/compare/main...feature/refunds";
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "compare_commits"));
+        CHECK(streq_ptr(jps(rp.headers, "/Content-Type"),
+                        "application/vnd.github.diff; charset=utf-8"));
+        CHECK(streq_ptr(twin_reply_text(rp.headers, rp.body), rest));
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.v3.patch"));
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        const char *cpatch = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && cpatch && startswith(cpatch, "From "));
+        CHECK(cpatch && strstr(cpatch, "\ndiff --git a/src/charge.py b/src/charge.py\n"));
+        rq.path = "/repos/acme/payments/commits/feature/refunds";
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        const char *one = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "get_commit"));
+        CHECK(one && startswith(one, "From ") && strstr(one, "Subject: [PATCH] "));
+        json_object_set_new(headers, "accept", json_string("application/vnd.github.diff"));
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        one = twin_reply_text(rp.headers, rp.body);
+        CHECK(rp.status == 200 && one && startswith(one, "diff --git a/"));
+        CHECK(streq_ptr(jps(rp.headers, "/Content-Type"),
+                        "application/vnd.github.diff; charset=utf-8"));
 
         twin_test_call(t, &rp, "pull_request_read",
                        "{\"method\":\"get_diff\",\"owner\":\"acme\",\"repo\":\"payments\","
@@ -313,6 +362,7 @@ int main(void)
         test_tree_merge();
         test_seeded_pull();
         test_diff_reply();
+        test_list_head_filter();
         test_refusals();
         test_merge_tape();
         test_seed();

@@ -320,12 +320,19 @@ static void test_writes(void)
         CHECK(streq(jps(rp.body, "/state_reason"), "completed"));
         CHECK(streq(jps(rp.body, "/closed_at"), "2026-05-28T20:26:40Z"));
         CHECK(streq(jps(rp.state_delta, "/before/state"), "open"));
+        /* a single issue names who closed it; a list does not carry closed_by */
+        CHECK(streq(jps(rp.body, "/closed_by/login"), "pome-agent"));
+        CHECK(streq(jps(rp.state_delta, "/after/closed_by"), "pome-agent"));
+        req(t, &rp, "GET", "/repos/acme/api/issues/2", NULL, NULL);
+        CHECK(streq(jps(rp.body, "/closed_by/login"), "pome-agent"));
+        req(t, &rp, "GET", "/repos/acme/api/issues", "state=closed", NULL);
+        CHECK(json_array_size(rp.body) == 1 && !jp(rp.body, "/0/closed_by"));
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL, "{\"title\":\"Docs are stale\"}");
         CHECK(rp.status == 200 && !rp.state_mutation && !rp.state_delta);
         req(t, &rp, "PATCH", "/repos/acme/api/issues/2", NULL,
             "{\"state\":\"open\",\"assignee\":null,\"labels\":[]}");
         CHECK(rp.state_mutation && streq(jps(rp.body, "/state_reason"), "reopened"));
-        CHECK(json_is_null(jp(rp.body, "/closed_at")));
+        CHECK(json_is_null(jp(rp.body, "/closed_at")) && json_is_null(jp(rp.body, "/closed_by")));
         CHECK(json_array_size(jp(rp.body, "/assignees")) == 0);
         CHECK(json_array_size(jp(rp.body, "/labels")) == 0);
         req(t, &rp, "PATCH", "/repos/acme/api/issues/1", NULL,
@@ -960,6 +967,31 @@ static void test_search_issues(void)
         CHECK(!jp(sc, "/items/0/score"));
         twin_test_call(t, &rp, "search_issues", "{\"query\":\"is:pr login\"}");
         CHECK(jpi(rp.body, "/result/structuredContent/total_count") == 1);
+
+        /* a repo:, user: or org: naming nothing is github.com's 422, not zero items */
+        static const char *const unsearchable[][2] = {
+                {"/search/issues", "q=repo:acme/nope+bug"},
+                {"/search/issues", "q=bug+user:nobody-at-all"},
+                {"/search/code", "q=login+repo:acme/nope"},
+                {"/search/commits", "q=fix+org:nobody-at-all"},
+                {"/search/repositories", "q=web+user:nobody-at-all"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(unsearchable); i++) {
+                req(t, &rp, "GET", unsearchable[i][0], unsearchable[i][1], NULL);
+                CHECK(rp.status == 422 && streq(jps(rp.body, "/message"), "Validation Failed"));
+                CHECK(streq(jps(rp.body, "/errors/0/resource"), "Search"));
+                CHECK(streq(jps(rp.body, "/errors/0/field"), "q"));
+                CHECK(streq(jps(rp.body, "/errors/0/code"), "invalid"));
+                CHECK(strstr(jps(rp.body, "/errors/0/message"), "cannot be searched"));
+        }
+        /* one of several scopes that resolves is enough; an organisation is a user: too */
+        req(t, &rp, "GET", "/search/issues", "q=repo:acme/nope+repo:acme/webapp+is:pr", NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/total_count") > 0);
+        req(t, &rp, "GET", "/search/issues", "q=user:acme+is:pr", NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/total_count") > 0);
+        twin_test_call(t, &rp, "search_issues",
+                       "{\"query\":\"login\",\"owner\":\"acme\",\"repo\":\"nope\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
         twin_reply_done(&rp);
         twin_free(t);
 }

@@ -34,7 +34,13 @@ static void test_kinds(void)
                         CHECK(twin_kind_action(k, s->routes[i].tool));
                 for (size_t i = 0; i < s->n_actions; i++)
                         CHECK(streq(jps(s->actions[i].input_schema, "/type"), "object"));
+                /* a vendor route is one the twin does not serve */
+                for (size_t i = 0; i < s->n_vendor_routes; i++)
+                        for (size_t j = 0; j < s->n_routes; j++)
+                                CHECK(!streq(s->vendor_routes[i].method, s->routes[j].method) ||
+                                      !streq(s->vendor_routes[i].pattern, s->routes[j].pattern));
         }
+        CHECK(twin_kind_surface(&twin_kind_github)->n_vendor_routes > 0);
 }
 
 static void test_form(void)
@@ -219,9 +225,12 @@ static void test_pome_surfaces(void)
         twin_test_req(t, &rp, "POST", "/_pome/state", NULL, NULL, NULL);
         CHECK(rp.status == 405 && streq(jps(rp.headers, "/Allow"), "GET"));
 
-        /* the loud 501: unknown paths, and known paths with a method we do not serve */
+        /* the loud 501: unknown paths, and known paths with a method GitHub has there but we
+         * do not serve */
         const char *unknown[][2] = {{"GET", "/nope"},
-                                    {"PUT", "/repos/acme/api"},
+                                    {"DELETE", "/repos/acme/api/collaborators/bob"},
+                                    {"PATCH", "/user"},
+                                    {"PUT", "/repos/acme/api/issues/1/lock"},
                                     {"GET", "/repos/acme/api/actions/runs"},
                                     {"GET", "/_pome/events"},
                                     {"GET", "/repos/\xff\xfe/api/x/y"}};
@@ -242,9 +251,28 @@ static void test_pome_surfaces(void)
                 }
                 CHECK(has_route && has_mcp);
         }
-        twin_test_req(t, &rp, "PUT", "/repos/acme/api", NULL, NULL, NULL);
+        twin_test_req(t, &rp, "PATCH", "/user", NULL, NULL, NULL);
         CHECK(streq(jps(rp.body, "/message"),
-                    "PUT /repos/acme/api is not supported by the pome github twin"));
+                    "PATCH /user is not supported by the pome github twin"));
+
+        /* a method GitHub has on no such path is its 404, as github.com answers it */
+        const char *nowhere[][2] = {{"DELETE", "/repos/acme/api/issues/1"},
+                                    {"PUT", "/repos/acme/api"},
+                                    {"POST", "/repos/acme/api/pulls/1"},
+                                    {"PUT", "/search/issues"},
+                                    {"POST", "/repos/acme/api/releases/latest"}};
+        for (size_t i = 0; i < ELEMENTSOF(nowhere); i++) {
+                twin_test_req(t, &rp, nowhere[i][0], nowhere[i][1], NULL, NULL, NULL);
+                CHECK(rp.status == 404 && streq(rp.fidelity, "semantic"));
+                CHECK(streq(jps(rp.body, "/message"), "Not Found"));
+                CHECK(streq(jps(rp.body, "/status"), "404") && !jp(rp.body, "/fidelity"));
+                CHECK(!rp.tool && !rp.state_mutation);
+        }
+        CHECK(json_array_size(jp(twin_world(t), "/repositories/0/issues")) == 1);
+
+        /* HEAD is GET without a body: the GET route answers it */
+        twin_test_req(t, &rp, "HEAD", "/repos/acme/api", NULL, NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_repository"));
         twin_reply_done(&rp);
         twin_free(t);
 }
