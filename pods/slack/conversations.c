@@ -92,8 +92,8 @@ int slack_act_user_conversations(TwinCall *c, TwinReply *rp)
 int slack_act_conversation_info(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
 }
@@ -152,8 +152,8 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
 int slack_act_read_channel(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         return list_messages(c, rp, ch, NULL);
 }
@@ -162,12 +162,14 @@ int slack_act_read_channel(TwinCall *c, TwinReply *rp)
 int slack_act_read_thread(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         json_t *v = slack_arg2(c, "ts", "message_ts");
         if (!v || json_is_null(v))
                 v = json_object_get(c->args, "thread_ts");
+        if ((!v || json_is_null(v)) && (r = slack_arg_required(c, rp, "ts", "message_ts")) <= 0)
+                return r;
         int64_t ts;
         json_t *parent = v && slack_ts_parse(v, &ts) == 0 ? slack_msg_find(ch, ts, NULL) : NULL;
         if (!parent)
@@ -181,8 +183,8 @@ int slack_act_read_thread(TwinCall *c, TwinReply *rp)
 int slack_act_list_channel_members(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         _cleanup_json_ json_t *ids = json_array();
         if (!ids)
@@ -377,6 +379,9 @@ int slack_act_create_conversation(TwinCall *c, TwinReply *rp)
                 return r;
         if (streq_ptr(mode, "open") || (!mode && !name))
                 return open_conversation(c, rp);
+        if (!name && streq_ptr(mode, "create") &&
+            (r = slack_arg_required(c, rp, "name", "channel_name")) <= 0)
+                return r;
         if (!name)
                 return slack_fail(rp, "invalid_name_required");
         if (name[0] == '#')
@@ -446,8 +451,8 @@ static json_t *members_without(json_t *ch, const char *uid)
 int slack_act_join(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||
             json_is_true(json_object_get(ch, "is_mpim")))
@@ -471,8 +476,8 @@ int slack_act_join(TwinCall *c, TwinReply *rp)
 int slack_act_leave(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")))
                 return slack_fail(rp, "method_not_supported_for_channel_type");
@@ -495,8 +500,8 @@ int slack_act_leave(TwinCall *c, TwinReply *rp)
 int slack_act_invite(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
@@ -530,10 +535,10 @@ int slack_act_invite(TwinCall *c, TwinReply *rp)
 int slack_act_kick(TwinCall *c, TwinReply *rp)
 {
         json_t *ch, *u;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
-                return r;
-        if ((r = slack_arg_user(c, rp, "user", "user_id", &u)) <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, "user", "user_id")) <= 0 ||
+            (r = slack_arg_user(c, rp, "user", "user_id", &u)) <= 0)
                 return r;
         const char *uid = json_get_str(u, "id");
         if (streq_ptr(uid, slack_bot_user(c)))
@@ -556,8 +561,8 @@ int slack_act_kick(TwinCall *c, TwinReply *rp)
 int slack_act_archive(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||
             json_is_true(json_object_get(ch, "is_mpim")))
@@ -578,12 +583,11 @@ int slack_act_archive(TwinCall *c, TwinReply *rp)
 static int set_text(TwinCall *c, TwinReply *rp, const char *key)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, key, NULL)) <= 0)
                 return r;
         json_t *v = json_object_get(c->args, key);
-        if (!v || json_is_null(v))
-                return slack_fail(rp, "invalid_arguments");
         if (!json_is_string(v))
                 return slack_fail(rp, "invalid_arguments");
         if (slack_utf8_chars(json_string_value(v)) > 250)
@@ -614,8 +618,8 @@ int slack_act_set_purpose(TwinCall *c, TwinReply *rp)
 int slack_act_unarchive(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (!json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "not_archived");
@@ -632,8 +636,9 @@ int slack_act_rename(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
         const char *name;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0 ||
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, "name", NULL)) <= 0 ||
             (r = slack_arg_string(c, rp, "name", NULL, "invalid_name_required", &name)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||

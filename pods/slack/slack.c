@@ -820,6 +820,28 @@ int slack_fail(TwinReply *rp, const char *error)
         return rp->body ? 0 : -ENOMEM;
 }
 
+/*
+ * A required argument the call left out (absent, or JSON null): Slack's argument validator
+ * answers invalid_arguments and names the field in response_metadata.messages, which
+ * @slack/web-api logs ("[ERROR] missing required field: channel"). field is the name the
+ * caller would have used: key on the Web API, alias (the MCP server's name) over MCP.
+ * 1 when args[key] (else args[alias]) is there, 0 with the error in rp, -ENOMEM.
+ */
+int slack_arg_required(TwinCall *c, TwinReply *rp, const char *key, const char *alias)
+{
+        json_t *v = slack_arg2(c, key, alias);
+        if (v && !json_is_null(v))
+                return 1;
+        _cleanup_free_ char *msg = NULL;
+        if (asprintf(&msg, "[ERROR] missing required field: %s",
+                     !c->request && alias ? alias : key) < 0)
+                return -ENOMEM;
+        twin_reply_json(rp, 200,
+                        json_pack("{s:b, s:s, s:{s:[s]}}", "ok", false, "error",
+                                  "invalid_arguments", "response_metadata", "messages", msg));
+        return rp->body ? 0 : -ENOMEM;
+}
+
 /* {ok:true, ...more} with more stolen. */
 int slack_ok(TwinReply *rp, json_t *more)
 {

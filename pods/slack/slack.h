@@ -45,6 +45,7 @@ json_t *slack_permalink(TwinCall *c, json_t *ch, json_t *m);
 json_t *slack_arg2(TwinCall *c, const char *key, const char *alias);
 int slack_arg_string(TwinCall *c, TwinReply *rp, const char *key, const char *alias,
                      const char *missing, const char **ret);
+int slack_arg_required(TwinCall *c, TwinReply *rp, const char *key, const char *alias);
 int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret);
 int slack_arg_channel_in(TwinCall *c, TwinReply *rp, json_t **ret);
 int slack_arg_user(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret);

@@ -601,7 +601,23 @@ static void test_errors(void)
                 {"chat.postMessage", JSON, "{\"channel\":", "invalid_json"},
                 {"chat.postMessage", FORM, "channel=C0GENERAL&text=x&thread_ts=abc",
                  "thread_not_found"},
-                {"conversations.history", FORM, "", "channel_not_found"},
+                /* a required argument left out: Slack's validator, not a lookup */
+                {"conversations.history", FORM, "", "invalid_arguments"},
+                {"conversations.history", FORM, "channel=", "channel_not_found"},
+                {"conversations.info", FORM, "", "invalid_arguments"},
+                {"conversations.members", FORM, "", "invalid_arguments"},
+                {"conversations.replies", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.replies", FORM, "ts=1700000000.000100", "invalid_arguments"},
+                {"conversations.join", FORM, "", "invalid_arguments"},
+                {"conversations.leave", FORM, "", "invalid_arguments"},
+                {"conversations.archive", FORM, "", "invalid_arguments"},
+                {"conversations.kick", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.setTopic", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.setPurpose", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.rename", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.create", FORM, "", "invalid_arguments"},
+                {"conversations.create", FORM, "name=", "invalid_name_required"},
+                {"conversations.invite", FORM, "channel=C0GENERAL", "no_user"},
                 {"conversations.history", FORM, "channel=C0GENERAL&latest=soon",
                  "invalid_ts_latest"},
                 {"conversations.history", FORM, "channel=C0GENERAL&oldest=-5", "invalid_ts_oldest"},
@@ -616,6 +632,19 @@ static void test_errors(void)
                 CHECK(streq_ptr(jps(rp.body, "/error"), cases[i].error));
                 CHECK(!rp.state_mutation && !rp.state_delta && rp.tool);
         }
+        /* ...and names the field, as @slack/web-api logs it; over MCP by the tool's name */
+        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL");
+        CHECK(streq_ptr(jps(rp.body, "/response_metadata/messages/0"),
+                        "[ERROR] missing required field: ts"));
+        sdk(t, &rp, "conversations.history", "");
+        CHECK(streq_ptr(jps(rp.body, "/response_metadata/messages/0"),
+                        "[ERROR] missing required field: channel"));
+        twin_test_call(t, &rp, "slack_read_channel", "{}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/error"), "invalid_arguments"));
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/response_metadata/messages/0"),
+                        "[ERROR] missing required field: channel_id"));
+
         /* blocks without text is a message */
         sdk(t, &rp, "chat.postMessage",
             "channel=C0GENERAL&blocks=%5B%7B%22type%22%3A%22divider%22%7D%5D");
