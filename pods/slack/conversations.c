@@ -98,6 +98,46 @@ int slack_act_conversation_info(TwinCall *c, TwinReply *rp)
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
 }
 
+/*
+ * The cursor of a message list. Slack's is base64 "next_ts:<ts without its dot>": the
+ * message the next page starts at, not an offset, so a page read after new posts (history is
+ * newest first) or deletions neither repeats nor skips a message. 1 with *ret (µs, -1 for the
+ * first page), 0 with invalid_cursor in rp, -ENOMEM.
+ */
+static int arg_ts_cursor(TwinCall *c, TwinReply *rp, int64_t *ret)
+{
+        const char *cursor;
+        int r = twin_arg_str(c->args, "cursor", &cursor);
+        *ret = -1;
+        if (r == -ENOENT || (r == 0 && !cursor[0]))
+                return 1;
+        if (r < 0)
+                return slack_fail(rp, "invalid_cursor");
+        _cleanup_free_ char *raw = NULL;
+        r = twin_base64_decode(cursor, &raw);
+        if (r == -ENOMEM)
+                return r;
+        const char *digits = r == 0 ? startswith(raw, "next_ts:") : NULL;
+        size_t n = digits ? strlen(digits) : 0;
+        if (n == 0 || n > 17 || strspn(digits, "0123456789") != n)
+                return slack_fail(rp, "invalid_cursor");
+        *ret = strtoll(digits, NULL, 10);
+        return 1;
+}
+
+/* {next_cursor} of a message page whose next message is m (NULL: the last page). */
+static json_t *ts_cursor_metadata(json_t *m)
+{
+        char raw[48];
+        _cleanup_free_ char *cur = NULL;
+        if (m) {
+                snprintf(raw, sizeof(raw), "next_ts:%lld", (long long)slack_msg_ts(m));
+                if (!(cur = twin_base64(raw, strlen(raw))))
+                        return NULL;
+        }
+        return json_pack("{s:s}", "next_cursor", cur ? cur : "");
+}
+
 /* Messages of ch, newest first (history: top level only) or one thread oldest first. */
 static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thread)
 {
@@ -130,11 +170,18 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
                         return -ENOMEM;
         }
 
-        size_t from, count;
-        n = json_array_size(match);
-        r = slack_arg_page(c, rp, thread ? 1000 : 100, 1000, n, &from, &count);
-        if (r <= 0)
+        int64_t limit, resume;
+        if ((r = slack_arg_limit(c, rp, thread ? 1000 : 100, 1000, &limit)) <= 0 ||
+            (r = arg_ts_cursor(c, rp, &resume)) <= 0)
                 return r;
+        n = json_array_size(match);
+        size_t from = 0;
+        /* resume at the cursor's message, or where it would be had it not been deleted */
+        while (resume >= 0 && from < n &&
+               (thread ? slack_msg_ts(json_array_get(match, from)) < resume
+                       : slack_msg_ts(json_array_get(match, from)) > resume))
+                from++;
+        size_t count = (size_t)limit < n - from ? (size_t)limit : n - from;
         _cleanup_json_ json_t *out = json_array();
         if (!out)
                 return -ENOMEM;
@@ -142,10 +189,10 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
                 if (json_array_append_new(
                             out, slack_render_message(c, ch, json_array_get(match, i))) < 0)
                         return -ENOMEM;
-        return slack_ok(rp,
-                        json_pack("{s:O, s:b, s:O, s:o}", "messages", out, "has_more",
-                                  from + count < n, "channel_id", json_object_get(ch, "id"),
-                                  "response_metadata", slack_response_metadata(from + count, n)));
+        return slack_ok(rp, json_pack("{s:O, s:b, s:O, s:o}", "messages", out, "has_more",
+                                      from + count < n, "channel_id", json_object_get(ch, "id"),
+                                      "response_metadata",
+                                      ts_cursor_metadata(json_array_get(match, from + count))));
 }
 
 /* conversations.history / slack_read_channel. */

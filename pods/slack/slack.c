@@ -969,6 +969,19 @@ int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
         return 1;
 }
 
+/* limit: default def (also for 0), at most max. 1, or 0 when rp holds invalid_limit. */
+int slack_arg_limit(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, int64_t *ret)
+{
+        int64_t limit = def;
+        int r = twin_arg_int(c->args, "limit", 0, INT64_MAX, &limit);
+        if (r == -EINVAL)
+                return slack_fail(rp, "invalid_limit");
+        if (r == -ENOENT || limit == 0)
+                limit = def;
+        *ret = limit > max ? max : limit;
+        return 1;
+}
+
 /*
  * Cursor pagination (Slack "Pagination"): limit (default def, at most max), cursor an opaque
  * base64 "offset:N". Writes the window [*from, *from + *count) of n items. 1, or 0 when rp
@@ -977,14 +990,10 @@ int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
 int slack_arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
                    size_t *count)
 {
-        int64_t limit = def;
-        int r = twin_arg_int(c->args, "limit", 0, INT64_MAX, &limit);
-        if (r == -EINVAL)
-                return slack_fail(rp, "invalid_limit");
-        if (r == -ENOENT || limit == 0)
-                limit = def;
-        if (limit > max)
-                limit = max;
+        int64_t limit;
+        int r = slack_arg_limit(c, rp, def, max, &limit);
+        if (r <= 0)
+                return r;
         *from = 0;
         const char *cursor;
         r = twin_arg_str(c->args, "cursor", &cursor);

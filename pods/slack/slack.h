@@ -51,6 +51,7 @@ int slack_arg_channel_in(TwinCall *c, TwinReply *rp, json_t **ret);
 int slack_arg_user(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret);
 int slack_arg_message(TwinCall *c, TwinReply *rp, json_t *ch, const char *key, const char *alias,
                       json_t **ret, size_t *ret_idx);
+int slack_arg_limit(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, int64_t *ret);
 int slack_arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
                    size_t *count);
 json_t *slack_response_metadata(size_t next, size_t n);

@@ -260,6 +260,54 @@ static void test_lists(void)
 }
 
 /*
+ * History pages by ts, as Slack's next_ts cursor does: a post or a deletion between two
+ * pages neither repeats nor skips a message of the channel (an offset would, newest first).
+ */
+static void test_history_cursor(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        char form[256];
+        /* #engineering: 25 top-level messages */
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=10");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 10 &&
+              json_is_true(jp(rp.body, "/has_more")));
+        _cleanup_free_ char *last = strdup(jps(rp.body, "/messages/9/ts"));
+        const char *cursor = jps(rp.body, "/response_metadata/next_cursor");
+        /* base64 "next_ts:<digits>", the shape slack.com uses */
+        _cleanup_free_ char *raw = NULL;
+        CHECK(cursor && twin_base64_decode(cursor, &raw) == 0 && startswith(raw, "next_ts:"));
+        snprintf(form, sizeof(form), "channel=C0ENGINEER&limit=10&cursor=%s", cursor);
+        TwinReply post = {};
+        sdk(t, &post, "chat.postMessage", "channel=C0ENGINEER&text=meanwhile");
+        CHECK(json_is_true(jp(post.body, "/ok")));
+        twin_reply_done(&post);
+        sdk(t, &rp, "conversations.history", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 10);
+        CHECK(strcmp(jps(rp.body, "/messages/0/ts"), last) < 0);
+        CHECK(!streq(jps(rp.body, "/messages/0/text"), "meanwhile"));
+        /* the message the cursor names deleted: the page starts at the next older one */
+        _cleanup_free_ char *first = strdup(jps(rp.body, "/messages/0/ts"));
+        _cleanup_free_ char *second = strdup(jps(rp.body, "/messages/1/ts"));
+        json_t *msgs = jp(twin_world(t), "/channels/2/messages");
+        for (size_t i = 0; i < json_array_size(msgs); i++)
+                if (streq(json_string_value(jp(json_array_get(msgs, i), "/ts")), first)) {
+                        json_array_remove(msgs, i);
+                        break;
+                }
+        sdk(t, &rp, "conversations.history", form);
+        CHECK(streq(jps(rp.body, "/messages/0/ts"), second));
+        /* the last page ends with an empty cursor */
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=1000");
+        CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
+        CHECK(json_is_false(jp(rp.body, "/has_more")));
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&cursor=b2Zmc2V0OjE%3D");
+        CHECK(streq_ptr(jps(rp.body, "/error"), "invalid_cursor"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/*
  * chat.scheduleMessage: refused in the past and beyond 120 days; listed soonest first with
  * oldest/latest and cursors; delivered lazily once post_at has passed (before any call,
  * /_pome/state included), in post_at order, in its thread, with the delivery's ts, each as
@@ -963,6 +1011,7 @@ int main(void)
         test_mcp();
         test_threads_and_reactions();
         test_lists();
+        test_history_cursor();
         test_scheduled();
         test_search_modifiers();
         test_multipart_upload();
