@@ -882,8 +882,14 @@ json_t *slack_render_channel(TwinCall *c, json_t *ch)
                          (json_int_t)json_array_size(members), "is_org_shared", false);
 }
 
-/* A message as the API shows it: the stored row, plus thread summary fields on a parent. */
-json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
+/*
+ * A message as the API shows it: the stored row, plus the thread summary on a parent
+ * (thread_ts, reply_count, reply_users, latest_reply), parent_user_id on a reply, and on a
+ * reply also sent to the channel subtype "thread_broadcast" with its thread's parent as
+ * root (when with_root), as conversations.replies and the thread_broadcast message show
+ * them (https://api.slack.com/events/message/thread_broadcast).
+ */
+static json_t *render_message(TwinCall *c, json_t *ch, json_t *m, bool with_root)
 {
         _cleanup_json_ json_t *out = json_deep_copy(m);
         if (!out || json_object_set(out, "team",
@@ -927,7 +933,29 @@ json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
              json_object_set(out, "reply_users", users) < 0 ||
              json_object_set_new(out, "latest_reply", json_string(latest)) < 0))
                 return NULL;
+        const char *th = json_get_str(m, "thread_ts");
+        bool reply = th && !streq_ptr(th, ts);
+        int64_t th_us;
+        json_t *parent = NULL;
+        if (reply && slack_ts_parse(json_object_get(m, "thread_ts"), &th_us) == 0)
+                parent = slack_msg_find(ch, th_us, NULL);
+        if (parent && json_object_get(parent, "user") &&
+            json_object_set(out, "parent_user_id", json_object_get(parent, "user")) < 0)
+                return NULL;
+        if (reply && json_is_true(json_object_get(m, "reply_broadcast")) &&
+            !json_object_get(m, "subtype")) {
+                if (json_object_set_new(out, "subtype", json_string("thread_broadcast")) < 0)
+                        return NULL;
+                if (parent && with_root &&
+                    json_object_set_new(out, "root", render_message(c, ch, parent, false)) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(out);
+}
+
+json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
+{
+        return render_message(c, ch, m, true);
 }
 
 json_t *slack_render_user(TwinCall *c, json_t *u)

@@ -182,6 +182,20 @@ static void test_threads_and_reactions(void)
         CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
         CHECK(streq(jps(rp.body, "/messages/0/ts"), parent));
         CHECK(streq(jps(rp.body, "/messages/1/ts"), reply_ts));
+        /* a reply names its parent's author; the parent has none of that */
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/parent_user_id"), "U0ALICE01"));
+        CHECK(!jp(rp.body, "/messages/0/parent_user_id") && !jp(rp.body, "/messages/1/subtype"));
+        /* a reply also sent to the channel: subtype thread_broadcast, its parent as root */
+        sdk(t, &rp, "chat.postMessage",
+            "channel=C0GENERAL&text=r3&thread_ts=1700000000.000100&reply_broadcast=true");
+        CHECK(streq_ptr(jps(rp.body, "/message/subtype"), "thread_broadcast"));
+        sdk(t, &rp, "conversations.history", "channel=C0GENERAL&limit=1");
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/text"), "r3"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/subtype"), "thread_broadcast"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/parent_user_id"), "U0ALICE01"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/root/ts"), parent));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/root/reply_count")) == 3);
+        CHECK(!jp(rp.body, "/messages/0/root/root"));
         sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1.5");
         CHECK(streq(jps(rp.body, "/error"), "thread_not_found"));
 
