@@ -212,7 +212,8 @@ static void test_threads_and_reactions(void)
         } errors[] = {
                 {"channel=C0GENERAL&timestamp=1700000000.000100&name=tada", "already_reacted"},
                 {"channel=C0GENERAL&timestamp=1700000000.000999&name=tada", "message_not_found"},
-                {"channel=C0GENERAL&timestamp=garbage&name=tada", "message_not_found"},
+                {"channel=C0GENERAL&timestamp=garbage&name=tada", "bad_timestamp"},
+                {"channel=C0GENERAL&timestamp=1700000000.0001009&name=tada", "bad_timestamp"},
                 {"channel=C0GENERAL&name=tada", "no_item_specified"},
                 {"channel=C0GENERAL&timestamp=1700000000.000100&name=Not+An+Emoji", "invalid_name"},
                 {"channel=C0GENERAL&timestamp=1700000000.000100", "invalid_name"},
