@@ -511,7 +511,9 @@ static int search(TwinCall *c, TwinReply *rp, bool include_private)
                 json_t *m;
                 json_array_foreach (json_object_get(ch, "messages"), k, m) {
                         size_t score;
-                        if (!matches(&query, ch, m, &score))
+                        /* a deleted thread parent's tombstone is no message to find */
+                        if (json_is_true(json_object_get(m, "hidden")) ||
+                            !matches(&query, ch, m, &score))
                                 continue;
                         json_t *x = render_match(c, ch, m, score);
                         if (!x || json_array_append_new(all, x) < 0)

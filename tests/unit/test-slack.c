@@ -196,6 +196,24 @@ static void test_threads_and_reactions(void)
         CHECK(streq_ptr(jps(rp.body, "/messages/0/root/ts"), parent));
         CHECK(json_integer_value(jp(rp.body, "/messages/0/root/reply_count")) == 3);
         CHECK(!jp(rp.body, "/messages/0/root/root"));
+        /* a parent with replies, deleted, leaves a tombstone: its thread stays readable */
+        sdk(t, &rp, "chat.postMessage", "channel=C0RANDOM1&text=doomed");
+        _cleanup_free_ char *doomed = strdup(jps(rp.body, "/ts"));
+        char form[128];
+        snprintf(form, sizeof(form), "channel=C0RANDOM1&text=kept&thread_ts=%s", doomed);
+        sdk(t, &rp, "chat.postMessage", form);
+        snprintf(form, sizeof(form), "channel=C0RANDOM1&ts=%s", doomed);
+        sdk(t, &rp, "chat.delete", form);
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        CHECK(streq_ptr(jps(rp.state_delta, "/after/subtype"), "tombstone"));
+        sdk(t, &rp, "conversations.replies", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 2);
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/subtype"), "tombstone"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/text"), "This message was deleted."));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/reply_count")) == 1);
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/text"), "kept"));
+        sdk(t, &rp, "search.messages", "query=deleted");
+        CHECK(json_integer_value(jp(rp.body, "/messages/total")) == 0);
         sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1.5");
         CHECK(streq(jps(rp.body, "/error"), "thread_not_found"));
 
