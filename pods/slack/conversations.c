@@ -449,7 +449,8 @@ int slack_act_create_conversation(TwinCall *c, TwinReply *rp)
         }
         const char *me = slack_bot_user(c);
         char id[16];
-        if ((r = slack_alloc_id(c->world, priv ? 'G' : 'C', id)) < 0)
+        /* private channels have had C ids since 2021, like public ones */
+        if ((r = slack_alloc_id(c->world, 'C', id)) < 0)
                 return r;
         _cleanup_json_ json_t *members = json_pack("[s]", me);
         size_t i;

@@ -678,7 +678,8 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
 
                 id = json_get_str(row, "id");
                 if (!id) {
-                        if ((r = slack_alloc_id(s->world, priv ? 'G' : 'C', gen)) < 0)
+                        /* private channels have had C ids since 2021, like public ones */
+                        if ((r = slack_alloc_id(s->world, 'C', gen)) < 0)
                                 return r;
                         id = gen;
                 }
@@ -855,6 +856,19 @@ int slack_ok(TwinReply *rp, json_t *more)
 
 /* ------------------------------------------------------------------ rendering */
 
+/*
+ * Whether ch is a private channel of the kind Slack made before March 2021 (a G id), which
+ * the API still shows as is_group, not is_channel; newer private channels (C ids) are
+ * is_channel with is_private (https://api.slack.com/types/conversation).
+ */
+bool slack_channel_is_group(json_t *ch)
+{
+        const char *id = json_get_str(ch, "id");
+        return json_is_true(json_object_get(ch, "is_private")) &&
+               !json_is_true(json_object_get(ch, "is_im")) &&
+               !json_is_true(json_object_get(ch, "is_mpim")) && id && id[0] == 'G';
+}
+
 json_t *slack_render_channel(TwinCall *c, json_t *ch)
 {
         bool priv = json_is_true(json_object_get(ch, "is_private"));
@@ -871,12 +885,13 @@ json_t *slack_render_channel(TwinCall *c, json_t *ch)
         return json_pack("{s:O, s:O, s:b, s:b, s:b, s:b, s:b, s:O, s:b, s:b, s:O, s:b, s:b, "
                          "s:O, s:O, s:O, s:I, s:b}",
                          "id", json_object_get(ch, "id"), "name", json_object_get(ch, "name"),
-                         "is_channel", !priv, "is_group", priv && !mpim, "is_im", false, "is_mpim",
-                         mpim, "is_private", priv, "created", json_object_get(ch, "created"),
-                         "is_archived", json_is_true(json_object_get(ch, "is_archived")),
-                         "is_general", streq_ptr(json_get_str(ch, "name"), "general"),
-                         "name_normalized", json_object_get(ch, "name"), "is_shared", false,
-                         "is_member", slack_is_member(ch, slack_bot_user(c)), "creator",
+                         "is_channel", !mpim && !slack_channel_is_group(ch), "is_group",
+                         slack_channel_is_group(ch), "is_im", false, "is_mpim", mpim, "is_private",
+                         priv, "created", json_object_get(ch, "created"), "is_archived",
+                         json_is_true(json_object_get(ch, "is_archived")), "is_general",
+                         streq_ptr(json_get_str(ch, "name"), "general"), "name_normalized",
+                         json_object_get(ch, "name"), "is_shared", false, "is_member",
+                         slack_is_member(ch, slack_bot_user(c)), "creator",
                          json_object_get(ch, "creator"), "topic", json_object_get(ch, "topic"),
                          "purpose", json_object_get(ch, "purpose"), "num_members",
                          (json_int_t)json_array_size(members), "is_org_shared", false);

@@ -29,6 +29,7 @@ const char *slack_bot_user(TwinCall *c);
 bool slack_strv_has(const json_t *a, const char *s);
 bool slack_is_member(json_t *ch, const char *uid);
 bool slack_channel_visible(TwinCall *c, json_t *ch);
+bool slack_channel_is_group(json_t *ch);
 bool slack_user_visible(json_t *u);
 json_t *slack_world_list(json_t *w, const char *key);
 

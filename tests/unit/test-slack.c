@@ -273,6 +273,14 @@ static void test_lists(void)
         sdk(t, &rp, "conversations.list", "types=private_channel");
         CHECK(json_array_size(jp(rp.body, "/channels")) == 1);
         CHECK(streq(jps(rp.body, "/channels/0/name"), "incidents"));
+        /* a G id is a pre-2021 private channel: is_group; a new one is a private is_channel */
+        CHECK(json_is_true(jp(rp.body, "/channels/0/is_group")));
+        CHECK(json_is_false(jp(rp.body, "/channels/0/is_channel")));
+        sdk(t, &rp, "conversations.create", "name=secret-plans&is_private=true");
+        CHECK(jps(rp.body, "/channel/id")[0] == 'C');
+        CHECK(json_is_true(jp(rp.body, "/channel/is_channel")));
+        CHECK(json_is_false(jp(rp.body, "/channel/is_group")));
+        CHECK(json_is_true(jp(rp.body, "/channel/is_private")));
         sdk(t, &rp, "conversations.list", "types=public_channel,bogus");
         CHECK(streq(jps(rp.body, "/error"), "invalid_types"));
         sdk(t, &rp, "conversations.list", "limit=lots");
@@ -779,7 +787,8 @@ static void test_state_and_redaction(void)
         /* the seed's ts-less reply got one after the latest seeded ts */
         CHECK(streq(jps(s, "/channels/0/messages/2/ts"), "1700000001.000100"));
         CHECK(streq(jps(s, "/channels/0/name"), "ops"));
-        CHECK(jps(s, "/channels/0/id")[0] == 'G');
+        /* a private channel has a C id, as Slack has given them since 2021 */
+        CHECK(jps(s, "/channels/0/id")[0] == 'C');
         CHECK(jps(s, "/users/0/id")[0] == 'U' && jps(s, "/team/id")[0] == 'T');
         /* the synthetic bot */
         CHECK(streq(jps(s, "/users/1/name"), "pome-bot") && json_is_true(jp(s, "/users/1/is_bot")));
