@@ -352,7 +352,12 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                         json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "real_name", real ? real : name,
                                   "display_name", display ? display : name, "title",
                                   title ? title : "", "email", email, "status_text", "");
-                if (!prof || !defaults || json_object_update_missing(prof, defaults) < 0)
+                if (!prof || !defaults)
+                        return -ENOMEM;
+                /* a profile without an email (a bot's) has no email member, not a null one */
+                if (!email)
+                        json_object_del(defaults, "email");
+                if (json_object_update_missing(prof, defaults) < 0)
                         return -ENOMEM;
                 json_t *row = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:s, s:O}", "id", id,
                                         "name", name, "real_name", real ? real : name, "is_bot",

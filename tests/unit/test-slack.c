@@ -294,6 +294,9 @@ static void test_lists(void)
         CHECK(json_is_true(jp(rp.body, "/members/5/is_bot")) && !jp(rp.body, "/members/0/hidden"));
         sdk(t, &rp, "users.profile.get", "user=bob");
         CHECK(streq(jps(rp.body, "/profile/real_name"), "Bob Builder"));
+        sdk(t, &rp, "users.profile.get", NULL);
+        CHECK(streq(jps(rp.body, "/profile/real_name"), "Pome Bot") &&
+              !jp(rp.body, "/profile/email"));
         sdk(t, &rp, "users.profile.get", "user=U0NOBODY");
         CHECK(streq(jps(rp.body, "/error"), "user_not_found"));
         twin_reply_done(&rp);
