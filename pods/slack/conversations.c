@@ -248,9 +248,11 @@ int slack_act_list_channel_members(TwinCall *c, TwinReply *rp)
 
 /*
  * The user ids of args[key] (comma-separated or an array), each one a user the caller sees.
- * 1, 0 with user_not_found / no_user in rp, -errno. *ret is a new array.
+ * 1, 0 with user_not_found / no_user in rp, -errno. *ret is a new array. With skip, a user
+ * the caller does not see is left out instead (user_not_found only when none is left).
  */
-static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
+static int arg_users_skip(TwinCall *c, TwinReply *rp, const char *key, const char *alias, bool skip,
+                          json_t **ret)
 {
         _cleanup_json_ json_t *refs = NULL, *ids = json_array(), *tmp = NULL;
         json_t *v = slack_arg2(c, key, alias);
@@ -272,14 +274,23 @@ static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *al
         json_t *x;
         json_array_foreach (refs, i, x) {
                 json_t *u = slack_user_resolve(c->world, json_string_value(x));
+                if (!slack_user_visible(u) && skip)
+                        continue;
                 if (!slack_user_visible(u))
                         return slack_fail(rp, "user_not_found");
                 if (!slack_strv_has(ids, json_get_str(u, "id")) &&
                     json_array_append(ids, json_object_get(u, "id")) < 0)
                         return -ENOMEM;
         }
+        if (json_array_size(ids) == 0)
+                return slack_fail(rp, "user_not_found");
         *ret = TAKE_PTR(ids);
         return 1;
+}
+
+static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
+{
+        return arg_users_skip(c, rp, key, alias, false, ret);
 }
 
 static int add_channel(TwinCall *c, TwinReply *rp, json_t *ch)
@@ -544,7 +555,12 @@ int slack_act_leave(TwinCall *c, TwinReply *rp)
         return slack_ok(rp, json_object());
 }
 
-/* conversations.invite: users (comma-separated ids), the caller being a member. */
+/*
+ * conversations.invite: users (comma-separated ids), the caller being a member. Without
+ * force one user that cannot be invited fails the call and invites nobody; with force the
+ * others are invited and the call fails only when none is left
+ * (https://api.slack.com/methods/conversations.invite).
+ */
 int slack_act_invite(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
@@ -555,26 +571,39 @@ int slack_act_invite(TwinCall *c, TwinReply *rp)
                 return slack_fail(rp, "is_archived");
         if (json_is_true(json_object_get(ch, "is_im")))
                 return slack_fail(rp, "method_not_supported_for_channel_type");
+        bool force = false;
+        if (twin_arg_bool(c->args, "force", &force) == -EINVAL)
+                return slack_fail(rp, "invalid_arguments");
         _cleanup_json_ json_t *ids = NULL;
-        r = arg_users(c, rp, "users", "user_ids", &ids);
+        r = arg_users_skip(c, rp, "users", "user_ids", force, &ids);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *members = json_deep_copy(json_object_get(ch, "members"));
         if (!members)
                 return -ENOMEM;
-        size_t i;
+        size_t i, added = 0;
         json_t *x;
+        const char *refused = NULL;
         json_array_foreach (ids, i, x) {
                 const char *uid = json_string_value(x);
-                if (streq_ptr(uid, slack_bot_user(c)))
-                        return slack_fail(rp, "cant_invite_self");
-                if (slack_strv_has(members, uid))
-                        return slack_fail(rp, "already_in_channel");
-                if (json_is_true(json_object_get(slack_user_by_id(c->world, uid), "deleted")))
-                        return slack_fail(rp, "user_is_deleted");
+                const char *why =
+                        streq_ptr(uid, slack_bot_user(c)) ? "cant_invite_self"
+                        : slack_strv_has(members, uid)    ? "already_in_channel"
+                        : json_is_true(json_object_get(slack_user_by_id(c->world, uid), "deleted"))
+                                ? "user_is_deleted"
+                                : NULL;
+                if (why && !force)
+                        return slack_fail(rp, why);
+                if (why) {
+                        refused = refused ? refused : why;
+                        continue;
+                }
                 if (json_array_append(members, x) < 0)
                         return -ENOMEM;
+                added++;
         }
+        if (added == 0)
+                return slack_fail(rp, refused ? refused : "no_user");
         if ((r = set_members(rp, ch, members)) < 0)
                 return r;
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));

@@ -975,6 +975,19 @@ static void test_membership(void)
               json_integer_value(jp(rp.body, "/channel/num_members")) == 4);
         sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
         CHECK(streq(jps(rp.body, "/error"), "already_in_channel"));
+        /* one user that cannot be invited: nobody is, unless force says to go on */
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE");
+        CHECK(streq(jps(rp.body, "/error"), "user_not_found") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001");
+        CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.invite",
+            "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE&force=true");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        CHECK(json_integer_value(jp(rp.body, "/channel/num_members")) == 5);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0NOPE&force=true");
+        CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.kick", "channel=design&user=U0DAVE001");
+        CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "conversations.kick", "channel=design&user=U0BOB0001");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "conversations.leave", "channel=design");
