@@ -409,7 +409,8 @@ static int open_conversation(TwinCall *c, TwinReply *rp)
 
 /*
  * Slack's channel name rules (conversations.create): at most 80 characters of lower-case
- * letters, digits, hyphens and underscores. Returns NULL or the error.
+ * letters, digits, hyphens and underscores, not all of them punctuation. Returns NULL or
+ * the error.
  */
 static const char *channel_name_error(const char *name)
 {
@@ -420,6 +421,8 @@ static const char *channel_name_error(const char *name)
                 return "invalid_name_maxlength";
         if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n)
                 return "invalid_name_specials";
+        if (strspn(name, "-_") == n)
+                return "invalid_name_punctuation";
         return NULL;
 }
 

@@ -950,6 +950,8 @@ static void test_membership(void)
                  "cant_update_message"},
                 {"conversations.create", "name=general", "name_taken"},
                 {"conversations.create", "name=Has+Space", "invalid_name_specials"},
+                {"conversations.create", "name=--_", "invalid_name_punctuation"},
+                {"conversations.rename", "channel=random&name=-", "invalid_name_punctuation"},
                 {"reactions.remove", "channel=C0GENERAL&timestamp=1700000000.000100&name=tada",
                  "no_reaction"},
                 {"pins.add", "channel=C0ENGINEER&timestamp=1700000720.000100", "already_pinned"},
