@@ -550,6 +550,10 @@ int slack_act_leave(TwinCall *c, TwinReply *rp)
                 return slack_fail(rp, "cant_leave_general");
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
+        /* a private channel keeps a member: nobody could let anyone back in */
+        if (json_is_true(json_object_get(ch, "is_private")) &&
+            json_array_size(json_object_get(ch, "members")) == 1)
+                return slack_fail(rp, "last_member");
         _cleanup_json_ json_t *members = members_without(ch, me);
         if (!members)
                 return -ENOMEM;

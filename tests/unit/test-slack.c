@@ -281,6 +281,8 @@ static void test_lists(void)
         CHECK(json_is_true(jp(rp.body, "/channel/is_channel")));
         CHECK(json_is_false(jp(rp.body, "/channel/is_group")));
         CHECK(json_is_true(jp(rp.body, "/channel/is_private")));
+        sdk(t, &rp, "conversations.leave", "channel=secret-plans");
+        CHECK(streq_ptr(jps(rp.body, "/error"), "last_member") && !rp.state_mutation);
         sdk(t, &rp, "conversations.list", "types=public_channel,bogus");
         CHECK(streq(jps(rp.body, "/error"), "invalid_types"));
         sdk(t, &rp, "conversations.list", "limit=lots");
