@@ -349,6 +349,16 @@ static void test_history_cursor(void)
         CHECK(json_is_false(jp(rp.body, "/has_more")));
         sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&cursor=b2Zmc2V0OjE%3D");
         CHECK(streq_ptr(jps(rp.body, "/error"), "invalid_cursor"));
+        /* a thread pages oldest first; the parent leads the first page only */
+        sdk(t, &rp, "conversations.replies", "channel=C0ENGINEER&ts=1700000720.000100&limit=2");
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/ts"), "1700000720.000100"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/ts"), "1700000780.000200"));
+        snprintf(form, sizeof(form), "channel=C0ENGINEER&ts=1700000720.000100&limit=2&cursor=%s",
+                 jps(rp.body, "/response_metadata/next_cursor"));
+        sdk(t, &rp, "conversations.replies", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/ts"), "1700000780.000300"));
+        CHECK(json_is_false(jp(rp.body, "/has_more")));
         twin_reply_done(&rp);
         twin_free(t);
 }
