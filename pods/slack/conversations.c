@@ -189,8 +189,10 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
                 if (json_array_append_new(
                             out, slack_render_message(c, ch, json_array_get(match, i))) < 0)
                         return -ENOMEM;
-        return slack_ok(rp, json_pack("{s:O, s:b, s:O, s:o}", "messages", out, "has_more",
-                                      from + count < n, "channel_id", json_object_get(ch, "id"),
+        /* channel_id only for the MCP tools: conversations.history/replies have no such member */
+        return slack_ok(rp, json_pack("{s:O, s:b, s:O*, s:o}", "messages", out, "has_more",
+                                      from + count < n, "channel_id",
+                                      c->request ? NULL : json_object_get(ch, "id"),
                                       "response_metadata",
                                       ts_cursor_metadata(json_array_get(match, from + count))));
 }

@@ -61,6 +61,7 @@ static void test_walkthrough(void)
         CHECK(json_is_false(jp(rp.body, "/has_more")));
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
         CHECK(streq(rp.tool, "slack_read_channel") && !rp.state_mutation);
+        CHECK(!jp(rp.body, "/channel_id"));
 
         sdk(t, &rp, "chat.postMessage",
             "channel=%23general&text=Triaged+acme%2Fapi%231+%E2%80%94+assigned+to+alice");
@@ -127,6 +128,9 @@ static void test_mcp(void)
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "channel_not_found"));
 
+        /* the MCP tool names the channel it read; conversations.history does not */
+        twin_test_call(m, &rp, "slack_read_channel", "{\"channel_id\":\"general\"}");
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/channel_id"), "C0GENERAL"));
         twin_test_call(m, &rp, "slack_search_channels", "{\"query\":\"general\"}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 1);
         twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"acme.test\",\"limit\":1}");
