@@ -160,7 +160,24 @@ int slack_act_edit_message(TwinCall *c, TwinReply *rp)
                                       slack_render_message(c, ch, next)));
 }
 
-/* chat.delete: the caller's own message only (cant_delete_message); its pins go with it. */
+/* Whether some message of ch replies in the thread of ts (a string). */
+static bool has_replies(json_t *ch, const char *ts)
+{
+        size_t i;
+        json_t *x;
+        json_array_foreach (json_object_get(ch, "messages"), i, x) {
+                if (streq_ptr(json_get_str(x, "thread_ts"), ts) &&
+                    !streq_ptr(json_get_str(x, "ts"), ts))
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * chat.delete: the caller's own message only (cant_delete_message); its pins go with it. A
+ * thread's parent with replies leaves a tombstone, as on slack.com ("This message was
+ * deleted.", subtype tombstone, hidden, by USLACKBOT), so its thread stays readable.
+ */
 int slack_act_delete_message(TwinCall *c, TwinReply *rp)
 {
         json_t *ch, *m;
@@ -170,10 +187,21 @@ int slack_act_delete_message(TwinCall *c, TwinReply *rp)
                 return r;
         _cleanup_json_ json_t *gone = json_incref(m);
         _cleanup_json_ json_t *ts = json_incref(json_object_get(m, "ts"));
-        if ((r = twin_reply_mutation(rp, gone, NULL)) < 0)
-                return r;
-        if (json_array_remove(json_object_get(ch, "messages"), idx) < 0)
-                return -ENOMEM;
+        if (has_replies(ch, json_string_value(ts))) {
+                _cleanup_json_ json_t *tomb =
+                        json_pack("{s:s, s:s, s:s, s:s, s:b, s:O, s:O}", "type", "message",
+                                  "subtype", "tombstone", "text", "This message was deleted.",
+                                  "user", "USLACKBOT", "hidden", true, "ts", ts, "thread_ts", ts);
+                if (!tomb)
+                        return -ENOMEM;
+                if ((r = slack_row_replace(rp, json_object_get(ch, "messages"), idx, tomb)) < 0)
+                        return r;
+        } else {
+                if ((r = twin_reply_mutation(rp, gone, NULL)) < 0)
+                        return r;
+                if (json_array_remove(json_object_get(ch, "messages"), idx) < 0)
+                        return -ENOMEM;
+        }
         json_t *pins = json_object_get(ch, "pins");
         for (size_t i = json_array_size(pins); i-- > 0;)
                 if (json_equal(json_object_get(json_array_get(pins, i), "ts"), ts))

@@ -92,10 +92,50 @@ int slack_act_user_conversations(TwinCall *c, TwinReply *rp)
 int slack_act_conversation_info(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
+}
+
+/*
+ * The cursor of a message list. Slack's is base64 "next_ts:<ts without its dot>": the
+ * message the next page starts at, not an offset, so a page read after new posts (history is
+ * newest first) or deletions neither repeats nor skips a message. 1 with *ret (µs, -1 for the
+ * first page), 0 with invalid_cursor in rp, -ENOMEM.
+ */
+static int arg_ts_cursor(TwinCall *c, TwinReply *rp, int64_t *ret)
+{
+        const char *cursor;
+        int r = twin_arg_str(c->args, "cursor", &cursor);
+        *ret = -1;
+        if (r == -ENOENT || (r == 0 && !cursor[0]))
+                return 1;
+        if (r < 0)
+                return slack_fail(rp, "invalid_cursor");
+        _cleanup_free_ char *raw = NULL;
+        r = twin_base64_decode(cursor, &raw);
+        if (r == -ENOMEM)
+                return r;
+        const char *digits = r == 0 ? startswith(raw, "next_ts:") : NULL;
+        size_t n = digits ? strlen(digits) : 0;
+        if (n == 0 || n > 17 || strspn(digits, "0123456789") != n)
+                return slack_fail(rp, "invalid_cursor");
+        *ret = strtoll(digits, NULL, 10);
+        return 1;
+}
+
+/* {next_cursor} of a message page whose next message is m (NULL: the last page). */
+static json_t *ts_cursor_metadata(json_t *m)
+{
+        char raw[48];
+        _cleanup_free_ char *cur = NULL;
+        if (m) {
+                snprintf(raw, sizeof(raw), "next_ts:%lld", (long long)slack_msg_ts(m));
+                if (!(cur = twin_base64(raw, strlen(raw))))
+                        return NULL;
+        }
+        return json_pack("{s:s}", "next_cursor", cur ? cur : "");
 }
 
 /* Messages of ch, newest first (history: top level only) or one thread oldest first. */
@@ -130,11 +170,18 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
                         return -ENOMEM;
         }
 
-        size_t from, count;
-        n = json_array_size(match);
-        r = slack_arg_page(c, rp, thread ? 1000 : 100, 1000, n, &from, &count);
-        if (r <= 0)
+        int64_t limit, resume;
+        if ((r = slack_arg_limit(c, rp, thread ? 1000 : 100, 1000, &limit)) <= 0 ||
+            (r = arg_ts_cursor(c, rp, &resume)) <= 0)
                 return r;
+        n = json_array_size(match);
+        size_t from = 0;
+        /* resume at the cursor's message, or where it would be had it not been deleted */
+        while (resume >= 0 && from < n &&
+               (thread ? slack_msg_ts(json_array_get(match, from)) < resume
+                       : slack_msg_ts(json_array_get(match, from)) > resume))
+                from++;
+        size_t count = (size_t)limit < n - from ? (size_t)limit : n - from;
         _cleanup_json_ json_t *out = json_array();
         if (!out)
                 return -ENOMEM;
@@ -142,18 +189,20 @@ static int list_messages(TwinCall *c, TwinReply *rp, json_t *ch, const char *thr
                 if (json_array_append_new(
                             out, slack_render_message(c, ch, json_array_get(match, i))) < 0)
                         return -ENOMEM;
-        return slack_ok(rp,
-                        json_pack("{s:O, s:b, s:O, s:o}", "messages", out, "has_more",
-                                  from + count < n, "channel_id", json_object_get(ch, "id"),
-                                  "response_metadata", slack_response_metadata(from + count, n)));
+        /* channel_id only for the MCP tools: conversations.history/replies have no such member */
+        return slack_ok(rp, json_pack("{s:O, s:b, s:O*, s:o}", "messages", out, "has_more",
+                                      from + count < n, "channel_id",
+                                      c->request ? NULL : json_object_get(ch, "id"),
+                                      "response_metadata",
+                                      ts_cursor_metadata(json_array_get(match, from + count))));
 }
 
 /* conversations.history / slack_read_channel. */
 int slack_act_read_channel(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         return list_messages(c, rp, ch, NULL);
 }
@@ -162,12 +211,14 @@ int slack_act_read_channel(TwinCall *c, TwinReply *rp)
 int slack_act_read_thread(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         json_t *v = slack_arg2(c, "ts", "message_ts");
         if (!v || json_is_null(v))
                 v = json_object_get(c->args, "thread_ts");
+        if ((!v || json_is_null(v)) && (r = slack_arg_required(c, rp, "ts", "message_ts")) <= 0)
+                return r;
         int64_t ts;
         json_t *parent = v && slack_ts_parse(v, &ts) == 0 ? slack_msg_find(ch, ts, NULL) : NULL;
         if (!parent)
@@ -181,8 +232,8 @@ int slack_act_read_thread(TwinCall *c, TwinReply *rp)
 int slack_act_list_channel_members(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", "channel_id");
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         _cleanup_json_ json_t *ids = json_array();
         if (!ids)
@@ -199,9 +250,11 @@ int slack_act_list_channel_members(TwinCall *c, TwinReply *rp)
 
 /*
  * The user ids of args[key] (comma-separated or an array), each one a user the caller sees.
- * 1, 0 with user_not_found / no_user in rp, -errno. *ret is a new array.
+ * 1, 0 with user_not_found / no_user in rp, -errno. *ret is a new array. With skip, a user
+ * the caller does not see is left out instead (user_not_found only when none is left).
  */
-static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
+static int arg_users_skip(TwinCall *c, TwinReply *rp, const char *key, const char *alias, bool skip,
+                          json_t **ret)
 {
         _cleanup_json_ json_t *refs = NULL, *ids = json_array(), *tmp = NULL;
         json_t *v = slack_arg2(c, key, alias);
@@ -223,14 +276,23 @@ static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *al
         json_t *x;
         json_array_foreach (refs, i, x) {
                 json_t *u = slack_user_resolve(c->world, json_string_value(x));
+                if (!slack_user_visible(u) && skip)
+                        continue;
                 if (!slack_user_visible(u))
                         return slack_fail(rp, "user_not_found");
                 if (!slack_strv_has(ids, json_get_str(u, "id")) &&
                     json_array_append(ids, json_object_get(u, "id")) < 0)
                         return -ENOMEM;
         }
+        if (json_array_size(ids) == 0)
+                return slack_fail(rp, "user_not_found");
         *ret = TAKE_PTR(ids);
         return 1;
+}
+
+static int arg_users(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret)
+{
+        return arg_users_skip(c, rp, key, alias, false, ret);
 }
 
 static int add_channel(TwinCall *c, TwinReply *rp, json_t *ch)
@@ -349,7 +411,8 @@ static int open_conversation(TwinCall *c, TwinReply *rp)
 
 /*
  * Slack's channel name rules (conversations.create): at most 80 characters of lower-case
- * letters, digits, hyphens and underscores. Returns NULL or the error.
+ * letters, digits, hyphens and underscores, not all of them punctuation. Returns NULL or
+ * the error.
  */
 static const char *channel_name_error(const char *name)
 {
@@ -360,6 +423,8 @@ static const char *channel_name_error(const char *name)
                 return "invalid_name_maxlength";
         if (strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != n)
                 return "invalid_name_specials";
+        if (strspn(name, "-_") == n)
+                return "invalid_name_punctuation";
         return NULL;
 }
 
@@ -377,6 +442,9 @@ int slack_act_create_conversation(TwinCall *c, TwinReply *rp)
                 return r;
         if (streq_ptr(mode, "open") || (!mode && !name))
                 return open_conversation(c, rp);
+        if (!name && streq_ptr(mode, "create") &&
+            (r = slack_arg_required(c, rp, "name", "channel_name")) <= 0)
+                return r;
         if (!name)
                 return slack_fail(rp, "invalid_name_required");
         if (name[0] == '#')
@@ -397,7 +465,8 @@ int slack_act_create_conversation(TwinCall *c, TwinReply *rp)
         }
         const char *me = slack_bot_user(c);
         char id[16];
-        if ((r = slack_alloc_id(c->world, priv ? 'G' : 'C', id)) < 0)
+        /* private channels have had C ids since 2021, like public ones */
+        if ((r = slack_alloc_id(c->world, 'C', id)) < 0)
                 return r;
         _cleanup_json_ json_t *members = json_pack("[s]", me);
         size_t i;
@@ -446,8 +515,8 @@ static json_t *members_without(json_t *ch, const char *uid)
 int slack_act_join(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||
             json_is_true(json_object_get(ch, "is_mpim")))
@@ -471,8 +540,8 @@ int slack_act_join(TwinCall *c, TwinReply *rp)
 int slack_act_leave(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")))
                 return slack_fail(rp, "method_not_supported_for_channel_type");
@@ -483,6 +552,10 @@ int slack_act_leave(TwinCall *c, TwinReply *rp)
                 return slack_fail(rp, "cant_leave_general");
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
+        /* a private channel keeps a member: nobody could let anyone back in */
+        if (json_is_true(json_object_get(ch, "is_private")) &&
+            json_array_size(json_object_get(ch, "members")) == 1)
+                return slack_fail(rp, "last_member");
         _cleanup_json_ json_t *members = members_without(ch, me);
         if (!members)
                 return -ENOMEM;
@@ -491,37 +564,55 @@ int slack_act_leave(TwinCall *c, TwinReply *rp)
         return slack_ok(rp, json_object());
 }
 
-/* conversations.invite: users (comma-separated ids), the caller being a member. */
+/*
+ * conversations.invite: users (comma-separated ids), the caller being a member. Without
+ * force one user that cannot be invited fails the call and invites nobody; with force the
+ * others are invited and the call fails only when none is left
+ * (https://api.slack.com/methods/conversations.invite).
+ */
 int slack_act_invite(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "is_archived");
         if (json_is_true(json_object_get(ch, "is_im")))
                 return slack_fail(rp, "method_not_supported_for_channel_type");
+        bool force = false;
+        if (twin_arg_bool(c->args, "force", &force) == -EINVAL)
+                return slack_fail(rp, "invalid_arguments");
         _cleanup_json_ json_t *ids = NULL;
-        r = arg_users(c, rp, "users", "user_ids", &ids);
+        r = arg_users_skip(c, rp, "users", "user_ids", force, &ids);
         if (r <= 0)
                 return r;
         _cleanup_json_ json_t *members = json_deep_copy(json_object_get(ch, "members"));
         if (!members)
                 return -ENOMEM;
-        size_t i;
+        size_t i, added = 0;
         json_t *x;
+        const char *refused = NULL;
         json_array_foreach (ids, i, x) {
                 const char *uid = json_string_value(x);
-                if (streq_ptr(uid, slack_bot_user(c)))
-                        return slack_fail(rp, "cant_invite_self");
-                if (slack_strv_has(members, uid))
-                        return slack_fail(rp, "already_in_channel");
-                if (json_is_true(json_object_get(slack_user_by_id(c->world, uid), "deleted")))
-                        return slack_fail(rp, "user_is_deleted");
+                const char *why =
+                        streq_ptr(uid, slack_bot_user(c)) ? "cant_invite_self"
+                        : slack_strv_has(members, uid)    ? "already_in_channel"
+                        : json_is_true(json_object_get(slack_user_by_id(c->world, uid), "deleted"))
+                                ? "user_is_deleted"
+                                : NULL;
+                if (why && !force)
+                        return slack_fail(rp, why);
+                if (why) {
+                        refused = refused ? refused : why;
+                        continue;
+                }
                 if (json_array_append(members, x) < 0)
                         return -ENOMEM;
+                added++;
         }
+        if (added == 0)
+                return slack_fail(rp, refused ? refused : "no_user");
         if ((r = set_members(rp, ch, members)) < 0)
                 return r;
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
@@ -530,10 +621,10 @@ int slack_act_invite(TwinCall *c, TwinReply *rp)
 int slack_act_kick(TwinCall *c, TwinReply *rp)
 {
         json_t *ch, *u;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
-                return r;
-        if ((r = slack_arg_user(c, rp, "user", "user_id", &u)) <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, "user", "user_id")) <= 0 ||
+            (r = slack_arg_user(c, rp, "user", "user_id", &u)) <= 0)
                 return r;
         const char *uid = json_get_str(u, "id");
         if (streq_ptr(uid, slack_bot_user(c)))
@@ -556,8 +647,8 @@ int slack_act_kick(TwinCall *c, TwinReply *rp)
 int slack_act_archive(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||
             json_is_true(json_object_get(ch, "is_mpim")))
@@ -578,12 +669,11 @@ int slack_act_archive(TwinCall *c, TwinReply *rp)
 static int set_text(TwinCall *c, TwinReply *rp, const char *key)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, key, NULL)) <= 0)
                 return r;
         json_t *v = json_object_get(c->args, key);
-        if (!v || json_is_null(v))
-                return slack_fail(rp, "invalid_arguments");
         if (!json_is_string(v))
                 return slack_fail(rp, "invalid_arguments");
         if (slack_utf8_chars(json_string_value(v)) > 250)
@@ -614,8 +704,8 @@ int slack_act_set_purpose(TwinCall *c, TwinReply *rp)
 int slack_act_unarchive(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0)
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0)
                 return r;
         if (!json_is_true(json_object_get(ch, "is_archived")))
                 return slack_fail(rp, "not_archived");
@@ -632,8 +722,9 @@ int slack_act_rename(TwinCall *c, TwinReply *rp)
 {
         json_t *ch;
         const char *name;
-        int r = slack_arg_channel_in(c, rp, &ch);
-        if (r <= 0 ||
+        int r = slack_arg_required(c, rp, "channel", NULL);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_required(c, rp, "name", NULL)) <= 0 ||
             (r = slack_arg_string(c, rp, "name", NULL, "invalid_name_required", &name)) <= 0)
                 return r;
         if (json_is_true(json_object_get(ch, "is_im")) ||

@@ -44,17 +44,29 @@ static int arg_reaction(TwinCall *c, TwinReply *rp, char name[static 128])
         return 1;
 }
 
-/* The channel and message a reaction call names (timestamp, or message_ts). */
+/*
+ * The channel and message a reaction or pin call names (timestamp, or message_ts). A
+ * timestamp that is no ts at all is bad_timestamp, one of no message message_not_found
+ * (reactions.add, pins.add: https://api.slack.com/methods/reactions.add).
+ */
 static int arg_target(TwinCall *c, TwinReply *rp, bool member, json_t **ret_ch, json_t **ret_m,
                       size_t *ret_idx)
 {
         int r = member ? slack_arg_channel_in(c, rp, ret_ch) : slack_arg_channel(c, rp, ret_ch);
         if (r <= 0)
                 return r;
-        json_t *v = slack_arg2(c, "timestamp", "message_ts");
-        if (!v || json_is_null(v))
-                return slack_arg_message(c, rp, *ret_ch, "ts", NULL, ret_m, ret_idx);
-        return slack_arg_message(c, rp, *ret_ch, "timestamp", "message_ts", ret_m, ret_idx);
+        const char *key = "timestamp", *alias = "message_ts";
+        json_t *v = slack_arg2(c, key, alias);
+        if (!v || json_is_null(v)) {
+                key = "ts";
+                alias = NULL;
+                v = json_object_get(c->args, key);
+        }
+        int64_t ts;
+        if (v && !json_is_null(v) && !(json_is_string(v) && !json_string_length(v)) &&
+            slack_ts_parse(v, &ts) < 0)
+                return slack_fail(rp, "bad_timestamp");
+        return slack_arg_message(c, rp, *ret_ch, key, alias, ret_m, ret_idx);
 }
 
 /* reactions.add / slack_add_reaction (already_reacted when the caller has reacted so). */

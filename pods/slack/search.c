@@ -418,7 +418,8 @@ static json_t *render_match(TwinCall *c, json_t *ch, json_t *m, size_t score)
                 "{s:s, s:{s:O, s:O*, s:b, s:b, s:b, s:b, s:b}, s:O*, s:O*, s:O, s:O, s:o, s:O, "
                 "s:O*, s:I}",
                 "type", "message", "channel", "id", json_object_get(ch, "id"), "name",
-                json_object_get(ch, "name"), "is_channel", !priv, "is_group", priv && !im && !mpim,
+                json_object_get(ch, "name"), "is_channel",
+                !im && !mpim && !slack_channel_is_group(ch), "is_group", slack_channel_is_group(ch),
                 "is_im", im, "is_mpim", mpim, "is_private", priv, "user",
                 json_object_get(m, "user"), "username", json_object_get(u, "name"), "ts",
                 json_object_get(m, "ts"), "text", json_object_get(m, "text"), "permalink",
@@ -511,7 +512,9 @@ static int search(TwinCall *c, TwinReply *rp, bool include_private)
                 json_t *m;
                 json_array_foreach (json_object_get(ch, "messages"), k, m) {
                         size_t score;
-                        if (!matches(&query, ch, m, &score))
+                        /* a deleted thread parent's tombstone is no message to find */
+                        if (json_is_true(json_object_get(m, "hidden")) ||
+                            !matches(&query, ch, m, &score))
                                 continue;
                         json_t *x = render_match(c, ch, m, score);
                         if (!x || json_array_append_new(all, x) < 0)

@@ -352,7 +352,12 @@ static int seed_users(TwinSeed *s, const json_t *seed)
                         json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "real_name", real ? real : name,
                                   "display_name", display ? display : name, "title",
                                   title ? title : "", "email", email, "status_text", "");
-                if (!prof || !defaults || json_object_update_missing(prof, defaults) < 0)
+                if (!prof || !defaults)
+                        return -ENOMEM;
+                /* a profile without an email (a bot's) has no email member, not a null one */
+                if (!email)
+                        json_object_del(defaults, "email");
+                if (json_object_update_missing(prof, defaults) < 0)
                         return -ENOMEM;
                 json_t *row = json_pack("{s:s, s:s, s:s, s:b, s:b, s:b, s:b, s:s, s:O}", "id", id,
                                         "name", name, "real_name", real ? real : name, "is_bot",
@@ -678,7 +683,8 @@ static int seed_channels(TwinSeed *s, const json_t *seed)
 
                 id = json_get_str(row, "id");
                 if (!id) {
-                        if ((r = slack_alloc_id(s->world, priv ? 'G' : 'C', gen)) < 0)
+                        /* private channels have had C ids since 2021, like public ones */
+                        if ((r = slack_alloc_id(s->world, 'C', gen)) < 0)
                                 return r;
                         id = gen;
                 }
@@ -820,6 +826,28 @@ int slack_fail(TwinReply *rp, const char *error)
         return rp->body ? 0 : -ENOMEM;
 }
 
+/*
+ * A required argument the call left out (absent, or JSON null): Slack's argument validator
+ * answers invalid_arguments and names the field in response_metadata.messages, which
+ * @slack/web-api logs ("[ERROR] missing required field: channel"). field is the name the
+ * caller would have used: key on the Web API, alias (the MCP server's name) over MCP.
+ * 1 when args[key] (else args[alias]) is there, 0 with the error in rp, -ENOMEM.
+ */
+int slack_arg_required(TwinCall *c, TwinReply *rp, const char *key, const char *alias)
+{
+        json_t *v = slack_arg2(c, key, alias);
+        if (v && !json_is_null(v))
+                return 1;
+        _cleanup_free_ char *msg = NULL;
+        if (asprintf(&msg, "[ERROR] missing required field: %s",
+                     !c->request && alias ? alias : key) < 0)
+                return -ENOMEM;
+        twin_reply_json(rp, 200,
+                        json_pack("{s:b, s:s, s:{s:[s]}}", "ok", false, "error",
+                                  "invalid_arguments", "response_metadata", "messages", msg));
+        return rp->body ? 0 : -ENOMEM;
+}
+
 /* {ok:true, ...more} with more stolen. */
 int slack_ok(TwinReply *rp, json_t *more)
 {
@@ -832,6 +860,19 @@ int slack_ok(TwinReply *rp, json_t *more)
 }
 
 /* ------------------------------------------------------------------ rendering */
+
+/*
+ * Whether ch is a private channel of the kind Slack made before March 2021 (a G id), which
+ * the API still shows as is_group, not is_channel; newer private channels (C ids) are
+ * is_channel with is_private (https://api.slack.com/types/conversation).
+ */
+bool slack_channel_is_group(json_t *ch)
+{
+        const char *id = json_get_str(ch, "id");
+        return json_is_true(json_object_get(ch, "is_private")) &&
+               !json_is_true(json_object_get(ch, "is_im")) &&
+               !json_is_true(json_object_get(ch, "is_mpim")) && id && id[0] == 'G';
+}
 
 json_t *slack_render_channel(TwinCall *c, json_t *ch)
 {
@@ -849,19 +890,26 @@ json_t *slack_render_channel(TwinCall *c, json_t *ch)
         return json_pack("{s:O, s:O, s:b, s:b, s:b, s:b, s:b, s:O, s:b, s:b, s:O, s:b, s:b, "
                          "s:O, s:O, s:O, s:I, s:b}",
                          "id", json_object_get(ch, "id"), "name", json_object_get(ch, "name"),
-                         "is_channel", !priv, "is_group", priv && !mpim, "is_im", false, "is_mpim",
-                         mpim, "is_private", priv, "created", json_object_get(ch, "created"),
-                         "is_archived", json_is_true(json_object_get(ch, "is_archived")),
-                         "is_general", streq_ptr(json_get_str(ch, "name"), "general"),
-                         "name_normalized", json_object_get(ch, "name"), "is_shared", false,
-                         "is_member", slack_is_member(ch, slack_bot_user(c)), "creator",
+                         "is_channel", !mpim && !slack_channel_is_group(ch), "is_group",
+                         slack_channel_is_group(ch), "is_im", false, "is_mpim", mpim, "is_private",
+                         priv, "created", json_object_get(ch, "created"), "is_archived",
+                         json_is_true(json_object_get(ch, "is_archived")), "is_general",
+                         streq_ptr(json_get_str(ch, "name"), "general"), "name_normalized",
+                         json_object_get(ch, "name"), "is_shared", false, "is_member",
+                         slack_is_member(ch, slack_bot_user(c)), "creator",
                          json_object_get(ch, "creator"), "topic", json_object_get(ch, "topic"),
                          "purpose", json_object_get(ch, "purpose"), "num_members",
                          (json_int_t)json_array_size(members), "is_org_shared", false);
 }
 
-/* A message as the API shows it: the stored row, plus thread summary fields on a parent. */
-json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
+/*
+ * A message as the API shows it: the stored row, plus the thread summary on a parent
+ * (thread_ts, reply_count, reply_users, latest_reply), parent_user_id on a reply, and on a
+ * reply also sent to the channel subtype "thread_broadcast" with its thread's parent as
+ * root (when with_root), as conversations.replies and the thread_broadcast message show
+ * them (https://api.slack.com/events/message/thread_broadcast).
+ */
+static json_t *render_message(TwinCall *c, json_t *ch, json_t *m, bool with_root)
 {
         _cleanup_json_ json_t *out = json_deep_copy(m);
         if (!out || json_object_set(out, "team",
@@ -905,7 +953,29 @@ json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
              json_object_set(out, "reply_users", users) < 0 ||
              json_object_set_new(out, "latest_reply", json_string(latest)) < 0))
                 return NULL;
+        const char *th = json_get_str(m, "thread_ts");
+        bool reply = th && !streq_ptr(th, ts);
+        int64_t th_us;
+        json_t *parent = NULL;
+        if (reply && slack_ts_parse(json_object_get(m, "thread_ts"), &th_us) == 0)
+                parent = slack_msg_find(ch, th_us, NULL);
+        if (parent && json_object_get(parent, "user") &&
+            json_object_set(out, "parent_user_id", json_object_get(parent, "user")) < 0)
+                return NULL;
+        if (reply && json_is_true(json_object_get(m, "reply_broadcast")) &&
+            !json_object_get(m, "subtype")) {
+                if (json_object_set_new(out, "subtype", json_string("thread_broadcast")) < 0)
+                        return NULL;
+                if (parent && with_root &&
+                    json_object_set_new(out, "root", render_message(c, ch, parent, false)) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(out);
+}
+
+json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
+{
+        return render_message(c, ch, m, true);
 }
 
 json_t *slack_render_user(TwinCall *c, json_t *u)
@@ -947,6 +1017,19 @@ int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
         return 1;
 }
 
+/* limit: default def (also for 0), at most max. 1, or 0 when rp holds invalid_limit. */
+int slack_arg_limit(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, int64_t *ret)
+{
+        int64_t limit = def;
+        int r = twin_arg_int(c->args, "limit", 0, INT64_MAX, &limit);
+        if (r == -EINVAL)
+                return slack_fail(rp, "invalid_limit");
+        if (r == -ENOENT || limit == 0)
+                limit = def;
+        *ret = limit > max ? max : limit;
+        return 1;
+}
+
 /*
  * Cursor pagination (Slack "Pagination"): limit (default def, at most max), cursor an opaque
  * base64 "offset:N". Writes the window [*from, *from + *count) of n items. 1, or 0 when rp
@@ -955,14 +1038,10 @@ int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret)
 int slack_arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
                    size_t *count)
 {
-        int64_t limit = def;
-        int r = twin_arg_int(c->args, "limit", 0, INT64_MAX, &limit);
-        if (r == -EINVAL)
-                return slack_fail(rp, "invalid_limit");
-        if (r == -ENOENT || limit == 0)
-                limit = def;
-        if (limit > max)
-                limit = max;
+        int64_t limit;
+        int r = slack_arg_limit(c, rp, def, max, &limit);
+        if (r <= 0)
+                return r;
         *from = 0;
         const char *cursor;
         r = twin_arg_str(c->args, "cursor", &cursor);

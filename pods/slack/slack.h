@@ -29,6 +29,7 @@ const char *slack_bot_user(TwinCall *c);
 bool slack_strv_has(const json_t *a, const char *s);
 bool slack_is_member(json_t *ch, const char *uid);
 bool slack_channel_visible(TwinCall *c, json_t *ch);
+bool slack_channel_is_group(json_t *ch);
 bool slack_user_visible(json_t *u);
 json_t *slack_world_list(json_t *w, const char *key);
 
@@ -45,11 +46,13 @@ json_t *slack_permalink(TwinCall *c, json_t *ch, json_t *m);
 json_t *slack_arg2(TwinCall *c, const char *key, const char *alias);
 int slack_arg_string(TwinCall *c, TwinReply *rp, const char *key, const char *alias,
                      const char *missing, const char **ret);
+int slack_arg_required(TwinCall *c, TwinReply *rp, const char *key, const char *alias);
 int slack_arg_channel(TwinCall *c, TwinReply *rp, json_t **ret);
 int slack_arg_channel_in(TwinCall *c, TwinReply *rp, json_t **ret);
 int slack_arg_user(TwinCall *c, TwinReply *rp, const char *key, const char *alias, json_t **ret);
 int slack_arg_message(TwinCall *c, TwinReply *rp, json_t *ch, const char *key, const char *alias,
                       json_t **ret, size_t *ret_idx);
+int slack_arg_limit(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, int64_t *ret);
 int slack_arg_page(TwinCall *c, TwinReply *rp, int64_t def, int64_t max, size_t n, size_t *from,
                    size_t *count);
 json_t *slack_response_metadata(size_t next, size_t n);

@@ -111,6 +111,13 @@ await assert.rejects(sl.conversations.history({ channel: "G0LEADERS1" }), slackE
 await assert.rejects(sl.conversations.info({ channel: "G0LEADERS1" }), slackError("channel_not_found"));
 await assert.rejects(sl.conversations.join({ channel: "G0LEADERS1" }), slackError("channel_not_found"));
 await assert.rejects(sl.chat.postMessage({ channel: "G0LEADERS1", text: "x" }), slackError("channel_not_found"));
+// a required argument left out: invalid_arguments, the field named where the SDK logs it
+await assert.rejects(sl.conversations.history({}), (e) => {
+  assert.equal(e.data?.error, "invalid_arguments");
+  assert.deepEqual(e.data.response_metadata.messages, ["[ERROR] missing required field: channel"]);
+  return true;
+});
+await assert.rejects(sl.conversations.replies({ channel: "C0GENERAL" }), slackError("invalid_arguments"));
 assert.equal((await sl.conversations.info({ channel: "C0DESIGN01" })).channel.is_member, false);
 assert.equal((await sl.conversations.join({ channel: "C0DESIGN01" })).channel.is_member, true);
 assert.equal((await sl.conversations.history({ channel: "C0DESIGN01" })).messages.length, 1);

@@ -82,7 +82,7 @@ refuse /conversations.history $JSONT "$TMP/b/bigint.json" invalid_json
 refuse /chat.scheduleMessage $JSONT "$TMP/b/bigint-post.json" invalid_json
 refuse /conversations.history $FORM "$(inline_body 'channel=C0GENERAL&limit=123456789012345678901234567890')" invalid_limit
 refuse /chat.scheduleMessage $FORM "$(inline_body 'channel=C0GENERAL&text=x&post_at=18446744073709551617')" invalid_time
-refuse /reactions.add $FORM "$(inline_body 'channel=C0GENERAL&timestamp=99999999999999999999999.000100&name=tada')" message_not_found
+refuse /reactions.add $FORM "$(inline_body 'channel=C0GENERAL&timestamp=99999999999999999999999.000100&name=tada')" bad_timestamp
 refuse /conversations.history $FORM "$(inline_body 'channel=C0GENERAL&oldest=1e400')" invalid_ts_oldest
 # ---- NUL and invalid UTF-8
 refuse /chat.postMessage $JSONT "$TMP/b/nul.json" invalid_json
@@ -105,7 +105,7 @@ refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":["
 refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":"x","thread_ts":{}}')" thread_not_found
 refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","text":"x","reply_broadcast":"maybe"}')" invalid_arguments
 refuse /chat.postMessage $JSONT "$(inline_body '{"channel":"C0GENERAL","blocks":{"type":"divider"}}')" invalid_blocks
-refuse /reactions.add $JSONT "$(inline_body '{"channel":"C0GENERAL","timestamp":true,"name":"x"}')" message_not_found
+refuse /reactions.add $JSONT "$(inline_body '{"channel":"C0GENERAL","timestamp":true,"name":"x"}')" bad_timestamp
 refuse /reactions.add $JSONT "$(inline_body '{"channel":"C0GENERAL","timestamp":"1700000000.000100","name":7}')" invalid_arguments
 refuse /conversations.list $JSONT "$(inline_body '{"limit":"lots"}')" invalid_limit
 refuse /conversations.list $JSONT "$(inline_body '{"types":7}')" invalid_types

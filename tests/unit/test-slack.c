@@ -61,6 +61,7 @@ static void test_walkthrough(void)
         CHECK(json_is_false(jp(rp.body, "/has_more")));
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
         CHECK(streq(rp.tool, "slack_read_channel") && !rp.state_mutation);
+        CHECK(!jp(rp.body, "/channel_id"));
 
         sdk(t, &rp, "chat.postMessage",
             "channel=%23general&text=Triaged+acme%2Fapi%231+%E2%80%94+assigned+to+alice");
@@ -127,6 +128,9 @@ static void test_mcp(void)
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "channel_not_found"));
 
+        /* the MCP tool names the channel it read; conversations.history does not */
+        twin_test_call(m, &rp, "slack_read_channel", "{\"channel_id\":\"general\"}");
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/channel_id"), "C0GENERAL"));
         twin_test_call(m, &rp, "slack_search_channels", "{\"query\":\"general\"}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 1);
         twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"acme.test\",\"limit\":1}");
@@ -182,6 +186,38 @@ static void test_threads_and_reactions(void)
         CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
         CHECK(streq(jps(rp.body, "/messages/0/ts"), parent));
         CHECK(streq(jps(rp.body, "/messages/1/ts"), reply_ts));
+        /* a reply names its parent's author; the parent has none of that */
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/parent_user_id"), "U0ALICE01"));
+        CHECK(!jp(rp.body, "/messages/0/parent_user_id") && !jp(rp.body, "/messages/1/subtype"));
+        /* a reply also sent to the channel: subtype thread_broadcast, its parent as root */
+        sdk(t, &rp, "chat.postMessage",
+            "channel=C0GENERAL&text=r3&thread_ts=1700000000.000100&reply_broadcast=true");
+        CHECK(streq_ptr(jps(rp.body, "/message/subtype"), "thread_broadcast"));
+        sdk(t, &rp, "conversations.history", "channel=C0GENERAL&limit=1");
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/text"), "r3"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/subtype"), "thread_broadcast"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/parent_user_id"), "U0ALICE01"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/root/ts"), parent));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/root/reply_count")) == 3);
+        CHECK(!jp(rp.body, "/messages/0/root/root"));
+        /* a parent with replies, deleted, leaves a tombstone: its thread stays readable */
+        sdk(t, &rp, "chat.postMessage", "channel=C0RANDOM1&text=doomed");
+        _cleanup_free_ char *doomed = strdup(jps(rp.body, "/ts"));
+        char form[128];
+        snprintf(form, sizeof(form), "channel=C0RANDOM1&text=kept&thread_ts=%s", doomed);
+        sdk(t, &rp, "chat.postMessage", form);
+        snprintf(form, sizeof(form), "channel=C0RANDOM1&ts=%s", doomed);
+        sdk(t, &rp, "chat.delete", form);
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        CHECK(streq_ptr(jps(rp.state_delta, "/after/subtype"), "tombstone"));
+        sdk(t, &rp, "conversations.replies", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 2);
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/subtype"), "tombstone"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/text"), "This message was deleted."));
+        CHECK(json_integer_value(jp(rp.body, "/messages/0/reply_count")) == 1);
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/text"), "kept"));
+        sdk(t, &rp, "search.messages", "query=deleted");
+        CHECK(json_integer_value(jp(rp.body, "/messages/total")) == 0);
         sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1.5");
         CHECK(streq(jps(rp.body, "/error"), "thread_not_found"));
 
@@ -198,7 +234,8 @@ static void test_threads_and_reactions(void)
         } errors[] = {
                 {"channel=C0GENERAL&timestamp=1700000000.000100&name=tada", "already_reacted"},
                 {"channel=C0GENERAL&timestamp=1700000000.000999&name=tada", "message_not_found"},
-                {"channel=C0GENERAL&timestamp=garbage&name=tada", "message_not_found"},
+                {"channel=C0GENERAL&timestamp=garbage&name=tada", "bad_timestamp"},
+                {"channel=C0GENERAL&timestamp=1700000000.0001009&name=tada", "bad_timestamp"},
                 {"channel=C0GENERAL&name=tada", "no_item_specified"},
                 {"channel=C0GENERAL&timestamp=1700000000.000100&name=Not+An+Emoji", "invalid_name"},
                 {"channel=C0GENERAL&timestamp=1700000000.000100", "invalid_name"},
@@ -240,6 +277,16 @@ static void test_lists(void)
         sdk(t, &rp, "conversations.list", "types=private_channel");
         CHECK(json_array_size(jp(rp.body, "/channels")) == 1);
         CHECK(streq(jps(rp.body, "/channels/0/name"), "incidents"));
+        /* a G id is a pre-2021 private channel: is_group; a new one is a private is_channel */
+        CHECK(json_is_true(jp(rp.body, "/channels/0/is_group")));
+        CHECK(json_is_false(jp(rp.body, "/channels/0/is_channel")));
+        sdk(t, &rp, "conversations.create", "name=secret-plans&is_private=true");
+        CHECK(jps(rp.body, "/channel/id")[0] == 'C');
+        CHECK(json_is_true(jp(rp.body, "/channel/is_channel")));
+        CHECK(json_is_false(jp(rp.body, "/channel/is_group")));
+        CHECK(json_is_true(jp(rp.body, "/channel/is_private")));
+        sdk(t, &rp, "conversations.leave", "channel=secret-plans");
+        CHECK(streq_ptr(jps(rp.body, "/error"), "last_member") && !rp.state_mutation);
         sdk(t, &rp, "conversations.list", "types=public_channel,bogus");
         CHECK(streq(jps(rp.body, "/error"), "invalid_types"));
         sdk(t, &rp, "conversations.list", "limit=lots");
@@ -253,8 +300,69 @@ static void test_lists(void)
         CHECK(json_is_true(jp(rp.body, "/members/5/is_bot")) && !jp(rp.body, "/members/0/hidden"));
         sdk(t, &rp, "users.profile.get", "user=bob");
         CHECK(streq(jps(rp.body, "/profile/real_name"), "Bob Builder"));
+        sdk(t, &rp, "users.profile.get", NULL);
+        CHECK(streq(jps(rp.body, "/profile/real_name"), "Pome Bot") &&
+              !jp(rp.body, "/profile/email"));
         sdk(t, &rp, "users.profile.get", "user=U0NOBODY");
         CHECK(streq(jps(rp.body, "/error"), "user_not_found"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/*
+ * History pages by ts, as Slack's next_ts cursor does: a post or a deletion between two
+ * pages neither repeats nor skips a message of the channel (an offset would, newest first).
+ */
+static void test_history_cursor(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        char form[256];
+        /* #engineering: 25 top-level messages */
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=10");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 10 &&
+              json_is_true(jp(rp.body, "/has_more")));
+        _cleanup_free_ char *last = strdup(jps(rp.body, "/messages/9/ts"));
+        const char *cursor = jps(rp.body, "/response_metadata/next_cursor");
+        /* base64 "next_ts:<digits>", the shape slack.com uses */
+        _cleanup_free_ char *raw = NULL;
+        CHECK(cursor && twin_base64_decode(cursor, &raw) == 0 && startswith(raw, "next_ts:"));
+        snprintf(form, sizeof(form), "channel=C0ENGINEER&limit=10&cursor=%s", cursor);
+        TwinReply post = {};
+        sdk(t, &post, "chat.postMessage", "channel=C0ENGINEER&text=meanwhile");
+        CHECK(json_is_true(jp(post.body, "/ok")));
+        twin_reply_done(&post);
+        sdk(t, &rp, "conversations.history", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 10);
+        CHECK(strcmp(jps(rp.body, "/messages/0/ts"), last) < 0);
+        CHECK(!streq(jps(rp.body, "/messages/0/text"), "meanwhile"));
+        /* the message the cursor names deleted: the page starts at the next older one */
+        _cleanup_free_ char *first = strdup(jps(rp.body, "/messages/0/ts"));
+        _cleanup_free_ char *second = strdup(jps(rp.body, "/messages/1/ts"));
+        json_t *msgs = jp(twin_world(t), "/channels/2/messages");
+        for (size_t i = 0; i < json_array_size(msgs); i++)
+                if (streq(json_string_value(jp(json_array_get(msgs, i), "/ts")), first)) {
+                        json_array_remove(msgs, i);
+                        break;
+                }
+        sdk(t, &rp, "conversations.history", form);
+        CHECK(streq(jps(rp.body, "/messages/0/ts"), second));
+        /* the last page ends with an empty cursor */
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=1000");
+        CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
+        CHECK(json_is_false(jp(rp.body, "/has_more")));
+        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&cursor=b2Zmc2V0OjE%3D");
+        CHECK(streq_ptr(jps(rp.body, "/error"), "invalid_cursor"));
+        /* a thread pages oldest first; the parent leads the first page only */
+        sdk(t, &rp, "conversations.replies", "channel=C0ENGINEER&ts=1700000720.000100&limit=2");
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/ts"), "1700000720.000100"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/ts"), "1700000780.000200"));
+        snprintf(form, sizeof(form), "channel=C0ENGINEER&ts=1700000720.000100&limit=2&cursor=%s",
+                 jps(rp.body, "/response_metadata/next_cursor"));
+        sdk(t, &rp, "conversations.replies", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/ts"), "1700000780.000300"));
+        CHECK(json_is_false(jp(rp.body, "/has_more")));
         twin_reply_done(&rp);
         twin_free(t);
 }
@@ -601,7 +709,23 @@ static void test_errors(void)
                 {"chat.postMessage", JSON, "{\"channel\":", "invalid_json"},
                 {"chat.postMessage", FORM, "channel=C0GENERAL&text=x&thread_ts=abc",
                  "thread_not_found"},
-                {"conversations.history", FORM, "", "channel_not_found"},
+                /* a required argument left out: Slack's validator, not a lookup */
+                {"conversations.history", FORM, "", "invalid_arguments"},
+                {"conversations.history", FORM, "channel=", "channel_not_found"},
+                {"conversations.info", FORM, "", "invalid_arguments"},
+                {"conversations.members", FORM, "", "invalid_arguments"},
+                {"conversations.replies", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.replies", FORM, "ts=1700000000.000100", "invalid_arguments"},
+                {"conversations.join", FORM, "", "invalid_arguments"},
+                {"conversations.leave", FORM, "", "invalid_arguments"},
+                {"conversations.archive", FORM, "", "invalid_arguments"},
+                {"conversations.kick", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.setTopic", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.setPurpose", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.rename", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.create", FORM, "", "invalid_arguments"},
+                {"conversations.create", FORM, "name=", "invalid_name_required"},
+                {"conversations.invite", FORM, "channel=C0GENERAL", "no_user"},
                 {"conversations.history", FORM, "channel=C0GENERAL&latest=soon",
                  "invalid_ts_latest"},
                 {"conversations.history", FORM, "channel=C0GENERAL&oldest=-5", "invalid_ts_oldest"},
@@ -616,6 +740,19 @@ static void test_errors(void)
                 CHECK(streq_ptr(jps(rp.body, "/error"), cases[i].error));
                 CHECK(!rp.state_mutation && !rp.state_delta && rp.tool);
         }
+        /* ...and names the field, as @slack/web-api logs it; over MCP by the tool's name */
+        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL");
+        CHECK(streq_ptr(jps(rp.body, "/response_metadata/messages/0"),
+                        "[ERROR] missing required field: ts"));
+        sdk(t, &rp, "conversations.history", "");
+        CHECK(streq_ptr(jps(rp.body, "/response_metadata/messages/0"),
+                        "[ERROR] missing required field: channel"));
+        twin_test_call(t, &rp, "slack_read_channel", "{}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/error"), "invalid_arguments"));
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/response_metadata/messages/0"),
+                        "[ERROR] missing required field: channel_id"));
+
         /* blocks without text is a message */
         sdk(t, &rp, "chat.postMessage",
             "channel=C0GENERAL&blocks=%5B%7B%22type%22%3A%22divider%22%7D%5D");
@@ -669,7 +806,8 @@ static void test_state_and_redaction(void)
         /* the seed's ts-less reply got one after the latest seeded ts */
         CHECK(streq(jps(s, "/channels/0/messages/2/ts"), "1700000001.000100"));
         CHECK(streq(jps(s, "/channels/0/name"), "ops"));
-        CHECK(jps(s, "/channels/0/id")[0] == 'G');
+        /* a private channel has a C id, as Slack has given them since 2021 */
+        CHECK(jps(s, "/channels/0/id")[0] == 'C');
         CHECK(jps(s, "/users/0/id")[0] == 'U' && jps(s, "/team/id")[0] == 'T');
         /* the synthetic bot */
         CHECK(streq(jps(s, "/users/1/name"), "pome-bot") && json_is_true(jp(s, "/users/1/is_bot")));
@@ -828,6 +966,8 @@ static void test_membership(void)
                  "cant_update_message"},
                 {"conversations.create", "name=general", "name_taken"},
                 {"conversations.create", "name=Has+Space", "invalid_name_specials"},
+                {"conversations.create", "name=--_", "invalid_name_punctuation"},
+                {"conversations.rename", "channel=random&name=-", "invalid_name_punctuation"},
                 {"reactions.remove", "channel=C0GENERAL&timestamp=1700000000.000100&name=tada",
                  "no_reaction"},
                 {"pins.add", "channel=C0ENGINEER&timestamp=1700000720.000100", "already_pinned"},
@@ -853,6 +993,19 @@ static void test_membership(void)
               json_integer_value(jp(rp.body, "/channel/num_members")) == 4);
         sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
         CHECK(streq(jps(rp.body, "/error"), "already_in_channel"));
+        /* one user that cannot be invited: nobody is, unless force says to go on */
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE");
+        CHECK(streq(jps(rp.body, "/error"), "user_not_found") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001");
+        CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.invite",
+            "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE&force=true");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
+        CHECK(json_integer_value(jp(rp.body, "/channel/num_members")) == 5);
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0NOPE&force=true");
+        CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
+        sdk(t, &rp, "conversations.kick", "channel=design&user=U0DAVE001");
+        CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "conversations.kick", "channel=design&user=U0BOB0001");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "conversations.leave", "channel=design");
@@ -934,6 +1087,7 @@ int main(void)
         test_mcp();
         test_threads_and_reactions();
         test_lists();
+        test_history_cursor();
         test_scheduled();
         test_search_modifiers();
         test_multipart_upload();
