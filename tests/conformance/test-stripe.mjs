@@ -103,6 +103,31 @@ async function sandbox(seed) {
     return true;
   });
 
+  // the rest of the surface, each through its SDK method
+  assert.equal((await stripe.customers.retrieve(cus.id)).email, "ada@example.com");
+  assert.equal((await stripe.customers.update(cus.id, { metadata: { plan: "" }, phone: "+1555" })).phone, "+1555");
+  assert.equal((await stripe.customers.listPaymentMethods(cus.id, { type: "card" })).data[0].id, pm.id);
+  const mc = await stripe.paymentMethods.create({ type: "card", card: { token: "tok_mastercard" } });
+  assert.equal((await stripe.paymentMethods.retrieve(mc.id)).card.brand, "mastercard");
+  const open = await stripe.paymentIntents.create({ amount: 700, currency: "usd", customer: cus.id });
+  assert.equal(open.status, "requires_payment_method");
+  const upd = await stripe.paymentIntents.update(open.id, { payment_method: "pm_card_authenticationRequired" });
+  assert.equal(upd.status, "requires_confirmation");
+  assert.equal((await stripe.paymentIntents.confirm(open.id)).status, "requires_action");
+  assert.equal((await stripe.paymentIntents.cancel(open.id, { cancellation_reason: "abandoned" })).status, "canceled");
+  assert.equal((await stripe.paymentIntents.retrieve(open.id)).status, "canceled");
+  assert.equal((await stripe.paymentIntents.list({ customer: cus.id })).data.length, 2);
+  assert.equal((await stripe.charges.list({ payment_intent: pi.id })).data.length, 1);
+  await stripe.paymentMethods.attach(mc.id, { customer: cus.id });
+  assert.equal((await stripe.paymentMethods.detach(mc.id)).customer, null);
+  assert.equal((await stripe.refunds.retrieve(re1.id)).amount, 500);
+  assert.equal((await stripe.refunds.list({ charge: ch.id })).data.length, 2);
+  const lastEvent = (await stripe.events.list({ limit: 1 })).data[0];
+  assert.equal((await stripe.events.retrieve(lastEvent.id)).type, "payment_method.detached");
+  const gone = await stripe.customers.create({ email: "gone@example.com" });
+  assert.equal((await stripe.customers.del(gone.id)).deleted, true);
+  assert.equal((await stripe.customers.retrieve(gone.id)).deleted, true);
+
   // unknown parameters: Stripe's parameter_unknown
   await assert.rejects(stripe.customers.create({ emial: "x@y.z" }), (e) => {
     assert.equal(e.code, "parameter_unknown");
@@ -114,7 +139,7 @@ async function sandbox(seed) {
   for (let i = 0; i < 24; i++) await stripe.customers.create({ email: `c${i}@example.com` });
   const seen = [];
   await stripe.customers.list({ limit: 10 }).autoPagingEach((c) => { seen.push(c.email); });
-  assert.equal(seen.length, 25);
+  assert.equal(seen.length, 25); // the deleted customer is not listed
   assert.equal(seen[0], "c23@example.com");
   assert.equal(seen[24], "ada@example.com");
   assert.equal(new Set(seen).size, 25);
