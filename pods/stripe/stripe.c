@@ -1127,13 +1127,47 @@ static json_t *seed_default(const SeedEntity *e, const char *id, int64_t created
                          "available", "type", "charge", "exchange_rate");
 }
 
+/* The statuses Stripe gives each object (its API reference's enums), "" ends a list. */
+static const char *const seed_statuses[][10] = {
+        {"payment_intents", "requires_payment_method", "requires_confirmation", "requires_action",
+         "processing", "requires_capture", "canceled", "succeeded", ""},
+        {"charges", "succeeded", "pending", "failed", ""},
+        {"refunds", "succeeded", "pending", "failed", "canceled", "requires_action", ""},
+        {"balance_transactions", "available", "pending", ""},
+};
+
+/* 0 when the row's status (if any) is one Stripe gives entity e, else -EINVAL in s->err. */
+static int seed_status(TwinSeed *s, const SeedEntity *e, json_t *v, const char *path)
+{
+        json_t *st = json_object_get(v, "status");
+        if (!st)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(seed_statuses); i++) {
+                if (!streq(seed_statuses[i][0], e->key))
+                        continue;
+                char list[256] = "";
+                size_t l = 0;
+                for (size_t k = 1; seed_statuses[i][k][0]; k++) {
+                        if (streq_ptr(json_string_value(st), seed_statuses[i][k]))
+                                return 0;
+                        l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", k > 1 ? ", " : "",
+                                              seed_statuses[i][k]);
+                }
+                return twin_seed_error(s->err, s->errlen, "%s.status: must be one of %s", path,
+                                       list);
+        }
+        return twin_seed_error(s->err, s->errlen, "%s.status: unknown key (a %s has no status)",
+                               path, e->what);
+}
+
 /* One seeded row of entity e at path: validated, normalised, appended to the world. */
 static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *path)
 {
         int r;
         if (!json_is_object(v))
                 return twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
-        if ((r = twin_seed_known(s, v, path, e->what, e->fields, e->n_fields)) < 0)
+        if ((r = twin_seed_known(s, v, path, e->what, e->fields, e->n_fields)) < 0 ||
+            (r = seed_status(s, e, v, path)) < 0)
                 return r;
         const char *id;
         char gen[40];

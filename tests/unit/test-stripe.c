@@ -636,6 +636,8 @@ static void test_seeds(void)
                 {"{\"failure_injection\": [{\"path\": \"/v1/balance\", \"status\": 99}]}",
                  "failure_injection[0].status"},
                 {"{\"api_keys\": [{\"key\": \"pk_test_1\"}]}", "api_keys[0].key"},
+                {"{\"payment_intents\": [{\"amount\": 100, \"status\": \"paid\"}]}",
+                 "payment_intents[0].status: must be one of requires_payment_method"},
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_json_ json_t *seed = json_loads(bad[i].seed, 0, NULL);
