@@ -97,6 +97,8 @@ int stripe_act_create_customer(TwinCall *c, TwinReply *rp)
         if ((r = stripe_arg_str(c, rp, "payment_method", false, &pm_ref)) <= 0)
                 return r;
         json_t *pm = pm_ref ? stripe_find(c->world, "payment_methods", pm_ref, NULL) : NULL;
+        if (pm_ref && !pm && !stripe_pm_test_id(pm_ref))
+                return stripe_missing(rp, "payment_methods", pm_ref, "payment_method");
         if (pm && json_is_string(json_object_get(pm, "customer")))
                 return stripe_invalid(rp, NULL, "payment_method",
                                       "The payment method you provided has already been "

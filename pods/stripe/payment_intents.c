@@ -55,10 +55,8 @@ static int check_pm(TwinCall *c, TwinReply *rp, const char *cus, const char *ref
         json_t *pm = stripe_find(c->world, "payment_methods", ref, NULL);
         int r;
         if (!pm) {
-                if (startswith(ref, "pm_card_")) {
-                        /* a test id: stripe_pm_resolve knows them all, or says no */
-                        return 1;
-                }
+                if (stripe_pm_test_id(ref))
+                        return 1; /* stripe_pm_resolve makes it */
                 r = stripe_missing(rp, "payment_methods", ref, "payment_method");
                 return r < 0 ? r : 0;
         }

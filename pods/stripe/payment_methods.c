@@ -106,6 +106,12 @@ static int pm_add(TwinCall *c, const char *brand, const char *last4, json_t **re
         return 0;
 }
 
+/* Whether ref is one of Stripe's test payment method ids (pm_card_visa …). */
+bool stripe_pm_test_id(const char *ref)
+{
+        return card_by(ref, NULL, NULL) != NULL;
+}
+
 /*
  * The payment method ref names (param for the error): a stored pm_…, or a Stripe test id
  * (pm_card_visa …) which becomes a new stored payment method. 1 with *ret (borrowed), 0 with

@@ -496,9 +496,23 @@ static json_t *deleted_stub(json_t *row)
                          json_get_str(row, "object"), "deleted", true);
 }
 
+/* The fields that hold an id Stripe expands into its object (null stays null). */
+static bool expandable(const char *field)
+{
+        static const char *const fields[] = {
+                "customer", "payment_method",      "payment_intent", "latest_charge",
+                "charge",   "balance_transaction", "source",         "default_payment_method"};
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                if (streq(field, fields[i]))
+                        return true;
+        return false;
+}
+
 /*
- * Expands one dotted path ("latest_charge.balance_transaction") in obj: a field holding an
- * id becomes a copy of that row. 1 done, 0 when path names nothing expandable, -ENOMEM.
+ * Expands one dotted path ("latest_charge.balance_transaction",
+ * "invoice_settings.default_payment_method") in obj: an id field becomes a copy of that
+ * row; a plain object field may only be walked through. 1 done, 0 when path names nothing
+ * expandable, -ENOMEM.
  */
 static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
 {
@@ -512,24 +526,24 @@ static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
         json_t *v = json_object_get(obj, field);
         if (!v)
                 return 0;
-        if (json_is_null(v))
-                return 1;
-        if (json_is_string(v)) {
-                json_t *row = stripe_find_any(c->world, json_string_value(v));
-                if (!row)
-                        return collection_of(json_string_value(v)) ? 1 : 0;
-                json_t *copy = json_is_true(json_object_get(row, "deleted")) ? deleted_stub(row)
-                                                                             : json_deep_copy(row);
-                if (!copy || json_object_set_new(obj, field, copy) < 0)
-                        return -ENOMEM;
-                v = copy;
-        }
-        if (!dot)
-                return json_is_object(v) ? 1 : 0;
-        if (json_is_object(v) && streq(json_get_str(v, "object") ?: "", "list")) {
-                /* "refunds.data.x" style paths are not expandable here */
+        if (expandable(field)) {
+                if (json_is_null(v))
+                        return 1;
+                if (json_is_string(v)) {
+                        json_t *row = stripe_find_any(c->world, json_string_value(v));
+                        if (!row)
+                                return 1; /* an id the world does not hold stays an id */
+                        json_t *copy = json_is_true(json_object_get(row, "deleted"))
+                                               ? deleted_stub(row)
+                                               : json_deep_copy(row);
+                        if (!copy || json_object_set_new(obj, field, copy) < 0)
+                                return -ENOMEM;
+                        v = copy;
+                }
+                if (!dot)
+                        return 1;
+        } else if (!dot)
                 return 0;
-        }
         return json_is_object(v) ? expand_path(c, v, dot + 1, depth + 1) : 0;
 }
 

@@ -54,6 +54,7 @@ int stripe_event(TwinCall *c, const char *type, const json_t *object, const json
 int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
 const char *stripe_pm_decline(const json_t *pm, const char **ret_code, const char **ret_message);
 bool stripe_pm_needs_action(const json_t *pm);
+bool stripe_pm_test_id(const char *ref);
 
 /* ----- actions */
 int stripe_act_create_customer(TwinCall *c, TwinReply *rp);

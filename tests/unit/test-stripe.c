@@ -446,6 +446,13 @@ static void test_params_and_forms(void)
         CHECK(streq(rp.tool, "create_customer") && !rp.state_mutation);
         CHECK(json_equal(w, twin_world(t)));
 
+        post(t, &rp, "/v1/customers", "payment_method=pm_card_bogus");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "payment_method"));
+        post(t, &rp, "/v1/payment_intents", "amount=900&currency=usd&payment_method=pm_nope");
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such PaymentMethod: 'pm_nope'"));
+        CHECK(json_equal(w, twin_world(t)));
+
         post(t, &rp, "/v1/customers", "metadata[a][b]=c");
         CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "metadata[a]"));
         CHECK(json_equal(w, twin_world(t)));
@@ -653,6 +660,77 @@ static void test_seeds(void)
         }
 }
 
+/* Every refusal is Stripe's envelope at Stripe's status and leaves the world as it was. */
+static void test_refusals_change_nothing(void)
+{
+        static const struct {
+                const char *method, *path, *form;
+                int status;
+                const char *code; /* error.code, or NULL when Stripe gives none */
+        } bad[] = {
+                {"POST", "/v1/payment_intents", "amount=10.5&currency=usd", 400,
+                 "parameter_invalid_integer"},
+                {"POST", "/v1/payment_intents", "amount=100&currency=xyz", 400, NULL},
+                {"POST", "/v1/payment_intents", "amount=100&currency=usd&capture_method=manual",
+                 400, NULL},
+                {"POST", "/v1/payment_intents", "amount=100&currency=usd&confirm=true", 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents",
+                 "amount=100&currency=usd&customer=cus_Grace00000002&payment_method="
+                 "pm_AdaVisa00000001",
+                 400, NULL},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001/confirm", NULL, 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001/cancel", NULL, 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001", "currency=eur", 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/refunds", "charge=ch_AlanRenew00003", 400, NULL},
+                {"POST", "/v1/refunds", "charge=ch_AdaAddon000004", 400, "charge_already_refunded"},
+                {"POST", "/v1/refunds", "payment_intent=pi_AlanRenew00003", 400, NULL},
+                {"POST", "/v1/refunds", "amount=100", 400, "parameter_missing"},
+                {"POST", "/v1/refunds", "charge=ch_GraceSeats00002&amount=0", 400, NULL},
+                {"POST", "/v1/refunds", "charge=ch_GraceSeats00002&reason=because", 400, NULL},
+                {"POST", "/v1/payment_methods/pm_card_visa/attach", "customer=cus_nope", 404,
+                 "resource_missing"},
+                {"POST", "/v1/payment_methods/pm_GraceMc0000002/attach",
+                 "customer=cus_Ada0000000001", 400, NULL},
+                {"POST", "/v1/payment_methods/pm_card_visa/detach", NULL, 404, "resource_missing"},
+                {"POST", "/v1/payment_methods", "type=sepa_debit", 400, NULL},
+                {"POST", "/v1/payment_methods", "type=card&card[token]=tok_nope", 404,
+                 "resource_missing"},
+                {"POST", "/v1/customers/cus_Grace00000002",
+                 "invoice_settings[default_payment_method]=pm_AdaVisa00000001", 400,
+                 "resource_missing"},
+                {"POST", "/v1/customers", "email=not-an-email", 400, "email_invalid"},
+                {"DELETE", "/v1/customers/cus_nope", NULL, 404, "resource_missing"},
+                {"GET", "/v1/customers", "limit=abc", 400, "parameter_invalid_integer"},
+                {"GET", "/v1/events", "type=charge.*&types[]=x", 400, NULL},
+                {"GET", "/v1/charges/ch_GraceSeats00002", "expand[]=outcome.x", 400, NULL},
+                {"GET", "/v1/charges", "expand[]=customer", 400, NULL},
+                {"POST", "/v1/customers", "expand=3&bogus[x]=1", 400, "parameter_unknown"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Twin *t = twin_test_new("stripe", "busy");
+                TwinReply rp = {};
+                _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+                call(t, &rp, bad[i].method, bad[i].path, bad[i].form, NULL);
+                bool ok = rp.status == bad[i].status && !rp.state_mutation &&
+                          json_equal(w, twin_world(t)) &&
+                          streq_ptr(jps(rp.body, "/error/type"), "invalid_request_error") &&
+                          streq_ptr(jps(rp.body, "/error/code"), bad[i].code) &&
+                          jps(rp.body, "/error/message") && rp.tool;
+                if (!ok) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "refusal %zu (%s %s %s): %d %s\n", i, bad[i].method,
+                                bad[i].path, strempty(bad[i].form), rp.status, strempty(b));
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(t);
+        }
+}
+
 static void test_auth_envelopes(void)
 {
         TwinReply rp = {};
@@ -678,6 +756,7 @@ int main(void)
         test_lists();
         test_mcp();
         test_seeds();
+        test_refusals_change_nothing();
         test_auth_envelopes();
         return check_finish();
 }
