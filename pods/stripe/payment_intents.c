@@ -157,13 +157,13 @@ static json_t *pm_details(json_t *pm)
 {
         json_t *card = json_object_get(pm, "card");
         return json_pack(
-                "{s:{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s, s:n}, s:s}", "card", "brand",
-                json_object_get(card, "brand"), "checks", json_object_get(card, "checks"),
-                "country", json_object_get(card, "country"), "exp_month",
-                json_object_get(card, "exp_month"), "exp_year", json_object_get(card, "exp_year"),
-                "fingerprint", json_object_get(card, "fingerprint"), "last4",
-                json_object_get(card, "last4"), "network", strempty(json_get_str(card, "brand")),
-                "three_d_secure", "type", "card");
+                "{s:{s:O?, s:o?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s, s:n}, s:s}", "card", "brand",
+                json_object_get(card, "brand"), "checks",
+                json_deep_copy(json_object_get(card, "checks")), "country",
+                json_object_get(card, "country"), "exp_month", json_object_get(card, "exp_month"),
+                "exp_year", json_object_get(card, "exp_year"), "fingerprint",
+                json_object_get(card, "fingerprint"), "last4", json_object_get(card, "last4"),
+                "network", strempty(json_get_str(card, "brand")), "three_d_secure", "type", "card");
 }
 
 /*
@@ -270,9 +270,9 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                         if (*p == '_')
                                 *p = '-';
                 json_t *lpe =
-                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:O, s:s}", "charge", ch_id, "code",
+                        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:s}", "charge", ch_id, "code",
                                   code, "decline_code", decline, "doc_url", doc, "message", message,
-                                  "payment_method", pm, "type", "card_error");
+                                  "payment_method", json_deep_copy(pm), "type", "card_error");
                 if (stripe_row_add(c->world, "charges", json_incref(ch)) < 0 ||
                     json_object_set_new(pi, "last_payment_error", lpe) < 0 ||
                     json_object_set_new(pi, "latest_charge", json_string(ch_id)) < 0 ||
@@ -283,11 +283,13 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                 if ((r = stripe_event(c, "charge.failed", ch, NULL)) < 0 ||
                     (r = stripe_event(c, "payment_intent.payment_failed", pi, NULL)) < 0)
                         return r;
-                /* the 402 Stripe answers: the error with the intent as it now is */
-                json_t *err = json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:O, s:O, s:s}}", "error",
-                                        "type", "card_error", "code", code, "decline_code", decline,
-                                        "message", message, "charge", ch_id, "payment_intent", pi,
-                                        "payment_method", pm, "doc_url", doc);
+                /* the 402 Stripe answers: the error with the intent as it now is (copies: the
+                 * reply may be kept for replays while the world moves on) */
+                json_t *err =
+                        json_pack("{s:{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s}}", "error", "type",
+                                  "card_error", "code", code, "decline_code", decline, "message",
+                                  message, "charge", ch_id, "payment_intent", json_deep_copy(pi),
+                                  "payment_method", json_deep_copy(pm), "doc_url", doc);
                 if ((r = twin_reply_body(rp, 402, err)) < 0)
                         return r;
                 *ret_declined = true;

@@ -908,9 +908,9 @@ static int idempotency_save(TwinCall *c, TwinReply *rp, const char *key, const c
                 if (json_object_set_new(c->world, "idempotency_keys", keys) < 0)
                         return -ENOMEM;
         }
-        json_t *rec =
-                json_pack("{s:s, s:O, s:i, s:O, s:I}", "endpoint", endpoint, "params", c->args,
-                          "status", rp->status, "body", rp->body, "created", (json_int_t)c->now);
+        json_t *rec = json_pack("{s:s, s:o, s:i, s:o, s:I}", "endpoint", endpoint, "params",
+                                json_deep_copy(c->args), "status", rp->status, "body",
+                                json_deep_copy(rp->body), "created", (json_int_t)c->now);
         return !rec || json_object_set_new(keys, key, rec) < 0 ? -ENOMEM : 0;
 }
 
@@ -1230,9 +1230,17 @@ static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *pat
                 for (size_t i = 0; i < ELEMENTSOF(seed_aliases); i++)
                         if (streq(k, seed_aliases[i][0]))
                                 field = seed_aliases[i][1];
-                if (streq(field, "card") && json_is_object(x)) {
-                        /* a partial card keeps the defaults it does not name */
-                        if (json_object_update(json_object_get(row, "card"), x) < 0)
+                /* the world owns its rows: nothing is shared with the seed, which stays as
+                 * it was for /admin/reset */
+                _cleanup_json_ json_t *own = json_deep_copy(x);
+                if (!own)
+                        return -ENOMEM;
+                json_t *def = json_object_get(row, field);
+                if (json_is_object(own) && json_is_object(def) &&
+                    (streq(field, "card") || streq(field, "billing_details") ||
+                     streq(field, "invoice_settings"))) {
+                        /* a partial object keeps the defaults it does not name */
+                        if (json_object_update(def, own) < 0)
                                 return -ENOMEM;
                         continue;
                 }
@@ -1245,7 +1253,7 @@ static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *pat
                                 return -ENOMEM;
                         continue;
                 }
-                if (json_object_set(row, field, x) < 0)
+                if (json_object_set(row, field, own) < 0)
                         return -ENOMEM;
         }
         return stripe_row_add(s->world, e->key, TAKE_PTR(row));

@@ -380,6 +380,18 @@ static void test_idempotency(void)
         size_t charges = rows(t, "charges");
         call(t, &rp, "POST", "/v1/payment_intents", decl, "key-3");
         CHECK(rp.status == 402 && rp.idempotency_dedupe && rows(t, "charges") == charges);
+        /* the kept reply is a copy: the intent moving on does not rewrite it */
+        char path[128];
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm",
+                 jps(rp.body, "/error/payment_intent/id"));
+        post(t, &rp, path, "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        call(t, &rp, "POST", "/v1/payment_intents", decl, "key-3");
+        CHECK(rp.status == 402 &&
+              streq(jps(rp.body, "/error/payment_intent/status"), "requires_payment_method"));
+        _cleanup_json_ json_t *w3 = json_deep_copy(twin_world(t));
+
+        CHECK(json_equal(w3, twin_world(t)));
 
         /* the key table is world state: a reloaded world still replays */
         Twin *t2 = twin_test_new("stripe", "default");
@@ -612,6 +624,23 @@ static void test_seeds(void)
         get(t, &rp, "/v1/balance", NULL);
         CHECK(jpi(rp.body, "/available/0/amount") == 20000 - 610 - 20000);
         twin_reply_done(&rp);
+        twin_free(t);
+
+        /* the world shares nothing with its seed: changes, then a reset, give the seed's world */
+        _cleanup_json_ json_t *busy = twin_test_seed("stripe", "busy");
+        t = twin_test_from(&twin_kind_stripe, busy);
+        _cleanup_json_ json_t *fresh = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/payment_methods/pm_AdaVisa00000001/detach", NULL);
+        CHECK(rp.status == 200 && json_is_null(jp(twin_world(t), "/customers/0/invoice_settings/"
+                                                                 "default_payment_method")));
+        post(t, &rp, "/v1/customers/cus_Ada0000000001", "metadata[plan]=&email=new%40x.io");
+        CHECK(rp.status == 200);
+        char reseed_err[128];
+        CHECK_OK(twin_reseed(t, busy, reseed_err, sizeof(reseed_err)));
+        CHECK(json_equal(fresh, twin_world(t)));
+        CHECK(streq(jps(twin_world(t), "/customers/0/invoice_settings/default_payment_method"),
+                    "pm_AdaVisa00000001"));
+        CHECK(json_is_null(jp(twin_world(t), "/customers/0/invoice_settings/footer")));
         twin_free(t);
 
         t = twin_test_new("stripe", "busy");
