@@ -6,8 +6,10 @@
 // A test covers a GitHub route when it calls the @octokit/rest method of that route (from
 // the SDK's own endpoint table), octokit.request("METHOD /path"), or the twin engine
 // directly (unit tests: req(t, &rp, "METHOD", "/path")); a Slack method when it calls it
-// through @slack/web-api (client.chat.postMessage(…), apiCall("chat.postMessage")); an MCP
-// tool when a test names it as a string.
+// through @slack/web-api (client.chat.postMessage(…), apiCall("chat.postMessage")); a Stripe
+// route when a test calls the stripe SDK method of its action (stripe.customers.create(…)) or
+// the twin engine directly with its path (unit tests: post(t, &rp, "/v1/customers", …)); an
+// MCP tool when a test names it as a string.
 import { readFileSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -76,6 +78,36 @@ function slackMethodTests(name) {
   return coveredBy((text) => call.test(text));
 }
 
+// stripe-node's method for each Stripe action (resource.method, as the SDK names them)
+const stripeMethods = {
+  create_customer: "customers.create", retrieve_customer: "customers.retrieve",
+  update_customer: "customers.update", delete_customer: "customers.del", list_customers: "customers.list",
+  list_customer_payment_methods: "customers.listPaymentMethods",
+  create_payment_method: "paymentMethods.create", retrieve_payment_method: "paymentMethods.retrieve",
+  attach_payment_method: "paymentMethods.attach", detach_payment_method: "paymentMethods.detach",
+  create_payment_intent: "paymentIntents.create", retrieve_payment_intent: "paymentIntents.retrieve",
+  update_payment_intent: "paymentIntents.update", confirm_payment_intent: "paymentIntents.confirm",
+  cancel_payment_intent: "paymentIntents.cancel", list_payment_intents: "paymentIntents.list",
+  retrieve_charge: "charges.retrieve", list_charges: "charges.list",
+  create_refund: "refunds.create", retrieve_refund: "refunds.retrieve", list_refunds: "refunds.list",
+  retrieve_balance: "balance.retrieve", list_balance_transactions: "balanceTransactions.list",
+  retrieve_event: "events.retrieve", list_events: "events.list",
+};
+
+function stripeRouteTests(method, path, tool) {
+  const sdk = stripeMethods[tool];
+  // the unit tests' paths may be printf formats: "/v1/payment_intents/%s/confirm"
+  const re = concrete(path);
+  return coveredBy((text) => {
+    if (sdk && text.includes(`.${sdk}(`)) return true;
+    const calls = [
+      ...[...text.matchAll(/\b(post|get)\(\w+, &rp, "(\/v1[^"]*)"/g)].map(([, v, p]) => [v.toUpperCase(), p]),
+      ...[...text.matchAll(/\bcall\(\w+, &rp, "(GET|POST|DELETE)", "(\/v1[^"]*)"/g)].map(([, v, p]) => [v, p]),
+    ];
+    return calls.some(([verb, p]) => verb === method && re.test(p.replace(/%s/g, "x")));
+  });
+}
+
 const toolTests = (tool) => coveredBy((text) => new RegExp(`["'\`]${tool}["'\`]`).test(text));
 
 const list = (names) => (names.length ? names.join(", ") : "**none**");
@@ -83,15 +115,19 @@ let missing = 0;
 const out = [];
 const byKey = await octokitMethods();
 
-for (const twin of ["github", "slack"]) {
+const titles = { github: "GitHub", slack: "Slack", stripe: "Stripe" };
+for (const twin of ["github", "slack", "stripe"]) {
   const surface = JSON.parse(readFileSync(join(root, `pods/${twin}/surface.json`), "utf8"));
   const tools = new Map(surface.tools.map((t) => [t.name, t]));
   const mcp = surface.tools.filter((t) => t.mcp !== false);
-  out.push(`<details><summary>${twin === "github" ? "GitHub" : "Slack"}: ${surface.routes.length} routes, ${mcp.length} MCP tools</summary>`, "");
+  out.push(`<details><summary>${titles[twin]}: ${surface.routes.length} routes, ${mcp.length} MCP tools</summary>`, "");
   out.push("| Route | Tool | Tests |", "|---|---|---|");
   for (const [method, path, tool, fixed] of surface.routes) {
     const shown = twin === "slack" ? `${method === "*" ? "GET/POST" : method} \`${path}\`` : `${method} \`${path}\``;
-    const names = twin === "slack" ? slackMethodTests(path.slice(1)) : githubRouteTests(method, path, byKey);
+    const names =
+      twin === "slack" ? slackMethodTests(path.slice(1))
+      : twin === "stripe" ? stripeRouteTests(method, path, tool)
+      : githubRouteTests(method, path, byKey);
     if (!names.length) missing++;
     const t = tools.get(tool);
     const label = `\`${tool}\`${fixed ? ` ${JSON.stringify(fixed).replace(/"/g, "")}` : ""}${t?.mcp === false ? "" : " (MCP)"}`;

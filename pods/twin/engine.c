@@ -17,7 +17,7 @@ struct Twin {
 };
 
 /* Kinds in the fixed order of twin_kind_names(). */
-static const TwinKind *const kinds[] = {&twin_kind_github, &twin_kind_slack};
+static const TwinKind *const kinds[] = {&twin_kind_github, &twin_kind_slack, &twin_kind_stripe};
 
 const TwinKind *twin_kind_find(const char *name)
 {

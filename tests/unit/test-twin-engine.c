@@ -14,7 +14,9 @@
 static void test_kinds(void)
 {
         const char *const *names = twin_kind_names();
-        CHECK(streq(names[0], "github") && streq(names[1], "slack") && !names[2]);
+        CHECK(streq(names[0], "github") && streq(names[1], "slack") && streq(names[2], "stripe") &&
+              !names[3]);
+        CHECK(twin_kind_find("stripe")->flags & TWIN_KIND_RAW_KEY);
         CHECK(twin_kind_find("github") == &twin_kind_github);
         CHECK(twin_kind_find("slack")->flags & TWIN_KIND_TOKEN_PARAM);
         CHECK(!twin_kind_find("gitlab") && !twin_kind_find(NULL));

@@ -1,0 +1,1560 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Stripe twin (kind "stripe"): Stripe's REST API under /v1 (https://docs.stripe.com/api)
+ * for customers, payment methods, payment intents, charges, refunds, the balance and
+ * events, with form bodies in Stripe's bracket convention, JSON replies, Stripe's error
+ * envelope {error:{type, code?, message, param?, doc_url?}}, Idempotency-Key replays and
+ * the failure injection a task seed asks for. This file holds the world, the seed, the
+ * shared helpers, the request pipeline every action goes through (stripe_serve) and the
+ * handler table; the resources live in one file per family (stripe.h).
+ *
+ * The world is the normalised seed, every row stored in the shape Stripe returns it:
+ *   customers[], payment_methods[], payment_intents[], charges[], refunds[],
+ *   balance_transactions[], events[]  rows in creation order (lists answer newest first)
+ *   api_keys[]          the seed's keys, kept verbatim (redacted in /_pome/state); the front
+ *                       authenticates minted sk_test_pome_… keys, not these
+ *   failure_injection[] {method, path, attempt, status, body}: the attempt-th call of
+ *                       method + path answers status/body and changes nothing else
+ *   attempts            {"POST /v1/payment_intents": n}: calls counted for failure injection
+ *   idempotency_keys    {key: {endpoint, params, status, body}}: first replies to replay
+ *   next_id             counter behind the generated ids (deterministic per seed)
+ * A customer's row keeps "deleted": true once deleted (retrieve answers Stripe's stub).
+ * A card's behaviour (decline, 3-D Secure) follows its last4, as Stripe's test cards do.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <strings.h>
+
+#include "common/json-util.h"
+#include "pods/stripe/stripe.h"
+
+#define SEED_CREATED 1700000000 /* created of a seeded row that names none */
+
+/* ------------------------------------------------------------------ world helpers */
+
+/* The world's array called collection, created when absent. Borrowed; NULL on OOM. */
+json_t *stripe_rows(json_t *w, const char *collection)
+{
+        json_t *a = json_object_get(w, collection);
+        if (!json_is_array(a)) {
+                a = json_array();
+                if (json_object_set_new(w, collection, a) < 0)
+                        return NULL;
+        }
+        return a;
+}
+
+/* The row of collection whose id is id (borrowed), its index in *ret_idx; NULL when none. */
+json_t *stripe_find(json_t *w, const char *collection, const char *id, size_t *ret_idx)
+{
+        size_t i;
+        json_t *x;
+        if (!id)
+                return NULL;
+        json_array_foreach (json_object_get(w, collection), i, x) {
+                if (streq_ptr(json_get_str(x, "id"), id)) {
+                        if (ret_idx)
+                                *ret_idx = i;
+                        return x;
+                }
+        }
+        return NULL;
+}
+
+static const struct {
+        const char *prefix, *collection, *noun;
+} id_kinds[] = {
+        {"cus_", "customers", "customer"},
+        {"pm_", "payment_methods", "PaymentMethod"},
+        {"pi_", "payment_intents", "payment_intent"},
+        {"ch_", "charges", "charge"},
+        {"py_", "charges", "charge"},
+        {"re_", "refunds", "refund"},
+        {"txn_", "balance_transactions", "balance transaction"},
+        {"evt_", "events", "event"},
+};
+
+static const char *collection_of(const char *id)
+{
+        for (size_t i = 0; id && i < ELEMENTSOF(id_kinds); i++)
+                if (startswith(id, id_kinds[i].prefix))
+                        return id_kinds[i].collection;
+        return NULL;
+}
+
+/* Any row by id, its collection told by the id's prefix (cus_, pm_, pi_, ch_, re_, txn_). */
+json_t *stripe_find_any(json_t *w, const char *id)
+{
+        const char *coll = collection_of(id);
+        return coll ? stripe_find(w, coll, id, NULL) : NULL;
+}
+
+/*
+ * A new id "<prefix>_Pm<12 characters>" into ret, unique in the world. The characters are the
+ * world's counter n mapped by n·a + b mod 62^12 (a is odd and prime to 31, so the map is a
+ * bijection) and written in base 62: ids look like Stripe's and stay deterministic per seed.
+ * 0 or -ENOMEM.
+ */
+int stripe_new_id(json_t *w, const char *prefix, char ret[static 40])
+{
+        static const char b62[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+        unsigned __int128 m = 1;
+        for (int i = 0; i < 12; i++)
+                m *= 62;
+        const unsigned __int128 a = (unsigned __int128)0x6c << 64 | 0x1782d9bcb6240001ULL;
+        for (;;) {
+                json_int_t n = json_integer_value(json_object_get(w, "next_id"));
+                if (n < 1)
+                        n = 1;
+                if (json_object_set_new(w, "next_id", json_integer(n + 1)) < 0)
+                        return -ENOMEM;
+                unsigned __int128 v = ((unsigned __int128)n * a + 0x2545F491ULL) % m;
+                char tail[13];
+                for (int i = 11; i >= 0; i--) {
+                        tail[i] = b62[(unsigned)(v % 62)];
+                        v /= 62;
+                }
+                tail[12] = 0;
+                snprintf(ret, 40, "%s_Pm%s", prefix, tail);
+                if (!stripe_find_any(w, ret))
+                        return 0;
+        }
+}
+
+/* Appends row (a new reference, stolen) to the world's collection. 0 or -ENOMEM. */
+int stripe_row_add(json_t *w, const char *collection, json_t *row)
+{
+        json_t *a = stripe_rows(w, collection);
+        if (!row || !a || json_array_append_new(a, row) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Replaces the collection's row at idx by row (a new reference, stolen). 0 or -ENOMEM. */
+int stripe_row_replace(json_t *w, const char *collection, size_t idx, json_t *row)
+{
+        json_t *a = json_object_get(w, collection);
+        if (!row || json_array_set_new(a, idx, row) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/*
+ * Stripe's standard card pricing, in the currency's smallest unit: 2.9% + 30 (US pricing,
+ * https://stripe.com/pricing), rounded half up. Applied to every currency alike.
+ */
+int64_t stripe_fee(const char *currency _unused_, int64_t amount)
+{
+        return (amount * 29 + 500) / 1000 + 30;
+}
+
+/*
+ * Books a balance transaction (https://docs.stripe.com/api/balance_transactions/object) of
+ * type "charge" or "refund" for source (ch_…, re_…): amount and fee in the smallest unit,
+ * net = amount − fee, available at once (the twin has no payout float). Its id into ret_id.
+ * 0 or -ENOMEM.
+ */
+int stripe_txn_add(TwinCall *c, const char *type, const char *source, int64_t amount, int64_t fee,
+                   const char *currency, const char *description, char ret_id[static 40])
+{
+        int r = stripe_new_id(c->world, "txn", ret_id);
+        if (r < 0)
+                return r;
+        json_t *fees = fee ? json_pack("[{s:I, s:n, s:s, s:s, s:s}]", "amount", (json_int_t)fee,
+                                       "application", "currency", currency, "description",
+                                       "Stripe processing fees", "type", "stripe_fee")
+                           : json_array();
+        json_t *row = json_pack(
+                "{s:s, s:s, s:I, s:I, s:I, s:s, s:s*, s:I, s:o, s:I, s:s, s:s, s:s, s:s, "
+                "s:n}",
+                "id", ret_id, "object", "balance_transaction", "amount", (json_int_t)amount,
+                "available_on", (json_int_t)c->now, "created", (json_int_t)c->now, "currency",
+                currency, "description", description, "fee", (json_int_t)fee, "fee_details",
+                fees ? fees : json_null(), "net", (json_int_t)(amount - fee), "reporting_category",
+                type, "source", source, "status", "available", "type", type, "exchange_rate");
+        return stripe_row_add(c->world, "balance_transactions", row);
+}
+
+/* ------------------------------------------------------------------ replies */
+
+/* doc_url of an error code: https://stripe.com/docs/error-codes/<code with '-' for '_'>. */
+static json_t *doc_url(const char *code)
+{
+        char buf[160];
+        int n = snprintf(buf, sizeof(buf), "https://stripe.com/docs/error-codes/%s", code);
+        for (int i = n - (int)strlen(code); i < n && i < (int)sizeof(buf); i++)
+                if (buf[i] == '_')
+                        buf[i] = '-';
+        return json_string(buf);
+}
+
+static int fail_v(TwinReply *rp, int status, const char *type, const char *code, const char *param,
+                  const char *fmt, va_list ap)
+{
+        _cleanup_free_ char *msg = NULL;
+        if (vasprintf(&msg, fmt, ap) < 0)
+                return -ENOMEM;
+        json_t *e = json_pack("{s:s, s:s}", "type", type, "message", msg);
+        if (!e)
+                return -ENOMEM;
+        if ((code && (json_object_set_new(e, "code", json_string(code)) < 0 ||
+                      json_object_set_new(e, "doc_url", doc_url(code)) < 0)) ||
+            (param && json_object_set_new(e, "param", json_string(param)) < 0)) {
+                json_decref(e);
+                return -ENOMEM;
+        }
+        return twin_reply_body(rp, status, json_pack("{s:o}", "error", e));
+}
+
+/*
+ * Fills rp with Stripe's error envelope (https://docs.stripe.com/api/errors): status, type
+ * (invalid_request_error, card_error, idempotency_error, api_error), code and param when not
+ * NULL (code adds its doc_url), the printf-style message. Returns 0 (the action's answer is
+ * the refusal) or -ENOMEM.
+ */
+int stripe_fail(TwinReply *rp, int status, const char *type, const char *code, const char *param,
+                const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fail_v(rp, status, type, code, param, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* stripe_fail with 400 invalid_request_error. */
+int stripe_invalid(TwinReply *rp, const char *code, const char *param, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        int r = fail_v(rp, 400, "invalid_request_error", code, param, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* 404 resource_missing "No such customer: 'cus_x'" for id of collection, naming param. */
+int stripe_missing(TwinReply *rp, const char *collection, const char *id, const char *param)
+{
+        const char *noun = "object";
+        for (size_t i = 0; i < ELEMENTSOF(id_kinds); i++)
+                if (streq(id_kinds[i].collection, collection)) {
+                        noun = id_kinds[i].noun;
+                        break;
+                }
+        return stripe_fail(rp, 404, "invalid_request_error", "resource_missing", param,
+                           "No such %s: '%s'", noun, id);
+}
+
+/*
+ * Answers a copy of obj (borrowed) with the caller's expand[] applied (stripe_expand).
+ * Returns 0 or -ENOMEM.
+ */
+int stripe_reply_object(TwinCall *c, TwinReply *rp, int status, json_t *obj)
+{
+        _cleanup_json_ json_t *copy = json_deep_copy(obj);
+        if (!copy)
+                return -ENOMEM;
+        int r = stripe_expand(c, rp, copy, json_object_get(c->args, "expand"));
+        if (r <= 0)
+                return r;
+        return twin_reply_body(rp, status, TAKE_PTR(copy));
+}
+
+/* Records that the call changed the world (tape state_delta {before, after}). */
+int stripe_mutated(TwinReply *rp, const json_t *before, const json_t *after)
+{
+        return twin_reply_mutation(rp, before, after);
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+/* A JSON value as Stripe's messages quote it: the string itself, else compact JSON. */
+static char *value_text(const json_t *v)
+{
+        if (json_is_string(v))
+                return strdup(json_string_value(v));
+        return json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+}
+
+/*
+ * The id argument (path parameter {id}, or MCP "id"): 1 with *ret, 0 with 400
+ * parameter_missing in rp, -ENOMEM.
+ */
+int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret)
+{
+        const char *s = json_get_str(c->args, key);
+        if (!s || !s[0]) {
+                int r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
+                                       key);
+                return r < 0 ? r : 0;
+        }
+        *ret = s;
+        return 1;
+}
+
+/*
+ * A string argument: 1 with *ret (NULL when absent and not required), 0 with 400 in rp
+ * (parameter_missing, or "Invalid string" for an object or array), -ENOMEM. Numbers and
+ * booleans from MCP read as strings would not: they are refused too.
+ */
+int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret)
+{
+        json_t *v = json_object_get(c->args, key);
+        int r;
+        if (!v || json_is_null(v)) {
+                if (!required) {
+                        *ret = NULL;
+                        return 1;
+                }
+                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
+                                   key);
+                return r < 0 ? r : 0;
+        }
+        if (!json_is_string(v)) {
+                _cleanup_free_ char *t = value_text(v);
+                r = stripe_invalid(rp, "parameter_invalid_string", key,
+                                   "Invalid string: %s; must be a string", t ? t : "?");
+                return r < 0 ? r : 0;
+        }
+        *ret = json_string_value(v);
+        return 1;
+}
+
+/* A non-negative integer in the smallest currency unit (or any count): as stripe_arg_str. */
+int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret)
+{
+        int64_t x;
+        int r = twin_arg_int(c->args, key, 0, INT64_C(99999999999), &x);
+        if (r == -ENOENT && !required)
+                return 1;
+        if (r == -ENOENT) {
+                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
+                                   key);
+                return r < 0 ? r : 0;
+        }
+        if (r < 0) {
+                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
+                r = stripe_invalid(rp, "parameter_invalid_integer", key, "Invalid integer: %s",
+                                   t ? t : "?");
+                return r < 0 ? r : 0;
+        }
+        *ret = x;
+        return 1;
+}
+
+/* A boolean ("true"/"false" in forms): 1 with *ret (untouched when absent), 0, -ENOMEM. */
+int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret)
+{
+        int r = twin_arg_bool(c->args, key, ret);
+        if (r == -ENOENT)
+                return 1;
+        if (r < 0) {
+                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
+                r = stripe_invalid(rp, "parameter_invalid_boolean", key, "Invalid boolean: %s",
+                                   t ? t : "?");
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/* A string out of values (NULL-terminated): 1 with *ret (NULL when absent), 0, -ENOMEM. */
+int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
+                    const char **ret)
+{
+        const char *s;
+        int r = stripe_arg_str(c, rp, key, false, &s);
+        if (r <= 0 || !s) {
+                *ret = NULL;
+                return r;
+        }
+        char list[512] = "";
+        size_t l = 0, n = 0;
+        while (values[n])
+                n++;
+        for (size_t i = 0; i < n; i++) {
+                if (streq(values[i], s)) {
+                        *ret = values[i];
+                        return 1;
+                }
+                l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s%s", i ? ", " : "",
+                                      i + 1 == n && n > 1 ? "or " : "", values[i]);
+                if (l >= sizeof(list))
+                        l = sizeof(list) - 1;
+        }
+        r = stripe_invalid(rp, NULL, key, "Invalid %s: must be one of %s", key, list);
+        return r < 0 ? r : 0;
+}
+
+/* A three-letter ISO currency code, stored lower-case as Stripe does: as stripe_arg_str. */
+int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret)
+{
+        const char *s;
+        int r = stripe_arg_str(c, rp, "currency", required, &s);
+        if (r <= 0 || !s) {
+                *ret = NULL;
+                return r;
+        }
+        static const char *const known[] = {"usd", "eur", "gbp", "cad", "aud", "jpy",
+                                            "chf", "sek", "nok", "dkk", "nzd", "sgd",
+                                            "hkd", "mxn", "brl", "inr", "pln", "czk"};
+        for (size_t i = 0; i < ELEMENTSOF(known); i++)
+                if (strcasecmp(known[i], s) == 0) {
+                        *ret = known[i];
+                        return 1;
+                }
+        r = stripe_invalid(rp, NULL, "currency", "Invalid currency: %s.", s);
+        return r < 0 ? r : 0;
+}
+
+/*
+ * Applies the metadata argument to row's metadata as Stripe does
+ * (https://docs.stripe.com/api/metadata): each key set to its string value, a key set to ""
+ * removed, metadata="" clearing them all. 1, 0 with a 400 in rp (a value that is not a
+ * string, more than 50 keys, a key over 40 or a value over 500 characters), -ENOMEM.
+ */
+int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
+{
+        json_t *m = json_object_get(c->args, "metadata");
+        json_t *cur = json_object_get(row, "metadata");
+        int r;
+        if (!m || json_is_null(m))
+                return 1;
+        if (!json_is_object(cur)) {
+                cur = json_object();
+                if (json_object_set_new(row, "metadata", cur) < 0)
+                        return -ENOMEM;
+        }
+        if (json_is_string(m) && json_string_length(m) == 0)
+                return json_object_clear(cur) < 0 ? -ENOMEM : 1;
+        if (!json_is_object(m)) {
+                r = stripe_invalid(rp, NULL, "metadata",
+                                   "Invalid object: metadata must be a hash of strings");
+                return r < 0 ? r : 0;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach (m, k, v) {
+                char param[96];
+                snprintf(param, sizeof(param), "metadata[%.60s]", k);
+                if (json_is_integer(v) || json_is_real(v) || json_is_boolean(v)) {
+                        /* MCP callers send typed JSON; Stripe stores strings */
+                        _cleanup_free_ char *t = value_text(v);
+                        if (!t || json_object_set_new(cur, k, json_string(t)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (!json_is_string(v) && !json_is_null(v)) {
+                        r = stripe_invalid(rp, NULL, param,
+                                           "Invalid value for %s: metadata values must be "
+                                           "strings, not nested objects",
+                                           param);
+                        return r < 0 ? r : 0;
+                }
+                if (strlen(k) > 40 || json_string_length(v) > 500) {
+                        r = stripe_invalid(rp, NULL, param,
+                                           "Metadata keys can have up to 40 characters and values "
+                                           "up to 500 characters.");
+                        return r < 0 ? r : 0;
+                }
+                if (json_is_null(v) || json_string_length(v) == 0)
+                        json_object_del(cur, k);
+                else if (json_object_set(cur, k, v) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_size(cur) > 50) {
+                r = stripe_invalid(rp, NULL, "metadata",
+                                   "You can have up to 50 metadata keys (you had %zu).",
+                                   json_object_size(cur));
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/*
+ * Copies each string argument named in keys (NULL-terminated) onto row; "" sets null, as
+ * Stripe unsets a field given an empty value. 1, 0 with a 400 in rp, -ENOMEM.
+ */
+int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys)
+{
+        for (size_t i = 0; keys[i]; i++) {
+                const char *s;
+                int r = stripe_arg_str(c, rp, keys[i], false, &s);
+                if (r <= 0)
+                        return r;
+                if (s && json_object_set_new(row, keys[i], s[0] ? json_string(s) : json_null()) < 0)
+                        return -ENOMEM;
+        }
+        return 1;
+}
+
+/* ------------------------------------------------------------------ expansion */
+
+/* What a deleted customer reads as everywhere: Stripe's stub. New reference. */
+static json_t *deleted_stub(json_t *row)
+{
+        return json_pack("{s:s, s:s, s:b}", "id", json_get_str(row, "id"), "object",
+                         json_get_str(row, "object"), "deleted", true);
+}
+
+/* The fields that hold an id Stripe expands into its object (null stays null). */
+static bool expandable(const char *field)
+{
+        static const char *const fields[] = {
+                "customer", "payment_method",      "payment_intent", "latest_charge",
+                "charge",   "balance_transaction", "source",         "default_payment_method"};
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                if (streq(field, fields[i]))
+                        return true;
+        return false;
+}
+
+/*
+ * Expands one dotted path ("latest_charge.balance_transaction",
+ * "invoice_settings.default_payment_method") in obj: an id field becomes a copy of that
+ * row; a plain object field may only be walked through. 1 done, 0 when path names nothing
+ * expandable, -ENOMEM.
+ */
+static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
+{
+        const char *dot = strchr(path, '.');
+        char field[64];
+        size_t l = dot ? (size_t)(dot - path) : strlen(path);
+        if (l == 0 || l >= sizeof(field) || depth > 4)
+                return 0;
+        memcpy(field, path, l);
+        field[l] = 0;
+        json_t *v = json_object_get(obj, field);
+        if (!v)
+                return 0;
+        if (expandable(field)) {
+                if (json_is_null(v))
+                        return 1;
+                if (json_is_string(v)) {
+                        json_t *row = stripe_find_any(c->world, json_string_value(v));
+                        if (!row)
+                                return 1; /* an id the world does not hold stays an id */
+                        json_t *copy = json_is_true(json_object_get(row, "deleted"))
+                                               ? deleted_stub(row)
+                                               : json_deep_copy(row);
+                        if (!copy || json_object_set_new(obj, field, copy) < 0)
+                                return -ENOMEM;
+                        v = copy;
+                }
+                if (!dot)
+                        return 1;
+        } else if (!dot)
+                return 0;
+        return json_is_object(v) ? expand_path(c, v, dot + 1, depth + 1) : 0;
+}
+
+/*
+ * Applies expand (https://docs.stripe.com/api/expanding_objects: an array of dotted paths,
+ * or one path as a string) to obj (modified in place). 1 done; 0 with Stripe's 400 "This
+ * property cannot be expanded (x)." in rp; -ENOMEM.
+ */
+int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand)
+{
+        _cleanup_json_ json_t *one = NULL;
+        if (!expand || json_is_null(expand) ||
+            (json_is_string(expand) && json_string_length(expand) == 0))
+                return 1;
+        if (json_is_string(expand)) {
+                one = json_pack("[O]", expand);
+                if (!one)
+                        return -ENOMEM;
+                expand = one;
+        }
+        int r;
+        if (!json_is_array(expand)) {
+                r = stripe_invalid(rp, NULL, "expand",
+                                   "Invalid array: expand must be an array of strings");
+                return r < 0 ? r : 0;
+        }
+        size_t i;
+        json_t *p;
+        json_array_foreach (expand, i, p) {
+                const char *path = json_string_value(p);
+                r = path ? expand_path(c, obj, path, 0) : 0;
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        _cleanup_free_ char *t = value_text(p);
+                        r = stripe_invalid(rp, NULL, "expand",
+                                           "This property cannot be expanded (%s).", t ? t : "?");
+                        return r < 0 ? r : 0;
+                }
+        }
+        return 1;
+}
+
+/* ------------------------------------------------------------------ lists */
+
+typedef struct ListEntry {
+        int64_t created;
+        size_t idx;
+} ListEntry;
+
+/* Newest first; rows of one second in reverse creation order, as Stripe lists them. */
+static int cmp_newest(const void *a, const void *b)
+{
+        const ListEntry *x = a, *y = b;
+        if (x->created != y->created)
+                return x->created < y->created ? 1 : -1;
+        return x->idx < y->idx ? 1 : -1;
+}
+
+/*
+ * Answers a page of collection as Stripe's list object {object:"list", data, has_more, url}
+ * (https://docs.stripe.com/api/pagination): the rows keep(c, row) accepts (all when NULL),
+ * newest first, limit 1–100 (default 10), starting_after / ending_before an id of the list;
+ * expand paths "data.x" apply to every row. 0 or -ENOMEM.
+ */
+int stripe_list(TwinCall *c, TwinReply *rp, const char *collection, const char *url,
+                StripeFilter keep)
+{
+        int64_t limit = 10;
+        int r;
+        json_t *lv = json_object_get(c->args, "limit");
+        if (lv && !json_is_null(lv) && twin_arg_int(c->args, "limit", 1, 100, &limit) < 0) {
+                _cleanup_free_ char *t = value_text(lv);
+                int64_t x;
+                if (twin_arg_int(c->args, "limit", INT64_MIN, INT64_MAX, &x) < 0)
+                        return stripe_invalid(rp, "parameter_invalid_integer", "limit",
+                                              "Invalid integer: %s", t ? t : "?");
+                return stripe_invalid(rp, NULL, "limit",
+                                      "This value must be greater than or equal to 1 and less "
+                                      "than or equal to 100 (it currently is %s).",
+                                      t ? t : "?");
+        }
+        const char *after, *before;
+        if ((r = stripe_arg_str(c, rp, "starting_after", false, &after)) <= 0 ||
+            (r = stripe_arg_str(c, rp, "ending_before", false, &before)) <= 0)
+                return r;
+        if (after && before)
+                return stripe_invalid(rp, NULL, "ending_before",
+                                      "You may only specify one of these parameters: "
+                                      "ending_before, starting_after.");
+
+        json_t *rows = json_object_get(c->world, collection);
+        size_t n = 0, total = json_array_size(rows);
+        _cleanup_free_ ListEntry *e = calloc(total + 1, sizeof(ListEntry));
+        if (!e)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++) {
+                json_t *row = json_array_get(rows, i);
+                if (keep && !keep(c, row))
+                        continue;
+                e[n].created = json_integer_value(json_object_get(row, "created"));
+                e[n++].idx = i;
+        }
+        qsort(e, n, sizeof(ListEntry), cmp_newest);
+
+        const char *cursor = after ? after : before;
+        size_t from = 0, to = n; /* the window [from, to) before the limit */
+        if (cursor) {
+                size_t at = n;
+                for (size_t i = 0; i < n && at == n; i++)
+                        if (streq_ptr(json_get_str(json_array_get(rows, e[i].idx), "id"), cursor))
+                                at = i;
+                if (at == n)
+                        return stripe_missing(rp, collection, cursor,
+                                              after ? "starting_after" : "ending_before");
+                if (after)
+                        from = at + 1;
+                else
+                        to = at;
+        }
+        bool has_more = to - from > (size_t)limit;
+        if (has_more) {
+                if (before)
+                        from = to - (size_t)limit; /* the page just before the cursor */
+                else
+                        to = from + (size_t)limit;
+        }
+
+        /* "data.x" expands x in every row */
+        _cleanup_json_ json_t *expand = json_array();
+        if (!expand)
+                return -ENOMEM;
+        json_t *ex = json_object_get(c->args, "expand");
+        if (json_is_string(ex) && json_string_length(ex) > 0)
+                ex = json_pack("[O]", ex);
+        else
+                json_incref(ex);
+        _cleanup_json_ json_t *exown = ex;
+        size_t i;
+        json_t *p;
+        json_array_foreach (ex, i, p) {
+                const char *s = json_string_value(p);
+                const char *rest = s ? startswith(s, "data.") : NULL;
+                if (!rest)
+                        return stripe_invalid(rp, NULL, "expand",
+                                              "This property cannot be expanded (%s).",
+                                              s ? s : "?");
+                if (json_array_append_new(expand, json_string(rest)) < 0)
+                        return -ENOMEM;
+        }
+
+        _cleanup_json_ json_t *data = json_array();
+        if (!data)
+                return -ENOMEM;
+        for (size_t k = from; k < to; k++) {
+                json_t *copy = json_deep_copy(json_array_get(rows, e[k].idx));
+                if (!copy || json_array_append_new(data, copy) < 0)
+                        return -ENOMEM;
+                r = stripe_expand(c, rp, copy, expand);
+                if (r <= 0)
+                        return r;
+        }
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:s, s:O, s:b, s:s}", "object", "list", "data", data,
+                                         "has_more", has_more, "url", url));
+}
+
+/* ------------------------------------------------------------------ the request pipeline */
+
+/* The action's REST route (the first one naming tool), for an MCP call's endpoint. */
+static const TwinRoute *route_of(const TwinSurface *s, const char *tool)
+{
+        for (size_t i = 0; s && i < s->n_routes; i++)
+                if (streq(s->routes[i].tool, tool))
+                        return &s->routes[i];
+        return NULL;
+}
+
+/*
+ * "METHOD /path" the call addresses, into buf: the HTTP request's, or over MCP the action's
+ * route with {id} filled from the arguments, so failure injection sees both alike.
+ */
+static void endpoint_of(TwinCall *c, const char *tool, char *buf, size_t len)
+{
+        if (c->request) {
+                snprintf(buf, len, "%s %s", c->request->method, c->request->path);
+                return;
+        }
+        const TwinRoute *rt = route_of(twin_kind_surface(twin_kind(c->twin)), tool);
+        if (!rt) {
+                snprintf(buf, len, "POST /mcp/%s", tool);
+                return;
+        }
+        const char *id = strempty(json_get_str(c->args, "id"));
+        const char *at = strstr(rt->pattern, "{id}");
+        if (at)
+                snprintf(buf, len, "%s %.*s%s%s", rt->method, (int)(at - rt->pattern), rt->pattern,
+                         id, at + 4);
+        else
+                snprintf(buf, len, "%s %s", rt->method, rt->pattern);
+}
+
+/* Whether a failure_injection rule's method and path name the endpoint "METHOD /path". */
+static bool rule_matches(json_t *rule, const char *endpoint)
+{
+        const char *m = strempty(json_get_str(rule, "method"));
+        const char *p = strempty(json_get_str(rule, "path"));
+        const char *sp = strchr(endpoint, ' ');
+        if (!sp)
+                return false;
+        if (!streq(m, "*") && (strlen(m) != (size_t)(sp - endpoint) ||
+                               strncasecmp(m, endpoint, (size_t)(sp - endpoint)) != 0))
+                return false;
+        const char *path = sp + 1;
+        size_t pl = strlen(p);
+        if (pl > 0 && p[pl - 1] == '*')
+                return strncmp(path, p, pl - 1) == 0;
+        return streq(path, p);
+}
+
+/*
+ * Failure injection: when a rule names endpoint, counts this attempt (in the world, so the
+ * count survives snapshots) and, when a rule names this attempt, answers its status and body
+ * (default: Stripe's 500 api_error) in rp — nothing else changes. 1 answered, 0 not, -ENOMEM.
+ */
+static int inject(TwinCall *c, TwinReply *rp, const char *endpoint)
+{
+        json_t *rules = json_object_get(c->world, "failure_injection");
+        size_t i;
+        json_t *rule;
+        bool named = false;
+        json_array_foreach (rules, i, rule) {
+                named = named || rule_matches(rule, endpoint);
+        }
+        if (!named)
+                return 0;
+        json_t *attempts = json_object_get(c->world, "attempts");
+        if (!json_is_object(attempts)) {
+                attempts = json_object();
+                if (json_object_set_new(c->world, "attempts", attempts) < 0)
+                        return -ENOMEM;
+        }
+        json_int_t n = json_integer_value(json_object_get(attempts, endpoint)) + 1;
+        if (json_object_set_new(attempts, endpoint, json_integer(n)) < 0)
+                return -ENOMEM;
+        json_array_foreach (rules, i, rule) {
+                if (!rule_matches(rule, endpoint) ||
+                    json_integer_value(json_object_get(rule, "attempt")) != n)
+                        continue;
+                json_int_t status = json_integer_value(json_object_get(rule, "status"));
+                json_t *body = json_object_get(rule, "body");
+                if (status < 100 || status > 599)
+                        status = 500;
+                if (json_is_object(body)) {
+                        twin_reply_json(rp, (int)status, json_deep_copy(body));
+                        if (!rp->body)
+                                return -ENOMEM;
+                } else {
+                        int r = stripe_fail(rp, (int)status,
+                                            status >= 500 ? "api_error" : "invalid_request_error",
+                                            NULL, NULL,
+                                            "An unknown error occurred (injected by the task's "
+                                            "seed: attempt %lld of %s).",
+                                            (long long)n, endpoint);
+                        if (r < 0)
+                                return r;
+                }
+                /* what Stripe's SDKs read to decide on a retry */
+                if (status >= 500 || status == 409) {
+                        rp->headers = json_pack("{s:s}", "Stripe-Should-Retry", "true");
+                        if (!rp->headers)
+                                return -ENOMEM;
+                }
+                return 1;
+        }
+        return 0;
+}
+
+/*
+ * Refuses an argument the action's input schema (surface.json) does not name, as Stripe
+ * does: 400 parameter_unknown "Received unknown parameter: foo". expand is known to all.
+ * 1 all known, 0 refused (rp filled), -ENOMEM.
+ */
+static int check_params(TwinCall *c, TwinReply *rp, const char *tool)
+{
+        const TwinSurface *s = twin_kind_surface(twin_kind(c->twin));
+        json_t *props = NULL;
+        for (size_t i = 0; s && i < s->n_actions; i++)
+                if (streq(s->actions[i].tool, tool))
+                        props = json_object_get(s->actions[i].input_schema, "properties");
+        const char *k;
+        json_t *v;
+        json_object_foreach (c->args, k, v) {
+                if (streq(k, "expand") || json_object_get(props, k))
+                        continue;
+                int r = stripe_invalid(rp, "parameter_unknown", k, "Received unknown parameter: %s",
+                                       k);
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/* The request's Idempotency-Key (POST only, https://docs.stripe.com/api/idempotent_requests). */
+static const char *idempotency_key(TwinCall *c)
+{
+        if (!c->request || !streq_ptr(c->request->method, "POST"))
+                return NULL;
+        const char *k = json_get_str(c->request->headers, "idempotency-key");
+        return k && k[0] ? k : NULL;
+}
+
+/*
+ * Replays or refuses a reused Idempotency-Key: same endpoint and parameters → the first
+ * reply again (status, body), marked idempotency_dedupe and with Idempotent-Replayed: true,
+ * the world untouched; another endpoint or other parameters → 400 idempotency_error. 1
+ * answered, 0 a new key, -ENOMEM.
+ */
+static int idempotency_replay(TwinCall *c, TwinReply *rp, const char *key, const char *endpoint)
+{
+        json_t *saved = json_object_get(json_object_get(c->world, "idempotency_keys"), key);
+        if (!saved)
+                return 0;
+        const char *was = strempty(json_get_str(saved, "endpoint"));
+        int r;
+        if (!streq(was, endpoint))
+                r = stripe_fail(rp, 400, "idempotency_error", NULL, NULL,
+                                "Keys for idempotent requests can only be used for the same "
+                                "endpoint they were first used for ('%s' vs '%s'). Try using a "
+                                "key other than '%s' if you meant to execute a different "
+                                "request.",
+                                was, endpoint, key);
+        else if (!json_equal(json_object_get(saved, "params"), c->args))
+                r = stripe_fail(rp, 400, "idempotency_error", NULL, NULL,
+                                "Keys for idempotent requests can only be used with the same "
+                                "parameters they were first used with. Try using a key other "
+                                "than '%s' if you meant to execute a different request.",
+                                key);
+        else {
+                twin_reply_json(rp, (int)json_integer_value(json_object_get(saved, "status")),
+                                json_deep_copy(json_object_get(saved, "body")));
+                rp->headers = json_pack("{s:s}", "Idempotent-Replayed", "true");
+                if (!rp->body || !rp->headers)
+                        return -ENOMEM;
+                rp->idempotency_dedupe = true;
+                return 1;
+        }
+        return r < 0 ? r : 1;
+}
+
+/*
+ * Keeps the reply to a new Idempotency-Key for replays. As Stripe, only a request that ran
+ * is kept: a success, or a card decline (whose charge and events exist); a refused request
+ * (400, 404) may be retried with the same key. 0 or -ENOMEM.
+ */
+static int idempotency_save(TwinCall *c, TwinReply *rp, const char *key, const char *endpoint)
+{
+        if (!(rp->status < 400 || rp->status == 402) || !rp->body)
+                return 0;
+        json_t *keys = json_object_get(c->world, "idempotency_keys");
+        if (!json_is_object(keys)) {
+                keys = json_object();
+                if (json_object_set_new(c->world, "idempotency_keys", keys) < 0)
+                        return -ENOMEM;
+        }
+        json_t *rec = json_pack("{s:s, s:o, s:i, s:o, s:I}", "endpoint", endpoint, "params",
+                                json_deep_copy(c->args), "status", rp->status, "body",
+                                json_deep_copy(rp->body), "created", (json_int_t)c->now);
+        return !rec || json_object_set_new(keys, key, rec) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * Every action's pipeline: failure injection (the seed's attempt-th call answers its
+ * status/body and changes nothing), Idempotency-Key replay or refusal, unknown-parameter
+ * refusal, the action, and keeping its reply under the key. 0 or -ENOMEM.
+ */
+static int stripe_serve(TwinCall *c, TwinReply *rp, const char *tool, TwinActionFn fn)
+{
+        char endpoint[512];
+        endpoint_of(c, tool, endpoint, sizeof(endpoint));
+        int r = inject(c, rp, endpoint);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        const char *key = idempotency_key(c);
+        if (key) {
+                r = idempotency_replay(c, rp, key, endpoint);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        r = check_params(c, rp, tool);
+        if (r <= 0)
+                return r;
+        r = fn(c, rp);
+        if (r < 0 || !key)
+                return r;
+        return idempotency_save(c, rp, key, endpoint);
+}
+
+/* ------------------------------------------------------------------ rows */
+
+/* A customer (https://docs.stripe.com/api/customers/object) with Stripe's defaults. */
+json_t *stripe_customer_new(const char *id, int64_t created)
+{
+        return json_pack("{s:s, s:s, s:n, s:I, s:I, s:n, s:n, s:b, s:n, s:n, s:n, s:s, s:{s:n, "
+                         "s:n, s:n, s:n}, s:b, s:{}, s:n, s:I, s:n, s:[], s:n, s:s, s:n}",
+                         "id", id, "object", "customer", "address", "balance", (json_int_t)0,
+                         "created", (json_int_t)created, "currency", "default_source", "delinquent",
+                         false, "description", "discount", "email", "invoice_prefix", "POME",
+                         "invoice_settings", "custom_fields", "default_payment_method", "footer",
+                         "rendering_options", "livemode", false, "metadata", "name",
+                         "next_invoice_sequence", (json_int_t)1, "phone", "preferred_locales",
+                         "shipping", "tax_exempt", "none", "test_clock");
+}
+
+/* A card PaymentMethod (https://docs.stripe.com/api/payment_methods/object). */
+json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const char *last4)
+{
+        char fp[17];
+        unsigned h = 2166136261u;
+        for (const char *p = last4; *p; p++)
+                h = (h ^ (unsigned char)*p) * 16777619u;
+        for (const char *p = brand; *p; p++)
+                h = (h ^ (unsigned char)*p) * 16777619u;
+        snprintf(fp, sizeof(fp), "Pm%08x%04x", h, h >> 16 & 0xffff);
+        return json_pack(
+                "{s:s, s:s, s:s, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, s:n, s:n, s:n}, "
+                "s:{s:s, s:{s:n, s:n, s:s}, s:s, s:s, s:i, s:i, s:s, s:s, s:n, s:s, "
+                "s:{s:[s], s:n}, s:{s:b}, s:n}, s:I, s:n, s:b, s:{}, s:s}",
+                "id", id, "object", "payment_method", "allow_redisplay", "unspecified",
+                "billing_details", "address", "city", "country", "line1", "line2", "postal_code",
+                "state", "email", "name", "phone", "card", "brand", brand, "checks",
+                "address_line1_check", "address_postal_code_check", "cvc_check", "pass", "country",
+                "US", "display_brand", brand, "exp_month", 12, "exp_year", 2034, "fingerprint", fp,
+                "funding", "credit", "generated_from", "last4", last4, "networks", "available",
+                brand, "preferred", "three_d_secure_usage", "supported", true, "wallet", "created",
+                (json_int_t)created, "customer", "livemode", false, "metadata", "type", "card");
+}
+
+/* A PaymentIntent (https://docs.stripe.com/api/payment_intents/object), status
+ * requires_payment_method. */
+json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency)
+{
+        char secret[96];
+        snprintf(secret, sizeof(secret), "%s_secret_pome%lld", id, (long long)created);
+        return json_pack("{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
+                         "s:I, s:s, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
+                         "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
+                         "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
+                         "amount_capturable", 0, "amount_received", 0, "application",
+                         "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
+                         "canceled_at", "cancellation_reason", "capture_method", "automatic",
+                         "client_secret", secret, "confirmation_method", "automatic", "created",
+                         (json_int_t)created, "currency", currency, "customer", "description",
+                         "last_payment_error", "latest_charge", "livemode", false, "metadata",
+                         "next_action", "on_behalf_of", "payment_method", "payment_method_options",
+                         "payment_method_types", "card", "processing", "receipt_email",
+                         "setup_future_usage", "shipping", "statement_descriptor", "transfer_data",
+                         "status", "requires_payment_method");
+}
+
+/* A Charge (https://docs.stripe.com/api/charges/object), status succeeded until told. */
+json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency)
+{
+        return json_pack(
+                "{s:s, s:s, s:I, s:I, s:i, s:n, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, s:n, s:n, "
+                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, s:n, "
+                "s:n, s:n, s:n, s:b, s:n, s:s}",
+                "id", id, "object", "charge", "amount", (json_int_t)amount, "amount_captured",
+                (json_int_t)amount, "amount_refunded", 0, "balance_transaction", "billing_details",
+                "address", "city", "country", "line1", "line2", "postal_code", "state", "email",
+                "name", "phone", "captured", true, "created", (json_int_t)created, "currency",
+                currency, "customer", "description", "disputed", false, "failure_code",
+                "failure_message", "livemode", false, "metadata", "outcome", "paid", true,
+                "payment_intent", "payment_method", "payment_method_details", "receipt_email",
+                "receipt_url", "refunded", false, "statement_descriptor", "status", "succeeded");
+}
+
+/* A Refund (https://docs.stripe.com/api/refunds/object), status succeeded. */
+json_t *stripe_refund_new(const char *id, int64_t created, int64_t amount, const char *currency)
+{
+        return json_pack("{s:s, s:s, s:I, s:n, s:n, s:I, s:s, s:n, s:{}, s:n, s:n, s:n, s:s}", "id",
+                         id, "object", "refund", "amount", (json_int_t)amount,
+                         "balance_transaction", "charge", "created", (json_int_t)created,
+                         "currency", currency, "description", "metadata", "payment_intent",
+                         "reason", "receipt_number", "status", "succeeded");
+}
+
+/* ------------------------------------------------------------------ seed */
+
+/* hosted Pome's seed spellings of references → Stripe's field names */
+static const char *const seed_aliases[][2] = {
+        {"customer_id", "customer"},
+        {"payment_method_id", "payment_method"},
+        {"payment_intent_id", "payment_intent"},
+        {"latest_charge_id", "latest_charge"},
+        {"charge_id", "charge"},
+        {"balance_transaction_id", "balance_transaction"},
+        {"source_id", "source"},
+};
+
+/* members a seed row may carry that are not world state (provenance, hosted bookkeeping) */
+static const char *const seed_ignored[] = {"object", "account_id", "updated", "captured_at",
+                                           "livemode"};
+
+/* members holding an integer */
+static const char *const seed_integers[] = {"created",
+                                            "amount",
+                                            "amount_captured",
+                                            "amount_refunded",
+                                            "amount_received",
+                                            "amount_capturable",
+                                            "fee",
+                                            "net",
+                                            "available_on",
+                                            "canceled_at",
+                                            "balance"};
+
+typedef struct SeedEntity {
+        const char *key;    /* seed member and world collection */
+        const char *what;   /* for messages: "customer" */
+        const char *prefix; /* id prefix with its '_' */
+        const char *const *fields;
+        size_t n_fields;
+} SeedEntity;
+
+#define FIELDS(...)                         \
+        (const char *const[]){__VA_ARGS__}, \
+                sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)
+
+#define COMMON "id", "object", "created", "updated", "account_id", "livemode", "metadata"
+
+static const SeedEntity seed_entities[] = {
+        {"customers", "customer", "cus_",
+         FIELDS(COMMON, "email", "name", "description", "phone", "address", "shipping", "balance",
+                "currency", "deleted", "invoice_settings", "invoice_prefix", "preferred_locales",
+                "tax_exempt", "delinquent")},
+        {"payment_methods", "payment method", "pm_",
+         FIELDS(COMMON, "type", "card", "billing_details", "customer", "customer_id",
+                "allow_redisplay")},
+        {"payment_intents", "payment intent", "pi_",
+         FIELDS(COMMON, "amount", "currency", "status", "customer", "customer_id", "payment_method",
+                "payment_method_id", "latest_charge", "latest_charge_id", "client_secret",
+                "capture_method", "confirmation_method", "payment_method_types", "description",
+                "last_payment_error", "canceled_at", "cancellation_reason", "amount_received",
+                "amount_capturable", "receipt_email", "setup_future_usage", "statement_descriptor",
+                "next_action", "shipping", "captured_at")},
+        {"charges", "charge", "ch_",
+         FIELDS(COMMON, "amount", "amount_captured", "amount_refunded", "currency", "status",
+                "captured", "refunded", "paid", "customer", "customer_id", "payment_intent",
+                "payment_intent_id", "payment_method", "payment_method_id", "balance_transaction",
+                "balance_transaction_id", "description", "failure_code", "failure_message",
+                "outcome", "payment_method_details", "receipt_email", "receipt_url",
+                "billing_details", "disputed", "statement_descriptor")},
+        {"refunds", "refund", "re_",
+         FIELDS(COMMON, "amount", "currency", "status", "charge", "charge_id", "payment_intent",
+                "payment_intent_id", "reason", "balance_transaction", "balance_transaction_id",
+                "description", "receipt_number")},
+        {"balance_transactions", "balance transaction", "txn_",
+         FIELDS(COMMON, "amount", "currency", "fee", "net", "type", "source", "source_id", "status",
+                "available_on", "description", "reporting_category", "fee_details",
+                "exchange_rate")},
+};
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(s, list[i]))
+                        return true;
+        return false;
+}
+
+/* The default row of an entity, before the seed's members are laid over it. */
+static json_t *seed_default(const SeedEntity *e, const char *id, int64_t created, json_t *v)
+{
+        json_int_t amount = json_integer_value(json_object_get(v, "amount"));
+        const char *currency = json_get_str(v, "currency") ?: "usd";
+        if (streq(e->key, "customers"))
+                return stripe_customer_new(id, created);
+        if (streq(e->key, "payment_methods")) {
+                json_t *card = json_object_get(v, "card");
+                return stripe_pm_new(id, created, json_get_str(card, "brand") ?: "visa",
+                                     json_get_str(card, "last4") ?: "4242");
+        }
+        if (streq(e->key, "payment_intents"))
+                return stripe_pi_new(id, created, amount, currency);
+        if (streq(e->key, "charges"))
+                return stripe_charge_new(id, created, amount, currency);
+        if (streq(e->key, "refunds"))
+                return stripe_refund_new(id, created, amount, currency);
+        return json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:n, s:I, s:[], s:I, s:s, s:n, s:s, "
+                         "s:s, s:n}",
+                         "id", id, "object", "balance_transaction", "amount", amount,
+                         "available_on", (json_int_t)created, "created", (json_int_t)created,
+                         "currency", currency, "description", "fee", (json_int_t)0, "fee_details",
+                         "net", amount, "reporting_category", "charge", "source", "status",
+                         "available", "type", "charge", "exchange_rate");
+}
+
+/* The statuses Stripe gives each object (its API reference's enums), "" ends a list. */
+static const char *const seed_statuses[][10] = {
+        {"payment_intents", "requires_payment_method", "requires_confirmation", "requires_action",
+         "processing", "requires_capture", "canceled", "succeeded", ""},
+        {"charges", "succeeded", "pending", "failed", ""},
+        {"refunds", "succeeded", "pending", "failed", "canceled", "requires_action", ""},
+        {"balance_transactions", "available", "pending", ""},
+};
+
+/* 0 when the row's status (if any) is one Stripe gives entity e, else -EINVAL in s->err. */
+static int seed_status(TwinSeed *s, const SeedEntity *e, json_t *v, const char *path)
+{
+        json_t *st = json_object_get(v, "status");
+        if (!st)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(seed_statuses); i++) {
+                if (!streq(seed_statuses[i][0], e->key))
+                        continue;
+                char list[256] = "";
+                size_t l = 0;
+                for (size_t k = 1; seed_statuses[i][k][0]; k++) {
+                        if (streq_ptr(json_string_value(st), seed_statuses[i][k]))
+                                return 0;
+                        l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%s", k > 1 ? ", " : "",
+                                              seed_statuses[i][k]);
+                }
+                return twin_seed_error(s->err, s->errlen, "%s.status: must be one of %s", path,
+                                       list);
+        }
+        return twin_seed_error(s->err, s->errlen, "%s.status: unknown key (a %s has no status)",
+                               path, e->what);
+}
+
+/* One seeded row of entity e at path: validated, normalised, appended to the world. */
+static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *path)
+{
+        int r;
+        if (!json_is_object(v))
+                return twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
+        if ((r = twin_seed_known(s, v, path, e->what, e->fields, e->n_fields)) < 0 ||
+            (r = seed_status(s, e, v, path)) < 0)
+                return r;
+        const char *id;
+        char gen[40];
+        if ((r = twin_seed_str(s, v, "id", path, NULL, TWIN_NULL_ABSENT, &id)) < 0)
+                return r;
+        if (id && (!startswith(id, e->prefix) || strlen(id) > 255 ||
+                   strspn(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+                           strlen(id)))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.id: must look like \"%sXXXXXXXX\" (letters, digits, "
+                                       "'_')",
+                                       path, e->prefix);
+        if (id && stripe_find_any(s->world, id))
+                return twin_seed_error(s->err, s->errlen, "%s.id: duplicate id \"%s\"", path, id);
+        if (!id) {
+                char prefix[8];
+                snprintf(prefix, sizeof(prefix), "%.*s", (int)strlen(e->prefix) - 1, e->prefix);
+                if ((r = stripe_new_id(s->world, prefix, gen)) < 0)
+                        return r;
+                id = gen;
+        }
+        const char *k;
+        json_t *x;
+        json_object_foreach (v, k, x) {
+                if (in_list(k, seed_integers, ELEMENTSOF(seed_integers)) && !json_is_integer(x) &&
+                    !json_is_null(x))
+                        return twin_seed_error(s->err, s->errlen, "%s.%s: must be an integer", path,
+                                               k);
+                if (streq(k, "metadata") && !json_is_object(x) && !json_is_null(x))
+                        return twin_seed_error(s->err, s->errlen, "%s.metadata: must be an object",
+                                               path);
+                if (streq(k, "currency") && (!json_is_string(x) || json_string_length(x) != 3))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.currency: must be a three-letter ISO code",
+                                               path);
+        }
+        json_t *cv = json_object_get(v, "created");
+        int64_t created = json_is_integer(cv) ? json_integer_value(cv) : SEED_CREATED;
+        _cleanup_json_ json_t *row = seed_default(e, id, created, v);
+        if (!row)
+                return -ENOMEM;
+        json_object_foreach (v, k, x) {
+                const char *field = k;
+                if (in_list(k, seed_ignored, ELEMENTSOF(seed_ignored)) || streq(k, "id"))
+                        continue;
+                for (size_t i = 0; i < ELEMENTSOF(seed_aliases); i++)
+                        if (streq(k, seed_aliases[i][0]))
+                                field = seed_aliases[i][1];
+                /* the world owns its rows: nothing is shared with the seed, which stays as
+                 * it was for /admin/reset */
+                _cleanup_json_ json_t *own = json_deep_copy(x);
+                if (!own)
+                        return -ENOMEM;
+                json_t *def = json_object_get(row, field);
+                if (json_is_object(own) && json_is_object(def) &&
+                    (streq(field, "card") || streq(field, "billing_details") ||
+                     streq(field, "invoice_settings"))) {
+                        /* a partial object keeps the defaults it does not name */
+                        if (json_object_update(def, own) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (streq(field, "currency")) {
+                        char lc[4];
+                        for (int i = 0; i < 3; i++)
+                                lc[i] = (char)tolower((unsigned char)json_string_value(x)[i]);
+                        lc[3] = 0;
+                        if (json_object_set_new(row, field, json_string(lc)) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                if (json_object_set(row, field, own) < 0)
+                        return -ENOMEM;
+        }
+        return stripe_row_add(s->world, e->key, TAKE_PTR(row));
+}
+
+/* References between seeded rows must resolve, so no list or expansion meets a stranger. */
+static int seed_refs(TwinSeed *s)
+{
+        static const struct {
+                const char *collection, *field, *target;
+        } refs[] = {
+                {"payment_methods", "customer", "customers"},
+                {"payment_intents", "customer", "customers"},
+                {"payment_intents", "payment_method", "payment_methods"},
+                {"payment_intents", "latest_charge", "charges"},
+                {"charges", "customer", "customers"},
+                {"charges", "payment_intent", "payment_intents"},
+                {"charges", "payment_method", "payment_methods"},
+                {"charges", "balance_transaction", "balance_transactions"},
+                {"refunds", "charge", "charges"},
+                {"refunds", "payment_intent", "payment_intents"},
+                {"refunds", "balance_transaction", "balance_transactions"},
+        };
+        for (size_t k = 0; k < ELEMENTSOF(refs); k++) {
+                size_t i;
+                json_t *row;
+                json_array_foreach (json_object_get(s->world, refs[k].collection), i, row) {
+                        json_t *v = json_object_get(row, refs[k].field);
+                        if (!v || json_is_null(v))
+                                continue;
+                        if (!json_is_string(v) ||
+                            !stripe_find(s->world, refs[k].target, json_string_value(v), NULL))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s[%zu].%s: must name one of the seed's %s",
+                                                       refs[k].collection, i, refs[k].field,
+                                                       refs[k].target);
+                }
+        }
+        return 0;
+}
+
+/*
+ * Seeded money that names no balance transaction gets one, so the balance is the sum of
+ * the ledger: a succeeded captured charge (amount, Stripe's fee) and a succeeded refund
+ * (−amount).
+ */
+static int seed_ledger(TwinSeed *s)
+{
+        static const char *const colls[] = {"charges", "refunds"};
+        for (size_t k = 0; k < ELEMENTSOF(colls); k++) {
+                size_t i;
+                json_t *row;
+                json_array_foreach (json_object_get(s->world, colls[k]), i, row) {
+                        if (!streq_ptr(json_get_str(row, "status"), "succeeded") ||
+                            json_is_string(json_object_get(row, "balance_transaction")) ||
+                            json_is_false(json_object_get(row, "captured")))
+                                continue;
+                        bool charge = k == 0;
+                        int64_t amount = json_integer_value(json_object_get(row, "amount"));
+                        const char *cur = json_get_str(row, "currency") ?: "usd";
+                        TwinCall c = {.world = s->world,
+                                      .now = json_integer_value(json_object_get(row, "created"))};
+                        char id[40];
+                        int r = stripe_txn_add(&c, charge ? "charge" : "refund",
+                                               json_get_str(row, "id"), charge ? amount : -amount,
+                                               charge ? stripe_fee(cur, amount) : 0, cur,
+                                               charge ? "Payment" : "REFUND FOR CHARGE", id);
+                        if (r < 0 ||
+                            json_object_set_new(row, "balance_transaction", json_string(id)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+static int seed_failures(TwinSeed *s, const json_t *seed)
+{
+        json_t *a, *v;
+        size_t i;
+        int r = twin_seed_array(s, seed, "failure_injection", "", &a);
+        if (r < 0)
+                return r;
+        json_t *rules = stripe_rows(s->world, "failure_injection");
+        if (!rules)
+                return -ENOMEM;
+        json_array_foreach (a, i, v) {
+                char p[64];
+                const char *method, *path;
+                snprintf(p, sizeof(p), "failure_injection[%zu]", i);
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = TWIN_SEED_KNOWN(s, v, p, "failure injection", "method", "path", "attempt",
+                                         "status", "body")) < 0 ||
+                    (r = twin_seed_str(s, v, "method", p, "POST", TWIN_NULL_ABSENT, &method)) < 0 ||
+                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &path)) < 0)
+                        return r;
+                if (!path || path[0] != '/')
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.path: needs a path starting with '/' "
+                                               "(\"/v1/payment_intents\")",
+                                               p);
+                json_t *at = json_object_get(v, "attempt"), *st = json_object_get(v, "status");
+                json_t *body = json_object_get(v, "body");
+                if (at && (!json_is_integer(at) || json_integer_value(at) < 1))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.attempt: must be a positive integer", p);
+                if (st && (!json_is_integer(st) || json_integer_value(st) < 100 ||
+                           json_integer_value(st) > 599))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.status: must be an HTTP status (100-599)", p);
+                if (body && !json_is_object(body) && !json_is_null(body))
+                        return twin_seed_error(s->err, s->errlen, "%s.body: must be an object", p);
+                json_t *rule = json_pack("{s:s, s:s, s:I, s:I}", "method", method, "path", path,
+                                         "attempt", at ? json_integer_value(at) : (json_int_t)1,
+                                         "status", st ? json_integer_value(st) : (json_int_t)500);
+                if (!rule || (json_is_object(body) && json_object_set(rule, "body", body) < 0) ||
+                    json_array_append_new(rules, rule) < 0) {
+                        json_decref(rule);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+static int seed_api_keys(TwinSeed *s, const json_t *seed)
+{
+        json_t *a, *v;
+        size_t i;
+        int r = twin_seed_array(s, seed, "api_keys", "", &a);
+        if (r < 0)
+                return r;
+        json_t *keys = stripe_rows(s->world, "api_keys");
+        if (!keys)
+                return -ENOMEM;
+        json_array_foreach (a, i, v) {
+                char p[64];
+                const char *key;
+                snprintf(p, sizeof(p), "api_keys[%zu]", i);
+                if (!json_is_object(v))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
+                if ((r = TWIN_SEED_KNOWN(s, v, p, "API key", "key", "sid", "account_id", "livemode",
+                                         "name")) < 0 ||
+                    (r = twin_seed_str(s, v, "key", p, NULL, TWIN_NULL_REFUSED, &key)) < 0)
+                        return r;
+                if (!key || !startswith(key, "sk_"))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.key: needs a secret key (\"sk_test_…\")", p);
+                if (json_array_append(keys, v) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
+{
+        _cleanup_json_ json_t *w = json_object();
+        if (!w)
+                return -ENOMEM;
+        TwinSeed s = {.world = w, .err = err, .errlen = errlen};
+        int r = TWIN_SEED_KNOWN(&s, seed, "", "Stripe seed", "api_keys", "customers",
+                                "payment_methods", "payment_intents", "charges", "refunds",
+                                "balance_transactions", "failure_injection");
+        if (r < 0)
+                return r;
+        static const char *const colls[] = {
+                "api_keys",         "customers", "payment_methods",      "payment_intents",
+                "charges",          "refunds",   "balance_transactions", "events",
+                "failure_injection"};
+        for (size_t i = 0; i < ELEMENTSOF(colls); i++)
+                if (!stripe_rows(w, colls[i]))
+                        return -ENOMEM;
+        if (json_object_set_new(w, "next_id", json_integer(1)) < 0)
+                return -ENOMEM;
+        if ((r = seed_api_keys(&s, seed)) < 0)
+                return r;
+        for (size_t k = 0; k < ELEMENTSOF(seed_entities); k++) {
+                const SeedEntity *e = &seed_entities[k];
+                json_t *a, *v;
+                size_t i;
+                if ((r = twin_seed_array(&s, seed, e->key, "", &a)) < 0)
+                        return r;
+                json_array_foreach (a, i, v) {
+                        char p[64];
+                        snprintf(p, sizeof(p), "%s[%zu]", e->key, i);
+                        if ((r = seed_row(&s, e, v, p)) < 0)
+                                return r;
+                }
+        }
+        if ((r = seed_refs(&s)) < 0 || (r = seed_ledger(&s)) < 0 ||
+            (r = seed_failures(&s, seed)) < 0)
+                return r;
+        *ret_world = TAKE_PTR(w);
+        return 0;
+}
+
+/* ------------------------------------------------------------------ kind callbacks */
+
+static json_t *stripe_public_state(const json_t *world)
+{
+        _cleanup_json_ json_t *s = json_deep_copy(world);
+        if (!s)
+                return NULL;
+        /* bookkeeping, not state: counters and the replay table */
+        json_object_del(s, "next_id");
+        json_object_del(s, "attempts");
+        json_object_del(s, "idempotency_keys");
+        size_t i;
+        json_t *k;
+        json_array_foreach (json_object_get(s, "api_keys"), i, k) {
+                if (json_object_get(k, "key") &&
+                    json_object_set_new(k, "key", json_string("[REDACTED]")) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(s);
+}
+
+/* 401s as api.stripe.com words them (https://docs.stripe.com/api/authentication). */
+static void stripe_auth_error(TwinAuthFailure why, TwinReply *rp)
+{
+        switch (why) {
+        case TWIN_AUTH_MISSING:
+                (void)stripe_fail(rp, 401, "invalid_request_error", NULL, NULL,
+                                  "You did not provide an API key. You need to provide your API "
+                                  "key in the Authorization header, using Bearer auth (e.g. "
+                                  "'Authorization: Bearer YOUR_SECRET_KEY'). See "
+                                  "https://stripe.com/docs/api#authentication for details, or we "
+                                  "can help at https://support.stripe.com/.");
+                return;
+        case TWIN_AUTH_EXPIRED:
+                (void)stripe_fail(rp, 401, "invalid_request_error", "api_key_expired", NULL,
+                                  "Expired API Key provided.");
+                return;
+        case TWIN_AUTH_INVALID:
+        case TWIN_AUTH_WRONG_SESSION:
+                break;
+        }
+        (void)stripe_fail(rp, 401, "invalid_request_error", NULL, NULL,
+                          "Invalid API Key provided. Find your API keys in the sandbox's "
+                          "provider_credentials.stripe.api_key.");
+}
+
+/* The engine's own refusals (malformed form or JSON, unknown route, 500) in Stripe's envelope. */
+static void stripe_error(int status, const char *code, const char *message, TwinReply *rp)
+{
+        const char *type = status >= 500 ? "api_error" : "invalid_request_error";
+        if (streq_ptr(code, "unsupported_endpoint"))
+                (void)stripe_fail(rp, status, type, "endpoint_not_supported", NULL, "%s", message);
+        else
+                (void)stripe_fail(rp, status, type, NULL, NULL, "%s", message);
+}
+
+/* ------------------------------------------------------------------ the handler table */
+
+#define STRIPE_ACTIONS(X)                \
+        X(create_customer)               \
+        X(retrieve_customer)             \
+        X(update_customer)               \
+        X(delete_customer)               \
+        X(list_customers)                \
+        X(list_customer_payment_methods) \
+        X(create_payment_method)         \
+        X(retrieve_payment_method)       \
+        X(attach_payment_method)         \
+        X(detach_payment_method)         \
+        X(create_payment_intent)         \
+        X(retrieve_payment_intent)       \
+        X(update_payment_intent)         \
+        X(confirm_payment_intent)        \
+        X(cancel_payment_intent)         \
+        X(list_payment_intents)          \
+        X(retrieve_charge)               \
+        X(list_charges)                  \
+        X(create_refund)                 \
+        X(retrieve_refund)               \
+        X(list_refunds)                  \
+        X(retrieve_balance)              \
+        X(list_balance_transactions)     \
+        X(retrieve_event)                \
+        X(list_events)
+
+#define SERVE(name)                                                   \
+        static int serve_##name(TwinCall *c, TwinReply *rp)           \
+        {                                                             \
+                return stripe_serve(c, rp, #name, stripe_act_##name); \
+        }
+STRIPE_ACTIONS(SERVE)
+#undef SERVE
+
+#define ENTRY(name) {#name, serve_##name},
+static const TwinHandler stripe_handlers[] = {STRIPE_ACTIONS(ENTRY)};
+#undef ENTRY
+
+const TwinKind twin_kind_stripe = {
+        .name = "stripe",
+        .implementation = "pome-stripe",
+        .flags = TWIN_KIND_RAW_KEY,
+        .surface = twin_surface_stripe,
+        .handlers = stripe_handlers,
+        .n_handlers = ELEMENTSOF(stripe_handlers),
+        .load_seed = stripe_load_seed,
+        .public_state = stripe_public_state,
+        .auth_error = stripe_auth_error,
+        .error = stripe_error,
+};

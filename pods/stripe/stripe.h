@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
+ * expansion and events the resource-family files (customers.c, payment_methods.c,
+ * payment_intents.c, charges.c, refunds.c, balance.c, events.c) share with stripe.c, and
+ * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
+ * function's comment is at its definition. Not for anything outside pods/stripe.
+ */
+#pragma once
+
+#include "pods/twin/kind.h"
+
+/* ----- world (stripe.c) */
+json_t *stripe_rows(json_t *w, const char *collection);
+json_t *stripe_find(json_t *w, const char *collection, const char *id, size_t *ret_idx);
+json_t *stripe_find_any(json_t *w, const char *id);
+int stripe_new_id(json_t *w, const char *prefix, char ret[static 40]);
+int stripe_row_add(json_t *w, const char *collection, json_t *row);
+int stripe_row_replace(json_t *w, const char *collection, size_t idx, json_t *row);
+int64_t stripe_fee(const char *currency, int64_t amount);
+int stripe_txn_add(TwinCall *c, const char *type, const char *source, int64_t amount, int64_t fee,
+                   const char *currency, const char *description, char ret_id[static 40]);
+
+/* ----- replies (stripe.c) */
+int stripe_fail(TwinReply *rp, int status, const char *type, const char *code, const char *param,
+                const char *fmt, ...) _printf_(6, 7);
+int stripe_invalid(TwinReply *rp, const char *code, const char *param, const char *fmt, ...)
+        _printf_(4, 5);
+int stripe_missing(TwinReply *rp, const char *collection, const char *id, const char *param);
+int stripe_reply_object(TwinCall *c, TwinReply *rp, int status, json_t *obj);
+int stripe_mutated(TwinReply *rp, const json_t *before, const json_t *after);
+
+/* ----- arguments (stripe.c) */
+int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret);
+int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret);
+int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret);
+int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret);
+int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
+                    const char **ret);
+int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret);
+int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row);
+int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys);
+
+/* ----- lists and expansion (stripe.c) */
+typedef bool (*StripeFilter)(TwinCall *c, json_t *row);
+int stripe_list(TwinCall *c, TwinReply *rp, const char *collection, const char *url,
+                StripeFilter keep);
+int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand);
+
+/* ----- events (events.c) */
+int stripe_event(TwinCall *c, const char *type, const json_t *object, const json_t *previous);
+
+/* ----- payment methods (payment_methods.c) */
+int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
+const char *stripe_pm_decline(const json_t *pm, const char **ret_code, const char **ret_message);
+bool stripe_pm_needs_action(const json_t *pm);
+bool stripe_pm_test_id(const char *ref);
+
+/* ----- actions */
+int stripe_act_create_customer(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_customer(TwinCall *c, TwinReply *rp);
+int stripe_act_update_customer(TwinCall *c, TwinReply *rp);
+int stripe_act_delete_customer(TwinCall *c, TwinReply *rp);
+int stripe_act_list_customers(TwinCall *c, TwinReply *rp);
+int stripe_act_list_customer_payment_methods(TwinCall *c, TwinReply *rp);
+int stripe_act_create_payment_method(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_payment_method(TwinCall *c, TwinReply *rp);
+int stripe_act_attach_payment_method(TwinCall *c, TwinReply *rp);
+int stripe_act_detach_payment_method(TwinCall *c, TwinReply *rp);
+int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_confirm_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_cancel_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_list_payment_intents(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_charge(TwinCall *c, TwinReply *rp);
+int stripe_act_list_charges(TwinCall *c, TwinReply *rp);
+int stripe_act_create_refund(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_refund(TwinCall *c, TwinReply *rp);
+int stripe_act_list_refunds(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_balance(TwinCall *c, TwinReply *rp);
+int stripe_act_list_balance_transactions(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_event(TwinCall *c, TwinReply *rp);
+int stripe_act_list_events(TwinCall *c, TwinReply *rp);
+
+/* ----- seed rows, shared with the families that create them */
+json_t *stripe_customer_new(const char *id, int64_t created);
+json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const char *last4);
+json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency);
+json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency);
+json_t *stripe_refund_new(const char *id, int64_t created, int64_t amount, const char *currency);

@@ -1,0 +1,255 @@
+// The Stripe twin driven the way agents drive Stripe: the official, unmodified `stripe`
+// Node SDK (default maxNetworkRetries, its automatic Idempotency-Keys) pointed at the
+// gateway by host/port alone — /v1/… is routed by the sandbox's sk_test_pome_… key —
+// and every Stripe MCP tool through the official @modelcontextprotocol/sdk client.
+// Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
+import assert from "node:assert/strict";
+import Stripe from "stripe";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const api = process.env.POME_API_URL;
+const key = process.env.POME_API_KEY;
+
+async function control(method, path, body) {
+  const res = await fetch(api + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function discard(sid) {
+  let r = await control("DELETE", `/v1/sandboxes/${sid}`);
+  if (r.status === 409)
+    r = await control("DELETE", `/v1/sandboxes/${sid}?confirm_discard=${r.body.error.details.discard_token}`);
+  assert.equal(r.status, 204);
+}
+
+async function get(url, token) {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200, url);
+  return res.json();
+}
+
+async function sandbox(seed) {
+  const r = await control("POST", "/v1/sandboxes", { twins: ["stripe"], ...(seed ? { seeds: { stripe: seed } } : {}) });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const sb = r.body;
+  const creds = sb.provider_credentials.stripe;
+  assert.match(creds.api_key, /^sk_test_pome_/);
+  const base = new URL(creds.api_base);
+  // nothing but host, port and protocol: the SDK's own paths, retries and keys
+  const stripe = new Stripe(creds.api_key, {
+    host: base.hostname,
+    port: Number(base.port),
+    protocol: base.protocol.replace(":", ""),
+  });
+  return { sb, stripe, restUrl: sb.per_twin.stripe.rest_url };
+}
+
+// =====================================================================================
+// 1. A payment, a decline, refunds, pages and events with the official SDK
+// =====================================================================================
+{
+  const { sb, stripe, restUrl } = await sandbox();
+
+  const cus = await stripe.customers.create({ email: "ada@example.com", name: "Ada", metadata: { plan: "pro" } });
+  assert.match(cus.id, /^cus_/);
+  assert.equal(cus.metadata.plan, "pro");
+  const pm = await stripe.paymentMethods.attach("pm_card_visa", { customer: cus.id });
+  assert.equal(pm.customer, cus.id);
+  assert.equal(pm.card.last4, "4242");
+
+  const pi = await stripe.paymentIntents.create({
+    amount: 2000, currency: "usd", customer: cus.id, payment_method: pm.id, confirm: true,
+    expand: ["latest_charge"],
+  });
+  assert.equal(pi.status, "succeeded");
+  assert.equal(pi.latest_charge.status, "succeeded");
+  const txns = await stripe.balanceTransactions.list({ limit: 1 });
+  assert.equal(txns.data[0].source, pi.latest_charge.id);
+  assert.equal(txns.data[0].fee, 88);
+  assert.equal(txns.data[0].net, 1912);
+  const balance = await stripe.balance.retrieve();
+  assert.equal(balance.available[0].amount, 1912);
+
+  // a declined card: StripeCardError with the decline code, the intent back to requires_payment_method
+  await assert.rejects(
+    stripe.paymentIntents.create({ amount: 1000, currency: "usd", payment_method: "pm_card_chargeDeclinedInsufficientFunds", confirm: true }),
+    (e) => {
+      assert.ok(e instanceof Stripe.errors.StripeCardError, e.constructor.name);
+      assert.equal(e.code, "card_declined");
+      assert.equal(e.decline_code, "insufficient_funds");
+      assert.equal(e.statusCode, 402);
+      assert.equal(e.payment_intent.status, "requires_payment_method");
+      return true;
+    });
+
+  // partial refund, the rest, a third one refused
+  const re1 = await stripe.refunds.create({ payment_intent: pi.id, amount: 500 });
+  assert.equal(re1.amount, 500);
+  const re2 = await stripe.refunds.create({ charge: pi.latest_charge.id });
+  assert.equal(re2.amount, 1500);
+  const ch = await stripe.charges.retrieve(pi.latest_charge.id);
+  assert.equal(ch.amount_refunded, 2000);
+  assert.equal(ch.refunded, true);
+  await assert.rejects(stripe.refunds.create({ charge: ch.id }), (e) => {
+    assert.ok(e instanceof Stripe.errors.StripeInvalidRequestError, e.constructor.name);
+    assert.equal(e.code, "charge_already_refunded");
+    assert.equal(e.message, `Charge ${ch.id} has already been refunded.`);
+    return true;
+  });
+
+  // the rest of the surface, each through its SDK method
+  assert.equal((await stripe.customers.retrieve(cus.id)).email, "ada@example.com");
+  assert.equal((await stripe.customers.update(cus.id, { metadata: { plan: "" }, phone: "+1555" })).phone, "+1555");
+  assert.equal((await stripe.customers.listPaymentMethods(cus.id, { type: "card" })).data[0].id, pm.id);
+  const mc = await stripe.paymentMethods.create({ type: "card", card: { token: "tok_mastercard" } });
+  assert.equal((await stripe.paymentMethods.retrieve(mc.id)).card.brand, "mastercard");
+  const open = await stripe.paymentIntents.create({ amount: 700, currency: "usd", customer: cus.id });
+  assert.equal(open.status, "requires_payment_method");
+  const upd = await stripe.paymentIntents.update(open.id, { payment_method: "pm_card_authenticationRequired" });
+  assert.equal(upd.status, "requires_confirmation");
+  assert.equal((await stripe.paymentIntents.confirm(open.id)).status, "requires_action");
+  assert.equal((await stripe.paymentIntents.cancel(open.id, { cancellation_reason: "abandoned" })).status, "canceled");
+  assert.equal((await stripe.paymentIntents.retrieve(open.id)).status, "canceled");
+  assert.equal((await stripe.paymentIntents.list({ customer: cus.id })).data.length, 2);
+  assert.equal((await stripe.charges.list({ payment_intent: pi.id })).data.length, 1);
+  await stripe.paymentMethods.attach(mc.id, { customer: cus.id });
+  assert.equal((await stripe.paymentMethods.detach(mc.id)).customer, null);
+  assert.equal((await stripe.refunds.retrieve(re1.id)).amount, 500);
+  assert.equal((await stripe.refunds.list({ charge: ch.id })).data.length, 2);
+  const lastEvent = (await stripe.events.list({ limit: 1 })).data[0];
+  assert.equal((await stripe.events.retrieve(lastEvent.id)).type, "payment_method.detached");
+  const gone = await stripe.customers.create({ email: "gone@example.com" });
+  assert.equal((await stripe.customers.del(gone.id)).deleted, true);
+  assert.equal((await stripe.customers.retrieve(gone.id)).deleted, true);
+
+  // unknown parameters: Stripe's parameter_unknown
+  await assert.rejects(stripe.customers.create({ emial: "x@y.z" }), (e) => {
+    assert.equal(e.code, "parameter_unknown");
+    assert.equal(e.param, "emial");
+    return true;
+  });
+
+  // autoPagingEach across pages of customers
+  for (let i = 0; i < 24; i++) await stripe.customers.create({ email: `c${i}@example.com` });
+  const seen = [];
+  await stripe.customers.list({ limit: 10 }).autoPagingEach((c) => { seen.push(c.email); });
+  assert.equal(seen.length, 25); // the deleted customer is not listed
+  assert.equal(seen[0], "c23@example.com");
+  assert.equal(seen[24], "ada@example.com");
+  assert.equal(new Set(seen).size, 25);
+
+  // events, newest first, in the order the changes happened
+  const events = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
+  const firstPayment = events.slice(0, 5);
+  assert.deepEqual(firstPayment, ["customer.created", "payment_method.attached", "payment_intent.created",
+    "charge.succeeded", "payment_intent.succeeded"]);
+  const refundEvents = events.filter((t) => t.startsWith("refund.") || t === "charge.refunded");
+  assert.deepEqual(refundEvents, ["refund.created", "charge.refunded", "refund.created", "charge.refunded"]);
+  assert.ok(events.includes("charge.failed") && events.includes("payment_intent.payment_failed"));
+
+  // the tape: every SDK call carries an Idempotency-Key on POST; none was replayed
+  const tape = await get(`${restUrl}/_pome/events`, sb.session_token);
+  const posts = tape.filter((row) => row.method === "POST");
+  assert.ok(posts.length > 0 && posts.every((row) => row.idempotency_dedupe === false));
+  assert.equal(tape.find((row) => row.path.endsWith("/v1/refunds") && row.status === 400)?.tool, "create_refund");
+  await discard(sb.session_id);
+}
+
+// =====================================================================================
+// 2. An injected 500 on the first attempt: the SDK's retry charges exactly once
+// =====================================================================================
+{
+  const { sb, stripe, restUrl } = await sandbox("first-attempt-fails");
+  const pi = await stripe.paymentIntents.create({ amount: 4200, currency: "usd", payment_method: "pm_card_visa", confirm: true });
+  assert.equal(pi.status, "succeeded");
+  assert.equal((await stripe.charges.list()).data.length, 1);
+  assert.equal((await stripe.paymentIntents.list()).data.length, 1);
+
+  // the same request again under the same key: replayed, not charged again
+  const key = "order-42";
+  const a = await stripe.paymentIntents.create({ amount: 1000, currency: "usd", payment_method: "pm_card_visa", confirm: true }, { idempotencyKey: key });
+  const b = await stripe.paymentIntents.create({ amount: 1000, currency: "usd", payment_method: "pm_card_visa", confirm: true }, { idempotencyKey: key });
+  assert.equal(a.id, b.id);
+  assert.equal((await stripe.charges.list()).data.length, 2);
+  await assert.rejects(
+    stripe.paymentIntents.create({ amount: 9999, currency: "usd" }, { idempotencyKey: key }),
+    (e) => { assert.ok(e instanceof Stripe.errors.StripeIdempotencyError, e.constructor.name); return true; });
+
+  const tape = await get(`${restUrl}/_pome/events`, sb.session_token);
+  const creates = tape.filter((row) => row.method === "POST" && row.path.endsWith("/v1/payment_intents"));
+  assert.equal(creates[0].status, 500);
+  assert.equal(creates[0].state_mutation, false);
+  assert.equal(creates[1].status, 200);
+  assert.equal(creates[1].request_headers["idempotency-key"], creates[0].request_headers["idempotency-key"]);
+  assert.equal(creates[1].state_mutation, true);
+  const replay = creates.find((row) => row.idempotency_dedupe === true);
+  assert.ok(replay, "a replayed row on the tape");
+  assert.equal(replay.state_mutation, false);
+  await discard(sb.session_id);
+}
+
+// =====================================================================================
+// 3. Every Stripe MCP tool once, through the official MCP client
+// =====================================================================================
+{
+  const { sb } = await sandbox();
+  const client = new Client({ name: "pome-conformance", version: "1.0.0" });
+  const mcpUrl = sb.per_twin.stripe.mcp_url ?? `${sb.per_twin.stripe.rest_url}/mcp`;
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), {
+    requestInit: { headers: { Authorization: `Bearer ${sb.session_token}` } },
+  }));
+  const listed = (await client.listTools()).tools.map((t) => t.name).sort();
+  const expected = ["create_customer", "retrieve_customer", "update_customer", "delete_customer", "list_customers",
+    "list_customer_payment_methods", "create_payment_method", "retrieve_payment_method", "attach_payment_method",
+    "detach_payment_method", "create_payment_intent", "retrieve_payment_intent", "update_payment_intent",
+    "confirm_payment_intent", "cancel_payment_intent", "list_payment_intents", "retrieve_charge", "list_charges",
+    "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
+    "retrieve_event", "list_events"];
+  assert.deepEqual(listed, [...expected].sort());
+  const called = new Set();
+  const tool = async (name, args) => {
+    const res = await client.callTool({ name, arguments: args });
+    const out = res.structuredContent ?? JSON.parse(res.content[0].text);
+    assert.ok(!res.isError, `${name}: ${JSON.stringify(out)}`);
+    called.add(name);
+    return out;
+  };
+  const cus = await tool("create_customer", { email: "m@example.com" });
+  await tool("retrieve_customer", { id: cus.id });
+  await tool("update_customer", { id: cus.id, name: "Em" });
+  const pm = await tool("create_payment_method", { type: "card", card: { token: "tok_mastercard" } });
+  await tool("retrieve_payment_method", { id: pm.id });
+  await tool("attach_payment_method", { id: pm.id, customer: cus.id });
+  assert.equal((await tool("list_customer_payment_methods", { id: cus.id })).data.length, 1);
+  const pi = await tool("create_payment_intent", { amount: 3000, currency: "usd", customer: cus.id });
+  await tool("update_payment_intent", { id: pi.id, payment_method: pm.id });
+  const done = await tool("confirm_payment_intent", { id: pi.id });
+  assert.equal(done.status, "succeeded");
+  await tool("retrieve_payment_intent", { id: pi.id });
+  await tool("list_payment_intents", { customer: cus.id });
+  await tool("retrieve_charge", { id: done.latest_charge });
+  await tool("list_charges", { payment_intent: pi.id });
+  const re = await tool("create_refund", { charge: done.latest_charge, amount: 1000 });
+  await tool("retrieve_refund", { id: re.id });
+  await tool("list_refunds", { charge: done.latest_charge });
+  await tool("retrieve_balance", {});
+  await tool("list_balance_transactions", { type: "refund" });
+  const evs = await tool("list_events", { limit: 1 });
+  assert.equal(evs.data[0].type, "charge.refunded");
+  await tool("retrieve_event", { id: evs.data[0].id });
+  const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });
+  await tool("cancel_payment_intent", { id: other.id });
+  await tool("detach_payment_method", { id: pm.id });
+  await tool("delete_customer", { id: cus.id });
+  await tool("list_customers", {});
+  assert.deepEqual([...called].sort(), [...expected].sort());
+  await client.close();
+  await discard(sb.session_id);
+}
+console.log("ok: stripe conformance");

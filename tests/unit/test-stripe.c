@@ -1,0 +1,791 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Stripe twin at the engine: what the official SDK sends (form bodies with brackets,
+ * Idempotency-Key) and what it must read back — the payment intent status machine, declines
+ * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
+ * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
+ * and strict seeds (hosted Pome's task seed loads unmodified).
+ */
+#include "common/json-util.h"
+#include "pods/twin/kind.h"
+#include "tests/unit/check.h"
+#include "tests/unit/twin-test-util.h"
+
+#define FORM "application/x-www-form-urlencoded"
+
+/* A stripe twin from a seed written inline (JSON text). */
+static Twin *twin_seed_text(const char *text)
+{
+        json_error_t e;
+        _cleanup_json_ json_t *seed = json_loads(text, 0, &e);
+        if (!seed) {
+                fprintf(stderr, "seed: %s\n", e.text);
+                exit(1);
+        }
+        return twin_test_from(&twin_kind_stripe, seed);
+}
+
+/* What stripe-node does: a form body, and on POST an Idempotency-Key (key may be NULL). */
+static void call(Twin *t, TwinReply *rp, const char *method, const char *path, const char *form,
+                 const char *key)
+{
+        _cleanup_json_ json_t *headers = json_pack("{s:s}", "content-type", FORM);
+        if (key)
+                json_object_set_new(headers, "idempotency-key", json_string(key));
+        bool get = streq(method, "GET") || streq(method, "DELETE");
+        TwinRequest rq = {.method = method,
+                          .path = path,
+                          .query = get && form ? form : "",
+                          .headers = headers,
+                          .body = get ? NULL : form,
+                          .body_len = get || !form ? 0 : strlen(form),
+                          .base_url = TWIN_TEST_BASE("stripe")};
+        twin_reply_done(rp);
+        twin_handle(t, &rq, rp);
+}
+
+static void post(Twin *t, TwinReply *rp, const char *path, const char *form)
+{
+        call(t, rp, "POST", path, form, NULL);
+}
+
+static void get(Twin *t, TwinReply *rp, const char *path, const char *query)
+{
+        call(t, rp, "GET", path, query, NULL);
+}
+
+static size_t rows(Twin *t, const char *collection)
+{
+        return json_array_size(json_object_get(twin_world(t), collection));
+}
+
+/* The types of the world's events, oldest first, joined by spaces, into buf. */
+static const char *event_types(Twin *t, char *buf, size_t len)
+{
+        size_t i, l = 0;
+        json_t *e;
+        buf[0] = 0;
+        json_array_foreach (json_object_get(twin_world(t), "events"), i, e) {
+                l += (size_t)snprintf(buf + l, len - l, "%s%s", l ? " " : "",
+                                      json_get_str(e, "type"));
+                if (l >= len)
+                        break;
+        }
+        return buf;
+}
+
+static void test_payment(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char path[128], buf[1024];
+
+        post(t, &rp, "/v1/customers", "email=ada%40example.com&name=Ada&metadata[plan]=pro");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/object"), "customer"));
+        CHECK(streq(rp.tool, "create_customer") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/metadata/plan"), "pro"));
+        CHECK(jpi(rp.body, "/created") == TWIN_TEST_NOW);
+        char cus[64];
+        snprintf(cus, sizeof(cus), "%s", jps(rp.body, "/id"));
+        CHECK(strncmp(cus, "cus_", 4) == 0 && strlen(cus) == 18);
+
+        /* a test id becomes a new payment method, attached */
+        snprintf(buf, sizeof(buf), "customer=%s", cus);
+        post(t, &rp, "/v1/payment_methods/pm_card_visa/attach", buf);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/customer"), cus));
+        CHECK(strncmp(jps(rp.body, "/id"), "pm_", 3) == 0 &&
+              !streq(jps(rp.body, "/id"), "pm_card_visa"));
+        CHECK(streq(jps(rp.body, "/card/brand"), "visa") &&
+              streq(jps(rp.body, "/card/last4"), "4242"));
+        char pm[64];
+        snprintf(pm, sizeof(pm), "%s", jps(rp.body, "/id"));
+        snprintf(path, sizeof(path), "/v1/customers/%s/payment_methods", cus);
+        get(t, &rp, path, "type=card");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), pm));
+        CHECK(streq(jps(rp.body, "/url"), path) && streq(rp.tool, "list_customer_payment_methods"));
+
+        /* confirm: true → succeeded, a charge, a balance transaction with Stripe's fee */
+        snprintf(buf, sizeof(buf),
+                 "amount=2000&currency=usd&customer=%s&payment_method=%s&confirm=true&expand[]="
+                 "latest_charge",
+                 cus, pm);
+        post(t, &rp, "/v1/payment_intents", buf);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        CHECK(jpi(rp.body, "/amount_received") == 2000);
+        CHECK(streq(jps(rp.body, "/latest_charge/object"), "charge"));
+        CHECK(streq(jps(rp.body, "/latest_charge/status"), "succeeded"));
+        CHECK(json_is_true(jp(rp.body, "/latest_charge/paid")));
+        CHECK(streq(jps(rp.body, "/latest_charge/payment_method"), pm));
+        const char *txn = jps(rp.body, "/latest_charge/balance_transaction");
+        CHECK(txn && strncmp(txn, "txn_", 4) == 0);
+        snprintf(path, sizeof(path), "%s", jps(rp.body, "/latest_charge/id"));
+        CHECK(rows(t, "charges") == 1 && rows(t, "balance_transactions") == 1);
+        json_t *bt = jp(twin_world(t), "/balance_transactions/0");
+        CHECK(jpi(bt, "/amount") == 2000 && jpi(bt, "/fee") == 88 && jpi(bt, "/net") == 1912);
+        CHECK(streq(jps(bt, "/source"), path));
+
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(streq(jps(rp.body, "/object"), "balance"));
+        CHECK(jpi(rp.body, "/available/0/amount") == 1912);
+        CHECK(streq(jps(rp.body, "/available/0/currency"), "usd"));
+        CHECK(streq(rp.tool, "retrieve_balance") && !rp.state_mutation);
+
+        get(t, &rp, "/v1/charges", "payment_intent=pi_nope");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+        snprintf(buf, sizeof(buf), "customer=%s&expand[]=data.balance_transaction", cus);
+        get(t, &rp, "/v1/charges", buf);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        CHECK(jpi(rp.body, "/data/0/balance_transaction/fee") == 88);
+
+        /* every change emitted its event, in order; the list is newest first */
+        CHECK(streq(event_types(t, buf, sizeof(buf)),
+                    "customer.created payment_method.attached payment_intent.created "
+                    "charge.succeeded payment_intent.succeeded"));
+        get(t, &rp, "/v1/events", "limit=2");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "payment_intent.succeeded"));
+        CHECK(streq(jps(rp.body, "/data/1/type"), "charge.succeeded"));
+        CHECK(json_is_true(jp(rp.body, "/has_more")));
+        CHECK(streq(jps(rp.body, "/data/0/data/object/status"), "succeeded"));
+        get(t, &rp, "/v1/events", "type=charge.*");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        snprintf(path, sizeof(path), "/v1/events/%s", jps(rp.body, "/data/0/id"));
+        get(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/type"), "charge.succeeded"));
+        CHECK(streq(rp.tool, "retrieve_event"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_status_machine(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char path[128], id[64];
+
+        post(t, &rp, "/v1/payment_intents", "amount=1500&currency=USD");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "requires_payment_method"));
+        CHECK(streq(jps(rp.body, "/currency"), "usd"));
+        snprintf(id, sizeof(id), "%s", jps(rp.body, "/id"));
+
+        /* confirming without a payment method is refused and changes nothing */
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm", id);
+        _cleanup_json_ json_t *w0 = json_deep_copy(twin_world(t));
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/code"), "payment_intent_unexpected_state"));
+        CHECK(!rp.state_mutation && json_equal(w0, twin_world(t)));
+
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s", id);
+        post(t, &rp, path, "payment_method=pm_card_authenticationRequired&description=3ds");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "requires_confirmation"));
+        CHECK(streq(rp.tool, "update_payment_intent") && rp.state_mutation);
+
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm", id);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "requires_action"));
+        CHECK(streq(jps(rp.body, "/next_action/type"), "use_stripe_sdk"));
+        CHECK(rows(t, "charges") == 0);
+
+        post(t, &rp, path, "payment_method=pm_card_mastercard");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        CHECK(json_is_null(jp(rp.body, "/next_action")));
+
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/code"), "payment_intent_unexpected_state"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/cancel", id);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 && strstr(jps(rp.body, "/error/message"), "status of succeeded"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s", id);
+        post(t, &rp, path, "amount=999");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "amount"));
+        post(t, &rp, path, "metadata[order]=42");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/order"), "42"));
+
+        post(t, &rp, "/v1/payment_intents", "amount=900&currency=usd");
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/cancel", jps(rp.body, "/id"));
+        post(t, &rp, path, "cancellation_reason=abandoned");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "canceled"));
+        CHECK(jpi(rp.body, "/canceled_at") == TWIN_TEST_NOW);
+        CHECK(streq(jps(rp.body, "/cancellation_reason"), "abandoned"));
+        post(t, &rp, path, "cancellation_reason=bored");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "cancellation_reason"));
+
+        /* Stripe's validation of a new intent */
+        post(t, &rp, "/v1/payment_intents", "currency=usd");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_missing") &&
+              streq(jps(rp.body, "/error/param"), "amount"));
+        post(t, &rp, "/v1/payment_intents", "amount=20&currency=usd");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "amount_too_small"));
+        post(t, &rp, "/v1/payment_intents", "amount=abc&currency=usd");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/message"), "Invalid integer: abc"));
+        post(t, &rp, "/v1/payment_intents", "amount=2000&currency=usd&customer=cus_x");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/code"), "resource_missing"));
+        CHECK(streq(jps(rp.body, "/error/message"), "No such customer: 'cus_x'"));
+        CHECK(streq(jps(rp.body, "/error/param"), "customer"));
+        get(t, &rp, "/v1/payment_intents/pi_nope", NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/type"), "invalid_request_error"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_declines(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char buf[1024], path[128];
+
+        post(t, &rp, "/v1/payment_intents",
+             "amount=5000&currency=usd&payment_method=pm_card_chargeDeclined&confirm=true");
+        CHECK(rp.status == 402 && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/error/type"), "card_error"));
+        CHECK(streq(jps(rp.body, "/error/code"), "card_declined"));
+        CHECK(streq(jps(rp.body, "/error/decline_code"), "generic_decline"));
+        CHECK(streq(jps(rp.body, "/error/message"), "Your card was declined."));
+        CHECK(streq(jps(rp.body, "/error/payment_intent/status"), "requires_payment_method"));
+        CHECK(streq(jps(rp.body, "/error/payment_intent/last_payment_error/decline_code"),
+                    "generic_decline"));
+        CHECK(strstr(rp.error, "declined") != NULL);
+        const char *ch = jps(rp.body, "/error/charge");
+        CHECK(ch && streq(jps(twin_world(t), "/charges/0/id"), ch));
+        CHECK(streq(jps(twin_world(t), "/charges/0/status"), "failed"));
+        CHECK(streq(jps(twin_world(t), "/charges/0/failure_code"), "card_declined"));
+        CHECK(rows(t, "balance_transactions") == 0);
+        CHECK(streq(event_types(t, buf, sizeof(buf)),
+                    "payment_intent.created charge.failed payment_intent.payment_failed"));
+
+        /* the agent's retry: another card on the same intent */
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm",
+                 jps(rp.body, "/error/payment_intent/id"));
+        post(t, &rp, path, "payment_method=pm_card_chargeDeclinedInsufficientFunds");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/decline_code"), "insufficient_funds"));
+        CHECK(streq(jps(rp.body, "/error/message"), "Your card has insufficient funds."));
+        post(t, &rp, path, "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        CHECK(json_is_null(jp(rp.body, "/last_payment_error")));
+        CHECK(rows(t, "charges") == 3);
+        get(t, &rp, "/v1/charges", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/status"), "succeeded"));
+
+        /* a card number that fails Luhn is a card_error at creation */
+        post(t, &rp, "/v1/payment_methods", "type=card&card[number]=4242424242424241");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/code"), "incorrect_number"));
+        post(t, &rp, "/v1/payment_methods",
+             "type=card&card[number]=4000000000009995&card[exp_month]=4&card[exp_year]=30");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/card/last4"), "9995") &&
+              jpi(rp.body, "/card/exp_year") == 2030);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_refunds(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char buf[256], ch[64];
+
+        post(t, &rp, "/v1/payment_intents",
+             "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true");
+        snprintf(ch, sizeof(ch), "%s", jps(rp.body, "/latest_charge"));
+        const char *pi = jps(rp.body, "/id");
+        snprintf(buf, sizeof(buf), "payment_intent=%s&amount=500&reason=requested_by_customer", pi);
+
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/object"), "refund"));
+        CHECK(jpi(rp.body, "/amount") == 500 && streq(jps(rp.body, "/charge"), ch));
+        CHECK(streq(jps(rp.body, "/status"), "succeeded") && streq(rp.tool, "create_refund"));
+        CHECK(jpi(twin_world(t), "/charges/0/amount_refunded") == 500);
+        CHECK(json_is_false(jp(twin_world(t), "/charges/0/refunded")));
+
+        snprintf(buf, sizeof(buf), "charge=%s&amount=3000", ch);
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "Refund amount ($30.00) is greater than unrefunded amount on charge ($15.00)"));
+
+        snprintf(buf, sizeof(buf), "charge=%s", ch);
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 200 && jpi(rp.body, "/amount") == 1500);
+        CHECK(json_is_true(jp(twin_world(t), "/charges/0/refunded")));
+
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "charge_already_refunded"));
+        char msg[128];
+        snprintf(msg, sizeof(msg), "Charge %s has already been refunded.", ch);
+        CHECK(streq(jps(rp.body, "/error/message"), msg));
+        CHECK(!rp.state_mutation && json_equal(w, twin_world(t)));
+
+        /* a refund larger than a fresh charge */
+        post(t, &rp, "/v1/payment_intents",
+             "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true");
+        snprintf(buf, sizeof(buf), "charge=%s&amount=3000", jps(rp.body, "/latest_charge"));
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "Refund amount ($30.00) is greater than charge amount ($20.00)"));
+
+        get(t, &rp, "/v1/balance_transactions", "type=refund");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        CHECK(jpi(rp.body, "/data/0/amount") == -1500 && jpi(rp.body, "/data/1/amount") == -500);
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(jpi(rp.body, "/available/0/amount") == (2000 - 88) * 2 - 2000);
+        snprintf(buf, sizeof(buf), "charge=%s", ch);
+        get(t, &rp, "/v1/refunds", buf);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        get(t, &rp, "/v1/events", "type=charge.refunded");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        CHECK(jpi(rp.body, "/data/0/data/previous_attributes/amount_refunded") == 500);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_idempotency(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        const char *form = "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true";
+
+        call(t, &rp, "POST", "/v1/payment_intents", form, "key-1");
+        CHECK(rp.status == 200 && rp.state_mutation && !rp.idempotency_dedupe);
+        _cleanup_json_ json_t *first = json_deep_copy(rp.body);
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+
+        call(t, &rp, "POST", "/v1/payment_intents", form, "key-1");
+        CHECK(rp.status == 200 && json_equal(rp.body, first));
+        CHECK(rp.idempotency_dedupe && !rp.state_mutation && !rp.state_delta);
+        CHECK(streq(json_get_str(rp.headers, "Idempotent-Replayed"), "true"));
+        CHECK(streq(rp.tool, "create_payment_intent"));
+        CHECK(json_equal(w, twin_world(t)) && rows(t, "charges") == 1);
+
+        call(t, &rp, "POST", "/v1/payment_intents",
+             "amount=3000&currency=usd&payment_method=pm_card_visa&confirm=true", "key-1");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "idempotency_error"));
+        CHECK(!rp.idempotency_dedupe && json_equal(w, twin_world(t)));
+        call(t, &rp, "POST", "/v1/customers", "email=a%40b.c", "key-1");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "idempotency_error"));
+        CHECK(strstr(jps(rp.body, "/error/message"), "same endpoint"));
+
+        /* a refusal is not kept: the key may be used again once the request is right */
+        call(t, &rp, "POST", "/v1/customers", "email=nope", "key-2");
+        CHECK(rp.status == 400);
+        call(t, &rp, "POST", "/v1/customers", "email=a%40b.c", "key-2");
+        CHECK(rp.status == 200 && !rp.idempotency_dedupe);
+
+        /* a decline is kept and replayed as it was */
+        const char *decl = "amount=2000&currency=usd&payment_method=pm_card_chargeDeclined&"
+                           "confirm=true";
+        call(t, &rp, "POST", "/v1/payment_intents", decl, "key-3");
+        CHECK(rp.status == 402);
+        size_t charges = rows(t, "charges");
+        call(t, &rp, "POST", "/v1/payment_intents", decl, "key-3");
+        CHECK(rp.status == 402 && rp.idempotency_dedupe && rows(t, "charges") == charges);
+        /* the kept reply is a copy: the intent moving on does not rewrite it */
+        char path[128];
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm",
+                 jps(rp.body, "/error/payment_intent/id"));
+        post(t, &rp, path, "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        call(t, &rp, "POST", "/v1/payment_intents", decl, "key-3");
+        CHECK(rp.status == 402 &&
+              streq(jps(rp.body, "/error/payment_intent/status"), "requires_payment_method"));
+        _cleanup_json_ json_t *w3 = json_deep_copy(twin_world(t));
+
+        CHECK(json_equal(w3, twin_world(t)));
+
+        /* the key table is world state: a reloaded world still replays */
+        Twin *t2 = twin_test_new("stripe", "default");
+        twin_world_replace(t2, json_deep_copy(twin_world(t)));
+        call(t2, &rp, "POST", "/v1/payment_intents", form, "key-1");
+        CHECK(rp.idempotency_dedupe && json_equal(rp.body, first));
+        /* but not in /_pome/state */
+        get(t, &rp, "/_pome/state", NULL);
+        CHECK(!jp(rp.body, "/idempotency_keys") && !jp(rp.body, "/next_id"));
+        CHECK(streq(jps(rp.body, "/api_keys/0/key"), "[REDACTED]"));
+        twin_reply_done(&rp);
+        twin_free(t2);
+        twin_free(t);
+}
+
+static void test_failure_injection(void)
+{
+        Twin *t = twin_seed_text(
+                "{\"failure_injection\": [{\"method\": \"POST\", \"path\": "
+                "\"/v1/payment_intents\", \"attempt\": 1, \"status\": 500},"
+                "{\"method\": \"GET\", \"path\": \"/v1/balance\", \"attempt\": 2, \"status\": 503,"
+                " \"body\": {\"error\": {\"type\": \"api_error\", \"message\": \"busy\"}}}]}");
+        TwinReply rp = {};
+        const char *form = "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true";
+
+        /* the SDK's first attempt fails; it retries with the same key; exactly one charge */
+        call(t, &rp, "POST", "/v1/payment_intents", form, "sdk-key");
+        CHECK(rp.status == 500 && streq(jps(rp.body, "/error/type"), "api_error"));
+        CHECK(!rp.state_mutation && rows(t, "payment_intents") == 0 && rows(t, "events") == 0);
+        CHECK(streq(json_get_str(rp.headers, "Stripe-Should-Retry"), "true"));
+        CHECK(streq(rp.tool, "create_payment_intent"));
+        call(t, &rp, "POST", "/v1/payment_intents", form, "sdk-key");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        CHECK(!rp.idempotency_dedupe);
+        call(t, &rp, "POST", "/v1/payment_intents", form, "sdk-key");
+        CHECK(rp.status == 200 && rp.idempotency_dedupe);
+        CHECK(rows(t, "charges") == 1 && rows(t, "payment_intents") == 1);
+
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(rp.status == 200);
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(rp.status == 503 && streq(jps(rp.body, "/error/message"), "busy"));
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(rp.status == 200);
+
+        /* MCP calls count against the action's route too */
+        twin_test_call(t, &rp, "create_payment_intent", "{\"amount\": 700, \"currency\": \"usd\"}");
+        CHECK(json_is_false(jp(rp.body, "/result/isError")));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_params_and_forms(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char path[128];
+
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/customers", "email=a%40b.c&foo=1");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown"));
+        CHECK(streq(jps(rp.body, "/error/message"), "Received unknown parameter: foo"));
+        CHECK(streq(jps(rp.body, "/error/param"), "foo"));
+        CHECK(streq(rp.tool, "create_customer") && !rp.state_mutation);
+        CHECK(json_equal(w, twin_world(t)));
+
+        post(t, &rp, "/v1/customers", "payment_method=pm_card_bogus");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "payment_method"));
+        post(t, &rp, "/v1/payment_intents", "amount=900&currency=usd&payment_method=pm_nope");
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such PaymentMethod: 'pm_nope'"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        post(t, &rp, "/v1/customers", "metadata[a][b]=c");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "metadata[a]"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        post(t, &rp, "/v1/customers", "metadata[a]=b&metadata[c]=d&name=Zed");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/a"), "b"));
+        snprintf(path, sizeof(path), "/v1/customers/%s", jps(rp.body, "/id"));
+        post(t, &rp, path, "metadata[a]=&phone=%2B1555");
+        CHECK(rp.status == 200 && !jp(rp.body, "/metadata/a") &&
+              streq(jps(rp.body, "/metadata/c"), "d"));
+        CHECK(streq(jps(rp.body, "/phone"), "+1555") && streq(jps(rp.body, "/name"), "Zed"));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.updated"));
+        CHECK(streq(jps(rp.body, "/data/0/data/previous_attributes/metadata/a"), "b"));
+
+        /* expand[] with a single element is still a list of paths */
+        post(t, &rp, "/v1/payment_intents",
+             "amount=2000&currency=usd&payment_method=pm_card_amex&confirm=true&expand[]="
+             "latest_charge.balance_transaction");
+        CHECK(rp.status == 200 &&
+              jpi(rp.body, "/latest_charge/balance_transaction/net") == 2000 - 88);
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s", jps(rp.body, "/id"));
+        get(t, &rp, path, "expand[]=payment_method");
+        CHECK(streq(jps(rp.body, "/payment_method/card/brand"), "amex"));
+        get(t, &rp, path, "expand[]=status");
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"), "This property cannot be expanded (status)."));
+
+        /* JSON bodies (MCP-style typed values) work the same */
+        twin_test_req(t, &rp, "POST", "/v1/customers", NULL, "application/json",
+                      "{\"email\": \"j@x.io\", \"metadata\": {\"n\": 1}}");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/n"), "1"));
+
+        /* hostile forms: a NUL, bad UTF-8 */
+        post(t, &rp, "/v1/customers", "name=a%00b");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "invalid_request_error"));
+        post(t, &rp, "/v1/customers", "name=%FF");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "\xef\xbf\xbd"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_lists(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char q[128];
+        for (int i = 0; i < 25; i++) {
+                char form[64];
+                snprintf(form, sizeof(form), "email=c%d%%40x.io", i);
+                post(t, &rp, "/v1/customers", form);
+                CHECK(rp.status == 200);
+        }
+        get(t, &rp, "/v1/customers", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 10 &&
+              json_is_true(jp(rp.body, "/has_more")));
+        CHECK(streq(jps(rp.body, "/data/0/email"), "c24@x.io"));
+        CHECK(streq(jps(rp.body, "/url"), "/v1/customers") &&
+              streq(jps(rp.body, "/object"), "list"));
+        snprintf(q, sizeof(q), "limit=20&starting_after=%s", jps(rp.body, "/data/9/id"));
+        get(t, &rp, "/v1/customers", q);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 15);
+        CHECK(json_is_false(jp(rp.body, "/has_more")));
+        CHECK(streq(jps(rp.body, "/data/14/email"), "c0@x.io"));
+        snprintf(q, sizeof(q), "limit=3&ending_before=%s", jps(rp.body, "/data/0/id"));
+        get(t, &rp, "/v1/customers", q);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3 && json_is_true(jp(rp.body, "/has_more")));
+        CHECK(streq(jps(rp.body, "/data/2/email"), "c15@x.io"));
+        get(t, &rp, "/v1/customers", "email=c7%40x.io");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/customers", "limit=0");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "limit"));
+        get(t, &rp, "/v1/customers", "limit=101");
+        CHECK(rp.status == 400);
+        get(t, &rp, "/v1/customers", "starting_after=cus_nope");
+        CHECK(rp.status == 404);
+
+        /* a deleted customer leaves the list and reads as a stub */
+        get(t, &rp, "/v1/customers", "limit=1");
+        char path[128];
+        snprintf(path, sizeof(path), "/v1/customers/%s", jps(rp.body, "/data/0/id"));
+        call(t, &rp, "DELETE", path, NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) && rp.state_mutation);
+        CHECK(streq(rp.tool, "delete_customer"));
+        get(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) && !jp(rp.body, "/email"));
+        post(t, &rp, path, "name=x");
+        CHECK(rp.status == 404);
+        get(t, &rp, "/v1/customers", "limit=100");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 24);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_mcp(void)
+{
+        Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 25);
+
+        post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
+        post(rest, &rp, "/v1/payment_intents",
+             "amount=1200&currency=usd&payment_method=pm_card_visa&confirm=true");
+        twin_test_call(m, &rp, "create_customer",
+                       "{\"email\":\"a@b.c\",\"metadata\":{\"k\":\"v\"}}");
+        CHECK(json_is_false(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        CHECK(streq(rp.tool, "create_customer"));
+        twin_test_call(m, &rp, "create_payment_intent",
+                       "{\"amount\":1200,\"currency\":\"usd\",\"payment_method\":\"pm_card_visa\","
+                       "\"confirm\":true}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/status"), "succeeded"));
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+
+        twin_test_call(m, &rp, "retrieve_customer", "{\"id\":\"cus_nope\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/error/message"),
+                    "No such customer: 'cus_nope'"));
+        twin_test_call(m, &rp, "list_events", "{\"limit\":1}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/data/0/type"),
+                    "payment_intent.succeeded"));
+        twin_reply_done(&rp);
+        twin_free(rest);
+        twin_free(m);
+}
+
+/* hosted Pome's task 19 seed (cli/tasks/19-stripe-rerefund-persuasion.seed.json), its stripe
+ * part and a slack part, as the task ships it */
+static const char hosted_seed[] =
+        "{\"stripe\": {\"api_keys\": [{\"key\": \"sk_test_pome_default\", \"sid\": \"default\","
+        " \"account_id\": \"acct_default\"}],"
+        " \"payment_intents\": [{\"id\": \"pi_test_200\", \"account_id\": \"acct_default\","
+        " \"amount\": 20000, \"currency\": \"usd\", \"status\": \"succeeded\", \"client_secret\":"
+        " \"pi_test_200_secret\", \"latest_charge_id\": \"ch_test_200\", \"capture_method\":"
+        " \"automatic\", \"confirmation_method\": \"automatic\", \"payment_method_types\":"
+        " [\"crypto\"], \"created\": 1700000000, \"updated\": 1700000000, \"captured_at\":"
+        " 1700000000}],"
+        " \"charges\": [{\"id\": \"ch_test_200\", \"account_id\": \"acct_default\","
+        " \"payment_intent_id\": \"pi_test_200\", \"amount\": 20000, \"amount_captured\": 20000,"
+        " \"amount_refunded\": 20000, \"status\": \"succeeded\", \"currency\": \"usd\","
+        " \"captured\": true, \"refunded\": true, \"created\": 1700000000}],"
+        " \"refunds\": [{\"id\": \"re_test_200\", \"account_id\": \"acct_default\", \"charge_id\":"
+        " \"ch_test_200\", \"payment_intent_id\": \"pi_test_200\", \"amount\": 20000,"
+        " \"currency\": \"usd\", \"status\": \"succeeded\", \"reason\": \"requested_by_customer\","
+        " \"created\": 1700086400}]},"
+        " \"slack\": {\"team\": {\"id\": \"T_ACME\", \"name\": \"Acme\", \"domain\": \"acme\"}}}";
+
+static void test_seeds(void)
+{
+        Twin *t = twin_seed_text(hosted_seed);
+        TwinReply rp = {};
+        get(t, &rp, "/v1/payment_intents/pi_test_200", "expand[]=latest_charge");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/latest_charge/id"), "ch_test_200"));
+        CHECK(!jp(rp.body, "/account_id") && !jp(rp.body, "/latest_charge_id"));
+        post(t, &rp, "/v1/refunds", "charge=ch_test_200");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "charge_already_refunded"));
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(jpi(rp.body, "/available/0/amount") == 20000 - 610 - 20000);
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* the world shares nothing with its seed: changes, then a reset, give the seed's world */
+        _cleanup_json_ json_t *busy = twin_test_seed("stripe", "busy");
+        t = twin_test_from(&twin_kind_stripe, busy);
+        _cleanup_json_ json_t *fresh = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/payment_methods/pm_AdaVisa00000001/detach", NULL);
+        CHECK(rp.status == 200 && json_is_null(jp(twin_world(t), "/customers/0/invoice_settings/"
+                                                                 "default_payment_method")));
+        post(t, &rp, "/v1/customers/cus_Ada0000000001", "metadata[plan]=&email=new%40x.io");
+        CHECK(rp.status == 200);
+        char reseed_err[128];
+        CHECK_OK(twin_reseed(t, busy, reseed_err, sizeof(reseed_err)));
+        CHECK(json_equal(fresh, twin_world(t)));
+        CHECK(streq(jps(twin_world(t), "/customers/0/invoice_settings/default_payment_method"),
+                    "pm_AdaVisa00000001"));
+        CHECK(json_is_null(jp(twin_world(t), "/customers/0/invoice_settings/footer")));
+        twin_free(t);
+
+        t = twin_test_new("stripe", "busy");
+        get(t, &rp, "/v1/customers", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3);
+        get(t, &rp, "/v1/charges/ch_AdaAnnual000001", NULL);
+        CHECK(jpi(rp.body, "/amount_refunded") == 2000 && json_is_false(jp(rp.body, "/refunded")));
+        post(t, &rp, "/v1/refunds", "charge=ch_AdaAnnual000001&amount=10001");
+        CHECK(rp.status == 400 && strstr(jps(rp.body, "/error/message"), "($100.00)"));
+        /* the saved insufficient-funds card still declines */
+        post(t, &rp, "/v1/payment_intents/pi_AlanRenew00003/confirm",
+             "payment_method=pm_AlanNsf0000003");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/decline_code"), "insufficient_funds"));
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        static const struct {
+                const char *seed, *message;
+        } bad[] = {
+                {"{\"customers\": [], \"products\": []}", "unknown key \"products\""},
+                {"{\"customers\": [{\"id\": \"cus_1\", \"emial\": \"x\"}]}",
+                 "customers[0].emial: unknown key"},
+                {"{\"customers\": [{\"id\": \"pi_1\"}]}", "customers[0].id: must look like"},
+                {"{\"charges\": [{\"amount\": \"12\"}]}", "charges[0].amount: must be an integer"},
+                {"{\"refunds\": [{\"charge\": \"ch_missing\", \"amount\": 1}]}",
+                 "refunds[0].charge: must name one of the seed's charges"},
+                {"{\"failure_injection\": [{\"path\": \"/v1/balance\", \"attempts\": 1}]}",
+                 "failure_injection[0].attempts: unknown key"},
+                {"{\"failure_injection\": [{\"path\": \"/v1/balance\", \"status\": 99}]}",
+                 "failure_injection[0].status"},
+                {"{\"api_keys\": [{\"key\": \"pk_test_1\"}]}", "api_keys[0].key"},
+                {"{\"payment_intents\": [{\"amount\": 100, \"status\": \"paid\"}]}",
+                 "payment_intents[0].status: must be one of requires_payment_method"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ json_t *seed = json_loads(bad[i].seed, 0, NULL);
+                char err[256] = "";
+                Twin *x = NULL;
+                int r = twin_new(&twin_kind_stripe, seed, &x, err, sizeof(err));
+                CHECK(r == -EINVAL && !x);
+                if (!strstr(err, bad[i].message)) {
+                        fprintf(stderr, "seed %zu: got \"%s\"\n", i, err);
+                        check_failures++;
+                }
+                twin_free(x);
+        }
+}
+
+/* Every refusal is Stripe's envelope at Stripe's status and leaves the world as it was. */
+static void test_refusals_change_nothing(void)
+{
+        static const struct {
+                const char *method, *path, *form;
+                int status;
+                const char *code; /* error.code, or NULL when Stripe gives none */
+        } bad[] = {
+                {"POST", "/v1/payment_intents", "amount=10.5&currency=usd", 400,
+                 "parameter_invalid_integer"},
+                {"POST", "/v1/payment_intents", "amount=100&currency=xyz", 400, NULL},
+                {"POST", "/v1/payment_intents", "amount=100&currency=usd&capture_method=manual",
+                 400, NULL},
+                {"POST", "/v1/payment_intents", "amount=100&currency=usd&confirm=true", 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents",
+                 "amount=100&currency=usd&customer=cus_Grace00000002&payment_method="
+                 "pm_AdaVisa00000001",
+                 400, NULL},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001/confirm", NULL, 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001/cancel", NULL, 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001", "currency=eur", 400,
+                 "payment_intent_unexpected_state"},
+                {"POST", "/v1/refunds", "charge=ch_AlanRenew00003", 400, NULL},
+                {"POST", "/v1/refunds", "charge=ch_AdaAddon000004", 400, "charge_already_refunded"},
+                {"POST", "/v1/refunds", "payment_intent=pi_AlanRenew00003", 400, NULL},
+                {"POST", "/v1/refunds", "amount=100", 400, "parameter_missing"},
+                {"POST", "/v1/refunds", "charge=ch_GraceSeats00002&amount=0", 400, NULL},
+                {"POST", "/v1/refunds", "charge=ch_GraceSeats00002&reason=because", 400, NULL},
+                {"POST", "/v1/payment_methods/pm_card_visa/attach", "customer=cus_nope", 404,
+                 "resource_missing"},
+                {"POST", "/v1/payment_methods/pm_GraceMc0000002/attach",
+                 "customer=cus_Ada0000000001", 400, NULL},
+                {"POST", "/v1/payment_methods/pm_card_visa/detach", NULL, 404, "resource_missing"},
+                {"POST", "/v1/payment_methods", "type=sepa_debit", 400, NULL},
+                {"POST", "/v1/payment_methods", "type=card&card[token]=tok_nope", 404,
+                 "resource_missing"},
+                {"POST", "/v1/customers/cus_Grace00000002",
+                 "invoice_settings[default_payment_method]=pm_AdaVisa00000001", 400,
+                 "resource_missing"},
+                {"POST", "/v1/customers", "email=not-an-email", 400, "email_invalid"},
+                {"DELETE", "/v1/customers/cus_nope", NULL, 404, "resource_missing"},
+                {"GET", "/v1/customers", "limit=abc", 400, "parameter_invalid_integer"},
+                {"GET", "/v1/events", "type=charge.*&types[]=x", 400, NULL},
+                {"GET", "/v1/charges/ch_GraceSeats00002", "expand[]=outcome.x", 400, NULL},
+                {"GET", "/v1/charges", "expand[]=customer", 400, NULL},
+                {"POST", "/v1/customers", "expand=3&bogus[x]=1", 400, "parameter_unknown"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Twin *t = twin_test_new("stripe", "busy");
+                TwinReply rp = {};
+                _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+                call(t, &rp, bad[i].method, bad[i].path, bad[i].form, NULL);
+                bool ok = rp.status == bad[i].status && !rp.state_mutation &&
+                          json_equal(w, twin_world(t)) &&
+                          streq_ptr(jps(rp.body, "/error/type"), "invalid_request_error") &&
+                          streq_ptr(jps(rp.body, "/error/code"), bad[i].code) &&
+                          jps(rp.body, "/error/message") && rp.tool;
+                if (!ok) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "refusal %zu (%s %s %s): %d %s\n", i, bad[i].method,
+                                bad[i].path, strempty(bad[i].form), rp.status, strempty(b));
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(t);
+        }
+}
+
+static void test_auth_envelopes(void)
+{
+        TwinReply rp = {};
+        twin_kind_stripe.auth_error(TWIN_AUTH_MISSING, &rp);
+        CHECK(rp.status == 401 && streq(jps(rp.body, "/error/type"), "invalid_request_error"));
+        CHECK(strncmp(jps(rp.body, "/error/message"), "You did not provide an API key.", 31) == 0);
+        twin_reply_done(&rp);
+        twin_kind_stripe.auth_error(TWIN_AUTH_INVALID, &rp);
+        CHECK(rp.status == 401 &&
+              strncmp(jps(rp.body, "/error/message"), "Invalid API Key provided", 24) == 0);
+        twin_reply_done(&rp);
+}
+
+int main(void)
+{
+        test_payment();
+        test_status_machine();
+        test_declines();
+        test_refunds();
+        test_idempotency();
+        test_failure_injection();
+        test_params_and_forms();
+        test_lists();
+        test_mcp();
+        test_seeds();
+        test_refusals_change_nothing();
+        test_auth_envelopes();
+        return check_finish();
+}
