@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end, on the embedded default configuration: start pomed,
-# open a GitHub + Slack sandbox, let an agent (this script, over plain HTTP)
-# triage acme/api#1 and tell #general, read both tapes, show that a second
+# open a GitHub + Slack + Stripe sandbox, let an agent (this script, over plain HTTP)
+# triage acme/api#1 and tell #general, take a payment in Stripe and file its receipt
+# in #general, read the tapes, show that a second
 # sandbox still has the untouched world, and stop both. Every block prints what
 # the platform answered.
 set -euo pipefail
@@ -26,16 +27,16 @@ pomed >.pome/walkthrough.log 2>&1 &
 POMED=$!
 SECRETS=$(mktemp /tmp/pome-secrets.XXXXXX)
 SECRETS_B=$(mktemp /tmp/pome-secrets.XXXXXX)
-trap 'kill $POMED 2>/dev/null; wait $POMED 2>/dev/null; rm -f "$SECRETS" "$SECRETS_B"' EXIT
+trap 'kill $POMED 2>/dev/null; wait $POMED 2>/dev/null; rm -f "$SECRETS" "$SECRETS.pi" "$SECRETS_B"' EXIT
 for _ in $(seq 100); do [[ -f .pome/pomed.json ]] && break; sleep 0.05; done
 [[ -f .pome/pomed.json ]] || { cat .pome/walkthrough.log; exit 1; }
 say "pomed is up (log: .pome/walkthrough.log)"
 cat .pome/pomed.json
 
-say "Start one sandbox with two twins"
-show pome sandbox create --twin github --twin slack --secrets-file "$SECRETS"
+say "Start one sandbox with three twins (all or nothing)"
+show pome sandbox create --twin github --twin slack --twin stripe --secrets-file "$SECRETS"
 
-say "One credential, two addresses: the secrets file"
+say "One credential, three addresses: the secrets file"
 sed -E 's/(TOKEN|API_KEY)=.*/\1=<hidden>/' "$SECRETS"
 echo "($(grep -c '^export' "$SECRETS") variables)"
 # shellcheck disable=SC1090
@@ -57,13 +58,26 @@ slack -X POST "$POME_SLACK_REST_URL/chat.postMessage" \
         --data-urlencode "channel=$GENERAL" \
         --data-urlencode "text=acme/api#1 is triaged and assigned to alice." | jq '{ok, channel, ts, text: .message.text}'
 
+say "The Stripe half: take a payment, file the receipt in #general"
+# Stripe's own paths at api_base, the key alone says which sandbox (as the SDKs need)
+stripe() { curl -s -u "$POME_STRIPE_API_KEY:" "$@"; }
+CUS=$(stripe "$POME_STRIPE_API_BASE/v1/customers" -d email=alice@acme.test -d name=Alice | jq -r .id)
+stripe "$POME_STRIPE_API_BASE/v1/payment_intents" -d amount=4200 -d currency=usd \
+        -d customer="$CUS" -d payment_method=pm_card_visa -d confirm=true \
+        -d "automatic_payment_methods[enabled]=true" -d "automatic_payment_methods[allow_redirects]=never" |
+        tee "$SECRETS.pi" | jq '{id, status, amount, currency, latest_charge}'
+CHARGE=$(jq -r .latest_charge "$SECRETS.pi")
+slack -X POST "$POME_SLACK_REST_URL/chat.postMessage" --data-urlencode "channel=$GENERAL" \
+        --data-urlencode "text=Payment received: $CHARGE (\$42.00 from Alice)" | jq '{ok, text: .message.text}'
+
 say "Read the tapes — one per twin"
-for twin in github slack; do
+for twin in github slack stripe; do
         url_var=POME_${twin^^}_REST_URL
         echo "-- $twin"
         gh "${!url_var}/_pome/events" | jq -r '.[] | "\(.method) \(.path)  tool=\(.tool)  state_mutation=\(.state_mutation)  status=\(.status)"'
 done
-echo "-- every path carries $POME_SESSION_ID; the rows are disjoint; reading a tape adds no row:"
+echo "-- GitHub and Slack paths carry $POME_SESSION_ID (Stripe's are its own /v1/…: the key names the sandbox);"
+echo "   the rows are disjoint; reading a tape adds no row:"
 n1=$(gh "$POME_GITHUB_REST_URL/_pome/events" | jq length)
 n2=$(gh "$POME_GITHUB_REST_URL/_pome/events" | jq length)
 echo "github tape: $n1 rows, read again: $n2 rows"

@@ -1,10 +1,12 @@
-// The product walkthrough (two twins, one sandbox) driven by the vendors' own,
-// unmodified SDK clients: @octokit/rest with baseUrl = the GitHub twin's
-// rest_url, @slack/web-api with slackApiUrl = the Slack twin's rest_url + "/".
+// The product walkthrough (two twins, one sandbox; then all three) driven by the
+// vendors' own, unmodified SDK clients: @octokit/rest with baseUrl = the GitHub twin's
+// rest_url, @slack/web-api with slackApiUrl = the Slack twin's rest_url + "/", and
+// stripe with nothing but the host and port of provider_credentials.stripe.api_base.
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
 import { Octokit } from "@octokit/rest";
 import { WebClient } from "@slack/web-api";
+import Stripe from "stripe";
 
 const api = process.env.POME_API_URL;
 const key = process.env.POME_API_KEY;
@@ -144,4 +146,55 @@ await discard(a.session_id);
 await discard(b.session_id);
 usage = await control("GET", "/v1/usage");
 assert.equal(usage.body.sessions_used, 0);
-console.log("conformance: octokit + slack web-api walkthrough passed");
+
+// ---- three twins, all or nothing: a seed one twin refuses opens none of them
+r = await control("POST", "/v1/sandboxes", {
+  twins: ["github", "slack", "stripe"],
+  seeds: { stripe: { customers: [{ id: "cus_x", nope: 1 }] } },
+});
+assert.ok(r.status >= 400 && r.status < 500, JSON.stringify(r.body));
+assert.equal((await control("GET", "/v1/usage")).body.sessions_used, 0, "no slot held by a failed create");
+
+// ---- three twins: take a payment in Stripe, file the receipt in Slack
+r = await control("POST", "/v1/sandboxes", { twins: ["github", "slack", "stripe"] });
+assert.equal(r.status, 201, JSON.stringify(r.body));
+const c = r.body;
+assert.deepEqual(Object.keys(c.per_twin).sort(), ["github", "slack", "stripe"]);
+const base = new URL(c.provider_credentials.stripe.api_base);
+const stripe = new Stripe(c.provider_credentials.stripe.api_key, {
+  host: base.hostname,
+  port: Number(base.port),
+  protocol: base.protocol.replace(":", ""),
+});
+const customer = await stripe.customers.create({ email: "alice@acme.test", name: "Alice" });
+const pi = await stripe.paymentIntents.create({
+  amount: 4200,
+  currency: "usd",
+  customer: customer.id,
+  payment_method: "pm_card_visa",
+  confirm: true,
+  automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+});
+assert.equal(pi.status, "succeeded");
+assert.match(pi.latest_charge, /^ch_/);
+const charge = await stripe.charges.retrieve(pi.latest_charge);
+assert.equal(charge.amount, 4200);
+assert.equal(charge.paid, true);
+const slc = slackClient(c.session_token, c.per_twin.slack.rest_url);
+const receipt = await slc.chat.postMessage({ channel: general.id, text: `Payment received: ${charge.id} ($42.00 from Alice)` });
+assert.equal(receipt.ok, true);
+const cHist = await slc.conversations.history({ channel: general.id });
+assert.ok(cHist.messages[0].text.includes(charge.id), "the receipt id is in #general");
+const stTape = await events(c.per_twin.stripe.rest_url, c.session_token);
+// the SDK's own paths (routed by the key), on this sandbox's tape
+assert.deepEqual(stTape.map((row) => row.path), ["/v1/customers", "/v1/payment_intents", `/v1/charges/${charge.id}`]);
+assert.ok(stTape.every((row) => row.twin === "stripe" && row.run_id === c.session_id));
+assert.ok(!JSON.stringify(stTape).includes(c.provider_credentials.stripe.api_key), "the key never reaches a tape");
+assert.deepEqual(
+  stTape.filter((row) => row.state_mutation).map((row) => row.tool),
+  ["create_customer", "create_payment_intent"],
+);
+await discard(c.session_id);
+usage = await control("GET", "/v1/usage");
+assert.equal(usage.body.sessions_used, 0);
+console.log("conformance: octokit + slack web-api + stripe walkthrough passed");
