@@ -12,20 +12,9 @@ import { createHash } from "node:crypto";
 import { Octokit } from "@octokit/rest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { control } from "./lib.mjs";
 
-const api = process.env.POME_API_URL;
-const key = process.env.POME_API_KEY;
 const seedFile = `${process.env.POME_SOURCE_DIR}/sandbox-images/github/seeds/release-train.json`;
-
-async function control(method, path, body) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const github = (auth, baseUrl) => new Octokit({ auth, baseUrl, log: quiet, request: { retries: 0 } });

@@ -12,30 +12,12 @@ import { spawn } from "node:child_process";
 import { Octokit } from "@octokit/rest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { control, discard } from "./lib.mjs";
 
-const api = process.env.POME_API_URL;
-const key = process.env.POME_API_KEY;
 const src = process.env.POME_SOURCE_DIR;
 const build = process.env.POME_BUILD_DIR;
 const seedFile = `${src}/sandbox-images/github/seeds/triage-backlog.json`;
 const seed = JSON.parse(readFileSync(seedFile, "utf8"));
-
-async function control(method, path, body) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function discard(sid) {
-  let r = await control("DELETE", `/v1/sandboxes/${sid}`);
-  if (r.status === 409)
-    r = await control("DELETE", `/v1/sandboxes/${sid}?confirm_discard=${r.body.error.details.discard_token}`);
-  assert.equal(r.status, 204);
-}
 
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 const github = (auth, baseUrl) => new Octokit({ auth, baseUrl, log: quiet, request: { retries: 0 } });

@@ -18,9 +18,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-
-const api = process.env.POME_API_URL;
-const key = process.env.POME_API_KEY;
+import { control } from "./lib.mjs";
 
 // ============================================================ the official schemas
 // name → [required, property names], from each tool's pkg/github/__toolsnaps__/<name>.snap
@@ -97,15 +95,6 @@ const OFFICIAL_SLACK = {
 };
 
 // ============================================================ plumbing
-async function control(method, path, body) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 let r = await control("POST", "/v1/sandboxes", { twins: ["github", "slack"], seeds: { github: "release-train" } });
 assert.equal(r.status, 201, JSON.stringify(r.body));

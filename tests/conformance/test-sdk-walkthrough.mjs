@@ -7,19 +7,7 @@ import assert from "node:assert/strict";
 import { Octokit } from "@octokit/rest";
 import { WebClient } from "@slack/web-api";
 import Stripe from "stripe";
-
-const api = process.env.POME_API_URL;
-const key = process.env.POME_API_KEY;
-
-async function control(method, path, body) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+import { control } from "./lib.mjs";
 
 async function discard(sid) {
   let r = await control("DELETE", `/v1/sandboxes/${sid}`);

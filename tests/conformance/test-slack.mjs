@@ -9,26 +9,7 @@ import { spawn } from "node:child_process";
 import { WebClient } from "@slack/web-api";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-
-const api = process.env.POME_API_URL;
-const key = process.env.POME_API_KEY;
-
-async function control(method, path, body) {
-  const res = await fetch(api + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function discard(sid) {
-  let r = await control("DELETE", `/v1/sandboxes/${sid}`);
-  if (r.status === 409)
-    r = await control("DELETE", `/v1/sandboxes/${sid}?confirm_discard=${r.body.error.details.discard_token}`);
-  assert.equal(r.status, 204);
-}
+import { control, discard } from "./lib.mjs";
 
 async function get(url, token) {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
