@@ -935,8 +935,21 @@ static int stripe_serve(TwinCall *c, TwinReply *rp, const char *tool, TwinAction
         r = check_params(c, rp, tool);
         if (r <= 0)
                 return r;
+        /* expand is applied to the reply, after the change: an expansion Stripe refuses (a
+         * 400) must not leave the change behind, so a call that asks for one can be undone */
+        _cleanup_json_ json_t *before =
+                json_object_get(c->args, "expand") ? json_deep_copy(c->world) : NULL;
         r = fn(c, rp);
-        if (r < 0 || !key)
+        if (r < 0)
+                return r;
+        if (before && rp->status >= 400 && rp->status != 402) {
+                twin_world_replace(c->twin, TAKE_PTR(before));
+                c->world = twin_world(c->twin);
+                rp->state_mutation = false;
+                json_decref(rp->state_delta);
+                rp->state_delta = NULL;
+        }
+        if (!key)
                 return r;
         return idempotency_save(c, rp, key, endpoint);
 }

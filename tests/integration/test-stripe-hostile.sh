@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Hostile forms to the Stripe twin (issue 8), through pomed's key-routed /v1/… as the SDKs
+# send them: expand[] with one element, metadata[a][b], 10 000 parameters, NUL, numbers
+# past 64 bits, wrong types, unknown parameters, out-of-range limits, bad keys. Every
+# one is a Stripe-shaped 400 ({error:{type:"invalid_request_error", message, param?}}),
+# the pod keeps its pid, and the world (/_pome/state) is byte for byte what it was.
+source "$(dirname "$0")/lib.sh"
+require_root
+command -v python3 >/dev/null || skip "python3 is not installed (builds the large bodies)"
+
+start_pomed
+create_sandbox stripe
+URL=$(rest_url stripe)
+KEY=$(jq -r .provider_credentials.stripe.api_key <<<"$CREATED")
+BASE=$(jq -r .provider_credentials.stripe.api_base <<<"$CREATED")
+[[ $KEY == sk_test_pome_* ]] || fail "no Stripe key in the create response: $KEY"
+mkdir -p "$TMP/b"
+PID0=$(pod_pid stripe)
+world_state "$URL" "$TMP/before"
+
+python3 - "$TMP/b" <<'PY'
+import os, sys
+d = sys.argv[1]
+def w(name, data):
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+w("fields", "&".join("f%d=1" % i for i in range(10000)).encode())
+w("deepkey", b"metadata" + b"[a]" * 5000 + b"=1")
+PY
+
+# refuse PATH PARAM BODY…: POSTed to $BASE/v1/PATH with the key as the SDK sends it (Basic
+# user); answered 400 invalid_request_error whose param matches PARAM, a regex ("" when
+# none is named).
+refuse() {
+        local path=$1 param=$2
+        shift 2
+        local code
+        code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "$KEY:" "$@" "$BASE/v1/$path")
+        [[ $code == 400 ]] || fail "$path $*: HTTP $code: $(head -c 200 "$TMP/resp")"
+        jq -e '.error.type == "invalid_request_error" and (.error.message | type == "string")' \
+                "$TMP/resp" >/dev/null || fail "$path $*: not Stripe's envelope: $(head -c 200 "$TMP/resp")"
+        local got
+        got=$(jq -r '.error.param // ""' "$TMP/resp")
+        [[ $got =~ ^($param)$ ]] || fail "$path $*: param '${got:0:80}', want '$param'"
+        [[ $(pod_pid stripe) == "$PID0" ]] || fail "$path $*: the pod changed"
+        local label="$*"
+        pass "$path ${label:0:60} → 400 $(jq -r .error.message "$TMP/resp" | cut -c1-70)"
+}
+
+refuse customers expand -d "expand[]=default_source" -d email=a@example.com
+refuse customers "metadata\[a\]" -d "metadata[a][b]=x"
+refuse customers "metadata\[a\].*" --data-binary "@$TMP/b/deepkey"
+refuse customers f0 --data-binary "@$TMP/b/fields"
+refuse customers "" -d "name=a%00b"
+refuse customers nope -d nope=1
+refuse customers email -d "email[]=x"
+refuse payment_intents amount -d amount=99999999999999999999999 -d currency=usd
+refuse payment_intents amount -d amount=-5 -d currency=usd
+refuse payment_intents amount -d amount=abc -d currency=usd
+refuse payment_intents confirm -d amount=100 -d currency=usd -d confirm=maybe
+refuse customers limit -G -d limit=1000
+refuse customers limit -G -d limit=0
+refuse refunds "" -d amount=100
+
+# a bad key on the keyed path: Stripe's 401, nothing routed
+code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "sk_test_pome_bogus:" "$BASE/v1/customers")
+assert_eq "$code" 401 "a bad key"
+jq -e '.error.type == "invalid_request_error"' "$TMP/resp" >/dev/null || fail "401 not Stripe's: $(cat "$TMP/resp")"
+code=$(curl -s -o "$TMP/resp" -w '%{http_code}' "$BASE/v1/customers")
+assert_eq "$code" 401 "no key"
+pass "no key and a bad key: Stripe's 401"
+
+world_state "$URL" "$TMP/after"
+cmp -s "$TMP/before" "$TMP/after" || fail "the world changed: $(diff "$TMP/before" "$TMP/after" | head -30)"
+[[ $(pod_pid stripe) == "$PID0" ]] || fail "the pod changed"
+pass "world unchanged, pod $PID0 still serving"
