@@ -139,9 +139,7 @@ int stripe_act_retrieve_customer(TwinCall *c, TwinReply *rp)
         if (!cus)
                 return stripe_missing(rp, "customers", id, "id");
         if (deleted(cus))
-                return twin_reply_body(rp, 200,
-                                       json_pack("{s:s, s:s, s:b}", "id", id, "object", "customer",
-                                                 "deleted", true));
+                return twin_reply_body(rp, 200, stripe_deleted_stub(cus));
         return stripe_reply_object(c, rp, 200, cus);
 }
 
@@ -202,9 +200,7 @@ int stripe_act_delete_customer(TwinCall *c, TwinReply *rp)
         if ((r = stripe_event(c, "customer.deleted", cus, NULL)) < 0 ||
             (r = stripe_row_replace(c->world, "customers", idx, json_incref(next))) < 0)
                 return r;
-        return twin_reply_body(
-                rp, 200,
-                json_pack("{s:s, s:s, s:b}", "id", id, "object", "customer", "deleted", true));
+        return twin_reply_body(rp, 200, stripe_deleted_stub(next));
 }
 
 static bool keep_customer(TwinCall *c, json_t *row)

@@ -489,8 +489,9 @@ int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *cons
 
 /* ------------------------------------------------------------------ expansion */
 
-/* What a deleted customer reads as everywhere: Stripe's stub. New reference. */
-static json_t *deleted_stub(json_t *row)
+/* What a deleted object reads as everywhere: Stripe's stub {id, object, deleted: true}.
+ * New reference, NULL on OOM. */
+json_t *stripe_deleted_stub(const json_t *row)
 {
         return json_pack("{s:s, s:s, s:b}", "id", json_get_str(row, "id"), "object",
                          json_get_str(row, "object"), "deleted", true);
@@ -534,7 +535,7 @@ static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
                         if (!row)
                                 return 1; /* an id the world does not hold stays an id */
                         json_t *copy = json_is_true(json_object_get(row, "deleted"))
-                                               ? deleted_stub(row)
+                                               ? stripe_deleted_stub(row)
                                                : json_deep_copy(row);
                         if (!copy || json_object_set_new(obj, field, copy) < 0)
                                 return -ENOMEM;

@@ -85,6 +85,8 @@ int stripe_act_list_events(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);
+/* Stripe's stub of a deleted object: {id, object, deleted: true}. New reference. */
+json_t *stripe_deleted_stub(const json_t *row);
 json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const char *last4);
 json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency);
 json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency);
