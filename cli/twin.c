@@ -403,8 +403,7 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        if ((lt->kind->flags & TWIN_KIND_RAW_KEY) &&
-            (startswith(raw, "/v1/") || streq(raw, "/v1"))) {
+        if ((lt->kind->flags & TWIN_KIND_RAW_KEY) && front_keyed_path(raw)) {
                 /* Stripe's SDKs take no path prefix: the key names the session */
                 front_keyed_session(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, headers,
                                     http_request_query(rq), body, body_len, sid, sizeof(sid));

@@ -107,7 +107,7 @@ static bool split_mount(const char *path, char *twin, size_t tl, char *sid, size
 static bool split_keyed(Manager *m, HttpRequest *rq, const char *path, char *twin, size_t tl,
                         char *sid, size_t sl)
 {
-        if (!startswith(path, "/v1/") && !streq(path, "/v1"))
+        if (!front_keyed_path(path))
                 return false;
         const TwinKind *k = twin_kind_find("stripe");
         if (!k || tl <= strlen(k->name))

@@ -132,6 +132,11 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         return -ENOENT;
 }
 
+bool front_keyed_path(const char *path)
+{
+        return startswith(path, "/v1/") || streq(path, "/v1");
+}
+
 void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,
                          const char *query, const char *body, size_t body_len, char *sid, size_t sl)
 {

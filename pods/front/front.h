@@ -44,8 +44,10 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
  * "/v1/…": its SDKs take a host but no path prefix). Writes the sid into sid (sl bytes),
  * or "" when the credential is absent, malformed or badly signed; an expired one still
  * names its sandbox, so front_authenticate can tell its holder "expired". The caller then
- * authenticates as for any other path.
+ * authenticates as for any other path. front_keyed_path says whether path (raw) is such a
+ * path: "/v1" or below it.
  */
+bool front_keyed_path(const char *path);
 void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,
                          const char *query, const char *body, size_t body_len, char *sid,
                          size_t sl);
