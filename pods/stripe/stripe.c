@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/stripe/stripe.h"
 
 #define SEED_CREATED 1700000000 /* created of a seeded row that names none */
@@ -823,10 +824,73 @@ static int inject(TwinCall *c, TwinReply *rp, const char *endpoint)
         return 0;
 }
 
+#define STRIPE_STRING_MAX 5000 /* characters of a string Stripe's schema gives no other limit */
+
+/* Characters (code points) of a valid UTF-8 string. */
+static size_t utf8_chars(const char *s, size_t n)
+{
+        size_t chars = 0;
+        for (size_t i = 0; i < n; chars++) {
+                size_t l = utf8_char_len(s + i, n - i);
+                i += l ? l : 1;
+        }
+        return chars;
+}
+
+/*
+ * Refuses a string longer than max characters at param, or any string nested in v over
+ * STRIPE_STRING_MAX (address[line1]…), as api.stripe.com does: 400 "Invalid string:
+ * abcd...wxyz; must be at most 5000 characters" (its first and last four characters).
+ * Metadata has its own limits (stripe_apply_metadata). 1, 0 refused, -ENOMEM.
+ */
+static int check_length(TwinReply *rp, const char *param, const json_t *v, size_t max, int depth)
+{
+        if (json_is_string(v)) {
+                const char *str = json_string_value(v);
+                size_t n = json_string_length(v);
+                if (utf8_chars(str, n) <= max)
+                        return 1;
+                size_t head = 0, tail = n;
+                for (int i = 0; i < 4; i++) {
+                        head += utf8_char_len(str + head, n - head) ?: 1;
+                        do
+                                tail--;
+                        while (tail > head && ((unsigned char)str[tail] & 0xc0) == 0x80);
+                }
+                int r = stripe_invalid(rp, NULL, param,
+                                       "Invalid string: %.*s...%s; must be at most %zu characters",
+                                       (int)head, str, str + tail, max);
+                return r < 0 ? r : 0;
+        }
+        if (depth > 8 || (!json_is_object(v) && !json_is_array(v)))
+                return 1;
+        const char *k;
+        json_t *x;
+        size_t i;
+        char sub[160];
+        if (json_is_array(v)) {
+                json_array_foreach ((json_t *)v, i, x) {
+                        snprintf(sub, sizeof(sub), "%s[%zu]", param, i);
+                        int r = check_length(rp, sub, x, STRIPE_STRING_MAX, depth + 1);
+                        if (r <= 0)
+                                return r;
+                }
+                return 1;
+        }
+        json_object_foreach ((json_t *)v, k, x) {
+                snprintf(sub, sizeof(sub), "%s[%.60s]", param, k);
+                int r = check_length(rp, sub, x, STRIPE_STRING_MAX, depth + 1);
+                if (r <= 0)
+                        return r;
+        }
+        return 1;
+}
+
 /*
  * Refuses an argument the action's input schema (surface.json) does not name, as Stripe
- * does: 400 parameter_unknown "Received unknown parameter: foo". expand is known to all.
- * 1 all known, 0 refused (rp filled), -ENOMEM.
+ * does: 400 parameter_unknown "Received unknown parameter: foo" (expand is known to all),
+ * and a string past its schema's maxLength (default 5000 characters, check_length).
+ * 1 all good, 0 refused (rp filled), -ENOMEM.
  */
 static int check_params(TwinCall *c, TwinReply *rp, const char *tool)
 {
@@ -843,6 +907,15 @@ static int check_params(TwinCall *c, TwinReply *rp, const char *tool)
                 int r = stripe_invalid(rp, "parameter_unknown", k, "Received unknown parameter: %s",
                                        k);
                 return r < 0 ? r : 0;
+        }
+        json_object_foreach (c->args, k, v) {
+                if (streq(k, "metadata"))
+                        continue;
+                json_int_t max =
+                        json_integer_value(json_object_get(json_object_get(props, k), "maxLength"));
+                int r = check_length(rp, k, v, max > 0 ? (size_t)max : STRIPE_STRING_MAX, 0);
+                if (r <= 0)
+                        return r;
         }
         return 1;
 }
@@ -1515,6 +1588,11 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         const char *type = status >= 500 ? "api_error" : "invalid_request_error";
         if (streq_ptr(code, "unsupported_endpoint"))
                 (void)stripe_fail(rp, status, type, "endpoint_not_supported", NULL, "%s", message);
+        else if (streq_ptr(code, "invalid_content_type") || streq_ptr(code, "invalid_utf8"))
+                (void)stripe_fail(rp, status, type, NULL, NULL,
+                                  "%s If you have any questions, we can help at "
+                                  "https://support.stripe.com/.",
+                                  message);
         else
                 (void)stripe_fail(rp, status, type, NULL, NULL, "%s", message);
 }
@@ -1563,7 +1641,7 @@ static const TwinHandler stripe_handlers[] = {STRIPE_ACTIONS(ENTRY)};
 const TwinKind twin_kind_stripe = {
         .name = "stripe",
         .implementation = "pome-stripe",
-        .flags = TWIN_KIND_RAW_KEY,
+        .flags = TWIN_KIND_RAW_KEY | TWIN_KIND_FORM_BODY,
         .surface = twin_surface_stripe,
         .handlers = stripe_handlers,
         .n_handlers = ELEMENTSOF(stripe_handlers),

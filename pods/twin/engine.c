@@ -342,9 +342,19 @@ size_t twin_json_depth(const json_t *j, size_t limit)
  * twin_form_parse for a body or query; a NUL refused there becomes the kind's 400
  * invalid_form_data in rp (returns 1). 0, 1, -ENOMEM.
  */
-static int form_args(Twin *t, const char *s, size_t len, json_t **ret, TwinReply *rp)
+static int form_args(Twin *t, const char *s, size_t len, bool body, json_t **ret, TwinReply *rp)
 {
-        int r = twin_form_parse(s, len, ret);
+        _cleanup_free_ char *bad = NULL;
+        int r = t->kind->flags & TWIN_KIND_FORM_BODY ? twin_form_parse_strict(s, len, ret, &bad)
+                                                     : twin_form_parse(s, len, ret);
+        if (r == -EILSEQ) {
+                _cleanup_free_ char *msg = NULL;
+                if (asprintf(&msg, "Invalid UTF-8 characters found in %s: \"%.80s\".",
+                             body ? "POST body" : "query string", strempty(bad)) < 0)
+                        return -ENOMEM;
+                t->kind->error(400, "invalid_utf8", msg, rp);
+                return rp->body ? 1 : -ENOMEM;
+        }
         if (r != -EBADMSG)
                 return r;
         t->kind->error(400, "invalid_form_data",
@@ -424,6 +434,16 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret
         if (!rq->body || rq->body_len == 0 || body_blank(rq))
                 return 0;
         const char *ct = header(rq, "content-type");
+        if (t->kind->flags & TWIN_KIND_FORM_BODY) {
+                if (ct && !media_type_is(ct, "application/x-www-form-urlencoded")) {
+                        t->kind->error(400, "invalid_content_type",
+                                       "Invalid request (check that your POST content type is "
+                                       "application/x-www-form-urlencoded).",
+                                       rp);
+                        return rp->body ? 1 : -ENOMEM;
+                }
+                return form_args(t, rq->body, rq->body_len, true, ret, rp);
+        }
         bool json = (t->kind->flags & TWIN_KIND_JSON_BODY) ||
                     media_type_is(ct, "application/json") || (ct && strstr(ct, "+json")) ||
                     body_starts_json(rq);
@@ -452,7 +472,7 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret
         if (ct && !media_type_is(ct, "application/x-www-form-urlencoded") &&
             !media_type_is(ct, "text/plain"))
                 return 0;
-        return form_args(t, rq->body, rq->body_len, ret, rp);
+        return form_args(t, rq->body, rq->body_len, true, ret, rp);
 }
 
 /* Merges src's members into dst (dst's values lose). */
@@ -484,7 +504,7 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         if ((t->kind->flags & TWIN_KIND_JSON_BODY) && !streq_ptr(rq->method, "GET") &&
             !streq_ptr(rq->method, "HEAD"))
                 query = "";
-        r = form_args(t, query, strlen(query), &args, rp);
+        r = form_args(t, query, strlen(query), false, &args, rp);
         if (r != 0)
                 return r < 0 ? r : 0;
         r = merge(args, body);

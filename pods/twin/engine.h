@@ -19,6 +19,12 @@
  */
 int twin_form_parse(const char *s, size_t len, json_t **ret);
 
+/*
+ * twin_form_parse where invalid UTF-8 is refused instead of mended: -EILSEQ, with the key of
+ * the first offending pair (mended, a new string) in *ret_bad when ret_bad is not NULL.
+ */
+int twin_form_parse_strict(const char *s, size_t len, json_t **ret, char **ret_bad);
+
 /* ----- multipart/form-data (multipart.c) ----- */
 
 #define TWIN_MULTIPART_BOUNDARY_MAX 70 /* bytes of a boundary (RFC 2046 §5.1.1) */

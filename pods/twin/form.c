@@ -194,7 +194,7 @@ static int arrayify(json_t *j, bool root, json_t **ret_repl)
         return 0;
 }
 
-int twin_form_parse(const char *s, size_t len, json_t **ret)
+static int form_parse(const char *s, size_t len, bool strict, json_t **ret, char **ret_bad)
 {
         _cleanup_json_ json_t *root = json_object();
         if (!root)
@@ -227,6 +227,11 @@ int twin_form_parse(const char *s, size_t len, json_t **ret)
                 _cleanup_json_ json_t *v = twin_json_string_lossy(val, vlen);
                 if (!k || !v)
                         return -ENOMEM;
+                if (strict && (json_string_length(k) != klen || json_string_length(v) != vlen)) {
+                        if (ret_bad && !(*ret_bad = strdup(json_string_value(k))))
+                                return -ENOMEM;
+                        return -EILSEQ;
+                }
                 if (json_string_length(k) == 0)
                         continue;
                 _cleanup_free_ char *kcopy = strdup(json_string_value(k));
@@ -243,4 +248,14 @@ int twin_form_parse(const char *s, size_t len, json_t **ret)
                 return r;
         *ret = TAKE_PTR(root);
         return 0;
+}
+
+int twin_form_parse(const char *s, size_t len, json_t **ret)
+{
+        return form_parse(s, len, false, ret, NULL);
+}
+
+int twin_form_parse_strict(const char *s, size_t len, json_t **ret, char **ret_bad)
+{
+        return form_parse(s, len, true, ret, ret_bad);
 }

@@ -145,6 +145,12 @@ enum {
          * HEAD reads parameters from the query (GitHub REST: "parameters not included in
          * the URL should be encoded as JSON"; a form body is 400 "Problems parsing JSON") */
         TWIN_KIND_JSON_BODY = 1u << 2,
+        /* Every body is application/x-www-form-urlencoded (Stripe v1: another Content-Type,
+         * JSON included, is its 400 "Invalid request (check that your POST content type is
+         * application/x-www-form-urlencoded)"), and invalid UTF-8 in a form or a query is
+         * refused (invalid_utf8) instead of mended: api.stripe.com answers "Invalid UTF-8
+         * characters found in POST body" */
+        TWIN_KIND_FORM_BODY = 1u << 3,
 };
 
 typedef struct TwinKind {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hostile forms to the Stripe twin (issue 8), through pomed's key-routed /v1/… as the SDKs
-# send them: expand[] with one element, metadata[a][b], 10 000 parameters, NUL, numbers
-# past 64 bits, wrong types, unknown parameters, out-of-range limits, bad keys. Every
+# send them: expand[] with one element, metadata[a][b], 10 000 parameters, NUL, invalid
+# UTF-8, strings past Stripe's limits, JSON bodies, numbers past 64 bits, wrong types,
+# unknown parameters, out-of-range limits, bad keys. Every
 # one is a Stripe-shaped 400 ({error:{type:"invalid_request_error", message, param?}}),
 # the pod keeps its pid, and the world (/_pome/state) is byte for byte what it was.
 source "$(dirname "$0")/lib.sh"
@@ -26,6 +27,8 @@ def w(name, data):
         f.write(data)
 w("fields", "&".join("f%d=1" % i for i in range(10000)).encode())
 w("deepkey", b"metadata" + b"[a]" * 5000 + b"=1")
+w("longname", b"name=" + b"n" * 257)
+w("longline", b"address[line1]=" + b"a" * 5001)
 PY
 
 # refuse PATH PARAM BODY…: POSTed to $BASE/v1/PATH with the key as the SDK sends it (Basic
@@ -61,6 +64,17 @@ refuse payment_intents confirm -d amount=100 -d currency=usd -d confirm=maybe
 refuse customers limit -G -d limit=1000
 refuse customers limit -G -d limit=0
 refuse refunds "" -d amount=100
+# invalid UTF-8 is refused, not mended (in the body and in the query), as api.stripe.com does
+refuse customers "" -d "name=%FF"
+refuse customers "" -d "description=%C0%AE%C0%AE"
+refuse customers "" -G -d "email=%FE"
+# past Stripe's field limits: 256 for a customer's name, 5000 for any other string
+refuse customers name --data-binary "@$TMP/b/longname"
+refuse customers "address\[line1\]" --data-binary "@$TMP/b/longline"
+# Stripe v1 reads only forms: a JSON body is its content-type 400
+refuse customers "" -H "Content-Type: application/json" -d '{"email":"a@example.com"}'
+refuse payment_intents "" -H "Content-Type: application/json" \
+        -d '{"amount":100,"currency":"usd","confirm":true,"payment_method":"pm_card_visa"}'
 
 # a bad key on the keyed path: Stripe's 401, nothing routed
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "sk_test_pome_bogus:" "$BASE/v1/customers")

@@ -493,16 +493,50 @@ static void test_params_and_forms(void)
         CHECK(rp.status == 400 &&
               streq(jps(rp.body, "/error/message"), "This property cannot be expanded (status)."));
 
-        /* JSON bodies (MCP-style typed values) work the same */
+        /* Stripe v1 reads only forms: a JSON body is its content-type 400, whatever it says */
         twin_test_req(t, &rp, "POST", "/v1/customers", NULL, "application/json",
                       "{\"email\": \"j@x.io\", \"metadata\": {\"n\": 1}}");
-        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/n"), "1"));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+              strstr(jps(rp.body, "/error/message"), "application/x-www-form-urlencoded"));
+        /* a body that merely looks like JSON is a form with one odd key */
+        twin_test_req(t, &rp, "POST", "/v1/customers", NULL, "application/x-www-form-urlencoded",
+                      "{\"email\": \"j@x.io\"}");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown"));
 
-        /* hostile forms: a NUL, bad UTF-8 */
+        /* hostile forms: a NUL, bad UTF-8 in the body and in the query, too long strings */
         post(t, &rp, "/v1/customers", "name=a%00b");
         CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "invalid_request_error"));
         post(t, &rp, "/v1/customers", "name=%FF");
-        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "\xef\xbf\xbd"));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+              strstr(jps(rp.body, "/error/message"),
+                     "Invalid UTF-8 characters found in POST body"));
+        get(t, &rp, "/v1/customers", "email=%C0%AE");
+        CHECK(rp.status == 400 &&
+              strstr(jps(rp.body, "/error/message"), "Invalid UTF-8 characters found in query"));
+        post(t, &rp, "/v1/customers", "name=\xc3\xa9t\xc3\xa9");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "\xc3\xa9t\xc3\xa9"));
+        {
+                char form[2000] = "name=";
+                memset(form + 5, 'n', 257);
+                post(t, &rp, "/v1/customers", form);
+                CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "name") &&
+                      streq(jps(rp.body, "/error/message"),
+                            "Invalid string: nnnn...nnnn; must be at most 256 characters"));
+                /* 256 characters of two bytes each are within the limit */
+                strcpy(form, "name=");
+                for (int i = 0; i < 256; i++)
+                        strcat(form, "%C3%A9");
+                post(t, &rp, "/v1/customers", form);
+                CHECK(rp.status == 200);
+        }
+        {
+                _cleanup_free_ char *form = malloc(5200);
+                strcpy(form, "address[line1]=");
+                memset(form + 15, 'a', 5001);
+                form[15 + 5001] = 0;
+                post(t, &rp, "/v1/customers", form);
+                CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "address[line1]"));
+        }
         twin_reply_done(&rp);
         twin_free(t);
 }

@@ -90,6 +90,24 @@ static void test_form(void)
                 CHECK(got == NULL);
         }
 
+        /* strict: invalid UTF-8 is refused naming the pair's key, valid UTF-8 kept as is */
+        static const struct {
+                const char *in, *bad;
+        } bad_utf8[] = {{"k=%FF", "k"}, {"a=1&m[x]=%C0%AE", "m[x]"}, {"%FE=1", "\xef\xbf\xbd"}};
+        for (size_t i = 0; i < ELEMENTSOF(bad_utf8); i++) {
+                _cleanup_json_ json_t *got = NULL;
+                _cleanup_free_ char *bad = NULL;
+                CHECK(twin_form_parse_strict(bad_utf8[i].in, strlen(bad_utf8[i].in), &got, &bad) ==
+                      -EILSEQ);
+                CHECK(got == NULL && streq_ptr(bad, bad_utf8[i].bad));
+        }
+        {
+                _cleanup_json_ json_t *got = NULL;
+                CHECK_OK(twin_form_parse_strict("n=%C3%A9&m[a]=b", 15, &got, NULL));
+                CHECK(streq_ptr(json_string_value(json_object_get(got, "n")), "\xc3\xa9"));
+                CHECK(twin_form_parse_strict("n=%00", 5, &got, NULL) == -EBADMSG);
+        }
+
         /* deep keys stay literal instead of nesting without bound */
         char deep[400] = "a";
         for (int i = 0; i < 40; i++)
