@@ -4,7 +4,10 @@
  * (https://docs.stripe.com/payments/paymentintents/lifecycle): requires_payment_method →
  * requires_confirmation (a payment method given) → requires_action (a card asking for 3-D
  * Secure) → succeeded (a charge and its balance transaction booked), or canceled. Cards
- * settle at once, so "processing" is never seen; capture is automatic.
+ * settle at once, so "processing" is never seen. With capture_method=manual a confirm only
+ * authorizes (https://docs.stripe.com/payments/place-a-hold-on-a-payment-method): status
+ * requires_capture, amount_capturable, an uncaptured charge and no money booked until
+ * capture (all or part of it; the rest is released) or cancel (all released).
  *
  * A decline (pm_card_chargeDeclined…) is Stripe's: HTTP 402 card_error with code,
  * decline_code, the charge and the payment intent as it now is; the failed charge is
@@ -87,7 +90,7 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *pi)
         static const char *const strings[] = {"description", "receipt_email",
                                               "statement_descriptor", NULL};
         static const char *const futures[] = {"on_session", "off_session", NULL};
-        static const char *const captures[] = {"automatic", "automatic_async", NULL};
+        static const char *const captures[] = {"automatic", "automatic_async", "manual", NULL};
         int64_t amount = -1;
         const char *currency, *cus, *future, *capture;
         int r;
@@ -96,11 +99,6 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *pi)
             (r = stripe_arg_str(c, rp, "customer", false, &cus)) <= 0 ||
             (r = stripe_arg_enum(c, rp, "setup_future_usage", futures, &future)) <= 0)
                 return r;
-        json_t *cap = json_object_get(c->args, "capture_method");
-        if (json_is_string(cap) && streq(json_string_value(cap), "manual"))
-                return stripe_invalid(rp, NULL, "capture_method",
-                                      "capture_method=manual (separate authorization and "
-                                      "capture) is not supported by the pome Stripe twin.");
         if ((r = stripe_arg_enum(c, rp, "capture_method", captures, &capture)) <= 0)
                 return r;
         if (amount >= 0 && json_object_set_new(pi, "amount", json_integer(amount)) < 0)
@@ -297,21 +295,32 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
         }
 
         char txn[40];
+        bool manual = streq_ptr(json_get_str(pi, "capture_method"), "manual");
         json_t *outcome =
                 json_pack("{s:s, s:n, s:s, s:i, s:s, s:s}", "network_status", "approved_by_network",
                           "reason", "risk_level", "normal", "risk_score", 32, "seller_message",
                           "Payment complete.", "type", "authorized");
         char receipt[128];
         snprintf(receipt, sizeof(receipt), "https://pay.stripe.com/receipts/payment/%s", ch_id);
-        if ((r = stripe_txn_add(c, "charge", ch_id, amount, stripe_fee(currency, amount), currency,
-                                json_get_str(pi, "description"), txn)) < 0)
-                return r;
-        if (json_object_set_new(ch, "balance_transaction", json_string(txn)) < 0 ||
-            json_object_set_new(ch, "outcome", outcome) < 0 ||
+        if (manual) {
+                /* authorized only: nothing is booked until the capture */
+                if (json_object_set_new(ch, "captured", json_false()) < 0 ||
+                    json_object_set_new(ch, "amount_captured", json_integer(0)) < 0)
+                        return -ENOMEM;
+        } else {
+                if ((r = stripe_txn_add(c, "charge", ch_id, amount, stripe_fee(currency, amount),
+                                        currency, json_get_str(pi, "description"), txn)) < 0)
+                        return r;
+                if (json_object_set_new(ch, "balance_transaction", json_string(txn)) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set_new(ch, "outcome", outcome) < 0 ||
             json_object_set_new(ch, "receipt_url", json_string(receipt)) < 0 ||
             stripe_row_add(c->world, "charges", json_incref(ch)) < 0 ||
-            json_object_set_new(pi, "status", json_string("succeeded")) < 0 ||
-            json_object_set_new(pi, "amount_received", json_integer(amount)) < 0 ||
+            json_object_set_new(pi, "status",
+                                json_string(manual ? "requires_capture" : "succeeded")) < 0 ||
+            json_object_set_new(pi, manual ? "amount_capturable" : "amount_received",
+                                json_integer(amount)) < 0 ||
             json_object_set_new(pi, "latest_charge", json_string(ch_id)) < 0 ||
             json_object_set_new(pi, "last_payment_error", json_null()) < 0 ||
             json_object_set_new(pi, "next_action", json_null()) < 0)
@@ -324,9 +333,19 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                         return -ENOMEM;
         }
         if ((r = stripe_event(c, "charge.succeeded", ch, NULL)) < 0 ||
-            (r = stripe_event(c, "payment_intent.succeeded", pi, NULL)) < 0)
+            (r = stripe_event(c,
+                              manual ? "payment_intent.amount_capturable_updated"
+                                     : "payment_intent.succeeded",
+                              pi, NULL)) < 0)
                 return r;
         return 1;
+}
+
+/* The uncaptured charge of a requires_capture intent (borrowed), or NULL. */
+static json_t *held_charge(TwinCall *c, json_t *pi)
+{
+        json_t *ch = stripe_find(c->world, "charges", json_get_str(pi, "latest_charge"), NULL);
+        return ch && json_is_false(json_object_get(ch, "captured")) ? ch : NULL;
 }
 
 int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
@@ -503,13 +522,81 @@ int stripe_act_cancel_payment_intent(TwinCall *c, TwinReply *rp)
                                       "requires_confirmation, requires_action, processing.",
                                       strempty(json_get_str(pi, "status")));
         _cleanup_json_ json_t *before = json_deep_copy(pi);
-        if (!before || json_object_set_new(pi, "status", json_string("canceled")) < 0 ||
+        if (!before)
+                return -ENOMEM;
+        /* a hold is released: its charge reads as refunded in full, nothing was booked */
+        json_t *held = status_is(pi, "requires_capture") ? held_charge(c, pi) : NULL;
+        if (held) {
+                if (json_object_set(held, "amount_refunded", json_object_get(held, "amount")) < 0 ||
+                    json_object_set_new(held, "refunded", json_true()) < 0 ||
+                    json_object_set_new(pi, "amount_capturable", json_integer(0)) < 0 ||
+                    (r = stripe_event(c, "charge.refunded", held, NULL)) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set_new(pi, "status", json_string("canceled")) < 0 ||
             json_object_set_new(pi, "canceled_at", json_integer(c->now)) < 0 ||
             json_object_set_new(pi, "cancellation_reason", json_string_or_null(reason)) < 0 ||
             json_object_set_new(pi, "next_action", json_null()) < 0)
                 return -ENOMEM;
         if ((r = stripe_mutated(rp, before, pi)) < 0 ||
             (r = stripe_event(c, "payment_intent.canceled", pi, NULL)) < 0)
+                return r;
+        return stripe_reply_object(c, rp, 200, pi);
+}
+
+/*
+ * Captures a requires_capture intent (https://docs.stripe.com/api/payment_intents/capture):
+ * amount_to_capture (default: all of amount_capturable) is booked as the charge's balance
+ * transaction, the rest released (the charge's amount_refunded), the intent succeeded.
+ * Refusals change nothing: another status, more than is capturable.
+ */
+int stripe_act_capture_payment_intent(TwinCall *c, TwinReply *rp)
+{
+        json_t *pi;
+        int64_t amount = -1;
+        int r = arg_pi(c, rp, &pi, NULL);
+        if (r <= 0 || (r = stripe_arg_amount(c, rp, "amount_to_capture", false, &amount)) <= 0)
+                return r;
+        json_t *ch = held_charge(c, pi);
+        if (!status_is(pi, "requires_capture") || !ch)
+                return stripe_invalid(rp, "payment_intent_unexpected_state", NULL,
+                                      "This PaymentIntent could not be captured because it has a "
+                                      "status of %s. Only a PaymentIntent with one of the "
+                                      "following statuses may be captured: requires_capture.",
+                                      strempty(json_get_str(pi, "status")));
+        int64_t capturable = json_integer_value(json_object_get(pi, "amount_capturable"));
+        if (amount < 0)
+                amount = capturable;
+        if (amount > capturable)
+                return stripe_invalid(rp, "amount_too_large", "amount_to_capture",
+                                      "The amount to capture (%lld) must be less than or equal "
+                                      "to the PaymentIntent's amount_capturable (%lld).",
+                                      (long long)amount, (long long)capturable);
+        const char *cur = strempty(json_get_str(pi, "currency"));
+        if (amount < (streq(cur, "usd") ? 50 : 1))
+                return stripe_invalid(rp, "amount_too_small", "amount_to_capture",
+                                      "Amount must be at least %s",
+                                      streq(cur, "usd") ? "$0.50 usd" : "1");
+        if ((r = stripe_apply_metadata(c, rp, pi)) <= 0)
+                return r;
+        _cleanup_json_ json_t *before = json_deep_copy(pi);
+        char txn[40];
+        if (!before || (r = stripe_txn_add(c, "charge", json_get_str(ch, "id"), amount,
+                                           stripe_fee(cur, amount), cur,
+                                           json_get_str(pi, "description"), txn)) < 0)
+                return -ENOMEM;
+        int64_t total = json_integer_value(json_object_get(ch, "amount"));
+        if (json_object_set_new(ch, "captured", json_true()) < 0 ||
+            json_object_set_new(ch, "amount_captured", json_integer(amount)) < 0 ||
+            json_object_set_new(ch, "amount_refunded", json_integer(total - amount)) < 0 ||
+            json_object_set_new(ch, "balance_transaction", json_string(txn)) < 0 ||
+            json_object_set_new(pi, "status", json_string("succeeded")) < 0 ||
+            json_object_set_new(pi, "amount_capturable", json_integer(0)) < 0 ||
+            json_object_set_new(pi, "amount_received", json_integer(amount)) < 0)
+                return -ENOMEM;
+        if ((r = stripe_mutated(rp, before, pi)) < 0 ||
+            (r = stripe_event(c, "charge.captured", ch, NULL)) < 0 ||
+            (r = stripe_event(c, "payment_intent.succeeded", pi, NULL)) < 0)
                 return r;
         return stripe_reply_object(c, rp, 200, pi);
 }

@@ -5,7 +5,8 @@
  * the charge's amount_refunded / refunded kept up to date, refund.created and
  * charge.refunded emitted. Stripe's refusals: more than what is left ("Refund amount ($X)
  * is greater than charge amount ($Y)"), a charge already refunded in full
- * (charge_already_refunded), a charge that did not succeed.
+ * (charge_already_refunded), a charge that did not succeed. Refunding an uncaptured charge
+ * (a manual-capture hold) releases it whole: no balance transaction, its intent canceled.
  */
 #include "common/json-util.h"
 #include "pods/stripe/stripe.h"
@@ -44,7 +45,9 @@ int stripe_act_create_refund(TwinCall *c, TwinReply *rp)
                 if (!pi)
                         return stripe_missing(rp, "payment_intents", pi_id, "payment_intent");
                 ch_id = json_get_str(pi, "latest_charge");
-                if (!streq_ptr(json_get_str(pi, "status"), "succeeded") || !ch_id)
+                if (!(streq_ptr(json_get_str(pi, "status"), "succeeded") ||
+                      streq_ptr(json_get_str(pi, "status"), "requires_capture")) ||
+                    !ch_id)
                         return stripe_invalid(rp, NULL, "payment_intent",
                                               "This PaymentIntent (%s) does not have a successful "
                                               "charge to refund.",
@@ -63,6 +66,14 @@ int stripe_act_create_refund(TwinCall *c, TwinReply *rp)
         if (json_is_true(json_object_get(ch, "refunded")) || refunded >= total)
                 return stripe_invalid(rp, "charge_already_refunded", NULL,
                                       "Charge %s has already been refunded.", ch_id);
+        /* an uncaptured charge (a hold) is released whole: no money moves, its intent is
+         * canceled, as Stripe does */
+        bool held = json_is_false(json_object_get(ch, "captured"));
+        if (held && amount >= 0 && amount != total)
+                return stripe_invalid(rp, NULL, "amount",
+                                      "Charge %s has not been captured: only its full amount can "
+                                      "be refunded (which releases it).",
+                                      ch_id);
         if (amount < 0)
                 amount = total - refunded;
         if (amount > total - refunded) {
@@ -89,13 +100,15 @@ int stripe_act_create_refund(TwinCall *c, TwinReply *rp)
         if ((r = stripe_new_id(c->world, "re", id)) < 0 ||
             json_object_set_new(re, "id", json_string(id)) < 0)
                 return -ENOMEM;
-        if ((r = stripe_txn_add(c, "refund", id, -amount, 0, currency, "REFUND FOR CHARGE", txn)) <
-            0)
+        if (!held && (r = stripe_txn_add(c, "refund", id, -amount, 0, currency, "REFUND FOR CHARGE",
+                                         txn)) < 0)
                 return r;
         _cleanup_json_ json_t *prev =
                 json_pack("{s:O, s:O}", "amount_refunded", json_object_get(ch, "amount_refunded"),
                           "refunded", json_object_get(ch, "refunded"));
-        if (!prev || json_object_set_new(re, "balance_transaction", json_string(txn)) < 0 ||
+        if (!prev ||
+            json_object_set_new(re, "balance_transaction", held ? json_null() : json_string(txn)) <
+                    0 ||
             json_object_set_new(re, "charge", json_string(ch_id)) < 0 ||
             json_object_set(re, "payment_intent", json_object_get(ch, "payment_intent")) < 0 ||
             json_object_set_new(re, "reason", json_string_or_null(reason)) < 0 ||
@@ -107,6 +120,16 @@ int stripe_act_create_refund(TwinCall *c, TwinReply *rp)
             (r = stripe_event(c, "refund.created", re, NULL)) < 0 ||
             (r = stripe_event(c, "charge.refunded", ch, prev)) < 0)
                 return r;
+        json_t *pi = held ? stripe_find(c->world, "payment_intents",
+                                        json_get_str(ch, "payment_intent"), NULL)
+                          : NULL;
+        if (pi && streq_ptr(json_get_str(pi, "status"), "requires_capture")) {
+                if (json_object_set_new(pi, "status", json_string("canceled")) < 0 ||
+                    json_object_set_new(pi, "amount_capturable", json_integer(0)) < 0 ||
+                    json_object_set_new(pi, "canceled_at", json_integer(c->now)) < 0 ||
+                    (r = stripe_event(c, "payment_intent.canceled", pi, NULL)) < 0)
+                        return -ENOMEM;
+        }
         return stripe_reply_object(c, rp, 200, re);
 }
 

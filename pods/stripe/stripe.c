@@ -1615,6 +1615,7 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(update_payment_intent)         \
         X(confirm_payment_intent)        \
         X(cancel_payment_intent)         \
+        X(capture_payment_intent)        \
         X(list_payment_intents)          \
         X(retrieve_charge)               \
         X(list_charges)                  \

@@ -72,6 +72,7 @@ int stripe_act_retrieve_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_confirm_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_cancel_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_capture_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_list_payment_intents(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_charge(TwinCall *c, TwinReply *rp);
 int stripe_act_list_charges(TwinCall *c, TwinReply *rp);

@@ -97,7 +97,18 @@ async function sandbox(seed) {
   assert.equal((await stripe.paymentIntents.confirm(open.id)).status, "requires_action");
   assert.equal((await stripe.paymentIntents.cancel(open.id, { cancellation_reason: "abandoned" })).status, "canceled");
   assert.equal((await stripe.paymentIntents.retrieve(open.id)).status, "canceled");
-  assert.equal((await stripe.paymentIntents.list({ customer: cus.id })).data.length, 2);
+  // a hold (capture_method=manual), captured in part: the rest is released
+  const hold = await stripe.paymentIntents.create({
+    amount: 1200, currency: "usd", customer: cus.id, payment_method: pm.id, confirm: true, capture_method: "manual",
+  });
+  assert.equal(hold.status, "requires_capture");
+  assert.equal(hold.amount_capturable, 1200);
+  const captured = await stripe.paymentIntents.capture(hold.id, { amount_to_capture: 1000, expand: ["latest_charge"] });
+  assert.equal(captured.status, "succeeded");
+  assert.equal(captured.amount_received, 1000);
+  assert.equal(captured.latest_charge.amount_captured, 1000);
+  assert.equal(captured.latest_charge.amount_refunded, 200);
+  assert.equal((await stripe.paymentIntents.list({ customer: cus.id })).data.length, 3);
   assert.equal((await stripe.charges.list({ payment_intent: pi.id })).data.length, 1);
   await stripe.paymentMethods.attach(mc.id, { customer: cus.id });
   assert.equal((await stripe.paymentMethods.detach(mc.id)).customer, null);
@@ -189,7 +200,8 @@ async function sandbox(seed) {
   const expected = ["create_customer", "retrieve_customer", "update_customer", "delete_customer", "list_customers",
     "list_customer_payment_methods", "create_payment_method", "retrieve_payment_method", "attach_payment_method",
     "detach_payment_method", "create_payment_intent", "retrieve_payment_intent", "update_payment_intent",
-    "confirm_payment_intent", "cancel_payment_intent", "list_payment_intents", "retrieve_charge", "list_charges",
+    "confirm_payment_intent", "cancel_payment_intent", "capture_payment_intent", "list_payment_intents",
+    "retrieve_charge", "list_charges",
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
     "retrieve_event", "list_events"];
   assert.deepEqual(listed, [...expected].sort());
@@ -226,6 +238,11 @@ async function sandbox(seed) {
   await tool("retrieve_event", { id: evs.data[0].id });
   const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });
   await tool("cancel_payment_intent", { id: other.id });
+  const held = await tool("create_payment_intent", {
+    amount: 800, currency: "usd", payment_method: "pm_card_visa", confirm: true, capture_method: "manual",
+  });
+  assert.equal(held.status, "requires_capture");
+  assert.equal((await tool("capture_payment_intent", { id: held.id })).status, "succeeded");
   await tool("detach_payment_method", { id: pm.id });
   await tool("delete_customer", { id: cus.id });
   await tool("list_customers", {});

@@ -340,6 +340,83 @@ static void test_refunds(void)
         twin_free(t);
 }
 
+static void test_manual_capture(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char path[128], buf[256], ch[64], pi[64];
+        post(t, &rp, "/v1/payment_intents",
+             "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true&capture_method="
+             "manual");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "requires_capture"));
+        CHECK(jpi(rp.body, "/amount_capturable") == 2000 && jpi(rp.body, "/amount_received") == 0);
+        snprintf(pi, sizeof(pi), "%s", jps(rp.body, "/id"));
+        snprintf(ch, sizeof(ch), "%s", jps(rp.body, "/latest_charge"));
+        /* a hold books nothing */
+        CHECK(rows(t, "balance_transactions") == 0);
+        CHECK(json_is_false(jp(twin_world(t), "/charges/0/captured")));
+
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/capture", pi);
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, path, "amount_to_capture=2500");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "amount_too_large"));
+        CHECK(json_equal(w, twin_world(t)) && streq(rp.tool, "capture_payment_intent"));
+
+        post(t, &rp, path, "amount_to_capture=1500");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        CHECK(jpi(rp.body, "/amount_received") == 1500 && jpi(rp.body, "/amount_capturable") == 0);
+        CHECK(rp.state_mutation);
+        snprintf(path, sizeof(path), "/v1/charges/%s", ch);
+        get(t, &rp, path, "expand[]=balance_transaction");
+        CHECK(json_is_true(jp(rp.body, "/captured")) && jpi(rp.body, "/amount_captured") == 1500);
+        CHECK(jpi(rp.body, "/amount_refunded") == 500);
+        CHECK(jpi(rp.body, "/balance_transaction/amount") == 1500);
+        /* the released 5.00 is not refundable again; the captured 15.00 is */
+        snprintf(buf, sizeof(buf), "charge=%s&amount=1600", ch);
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "amount_too_large"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/capture", pi);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/code"), "payment_intent_unexpected_state"));
+
+        /* a hold canceled is released whole; another refunded is released and its intent
+         * canceled */
+        post(t, &rp, "/v1/payment_intents",
+             "amount=900&currency=usd&payment_method=pm_card_visa&confirm=true&capture_method="
+             "manual");
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/cancel", jps(rp.body, "/id"));
+        snprintf(ch, sizeof(ch), "%s", jps(rp.body, "/latest_charge"));
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "canceled"));
+        snprintf(path, sizeof(path), "/v1/charges/%s", ch);
+        get(t, &rp, path, NULL);
+        CHECK(json_is_true(jp(rp.body, "/refunded")) && jpi(rp.body, "/amount_refunded") == 900);
+
+        post(t, &rp, "/v1/payment_intents",
+             "amount=700&currency=usd&payment_method=pm_card_visa&confirm=true&capture_method="
+             "manual");
+        snprintf(pi, sizeof(pi), "%s", jps(rp.body, "/id"));
+        snprintf(buf, sizeof(buf), "payment_intent=%s&amount=100", pi);
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 400);
+        snprintf(buf, sizeof(buf), "payment_intent=%s", pi);
+        post(t, &rp, "/v1/refunds", buf);
+        CHECK(rp.status == 200 && json_is_null(jp(rp.body, "/balance_transaction")));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s", pi);
+        get(t, &rp, path, NULL);
+        CHECK(streq(jps(rp.body, "/status"), "canceled"));
+
+        get(t, &rp, "/v1/balance", NULL);
+        CHECK(jpi(rp.body, "/available/0/amount") == 1500 - (1500 * 29 + 500) / 1000 - 30);
+        char types[1024];
+        CHECK(strstr(event_types(t, types, sizeof(types)),
+                     "charge.succeeded payment_intent.amount_capturable_updated charge.captured "
+                     "payment_intent.succeeded") != NULL);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 static void test_idempotency(void)
 {
         Twin *t = twin_test_new("stripe", "default");
@@ -598,7 +675,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 25);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 26);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -734,8 +811,10 @@ static void test_refusals_change_nothing(void)
                 {"POST", "/v1/payment_intents", "amount=10.5&currency=usd", 400,
                  "parameter_invalid_integer"},
                 {"POST", "/v1/payment_intents", "amount=100&currency=xyz", 400, NULL},
-                {"POST", "/v1/payment_intents", "amount=100&currency=usd&capture_method=manual",
-                 400, NULL},
+                {"POST", "/v1/payment_intents", "amount=100&currency=usd&capture_method=later", 400,
+                 NULL},
+                {"POST", "/v1/payment_intents/pi_AdaAnnual000001/capture", NULL, 400,
+                 "payment_intent_unexpected_state"},
                 {"POST", "/v1/payment_intents", "amount=100&currency=usd&confirm=true", 400,
                  "payment_intent_unexpected_state"},
                 {"POST", "/v1/payment_intents",
@@ -813,6 +892,7 @@ int main(void)
         test_status_machine();
         test_declines();
         test_refunds();
+        test_manual_capture();
         test_idempotency();
         test_failure_injection();
         test_params_and_forms();
