@@ -93,6 +93,9 @@ const stripeMethods = {
   create_refund: "refunds.create", retrieve_refund: "refunds.retrieve", list_refunds: "refunds.list",
   retrieve_balance: "balance.retrieve", list_balance_transactions: "balanceTransactions.list",
   retrieve_event: "events.retrieve", list_events: "events.list",
+  search_customers: "customers.search", search_payment_intents: "paymentIntents.search",
+  search_charges: "charges.search", search_invoices: "invoices.search", search_prices: "prices.search",
+  search_products: "products.search", search_subscriptions: "subscriptions.search",
 };
 
 function stripeRouteTests(method, path, tool) {

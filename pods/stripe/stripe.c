@@ -1625,7 +1625,14 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(retrieve_balance)              \
         X(list_balance_transactions)     \
         X(retrieve_event)                \
-        X(list_events)
+        X(list_events)                   \
+        X(search_customers)              \
+        X(search_payment_intents)        \
+        X(search_charges)                \
+        X(search_invoices)               \
+        X(search_prices)                 \
+        X(search_products)               \
+        X(search_subscriptions)
 
 #define SERVE(name)                                                   \
         static int serve_##name(TwinCall *c, TwinReply *rp)           \

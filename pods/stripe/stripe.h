@@ -2,7 +2,7 @@
 /*
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
- * payment_intents.c, charges.c, refunds.c, balance.c, events.c) share with stripe.c, and
+ * payment_intents.c, charges.c, refunds.c, balance.c, events.c, search.c) share with stripe.c, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
@@ -83,6 +83,13 @@ int stripe_act_retrieve_balance(TwinCall *c, TwinReply *rp);
 int stripe_act_list_balance_transactions(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_event(TwinCall *c, TwinReply *rp);
 int stripe_act_list_events(TwinCall *c, TwinReply *rp);
+int stripe_act_search_customers(TwinCall *c, TwinReply *rp);
+int stripe_act_search_payment_intents(TwinCall *c, TwinReply *rp);
+int stripe_act_search_charges(TwinCall *c, TwinReply *rp);
+int stripe_act_search_invoices(TwinCall *c, TwinReply *rp);
+int stripe_act_search_prices(TwinCall *c, TwinReply *rp);
+int stripe_act_search_products(TwinCall *c, TwinReply *rp);
+int stripe_act_search_subscriptions(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);

@@ -136,6 +136,25 @@ async function sandbox(seed) {
   assert.equal(seen[24], "ada@example.com");
   assert.equal(new Set(seen).size, 25);
 
+  // search, paged by the SDK through next_page
+  const found = [];
+  await stripe.customers.search({ query: "email~'@example.com' AND -email:'ada@example.com'", limit: 7 })
+    .autoPagingEach((c) => { found.push(c.email); });
+  assert.equal(found.length, 24);
+  assert.equal(found[0], "c23@example.com");
+  const big = await stripe.paymentIntents.search({ query: `customer:'${cus.id}' AND amount>=1000` });
+  assert.deepEqual(big.data.map((p) => p.amount).sort(), [1200, 2000]);
+  assert.equal((await stripe.charges.search({ query: "refunded:'true'" })).data[0].id, ch.id);
+  assert.equal((await stripe.invoices.search({ query: "created>0" })).object, "search_result");
+  assert.equal((await stripe.subscriptions.search({ query: "status:'active'" })).object, "search_result");
+  assert.equal((await stripe.prices.search({ query: "active:'true'" })).object, "search_result");
+  assert.equal((await stripe.products.search({ query: "active:'true'" })).object, "search_result");
+  await assert.rejects(stripe.customers.search({ query: "colour:'red'" }), (e) => {
+    assert.ok(e instanceof Stripe.errors.StripeInvalidRequestError, e.constructor.name);
+    assert.match(e.message, /unsupported search field/);
+    return true;
+  });
+
   // events, newest first, in the order the changes happened
   const events = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
   const firstPayment = events.slice(0, 5);
@@ -203,7 +222,8 @@ async function sandbox(seed) {
     "confirm_payment_intent", "cancel_payment_intent", "capture_payment_intent", "list_payment_intents",
     "retrieve_charge", "list_charges",
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
-    "retrieve_event", "list_events"];
+    "retrieve_event", "list_events", "search_customers", "search_payment_intents", "search_charges",
+    "search_invoices", "search_prices", "search_products", "search_subscriptions"];
   assert.deepEqual(listed, [...expected].sort());
   const called = new Set();
   const tool = async (name, args) => {
@@ -246,6 +266,13 @@ async function sandbox(seed) {
   await tool("detach_payment_method", { id: pm.id });
   await tool("delete_customer", { id: cus.id });
   await tool("list_customers", {});
+  assert.equal((await tool("search_customers", { query: "email:'m@example.com'" })).data.length, 0);
+  assert.equal((await tool("search_payment_intents", { query: "status:'succeeded'" })).data.length, 2);
+  assert.equal((await tool("search_charges", { query: `payment_intent:'${pi.id}'` })).data.length, 1);
+  for (const r of ["invoices", "subscriptions"])
+    assert.equal((await tool(`search_${r}`, { query: "created>0" })).object, "search_result");
+  assert.equal((await tool("search_prices", { query: "active:'true'" })).object, "search_result");
+  assert.equal((await tool("search_products", { query: "active:'true'" })).object, "search_result");
   assert.deepEqual([...called].sort(), [...expected].sort());
   await client.close();
   await discard(sb.session_id);

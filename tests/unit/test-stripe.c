@@ -417,6 +417,103 @@ static void test_manual_capture(void)
         twin_free(t);
 }
 
+static void test_search(void)
+{
+        Twin *t = twin_test_new("stripe", "busy");
+        TwinReply rp = {};
+        static const struct {
+                const char *path, *query;
+                const char *ids; /* the hits, newest first, space-separated */
+        } ok[] = {
+                {"/v1/customers/search", "query=email:'ada@example.com'", "cus_Ada0000000001"},
+                {"/v1/customers/search", "query=email:'ADA@example.com'", "cus_Ada0000000001"},
+                {"/v1/customers/search", "query=name~'hop'", "cus_Grace00000002"},
+                {"/v1/customers/search", "query=metadata['plan']:'pro'", "cus_Ada0000000001"},
+                {"/v1/customers/search", "query=-metadata[\"plan\"]:'pro'",
+                 "cus_Alan000000003 cus_Grace00000002"},
+                {"/v1/customers/search", "query=created>1767225600 AND created<=1767398400",
+                 "cus_Alan000000003 cus_Grace00000002"},
+                {"/v1/customers/search", "query=name:'Ada Lovelace' OR name:'Alan Turing'",
+                 "cus_Alan000000003 cus_Ada0000000001"},
+                {"/v1/customers/search", "query=phone:null AND email~'example'",
+                 "cus_Alan000000003 cus_Grace00000002 cus_Ada0000000001"},
+                {"/v1/payment_intents/search", "query=status:'succeeded' AND amount>=5000",
+                 "pi_GraceSeats00002 pi_AdaAnnual000001"},
+                {"/v1/payment_intents/search", "query=customer:'cus_Ada0000000001' AND amount:3000",
+                 "pi_AdaAddon000004"},
+                {"/v1/charges/search", "query=refunded:'true'", "ch_AdaAddon000004"},
+                {"/v1/charges/search", "query=status:'failed'", "ch_AlanRenew00003"},
+                {"/v1/customers/search", "query=email:'nobody@example.com'", ""},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                get(t, &rp, ok[i].path, ok[i].query);
+                char ids[256] = "";
+                size_t k;
+                json_t *row;
+                json_array_foreach (jp(rp.body, "/data"), k, row) {
+                        if (k)
+                                strcat(ids, " ");
+                        strncat(ids, strempty(json_get_str(row, "id")), 40);
+                }
+                if (rp.status != 200 || !streq(ids, ok[i].ids) ||
+                    !streq_ptr(jps(rp.body, "/object"), "search_result")) {
+                        fprintf(stderr, "search %s %s: %d [%s], want [%s]\n", ok[i].path,
+                                ok[i].query, rp.status, ids, ok[i].ids);
+                        check_failures++;
+                }
+        }
+        CHECK(strstr(rp.tool, "search_customers") != NULL);
+
+        /* pages: limit and the next_page cursor, total_count on request */
+        get(t, &rp, "/v1/customers/search", "query=email~'example'&limit=2&expand[]=total_count");
+        CHECK(json_is_true(jp(rp.body, "/has_more")) && jpi(rp.body, "/total_count") == 3);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        char q[160];
+        snprintf(q, sizeof(q), "query=email~'example'&limit=2&page=%s", jps(rp.body, "/next_page"));
+        get(t, &rp, "/v1/customers/search", q);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 1);
+        CHECK(json_is_false(jp(rp.body, "/has_more")) && json_is_null(jp(rp.body, "/next_page")));
+        CHECK(streq(jps(rp.body, "/data/0/id"), "cus_Ada0000000001"));
+        get(t, &rp, "/v1/payment_intents/search", "query=amount:12000&expand[]=data.customer");
+        CHECK(streq(jps(rp.body, "/data/0/customer/email"), "ada@example.com"));
+
+        /* Stripe's refusals: unsupported fields, bad syntax, mixed AND/OR, short substrings */
+        static const char *const bad[] = {
+                "query=colour:'red'",
+                "query=email:ada@example.com",
+                "query=email:'a' AND name:'b' OR name:'c'",
+                "query=name~'ab'",
+                "query=amount>5",
+                "query=email:'unterminated",
+                "query=",
+                "query=email:'a'&page=bogus",
+                "query=email:'a'&limit=101",
+        };
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                get(t, &rp, "/v1/customers/search", bad[i]);
+                if (rp.status != 400 ||
+                    !streq_ptr(jps(rp.body, "/error/type"), "invalid_request_error")) {
+                        fprintf(stderr, "search refusal %s: %d\n", bad[i], rp.status);
+                        check_failures++;
+                }
+        }
+        get(t, &rp, "/v1/customers/search", "query=colour:'red'");
+        CHECK(strstr(jps(rp.body, "/error/message"),
+                     "Field `colour` is an unsupported search field for resource `customers`"));
+        get(t, &rp, "/v1/charges/search", "query=amount>1000&bogus=1");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* the same over MCP */
+        _cleanup_json_ json_t *args = json_pack("{s:s}", "query", "status:'succeeded'");
+        twin_reply_done(&rp);
+        CHECK_OK(twin_call_action(t, "search_charges", args, TWIN_TEST_BASE("stripe"), &rp));
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 3);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 static void test_idempotency(void)
 {
         Twin *t = twin_test_new("stripe", "default");
@@ -675,7 +772,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 26);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 33);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -893,6 +990,7 @@ int main(void)
         test_declines();
         test_refunds();
         test_manual_capture();
+        test_search();
         test_idempotency();
         test_failure_injection();
         test_params_and_forms();
