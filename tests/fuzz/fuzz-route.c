@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer: route matching and the whole dispatch. Input: "METHOD\nPATH\nQUERY\nCTYPE\nBODY";
- * the first byte picks the kind. Every request must get a reply with a valid status, and
- * a reply that says nothing changed must leave the world equal.
+ * the first byte picks the kind (github, slack, stripe). Every request must get a reply with a
+ * valid status, and a reply that says nothing changed must leave the world equal.
  */
 #include "common/json-util.h"
 #include "pods/twin/engine.h"
@@ -20,8 +20,8 @@ static char *field(const char **p, const char *end)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        static Twin *twins[2];
-        static json_t *seeds[2];
+        static Twin *twins[3];
+        static json_t *seeds[3];
         static unsigned runs;
         if (!twins[0]) {
                 seeds[0] = json_loads("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\","
@@ -30,18 +30,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 seeds[1] = json_loads("{\"channels\":[{\"name\":\"g\",\"messages\":[{"
                                       "\"text\":\"x\",\"ts\":\"1.000001\"}]}]}",
                                       0, NULL);
+                seeds[2] = json_loads("{\"customers\":[{\"id\":\"cus_a\",\"email\":\"a@b.c\","
+                                      "\"metadata\":{\"k\":\"v\"}}],\"payment_intents\":[{\"id\":"
+                                      "\"pi_a\",\"amount\":500,\"currency\":\"usd\",\"status\":"
+                                      "\"succeeded\",\"customer\":\"cus_a\"}]}",
+                                      0, NULL);
                 if (twin_new(&twin_kind_github, seeds[0], &twins[0], NULL, 0) < 0 ||
-                    twin_new(&twin_kind_slack, seeds[1], &twins[1], NULL, 0) < 0)
+                    twin_new(&twin_kind_slack, seeds[1], &twins[1], NULL, 0) < 0 ||
+                    twin_new(&twin_kind_stripe, seeds[2], &twins[2], NULL, 0) < 0)
                         abort();
         }
         /* keep the worlds small: start over now and then */
         if (++runs % 1000 == 0)
-                for (int i = 0; i < 2; i++)
+                for (int i = 0; i < 3; i++)
                         if (twin_reseed(twins[i], seeds[i], NULL, 0) < 0)
                                 abort();
         if (size < 1)
                 return 0;
-        Twin *t = twins[data[0] & 1];
+        Twin *t = twins[data[0] % 3];
         const char *p = (const char *)data + 1, *end = (const char *)data + size;
         _cleanup_free_ char *method = field(&p, end), *path = field(&p, end),
                             *query = field(&p, end), *ctype = field(&p, end);
