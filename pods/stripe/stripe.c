@@ -502,8 +502,9 @@ json_t *stripe_deleted_stub(const json_t *row)
 static bool expandable(const char *field)
 {
         static const char *const fields[] = {
-                "customer", "payment_method",      "payment_intent", "latest_charge",
-                "charge",   "balance_transaction", "source",         "default_payment_method"};
+                "customer",      "payment_method",      "payment_intent", "latest_charge",
+                "charge",        "balance_transaction", "source",         "default_payment_method",
+                "default_source"};
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 if (streq(field, fields[i]))
                         return true;

@@ -50,7 +50,9 @@ refuse() {
         pass "$path ${label:0:60} → 400 $(jq -r .error.message "$TMP/resp" | cut -c1-70)"
 }
 
-refuse customers expand -d "expand[]=default_source" -d email=a@example.com
+# one expand[] element is still a list of paths: a path Stripe cannot expand is its 400
+refuse customers expand -d "expand[]=email" -d email=a@example.com
+refuse customers expand -d "expand[]=invoice_settings.footer" -d email=a@example.com
 refuse customers "metadata\[a\]" -d "metadata[a][b]=x"
 refuse customers "metadata\[a\].*" --data-binary "@$TMP/b/deepkey"
 refuse customers f0 --data-binary "@$TMP/b/fields"
@@ -75,6 +77,10 @@ refuse customers "address\[line1\]" --data-binary "@$TMP/b/longline"
 refuse customers "" -H "Content-Type: application/json" -d '{"email":"a@example.com"}'
 refuse payment_intents "" -H "Content-Type: application/json" \
         -d '{"amount":100,"currency":"usd","confirm":true,"payment_method":"pm_card_visa"}'
+
+# ... and an expandable one works with a single element (default_source null stays null)
+code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "$KEY:" -G -d "expand[]=data.default_source" "$BASE/v1/customers")
+assert_eq "$code" 200 "expand[]=data.default_source, one element"
 
 # a bad key on the keyed path: Stripe's 401, nothing routed
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "sk_test_pome_bogus:" "$BASE/v1/customers")
