@@ -26,9 +26,8 @@
 #include "pods/front/serve.h"
 #include "pods/front/tape.h"
 
-#define LOCAL_MAX_BODY        (1u << 20) /* bytes of a request body */
-#define LOCAL_EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page */
-#define LOCAL_SECRET_MAX      4096u      /* bytes of a persisted secret file */
+#define LOCAL_MAX_BODY   (1u << 20) /* bytes of a request body */
+#define LOCAL_SECRET_MAX 4096u      /* bytes of a persisted secret file */
 
 /* A loopback twin without TWIN_AUTH_SECRET signs with this well-known dev secret. */
 static const char dev_secret[] = "pome-local-twin-dev-secret-32byt";
@@ -438,7 +437,7 @@ static void handle(HttpRequest *rq, void *userdata)
                 .mount_url = mount,
                 .rest = e,
                 .request_id = request_id,
-                .max_page = LOCAL_EVENTS_PAGE_MAX,
+                .max_page = FRONT_EVENTS_PAGE_MAX,
                 .backend = {.call = local_call, .record = local_record, .userdata = lt},
         };
         front_serve(rq, &t);

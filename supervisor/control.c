@@ -7,6 +7,7 @@
 #include "common/json-util.h"
 #include "common/util.h"
 #include "pods/front/front.h"
+#include "pods/front/serve.h"
 #include "supervisor/log.h"
 
 struct Control {
@@ -81,9 +82,14 @@ static void reply_error(Call *c, const SandboxError *e)
                          "%s To keep the run, finalize it (POST /v1/sandboxes/%s/finalize); to "
                          "discard it, repeat with ?confirm_discard=<discard_token>.",
                          e->message, strempty(id));
-        } else if (e->code == SANDBOX_ERR_EXPIRED)
+        } else if (e->code == SANDBOX_ERR_EXPIRED) {
+                const char *id = json_get_str(e->details, "session_id");
                 snprintf(message, sizeof(message),
-                         "%s Nothing about it is recoverable; start a new one.", e->message);
+                         "%s Its twins cannot be called any more; its record and tapes stay "
+                         "readable (GET /v1/sandboxes/%s, …/events?twin=). Start a new sandbox "
+                         "to go on.",
+                         e->message, strempty(id));
+        }
         reply_envelope(c, map[e->code].status, map[e->code].type, message, e->details);
 }
 
@@ -350,12 +356,87 @@ static void handle_get(Call *c, const char *id)
                 fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s", strerror(-r));
                 return;
         }
-        if (streq_ptr(json_get_str(doc, "state"), "expired")) {
-                /* within its retention an expired sandbox answers 410 on every surface */
-                SandboxError e = {};
-                (void)sandbox_error_ended(&e, id, "expired", json_get_str(doc, "reason"));
-                reply_error(c, &e);
-                sandbox_error_done(&e);
+        /* every sandbox in the registry is readable, ended ones too (its twins answer 410) */
+        reply_json(c, 200, doc);
+}
+
+/*
+ * GET /v1/sandboxes/{id}/events?twin=T[&after=&limit=]: a twin's tape, live or as the ended
+ * run left it on disk, paged as /_pome/events is (front_reply_tape).
+ */
+static void handle_events(Call *c, const char *id)
+{
+        _cleanup_free_ char *twin = NULL;
+        if (!query_param(c, "twin", &twin)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
+                     "twin must be text (a NUL is not).");
+                return;
+        }
+        Tape *tape = NULL;
+        bool owned = false;
+        const char *name = NULL;
+        SandboxError se = {};
+        if (manager_run_tape(c->control->manager, c->team, id, twin, &tape, &owned, &name, &se) <
+            0) {
+                reply_error(c, &se);
+                sandbox_error_done(&se);
+                return;
+        }
+        char link[160];
+        snprintf(link, sizeof(link), "/v1/sandboxes/%s/events?twin=%s", id, name);
+        const char *why = "Out of memory.";
+        int r = front_reply_tape(c->rq, tape, link, FRONT_EVENTS_PAGE_MAX, c->request_id, &why);
+        if (owned)
+                tape_free(tape); /* a reader holds its own descriptor */
+        if (r == -EINVAL || r == -ENOENT)
+                fail(c, 422, "validation_failed",
+                     json_pack("{s:s}", "field", r == -ENOENT ? "after" : "limit"), "%s", why);
+        else if (r < 0)
+                fail(c, 500, "internal_error", NULL, "%s", why);
+}
+
+/*
+ * GET /v1/sandboxes/{id}/verdict and /state?twin=T: a file the run left (verdict.json,
+ * <twin>.final.json), for as long as the run is kept.
+ */
+static void handle_run_file(Call *c, const char *id, const char *what)
+{
+        char name[64];
+        if (streq(what, "verdict"))
+                snprintf(name, sizeof(name), "verdict.json");
+        else {
+                _cleanup_free_ char *twin = NULL;
+                if (!query_param(c, "twin", &twin)) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
+                             "twin must be text (a NUL is not).");
+                        return;
+                }
+                Tape *tape = NULL;
+                bool owned = false;
+                const char *kind = NULL;
+                SandboxError se = {};
+                /* the same rules for which twin: the first unless named, one the sandbox has */
+                if (manager_run_tape(c->control->manager, c->team, id, twin, &tape, &owned, &kind,
+                                     &se) < 0) {
+                        reply_error(c, &se);
+                        sandbox_error_done(&se);
+                        return;
+                }
+                if (owned)
+                        tape_free(tape);
+                snprintf(name, sizeof(name), "%s.final.json", kind);
+        }
+        _cleanup_free_ char *path = NULL;
+        SandboxError se = {};
+        if (manager_run_file(c->control->manager, c->team, id, name, &path, &se) < 0) {
+                reply_error(c, &se);
+                sandbox_error_done(&se);
+                return;
+        }
+        json_error_t je;
+        _cleanup_json_ json_t *doc = json_load_file(path, 0, &je);
+        if (!doc) {
+                fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name, je.text);
                 return;
         }
         reply_json(c, 200, doc);
@@ -467,7 +548,7 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        /* /{id} or /{id}/finalize */
+        /* /{id}, /{id}/finalize, /{id}/events, /{id}/verdict, /{id}/state */
         char id[64];
         const char *p = rest + 1, *e = strchrnul(p, '/');
         if ((size_t)(e - p) >= sizeof(id) || e == p) {
@@ -485,6 +566,16 @@ void control_handle(HttpRequest *rq, void *userdata)
                         return;
                 } else
                         method_not_allowed(c, "GET, DELETE");
+                free(c);
+                return;
+        }
+        if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/state")) {
+                if (!streq(method, "GET"))
+                        method_not_allowed(c, "GET");
+                else if (streq(e, "/events"))
+                        handle_events(c, id);
+                else
+                        handle_run_file(c, id, e + 1);
                 free(c);
                 return;
         }

@@ -10,8 +10,6 @@
 #include "supervisor/control.h"
 #include "supervisor/log.h"
 
-#define EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page */
-
 struct Gateway {
         Manager *manager;
 };
@@ -213,7 +211,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .mount_url = mount,
                 .rest = rest,
                 .request_id = request_id,
-                .max_page = EVENTS_PAGE_MAX,
+                .max_page = FRONT_EVENTS_PAGE_MAX,
                 .backend = {.call = pod_backend_call, .record = pod_backend_record, .userdata = st},
         };
         front_serve(rq, &t);

@@ -520,6 +520,89 @@ int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn
         return refuse_record(doc, e);
 }
 
+/* Why a run is not kept, for a sandbox known to have ended (its record doc). */
+static int refuse_no_run(const char *id, const json_t *doc, SandboxError *e)
+{
+        const char *reason = json_get_str(doc, "reason");
+        if (streq_ptr(reason, "discarded"))
+                return sandbox_error(e, SANDBOX_ERR_NOT_FOUND,
+                                     json_pack("{s:s, s:s}", "session_id", id, "reason", reason),
+                                     "Sandbox %s was discarded: its tapes and worlds were thrown "
+                                     "away.",
+                                     id);
+        return sandbox_error(e, SANDBOX_ERR_NOT_FOUND, json_pack("{s:s}", "session_id", id),
+                             "The run of sandbox %s is no longer kept.", id);
+}
+
+int manager_run_file(Manager *m, const Team *team, const char *id, const char *name,
+                     char **ret_path, SandboxError *e)
+{
+        Sandbox *s;
+        _cleanup_json_ json_t *doc = NULL;
+        if (lookup(m, team, id, &s, &doc, e) < 0)
+                return -1;
+        if (!doc && s)
+                doc = sandbox_to_json(s);
+        if (!m->runs || !rundir_exists(m->runs, id))
+                return refuse_no_run(id, doc, e);
+        _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+        if (!path)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        if (access(path, F_OK) < 0)
+                return sandbox_error(e, SANDBOX_ERR_NOT_FOUND,
+                                     json_pack("{s:s, s:s}", "session_id", id, "file", name),
+                                     "The run of sandbox %s has no %s%s.", id, name,
+                                     s && sandbox_state_is_open(s->state)
+                                             ? " yet: it is still open (finalize it)"
+                                             : "");
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+int manager_run_tape(Manager *m, const Team *team, const char *id, const char *twin, Tape **ret,
+                     bool *ret_owned, const char **ret_twin, SandboxError *e)
+{
+        Sandbox *s;
+        _cleanup_json_ json_t *doc = NULL;
+        if (lookup(m, team, id, &s, &doc, e) < 0)
+                return -1;
+        if (!doc && s)
+                doc = sandbox_to_json(s);
+        json_t *twins = json_object_get(doc, "twins");
+        const char *found = NULL;
+        size_t i;
+        json_t *v;
+        json_array_foreach (twins, i, v) {
+                if (!twin || streq_ptr(json_string_value(v), twin)) {
+                        found = json_string_value(v);
+                        break;
+                }
+        }
+        const TwinKind *k = found ? twin_kind_find(found) : NULL;
+        if (!k)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:O}", "field", "twin", "twins", twins),
+                                     "Sandbox %s has no %s twin.", id, strempty(twin));
+        *ret_twin = k->name;
+        for (size_t t = 0; s && t < s->n_twins; t++)
+                if (s->twins[t].kind == k && s->twins[t].tape) {
+                        *ret = s->twins[t].tape;
+                        *ret_owned = false;
+                        return 0;
+                }
+        char name[64];
+        snprintf(name, sizeof(name), "%s.tape.jsonl", k->name);
+        _cleanup_free_ char *path = NULL;
+        if (manager_run_file(m, team, id, name, &path, e) < 0)
+                return -1;
+        int r = tape_open_readonly(path, ret);
+        if (r < 0)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "cannot read %s: %s", path,
+                                     strerror(-r));
+        *ret_owned = true;
+        return 0;
+}
+
 int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
                  bool *ret_more)
 {

@@ -97,6 +97,26 @@ int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn
                      void *userdata, SandboxError *e);
 
 /*
+ * The file name ("verdict.json", "github.final.json"…) of the run sandbox id of team left
+ * (runs/<id>/), as a new path in *ret_path, for as long as the run is kept. Returns 0, or
+ * -1 with e filled: SANDBOX_ERR_NOT_FOUND naming what is missing (no such sandbox for the
+ * team, a run discarded or past its retention, a file the run does not have).
+ */
+int manager_run_file(Manager *m, const Team *team, const char *id, const char *name,
+                     char **ret_path, SandboxError *e);
+
+/*
+ * The tape of twin (NULL: the sandbox's first) of sandbox id of team, for reading: the live
+ * one while pomed holds the sandbox (borrowed: *ret_owned false), else its run's file opened
+ * read-only (*ret_owned true: the caller frees it). Its twin names and the first one's
+ * name into *ret_twin (borrowed from a static table). Returns 0, or -1 with e filled:
+ * SANDBOX_ERR_INVALID for a twin the sandbox lacks, SANDBOX_ERR_NOT_FOUND as
+ * manager_run_file.
+ */
+int manager_run_tape(Manager *m, const Team *team, const char *id, const char *twin, Tape **ret,
+                     bool *ret_owned, const char **ret_twin, SandboxError *e);
+
+/*
  * Sandboxes of team_id (NULL: all), newest first, filtered like the API's ?state= (NULL or
  * "all", "running" = ready + running, or a state name), at most limit: a new array of their
  * records, open ones shown live. 0, -EIO, -ENOMEM.

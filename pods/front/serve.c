@@ -7,7 +7,7 @@
 #include "pods/front/front.h"
 
 #define EVENTS_LIMIT_DEFAULT 100u
-#define EVENTS_LIMIT_MAX     1000u
+#define EVENTS_LIMIT_MAX     1000u /* also in front_reply_tape's message */
 
 struct FrontExchange {
         HttpRequest *rq;
@@ -80,6 +80,68 @@ static void events_free(void *userdata)
         tape_reader_free(userdata);
 }
 
+int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max_page,
+                     const char *request_id, const char **ret_why)
+{
+        const char *query = http_request_query(rq);
+        _cleanup_free_ char *after = NULL, *limit_s = NULL;
+        int ra = front_query_value(query, "after", &after);
+        int rl = front_query_value(query, "limit", &limit_s);
+        if (ra == -EBADMSG || rl == -EBADMSG) {
+                *ret_why = "after and limit must be text (a NUL is not).";
+                return -EINVAL;
+        }
+        if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT))
+                return -ENOMEM;
+        size_t limit = 0;
+        if (limit_s) {
+                char *end;
+                errno = 0;
+                unsigned long v = strtoul(limit_s, &end, 10);
+                if (errno || end == limit_s || *end || v < 1 || v > EVENTS_LIMIT_MAX ||
+                    limit_s[0] == '-' || limit_s[0] == '+') {
+                        *ret_why = "limit must be an integer from 1 to 1000.";
+                        return -EINVAL;
+                }
+                limit = v;
+        } else if (after)
+                limit = EVENTS_LIMIT_DEFAULT;
+        TapeRange range;
+        int r = tape_select(tape, after, limit, max_page, &range);
+        if (r == -ENOENT) {
+                *ret_why = "after names no event on this tape; pass the event_id of a row you "
+                           "read, or leave it out to start at the first row.";
+                return -ENOENT;
+        }
+        TapeReader *rd = NULL;
+        if (r >= 0)
+                r = tape_reader_new(tape, &range, &rd);
+        if (r < 0) {
+                *ret_why = "The tape cannot be read.";
+                return r;
+        }
+        char total[32];
+        snprintf(total, sizeof(total), "%zu", tape_count(tape));
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json; charset=utf-8",
+                          "X-Request-Id", request_id, "X-Pome-Total-Events", total);
+        char next[TAPE_EVENT_ID_MAX];
+        if (h && range.more && tape_event_id(tape, range.first + range.n - 1, next) == 0) {
+                _cleanup_free_ char *l = NULL;
+                if (asprintf(&l, "<%s%cafter=%s&limit=%zu>; rel=\"next\"", link,
+                             strchr(link, '?') ? '&' : '?', next, limit) >= 0)
+                        json_object_set_new(h, "Link", json_string(l));
+                json_object_set_new(h, "X-Pome-Next-After", json_string(next));
+        }
+        uint64_t size = tape_reader_size(rd);
+        if (http_reply_stream(rq, 200, h, size, events_read, events_free, rd) < 0) {
+                tape_reader_free(rd);
+                *ret_why = "Out of memory.";
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static void serve_events(HttpRequest *rq, const FrontTarget *t)
 {
         const TwinKind *k = t->kind;
@@ -88,70 +150,21 @@ static void serve_events(HttpRequest *rq, const FrontTarget *t)
                                   "/_pome/events only answers GET.", t->request_id);
                 return;
         }
-        const char *query = http_request_query(rq);
-        _cleanup_free_ char *after = NULL, *limit_s = NULL;
-        int ra = front_query_value(query, "after", &after);
-        int rl = front_query_value(query, "limit", &limit_s);
-        if (ra == -EBADMSG || rl == -EBADMSG) {
-                front_reply_error(rq, k, 400, "invalid_parameter",
-                                  "after and limit must be text (a NUL is not).", t->request_id);
-                return;
-        }
-        if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT)) {
+        _cleanup_free_ char *link = NULL;
+        if (asprintf(&link, "%s/_pome/events", t->mount_url) < 0) {
                 front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
                 return;
         }
-        size_t limit = 0;
-        if (limit_s) {
-                char *end;
-                errno = 0;
-                unsigned long v = strtoul(limit_s, &end, 10);
-                if (errno || end == limit_s || *end || v < 1 || v > EVENTS_LIMIT_MAX ||
-                    limit_s[0] == '-' || limit_s[0] == '+') {
-                        char msg[96];
-                        snprintf(msg, sizeof(msg), "limit must be an integer from 1 to %u.",
-                                 EVENTS_LIMIT_MAX);
-                        front_reply_error(rq, k, 400, "invalid_limit", msg, t->request_id);
-                        return;
-                }
-                limit = v;
-        } else if (after)
-                limit = EVENTS_LIMIT_DEFAULT;
-        TapeRange range;
-        int r = tape_select(t->tape, after, limit, t->max_page, &range);
-        if (r == -ENOENT) {
-                front_reply_error(rq, k, 400, "unknown_event",
-                                  "after names no event on this tape; pass the event_id of a row "
-                                  "you read, or leave it out to start at the first row.",
-                                  t->request_id);
-                return;
-        }
-        TapeReader *rd = NULL;
-        if (r >= 0)
-                r = tape_reader_new(t->tape, &range, &rd);
-        if (r < 0) {
-                front_reply_error(rq, k, 500, "internal_error", "The tape cannot be read.",
-                                  t->request_id);
-                return;
-        }
-        char total[32];
-        snprintf(total, sizeof(total), "%zu", tape_count(t->tape));
-        _cleanup_json_ json_t *h =
-                json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json; charset=utf-8",
-                          "X-Request-Id", t->request_id, "X-Pome-Total-Events", total);
-        char next[TAPE_EVENT_ID_MAX];
-        if (h && range.more && tape_event_id(t->tape, range.first + range.n - 1, next) == 0) {
-                _cleanup_free_ char *link = NULL;
-                if (asprintf(&link, "<%s/_pome/events?after=%s&limit=%zu>; rel=\"next\"",
-                             t->mount_url, next, limit) >= 0)
-                        json_object_set_new(h, "Link", json_string(link));
-                json_object_set_new(h, "X-Pome-Next-After", json_string(next));
-        }
-        uint64_t size = tape_reader_size(rd);
-        if (http_reply_stream(rq, 200, h, size, events_read, events_free, rd) < 0) {
-                tape_reader_free(rd);
-                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
-        }
+        const char *why = "Out of memory.";
+        int r = front_reply_tape(rq, t->tape, link, t->max_page, t->request_id, &why);
+        if (r == -EINVAL)
+                front_reply_error(rq, k, 400,
+                                  strstr(why, "limit must") ? "invalid_limit" : "invalid_parameter",
+                                  why, t->request_id);
+        else if (r == -ENOENT)
+                front_reply_error(rq, k, 400, "unknown_event", why, t->request_id);
+        else if (r < 0)
+                front_reply_error(rq, k, 500, "internal_error", why, t->request_id);
 }
 
 /* GET {mount}/healthz (CONTRACT.md, as hosted Pome's twins): {ok, twin, sid} for a caller

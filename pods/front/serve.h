@@ -18,6 +18,8 @@
 
 typedef struct FrontExchange FrontExchange;
 
+#define FRONT_EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page, every front */
+
 /* A backend: where a front end's calls go. */
 typedef struct FrontBackend {
         /*
@@ -52,6 +54,19 @@ typedef struct FrontTarget {
  * authenticated already.
  */
 void front_serve(HttpRequest *rq, const FrontTarget *t);
+
+/*
+ * Answers rq with one page of tape (CONTRACT.md, /_pome/events): the rows after the query's
+ * after (an event id; from the first row when absent), at most its limit (1–1000; all rows
+ * when neither is given) and max_page bytes, as a JSON array streamed from the file, with
+ * X-Pome-Total-Events and, while rows follow, X-Pome-Next-After and a Link rel="next" to
+ * link (an absolute URL; "after" and "limit" are appended with '?' or '&'). Returns 0 when
+ * answered; otherwise nothing is sent and *ret_why (static text) says why: -EINVAL for a bad
+ * after or limit, -ENOENT when after names no row (both the caller's 400), another negative
+ * errno (its 500).
+ */
+int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max_page,
+                     const char *request_id, const char **ret_why);
 
 /* Whether the call of x is agent activity that goes on the tape (not a /_pome/ read). */
 bool front_exchange_recorded(const FrontExchange *x);

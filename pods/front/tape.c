@@ -13,7 +13,7 @@ typedef struct TapeRow {
 } TapeRow;
 
 struct Tape {
-        int fd; /* O_RDWR | O_APPEND */
+        int fd; /* O_RDWR | O_APPEND, or O_RDONLY (tape_open_readonly) */
         TapeRow *rows;
         size_t n, cap;
         uint64_t bytes;
@@ -99,6 +99,21 @@ int tape_open(const char *path, Tape **ret)
         t->fd = path ? open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)
                      : open_anonymous();
         int r = t->fd < 0 ? (path ? negative_errno() : t->fd) : index_existing(t);
+        if (r < 0) {
+                tape_free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+int tape_open_readonly(const char *path, Tape **ret)
+{
+        Tape *t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        int r = t->fd < 0 ? negative_errno() : index_existing(t);
         if (r < 0) {
                 tape_free(t);
                 return r;

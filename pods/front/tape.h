@@ -26,6 +26,13 @@ typedef struct Tape Tape;
  */
 int tape_open(const char *path, Tape **ret);
 
+/*
+ * Opens the existing tape file at path for reading only (a run that has ended): no file is
+ * created and tape_append fails with -EBADF. Returns 0, -ENOENT when there is none, or
+ * negative errno.
+ */
+int tape_open_readonly(const char *path, Tape **ret);
+
 /* Closes the file and frees the index. Accepts NULL; returns NULL. */
 Tape *tape_free(Tape *t);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two clocks, shortened to seconds: a busy sandbox ends at its lifetime, an
-# idle one at its idle timeout; afterwards every path answers 410 with the reason,
-# and no pod or cgroup of either remains.
+# idle one at its idle timeout; afterwards every twin call and every action on them
+# answers 410 with the reason (the record stays readable), and no pod or cgroup of
+# either remains.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 start_pomed "limits:" "  lifetime: 4s" "  idle_timeout: 2s" "  retention: 5s"
@@ -22,10 +23,11 @@ done
 assert_status 410 "the busy sandbox after its lifetime"
 assert_jq .error.details.reason lifetime "busy sandbox's reason"
 
+# its record stays readable (issue 9: runs persist); acting on it is 410
 api GET "/v1/sandboxes/$BUSY"
-assert_status 410 "control API GET of the busy sandbox"
-assert_jq .error.type session_expired
-assert_jq .error.details.reason lifetime
+assert_status 200 "control API GET of the busy sandbox"
+assert_jq .state expired
+assert_jq .reason lifetime
 api DELETE "/v1/sandboxes/$BUSY"
 assert_status 410 "control API DELETE of the busy sandbox"
 assert_jq .error.details.reason lifetime
@@ -40,8 +42,8 @@ twin_call GET "$IDLE_URL/repos/acme/api/issues/1" "$IDLE_TOKEN"
 assert_status 410 "the idle sandbox"
 assert_jq .error.details.reason idle "idle sandbox's reason"
 api GET "/v1/sandboxes/$IDLE"
-assert_status 410 "control API GET of the idle sandbox"
-assert_jq .error.details.reason idle
+assert_status 200 "control API GET of the idle sandbox"
+assert_jq .reason idle
 doc=$(cat "$TMP/state/runs/$IDLE/sandbox.json")
 ended=$(date -d "$(jq -r .ended_at <<<"$doc")" +%s)
 expires=$(date -d "$(jq -r .expires_at <<<"$doc")" +%s)
@@ -71,13 +73,13 @@ assert_jq .idle_timeout_seconds 0 "the idle clock turned off"
 OFF=$(jq -r .session_id <<<"$BODY")
 for _ in $(seq 40); do
         api GET "/v1/sandboxes/$OFF"
-        [[ $STATUS == 410 ]] && break
+        [[ $(jq -r .state <<<"$BODY") == expired ]] && break
         sleep 0.25
 done
-assert_jq .error.details.reason lifetime "with the idle clock off, the lifetime ends it"
+assert_jq .reason lifetime "with the idle clock off, the lifetime ends it"
 api GET "/v1/sandboxes/$SHORT"
-assert_status 410 "the 1 s idle sandbox"
-assert_jq .error.details.reason idle
+assert_status 200 "the 1 s idle sandbox's record"
+assert_jq .reason idle
 pass "per-request idle clock: shortened, capped, off"
 
 # Past the retention period an ended sandbox is forgotten: its record, its run directory
