@@ -44,10 +44,13 @@ static const char help_create[] =
         "\n"
         "Options:\n"
         "  --twin NAME            Required, once per twin (1 to 3, distinct): a twin\n"
-        "                         pomed offers (github, slack).\n"
+        "                         pomed offers (github, slack, stripe).\n"
         "  --seed TWIN=NAME       Start TWIN from the seed NAME, i.e.\n"
         "                         sandbox-images/TWIN/seeds/NAME.json (default: pomed's\n"
         "                         default seed for that twin). Once per twin.\n"
+        "  --seed TWIN=FILE       ... or from the seed in FILE (a path: it has a '/' or\n"
+        "                         ends in .json), sent inline; hosted Pome's task seeds,\n"
+        "                         one file for several twins, load as they are.\n"
         "  --ttl SECONDS          Lifetime (default: pomed's, 1800 unless configured;\n"
         "                         never more than 1800). Activity does not extend it.\n"
         "  --idle-timeout SECONDS End the sandbox after this long with no twin call\n"
@@ -474,7 +477,9 @@ static int parse_create(int argc, char **argv, const char *command, CreateArgs *
         return 0;
 }
 
-static json_t *create_body(const CreateArgs *a)
+/* The create request of a; NULL on OOM, or with *ret_failed when a seed file is unusable
+ * (said on stderr). */
+static json_t *create_body(const CreateArgs *a, bool *ret_failed)
 {
         _cleanup_json_ json_t *body = json_object(), *twins = json_array(), *seeds = json_object();
 
@@ -485,8 +490,21 @@ static json_t *create_body(const CreateArgs *a)
                         return NULL;
         for (size_t i = 0; i < a->n_seeds; i++) {
                 _cleanup_free_ char *twin = strndup(a->seeds[i], strcspn(a->seeds[i], "="));
-                if (!twin ||
-                    json_object_set_new(seeds, twin, json_string(strchr(a->seeds[i], '=') + 1)) < 0)
+                const char *v = strchr(a->seeds[i], '=') + 1;
+                json_t *seed;
+                if (strchr(v, '/') || endswith(v, ".json")) {
+                        json_error_t je;
+                        seed = json_load_file(v, JSON_REJECT_DUPLICATES, &je);
+                        if (!seed || !json_is_object(seed)) {
+                                fprintf(stderr, "pome: --seed %s: %s\n", a->seeds[i],
+                                        seed ? "a seed file holds one JSON object" : je.text);
+                                json_decref(seed);
+                                *ret_failed = true;
+                                return NULL;
+                        }
+                } else
+                        seed = json_string(v);
+                if (!twin || json_object_set_new(seeds, twin, seed) < 0)
                         return NULL;
         }
         if (json_object_set(body, "twins", twins) < 0)
@@ -542,9 +560,10 @@ static int sandbox_create(int argc, char **argv, const char *command)
                 }
         }
 
-        body = create_body(&a);
+        bool seed_failed = false;
+        body = create_body(&a, &seed_failed);
         if (!body)
-                return api_exit_status(-ENOMEM, NULL);
+                return seed_failed ? POME_EXIT_USAGE : api_exit_status(-ENOMEM, NULL);
         r = api_call(&config, "POST", "/v1/sandboxes", body, &reply);
         if (r < 0)
                 return api_exit_status(r, &reply);

@@ -84,6 +84,12 @@ static inline const char *startswith(const char *s, const char *prefix)
         size_t l = strlen(prefix);
         return strncmp(s, prefix, l) == 0 ? s + l : NULL;
 }
+/* Whether s ends with suffix. */
+static inline bool endswith(const char *s, const char *suffix)
+{
+        size_t l = strlen(s), k = strlen(suffix);
+        return l >= k && strcmp(s + l - k, suffix) == 0;
+}
 static inline const char *strempty(const char *s)
 {
         return s ? s : "";

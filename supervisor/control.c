@@ -196,8 +196,8 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
         if (seeds && !json_is_null(seeds)) {
                 if (!json_is_object(seeds)) {
                         fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "seeds"),
-                             "\"seeds\" must map a twin to a seed name: {\"github\": "
-                             "\"default\"}.");
+                             "\"seeds\" must map a twin to a seed name or a seed: "
+                             "{\"github\": \"default\"}.");
                         return false;
                 }
                 const char *k;
@@ -206,13 +206,19 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                         size_t i = 0;
                         while (i < rq->n_twins && i < SANDBOX_TWINS_MAX && !streq(rq->twins[i], k))
                                 i++;
-                        if (i >= rq->n_twins || i >= SANDBOX_TWINS_MAX || !json_is_string(v)) {
+                        if (i >= rq->n_twins || i >= SANDBOX_TWINS_MAX ||
+                            !(json_is_string(v) || json_is_object(v))) {
                                 fail(c, 422, "validation_failed",
                                      json_pack("{s:s, s:s}", "field", "seeds", "twin", k),
-                                     "seeds.%s: not a twin of this sandbox, or not a string.", k);
+                                     "seeds.%s: not a twin of this sandbox, or neither a seed "
+                                     "name nor a seed (a JSON object).",
+                                     k);
                                 return false;
                         }
-                        rq->seeds[i] = json_string_value(v);
+                        if (json_is_object(v))
+                                rq->seed_docs[i] = v;
+                        else
+                                rq->seeds[i] = json_string_value(v);
                 }
         }
         json_t *ttl = json_object_get(j, "ttl_seconds");

@@ -5,6 +5,7 @@
 #include "common/json-util.h"
 #include "common/strv.h"
 #include "common/timeutil.h"
+#include "pods/twin/twin.h"
 #include "supervisor/image.h"
 #include "supervisor/log.h"
 #include "supervisor/podhost.h"
@@ -333,6 +334,42 @@ static void seeds_done(Seeds *s)
                 free(s->data[i]);
 }
 
+/*
+ * An inline seed of twin (a task's Seed State, say) as the text the pod loads, into *ret
+ * (*ret_len bytes): checked with the twin's own seed loader first, so a bad seed is the
+ * caller's 422 naming what is wrong, not a pod that never gets ready. 0, or -1 with e.
+ */
+static int inline_seed(const char *twin, const json_t *doc, char **ret, size_t *ret_len,
+                       SandboxError *e)
+{
+        const TwinKind *k = twin_kind_find(twin);
+        char err[512] = "";
+        Twin *t = NULL;
+        int r = k ? twin_new(k, doc, &t, err, sizeof(err)) : -EINVAL;
+        twin_free(t);
+        if (r == -ENOMEM)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        if (r < 0)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:s, s:s}", "field", "seeds", "twin", twin,
+                                               "seed_error", err),
+                                     "The inline seed of twin %s is refused: %s", twin, err);
+        char *text = json_dumps(doc, JSON_COMPACT);
+        if (!text)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        if (strlen(text) > IMAGE_SEED_MAX) {
+                free(text);
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:s, s:i}", "field", "seeds", "twin", twin,
+                                               "max_bytes", (int)IMAGE_SEED_MAX),
+                                     "The inline seed of twin %s is larger than %u bytes.", twin,
+                                     IMAGE_SEED_MAX);
+        }
+        *ret_len = strlen(text);
+        *ret = text;
+        return 0;
+}
+
 /* Checks rq and fills spec (seeds read into seeds). 0, or -1 with e filled. */
 static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, Seeds *seeds,
                     SandboxError *e)
@@ -373,6 +410,14 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
         }
         for (size_t i = 0; i < rq->n_twins; i++) {
                 const Image *img = spec->images[i];
+                if (rq->seed_docs[i]) {
+                        if (inline_seed(rq->twins[i], rq->seed_docs[i], &seeds->data[i],
+                                        &spec->seed_lens[i], e) < 0)
+                                return -1;
+                        spec->seed_names[i] = "inline";
+                        spec->seeds[i] = seeds->data[i];
+                        continue;
+                }
                 const char *name = rq->seeds[i] ? rq->seeds[i] : img->default_seed;
                 int r = image_read_seed(img, name, &seeds->data[i], &spec->seed_lens[i]);
                 if (r == -ENOENT)

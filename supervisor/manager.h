@@ -24,9 +24,10 @@ typedef struct Manager Manager;
 /* A create as a surface received it (names not yet validated). */
 typedef struct SandboxRequest {
         const char *twins[SANDBOX_TWINS_MAX];
-        const char *seeds[SANDBOX_TWINS_MAX]; /* NULL = the image's default seed */
-        size_t n_twins;                       /* as requested (may exceed the maximum) */
-        uint64_t ttl_usec;                    /* 0 = the configured lifetime; capped at it */
+        const char *seeds[SANDBOX_TWINS_MAX];       /* NULL = the image's default seed */
+        const json_t *seed_docs[SANDBOX_TWINS_MAX]; /* an inline seed (wins over seeds[]) */
+        size_t n_twins;                             /* as requested (may exceed the maximum) */
+        uint64_t ttl_usec;                          /* 0 = the configured lifetime; capped at it */
         int64_t idle_usec; /* < 0 = the configured idle timeout, 0 = off; capped at it */
         const char *task;  /* NULL = none */
 } SandboxRequest;

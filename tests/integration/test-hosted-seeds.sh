@@ -4,6 +4,7 @@
 # file's "branch") loads through `pome twin start --seed FILE` for each twin, and an
 # agent's flow over it works over REST and MCP: the PR, its failing CI on a branch whose
 # name has a slash, the diff, a review; the Slack bot is U_PRIMARY and posts as itself.
+# The same file loads as a sandbox's inline seeds; a seed the twin refuses is a 422.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 command -v jq >/dev/null || skip "jq is not installed"
 SEED=$SRC/tests/integration/seeds/release-gate.seed.json
@@ -87,3 +88,28 @@ twin_call GET "$REST/conversations.history?channel=C_GENERAL" "$TOK"
 assert_jq '.messages | length' 2 "the thread reply stays in its thread; the MCP post is top level"
 assert_jq '.messages[0].user' U_PRIMARY
 pass "Slack over the same seed: U_PRIMARY, C_GENERAL, threads, REST and MCP"
+
+# ---- the same file as a sandbox's inline seeds (pome sandbox create --seed TWIN=FILE)
+[[ $(id -u) -eq 0 ]] || skip "the sandbox part needs root (pods)"
+start_pomed
+"$POME" sandbox create --twin github --twin slack --seed "github=$SEED" --seed "slack=$SEED" \
+        --secrets-file "$TMP/sb.env" >"$TMP/create.out" 2>&1 || fail "create with inline seeds: $(cat "$TMP/create.out")"
+# shellcheck disable=SC1091
+source "$TMP/sb.env"
+twin_call GET "$POME_GITHUB_REST_URL/repos/acme/api/pulls" "$POME_AUTH_TOKEN"
+assert_jq '.[0].head.ref' release/bulk-discount "the inline seed's PR in a sandbox"
+twin_call POST "$POME_SLACK_REST_URL/auth.test" "$POME_AUTH_TOKEN"
+assert_jq .user_id U_PRIMARY "the inline seed's bot in a sandbox"
+api GET "/v1/sandboxes/$POME_SESSION_ID"
+assert_jq .per_twin.github.seed inline
+cmp -s <(jq -S . "$SEED") <(jq -S . "$TMP/state/runs/$POME_SESSION_ID/github.seed.json") ||
+        fail "the run does not keep the inline seed as it was sent"
+before=$(used)
+api POST /v1/sandboxes '{"twins":["github"],"seeds":{"github":{"repositories":[{"owner":"o","name":"r","issues":[{"number":0}]}]}}}'
+assert_status 422 "an inline seed the twin refuses"
+assert_jq .error.details.field seeds
+[[ $(jq -r .error.details.seed_error <<<"$BODY") == *"repositories[0]"* ]] || fail "the refusal does not say where: $BODY"
+assert_eq "$(used)" "$before" "a refused seed holds no slot"
+api POST /v1/sandboxes '{"twins":["github"],"seeds":{"github":[1]}}'
+assert_status 422 "a seed that is neither a name nor an object"
+pass "hosted seeds load inline in a sandbox; a bad inline seed is a 422 that holds no slot"
