@@ -28,6 +28,71 @@ typedef struct GradeError {
         char message[512];
 } GradeError;
 
+/* ---------------------------------------------------------------- tasks */
+
+typedef enum GradeCriterionKind {
+        GRADE_CRITERION_CODE,  /* `[code]`: bound to a check and graded here */
+        GRADE_CRITERION_MODEL, /* `[model]`: for a judge model; skipped here */
+} GradeCriterionKind;
+
+/* One `- [code…] …` / `- [model…] …` line of ## Success Criteria. */
+typedef struct GradeCriterion {
+        unsigned line; /* 1-based line in the task file */
+        GradeCriterionKind kind;
+        char *twin;         /* the `[code:<twin>]` tag; NULL when untagged */
+        bool always_scored; /* graded even when the seed already satisfies it */
+        char *text;         /* the sentence, trimmed */
+} GradeCriterion;
+
+/* A parsed task. Every member is owned by the task. */
+typedef struct GradeTask {
+        char *name;              /* the file name messages use ("task.md") */
+        char *title;             /* `# Title`, else the file name without .md */
+        char *prompt;            /* ## Prompt, trimmed */
+        char *setup;             /* ## Setup, "" when absent */
+        char *expected_behavior; /* ## Expected Behavior, "" when absent */
+        char **twins;            /* ## Config twins, NULL-terminated, first is primary;
+                                  * ["github"] when the task declares none (hosted's default) */
+        unsigned timeout_sec;    /* ## Config timeout, default 60 */
+        unsigned runs;           /* ## Config runs (trials), default 1 */
+        double pass_threshold;   /* ## Config passThreshold, percent in [0, 100], default 100 */
+        char *task_class;        /* ## Config class (conformance|restraint|adversarial) or NULL */
+        GradeCriterion *criteria;
+        size_t n_criteria;
+        json_t *seeds;   /* {twin: seed} for each twin the task seeds (the sidecar
+                          * <task>.seed.json wins over ## Seed State); a twin absent
+                          * here boots from its image's default seed */
+        char **warnings; /* "task.md:7: unknown Config key \"model\" ignored", or NULL */
+} GradeTask;
+
+/*
+ * Parses a task file's text (len bytes; need not be NUL-terminated) named name (used in
+ * messages, "task.md"). sidecar_seed (borrowed, may be NULL) is the parsed <task>.seed.json;
+ * it wins over the inline ## Seed State. Accepted criterion markers (hosted Pome's grammar
+ * plus one spelling): `[code]`, `[code:<twin>]`, `[model]`, `[model:<twin>]`, with
+ * `always-scored` inside the marker (`[code:slack always-scored]`) or as the first word
+ * after it (`[code:slack] always-scored …`); a line that reaches for a marker and misses
+ * (`[code always]`, `[code, always-scored]`) is refused rather than read as prose.
+ * Unknown ## Config keys are kept as warnings (hosted Pome ignores them, so refusing them
+ * would refuse its task files); a known key with a bad value is an error.
+ *
+ * Returns 0 with a new task in *ret, -EINVAL with "<name>:<line>: …" in e (bad YAML, an
+ * unknown twin, a criterion or a seed for a twin the task lacks, no ## Prompt, no criteria,
+ * a malformed seed), -ENOMEM.
+ */
+int grade_task_parse(const char *text, size_t len, const char *name, const json_t *sidecar_seed,
+                     GradeTask **ret, GradeError *e);
+
+/*
+ * Reads the task file at path (at most 1 MiB) and the sidecar next to it (path with ".md"
+ * replaced by ".seed.json", when it exists), then grade_task_parse with the file's base name.
+ * Returns what grade_task_parse returns, or the errno of a failed read (e names the file).
+ */
+int grade_task_load(const char *path, GradeTask **ret, GradeError *e);
+
+/* Frees a task. Accepts NULL; returns NULL. */
+GradeTask *grade_task_free(GradeTask *t);
+
 /* ---------------------------------------------------------------- vocabulary */
 
 /*
