@@ -93,6 +93,61 @@ int grade_task_load(const char *path, GradeTask **ret, GradeError *e);
 /* Frees a task. Accepts NULL; returns NULL. */
 GradeTask *grade_task_free(GradeTask *t);
 
+/* ---------------------------------------------------------------- inputs and verdict */
+
+/* What one twin of a run left behind. All borrowed. */
+typedef struct GradeTwinRun {
+        const char *twin;    /* kind name: "github", "slack", "stripe" */
+        const json_t *seed;  /* the raw seed the pod booted from (<twin>.seed.json); NULL = the
+                              * kind's empty world. Turned into the seed world by twin_new,
+                              * exactly as the pod did (load_seed reads no clock). */
+        const json_t *final; /* the final world (<twin>.final.json), NULL when missing (the pod
+                              * died before finalize exported it): every check that needs it
+                              * fails, saying so */
+        const json_t *tape;  /* the twin's tape rows in order (a JSON array), NULL when missing:
+                              * every tape check fails, saying so */
+} GradeTwinRun;
+
+/*
+ * Grades every criterion of task against runs (n of them; one per twin of the task; a twin
+ * of the task with no entry counts as missing both final state and tape). Rules:
+ * - `[model]` → skipped ("no judge model configured"), never counted.
+ * - `[code]` binds its sentence to a check of its tagged twin, or, untagged, of each of the
+ *   task's twins in order (the first that binds wins). No binding → unmatched.
+ * - A criterion whose check (final or seed+final substrate) already passes against the seed
+ *   world taken as the final one is already_true_in_seed and not scored, unless always_scored.
+ *   Tape checks are never already true in the seed: a seed has no tape.
+ * - score = passed / scored, where scored counts passed, failed and unmatched criteria (an
+ *   unmatched criterion scores as a failure) and leaves out skipped and already-true ones;
+ *   passed = score * 100 >= passThreshold and at least one criterion was scored (state
+ *   "pass"/"fail"; "incomplete" when none was).
+ * Returns 0 with the verdict (a new JSON object, rendered by grade_verdict_render) in
+ * *ret_verdict, -EINVAL with a message in e when a seed cannot be loaded by its twin or a run
+ * names a twin the task lacks, -ENOMEM.
+ */
+int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t **ret_verdict,
+              GradeError *e);
+
+/*
+ * The one byte form of a verdict (every caller writes this, so `pome eval` reproduces
+ * pomed's verdict.json byte for byte): keys sorted, two-space indent, arrays in grading
+ * order, a final newline. Returns 0 with a new NUL-terminated buffer of *ret_len bytes (the
+ * NUL excluded; ret_len may be NULL), -ENOMEM.
+ */
+int grade_verdict_render(const json_t *verdict, char **ret, size_t *ret_len);
+
+/*
+ * Grades a run directory (supervisor/rundir.h's layout): the task at task_path (NULL =
+ * <dir>/task.md, with <dir>/task.seed.json as its sidecar), and for each twin of the task
+ * <dir>/<twin>.seed.json (absent: the task's seed for that twin, with a warning in the
+ * verdict), <dir>/<twin>.final.json and <dir>/<twin>.tape.jsonl (each absent: missing, as
+ * GradeTwinRun says). Returns 0 with the rendered verdict (grade_verdict_render) in *ret
+ * and *ret_len, a negative errno with e naming the file and line (a task that does not
+ * parse, a file that is not JSON, a tape line that is not a JSON object), -ENOMEM.
+ */
+int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *ret_len,
+                  GradeError *e);
+
 /* ---------------------------------------------------------------- vocabulary */
 
 /*
