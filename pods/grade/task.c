@@ -352,8 +352,14 @@ static int parse_config(Parser *p)
                                 int skip = 0;
                                 if (sscanf(err, "line %u: %n", &yl, &skip) < 1 || skip == 0)
                                         skip = 0, yl = 1;
-                                return fail(p, base + yl - 1, "## Config is not valid YAML: %s",
-                                            err + skip);
+                                /* an unterminated construct is noticed at the end of the
+                                 * text: name the section's last line, not one past the file */
+                                unsigned line = base + yl - 1, last = p->config.heading;
+                                for (size_t i = p->config.first; i < p->config.end; i++)
+                                        if (p->lines[i].n > 0)
+                                                last = (unsigned)i + 1;
+                                return fail(p, line < last ? line : last,
+                                            "## Config is not valid YAML: %s", err + skip);
                         }
                         if (r < 0)
                                 return r;

@@ -130,6 +130,8 @@ static void test_task_config(void)
 
         EXPECT_TASK_ERROR(MINIMAL "\n## Config\n```yaml\ntwins: [github\ntimeout: 3\n```\n",
                           "t.md:12: ## Config is not valid YAML: ");
+        EXPECT_TASK_ERROR(MINIMAL "## Config\ntwins: [github\n\n",
+                          "t.md:9: ## Config is not valid YAML: did not find expected");
         EXPECT_TASK_ERROR(MINIMAL "## Config\ntwins:\n  - github\n  - gitlab\n",
                           "t.md:11: unknown twin \"gitlab\"");
         EXPECT_TASK_ERROR(MINIMAL "## Config\ntwins: [github, github]\n",
