@@ -62,7 +62,7 @@ typedef struct GradeTask {
         json_t *seeds;   /* {twin: seed} for each twin the task seeds (the sidecar
                           * <task>.seed.json wins over ## Seed State); a twin absent
                           * here boots from its image's default seed */
-        char **warnings; /* "task.md:7: unknown Config key \"model\" ignored", or NULL */
+        char **warnings; /* "task.md:7: unknown ## Config key \"model\" ignored", or NULL */
 } GradeTask;
 
 /*
@@ -110,7 +110,8 @@ typedef struct GradeTwinRun {
 
 /*
  * Grades every criterion of task against runs (n of them; one per twin of the task; a twin
- * of the task with no entry counts as missing both final state and tape). Rules:
+ * of the task with no entry has the kind's empty world as seed and neither final state nor
+ * tape). Rules:
  * - `[model]` → skipped ("no judge model configured"), never counted.
  * - `[code]` binds its sentence to a check of its tagged twin, or, untagged, of each of the
  *   task's twins in order (the first that binds wins). No binding → unmatched.
@@ -139,11 +140,12 @@ int grade_verdict_render(const json_t *verdict, char **ret, size_t *ret_len);
 /*
  * Grades a run directory (supervisor/rundir.h's layout): the task at task_path (NULL =
  * <dir>/task.md, with <dir>/task.seed.json as its sidecar), and for each twin of the task
- * <dir>/<twin>.seed.json (absent: the task's seed for that twin, with a warning in the
- * verdict), <dir>/<twin>.final.json and <dir>/<twin>.tape.jsonl (each absent: missing, as
- * GradeTwinRun says). Returns 0 with the rendered verdict (grade_verdict_render) in *ret
- * and *ret_len, a negative errno with e naming the file and line (a task that does not
- * parse, a file that is not JSON, a tape line that is not a JSON object), -ENOMEM.
+ * <dir>/<twin>.seed.json (absent: the task's seed for that twin, else the kind's empty
+ * world, with a warning in the verdict), <dir>/<twin>.final.json and <dir>/<twin>.tape.jsonl
+ * (each absent: missing, as GradeTwinRun says). Returns 0 with the rendered verdict
+ * (grade_verdict_render) in *ret and *ret_len, a negative errno with e naming the file and
+ * line (a task that does not parse, a file that is not JSON, a tape line that is not a JSON
+ * object), -ENOMEM.
  */
 int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *ret_len,
                   GradeError *e);
