@@ -5,10 +5,10 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "common/json-util.h"
 #include "common/util.h"
+#include "common/yamljson.h"
 #include "supervisor/pod-limits.h"
 
 /* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
@@ -37,145 +37,9 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
 
 /* ---- YAML → JSON ---- */
 
-#define YAML_MAX_DEPTH 64
-#define YAML_MAX_NODES 100000
-
-static json_t *plain_scalar(const char *s, size_t n)
-{
-        if (n == 0 || (n == 1 && s[0] == '~') || (n == 4 && memcmp(s, "null", 4) == 0))
-                return json_null();
-        if (n == 4 && memcmp(s, "true", 4) == 0)
-                return json_true();
-        if (n == 5 && memcmp(s, "false", 5) == 0)
-                return json_false();
-        char buf[64];
-        if (n < sizeof(buf)) {
-                memcpy(buf, s, n);
-                buf[n] = 0;
-                char *end;
-                errno = 0;
-                long long v = strtoll(buf, &end, 10);
-                if (*end == 0 && errno == 0 && (isdigit((unsigned char)buf[0]) || buf[0] == '-'))
-                        return json_integer(v);
-                double d = strtod(buf, &end);
-                if (*end == 0 && (isdigit((unsigned char)buf[0]) || buf[0] == '-') &&
-                    strpbrk(buf, ".eE"))
-                        return json_real(d);
-        }
-        return json_stringn(s, n);
-}
-
-static int node_to_json(yaml_document_t *doc, yaml_node_t *node, int depth, size_t *budget,
-                        json_t **ret, char *err, size_t errlen)
-{
-        if (depth > YAML_MAX_DEPTH || (*budget)-- == 0) {
-                snprintf(err, errlen, "line %zu: document too deep or too large",
-                         node->start_mark.line + 1);
-                return -EINVAL;
-        }
-        switch (node->type) {
-        case YAML_SCALAR_NODE: {
-                const char *s = (const char *)node->data.scalar.value;
-                size_t n = node->data.scalar.length;
-                json_t *j = node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ? plain_scalar(s, n)
-                                                                               : json_stringn(s, n);
-                if (!j) {
-                        snprintf(err, errlen, "line %zu: not valid UTF-8",
-                                 node->start_mark.line + 1);
-                        return -EINVAL;
-                }
-                *ret = j;
-                return 0;
-        }
-        case YAML_SEQUENCE_NODE: {
-                _cleanup_json_ json_t *a = json_array();
-                if (!a)
-                        return -ENOMEM;
-                for (yaml_node_item_t *i = node->data.sequence.items.start;
-                     i < node->data.sequence.items.top; i++) {
-                        json_t *v;
-                        int r = node_to_json(doc, yaml_document_get_node(doc, *i), depth + 1,
-                                             budget, &v, err, errlen);
-                        if (r < 0)
-                                return r;
-                        json_array_append_new(a, v);
-                }
-                *ret = TAKE_PTR(a);
-                return 0;
-        }
-        case YAML_MAPPING_NODE: {
-                _cleanup_json_ json_t *o = json_object();
-                if (!o)
-                        return -ENOMEM;
-                for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
-                     p < node->data.mapping.pairs.top; p++) {
-                        yaml_node_t *k = yaml_document_get_node(doc, p->key);
-                        if (!k || k->type != YAML_SCALAR_NODE) {
-                                snprintf(err, errlen, "line %zu: mapping keys must be scalars",
-                                         node->start_mark.line + 1);
-                                return -EINVAL;
-                        }
-                        _cleanup_free_ char *key =
-                                strndup((const char *)k->data.scalar.value, k->data.scalar.length);
-                        if (!key)
-                                return -ENOMEM;
-                        if (json_object_get(o, key)) {
-                                snprintf(err, errlen, "line %zu: duplicate key '%s'",
-                                         k->start_mark.line + 1, key);
-                                return -EINVAL;
-                        }
-                        json_t *v;
-                        int r = node_to_json(doc, yaml_document_get_node(doc, p->value), depth + 1,
-                                             budget, &v, err, errlen);
-                        if (r < 0)
-                                return r;
-                        if (json_object_set_new(o, key, v) < 0) {
-                                snprintf(err, errlen, "line %zu: key is not valid UTF-8",
-                                         k->start_mark.line + 1);
-                                return -EINVAL;
-                        }
-                }
-                *ret = TAKE_PTR(o);
-                return 0;
-        }
-        case YAML_NO_NODE:
-        default:
-                *ret = json_null();
-                return 0;
-        }
-}
-
 int config_yaml_to_json(const char *text, size_t len, json_t **ret, char *err, size_t errlen)
 {
-        yaml_parser_t parser;
-        yaml_document_t doc;
-        if (!yaml_parser_initialize(&parser))
-                return -ENOMEM;
-        yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-        if (!yaml_parser_load(&parser, &doc)) {
-                snprintf(err, errlen, "line %zu: %s", parser.problem_mark.line + 1,
-                         parser.problem ? parser.problem : "syntax error");
-                yaml_parser_delete(&parser);
-                return -EINVAL;
-        }
-        /* Aliases make the node graph a DAG whose expansion can be exponential
-         * ("billion laughs"): the node budget bounds the work. */
-        size_t budget = YAML_MAX_NODES;
-        yaml_node_t *root = yaml_document_get_root_node(&doc);
-        int r = 0;
-        json_t *j = NULL;
-        if (!root)
-                j = json_object();
-        else
-                r = node_to_json(&doc, root, 0, &budget, &j, err, errlen);
-        yaml_document_delete(&doc);
-        yaml_parser_delete(&parser);
-        if (r < 0)
-                return r;
-        if (!j)
-                return -ENOMEM;
-        *ret = j;
-        return 0;
+        return yamljson_parse(text, len, ret, NULL, err, errlen);
 }
 
 /* ---- value parsers ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pomed.conf: YAML, the only module that includes libyaml. An embedded default
+ * pomed.conf: YAML (read through common/yamljson.h). An embedded default
  * makes the file optional (DESIGN.md "Configuration"): loopback listeners,
  * state dir ./.pome, one team `local` whose key is generated into the state dir.
  * A file overlays the default key by key; unknown keys are errors (a typo must
@@ -75,10 +75,8 @@ Config *config_free(Config *c);
 TeamConfig *config_find_team(const Config *c, const char *id);
 
 /*
- * Parses YAML text (len bytes) into JSON: mappings → objects, sequences → arrays,
- * plain scalars that read as integers, reals, true/false or null become those,
- * everything else strings. A single document; anchors/aliases are refused.
- * Returns 0 with a new reference, -EINVAL with "line N: …" in err.
+ * Parses YAML text (len bytes) into JSON: yamljson_parse (common/yamljson.h) without its
+ * line map. Returns 0 with a new reference, -EINVAL with "line N: …" in err, -ENOMEM.
  */
 int config_yaml_to_json(const char *text, size_t len, json_t **ret, char *err, size_t errlen);
 
