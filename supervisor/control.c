@@ -158,13 +158,33 @@ static int string_array(json_t *v, const char **out, size_t max, size_t *ret_n)
         return 0;
 }
 
+/* The body's task_markdown (a string; absent or null = none) into *ret. False: answered. */
+static bool task_markdown(Call *c, json_t *j, const char **ret, size_t *ret_len)
+{
+        json_t *t = json_object_get(j, "task_markdown");
+        *ret = NULL;
+        *ret_len = 0;
+        if (!t || json_is_null(t))
+                return true;
+        if (!json_is_string(t)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "task_markdown"),
+                     "task_markdown must be a string: the whole task file, hosted Pome's Markdown "
+                     "format.");
+                return false;
+        }
+        *ret = json_string_value(t);
+        *ret_len = json_string_length(t);
+        return true;
+}
+
 static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
 {
         *rq = (SandboxRequest){.idle_usec = -1};
         /* A misspelt field silently ignored would start a sandbox the caller did not ask
          * for (a 30-minute one for "ttl", the default world for "seed"). */
         static const char *const known[] = {
-                "twins", "twin", "seeds", "ttl_seconds", "idle_timeout_seconds", "task"};
+                "twins", "twin",         "seeds", "ttl_seconds", "idle_timeout_seconds",
+                "task",  "task_markdown"};
         const char *key;
         json_t *value;
         json_object_foreach (j, key, value) {
@@ -174,7 +194,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                 if (i == ELEMENTSOF(known)) {
                         fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
                              "Unknown field '%s'. A create takes twins, seeds, ttl_seconds, "
-                             "idle_timeout_seconds and task.",
+                             "idle_timeout_seconds, task and task_markdown.",
                              key);
                         return false;
                 }
@@ -253,25 +273,34 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                 }
                 rq->task = json_string_value(task);
         }
-        return true;
+        return task_markdown(c, j, &rq->task_markdown, &rq->task_markdown_len);
 }
 
-static void handle_create(Call *c)
+/* The request's body as a JSON object (an empty body is {}), or NULL: answered (400). */
+static json_t *body_object(Call *c)
 {
         size_t len;
         const char *body = http_request_body(c->rq, &len);
         json_error_t je;
-        _cleanup_json_ json_t *j =
-                len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : json_object();
+        json_t *j = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : json_object();
         if (!j) {
                 fail(c, 400, "validation_failed",
                      json_pack("{s:i, s:i}", "line", je.line, "column", je.column),
                      "Malformed JSON body: %s (line %d, column %d).", je.text, je.line, je.column);
-                free(c);
-                return;
+                return NULL;
         }
         if (!json_is_object(j)) {
+                json_decref(j);
                 fail(c, 400, "validation_failed", NULL, "The body must be a JSON object.");
+                return NULL;
+        }
+        return j;
+}
+
+static void handle_create(Call *c)
+{
+        _cleanup_json_ json_t *j = body_object(c);
+        if (!j) {
                 free(c);
                 return;
         }
@@ -456,6 +485,41 @@ static void on_finalized(Sandbox *s, void *userdata)
         free(c);
 }
 
+/* POST /v1/sandboxes/{id}/finalize [{"task_markdown": "…"}]: grade (when there is a task),
+ * then done. The reply is the record, its verdict summary included. */
+static void handle_finalize(Call *c, const char *id)
+{
+        _cleanup_json_ json_t *j = body_object(c);
+        if (!j) {
+                free(c);
+                return;
+        }
+        const char *key;
+        json_t *value;
+        json_object_foreach (j, key, value)
+                if (!streq(key, "task_markdown")) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
+                             "Unknown field '%s'. A finalize takes task_markdown (or no body).",
+                             key);
+                        free(c);
+                        return;
+                }
+        const char *task = NULL;
+        size_t len = 0;
+        if (!task_markdown(c, j, &task, &len)) {
+                free(c);
+                return;
+        }
+        SandboxError se = {};
+        if (manager_finalize(c->control->manager, c->team, id, task, len, on_finalized, c, &se) <
+            0) {
+                reply_error(c, &se);
+                sandbox_error_done(&se);
+                free(c);
+        }
+        /* else on_finalized answers and frees c */
+}
+
 static void handle_usage(Call *c)
 {
         Team *t = c->team;
@@ -591,13 +655,8 @@ void control_handle(HttpRequest *rq, void *userdata)
                         free(c);
                         return;
                 }
-                SandboxError se = {};
-                if (manager_finalize(ctl->manager, c->team, id, on_finalized, c, &se) < 0) {
-                        reply_error(c, &se);
-                        sandbox_error_done(&se);
-                        free(c);
-                }
-                return; /* on_finalized answers and frees c */
+                handle_finalize(c, id); /* frees c */
+                return;
         }
         fail(c, 404, "not_found", NULL, "No such endpoint: %s %s.", method, path);
         free(c);
