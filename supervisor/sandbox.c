@@ -572,15 +572,19 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
                         "Sandbox %s is still starting; stop it once it is ready.", s->id);
         if (!confirmed && !(confirm_token && token_equal(confirm_token, s->discard_token))) {
                 int64_t open_for = now_sec() - s->created_at;
+                /* the task is what the operator recognises: a run of it would be lost */
+                char task[SANDBOX_TASK_NAME_MAX + 16] = "";
+                if (s->task)
+                        snprintf(task, sizeof(task), " (task \"%s\")", s->task);
                 return sandbox_error(
                         e, SANDBOX_ERR_UNGRADED,
                         json_pack("{s:s, s:s, s:s?, s:s, s:I, s:s}", "reason", "ungraded_session",
                                   "discard_token", s->discard_token, "task", s->task, "state",
                                   sandbox_state_to_string(s->state), "open_seconds",
                                   (json_int_t)(open_for < 0 ? 0 : open_for), "session_id", s->id),
-                        "Refused to stop %s: it is still open (%s), so its run has not been "
+                        "Refused to stop %s%s: it is still open (%s), so its run has not been "
                         "graded and stopping now discards it.",
-                        s->id, sandbox_state_to_string(s->state));
+                        s->id, task, sandbox_state_to_string(s->state));
         }
         sandbox_end(s, SANDBOX_STOPPED, "discarded", true, gone, userdata);
         return 0;
