@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "pods/front/front.h"
 #include "pods/front/serve.h"
+#include "pods/grade/grade.h"
 #include "supervisor/log.h"
 
 struct Control {
@@ -520,6 +521,53 @@ static void handle_finalize(Call *c, const char *id)
         /* else on_finalized answers and frees c */
 }
 
+/* GET /v1/checks[?twin=T]: the check vocabulary a task's [code] criteria bind to. */
+static void handle_checks(Call *c)
+{
+        _cleanup_free_ char *twin = NULL;
+        if (!query_param(c, "twin", &twin)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
+                     "twin must be text (a NUL is not).");
+                return;
+        }
+        _cleanup_json_ json_t *j = NULL;
+        int r = grade_checks_list(twin, &j);
+        if (r == -ENOENT) {
+                /* name the twins that have checks, from the vocabulary itself */
+                _cleanup_json_ json_t *all = NULL, *twins = json_array();
+                char list[128] = "";
+                size_t k = 0, i;
+                json_t *check;
+                if (!twins || grade_checks_list(NULL, &all) < 0) {
+                        fail(c, 500, "internal_error", NULL, "out of memory");
+                        return;
+                }
+                json_array_foreach (json_object_get(all, "checks"), i, check) {
+                        const char *t = json_get_str(check, "twin");
+                        bool seen = false;
+                        size_t n;
+                        json_t *v;
+                        json_array_foreach (twins, n, v)
+                                seen = seen || streq_ptr(json_string_value(v), t);
+                        if (seen || !t)
+                                continue;
+                        json_array_append_new(twins, json_string(t));
+                        if (k < sizeof(list))
+                                k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
+                                                      k ? ", " : "", t);
+                }
+                fail(c, 422, "validation_failed",
+                     json_pack("{s:s, s:s, s:O}", "field", "twin", "twin", twin, "twins", twins),
+                     "No checks for twin '%s': checks exist for %s.", twin, list);
+                return;
+        }
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot list the checks: %s", strerror(-r));
+                return;
+        }
+        reply_json(c, 200, j);
+}
+
 static void handle_usage(Call *c)
 {
         Team *t = c->team;
@@ -581,11 +629,11 @@ void control_handle(HttpRequest *rq, void *userdata)
         const char *rest = startswith(path, "/v1/sandboxes");
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
-        bool usage = streq(path, "/v1/usage");
-        if (!rest && !usage) {
+        bool usage = streq(path, "/v1/usage"), checks = streq(path, "/v1/checks");
+        if (!rest && !usage && !checks) {
                 fail(c, 404, "not_found", NULL,
                      "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
-                     "/v1/sessions and /v1/usage.",
+                     "/v1/sessions, /v1/usage and /v1/checks.",
                      method, path);
                 free(c);
                 return;
@@ -598,11 +646,13 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        if (usage) {
-                if (streq(method, "GET"))
+        if (usage || checks) {
+                if (!streq(method, "GET"))
+                        method_not_allowed(c, "GET");
+                else if (usage)
                         handle_usage(c);
                 else
-                        method_not_allowed(c, "GET");
+                        handle_checks(c);
                 free(c);
                 return;
         }
