@@ -293,26 +293,33 @@ int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret)
 }
 
 /*
- * A string argument: 1 with *ret (NULL when absent and not required), 0 with 400 in rp
- * (parameter_missing, or "Invalid string" for an object or array), -ENOMEM. Numbers and
- * booleans from MCP read as strings would not: they are refused too.
+ * The readers below come in two spellings: stripe_param_*(rp, obj, key, param, …) read the
+ * member key of obj (the arguments, or a nested parameter such as recurring or items[0]) and
+ * name param in their refusals ("recurring[interval]"); stripe_arg_*(c, rp, key, …) read
+ * c->args[key]. Each returns 1 with *ret, 0 with Stripe's 400 in rp, or -ENOMEM.
  */
-int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret)
+
+/*
+ * A string: *ret NULL when absent and not required; parameter_missing when required, "Invalid
+ * string" for an object, array, number or boolean.
+ */
+int stripe_param_str(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     bool required, const char **ret)
 {
-        json_t *v = json_object_get(c->args, key);
+        json_t *v = json_object_get(obj, key);
         int r;
         if (!v || json_is_null(v)) {
                 if (!required) {
                         *ret = NULL;
                         return 1;
                 }
-                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
-                                   key);
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
                 return r < 0 ? r : 0;
         }
         if (!json_is_string(v)) {
                 _cleanup_free_ char *t = value_text(v);
-                r = stripe_invalid(rp, "parameter_invalid_string", key,
+                r = stripe_invalid(rp, "parameter_invalid_string", param,
                                    "Invalid string: %s; must be a string", t ? t : "?");
                 return r < 0 ? r : 0;
         }
@@ -320,21 +327,62 @@ int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, c
         return 1;
 }
 
-/* A non-negative integer in the smallest currency unit (or any count): as stripe_arg_str. */
-int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret)
+int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret)
+{
+        return stripe_param_str(rp, c->args, key, key, required, ret);
+}
+
+/*
+ * An integer in [min, max] (a JSON integer or a decimal string): *ret untouched when absent
+ * and not required; "Invalid integer" when it is none, Stripe's range message when outside.
+ */
+int stripe_param_int(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     int64_t min, int64_t max, bool required, int64_t *ret)
 {
         int64_t x;
-        int r = twin_arg_int(c->args, key, 0, INT64_C(99999999999), &x);
+        int r = twin_arg_int(obj, key, INT64_MIN, INT64_MAX, &x);
         if (r == -ENOENT && !required)
                 return 1;
         if (r == -ENOENT) {
-                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
-                                   key);
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
                 return r < 0 ? r : 0;
         }
         if (r < 0) {
-                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
-                r = stripe_invalid(rp, "parameter_invalid_integer", key, "Invalid integer: %s",
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_integer", param, "Invalid integer: %s",
+                                   t ? t : "?");
+                return r < 0 ? r : 0;
+        }
+        if (x < min || x > max) {
+                r = x < min ? stripe_invalid(rp, NULL, param,
+                                             "This value must be greater than or equal to %lld.",
+                                             (long long)min)
+                            : stripe_invalid(rp, NULL, param,
+                                             "This value must be less than or equal to %lld.",
+                                             (long long)max);
+                return r < 0 ? r : 0;
+        }
+        *ret = x;
+        return 1;
+}
+
+/* A non-negative amount in the smallest currency unit: anything else is "Invalid integer". */
+int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        bool required, int64_t *ret)
+{
+        int64_t x;
+        int r = twin_arg_int(obj, key, 0, INT64_C(99999999999), &x);
+        if (r == -ENOENT && !required)
+                return 1;
+        if (r == -ENOENT) {
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
+                return r < 0 ? r : 0;
+        }
+        if (r < 0) {
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_integer", param, "Invalid integer: %s",
                                    t ? t : "?");
                 return r < 0 ? r : 0;
         }
@@ -342,27 +390,39 @@ int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required
         return 1;
 }
 
-/* A boolean ("true"/"false" in forms): 1 with *ret (untouched when absent), 0, -ENOMEM. */
-int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret)
+/* A non-negative integer in the smallest currency unit (or any count): as stripe_arg_str. */
+int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret)
 {
-        int r = twin_arg_bool(c->args, key, ret);
+        return stripe_param_amount(rp, c->args, key, key, required, ret);
+}
+
+/* A boolean ("true"/"false" in forms): *ret untouched when absent. */
+int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      bool *ret)
+{
+        int r = twin_arg_bool(obj, key, ret);
         if (r == -ENOENT)
                 return 1;
         if (r < 0) {
-                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
-                r = stripe_invalid(rp, "parameter_invalid_boolean", key, "Invalid boolean: %s",
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_boolean", param, "Invalid boolean: %s",
                                    t ? t : "?");
                 return r < 0 ? r : 0;
         }
         return 1;
 }
 
-/* A string out of values (NULL-terminated): 1 with *ret (NULL when absent), 0, -ENOMEM. */
-int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
-                    const char **ret)
+int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret)
+{
+        return stripe_param_bool(rp, c->args, key, key, ret);
+}
+
+/* A string out of values (NULL-terminated): *ret NULL when absent. */
+int stripe_param_enum(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      const char *const *values, const char **ret)
 {
         const char *s;
-        int r = stripe_arg_str(c, rp, key, false, &s);
+        int r = stripe_param_str(rp, obj, key, param, false, &s);
         if (r <= 0 || !s) {
                 *ret = NULL;
                 return r;
@@ -381,15 +441,22 @@ int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *con
                 if (l >= sizeof(list))
                         l = sizeof(list) - 1;
         }
-        r = stripe_invalid(rp, NULL, key, "Invalid %s: must be one of %s", key, list);
+        r = stripe_invalid(rp, NULL, param, "Invalid %s: must be one of %s", param, list);
         return r < 0 ? r : 0;
 }
 
-/* A three-letter ISO currency code, stored lower-case as Stripe does: as stripe_arg_str. */
-int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret)
+int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
+                    const char **ret)
+{
+        return stripe_param_enum(rp, c->args, key, key, values, ret);
+}
+
+/* A three-letter ISO currency code, stored lower-case as Stripe does: as stripe_param_str. */
+int stripe_param_currency(TwinReply *rp, const json_t *obj, const char *param, bool required,
+                          const char **ret)
 {
         const char *s;
-        int r = stripe_arg_str(c, rp, "currency", required, &s);
+        int r = stripe_param_str(rp, obj, "currency", param, required, &s);
         if (r <= 0 || !s) {
                 *ret = NULL;
                 return r;
@@ -402,19 +469,70 @@ int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **
                         *ret = known[i];
                         return 1;
                 }
-        r = stripe_invalid(rp, NULL, "currency", "Invalid currency: %s.", s);
+        r = stripe_invalid(rp, NULL, param, "Invalid currency: %s.", s);
         return r < 0 ? r : 0;
 }
 
+int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret)
+{
+        return stripe_param_currency(rp, c->args, "currency", required, ret);
+}
+
 /*
- * Applies the metadata argument to row's metadata as Stripe does
+ * A nested parameter that must be an object (recurring, product_data, items[0]): *ret NULL
+ * when absent; "Invalid object" for anything else. Its members are checked with
+ * stripe_param_known.
+ */
+int stripe_param_object(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        json_t **ret)
+{
+        json_t *v = json_object_get(obj, key);
+        *ret = NULL;
+        if (!v || json_is_null(v))
+                return 1;
+        if (!json_is_object(v)) {
+                int r = stripe_invalid(rp, NULL, param, "Invalid object");
+                return r < 0 ? r : 0;
+        }
+        *ret = v;
+        return 1;
+}
+
+/*
+ * Refuses a member of the nested parameter obj (called param: "recurring", "items[0]") that
+ * keys (NULL-terminated) does not name, as Stripe refuses an unknown top-level one: 400
+ * parameter_unknown "Received unknown parameter: recurring[foo]". The pipeline checks the
+ * top level against surface.json; nested members are the action's to check. 1, 0, -ENOMEM.
+ */
+int stripe_param_known(TwinReply *rp, const json_t *obj, const char *param, const char *const *keys)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)obj, k, v) {
+                bool known = false;
+                for (size_t i = 0; keys[i] && !known; i++)
+                        known = streq(k, keys[i]);
+                if (known)
+                        continue;
+                char name[160];
+                snprintf(name, sizeof(name), "%s[%.80s]", param, k);
+                int r = stripe_invalid(rp, "parameter_unknown", name,
+                                       "Received unknown parameter: %s", name);
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/*
+ * Applies the metadata member of obj (param names it in refusals: "metadata",
+ * "product_data[metadata]") to row's metadata as Stripe does
  * (https://docs.stripe.com/api/metadata): each key set to its string value, a key set to ""
  * removed, metadata="" clearing them all. 1, 0 with a 400 in rp (a value that is not a
  * string, more than 50 keys, a key over 40 or a value over 500 characters), -ENOMEM.
  */
-int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
+int stripe_param_metadata(TwinReply *rp, const json_t *obj, const char *param, json_t *row)
 {
-        json_t *m = json_object_get(c->args, "metadata");
+        json_t *m = json_object_get(obj, "metadata");
         json_t *cur = json_object_get(row, "metadata");
         int r;
         if (!m || json_is_null(m))
@@ -427,15 +545,15 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
         if (json_is_string(m) && json_string_length(m) == 0)
                 return json_object_clear(cur) < 0 ? -ENOMEM : 1;
         if (!json_is_object(m)) {
-                r = stripe_invalid(rp, NULL, "metadata",
-                                   "Invalid object: metadata must be a hash of strings");
+                r = stripe_invalid(rp, NULL, param, "Invalid object: %s must be a hash of strings",
+                                   param);
                 return r < 0 ? r : 0;
         }
         const char *k;
         json_t *v;
         json_object_foreach (m, k, v) {
-                char param[96];
-                snprintf(param, sizeof(param), "metadata[%.60s]", k);
+                char name[160];
+                snprintf(name, sizeof(name), "%s[%.60s]", param, k);
                 if (json_is_integer(v) || json_is_real(v) || json_is_boolean(v)) {
                         /* MCP callers send typed JSON; Stripe stores strings */
                         _cleanup_free_ char *t = value_text(v);
@@ -444,14 +562,14 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
                         continue;
                 }
                 if (!json_is_string(v) && !json_is_null(v)) {
-                        r = stripe_invalid(rp, NULL, param,
+                        r = stripe_invalid(rp, NULL, name,
                                            "Invalid value for %s: metadata values must be "
                                            "strings, not nested objects",
-                                           param);
+                                           name);
                         return r < 0 ? r : 0;
                 }
                 if (strlen(k) > 40 || json_string_length(v) > 500) {
-                        r = stripe_invalid(rp, NULL, param,
+                        r = stripe_invalid(rp, NULL, name,
                                            "Metadata keys can have up to 40 characters and values "
                                            "up to 500 characters.");
                         return r < 0 ? r : 0;
@@ -462,7 +580,7 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
                         return -ENOMEM;
         }
         if (json_object_size(cur) > 50) {
-                r = stripe_invalid(rp, NULL, "metadata",
+                r = stripe_invalid(rp, NULL, param,
                                    "You can have up to 50 metadata keys (you had %zu).",
                                    json_object_size(cur));
                 return r < 0 ? r : 0;
@@ -470,21 +588,66 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
         return 1;
 }
 
+/* stripe_param_metadata of the call's own metadata argument. */
+int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
+{
+        return stripe_param_metadata(rp, c->args, "metadata", row);
+}
+
 /*
- * Copies each string argument named in keys (NULL-terminated) onto row; "" sets null, as
- * Stripe unsets a field given an empty value. 1, 0 with a 400 in rp, -ENOMEM.
+ * Copies each string member of obj named in keys (NULL-terminated) onto row; "" sets null, as
+ * Stripe unsets a field given an empty value. prefix names obj in refusals ("" for the
+ * arguments themselves, "product_data" for a nested one). 1, 0 with a 400 in rp, -ENOMEM.
  */
-int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys)
+int stripe_param_strings(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row,
+                         const char *const *keys)
 {
         for (size_t i = 0; keys[i]; i++) {
                 const char *s;
-                int r = stripe_arg_str(c, rp, keys[i], false, &s);
+                char name[160];
+                if (prefix[0])
+                        snprintf(name, sizeof(name), "%s[%s]", prefix, keys[i]);
+                else
+                        snprintf(name, sizeof(name), "%s", keys[i]);
+                int r = stripe_param_str(rp, obj, keys[i], name, false, &s);
                 if (r <= 0)
                         return r;
                 if (s && json_object_set_new(row, keys[i], s[0] ? json_string(s) : json_null()) < 0)
                         return -ENOMEM;
         }
         return 1;
+}
+
+int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys)
+{
+        return stripe_param_strings(rp, c->args, "", row, keys);
+}
+
+/*
+ * An amount of money as Stripe's messages and invoice line descriptions show it: "$12.34",
+ * "€9.00", "£1.50", "¥500" (zero-decimal), else "12.34 CHF". Into buf (32 bytes).
+ */
+void stripe_money(const char *currency, int64_t amount, char buf[static 32])
+{
+        static const struct {
+                const char *currency, *symbol;
+        } symbols[] = {{"usd", "$"}, {"eur", "€"}, {"gbp", "£"}, {"jpy", "¥"}};
+        const char *sym = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(symbols); i++)
+                if (streq_ptr(currency, symbols[i].currency))
+                        sym = symbols[i].symbol;
+        const char *sign = amount < 0 ? "-" : "";
+        long long a = llabs((long long)amount);
+        if (streq_ptr(currency, "jpy"))
+                snprintf(buf, 32, "%s¥%lld", sign, a);
+        else if (sym)
+                snprintf(buf, 32, "%s%s%lld.%02lld", sign, sym, a / 100, a % 100);
+        else {
+                char up[4] = "";
+                for (int i = 0; currency && i < 3 && currency[i]; i++)
+                        up[i] = (char)toupper((unsigned char)currency[i]);
+                snprintf(buf, 32, "%s%lld.%02lld %s", sign, a / 100, a % 100, up);
+        }
 }
 
 /* ------------------------------------------------------------------ expansion */

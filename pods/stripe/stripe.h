@@ -30,7 +30,26 @@ int stripe_missing(TwinReply *rp, const char *collection, const char *id, const 
 int stripe_reply_object(TwinCall *c, TwinReply *rp, int status, json_t *obj);
 int stripe_mutated(TwinReply *rp, const json_t *before, const json_t *after);
 
-/* ----- arguments (stripe.c) */
+/* ----- arguments (stripe.c): c->args[key], or a member of a nested parameter named param */
+int stripe_param_str(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     bool required, const char **ret);
+int stripe_param_int(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     int64_t min, int64_t max, bool required, int64_t *ret);
+int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        bool required, int64_t *ret);
+int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      bool *ret);
+int stripe_param_enum(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      const char *const *values, const char **ret);
+int stripe_param_currency(TwinReply *rp, const json_t *obj, const char *param, bool required,
+                          const char **ret);
+int stripe_param_object(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        json_t **ret);
+int stripe_param_known(TwinReply *rp, const json_t *obj, const char *param,
+                       const char *const *keys);
+int stripe_param_metadata(TwinReply *rp, const json_t *obj, const char *param, json_t *row);
+int stripe_param_strings(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row,
+                         const char *const *keys);
 int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret);
 int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret);
 int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret);
@@ -40,6 +59,7 @@ int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *con
 int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret);
 int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row);
 int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys);
+void stripe_money(const char *currency, int64_t amount, char buf[static 32]);
 
 /* ----- lists and expansion (stripe.c) */
 typedef bool (*StripeFilter)(TwinCall *c, json_t *row);
