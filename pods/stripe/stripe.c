@@ -61,32 +61,56 @@ json_t *stripe_find(json_t *w, const char *collection, const char *id, size_t *r
         return NULL;
 }
 
+/*
+ * What an id's prefix names: the world's collection and the noun Stripe's "No such …"
+ * messages use. A nested kind (subscription items, invoice line items) lives inside the
+ * rows of its collection, in <row>.<nested>.data[], as Stripe embeds it.
+ */
 static const struct {
-        const char *prefix, *collection, *noun;
+        const char *prefix, *collection, *noun, *nested;
 } id_kinds[] = {
-        {"cus_", "customers", "customer"},
-        {"pm_", "payment_methods", "PaymentMethod"},
-        {"pi_", "payment_intents", "payment_intent"},
-        {"ch_", "charges", "charge"},
-        {"py_", "charges", "charge"},
-        {"re_", "refunds", "refund"},
-        {"txn_", "balance_transactions", "balance transaction"},
-        {"evt_", "events", "event"},
+        {"cus_", "customers", "customer", NULL},
+        {"pm_", "payment_methods", "PaymentMethod", NULL},
+        {"pi_", "payment_intents", "payment_intent", NULL},
+        {"ch_", "charges", "charge", NULL},
+        {"py_", "charges", "charge", NULL},
+        {"re_", "refunds", "refund", NULL},
+        {"txn_", "balance_transactions", "balance transaction", NULL},
+        {"evt_", "events", "event", NULL},
+        {"prod_", "products", "product", NULL},
+        {"price_", "prices", "price", NULL},
+        {"sub_", "subscriptions", "subscription", NULL},
+        {"si_", "subscriptions", "subscription item", "items"},
+        {"in_", "invoices", "invoice", NULL},
+        {"il_", "invoices", "invoice line item", "lines"},
+        {"clock_", "test_clocks", "test_clock", NULL},
 };
 
-static const char *collection_of(const char *id)
-{
-        for (size_t i = 0; id && i < ELEMENTSOF(id_kinds); i++)
-                if (startswith(id, id_kinds[i].prefix))
-                        return id_kinds[i].collection;
-        return NULL;
-}
-
-/* Any row by id, its collection told by the id's prefix (cus_, pm_, pi_, ch_, re_, txn_). */
+/*
+ * Any row by id, its collection told by the id's prefix (cus_, pm_, pi_, ch_, re_, txn_,
+ * evt_, prod_, price_, sub_, in_, clock_; si_ and il_ are found inside their subscription or
+ * invoice). Borrowed; NULL when none.
+ */
 json_t *stripe_find_any(json_t *w, const char *id)
 {
-        const char *coll = collection_of(id);
-        return coll ? stripe_find(w, coll, id, NULL) : NULL;
+        for (size_t i = 0; id && i < ELEMENTSOF(id_kinds); i++) {
+                if (!startswith(id, id_kinds[i].prefix))
+                        continue;
+                if (!id_kinds[i].nested)
+                        return stripe_find(w, id_kinds[i].collection, id, NULL);
+                size_t k, j;
+                json_t *row, *x;
+                json_array_foreach (json_object_get(w, id_kinds[i].collection), k, row) {
+                        json_t *data =
+                                json_object_get(json_object_get(row, id_kinds[i].nested), "data");
+                        json_array_foreach (data, j, x) {
+                                if (streq_ptr(json_get_str(x, "id"), id))
+                                        return x;
+                        }
+                }
+                return NULL;
+        }
+        return NULL;
 }
 
 /*
@@ -235,14 +259,18 @@ int stripe_invalid(TwinReply *rp, const char *code, const char *param, const cha
 /* 404 resource_missing "No such customer: 'cus_x'" for id of collection, naming param. */
 int stripe_missing(TwinReply *rp, const char *collection, const char *id, const char *param)
 {
-        const char *noun = "object";
-        for (size_t i = 0; i < ELEMENTSOF(id_kinds); i++)
-                if (streq(id_kinds[i].collection, collection)) {
+        const char *noun = NULL;
+        /* the kind the id's prefix names in that collection (a subscription item), else the
+         * collection's own */
+        for (size_t i = 0; i < ELEMENTSOF(id_kinds) && !noun; i++)
+                if (streq(id_kinds[i].collection, collection) &&
+                    startswith(strempty(id), id_kinds[i].prefix))
                         noun = id_kinds[i].noun;
-                        break;
-                }
+        for (size_t i = 0; i < ELEMENTSOF(id_kinds) && !noun; i++)
+                if (streq(id_kinds[i].collection, collection))
+                        noun = id_kinds[i].noun;
         return stripe_fail(rp, 404, "invalid_request_error", "resource_missing", param,
-                           "No such %s: '%s'", noun, id);
+                           "No such %s: '%s'", noun ?: "object", id);
 }
 
 /*
@@ -664,8 +692,10 @@ json_t *stripe_deleted_stub(const json_t *row)
 static bool expandable(const char *field)
 {
         static const char *const fields[] = {
-                "customer", "payment_method",      "payment_intent", "latest_charge",
-                "charge",   "balance_transaction", "source",         "default_payment_method"};
+                "customer",       "payment_method", "payment_intent",      "latest_charge",
+                "charge",         "source",         "balance_transaction", "default_payment_method",
+                "default_price",  "product",        "subscription",        "invoice",
+                "latest_invoice", "test_clock"};
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 if (streq(field, fields[i]))
                         return true;
@@ -674,9 +704,10 @@ static bool expandable(const char *field)
 
 /*
  * Expands one dotted path ("latest_charge.balance_transaction",
- * "invoice_settings.default_payment_method") in obj: an id field becomes a copy of that
- * row; a plain object field may only be walked through. 1 done, 0 when path names nothing
- * expandable, -ENOMEM.
+ * "invoice_settings.default_payment_method", "items.data.price.product") in obj: an id field
+ * becomes a copy of that row; a plain object field may only be walked through, and a list's
+ * "data" walks through each of its rows. 1 done, 0 when path names nothing expandable,
+ * -ENOMEM.
  */
 static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
 {
@@ -690,6 +721,17 @@ static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
         json_t *v = json_object_get(obj, field);
         if (!v)
                 return 0;
+        if (streq(field, "data") && json_is_array(v) && dot) {
+                /* a list embedded in its parent (subscription items, invoice lines): every row */
+                size_t i;
+                json_t *x;
+                json_array_foreach (v, i, x) {
+                        int r = json_is_object(x) ? expand_path(c, x, dot + 1, depth + 1) : 0;
+                        if (r <= 0)
+                                return r;
+                }
+                return 1;
+        }
         if (expandable(field)) {
                 if (json_is_null(v))
                         return 1;
