@@ -92,6 +92,10 @@ const stripeMethods = {
   create_refund: "refunds.create", retrieve_refund: "refunds.retrieve", list_refunds: "refunds.list",
   retrieve_balance: "balance.retrieve", list_balance_transactions: "balanceTransactions.list",
   retrieve_event: "events.retrieve", list_events: "events.list",
+  create_product: "products.create", retrieve_product: "products.retrieve", update_product: "products.update",
+  delete_product: "products.del", list_products: "products.list",
+  create_price: "prices.create", retrieve_price: "prices.retrieve", update_price: "prices.update",
+  list_prices: "prices.list",
 };
 
 function stripeRouteTests(method, path, tool) {

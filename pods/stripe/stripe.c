@@ -1751,7 +1751,16 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(retrieve_balance)              \
         X(list_balance_transactions)     \
         X(retrieve_event)                \
-        X(list_events)
+        X(list_events)                   \
+        X(create_product)                \
+        X(retrieve_product)              \
+        X(update_product)                \
+        X(delete_product)                \
+        X(list_products)                 \
+        X(create_price)                  \
+        X(retrieve_price)                \
+        X(update_price)                  \
+        X(list_prices)
 
 #define SERVE(name)                                                   \
         static int serve_##name(TwinCall *c, TwinReply *rp)           \

@@ -2,7 +2,8 @@
 /*
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
- * payment_intents.c, charges.c, refunds.c, balance.c, events.c) share with stripe.c, and
+ * payment_intents.c, charges.c, refunds.c, balance.c, events.c, products.c, prices.c)
+ * share with stripe.c and with each other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
@@ -70,6 +71,15 @@ int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand);
 /* ----- events (events.c) */
 int stripe_event(TwinCall *c, const char *type, const json_t *object, const json_t *previous);
 
+/* ----- products and prices (products.c, prices.c) */
+int stripe_product_fields(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row);
+int stripe_product_make(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
+                        json_t **ret);
+int stripe_price_build(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
+                       json_t **ret);
+int stripe_price_store(TwinCall *c, json_t *draft, const char *product, json_t **ret);
+json_t *stripe_plan_of(const json_t *price);
+
 /* ----- payment methods (payment_methods.c) */
 int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
 const char *stripe_pm_decline(const json_t *pm, const char **ret_code, const char **ret_message);
@@ -102,6 +112,15 @@ int stripe_act_retrieve_balance(TwinCall *c, TwinReply *rp);
 int stripe_act_list_balance_transactions(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_event(TwinCall *c, TwinReply *rp);
 int stripe_act_list_events(TwinCall *c, TwinReply *rp);
+int stripe_act_create_product(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_product(TwinCall *c, TwinReply *rp);
+int stripe_act_update_product(TwinCall *c, TwinReply *rp);
+int stripe_act_delete_product(TwinCall *c, TwinReply *rp);
+int stripe_act_list_products(TwinCall *c, TwinReply *rp);
+int stripe_act_create_price(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_price(TwinCall *c, TwinReply *rp);
+int stripe_act_update_price(TwinCall *c, TwinReply *rp);
+int stripe_act_list_prices(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);
@@ -111,3 +130,5 @@ json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const 
 json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency);
 json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency);
 json_t *stripe_refund_new(const char *id, int64_t created, int64_t amount, const char *currency);
+json_t *stripe_product_new(const char *id, int64_t created, const char *name);
+json_t *stripe_price_new(const char *id, int64_t created, const char *currency, int64_t amount);

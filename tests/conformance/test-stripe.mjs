@@ -1,6 +1,7 @@
 // The Stripe twin driven the way agents drive Stripe: the official, unmodified `stripe`
 // Node SDK (default maxNetworkRetries, its automatic Idempotency-Keys) pointed at the
 // gateway by host/port alone — /v1/… is routed by the sandbox's sk_test_pome_… key —
+// payments, refunds, products and prices,
 // and every Stripe MCP tool through the official @modelcontextprotocol/sdk client.
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
@@ -176,7 +177,54 @@ async function sandbox(seed) {
 }
 
 // =====================================================================================
-// 3. Every Stripe MCP tool once, through the official MCP client
+// 3. Billing with the official SDK: products and prices, pages
+// =====================================================================================
+{
+  const { sb, stripe } = await sandbox();
+  const product = await stripe.products.create({ name: "Gold", metadata: { tier: "gold" } });
+  assert.match(product.id, /^prod_/);
+  assert.equal(product.active, true);
+  assert.equal((await stripe.products.retrieve(product.id)).name, "Gold");
+  const price = await stripe.prices.create({ product: product.id, currency: "usd", unit_amount: 1000,
+    recurring: { interval: "month" }, lookup_key: "gold_monthly" });
+  assert.match(price.id, /^price_/);
+  assert.equal(price.type, "recurring");
+  assert.equal(price.recurring.interval, "month");
+  assert.equal((await stripe.prices.retrieve(price.id)).unit_amount, 1000);
+  assert.equal((await stripe.prices.update(price.id, { nickname: "Gold monthly" })).nickname, "Gold monthly");
+  // a price's amount is immutable: Stripe's parameter_unknown
+  await assert.rejects(stripe.prices.update(price.id, { unit_amount: 2000 }), (e) => {
+    assert.ok(e instanceof Stripe.errors.StripeInvalidRequestError, e.constructor.name);
+    assert.equal(e.code, "parameter_unknown");
+    assert.equal(e.param, "unit_amount");
+    return true;
+  });
+  assert.equal((await stripe.products.update(product.id, { default_price: price.id })).default_price, price.id);
+
+  // a product with prices cannot be deleted; one without can
+  await assert.rejects(stripe.products.del(product.id), (e) => {
+    assert.equal(e.message, "This product cannot be deleted because it has one or more user-created prices.");
+    return true;
+  });
+  const lone = await stripe.products.create({ name: "Lone" });
+  assert.equal((await stripe.products.del(lone.id)).deleted, true);
+
+  // pages of prices and products with autoPagingEach
+  for (let i = 0; i < 11; i++) await stripe.prices.create({ currency: "usd", unit_amount: 100 + i, product_data: { name: `P${i}` } });
+  const amounts = [];
+  await stripe.prices.list({ limit: 4, type: "one_time" }).autoPagingEach((p) => { amounts.push(p.unit_amount); });
+  assert.deepEqual(amounts, [110, 109, 108, 107, 106, 105, 104, 103, 102, 101, 100]);
+  const names = [];
+  await stripe.products.list({ limit: 5 }).autoPagingEach((p) => { names.push(p.name); });
+  assert.equal(names.length, 12);
+  assert.equal(names.at(-1), "Gold");
+  assert.equal((await stripe.prices.list({ lookup_keys: ["gold_monthly"] })).data[0].id, price.id);
+
+  await discard(sb.session_id);
+}
+
+// =====================================================================================
+// 4. Every Stripe MCP tool once, through the official MCP client
 // =====================================================================================
 {
   const { sb } = await sandbox();
@@ -191,7 +239,10 @@ async function sandbox(seed) {
     "detach_payment_method", "create_payment_intent", "retrieve_payment_intent", "update_payment_intent",
     "confirm_payment_intent", "cancel_payment_intent", "list_payment_intents", "retrieve_charge", "list_charges",
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
-    "retrieve_event", "list_events"];
+    "retrieve_event", "list_events",
+    "create_product", "retrieve_product", "update_product", "delete_product", "list_products",
+    "create_price", "retrieve_price", "update_price", "list_prices"];
+
   assert.deepEqual(listed, [...expected].sort());
   const called = new Set();
   const tool = async (name, args) => {
@@ -224,6 +275,18 @@ async function sandbox(seed) {
   const evs = await tool("list_events", { limit: 1 });
   assert.equal(evs.data[0].type, "charge.refunded");
   await tool("retrieve_event", { id: evs.data[0].id });
+  // billing: a product and its price
+  const prod = await tool("create_product", { name: "Seats", metadata: { kind: "seat" } });
+  await tool("retrieve_product", { id: prod.id });
+  assert.equal((await tool("update_product", { id: prod.id, description: "Per seat" })).description, "Per seat");
+  assert.ok((await tool("list_products", { active: true })).data.some((p) => p.id === prod.id));
+  const price = await tool("create_price", { product: prod.id, currency: "usd", unit_amount: 800,
+    recurring: { interval: "month" } });
+  await tool("retrieve_price", { id: price.id });
+  await tool("update_price", { id: price.id, nickname: "Seat monthly" });
+  assert.equal((await tool("list_prices", { product: prod.id })).data.length, 1);
+  const gone = await tool("create_product", { name: "Unpriced" });
+  assert.equal((await tool("delete_product", { id: gone.id })).deleted, true);
   const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });
   await tool("cancel_payment_intent", { id: other.id });
   await tool("detach_payment_method", { id: pm.id });

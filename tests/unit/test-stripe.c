@@ -4,8 +4,11 @@
  * Idempotency-Key) and what it must read back — the payment intent status machine, declines
  * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
- * and strict seeds (hosted Pome's task seed loads unmodified).
+ * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products and
+ * prices.
  */
+#include <stdarg.h>
+
 #include "common/json-util.h"
 #include "pods/twin/kind.h"
 #include "tests/unit/check.h"
@@ -564,7 +567,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 25);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 34);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -773,6 +776,278 @@ static void test_auth_envelopes(void)
         twin_reply_done(&rp);
 }
 
+/* ------------------------------------------------------------------ billing */
+
+/* Copies rp's body's id (or the string at ptr) into buf (64 bytes), for the next calls. */
+static const char *keep(TwinReply *rp, const char *ptr, char buf[static 64])
+{
+        snprintf(buf, 64, "%s", strempty(jps(rp->body, ptr)));
+        return buf;
+}
+
+/* A printf-formatted path or form into buf (256 bytes). */
+static const char *fmt(char buf[static 256], const char *f, ...) _printf_(2, 3);
+static const char *fmt(char buf[static 256], const char *f, ...)
+{
+        va_list ap;
+        va_start(ap, f);
+        vsnprintf(buf, 256, f, ap);
+        va_end(ap);
+        return buf;
+}
+
+/* The event types of the world after the first skip, joined by spaces, into buf. */
+static const char *events_after(Twin *t, size_t skip, char *buf, size_t len)
+{
+        size_t i, l = 0;
+        json_t *e;
+        buf[0] = 0;
+        json_array_foreach (json_object_get(twin_world(t), "events"), i, e) {
+                if (i < skip)
+                        continue;
+                l += (size_t)snprintf(buf + l, len - l, "%s%s", l ? " " : "",
+                                      json_get_str(e, "type"));
+                if (l >= len)
+                        break;
+        }
+        return buf;
+}
+
+static void test_products(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char id[64], p[256], buf[512];
+
+        post(t, &rp, "/v1/products",
+             "name=Gold&description=The%20gold%20plan&metadata[tier]=gold&images[]=https%3A%2F%2Fx."
+             "io%2Fg.png");
+        CHECK(rp.status == 200 && streq(rp.tool, "create_product") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/object"), "product") && json_is_true(jp(rp.body, "/active")));
+        CHECK(strncmp(jps(rp.body, "/id"), "prod_", 5) == 0);
+        CHECK(streq(jps(rp.body, "/metadata/tier"), "gold") &&
+              streq(jps(rp.body, "/images/0"), "https://x.io/g.png"));
+        CHECK(json_is_null(jp(rp.body, "/default_price")) &&
+              jpi(rp.body, "/updated") == TWIN_TEST_NOW);
+        keep(&rp, "/id", id);
+
+        get(t, &rp, fmt(p, "/v1/products/%s", id), NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "Gold") &&
+              streq(rp.tool, "retrieve_product") && !rp.state_mutation);
+        post(t, &rp, p, "active=false&name=Gold%20(legacy)&metadata[tier]=");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/active")) &&
+              streq(jps(rp.body, "/name"), "Gold (legacy)") && !jp(rp.body, "/metadata/tier"));
+        CHECK(streq(rp.tool, "update_product") && rp.state_mutation);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "product.updated"));
+        CHECK(json_is_true(jp(rp.body, "/data/0/data/previous_attributes/active")) &&
+              streq(jps(rp.body, "/data/0/data/previous_attributes/name"), "Gold"));
+
+        /* with default_price_data: the price is made with it, and is its default */
+        post(t, &rp, "/v1/products",
+             "name=Silver&default_price_data[currency]=usd&default_price_data[unit_amount]=500&"
+             "default_price_data[recurring][interval]=month&expand[]=default_price");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_price/object"), "price"));
+        CHECK(jpi(rp.body, "/default_price/unit_amount") == 500 &&
+              streq(jps(rp.body, "/default_price/type"), "recurring") &&
+              streq(jps(rp.body, "/default_price/product"), jps(rp.body, "/id")));
+        char silver[64];
+        keep(&rp, "/id", silver);
+        CHECK(streq(events_after(t, 1, buf, sizeof(buf)),
+                    "product.updated product.created price.created"));
+
+        post(t, &rp, "/v1/products", "id=my_plan&name=Mine");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/id"), "my_plan"));
+        get(t, &rp, "/v1/products/my_plan", NULL);
+        CHECK(rp.status == 200);
+
+        /* lists: active, ids[], pages */
+        get(t, &rp, "/v1/products", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3 &&
+              streq(jps(rp.body, "/data/0/id"), "my_plan") &&
+              streq(jps(rp.body, "/url"), "/v1/products"));
+        get(t, &rp, "/v1/products", "active=false");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), id));
+        get(t, &rp, "/v1/products", fmt(p, "ids[]=%s&ids[]=my_plan", silver));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        get(t, &rp, "/v1/products", "limit=1");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && json_is_true(jp(rp.body, "/has_more")));
+        get(t, &rp, "/v1/products", "limit=2&starting_after=my_plan");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2 && streq(jps(rp.body, "/data/1/id"), id));
+
+        /* delete: refused while it has prices (nothing changes), else the stub and gone */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        call(t, &rp, "DELETE", fmt(p, "/v1/products/%s", silver), NULL, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "This product cannot be deleted because it has one or more user-created "
+                    "prices."));
+        CHECK(streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+              !jp(rp.body, "/error/code"));
+        CHECK(!rp.state_mutation && json_equal(w, twin_world(t)) &&
+              streq(rp.tool, "delete_product"));
+        call(t, &rp, "DELETE", fmt(p, "/v1/products/%s", id), NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) &&
+              streq(jps(rp.body, "/object"), "product") && rp.state_mutation);
+        CHECK(json_is_null(jp(rp.state_delta, "/after")));
+        get(t, &rp, fmt(p, "/v1/products/%s", id), NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), fmt(buf, "No such product: '%s'", id)));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "product.deleted"));
+
+        /* a default price must be one of the product's own */
+        post(t, &rp, "/v1/prices", "currency=usd&unit_amount=100&product=my_plan");
+        char mine[64];
+        keep(&rp, "/id", mine);
+        post(t, &rp, fmt(p, "/v1/products/%s", silver), fmt(buf, "default_price=%s", mine));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "default_price"));
+        post(t, &rp, "/v1/products/my_plan", fmt(buf, "default_price=%s", mine));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_price"), mine));
+        /* a product's default price cannot be archived */
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/prices/%s", mine), "active=false");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "active") &&
+              json_equal(w, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_prices(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char prod[64], m[64], y[64], p[256], buf[512];
+
+        post(t, &rp, "/v1/products", "name=Gold");
+        keep(&rp, "/id", prod);
+        post(t, &rp, "/v1/prices",
+             fmt(buf,
+                 "product=%s&currency=USD&unit_amount=1000&recurring[interval]=month&"
+                 "nickname=Monthly&lookup_key=gold_m&metadata[k]=v",
+                 prod));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_price") && rp.state_mutation);
+        CHECK(strncmp(jps(rp.body, "/id"), "price_", 6) == 0 &&
+              streq(jps(rp.body, "/object"), "price"));
+        CHECK(streq(jps(rp.body, "/type"), "recurring") &&
+              streq(jps(rp.body, "/recurring/interval"), "month") &&
+              jpi(rp.body, "/recurring/interval_count") == 1 &&
+              streq(jps(rp.body, "/recurring/usage_type"), "licensed"));
+        CHECK(streq(jps(rp.body, "/currency"), "usd") && jpi(rp.body, "/unit_amount") == 1000 &&
+              streq(jps(rp.body, "/unit_amount_decimal"), "1000") &&
+              streq(jps(rp.body, "/billing_scheme"), "per_unit"));
+        CHECK(streq(jps(rp.body, "/lookup_key"), "gold_m") &&
+              streq(jps(rp.body, "/nickname"), "Monthly") &&
+              streq(jps(rp.body, "/metadata/k"), "v"));
+        keep(&rp, "/id", m);
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&currency=usd&unit_amount=10000&recurring[interval]=year", prod));
+        keep(&rp, "/id", y);
+        post(t, &rp, "/v1/prices", fmt(buf, "product=%s&currency=eur&unit_amount=2500", prod));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/type"), "one_time") &&
+              json_is_null(jp(rp.body, "/recurring")));
+
+        /* product_data makes the product: product.created, then price.created */
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, "/v1/prices",
+             "currency=usd&unit_amount=300&recurring[interval]=week&recurring[interval_count]=2&"
+             "product_data[name]=Seats&expand[]=product");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/product/name"), "Seats") &&
+              jpi(rp.body, "/recurring/interval_count") == 2);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)), "product.created price.created"));
+
+        /* a lookup key names one price: taken is refused, transfer moves it */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&currency=usd&unit_amount=1200&lookup_key=gold_m", prod));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "lookup_key") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/prices/%s", y), "lookup_key=gold_m&transfer_lookup_key=true");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/lookup_key"), "gold_m"));
+        get(t, &rp, fmt(p, "/v1/prices/%s", m), NULL);
+        CHECK(rp.status == 200 && json_is_null(jp(rp.body, "/lookup_key")) &&
+              streq(rp.tool, "retrieve_price"));
+
+        /* update: active, nickname, metadata; the amount is Stripe's immutable field */
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "active=false&nickname=&metadata[k]=");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/active")) &&
+              json_is_null(jp(rp.body, "/nickname")) && !jp(rp.body, "/metadata/k"));
+        CHECK(streq(rp.tool, "update_price") && rp.state_mutation);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "price.updated") &&
+              json_is_true(jp(rp.body, "/data/0/data/previous_attributes/active")));
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "unit_amount=2000");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown") &&
+              streq(jps(rp.body, "/error/message"), "Received unknown parameter: unit_amount"));
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "currency=eur");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* lists */
+        get(t, &rp, "/v1/prices", fmt(buf, "product=%s", prod));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3 && streq(rp.tool, "list_prices"));
+        get(t, &rp, "/v1/prices", "active=true");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3);
+        get(t, &rp, "/v1/prices", "type=one_time");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 &&
+              streq(jps(rp.body, "/data/0/currency"), "eur"));
+        get(t, &rp, "/v1/prices", "currency=EUR");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/prices", "recurring[interval]=year");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), y));
+        get(t, &rp, "/v1/prices", "lookup_keys[]=gold_m&lookup_keys[]=nope");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), y));
+        get(t, &rp, "/v1/prices", "limit=2&expand[]=data.product");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2 &&
+              json_is_true(jp(rp.body, "/has_more")) &&
+              streq(jps(rp.body, "/data/0/product/object"), "product"));
+
+        /* refusals change nothing */
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        static const struct {
+                const char *form, *param;
+                int status;
+        } bad[] = {
+                {"currency=usd&unit_amount=100", "product", 400},
+                {"currency=usd&unit_amount=100&product=prod_nope", "product", 404},
+                {"currency=usd&product_data[name]=X", "unit_amount", 400},
+                {"unit_amount=100&product_data[name]=X", "currency", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[interval]=fortnight",
+                 "recurring[interval]", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[interval]=month&"
+                 "recurring[interval_count]=37",
+                 "recurring[interval_count]", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[every]=month",
+                 "recurring[every]", 400},
+                {"currency=usd&unit_amount=100&product_data[title]=X", "product_data[title]", 400},
+                {"currency=usd&unit_amount=100&product_data[active]=true", "product_data[name]",
+                 400},
+                {"currency=usd&unit_amount=-1&product_data[name]=X", "unit_amount", 400},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                post(t, &rp, "/v1/prices", bad[i].form);
+                if (rp.status != bad[i].status ||
+                    !streq_ptr(jps(rp.body, "/error/param"), bad[i].param) || rp.state_mutation ||
+                    !json_equal(w, twin_world(t))) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "price refusal %zu (%s): %d %s\n", i, bad[i].form,
+                                rp.status, strempty(b));
+                        check_failures++;
+                }
+        }
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&product_data[name]=X&currency=usd&unit_amount=1", prod));
+        CHECK(rp.status == 400 && json_equal(w, twin_world(t)));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_payment();
@@ -787,5 +1062,7 @@ int main(void)
         test_seeds();
         test_refusals_change_nothing();
         test_auth_envelopes();
+        test_products();
+        test_prices();
         return check_finish();
 }
