@@ -96,6 +96,10 @@ const stripeMethods = {
   delete_product: "products.del", list_products: "products.list",
   create_price: "prices.create", retrieve_price: "prices.retrieve", update_price: "prices.update",
   list_prices: "prices.list",
+  create_subscription: "subscriptions.create", retrieve_subscription: "subscriptions.retrieve",
+  update_subscription: "subscriptions.update", cancel_subscription: "subscriptions.cancel",
+  list_subscriptions: "subscriptions.list",
+  retrieve_invoice: "invoices.retrieve", list_invoices: "invoices.list",
 };
 
 function stripeRouteTests(method, path, tool) {

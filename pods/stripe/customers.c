@@ -3,7 +3,7 @@
  * Customers (https://docs.stripe.com/api/customers): create, retrieve, update, delete, list
  * (email filter, deleted ones left out) and the customer's saved payment methods. A deleted
  * customer keeps its row with "deleted": true and reads as Stripe's stub {id, object,
- * deleted: true}; updating it is resource_missing.
+ * deleted: true}; updating it is resource_missing; its subscriptions are canceled with it.
  */
 #include "common/json-util.h"
 #include "pods/stripe/stripe.h"
@@ -197,7 +197,9 @@ int stripe_act_delete_customer(TwinCall *c, TwinReply *rp)
                     (r = stripe_event(c, "payment_method.detached", pm, NULL)) < 0)
                         return -ENOMEM;
         }
-        if ((r = stripe_event(c, "customer.deleted", cus, NULL)) < 0 ||
+        /* and its subscriptions end, as Stripe cancels them with the customer */
+        if ((r = stripe_subscriptions_end_for(c, id)) < 0 ||
+            (r = stripe_event(c, "customer.deleted", cus, NULL)) < 0 ||
             (r = stripe_row_replace(c->world, "customers", idx, json_incref(next))) < 0)
                 return r;
         return twin_reply_body(rp, 200, stripe_deleted_stub(next));

@@ -1206,20 +1206,20 @@ json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const cha
 {
         char secret[96];
         snprintf(secret, sizeof(secret), "%s_secret_pome%lld", id, (long long)created);
-        return json_pack("{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
-                         "s:I, s:s, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
-                         "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
-                         "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
-                         "amount_capturable", 0, "amount_received", 0, "application",
-                         "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
-                         "canceled_at", "cancellation_reason", "capture_method", "automatic",
-                         "client_secret", secret, "confirmation_method", "automatic", "created",
-                         (json_int_t)created, "currency", currency, "customer", "description",
-                         "last_payment_error", "latest_charge", "livemode", false, "metadata",
-                         "next_action", "on_behalf_of", "payment_method", "payment_method_options",
-                         "payment_method_types", "card", "processing", "receipt_email",
-                         "setup_future_usage", "shipping", "statement_descriptor", "transfer_data",
-                         "status", "requires_payment_method");
+        return json_pack(
+                "{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
+                "s:I, s:s, s:n, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
+                "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
+                "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
+                "amount_capturable", 0, "amount_received", 0, "application",
+                "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
+                "canceled_at", "cancellation_reason", "capture_method", "automatic",
+                "client_secret", secret, "confirmation_method", "automatic", "created",
+                (json_int_t)created, "currency", currency, "customer", "description", "invoice",
+                "last_payment_error", "latest_charge", "livemode", false, "metadata", "next_action",
+                "on_behalf_of", "payment_method", "payment_method_options", "payment_method_types",
+                "card", "processing", "receipt_email", "setup_future_usage", "shipping",
+                "statement_descriptor", "transfer_data", "status", "requires_payment_method");
 }
 
 /* A Charge (https://docs.stripe.com/api/charges/object), status succeeded until told. */
@@ -1227,15 +1227,15 @@ json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const
 {
         return json_pack(
                 "{s:s, s:s, s:I, s:I, s:i, s:n, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, s:n, s:n, "
-                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, s:n, "
-                "s:n, s:n, s:n, s:b, s:n, s:s}",
+                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, "
+                "s:n, s:n, s:n, s:n, s:b, s:n, s:s}",
                 "id", id, "object", "charge", "amount", (json_int_t)amount, "amount_captured",
                 (json_int_t)amount, "amount_refunded", 0, "balance_transaction", "billing_details",
                 "address", "city", "country", "line1", "line2", "postal_code", "state", "email",
                 "name", "phone", "captured", true, "created", (json_int_t)created, "currency",
                 currency, "customer", "description", "disputed", false, "failure_code",
-                "failure_message", "livemode", false, "metadata", "outcome", "paid", true,
-                "payment_intent", "payment_method", "payment_method_details", "receipt_email",
+                "failure_message", "invoice", "livemode", false, "metadata", "outcome", "paid",
+                true, "payment_intent", "payment_method", "payment_method_details", "receipt_email",
                 "receipt_url", "refunded", false, "statement_descriptor", "status", "succeeded");
 }
 
@@ -1760,7 +1760,14 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(create_price)                  \
         X(retrieve_price)                \
         X(update_price)                  \
-        X(list_prices)
+        X(list_prices)                   \
+        X(create_subscription)           \
+        X(retrieve_subscription)         \
+        X(update_subscription)           \
+        X(cancel_subscription)           \
+        X(list_subscriptions)            \
+        X(retrieve_invoice)              \
+        X(list_invoices)
 
 #define SERVE(name)                                                   \
         static int serve_##name(TwinCall *c, TwinReply *rp)           \

@@ -2,8 +2,8 @@
 /*
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
- * payment_intents.c, charges.c, refunds.c, balance.c, events.c, products.c, prices.c)
- * share with stripe.c and with each other, and
+ * payment_intents.c, charges.c, refunds.c, balance.c, events.c, products.c, prices.c,
+ * subscriptions.c, invoices.c) share with stripe.c and with each other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
@@ -71,6 +71,10 @@ int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand);
 /* ----- events (events.c) */
 int stripe_event(TwinCall *c, const char *type, const json_t *object, const json_t *previous);
 
+/* ----- payment intents (payment_intents.c) */
+int stripe_pi_attempt(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool off,
+                      bool error_on_action, bool *ret_declined);
+
 /* ----- products and prices (products.c, prices.c) */
 int stripe_product_fields(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row);
 int stripe_product_make(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
@@ -79,6 +83,18 @@ int stripe_price_build(TwinCall *c, TwinReply *rp, const json_t *obj, const char
                        json_t **ret);
 int stripe_price_store(TwinCall *c, json_t *draft, const char *product, json_t **ret);
 json_t *stripe_plan_of(const json_t *price);
+
+/* ----- invoices and subscriptions (invoices.c, subscriptions.c) */
+json_t *stripe_invoice_new(TwinCall *c, const char *id, const json_t *cus, const char *currency);
+int stripe_invoice_add_line(TwinCall *c, json_t *inv, const json_t *item, int64_t start,
+                            int64_t end, bool trial);
+int stripe_invoice_finalize(TwinCall *c, json_t *inv, const char *pm, bool attempt, bool off);
+int stripe_invoice_payment_attempted(TwinCall *c, json_t *pi);
+int64_t stripe_interval_add(int64_t t, const char *interval, int64_t n);
+int stripe_subscriptions_end_for(TwinCall *c, const char *customer);
+
+/* ----- test clocks (test_clocks.c) */
+int64_t stripe_clock_time(TwinCall *c, const char *clock_id);
 
 /* ----- payment methods (payment_methods.c) */
 int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
@@ -121,6 +137,13 @@ int stripe_act_create_price(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_price(TwinCall *c, TwinReply *rp);
 int stripe_act_update_price(TwinCall *c, TwinReply *rp);
 int stripe_act_list_prices(TwinCall *c, TwinReply *rp);
+int stripe_act_create_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_update_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_cancel_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_list_subscriptions(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_invoice(TwinCall *c, TwinReply *rp);
+int stripe_act_list_invoices(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);

@@ -1,7 +1,7 @@
 // The Stripe twin driven the way agents drive Stripe: the official, unmodified `stripe`
 // Node SDK (default maxNetworkRetries, its automatic Idempotency-Keys) pointed at the
 // gateway by host/port alone — /v1/… is routed by the sandbox's sk_test_pome_… key —
-// payments, refunds, products and prices,
+// payments, refunds and billing (products, prices, subscriptions, invoices),
 // and every Stripe MCP tool through the official @modelcontextprotocol/sdk client.
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
@@ -177,7 +177,8 @@ async function sandbox(seed) {
 }
 
 // =====================================================================================
-// 3. Billing with the official SDK: products and prices, pages
+// 3. Billing with the official SDK: products, prices, subscriptions paid through the same
+//    payment path, their invoices, a decline, cancellation, pages, events
 // =====================================================================================
 {
   const { sb, stripe } = await sandbox();
@@ -220,6 +221,75 @@ async function sandbox(seed) {
   assert.equal(names.at(-1), "Gold");
   assert.equal((await stripe.prices.list({ lookup_keys: ["gold_monthly"] })).data[0].id, price.id);
 
+  // pm_card_visa as the customer's default: the subscription pays at once
+  const cus = await stripe.customers.create({ email: "sub@example.com", payment_method: "pm_card_visa",
+    invoice_settings: { default_payment_method: "pm_card_visa" } });
+  const sub = await stripe.subscriptions.create({ customer: cus.id, items: [{ price: price.id, quantity: 2 }],
+    expand: ["latest_invoice.payment_intent"] });
+  assert.match(sub.id, /^sub_/);
+  assert.equal(sub.status, "active");
+  assert.equal(sub.items.data[0].price.id, price.id);
+  assert.equal(sub.items.data[0].quantity, 2);
+  assert.ok(sub.current_period_end > sub.current_period_start);
+  const inv = sub.latest_invoice;
+  assert.equal(inv.object, "invoice");
+  assert.equal(inv.status, "paid");
+  assert.equal(inv.amount_paid, 2000);
+  assert.equal(inv.amount_remaining, 0);
+  assert.equal(inv.lines.data[0].amount, 2000);
+  assert.equal(inv.payment_intent.status, "succeeded");
+  const charge = await stripe.charges.retrieve(inv.charge);
+  assert.equal(charge.status, "succeeded");
+  assert.equal(charge.amount, 2000);
+  assert.equal(charge.invoice, inv.id);
+  assert.equal((await stripe.invoices.retrieve(inv.id)).subscription, sub.id);
+  assert.equal((await stripe.invoices.list({ subscription: sub.id })).data.length, 1);
+  assert.equal((await stripe.subscriptions.retrieve(sub.id)).latest_invoice, inv.id);
+  const events = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
+  const from = events.indexOf("customer.subscription.created");
+  assert.deepEqual(events.slice(from, from + 9), ["customer.subscription.created", "invoice.created",
+    "invoice.finalized", "payment_intent.created", "charge.succeeded", "payment_intent.succeeded",
+    "invoice.paid", "invoice.payment_succeeded", "customer.subscription.updated"]);
+
+  // a declined card: incomplete, the invoice open, its intent waiting for another card
+  const bad = await stripe.customers.create({ email: "declined@example.com", payment_method: "pm_card_chargeDeclined",
+    invoice_settings: { default_payment_method: "pm_card_chargeDeclined" } });
+  const inc = await stripe.subscriptions.create({ customer: bad.id, items: [{ price: price.id }],
+    expand: ["latest_invoice.payment_intent"] });
+  assert.equal(inc.status, "incomplete");
+  assert.equal(inc.latest_invoice.status, "open");
+  assert.equal(inc.latest_invoice.payment_intent.status, "requires_payment_method");
+  assert.equal(inc.latest_invoice.payment_intent.last_payment_error.decline_code, "generic_decline");
+  // error_if_incomplete: the card's 402, no subscription left behind
+  await assert.rejects(
+    stripe.subscriptions.create({ customer: bad.id, items: [{ price: price.id }], payment_behavior: "error_if_incomplete" }),
+    (e) => {
+      assert.ok(e instanceof Stripe.errors.StripeCardError, e.constructor.name);
+      assert.equal(e.statusCode, 402);
+      assert.equal(e.code, "card_declined");
+      return true;
+    });
+  assert.equal((await stripe.subscriptions.list({ customer: bad.id })).data.length, 1);
+  // paying its intent with a good card makes it active
+  await stripe.paymentIntents.confirm(inc.latest_invoice.payment_intent.id, { payment_method: "pm_card_visa" });
+  assert.equal((await stripe.subscriptions.retrieve(inc.id)).status, "active");
+  assert.equal((await stripe.invoices.retrieve(inc.latest_invoice.id)).status, "paid");
+
+  // update, then cancel: customer.subscription.deleted
+  const upd = await stripe.subscriptions.update(sub.id, { cancel_at_period_end: true, metadata: { why: "test" } });
+  assert.equal(upd.cancel_at_period_end, true);
+  assert.equal(upd.cancel_at, sub.current_period_end);
+  const canceled = await stripe.subscriptions.cancel(inc.id, { cancellation_details: { feedback: "too_expensive" } });
+  assert.equal(canceled.status, "canceled");
+  assert.equal(canceled.cancellation_details.feedback, "too_expensive");
+  assert.equal((await stripe.events.list({ limit: 1 })).data[0].type, "customer.subscription.deleted");
+  assert.equal((await stripe.subscriptions.list({ status: "canceled" })).data[0].id, inc.id);
+  assert.equal((await stripe.subscriptions.list({ customer: cus.id, price: price.id })).data.length, 1);
+
+  const paid = [];
+  await stripe.invoices.list({ limit: 1, status: "paid" }).autoPagingEach((i) => { paid.push(i.id); });
+  assert.deepEqual(paid, [inc.latest_invoice.id, inv.id]);
+
   await discard(sb.session_id);
 }
 
@@ -241,8 +311,9 @@ async function sandbox(seed) {
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
     "retrieve_event", "list_events",
     "create_product", "retrieve_product", "update_product", "delete_product", "list_products",
-    "create_price", "retrieve_price", "update_price", "list_prices"];
-
+    "create_price", "retrieve_price", "update_price", "list_prices",
+    "create_subscription", "retrieve_subscription", "update_subscription", "cancel_subscription", "list_subscriptions",
+    "retrieve_invoice", "list_invoices"];
   assert.deepEqual(listed, [...expected].sort());
   const called = new Set();
   const tool = async (name, args) => {
@@ -275,7 +346,7 @@ async function sandbox(seed) {
   const evs = await tool("list_events", { limit: 1 });
   assert.equal(evs.data[0].type, "charge.refunded");
   await tool("retrieve_event", { id: evs.data[0].id });
-  // billing: a product and its price
+  // billing: a product and its price, a subscription paid with the attached card, its invoice
   const prod = await tool("create_product", { name: "Seats", metadata: { kind: "seat" } });
   await tool("retrieve_product", { id: prod.id });
   assert.equal((await tool("update_product", { id: prod.id, description: "Per seat" })).description, "Per seat");
@@ -285,6 +356,16 @@ async function sandbox(seed) {
   await tool("retrieve_price", { id: price.id });
   await tool("update_price", { id: price.id, nickname: "Seat monthly" });
   assert.equal((await tool("list_prices", { product: prod.id })).data.length, 1);
+  const sub = await tool("create_subscription", { customer: cus.id, items: [{ price: price.id, quantity: 3 }],
+    default_payment_method: pm.id });
+  assert.equal(sub.status, "active");
+  await tool("retrieve_subscription", { id: sub.id });
+  await tool("update_subscription", { id: sub.id, metadata: { seats: "3" } });
+  assert.equal((await tool("list_subscriptions", { customer: cus.id })).data.length, 1);
+  const invoice = await tool("retrieve_invoice", { id: sub.latest_invoice });
+  assert.equal(invoice.amount_paid, 2400);
+  assert.equal((await tool("list_invoices", { subscription: sub.id })).data.length, 1);
+  assert.equal((await tool("cancel_subscription", { id: sub.id })).status, "canceled");
   const gone = await tool("create_product", { name: "Unpriced" });
   assert.equal((await tool("delete_product", { id: gone.id })).deleted, true);
   const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });

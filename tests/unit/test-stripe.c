@@ -4,8 +4,8 @@
  * Idempotency-Key) and what it must read back — the payment intent status machine, declines
  * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
- * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products and
- * prices.
+ * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products, prices,
+ * subscriptions and the invoices they pay through the payment intents' own attempt.
  */
 #include <stdarg.h>
 
@@ -567,7 +567,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 34);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 41);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -813,6 +813,34 @@ static const char *events_after(Twin *t, size_t skip, char *buf, size_t len)
         return buf;
 }
 
+/* A product with a monthly price of amount cents: its price id into price. */
+static void monthly_price(Twin *t, int amount, char price[static 64])
+{
+        TwinReply rp = {};
+        char f[256];
+        post(t, &rp, "/v1/prices",
+             fmt(f, "currency=usd&unit_amount=%d&recurring[interval]=month&product_data[name]=Gold",
+                 amount));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", price);
+        twin_reply_done(&rp);
+}
+
+/* A customer whose default payment method is the test card pm (pm_card_visa …): its id. */
+static void customer_with(Twin *t, const char *pm, char cus[static 64])
+{
+        TwinReply rp = {};
+        char f[256];
+        post(t, &rp, "/v1/customers",
+             fmt(f,
+                 "email=sub%%40example.com&payment_method=%s&invoice_settings[default_payment_"
+                 "method]=%s",
+                 pm, pm));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", cus);
+        twin_reply_done(&rp);
+}
+
 static void test_products(void)
 {
         Twin *t = twin_test_new("stripe", "default");
@@ -1048,6 +1076,400 @@ static void test_prices(void)
         twin_free(t);
 }
 
+/* A subscription paid at creation, its invoice, the payment it made, and its events. */
+static void test_subscription_paid(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], cus[64], sub[64], inv[64], p[256], buf[1024];
+        monthly_price(t, 1000, price);
+        customer_with(t, "pm_card_visa", cus);
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&items[0][quantity]=2&metadata[plan]=gold&"
+                 "expand[]=latest_invoice.payment_intent",
+                 cus, price));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_subscription") && rp.state_mutation);
+        CHECK(strncmp(jps(rp.body, "/id"), "sub_", 4) == 0 &&
+              streq(jps(rp.body, "/object"), "subscription"));
+        CHECK(streq(jps(rp.body, "/status"), "active") && streq(jps(rp.body, "/customer"), cus));
+        CHECK(jpi(rp.body, "/current_period_start") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/current_period_end") == 1782678400 /* 2026-06-28T20:26:40Z */ &&
+              jpi(rp.body, "/billing_cycle_anchor") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/start_date") == TWIN_TEST_NOW);
+        CHECK(strncmp(jps(rp.body, "/items/data/0/id"), "si_", 3) == 0 &&
+              streq(jps(rp.body, "/items/data/0/price/id"), price) &&
+              jpi(rp.body, "/items/data/0/quantity") == 2 &&
+              streq(jps(rp.body, "/items/data/0/object"), "subscription_item"));
+        CHECK(streq(jps(rp.body, "/plan/id"), price) && jpi(rp.body, "/quantity") == 2 &&
+              streq(jps(rp.body, "/plan/object"), "plan") && jpi(rp.body, "/plan/amount") == 1000);
+        CHECK(streq(jps(rp.body, "/metadata/plan"), "gold") &&
+              streq(jps(rp.body, "/currency"), "usd"));
+        json_t *li = jp(rp.body, "/latest_invoice");
+        CHECK(streq(jps(li, "/object"), "invoice") && streq(jps(li, "/status"), "paid"));
+        CHECK(jpi(li, "/amount_due") == 2000 && jpi(li, "/amount_paid") == 2000 &&
+              jpi(li, "/amount_remaining") == 0 && jpi(li, "/total") == 2000 &&
+              json_is_true(jp(li, "/paid")));
+        CHECK(streq(jps(li, "/billing_reason"), "subscription_create") &&
+              streq(jps(li, "/subscription"), jps(rp.body, "/id")) &&
+              streq(jps(li, "/customer_email"), "sub@example.com"));
+        CHECK(streq(jps(li, "/number"), "POME-0001") &&
+              json_is_null(jp(li, "/hosted_invoice_url")));
+        CHECK(streq(jps(li, "/lines/object"), "list") && jpi(li, "/lines/total_count") == 1);
+        CHECK(strncmp(jps(li, "/lines/data/0/id"), "il_", 3) == 0 &&
+              jpi(li, "/lines/data/0/amount") == 2000 &&
+              streq(jps(li, "/lines/data/0/description"), "2 × Gold (at $10.00 / month)") &&
+              jpi(li, "/lines/data/0/period/end") == 1782678400);
+        CHECK(streq(jps(li, "/payment_intent/status"), "succeeded") &&
+              jpi(li, "/payment_intent/amount") == 2000 &&
+              streq(jps(li, "/payment_intent/description"), "Subscription creation") &&
+              streq(jps(li, "/payment_intent/invoice"), jps(li, "/id")));
+        keep(&rp, "/id", sub);
+        keep(&rp, "/latest_invoice/id", inv);
+
+        /* the same payment path: a charge naming the invoice, a balance transaction */
+        const char *ch = jps(li, "/charge");
+        CHECK(ch && streq(jps(twin_world(t), "/charges/0/id"), ch));
+        CHECK(streq(jps(twin_world(t), "/charges/0/invoice"), inv) &&
+              jpi(twin_world(t), "/charges/0/amount") == 2000);
+        CHECK(jpi(twin_world(t), "/balance_transactions/0/net") == 2000 - 88);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "payment_intent.created charge.succeeded payment_intent.succeeded "
+                    "invoice.paid invoice.payment_succeeded customer.subscription.updated"));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/data/previous_attributes/status"), "incomplete") &&
+              streq(jps(rp.body, "/data/0/data/object/status"), "active"));
+
+        /* retrieve and list, expansions through the items */
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=items.data.price.product");
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_subscription") && !rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/items/data/0/price/product/name"), "Gold"));
+        CHECK(streq(jps(rp.body, "/latest_invoice"), inv));
+        get(t, &rp, fmt(p, "/v1/invoices/%s", inv), "expand[]=subscription&expand[]=customer");
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_invoice") &&
+              streq(jps(rp.body, "/subscription/id"), sub) &&
+              streq(jps(rp.body, "/customer/email"), "sub@example.com"));
+        get(t, &rp, "/v1/invoices/in_nope", NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such invoice: 'in_nope'"));
+        get(t, &rp, "/v1/subscriptions/sub_nope", NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such subscription: 'sub_nope'"));
+        get(t, &rp, "/v1/invoices", fmt(buf, "subscription=%s&status=paid", sub));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_invoices"));
+        get(t, &rp, "/v1/invoices", "status=open");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+        get(t, &rp, "/v1/invoices", "status=unpaid");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "status"));
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&price=%s", cus, price));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_subscriptions"));
+        get(t, &rp, "/v1/subscriptions", "price=price_nope");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+
+        /* update: quantity, cancel_at_period_end; nothing is prorated */
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf,
+                 "items[0][id]=%s&items[0][quantity]=3&cancel_at_period_end=true&"
+                 "proration_behavior=none",
+                 jps(twin_world(t), "/subscriptions/0/items/data/0/id")));
+        CHECK(rp.status == 200 && streq(rp.tool, "update_subscription") && rp.state_mutation);
+        CHECK(jpi(rp.body, "/items/data/0/quantity") == 3 && jpi(rp.body, "/quantity") == 3);
+        CHECK(json_is_true(jp(rp.body, "/cancel_at_period_end")) &&
+              jpi(rp.body, "/cancel_at") == 1782678400 &&
+              jpi(rp.body, "/canceled_at") == TWIN_TEST_NOW &&
+              streq(jps(rp.body, "/cancellation_details/reason"), "cancellation_requested"));
+        CHECK(streq(jps(rp.body, "/status"), "active"));
+        CHECK(json_array_size(json_object_get(twin_world(t), "invoices")) == 1);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.subscription.updated") &&
+              json_is_false(jp(rp.body, "/data/0/data/previous_attributes/cancel_at_period_end")));
+        /* a second item of another price, then a price change and a deletion */
+        char other[64];
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "currency=usd&unit_amount=300&recurring[interval]=month&product=%s",
+                 jps(twin_world(t), "/products/0/id")));
+        keep(&rp, "/id", other);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), fmt(buf, "items[0][price]=%s", other));
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/items/data")) == 2 &&
+              json_is_null(jp(rp.body, "/plan")) && json_is_null(jp(rp.body, "/quantity")));
+        CHECK(jpi(rp.body, "/items/total_count") == 2);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf, "items[0][id]=%s&items[0][deleted]=true",
+                 jps(twin_world(t), "/subscriptions/0/items/data/0/id")));
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/items/data")) == 1 &&
+              streq(jps(rp.body, "/plan/id"), other));
+
+        /* cancel now: canceled, customer.subscription.deleted; then only metadata may change */
+        call(t, &rp, "DELETE", fmt(p, "/v1/subscriptions/%s", sub),
+             "cancellation_details[comment]=too%20pricey&cancellation_details[feedback]=too_"
+             "expensive",
+             NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "cancel_subscription") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == TWIN_TEST_NOW &&
+              streq(jps(rp.body, "/cancellation_details/feedback"), "too_expensive") &&
+              streq(jps(rp.body, "/cancellation_details/comment"), "too pricey"));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.subscription.deleted"));
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        call(t, &rp, "DELETE", fmt(p, "/v1/subscriptions/%s", sub), NULL, NULL);
+        CHECK(rp.status == 400 && json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "cancel_at_period_end=false");
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "A canceled subscription can only update its cancellation_details and "
+                    "metadata.") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "metadata[why]=price");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/why"), "price"));
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s", cus));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&status=canceled", cus));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/subscriptions", "status=all");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* A declined first payment, its retry by the agent, error_if_incomplete, trials, no card. */
+static void test_subscription_unpaid(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], cus[64], sub[64], pi[64], p[256], buf[1024];
+        monthly_price(t, 1500, price);
+        customer_with(t, "pm_card_chargeDeclined", cus);
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+
+        /* allow_incomplete (the default): incomplete, the invoice open, the intent waiting */
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&expand[]=latest_invoice.payment_intent", cus,
+                 price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/latest_invoice/amount_remaining") == 1500 &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 1 &&
+              json_is_true(jp(rp.body, "/latest_invoice/attempted")));
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_payment_method") &&
+              streq(jps(rp.body, "/latest_invoice/payment_intent/last_payment_error/decline_code"),
+                    "generic_decline"));
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "payment_intent.created charge.failed payment_intent.payment_failed "
+                    "invoice.payment_failed"));
+        keep(&rp, "/id", sub);
+        keep(&rp, "/latest_invoice/payment_intent/id", pi);
+        CHECK(streq(jps(twin_world(t), "/charges/0/status"), "failed"));
+
+        /* the agent pays it with another card: the invoice is paid, the subscription active */
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/payment_intents/%s/confirm", pi), "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 2);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "payment_method.attached charge.succeeded payment_intent.succeeded "
+                    "invoice.paid invoice.payment_succeeded customer.subscription.updated"));
+        /* an invoice's intent is canceled by voiding its invoice, not directly */
+        post(t, &rp, fmt(p, "/v1/payment_intents/%s/cancel", pi), NULL);
+        CHECK(rp.status == 400);
+
+        /* error_if_incomplete: the card's 402, and nothing left behind */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&payment_behavior=error_if_incomplete", cus,
+                 price));
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/type"), "card_error") &&
+              streq(jps(rp.body, "/error/code"), "card_declined") &&
+              streq(jps(rp.body, "/error/decline_code"), "generic_decline"));
+        CHECK(!rp.state_mutation && json_equal(w, twin_world(t)));
+        CHECK(streq(rp.tool, "create_subscription"));
+
+        /* a trial: trialing, a $0 invoice paid at once, no payment */
+        json_decref(w);
+        char plain[64];
+        post(t, &rp, "/v1/customers", "email=trial%40example.com");
+        keep(&rp, "/id", plain);
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        size_t pis = rows(t, "payment_intents");
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&trial_period_days=14&expand[]=latest_invoice",
+                 plain, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "trialing"));
+        CHECK(jpi(rp.body, "/trial_start") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/trial_end") == TWIN_TEST_NOW + 14 * 86400 &&
+              jpi(rp.body, "/current_period_end") == TWIN_TEST_NOW + 14 * 86400 &&
+              jpi(rp.body, "/billing_cycle_anchor") == TWIN_TEST_NOW + 14 * 86400);
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_due") == 0 &&
+              json_is_null(jp(rp.body, "/latest_invoice/payment_intent")) &&
+              streq(jps(rp.body, "/latest_invoice/lines/data/0/description"),
+                    "Trial period for Gold"));
+        CHECK(rows(t, "payment_intents") == pis);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "invoice.paid invoice.payment_succeeded"));
+
+        /* no card: default_incomplete waits for one; the others are refused */
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&items[0][price]=%s", plain, price));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "resource_missing") &&
+              strstr(jps(rp.body, "/error/message"), "no attached payment source") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&payment_behavior=default_incomplete&"
+                 "expand[]=latest_invoice.payment_intent",
+                 plain, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 0);
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_payment_method") &&
+              jps(rp.body, "/latest_invoice/payment_intent/client_secret"));
+        /* default_incomplete with a card: not charged until the caller confirms */
+        char visa[64];
+        customer_with(t, "pm_card_visa", visa);
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&payment_behavior=default_incomplete&"
+                 "payment_settings[save_default_payment_method]=on_subscription&"
+                 "expand[]=latest_invoice.payment_intent",
+                 visa, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete") &&
+              streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_confirmation"));
+        keep(&rp, "/id", sub);
+        post(t, &rp,
+             fmt(p, "/v1/payment_intents/%s/confirm",
+                 jps(rp.body, "/latest_invoice/payment_intent/id")),
+             NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              strncmp(strempty(jps(rp.body, "/default_payment_method")), "pm_", 3) == 0);
+        get(t, &rp, "/v1/subscriptions", "status=incomplete");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        /* deleting a customer cancels its subscriptions, as Stripe does */
+        call(t, &rp, "DELETE", fmt(p, "/v1/customers/%s", visa), NULL, NULL);
+        CHECK(rp.status == 200);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == TWIN_TEST_NOW);
+        get(t, &rp, "/v1/events", "limit=2");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.deleted") &&
+              streq(jps(rp.body, "/data/1/type"), "customer.subscription.deleted"));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Every refusal of a subscription leaves the world as it was, and draws no id. */
+static void test_subscription_refusals(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], once[64], eur[64], cus[64], other[64], f[256];
+        monthly_price(t, 1000, price);
+        post(t, &rp, "/v1/prices", "currency=usd&unit_amount=100&product_data[name]=Once");
+        keep(&rp, "/id", once);
+        post(t, &rp, "/v1/prices",
+             "currency=eur&unit_amount=100&recurring[interval]=month&product_data[name]=Euro");
+        keep(&rp, "/id", eur);
+        char inactive[64];
+        post(t, &rp, "/v1/prices",
+             "currency=usd&unit_amount=100&recurring[interval]=month&active=false&"
+             "product_data[name]=Old");
+        keep(&rp, "/id", inactive);
+        customer_with(t, "pm_card_visa", cus);
+        customer_with(t, "pm_card_mastercard", other);
+        const char *other_pm =
+                jps(twin_world(t), "/customers/1/invoice_settings/default_payment_method");
+        char forms[16][256];
+        size_t nf = 0;
+        int statuses[16];
+        const char *params[16];
+#define BAD(status, param, ...)                                      \
+        do {                                                         \
+                snprintf(forms[nf], sizeof(forms[nf]), __VA_ARGS__); \
+                statuses[nf] = status;                               \
+                params[nf++] = param;                                \
+        } while (0)
+        BAD(400, "customer", "items[0][price]=%s", price);
+        BAD(404, "customer", "customer=cus_nope&items[0][price]=%s", price);
+        BAD(400, "items", "customer=%s", cus);
+        BAD(404, "items[0][price]", "customer=%s&items[0][price]=price_nope", cus);
+        BAD(400, "items[0][price]", "customer=%s&items[0][price]=%s", cus, once);
+        BAD(400, "items[0][price]", "customer=%s&items[0][price]=%s", cus, inactive);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[1][price]=%s", cus, price, eur);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[1][price]=%s", cus, price, price);
+        BAD(400, "items[0][plan]", "customer=%s&items[0][plan]=%s", cus, price);
+        BAD(400, "items[0][quantity]", "customer=%s&items[0][price]=%s&items[0][quantity]=-1", cus,
+            price);
+        BAD(400, "default_payment_method",
+            "customer=%s&items[0][price]=%s&default_payment_method=%s", cus, price, other_pm);
+        BAD(400, "payment_behavior", "customer=%s&items[0][price]=%s&payment_behavior=maybe", cus,
+            price);
+        BAD(400, "trial_period_days", "customer=%s&items[0][price]=%s&trial_period_days=999", cus,
+            price);
+        BAD(400, "payment_settings[save]",
+            "customer=%s&items[0][price]=%s&payment_settings[save]=on", cus, price);
+        BAD(400, "collection_method",
+            "customer=%s&items[0][price]=%s&collection_method=send_invoice", cus, price);
+#undef BAD
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        for (size_t i = 0; i < nf; i++) {
+                post(t, &rp, "/v1/subscriptions", forms[i]);
+                if (rp.status != statuses[i] ||
+                    !streq_ptr(jps(rp.body, "/error/param"), params[i]) || rp.state_mutation ||
+                    !json_equal(w, twin_world(t))) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "subscription refusal %zu (%s): %d %s\n", i, forms[i],
+                                rp.status, strempty(b));
+                        check_failures++;
+                }
+        }
+        /* an update's refusals too */
+        post(t, &rp, "/v1/subscriptions", fmt(f, "customer=%s&items[0][price]=%s", cus, price));
+        CHECK(rp.status == 200);
+        char path[128];
+        snprintf(path, sizeof(path), "/v1/subscriptions/%s", jps(rp.body, "/id"));
+        const char *si = jps(twin_world(t), "/subscriptions/0/items/data/0/id");
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        const char *upd[] = {"items[0][id]=si_nope&items[0][quantity]=2",
+                             fmt(forms[0], "items[0][id]=%s&items[0][deleted]=true", si),
+                             fmt(forms[1], "items[0][id]=%s&items[0][price]=%s", si, eur),
+                             "proration_behavior=sometimes",
+                             "cancel_at_period_end=soon",
+                             fmt(forms[2], "default_payment_method=%s", other_pm)};
+        for (size_t i = 0; i < ELEMENTSOF(upd); i++) {
+                post(t, &rp, path, upd[i]);
+                if (rp.status < 400 || rp.state_mutation || !json_equal(w, twin_world(t))) {
+                        fprintf(stderr, "update refusal %zu (%s): %d\n", i, upd[i], rp.status);
+                        check_failures++;
+                }
+        }
+        post(t, &rp, path, "items[0][id]=si_nope");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "items[0][id]") &&
+              streq(jps(rp.body, "/error/message"), "No such subscription item: 'si_nope'"));
+        /* an update that changes nothing is no mutation */
+        post(t, &rp, path, "metadata[a]=");
+        CHECK(rp.status == 200 && !rp.state_mutation && json_equal(w, twin_world(t)));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_payment();
@@ -1064,5 +1486,8 @@ int main(void)
         test_auth_envelopes();
         test_products();
         test_prices();
+        test_subscription_paid();
+        test_subscription_unpaid();
+        test_subscription_refusals();
         return check_finish();
 }
