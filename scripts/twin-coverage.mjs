@@ -100,6 +100,9 @@ const stripeMethods = {
   update_subscription: "subscriptions.update", cancel_subscription: "subscriptions.cancel",
   list_subscriptions: "subscriptions.list",
   retrieve_invoice: "invoices.retrieve", list_invoices: "invoices.list",
+  create_test_clock: "testHelpers.testClocks.create", retrieve_test_clock: "testHelpers.testClocks.retrieve",
+  list_test_clocks: "testHelpers.testClocks.list", delete_test_clock: "testHelpers.testClocks.del",
+  advance_test_clock: "testHelpers.testClocks.advance",
 };
 
 function stripeRouteTests(method, path, tool) {

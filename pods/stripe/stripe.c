@@ -1767,7 +1767,12 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(cancel_subscription)           \
         X(list_subscriptions)            \
         X(retrieve_invoice)              \
-        X(list_invoices)
+        X(list_invoices)                 \
+        X(create_test_clock)             \
+        X(retrieve_test_clock)           \
+        X(list_test_clocks)              \
+        X(delete_test_clock)             \
+        X(advance_test_clock)
 
 #define SERVE(name)                                                   \
         static int serve_##name(TwinCall *c, TwinReply *rp)           \

@@ -3,7 +3,7 @@
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
  * payment_intents.c, charges.c, refunds.c, balance.c, events.c, products.c, prices.c,
- * subscriptions.c, invoices.c) share with stripe.c and with each other, and
+ * subscriptions.c, invoices.c, test_clocks.c) share with stripe.c and with each other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
@@ -91,6 +91,9 @@ int stripe_invoice_add_line(TwinCall *c, json_t *inv, const json_t *item, int64_
 int stripe_invoice_finalize(TwinCall *c, json_t *inv, const char *pm, bool attempt, bool off);
 int stripe_invoice_payment_attempted(TwinCall *c, json_t *pi);
 int64_t stripe_interval_add(int64_t t, const char *interval, int64_t n);
+int64_t stripe_subscription_due(const json_t *sub);
+int64_t stripe_subscription_two_periods(const json_t *sub, int64_t t);
+int stripe_subscription_renew(TwinCall *c, json_t *sub);
 int stripe_subscriptions_end_for(TwinCall *c, const char *customer);
 
 /* ----- test clocks (test_clocks.c) */
@@ -144,6 +147,11 @@ int stripe_act_cancel_subscription(TwinCall *c, TwinReply *rp);
 int stripe_act_list_subscriptions(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_invoice(TwinCall *c, TwinReply *rp);
 int stripe_act_list_invoices(TwinCall *c, TwinReply *rp);
+int stripe_act_create_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_list_test_clocks(TwinCall *c, TwinReply *rp);
+int stripe_act_delete_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_advance_test_clock(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);

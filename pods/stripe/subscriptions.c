@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Subscriptions (https://docs.stripe.com/api/subscriptions): create, retrieve, update, cancel
- * (DELETE), list.
+ * (DELETE), list; and, for test clocks (test_clocks.c), what a subscription does when its
+ * time comes — a renewal, a trial's end, the cancellation it was told to make at period end.
  *
  * Creating one bills its first period at once, as Stripe does: the subscription
  * (customer.subscription.created, status incomplete or trialing), its invoice drafted
@@ -849,4 +850,81 @@ int stripe_act_list_subscriptions(TwinCall *c, TwinReply *rp)
             (r = stripe_arg_enum(c, rp, "status", statuses, &s)) <= 0)
                 return r;
         return stripe_list(c, rp, "subscriptions", "/v1/subscriptions", keep_sub);
+}
+
+/* ------------------------------------------------------------------ time passing */
+
+/*
+ * When sub (borrowed) next changes by itself: the end of its current period (a renewal, the
+ * end of its trial, or its cancellation at period end) for a subscription that bills
+ * (trialing, active, past_due, unpaid); INT64_MAX for one that does not.
+ */
+int64_t stripe_subscription_due(const json_t *sub)
+{
+        const char *st = json_get_str(sub, "status");
+        if (!(streq_ptr(st, "trialing") || streq_ptr(st, "active") || streq_ptr(st, "past_due") ||
+              streq_ptr(st, "unpaid")))
+                return INT64_MAX;
+        return json_integer_value(json_object_get(sub, "current_period_end"));
+}
+
+/*
+ * t plus two billing periods of sub (a timestamp): how far a test clock may advance from t
+ * while sub is on it, as Stripe bounds an advance.
+ */
+int64_t stripe_subscription_two_periods(const json_t *sub, int64_t t)
+{
+        const char *interval;
+        int64_t count;
+        sub_interval(sub, &interval, &count);
+        return stripe_interval_add(t, interval, 2 * count);
+}
+
+/*
+ * Applies the change due at stripe_subscription_due(sub) (sub: the world's row), at that
+ * instant: the cancellation asked for at period end (customer.subscription.deleted); else the
+ * next period (customer.subscription.updated, a trial becoming active) and its invoice, paid
+ * off-session as the first one was — a renewal that cannot be paid makes the subscription
+ * past_due (customer.subscription.updated). 0 or -ENOMEM.
+ */
+int stripe_subscription_renew(TwinCall *c, json_t *sub)
+{
+        int64_t at = stripe_subscription_due(sub);
+        TwinCall sc = *c;
+        sc.now = at;
+        json_t *cancel_at = json_object_get(sub, "cancel_at");
+        if (json_is_true(json_object_get(sub, "cancel_at_period_end")) ||
+            (json_is_integer(cancel_at) && json_integer_value(cancel_at) <= at))
+                return end_subscription(c, sub, at);
+        int64_t start = json_integer_value(json_object_get(sub, "current_period_start"));
+        int64_t end = next_period_end(sub, at);
+        _cleanup_json_ json_t *before = json_deep_copy(sub);
+        if (!before || json_object_set_new(sub, "current_period_start", json_integer(at)) < 0 ||
+            json_object_set_new(sub, "current_period_end", json_integer(end)) < 0 ||
+            (streq_ptr(json_get_str(sub, "status"), "trialing") &&
+             json_object_set_new(sub, "status", json_string("active")) < 0))
+                return -ENOMEM;
+        char next_id[40];
+        int r = stripe_new_id(c->world, "in", next_id);
+        if (r < 0)
+                return r;
+        /* the updated event names the invoice the renewal makes, as Stripe's does */
+        if (json_object_set_new(sub, "latest_invoice", json_string(next_id)) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_t *prev = changed(before, sub);
+        if (!prev || (r = stripe_event(&sc, "customer.subscription.updated", sub, prev)) < 0)
+                return r < 0 ? r : -ENOMEM;
+        json_t *inv;
+        if ((r = draft_invoice(&sc, sub, next_id, "subscription_cycle", at, end, start, at, false,
+                               &inv)) < 0)
+                return r;
+        if ((r = stripe_invoice_finalize(&sc, inv, payment_method_of(c, sub), true, true)) < 0)
+                return r;
+        if (streq_ptr(json_get_str(inv, "status"), "paid") ||
+            !streq_ptr(json_get_str(sub, "status"), "active"))
+                return 0;
+        _cleanup_json_ json_t *was = json_pack("{s:s}", "status", "active");
+        if (!was || json_object_set_new(sub, "status", json_string("past_due")) < 0)
+                return -ENOMEM;
+        return stripe_event(&sc, "customer.subscription.updated", sub, was);
 }

@@ -1,7 +1,7 @@
 // The Stripe twin driven the way agents drive Stripe: the official, unmodified `stripe`
 // Node SDK (default maxNetworkRetries, its automatic Idempotency-Keys) pointed at the
 // gateway by host/port alone — /v1/… is routed by the sandbox's sk_test_pome_… key —
-// payments, refunds and billing (products, prices, subscriptions, invoices),
+// payments, refunds and billing (products, prices, subscriptions, invoices, test clocks),
 // and every Stripe MCP tool through the official @modelcontextprotocol/sdk client.
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
@@ -178,7 +178,7 @@ async function sandbox(seed) {
 
 // =====================================================================================
 // 3. Billing with the official SDK: products, prices, subscriptions paid through the same
-//    payment path, their invoices, a decline, cancellation, pages, events
+//    payment path, their invoices, a decline, cancellation, pages, events, a test clock
 // =====================================================================================
 {
   const { sb, stripe } = await sandbox();
@@ -290,6 +290,28 @@ async function sandbox(seed) {
   await stripe.invoices.list({ limit: 1, status: "paid" }).autoPagingEach((i) => { paid.push(i.id); });
   assert.deepEqual(paid, [inc.latest_invoice.id, inv.id]);
 
+  // a test clock: the customer lives on it, advancing past the period renews the subscription
+  const start = 1767225600; // 2026-01-01T00:00:00Z
+  const clock = await stripe.testHelpers.testClocks.create({ frozen_time: start, name: "renewals" });
+  assert.equal(clock.status, "ready");
+  assert.equal((await stripe.testHelpers.testClocks.retrieve(clock.id)).frozen_time, start);
+  const ccus = await stripe.customers.create({ email: "clock@example.com", test_clock: clock.id,
+    payment_method: "pm_card_visa", invoice_settings: { default_payment_method: "pm_card_visa" } });
+  const csub = await stripe.subscriptions.create({ customer: ccus.id, items: [{ price: price.id }] });
+  assert.equal(csub.current_period_start, start);
+  assert.equal(csub.current_period_end, 1769904000); // 2026-02-01
+  const advancing = await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: 1770076800 }); // 02-03
+  assert.equal(advancing.status, "advancing");
+  assert.equal((await stripe.testHelpers.testClocks.retrieve(clock.id)).status, "ready");
+  const renewed = await stripe.subscriptions.retrieve(csub.id, { expand: ["latest_invoice"] });
+  assert.equal(renewed.status, "active");
+  assert.equal(renewed.current_period_start, 1769904000);
+  assert.equal(renewed.current_period_end, 1772323200); // 2026-03-01
+  assert.equal(renewed.latest_invoice.billing_reason, "subscription_cycle");
+  assert.equal(renewed.latest_invoice.status, "paid");
+  assert.equal((await stripe.invoices.list({ customer: ccus.id })).data.length, 2);
+  assert.equal((await stripe.testHelpers.testClocks.list()).data[0].id, clock.id);
+  assert.equal((await stripe.testHelpers.testClocks.del(clock.id)).deleted, true);
   await discard(sb.session_id);
 }
 
@@ -313,7 +335,8 @@ async function sandbox(seed) {
     "create_product", "retrieve_product", "update_product", "delete_product", "list_products",
     "create_price", "retrieve_price", "update_price", "list_prices",
     "create_subscription", "retrieve_subscription", "update_subscription", "cancel_subscription", "list_subscriptions",
-    "retrieve_invoice", "list_invoices"];
+    "retrieve_invoice", "list_invoices",
+    "create_test_clock", "retrieve_test_clock", "list_test_clocks", "delete_test_clock", "advance_test_clock"];
   assert.deepEqual(listed, [...expected].sort());
   const called = new Set();
   const tool = async (name, args) => {
@@ -368,6 +391,11 @@ async function sandbox(seed) {
   assert.equal((await tool("cancel_subscription", { id: sub.id })).status, "canceled");
   const gone = await tool("create_product", { name: "Unpriced" });
   assert.equal((await tool("delete_product", { id: gone.id })).deleted, true);
+  const clock = await tool("create_test_clock", { frozen_time: 1767225600 });
+  await tool("retrieve_test_clock", { id: clock.id });
+  assert.equal((await tool("list_test_clocks", {})).data.length, 1);
+  assert.equal((await tool("advance_test_clock", { id: clock.id, frozen_time: 1767312000 })).frozen_time, 1767312000);
+  assert.equal((await tool("delete_test_clock", { id: clock.id })).deleted, true);
   const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });
   await tool("cancel_payment_intent", { id: other.id });
   await tool("detach_payment_method", { id: pm.id });

@@ -5,7 +5,8 @@
  * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
  * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products, prices,
- * subscriptions and the invoices they pay through the payment intents' own attempt.
+ * subscriptions and the invoices they pay through the payment intents' own attempt, and test
+ * clocks that renew them.
  */
 #include <stdarg.h>
 
@@ -567,7 +568,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 41);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 46);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -1470,6 +1471,217 @@ static void test_subscription_refusals(void)
         twin_free(t);
 }
 
+/* Test clocks: a customer on a clock, renewals as it advances, past_due, cancellation. */
+static void test_test_clocks(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], clock[64], cus[64], sub[64], pm[64], p[256], buf[1024];
+        monthly_price(t, 1000, price);
+        const long long t0 = 1769817600; /* 2026-01-31T00:00:00Z: months clamp */
+
+        post(t, &rp, "/v1/test_helpers/test_clocks", fmt(buf, "frozen_time=%lld&name=Jan", t0));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_test_clock") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/object"), "test_helpers.test_clock") &&
+              strncmp(jps(rp.body, "/id"), "clock_", 6) == 0);
+        CHECK(jpi(rp.body, "/frozen_time") == t0 && streq(jps(rp.body, "/status"), "ready") &&
+              streq(jps(rp.body, "/name"), "Jan") &&
+              jpi(rp.body, "/deletes_after") == TWIN_TEST_NOW + 7 * 86400);
+        keep(&rp, "/id", clock);
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_test_clock"));
+        get(t, &rp, "/v1/test_helpers/test_clocks", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_test_clocks") &&
+              streq(jps(rp.body, "/url"), "/v1/test_helpers/test_clocks"));
+
+        post(t, &rp, "/v1/customers",
+             fmt(buf,
+                 "email=clock%%40example.com&test_clock=%s&payment_method=pm_card_visa&"
+                 "invoice_settings[default_payment_method]=pm_card_visa",
+                 clock));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/test_clock"), clock) &&
+              jpi(rp.body, "/created") == t0);
+        keep(&rp, "/id", cus);
+        post(t, &rp, "/v1/customers", "test_clock=clock_nope");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "test_clock"));
+
+        /* the subscription lives at the clock's time: Jan 31, then Feb 28, then Mar 31 */
+        post(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&items[0][price]=%s", cus, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/test_clock"), clock));
+        CHECK(jpi(rp.body, "/created") == t0 && jpi(rp.body, "/current_period_start") == t0 &&
+              jpi(rp.body, "/current_period_end") == 1772236800 /* 2026-02-28 */);
+        keep(&rp, "/id", sub);
+        CHECK(jpi(twin_world(t), "/invoices/0/created") == t0 &&
+              jpi(twin_world(t), "/charges/0/created") == t0);
+
+        /* advance past the period's end: renewed, a new invoice paid the same way */
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1772323200" /* 2026-03-01 */);
+        CHECK(rp.status == 200 && streq(rp.tool, "advance_test_clock") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/status"), "advancing") &&
+              jpi(rp.body, "/frozen_time") == 1772323200);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "test_helpers.test_clock.advancing customer.subscription.updated "
+                    "invoice.created invoice.finalized payment_intent.created charge.succeeded "
+                    "payment_intent.succeeded invoice.paid invoice.payment_succeeded "
+                    "test_helpers.test_clock.ready"));
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "ready"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/current_period_start") == 1772236800 &&
+              jpi(rp.body, "/current_period_end") == 1774915200 /* 2026-03-31 */);
+        CHECK(streq(jps(rp.body, "/latest_invoice/billing_reason"), "subscription_cycle") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/created") == 1772236800 &&
+              jpi(rp.body, "/latest_invoice/period_start") == t0 &&
+              jpi(rp.body, "/latest_invoice/period_end") == 1772236800 &&
+              jpi(rp.body, "/latest_invoice/lines/data/0/period/end") == 1774915200);
+        get(t, &rp, "/v1/invoices", fmt(buf, "subscription=%s", sub));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+
+        /* the clock only moves forward, and by two periods at most */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1772323200");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "frozen_time"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1790000000");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "frozen_time"));
+        post(t, &rp, "/v1/test_helpers/test_clocks/clock_nope/advance", "frozen_time=1790000000");
+        CHECK(rp.status == 404);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock), NULL);
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_missing"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* a declining card at the next renewal: past_due */
+        post(t, &rp, "/v1/payment_methods/pm_card_chargeCustomerFail/attach",
+             fmt(buf, "customer=%s", cus));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", pm);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf, "default_payment_method=%s", pm));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_payment_method"), pm));
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1775001600" /* 2026-04-01 */);
+        CHECK(rp.status == 200);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "test_helpers.test_clock.advancing customer.subscription.updated "
+                    "invoice.created invoice.finalized payment_intent.created charge.failed "
+                    "payment_intent.payment_failed invoice.payment_failed "
+                    "customer.subscription.updated test_helpers.test_clock.ready"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "past_due") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/current_period_end") == 1777507200 /* 2026-04-30 */);
+        get(t, &rp, "/v1/subscriptions", "status=past_due");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+
+        /* paying the open invoice's intent brings it back; then it ends at period end */
+        post(t, &rp,
+             fmt(p, "/v1/payment_intents/%s/confirm",
+                 jps(twin_world(t), "/invoices/2/payment_intent")),
+             "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "active"));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "cancel_at_period_end=true");
+        CHECK(rp.status == 200 && jpi(rp.body, "/canceled_at") == 1775001600);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1777680000" /* 2026-05-02 */);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == 1777507200);
+        CHECK(json_array_size(json_object_get(twin_world(t), "invoices")) == 3);
+        get(t, &rp, "/v1/events", "type=customer.subscription.deleted");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+
+        /* a trial ends as the clock passes it: active, billed */
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&trial_period_days=7&default_payment_method=%s",
+                 cus, price,
+                 jps(twin_world(t), "/customers/0/invoice_settings/default_payment_method")));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "trialing") &&
+              jpi(rp.body, "/trial_end") == 1777680000 + 7 * 86400);
+        keep(&rp, "/id", sub);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1778371200" /* 2026-05-10 */);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/current_period_start") == 1777680000 + 7 * 86400 &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_paid") == 1000);
+
+        /* deleting the clock takes its customer, subscriptions and invoices with it */
+        call(t, &rp, "DELETE", fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) &&
+              streq(rp.tool, "delete_test_clock") && rp.state_mutation);
+        CHECK(rows(t, "test_clocks") == 0 && rows(t, "subscriptions") == 0 &&
+              rows(t, "invoices") == 0);
+        get(t, &rp, fmt(p, "/v1/customers/%s", cus), NULL);
+        CHECK(json_is_true(jp(rp.body, "/deleted")));
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(rp.status == 404);
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* The billing actions over MCP change the world exactly as their REST routes do. */
+static void test_billing_mcp(void)
+{
+        Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char cus[64], price[64], sub[64], msg[512];
+        post(rest, &rp, "/v1/customers",
+             "email=a%40b.c&payment_method=pm_card_visa&invoice_settings[default_payment_method]="
+             "pm_card_visa");
+        keep(&rp, "/id", cus);
+        post(rest, &rp, "/v1/prices",
+             "currency=usd&unit_amount=700&recurring[interval]=week&product_data[name]=W");
+        keep(&rp, "/id", price);
+        post(rest, &rp, "/v1/subscriptions",
+             fmt(msg, "customer=%s&items[0][price]=%s&items[0][quantity]=2", cus, price));
+        keep(&rp, "/id", sub);
+
+        twin_test_call(m, &rp, "create_customer",
+                       "{\"email\":\"a@b.c\",\"payment_method\":\"pm_card_visa\","
+                       "\"invoice_settings\":{\"default_payment_method\":\"pm_card_visa\"}}");
+        twin_test_call(m, &rp, "create_price",
+                       "{\"currency\":\"usd\",\"unit_amount\":700,\"recurring\":{\"interval\":"
+                       "\"week\"},\"product_data\":{\"name\":\"W\"}}");
+        CHECK(streq(rp.tool, "create_price") && rp.state_mutation);
+        snprintf(msg, sizeof(msg),
+                 "{\"customer\":\"%s\",\"items\":[{\"price\":\"%s\",\"quantity\":2}]}", cus, price);
+        twin_test_call(m, &rp, "create_subscription", msg);
+        CHECK(json_is_false(jp(rp.body, "/result/isError")) &&
+              streq(rp.tool, "create_subscription"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/status"), "active") &&
+              streq(jps(rp.body, "/result/structuredContent/id"), sub));
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+
+        snprintf(msg, sizeof(msg), "{\"id\":\"%s\",\"cancel_at_period_end\":true}", sub);
+        twin_test_call(m, &rp, "update_subscription", msg);
+        post(rest, &rp, fmt(msg, "/v1/subscriptions/%s", sub), "cancel_at_period_end=true");
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+        twin_test_call(m, &rp, "list_invoices", "{\"status\":\"paid\"}");
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/data")) == 1);
+        twin_test_call(m, &rp, "retrieve_product", "{\"id\":\"prod_nope\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) &&
+              streq(jps(rp.body, "/result/structuredContent/error/message"),
+                    "No such product: 'prod_nope'"));
+        twin_test_call(m, &rp, "create_test_clock", "{\"frozen_time\":1780000000}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/status"), "ready"));
+        twin_reply_done(&rp);
+        twin_free(rest);
+        twin_free(m);
+}
+
 int main(void)
 {
         test_payment();
@@ -1489,5 +1701,7 @@ int main(void)
         test_subscription_paid();
         test_subscription_unpaid();
         test_subscription_refusals();
+        test_test_clocks();
+        test_billing_mcp();
         return check_finish();
 }
