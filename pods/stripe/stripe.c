@@ -1260,6 +1260,13 @@ static const char *const seed_aliases[][2] = {
         {"charge_id", "charge"},
         {"balance_transaction_id", "balance_transaction"},
         {"source_id", "source"},
+        {"product_id", "product"},
+        {"price_id", "price"},
+        {"default_price_id", "default_price"},
+        {"subscription_id", "subscription"},
+        {"invoice_id", "invoice"},
+        {"latest_invoice_id", "latest_invoice"},
+        {"default_payment_method_id", "default_payment_method"},
 };
 
 /* members a seed row may carry that are not world state (provenance, hosted bookkeeping) */
@@ -1277,7 +1284,25 @@ static const char *const seed_integers[] = {"created",
                                             "net",
                                             "available_on",
                                             "canceled_at",
-                                            "balance"};
+                                            "balance",
+                                            "unit_amount",
+                                            "current_period_start",
+                                            "current_period_end",
+                                            "billing_cycle_anchor",
+                                            "start_date",
+                                            "trial_start",
+                                            "trial_end",
+                                            "ended_at",
+                                            "cancel_at",
+                                            "period_start",
+                                            "period_end",
+                                            "amount_due",
+                                            "amount_paid",
+                                            "amount_remaining",
+                                            "subtotal",
+                                            "total",
+                                            "quantity",
+                                            "attempt_count"};
 
 typedef struct SeedEntity {
         const char *key;    /* seed member and world collection */
@@ -1293,6 +1318,8 @@ typedef struct SeedEntity {
 
 #define COMMON "id", "object", "created", "updated", "account_id", "livemode", "metadata"
 
+/* In load order: a row may name rows of the entities before it (prices their products,
+ * subscriptions their prices) when the billing pass (seed_billing) completes them. */
 static const SeedEntity seed_entities[] = {
         {"customers", "customer", "cus_",
          FIELDS(COMMON, "email", "name", "description", "phone", "address", "shipping", "balance",
@@ -1301,20 +1328,37 @@ static const SeedEntity seed_entities[] = {
         {"payment_methods", "payment method", "pm_",
          FIELDS(COMMON, "type", "card", "billing_details", "customer", "customer_id",
                 "allow_redisplay")},
+        {"products", "product", "prod_",
+         FIELDS(COMMON, "name", "active", "description", "default_price", "default_price_id",
+                "images", "shippable", "statement_descriptor", "unit_label", "url")},
+        {"prices", "price", "price_",
+         FIELDS(COMMON, "product", "product_id", "currency", "unit_amount", "recurring", "type",
+                "active", "nickname", "lookup_key", "tax_behavior")},
+        {"subscriptions", "subscription", "sub_",
+         FIELDS(COMMON, "customer", "customer_id", "status", "items", "price", "price_id",
+                "quantity", "default_payment_method", "default_payment_method_id", "latest_invoice",
+                "latest_invoice_id", "current_period_start", "current_period_end",
+                "billing_cycle_anchor", "start_date", "cancel_at_period_end", "cancel_at",
+                "canceled_at", "ended_at", "trial_start", "trial_end", "description")},
+        {"invoices", "invoice", "in_",
+         FIELDS(COMMON, "customer", "customer_id", "subscription", "subscription_id", "status",
+                "currency", "lines", "amount_due", "amount_paid", "amount_remaining",
+                "payment_intent", "payment_intent_id", "charge", "charge_id", "billing_reason",
+                "number", "period_start", "period_end", "description", "attempt_count")},
         {"payment_intents", "payment intent", "pi_",
          FIELDS(COMMON, "amount", "currency", "status", "customer", "customer_id", "payment_method",
                 "payment_method_id", "latest_charge", "latest_charge_id", "client_secret",
                 "capture_method", "confirmation_method", "payment_method_types", "description",
                 "last_payment_error", "canceled_at", "cancellation_reason", "amount_received",
                 "amount_capturable", "receipt_email", "setup_future_usage", "statement_descriptor",
-                "next_action", "shipping", "captured_at")},
+                "next_action", "shipping", "captured_at", "invoice", "invoice_id")},
         {"charges", "charge", "ch_",
          FIELDS(COMMON, "amount", "amount_captured", "amount_refunded", "currency", "status",
                 "captured", "refunded", "paid", "customer", "customer_id", "payment_intent",
                 "payment_intent_id", "payment_method", "payment_method_id", "balance_transaction",
                 "balance_transaction_id", "description", "failure_code", "failure_message",
                 "outcome", "payment_method_details", "receipt_email", "receipt_url",
-                "billing_details", "disputed", "statement_descriptor")},
+                "billing_details", "disputed", "statement_descriptor", "invoice", "invoice_id")},
         {"refunds", "refund", "re_",
          FIELDS(COMMON, "amount", "currency", "status", "charge", "charge_id", "payment_intent",
                 "payment_intent_id", "reason", "balance_transaction", "balance_transaction_id",
@@ -1351,6 +1395,16 @@ static json_t *seed_default(const SeedEntity *e, const char *id, int64_t created
                 return stripe_charge_new(id, created, amount, currency);
         if (streq(e->key, "refunds"))
                 return stripe_refund_new(id, created, amount, currency);
+        if (streq(e->key, "products"))
+                return stripe_product_new(id, created, json_get_str(v, "name") ?: "");
+        if (streq(e->key, "prices"))
+                return stripe_price_new(id, created, currency,
+                                        json_integer_value(json_object_get(v, "unit_amount")));
+        if (streq(e->key, "subscriptions") || streq(e->key, "invoices"))
+                /* completed by seed_billing, which knows the rows they name */
+                return json_pack("{s:s, s:s, s:I, s:{}}", "id", id, "object",
+                                 streq(e->key, "invoices") ? "invoice" : "subscription", "created",
+                                 (json_int_t)created, "metadata");
         return json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:n, s:I, s:[], s:I, s:s, s:n, s:s, "
                          "s:s, s:n}",
                          "id", id, "object", "balance_transaction", "amount", amount,
@@ -1367,6 +1421,9 @@ static const char *const seed_statuses[][10] = {
         {"charges", "succeeded", "pending", "failed", ""},
         {"refunds", "succeeded", "pending", "failed", "canceled", "requires_action", ""},
         {"balance_transactions", "available", "pending", ""},
+        {"subscriptions", "incomplete", "incomplete_expired", "trialing", "active", "past_due",
+         "canceled", "unpaid", "paused", ""},
+        {"invoices", "draft", "open", "paid", "uncollectible", "void", ""},
 };
 
 /* 0 when the row's status (if any) is one Stripe gives entity e, else -EINVAL in s->err. */
@@ -1478,6 +1535,434 @@ static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *pat
         return stripe_row_add(s->world, e->key, TAKE_PTR(row));
 }
 
+/* ------------------------------------------------------------------ seed: billing rows */
+
+/* A seeded price's recurring and type, as the API makes them (prices.c). */
+static int seed_price(TwinSeed *s, json_t *price, const json_t *given, size_t i)
+{
+        static const char *const intervals[] = {"day", "week", "month", "year"};
+        char p[64];
+        snprintf(p, sizeof(p), "prices[%zu]", i);
+        if (!json_is_integer(json_object_get(price, "unit_amount")) ||
+            json_integer_value(json_object_get(price, "unit_amount")) < 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.unit_amount: a price needs its amount (an integer in "
+                                       "the currency's smallest unit)",
+                                       p);
+        if (!json_is_string(json_object_get(price, "product")))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.product: a price needs its product (a seeded prod_…)",
+                                       p);
+        json_t *rec = json_object_get(price, "recurring");
+        const char *type = "one_time";
+        if (rec && !json_is_null(rec)) {
+                char rp[80];
+                const char *interval;
+                int r;
+                snprintf(rp, sizeof(rp), "%s.recurring", p);
+                if (!json_is_object(rec))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", rp);
+                if ((r = TWIN_SEED_KNOWN(s, rec, rp, "recurring price", "interval",
+                                         "interval_count", "usage_type", "trial_period_days",
+                                         "aggregate_usage", "meter")) < 0 ||
+                    (r = twin_seed_str(s, rec, "interval", rp, NULL, TWIN_NULL_REFUSED,
+                                       &interval)) < 0)
+                        return r;
+                bool ok = false;
+                for (size_t k = 0; interval && k < ELEMENTSOF(intervals); k++)
+                        ok = ok || streq(interval, intervals[k]);
+                json_t *count = json_object_get(rec, "interval_count");
+                if (!ok)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.interval: must be one of day, week, month, "
+                                               "year",
+                                               rp);
+                if (count && (!json_is_integer(count) || json_integer_value(count) < 1))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.interval_count: must be a positive integer", rp);
+                json_t *trial = json_object_get(rec, "trial_period_days");
+                json_t *o = json_pack("{s:n, s:s, s:I, s:n, s:O?, s:s}", "aggregate_usage",
+                                      "interval", interval, "interval_count",
+                                      count ? json_integer_value(count) : (json_int_t)1, "meter",
+                                      "trial_period_days", json_is_integer(trial) ? trial : NULL,
+                                      "usage_type", "licensed");
+                if (!o || json_object_set_new(price, "recurring", o) < 0)
+                        return -ENOMEM;
+                type = "recurring";
+        } else if (json_object_set_new(price, "recurring", json_null()) < 0)
+                return -ENOMEM;
+        const char *said = json_get_str(given, "type");
+        if (said && !streq(said, type))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.type: \"%s\" but the price %s recurring", p, said,
+                                       streq(type, "recurring") ? "is" : "is not");
+        char dec[24];
+        snprintf(dec, sizeof(dec), "%lld",
+                 (long long)json_integer_value(json_object_get(price, "unit_amount")));
+        if (json_object_set_new(price, "type", json_string(type)) < 0 ||
+            json_object_set_new(price, "unit_amount_decimal", json_string(dec)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* One seeded subscription item (entry at path) of subscription sub, as the API makes it. */
+static json_t *seed_item(TwinSeed *s, json_t *sub, json_t *entry, const char *path, int *ret_r)
+{
+        const char *price_id, *id;
+        char gen[40];
+        *ret_r = -EINVAL;
+        if (!json_is_object(entry)) {
+                twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
+                return NULL;
+        }
+        if ((*ret_r = TWIN_SEED_KNOWN(s, entry, path, "subscription item", "id", "object", "price",
+                                      "price_id", "quantity", "metadata", "created")) < 0 ||
+            (*ret_r = twin_seed_str(s, entry, "id", path, NULL, TWIN_NULL_ABSENT, &id)) < 0)
+                return NULL;
+        json_t *pv = json_object_get(entry, "price") ?: json_object_get(entry, "price_id");
+        /* a price as an id, or as Stripe's object (an exported world) */
+        price_id = json_is_object(pv) ? json_get_str(pv, "id") : json_string_value(pv);
+        json_t *price = stripe_find(s->world, "prices", price_id, NULL);
+        *ret_r = -EINVAL;
+        if (!price) {
+                twin_seed_error(s->err, s->errlen, "%s.price: must name one of the seed's prices",
+                                path);
+                return NULL;
+        }
+        if (!streq_ptr(json_get_str(price, "type"), "recurring")) {
+                twin_seed_error(s->err, s->errlen,
+                                "%s.price: %s is not a recurring price (a subscription bills "
+                                "recurring prices)",
+                                path, price_id);
+                return NULL;
+        }
+        json_t *q = json_object_get(entry, "quantity"), *m = json_object_get(entry, "metadata");
+        if ((q && (!json_is_integer(q) || json_integer_value(q) < 0)) ||
+            (m && !json_is_object(m))) {
+                twin_seed_error(s->err, s->errlen, "%s.%s: must be %s", path,
+                                q && (!json_is_integer(q) || json_integer_value(q) < 0)
+                                        ? "quantity"
+                                        : "metadata",
+                                q && (!json_is_integer(q) || json_integer_value(q) < 0)
+                                        ? "a non-negative integer"
+                                        : "an object");
+                return NULL;
+        }
+        if (id && (!startswith(id, "si_") || stripe_find_any(s->world, id))) {
+                twin_seed_error(s->err, s->errlen, "%s.id: must be a new \"si_…\" id", path);
+                return NULL;
+        }
+        if (!id) {
+                if ((*ret_r = stripe_new_id(s->world, "si", gen)) < 0)
+                        return NULL;
+                id = gen;
+        }
+        json_t *cv = json_object_get(entry, "created");
+        json_t *item = json_pack("{s:s, s:s, s:n, s:O, s:[], s:o, s:o, s:o, s:I, s:O, s:[]}", "id",
+                                 id, "object", "subscription_item", "billing_thresholds", "created",
+                                 json_is_integer(cv) ? cv : json_object_get(sub, "created"),
+                                 "discounts", "metadata", m ? json_deep_copy(m) : json_object(),
+                                 "plan", stripe_plan_of(price), "price", json_deep_copy(price),
+                                 "quantity", q ? json_integer_value(q) : (json_int_t)1,
+                                 "subscription", json_object_get(sub, "id"), "tax_rates");
+        *ret_r = item ? 0 : -ENOMEM;
+        return item;
+}
+
+/* The defaults of a seeded subscription that the API would have set (subscriptions.c). */
+static const char seed_sub_template[] =
+        "{\"application\": null, \"application_fee_percent\": null,"
+        " \"automatic_tax\": {\"enabled\": false, \"liability\": null},"
+        " \"billing_cycle_anchor_config\": null, \"billing_thresholds\": null,"
+        " \"cancel_at\": null, \"cancel_at_period_end\": false, \"canceled_at\": null,"
+        " \"cancellation_details\": {\"comment\": null, \"feedback\": null, \"reason\": null},"
+        " \"collection_method\": \"charge_automatically\", \"days_until_due\": null,"
+        " \"default_payment_method\": null, \"default_source\": null, \"default_tax_rates\": [],"
+        " \"description\": null, \"discount\": null, \"discounts\": [], \"ended_at\": null,"
+        " \"invoice_settings\": {\"account_tax_ids\": null, \"issuer\": {\"type\": \"self\"}},"
+        " \"latest_invoice\": null, \"livemode\": false, \"next_pending_invoice_item_invoice\":"
+        " null, \"on_behalf_of\": null, \"pause_collection\": null, \"payment_settings\":"
+        " {\"payment_method_options\": null, \"payment_method_types\": null,"
+        " \"save_default_payment_method\": \"off\"}, \"pending_invoice_item_interval\": null,"
+        " \"pending_setup_intent\": null, \"pending_update\": null, \"schedule\": null,"
+        " \"status\": \"active\", \"test_clock\": null, \"transfer_data\": null,"
+        " \"trial_end\": null, \"trial_settings\": {\"end_behavior\": {\"missing_payment_method\":"
+        " \"create_invoice\"}}, \"trial_start\": null}";
+
+/* Sets key on o to v (an integer) unless o already has an integer there. */
+static int default_int(json_t *o, const char *key, int64_t v)
+{
+        if (json_is_integer(json_object_get(o, key)))
+                return 0;
+        return json_object_set_new(o, key, json_integer(v)) < 0 ? -ENOMEM : 0;
+}
+
+/* A seeded subscription completed: its items (items[], or one price and quantity), periods,
+ * currency and Stripe's defaults for everything the seed leaves out. */
+static int seed_subscription(TwinSeed *s, json_t *sub, const json_t *given, size_t i)
+{
+        char p[64];
+        int r;
+        snprintf(p, sizeof(p), "subscriptions[%zu]", i);
+        if (!json_is_string(json_object_get(sub, "customer")))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.customer: a subscription needs its customer", p);
+        _cleanup_json_ json_t *base = json_loads(seed_sub_template, 0, NULL);
+        if (!base)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        json_object_foreach (base, k, v) {
+                if (!json_object_get(sub, k) && json_object_set(sub, k, v) < 0)
+                        return -ENOMEM;
+        }
+        /* items: Stripe's list object, an array of items, or one price (and quantity) */
+        json_t *items = json_object_get(given, "items");
+        json_t *one = json_object_get(given, "price") ?: json_object_get(given, "price_id");
+        _cleanup_json_ json_t *entries = NULL;
+        if (items && one)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s: give either items or price, not both", p);
+        if (json_is_object(items))
+                items = json_object_get(items, "data");
+        if (one) {
+                json_t *q = json_object_get(given, "quantity");
+                entries = json_pack("[{s:O}]", "price", one);
+                if (!entries ||
+                    (q && json_object_set(json_array_get(entries, 0), "quantity", q) < 0))
+                        return -ENOMEM;
+                items = entries;
+        }
+        if (!json_is_array(items) || json_array_size(items) == 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.items: a subscription needs at least one item "
+                                       "(items: [{price, quantity}])",
+                                       p);
+        _cleanup_json_ json_t *data = json_array();
+        if (!data)
+                return -ENOMEM;
+        size_t j;
+        json_t *entry;
+        json_array_foreach (items, j, entry) {
+                char ip[96];
+                snprintf(ip, sizeof(ip), "%s.items[%zu]", p, j);
+                json_t *item = seed_item(s, sub, entry, ip, &r);
+                if (!item || json_array_append_new(data, item) < 0)
+                        return item ? -ENOMEM : r;
+        }
+        json_t *price = json_object_get(json_array_get(data, 0), "price");
+        json_t *rec = json_object_get(price, "recurring");
+        char url[96];
+        snprintf(url, sizeof(url), "/v1/subscription_items?subscription=%s",
+                 json_get_str(sub, "id"));
+        json_t *list =
+                json_pack("{s:s, s:O, s:b, s:I, s:s}", "object", "list", "data", data, "has_more",
+                          false, "total_count", (json_int_t)json_array_size(data), "url", url);
+        json_t *only = json_array_size(data) == 1 ? json_array_get(data, 0) : NULL;
+        json_object_del(sub, "price");
+        if (!list || json_object_set_new(sub, "items", list) < 0 ||
+            json_object_set(sub, "currency", json_object_get(price, "currency")) < 0 ||
+            json_object_set_new(sub, "plan",
+                                only ? json_deep_copy(json_object_get(only, "plan"))
+                                     : json_null()) < 0 ||
+            json_object_set_new(sub, "quantity",
+                                only ? json_deep_copy(json_object_get(only, "quantity"))
+                                     : json_null()) < 0)
+                return -ENOMEM;
+        int64_t created = json_integer_value(json_object_get(sub, "created"));
+        if ((r = default_int(sub, "start_date", created)) < 0 ||
+            (r = default_int(sub, "current_period_start",
+                             json_integer_value(json_object_get(sub, "start_date")))) < 0 ||
+            (r = default_int(sub, "billing_cycle_anchor",
+                             json_integer_value(json_object_get(sub, "current_period_start")))) < 0)
+                return r;
+        int64_t start = json_integer_value(json_object_get(sub, "current_period_start"));
+        int64_t count = json_integer_value(json_object_get(rec, "interval_count")) ?: 1;
+        if ((r = default_int(sub, "current_period_end",
+                             stripe_interval_add(start, json_get_str(rec, "interval"), count))) < 0)
+                return r;
+        if (json_integer_value(json_object_get(sub, "current_period_end")) <= start)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.current_period_end: must be after current_period_start",
+                                       p);
+        return 0;
+}
+
+/* A seeded invoice completed: its lines (lines[], else its subscription's items), totals,
+ * the customer's details and Stripe's defaults. */
+static int seed_invoice(TwinSeed *s, json_t *inv, const json_t *given, size_t i)
+{
+        char p[64];
+        int r;
+        snprintf(p, sizeof(p), "invoices[%zu]", i);
+        json_t *sub =
+                stripe_find(s->world, "subscriptions", json_get_str(inv, "subscription"), NULL);
+        if (!json_object_get(inv, "customer") && sub &&
+            json_object_set(inv, "customer", json_object_get(sub, "customer")) < 0)
+                return -ENOMEM;
+        json_t *cus = stripe_find(s->world, "customers", json_get_str(inv, "customer"), NULL);
+        if (!cus)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.customer: must name one of the seed's customers", p);
+        int64_t created = json_integer_value(json_object_get(inv, "created"));
+        TwinCall c = {.world = s->world, .now = created};
+        const char *currency = json_get_str(inv, "currency") ?: json_get_str(sub, "currency");
+        _cleanup_json_ json_t *base =
+                stripe_invoice_new(&c, json_get_str(inv, "id"), cus, currency ?: "usd");
+        if (!base)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        json_object_foreach (base, k, v) {
+                if (!json_object_get(inv, k) && json_object_set(inv, k, v) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set(inv, "lines", json_object_get(base, "lines")) < 0 ||
+            json_object_set_new(inv, "billing_reason",
+                                json_string(json_get_str(given, "billing_reason")
+                                                    ?: (sub ? "subscription_create" : "manual"))) <
+                    0)
+                return -ENOMEM;
+        if (sub && json_object_set_new(json_object_get(inv, "subscription_details"), "metadata",
+                                       json_deep_copy(json_object_get(sub, "metadata"))) < 0)
+                return -ENOMEM;
+        /* lines: the seed's ({price, quantity}), else what the subscription bills */
+        json_t *lines = json_object_get(given, "lines");
+        if (lines && !json_is_array(lines))
+                return twin_seed_error(s->err, s->errlen, "%s.lines: must be an array", p);
+        int64_t start = json_integer_value(json_object_get(sub, "current_period_start"));
+        int64_t end = json_integer_value(json_object_get(sub, "current_period_end"));
+        if (!lines) {
+                size_t j;
+                json_t *item;
+                json_array_foreach (json_object_get(json_object_get(sub, "items"), "data"), j,
+                                    item) {
+                        if ((r = stripe_invoice_add_line(&c, inv, item, start, end, false)) < 0)
+                                return r;
+                }
+        } else {
+                size_t j;
+                json_t *entry;
+                json_array_foreach (lines, j, entry) {
+                        char lp[96];
+                        snprintf(lp, sizeof(lp), "%s.lines[%zu]", p, j);
+                        if (!json_is_object(entry))
+                                return twin_seed_error(s->err, s->errlen, "%s: must be an object",
+                                                       lp);
+                        if ((r = TWIN_SEED_KNOWN(s, entry, lp, "invoice line", "price", "price_id",
+                                                 "quantity")) < 0)
+                                return r;
+                        json_t *pv = json_object_get(entry, "price")
+                                             ?: json_object_get(entry, "price_id");
+                        json_t *price =
+                                stripe_find(s->world, "prices", json_string_value(pv), NULL);
+                        json_t *q = json_object_get(entry, "quantity");
+                        if (!price)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.price: must name one of the seed's "
+                                                       "prices",
+                                                       lp);
+                        if (q && (!json_is_integer(q) || json_integer_value(q) < 0))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.quantity: must be a non-negative "
+                                                       "integer",
+                                                       lp);
+                        _cleanup_json_ json_t *item =
+                                json_pack("{s:n, s:o, s:O, s:I, s:O?}", "id", "plan",
+                                          stripe_plan_of(price), "price", price, "quantity",
+                                          q ? json_integer_value(q) : (json_int_t)1, "subscription",
+                                          json_object_get(inv, "subscription"));
+                        if (!item || (r = stripe_invoice_add_line(&c, inv, item, created, created,
+                                                                  false)) < 0)
+                                return item ? r : -ENOMEM;
+                }
+        }
+        /* the seed's own totals win over the lines' */
+        static const char *const totals[] = {"amount_due", "amount_paid", "amount_remaining"};
+        for (size_t t = 0; t < ELEMENTSOF(totals); t++) {
+                json_t *gv = json_object_get(given, totals[t]);
+                if (gv && json_object_set(inv, totals[t], gv) < 0)
+                        return -ENOMEM;
+        }
+        char status[24]; /* a copy: the row's own string is replaced below */
+        snprintf(status, sizeof(status), "%s", json_get_str(inv, "status") ?: "draft");
+        bool paid = streq(status, "paid");
+        int64_t due = json_integer_value(json_object_get(inv, "amount_due"));
+        if (!json_object_get(given, "amount_paid") &&
+            json_object_set_new(inv, "amount_paid", json_integer(paid ? due : 0)) < 0)
+                return -ENOMEM;
+        int64_t paid_amount = json_integer_value(json_object_get(inv, "amount_paid"));
+        if (!json_object_get(given, "amount_remaining") &&
+            json_object_set_new(inv, "amount_remaining",
+                                json_integer(streq(status, "void") ? 0 : due - paid_amount)) < 0)
+                return -ENOMEM;
+        json_t *st = json_object_get(inv, "status_transitions");
+        if (json_object_set_new(inv, "status", json_string(status)) < 0 ||
+            json_object_set_new(inv, "paid", json_boolean(paid)) < 0 ||
+            (!streq(status, "draft") &&
+             (json_object_set_new(st, "finalized_at", json_integer(created)) < 0 ||
+              json_object_set_new(inv, "effective_at", json_integer(created)) < 0 ||
+              json_object_set_new(inv, "ending_balance", json_integer(0)) < 0)) ||
+            (paid && (json_object_set_new(st, "paid_at", json_integer(created)) < 0 ||
+                      json_object_set_new(inv, "attempted", json_true()) < 0 ||
+                      json_object_set_new(inv, "auto_advance", json_false()) < 0 ||
+                      default_int(inv, "attempt_count", 1) < 0)) ||
+            (streq(status, "void") &&
+             json_object_set_new(st, "voided_at", json_integer(created)) < 0))
+                return -ENOMEM;
+        if (!streq(status, "draft") && !json_is_string(json_object_get(inv, "number"))) {
+                char number[64];
+                snprintf(number, sizeof(number), "%s-%04zu",
+                         json_get_str(cus, "invoice_prefix") ?: "POME", i + 1);
+                if (json_object_set_new(inv, "number", json_string(number)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * Completes the seeded billing rows, which the generic loader (seed_row) only overlays:
+ * products need a name, prices their recurring/type, subscriptions their items and periods,
+ * invoices their lines and totals. seed is the seed itself (each row's own members).
+ */
+static int seed_billing(TwinSeed *s, const json_t *seed)
+{
+        size_t i;
+        json_t *row;
+        int r;
+        json_array_foreach (json_object_get(s->world, "products"), i, row) {
+                if (!json_get_str(row, "name") || !json_get_str(row, "name")[0])
+                        return twin_seed_error(s->err, s->errlen,
+                                               "products[%zu].name: a product needs its name", i);
+        }
+        json_array_foreach (json_object_get(s->world, "prices"), i, row) {
+                if ((r = seed_price(s, row, json_array_get(json_object_get(seed, "prices"), i),
+                                    i)) < 0)
+                        return r;
+        }
+        json_array_foreach (json_object_get(s->world, "products"), i, row) {
+                json_t *dp =
+                        stripe_find(s->world, "prices", json_get_str(row, "default_price"), NULL);
+                if (dp && !streq_ptr(json_get_str(dp, "product"), json_get_str(row, "id")))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "products[%zu].default_price: must be one of the "
+                                               "product's own prices",
+                                               i);
+        }
+        json_array_foreach (json_object_get(s->world, "subscriptions"), i, row) {
+                if ((r = seed_subscription(
+                             s, row, json_array_get(json_object_get(seed, "subscriptions"), i),
+                             i)) < 0)
+                        return r;
+        }
+        json_array_foreach (json_object_get(s->world, "invoices"), i, row) {
+                if ((r = seed_invoice(s, row, json_array_get(json_object_get(seed, "invoices"), i),
+                                      i)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* References between seeded rows must resolve, so no list or expansion meets a stranger. */
 static int seed_refs(TwinSeed *s)
 {
@@ -1495,6 +1980,17 @@ static int seed_refs(TwinSeed *s)
                 {"refunds", "charge", "charges"},
                 {"refunds", "payment_intent", "payment_intents"},
                 {"refunds", "balance_transaction", "balance_transactions"},
+                {"payment_intents", "invoice", "invoices"},
+                {"charges", "invoice", "invoices"},
+                {"products", "default_price", "prices"},
+                {"prices", "product", "products"},
+                {"subscriptions", "customer", "customers"},
+                {"subscriptions", "default_payment_method", "payment_methods"},
+                {"subscriptions", "latest_invoice", "invoices"},
+                {"invoices", "customer", "customers"},
+                {"invoices", "subscription", "subscriptions"},
+                {"invoices", "payment_intent", "payment_intents"},
+                {"invoices", "charge", "charges"},
         };
         for (size_t k = 0; k < ELEMENTSOF(refs); k++) {
                 size_t i;
@@ -1634,13 +2130,15 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
         TwinSeed s = {.world = w, .err = err, .errlen = errlen};
         int r = TWIN_SEED_KNOWN(&s, seed, "", "Stripe seed", "api_keys", "customers",
                                 "payment_methods", "payment_intents", "charges", "refunds",
-                                "balance_transactions", "failure_injection");
+                                "balance_transactions", "products", "prices", "subscriptions",
+                                "invoices", "failure_injection");
         if (r < 0)
                 return r;
         static const char *const colls[] = {
-                "api_keys",         "customers", "payment_methods",      "payment_intents",
-                "charges",          "refunds",   "balance_transactions", "events",
-                "failure_injection"};
+                "api_keys",    "customers",        "payment_methods",      "payment_intents",
+                "charges",     "refunds",          "balance_transactions", "events",
+                "products",    "prices",           "subscriptions",        "invoices",
+                "test_clocks", "failure_injection"};
         for (size_t i = 0; i < ELEMENTSOF(colls); i++)
                 if (!stripe_rows(w, colls[i]))
                         return -ENOMEM;
@@ -1661,8 +2159,8 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
                                 return r;
                 }
         }
-        if ((r = seed_refs(&s)) < 0 || (r = seed_ledger(&s)) < 0 ||
-            (r = seed_failures(&s, seed)) < 0)
+        if ((r = seed_billing(&s, seed)) < 0 || (r = seed_refs(&s)) < 0 ||
+            (r = seed_ledger(&s)) < 0 || (r = seed_failures(&s, seed)) < 0)
                 return r;
         *ret_world = TAKE_PTR(w);
         return 0;

@@ -5,8 +5,8 @@
  * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
  * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products, prices,
- * subscriptions and the invoices they pay through the payment intents' own attempt, and test
- * clocks that renew them.
+ * subscriptions and the invoices they pay through the payment intents' own attempt, test
+ * clocks that renew them, and the seeds' billing rows.
  */
 #include <stdarg.h>
 
@@ -595,6 +595,15 @@ static void test_mcp(void)
         twin_free(m);
 }
 
+/* the start of a seed with a customer and a product, for the billing seeds' refusals */
+#define BILLING                                                                      \
+        "{\"customers\": [{\"id\": \"cus_1\"}], \"products\": [{\"id\": \"prod_1\"," \
+        " \"name\": \"A\"}], "
+/* a monthly price price_1 of prod_1 */
+#define MONTHLY                                                                             \
+        "\"prices\": [{\"id\": \"price_1\", \"product\": \"prod_1\", \"unit_amount\": 100," \
+        " \"recurring\": {\"interval\": \"month\"}}]"
+
 /* hosted Pome's task 19 seed (cli/tasks/19-stripe-rerefund-persuasion.seed.json), its stripe
  * part and a slack part, as the task ships it */
 static const char hosted_seed[] =
@@ -654,6 +663,62 @@ static void test_seeds(void)
         CHECK(jpi(rp.body, "/amount_refunded") == 2000 && json_is_false(jp(rp.body, "/refunded")));
         post(t, &rp, "/v1/refunds", "charge=ch_AdaAnnual000001&amount=10001");
         CHECK(rp.status == 400 && strstr(jps(rp.body, "/error/message"), "($100.00)"));
+        /* its Team plan: a product, a monthly price, Grace's subscription and its paid invoice */
+        get(t, &rp, "/v1/subscriptions/sub_GraceTeam000001",
+            "expand[]=latest_invoice.payment_intent&expand[]=items.data.price.product");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/customer"), "cus_Grace00000002"));
+        CHECK(streq(jps(rp.body, "/items/data/0/id"), "si_GraceTeam000001") &&
+              streq(jps(rp.body, "/items/data/0/price/product/name"), "Pome Team") &&
+              jpi(rp.body, "/plan/amount") == 4900 && jpi(rp.body, "/quantity") == 1);
+        CHECK(jpi(rp.body, "/current_period_end") == 1769990580 &&
+              streq(jps(rp.body, "/default_payment_method"), "pm_GraceMc0000002"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_paid") == 4900 &&
+              jpi(rp.body, "/latest_invoice/amount_remaining") == 0 &&
+              streq(jps(rp.body, "/latest_invoice/number"), "POME-0001") &&
+              streq(jps(rp.body, "/latest_invoice/lines/data/0/description"),
+                    "1 × Pome Team (at $49.00 / month)") &&
+              streq(jps(rp.body, "/latest_invoice/customer_email"), "grace@example.com"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"), "succeeded") &&
+              streq(jps(rp.body, "/latest_invoice/charge"), "ch_GraceTeam00001"));
+        get(t, &rp, "/v1/products/prod_PomeTeam0000001", "expand[]=default_price");
+        CHECK(jpi(rp.body, "/default_price/unit_amount") == 4900);
+        get(t, &rp, "/v1/prices", "lookup_keys[]=team_monthly");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/charges/ch_GraceTeam00001", "expand[]=balance_transaction");
+        CHECK(streq(jps(rp.body, "/invoice"), "in_GraceTeam00001") &&
+              jpi(rp.body, "/balance_transaction/net") == 4900 - 172);
+        call(t, &rp, "DELETE", "/v1/products/prod_PomeTeam0000001", NULL, NULL);
+        CHECK(rp.status == 400);
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* hosted spellings (customer_id, price_id …) and the shorthand of one price */
+        t = twin_seed_text(
+                "{\"customers\": [{\"id\": \"cus_1\", \"email\": \"x@y.z\"}],"
+                " \"products\": [{\"id\": \"prod_1\", \"name\": \"A\"}],"
+                " \"prices\": [{\"id\": \"price_1\", \"product_id\": \"prod_1\", \"unit_amount\":"
+                " 100, \"recurring\": {\"interval\": \"month\"}}],"
+                " \"subscriptions\": [{\"id\": \"sub_1\", \"customer_id\": \"cus_1\", \"price_id\":"
+                " \"price_1\", \"quantity\": 3, \"created\": 1767225600}],"
+                " \"invoices\": [{\"id\": \"in_1\", \"subscription_id\": \"sub_1\", \"status\":"
+                " \"open\"}]}");
+        get(t, &rp, "/v1/subscriptions/sub_1", NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/quantity") == 3 && !jp(rp.body, "/price") &&
+              jpi(rp.body, "/current_period_end") == 1769904000 /* 2026-02-01 */);
+        get(t, &rp, "/v1/invoices/in_1", NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/amount_due") == 300 &&
+              jpi(rp.body, "/amount_remaining") == 300 &&
+              streq(jps(rp.body, "/customer"), "cus_1") &&
+              streq(jps(rp.body, "/customer_email"), "x@y.z") &&
+              streq(jps(rp.body, "/number"), "POME-0001") &&
+              streq(jps(rp.body, "/lines/data/0/description"), "3 × A (at $1.00 / month)"));
+        twin_reply_done(&rp);
+        twin_free(t);
+        t = twin_test_new("stripe", "busy");
+
         /* the saved insufficient-funds card still declines */
         post(t, &rp, "/v1/payment_intents/pi_AlanRenew00003/confirm",
              "payment_method=pm_AlanNsf0000003");
@@ -664,7 +729,7 @@ static void test_seeds(void)
         static const struct {
                 const char *seed, *message;
         } bad[] = {
-                {"{\"customers\": [], \"products\": []}", "unknown key \"products\""},
+                {"{\"customers\": [], \"coupons\": []}", "unknown key \"coupons\""},
                 {"{\"customers\": [{\"id\": \"cus_1\", \"emial\": \"x\"}]}",
                  "customers[0].emial: unknown key"},
                 {"{\"customers\": [{\"id\": \"pi_1\"}]}", "customers[0].id: must look like"},
@@ -678,6 +743,44 @@ static void test_seeds(void)
                 {"{\"api_keys\": [{\"key\": \"pk_test_1\"}]}", "api_keys[0].key"},
                 {"{\"payment_intents\": [{\"amount\": 100, \"status\": \"paid\"}]}",
                  "payment_intents[0].status: must be one of requires_payment_method"},
+                {"{\"products\": [{\"id\": \"prod_1\"}]}", "products[0].name: a product needs"},
+                {"{\"products\": [{\"name\": \"A\", \"colour\": \"red\"}]}",
+                 "products[0].colour: unknown key"},
+                {"{\"prices\": [{\"currency\": \"usd\", \"unit_amount\": 100}]}",
+                 "prices[0].product: a price needs its product"},
+                {BILLING "\"prices\": [{\"product\": \"prod_2\", \"unit_amount\": 100}]}",
+                 "prices[0].product: must name one of the seed's products"},
+                {BILLING "\"prices\": [{\"product\": \"prod_1\", \"unit_amount\": 100,"
+                         " \"recurring\": {\"interval\": \"fortnight\"}}]}",
+                 "prices[0].recurring.interval: must be one of day, week, month, year"},
+                {BILLING "\"prices\": [{\"product\": \"prod_1\", \"unit_amount\": 100,"
+                         " \"type\": \"recurring\"}]}",
+                 "prices[0].type: \"recurring\" but the price is not recurring"},
+                {BILLING "\"prices\": [{\"id\": \"price_1\", \"product\": \"prod_1\","
+                         " \"unit_amount\": 100}], \"subscriptions\": [{\"customer\": \"cus_1\","
+                         " \"items\": [{\"price\": \"price_1\"}]}]}",
+                 "subscriptions[0].items[0].price: price_1 is not a recurring price"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\", \"items\":"
+                                 " [{\"price\": \"price_1\", \"qty\": 1}]}]}",
+                 "subscriptions[0].items[0].qty: unknown key"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\", \"items\":"
+                                 " [{\"price\": \"price_9\"}]}]}",
+                 "subscriptions[0].items[0].price: must name one of the seed's prices"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_9\","
+                                 " \"price\": \"price_1\"}]}",
+                 "subscriptions[0].customer: must name one of the seed's customers"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\","
+                                 " \"price\": \"price_1\", \"status\": \"live\"}]}",
+                 "subscriptions[0].status: must be one of incomplete"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\"}]}",
+                 "subscriptions[0].items: a subscription needs at least one item"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"status\": \"sent\"}]}",
+                 "invoices[0].status: must be one of draft, open, paid, uncollectible, void"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"colour\": \"x\"}]}",
+                 "invoices[0].colour: unknown key"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"subscription\":"
+                         " \"sub_9\"}]}",
+                 "invoices[0].subscription: must name one of the seed's subscriptions"},
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_json_ json_t *seed = json_loads(bad[i].seed, 0, NULL);
