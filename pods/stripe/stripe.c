@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Stripe twin (kind "stripe"): Stripe's REST API under /v1 (https://docs.stripe.com/api)
- * for customers, payment methods, payment intents, charges, refunds, the balance and
- * events, with form bodies in Stripe's bracket convention, JSON replies, Stripe's error
- * envelope {error:{type, code?, message, param?, doc_url?}}, Idempotency-Key replays and
- * the failure injection a task seed asks for. This file holds the world, the seed, the
- * shared helpers, the request pipeline every action goes through (stripe_serve) and the
- * handler table; the resources live in one file per family (stripe.h).
+ * for customers, payment methods, payment intents, charges, refunds, the balance, events,
+ * and billing (products, prices, subscriptions, invoices, test clocks), with form bodies in
+ * Stripe's bracket convention (nested parameters checked as the top level is), JSON
+ * replies, Stripe's error envelope {error:{type, code?, message, param?, doc_url?}},
+ * Idempotency-Key replays and the failure injection a task seed asks for. This file holds
+ * the world, the seed, the shared helpers, the request pipeline every action goes through
+ * (stripe_serve) and the handler table; the resources live in one file per family
+ * (stripe.h).
  *
  * The world is the normalised seed, every row stored in the shape Stripe returns it:
  *   customers[], payment_methods[], payment_intents[], charges[], refunds[],
- *   balance_transactions[], events[]  rows in creation order (lists answer newest first)
+ *   balance_transactions[], events[], products[], prices[], subscriptions[] (their items
+ *   inside, as Stripe embeds them), invoices[] (their lines inside), test_clocks[]
+ *                       rows in creation order (lists answer newest first)
  *   api_keys[]          the seed's keys, kept verbatim (redacted in /_pome/state); the front
  *                       authenticates minted sk_test_pome_… keys, not these
  *   failure_injection[] {method, path, attempt, status, body}: the attempt-th call of
