@@ -404,7 +404,7 @@ int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const
                         bool required, int64_t *ret)
 {
         int64_t x;
-        int r = twin_arg_int(obj, key, 0, INT64_C(99999999999), &x);
+        int r = twin_arg_int(obj, key, 0, STRIPE_MAX_AMOUNT, &x);
         if (r == -ENOENT && !required)
                 return 1;
         if (r == -ENOENT) {
@@ -1754,6 +1754,12 @@ static int seed_subscription(TwinSeed *s, json_t *sub, const json_t *given, size
                 if (!item || json_array_append_new(data, item) < 0)
                         return item ? -ENOMEM : r;
         }
+        int64_t total;
+        if (stripe_items_total(data, &total) < 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.items: they add up to more than %lld (the largest "
+                                       "amount the twin takes)",
+                                       p, (long long)STRIPE_MAX_AMOUNT);
         json_t *price = json_object_get(json_array_get(data, 0), "price");
         json_t *rec = json_object_get(price, "recurring");
         char url[96];
@@ -1876,9 +1882,22 @@ static int seed_invoice(TwinSeed *s, json_t *inv, const json_t *given, size_t i)
                                           stripe_plan_of(price), "price", price, "quantity",
                                           q ? json_integer_value(q) : (json_int_t)1, "subscription",
                                           json_object_get(inv, "subscription"));
-                        if (!item || (r = stripe_invoice_add_line(&c, inv, item, created, created,
-                                                                  false)) < 0)
-                                return item ? r : -ENOMEM;
+                        int64_t amount, sum;
+                        _cleanup_json_ json_t *one = item ? json_pack("[O]", item) : NULL;
+                        if (!one)
+                                return -ENOMEM;
+                        if (stripe_items_total(one, &amount) < 0 ||
+                            __builtin_add_overflow(
+                                    amount, json_integer_value(json_object_get(inv, "amount_due")),
+                                    &sum) ||
+                            sum > STRIPE_MAX_AMOUNT)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s: the lines add up to more than %lld "
+                                                       "(the largest amount the twin takes)",
+                                                       lp, (long long)STRIPE_MAX_AMOUNT);
+                        if ((r = stripe_invoice_add_line(&c, inv, item, created, created, false)) <
+                            0)
+                                return r;
                 }
         }
         /* the seed's own totals win over the lines' */

@@ -11,6 +11,9 @@
 
 #include "pods/twin/kind.h"
 
+/* The largest amount the twin takes, in the currency's smallest unit (stripe_arg_amount's). */
+#define STRIPE_MAX_AMOUNT INT64_C(99999999999)
+
 /* ----- world (stripe.c) */
 json_t *stripe_rows(json_t *w, const char *collection);
 json_t *stripe_find(json_t *w, const char *collection, const char *id, size_t *ret_idx);
@@ -95,6 +98,7 @@ int64_t stripe_subscription_due(const json_t *sub);
 int64_t stripe_subscription_two_periods(const json_t *sub, int64_t t);
 int stripe_subscription_renew(TwinCall *c, json_t *sub);
 int stripe_subscriptions_end_for(TwinCall *c, const char *customer);
+int stripe_items_total(const json_t *data, int64_t *ret);
 
 /* ----- test clocks (test_clocks.c) */
 int64_t stripe_clock_time(TwinCall *c, const char *clock_id);

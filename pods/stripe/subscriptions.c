@@ -269,6 +269,10 @@ static int apply_items(TwinCall *c, TwinReply *rp, json_t *data, const char *cur
                 return !update || items ? stripe_invalid(rp, "parameter_missing", "items",
                                                          "Missing required param: items.")
                                         : 1;
+        /* before any work: each entry is checked against the others */
+        if (json_array_size(items) > 20)
+                return stripe_invalid(rp, NULL, "items",
+                                      "A subscription can have at most 20 items.");
         json_array_foreach (items, i, entry) {
                 json_t *price;
                 int64_t quantity;
@@ -349,6 +353,13 @@ static int apply_items(TwinCall *c, TwinReply *rp, json_t *data, const char *cur
         if (json_array_size(data) > 20)
                 return stripe_invalid(rp, NULL, "items",
                                       "A subscription can have at most 20 items.");
+        int64_t total;
+        if (stripe_items_total(data, &total) < 0)
+                return stripe_invalid(rp, "amount_too_large", "items",
+                                      "The subscription's items add up to more than the largest "
+                                      "amount Stripe bills (%lld in the currency's smallest "
+                                      "unit).",
+                                      (long long)STRIPE_MAX_AMOUNT);
         return 1;
 }
 
@@ -432,17 +443,34 @@ static const char *payment_method_of(TwinCall *c, const json_t *sub)
         return json_get_str(json_object_get(cus, "invoice_settings"), "default_payment_method");
 }
 
-/* The sum of sub's items, each price's unit_amount × quantity (smallest currency unit). */
-static int64_t amount_of(const json_t *sub)
+/*
+ * The sum of the subscription items data (an array), each price's unit_amount × quantity, in
+ * the smallest currency unit, into *ret: 0, or -ERANGE when it is more than
+ * STRIPE_MAX_AMOUNT (the largest amount the twin takes anywhere; no overflow on the way).
+ */
+int stripe_items_total(const json_t *data, int64_t *ret)
 {
         int64_t sum = 0;
         size_t i;
         json_t *item;
-        json_array_foreach (json_object_get(json_object_get(sub, "items"), "data"), i, item) {
-                sum += json_integer_value(
-                               json_object_get(json_object_get(item, "price"), "unit_amount")) *
-                       json_integer_value(json_object_get(item, "quantity"));
+        json_array_foreach ((json_t *)data, i, item) {
+                int64_t line;
+                if (__builtin_mul_overflow(json_integer_value(json_object_get(
+                                                   json_object_get(item, "price"), "unit_amount")),
+                                           json_integer_value(json_object_get(item, "quantity")),
+                                           &line) ||
+                    __builtin_add_overflow(sum, line, &sum) || sum > STRIPE_MAX_AMOUNT)
+                        return -ERANGE;
         }
+        *ret = sum;
+        return 0;
+}
+
+/* The sum of sub's items (checked by apply_items: stripe_items_total cannot fail here). */
+static int64_t amount_of(const json_t *sub)
+{
+        int64_t sum = 0;
+        (void)stripe_items_total(json_object_get(json_object_get(sub, "items"), "data"), &sum);
         return sum;
 }
 

@@ -774,6 +774,9 @@ static void test_seeds(void)
                  "subscriptions[0].status: must be one of incomplete"},
                 {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\"}]}",
                  "subscriptions[0].items: a subscription needs at least one item"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\","
+                                 " \"price\": \"price_1\", \"quantity\": 9000000000000000}]}",
+                 "subscriptions[0].items: they add up to more than 99999999999"},
                 {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"status\": \"sent\"}]}",
                  "invoices[0].status: must be one of draft, open, paid, uncollectible, void"},
                 {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"colour\": \"x\"}]}",
@@ -1497,10 +1500,10 @@ static void test_subscription_refusals(void)
         customer_with(t, "pm_card_mastercard", other);
         const char *other_pm =
                 jps(twin_world(t), "/customers/1/invoice_settings/default_payment_method");
-        char forms[16][256];
+        char forms[20][256];
         size_t nf = 0;
-        int statuses[16];
-        const char *params[16];
+        int statuses[20];
+        const char *params[20];
 #define BAD(status, param, ...)                                      \
         do {                                                         \
                 snprintf(forms[nf], sizeof(forms[nf]), __VA_ARGS__); \
@@ -1528,6 +1531,8 @@ static void test_subscription_refusals(void)
             "customer=%s&items[0][price]=%s&payment_settings[save]=on", cus, price);
         BAD(400, "collection_method",
             "customer=%s&items[0][price]=%s&collection_method=send_invoice", cus, price);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[0][quantity]=999999999", cus,
+            price);
 #undef BAD
         _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
         for (size_t i = 0; i < nf; i++) {
