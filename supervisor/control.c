@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "supervisor/control.h"
 
+#include <fcntl.h>
 #include <strings.h>
 #include <time.h>
 
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
 #include "pods/front/front.h"
@@ -431,15 +433,20 @@ static void handle_events(Call *c, const char *id)
                 fail(c, 500, "internal_error", NULL, "%s", why);
 }
 
+#define SUMMARY_MAX (16u << 20) /* bytes of a summary.md served */
+
 /*
- * GET /v1/sandboxes/{id}/verdict and /state?twin=T: a file the run left (verdict.json,
- * <twin>.final.json), for as long as the run is kept.
+ * GET /v1/sandboxes/{id}/verdict, /summary and /state?twin=T: a file the run left
+ * (verdict.json, summary.md as text/markdown, <twin>.final.json), for as long as the run is
+ * kept.
  */
 static void handle_run_file(Call *c, const char *id, const char *what)
 {
         char name[64];
         if (streq(what, "verdict"))
                 snprintf(name, sizeof(name), "verdict.json");
+        else if (streq(what, "summary"))
+                snprintf(name, sizeof(name), "summary.md");
         else {
                 _cleanup_free_ char *twin = NULL;
                 if (!query_param(c, "twin", &twin)) {
@@ -467,6 +474,21 @@ static void handle_run_file(Call *c, const char *id, const char *what)
         if (manager_run_file(c->control->manager, c->team, id, name, &path, &se) < 0) {
                 reply_error(c, &se);
                 sandbox_error_done(&se);
+                return;
+        }
+        if (streq(what, "summary")) {
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+                int r = read_file_at(AT_FDCWD, path, SUMMARY_MAX, &text, &len);
+                if (r < 0) {
+                        fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name,
+                             strerror(-r));
+                        return;
+                }
+                _cleanup_json_ json_t *h =
+                        json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
+                                  "text/markdown; charset=utf-8");
+                (void)http_reply(c->rq, 200, h, text, len);
                 return;
         }
         json_error_t je;
@@ -668,7 +690,7 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        /* /{id}, /{id}/finalize, /{id}/events, /{id}/verdict, /{id}/state */
+        /* /{id}, /{id}/finalize, /{id}/events, /{id}/verdict, /{id}/summary, /{id}/state */
         char id[64];
         const char *p = rest + 1, *e = strchrnul(p, '/');
         if ((size_t)(e - p) >= sizeof(id) || e == p) {
@@ -689,7 +711,8 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/state")) {
+        if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/summary") ||
+            streq(e, "/state")) {
                 if (!streq(method, "GET"))
                         method_not_allowed(c, "GET");
                 else if (streq(e, "/events"))

@@ -773,6 +773,34 @@ static void grade(Sandbox *s)
                  strempty(state), strempty(s->task), len, (t1 - t0) / USEC_PER_MSEC);
 }
 
+/*
+ * summary.md: the run in words (grade_summary_run_dir: the task, every call, each criterion
+ * with its evidence), written after the verdict it reads; a run without a task gets one too.
+ * A failure is logged and leaves the run without it.
+ */
+static void summarize(Sandbox *s)
+{
+        RunDirs *runs = s->env->runs;
+        if (!runs || !rundir_exists(runs, s->id))
+                return;
+        _cleanup_free_ char *dir = rundir_path(runs, s->id, NULL), *md = NULL;
+        GradeError ge = {};
+        size_t len = 0;
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        int r = dir ? grade_summary_run_dir(dir, &md, &len, &ge) : -ENOMEM;
+        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+        if (r >= 0 && (r = rundir_write(runs, s->id, "summary.md", md, len, true)) < 0)
+                snprintf(ge.message, sizeof(ge.message), "cannot write summary.md: %s",
+                         strerror(-r));
+        if (r < 0) {
+                log_warning("%s: no summary.md: %s", s->id,
+                            *ge.message ? ge.message : strerror(-r));
+                return;
+        }
+        log_info("%s: summary.md written (%zu bytes, %" PRIu64 " ms)", s->id, len,
+                 (t1 - t0) / USEC_PER_MSEC);
+}
+
 typedef struct Finalize {
         Sandbox *sandbox;
         unsigned pending;
@@ -792,6 +820,7 @@ static void finalize_finish(Finalize *f)
          * something else ended it meanwhile — then it is not graded: it did not finish. */
         if (sandbox_state_is_open(s->state)) {
                 grade(s);
+                summarize(s);
                 sandbox_end(s, SANDBOX_DONE, "finalized", false, f->done, f->userdata);
         } else
                 sandbox_end(s, s->state, s->reason, false, f->done, f->userdata);

@@ -228,7 +228,8 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
  * runs/<sid>/<twin>.final.json; then, when the sandbox has a task, the run is graded
  * (grade_run_dir, the code `pome eval` runs) into runs/<sid>/verdict.json and its summary
  * kept in s->verdict — or, when grading fails, the reason in s->verdict_error (logged; the
- * run is finalized all the same); then the sandbox is done (finalized) and torn down; done
+ * run is finalized all the same); then runs/<sid>/summary.md (grade_summary_run_dir, with or
+ * without a task); then the sandbox is done (finalized) and torn down; done
  * runs when the teardown is complete. Grading runs on the event loop: its cost is parsing
  * the run's tapes and worlds (DESIGN.md "Grading at finalize").
  * task_markdown (task_len bytes; NULL = keep the sandbox's task, if any) sets or replaces
