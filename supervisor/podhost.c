@@ -33,6 +33,7 @@ struct PodHost {
         char *runtime_dir;
         bool own_runtime_dir; /* ours to remove at exit (not configured, not systemd's) */
         char missing[256];
+        char pod_user[64]; /* "" when pods keep pomed's uid (not root) */
 };
 
 static void add_missing(PodHost *h, const char *layer)
@@ -362,9 +363,23 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
         gid_t gid = getegid();
         bool root = uid == 0;
         if (root) {
-                struct passwd *pw = getpwnam(cfg->pod_user);
+                /* Unset: the package's own system user (sysusers.d/pome.conf), so pods share
+                 * a uid with no other service; nobody only where it was never installed. */
+                const char *user = cfg->pod_user ? cfg->pod_user : PODHOST_DEFAULT_USER;
+                struct passwd *pw = getpwnam(user);
+                if (!pw && !cfg->pod_user) {
+                        user = "nobody";
+                        pw = getpwnam(user);
+                        if (pw) {
+                                log_warning("pod user " PODHOST_DEFAULT_USER " does not exist: "
+                                            "pods run as nobody, a uid other services share. "
+                                            "Fix: systemd-sysusers (the package's "
+                                            "sysusers.d/pome.conf creates it), or set pod_user");
+                                add_missing(h, "a pod user of its own (pods run as nobody)");
+                        }
+                }
                 if (!pw) {
-                        snprintf(err, errlen, "pod_user '%s' does not exist", cfg->pod_user);
+                        snprintf(err, errlen, "pod_user '%s' does not exist", user);
                         r = -ENOENT;
                         goto fail;
                 }
@@ -375,7 +390,8 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 }
                 uid = pw->pw_uid;
                 gid = pw->pw_gid;
-                r = check_install(images, cfg->pod_user, uid, gid, err, errlen);
+                snprintf(h->pod_user, sizeof(h->pod_user), "%s", user);
+                r = check_install(images, user, uid, gid, err, errlen);
                 if (r < 0)
                         goto fail;
         } else
@@ -409,7 +425,10 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 .max_pending = cfg->max_pending_calls,
         };
         if (h->missing[0])
-                log_warning("isolation layers missing: %s", h->missing);
+                log_struct(LOG_WARNING,
+                           &(LogFields){.message_id = LOG_MESSAGE_LAYERS_MISSING,
+                                        .reason = h->missing},
+                           "isolation layers missing: %s", h->missing);
         *ret = h;
         return 0;
 fail:
@@ -441,6 +460,16 @@ const PodEnv *podhost_env(PodHost *h)
 const char *podhost_missing_layers(const PodHost *h)
 {
         return h->missing;
+}
+
+const char *podhost_pod_user(const PodHost *h)
+{
+        return h->pod_user;
+}
+
+const CgSetup *podhost_cgroups(const PodHost *h)
+{
+        return h->cgroups;
 }
 
 /* ---- the trial pod ---- */

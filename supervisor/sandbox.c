@@ -237,7 +237,12 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 s->lifetime_timer = sd_event_source_disable_unref(s->lifetime_timer);
                 s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
                 s->start_timer = sd_event_source_disable_unref(s->start_timer);
-                log_info("%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
+                log_struct(LOG_INFO,
+                           &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_ENDED,
+                                        .sandbox_id = s->id,
+                                        .team = s->team->id,
+                                        .reason = reason},
+                           "%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
                 if (s->env->hooks.slot_released)
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
@@ -306,7 +311,11 @@ static void on_pod_ready(Pod *p _unused_, void *userdata)
         /* All-or-nothing: the last pod is up. */
         s->start_timer = sd_event_source_disable_unref(s->start_timer);
         s->state = SANDBOX_READY;
-        log_info("%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
+        log_struct(LOG_INFO,
+                   &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_READY,
+                                .sandbox_id = s->id,
+                                .team = s->team->id},
+                   "%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
         persist(s);
         hook_state_changed(s);
         SandboxCreatedFn cb = s->on_created;
@@ -329,9 +338,15 @@ static void on_pod_exited(Pod *p, const char *how, const char *detail, void *use
         t->exit_detail = strdup(strempty(detail));
         s->live_pods--;
         /* One line per pod death, whoever caused it. */
-        log_full_errno(streq(how, "killed") ? LOG_INFO : LOG_WARNING, 0,
-                       "%s: %s pod (pid %d) %s%s%s", s->id, t->kind->name, (int)pod_pid(p), how,
-                       detail && *detail ? ": " : "", strempty(detail));
+        log_struct(streq(how, "killed") ? LOG_INFO : LOG_WARNING,
+                   &(LogFields){.message_id = LOG_MESSAGE_POD_EXITED,
+                                .sandbox_id = s->id,
+                                .twin = t->kind->name,
+                                .team = s->team->id,
+                                .reason = how,
+                                .pod_pid = pod_pid(p)},
+                   "%s: %s pod (pid %d) %s%s%s", s->id, t->kind->name, (int)pod_pid(p), how,
+                   detail && *detail ? ": " : "", strempty(detail));
         if (s->state == SANDBOX_PROVISIONING) {
                 fail_start(s, "start_failed");
                 return;
@@ -427,8 +442,12 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         }
         persist(s);
         hook_state_changed(s);
-        log_info("%s: provisioning for team %s (%zu twin%s)", s->id, s->team->id, s->n_twins,
-                 s->n_twins == 1 ? "" : "s");
+        log_struct(LOG_INFO,
+                   &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_PROVISIONING,
+                                .sandbox_id = s->id,
+                                .team = s->team->id},
+                   "%s: provisioning for team %s (%zu twin%s)", s->id, s->team->id, s->n_twins,
+                   s->n_twins == 1 ? "" : "s");
 
         /* The lifetime clock fires at expires_at, the second every token carries as exp, so
          * a token never outlives its sandbox nor dies before it. Absolute, from clocks read
@@ -494,6 +513,11 @@ void sandbox_touch(Sandbox *s)
         s->calls++;
         if (s->state == SANDBOX_READY) {
                 s->state = SANDBOX_RUNNING;
+                log_struct(LOG_INFO,
+                           &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_RUNNING,
+                                        .sandbox_id = s->id,
+                                        .team = s->team->id},
+                           "%s: running (its first twin call)", s->id);
                 persist(s);
                 hook_state_changed(s);
         }
