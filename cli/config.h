@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where pome finds pomed and the team API key, with no configuration needed
- * for the embedded default (pomed and pome on one host, same state dir):
- *   state dir  $POME_STATE_DIR, else ./.pome if it is a directory, else /var/lib/pome
- *   API URL    --api-url, else $POME_API_URL, else control_url of
- *              <state dir>/pomed.json (written by a running pomed), else
+ * for the embedded default (pomed and pome on one host, same state dir) nor for a
+ * pomed under systemd, from any directory:
+ *   state dir  $POME_STATE_DIR, else ./.pome if it is a directory, else state_dir of
+ *              the pomed.json a pomed under systemd writes to its RuntimeDirectory=
+ *              ($XDG_RUNTIME_DIR/pome/ for a user unit, then /run/pome/), else
+ *              /var/lib/pome
+ *   API URL    --api-url, else $POME_API_URL, else control_url of that pomed.json or
+ *              of <state dir>/pomed.json (written by a running pomed), else
  *              http://127.0.0.1:7070
  *   API key    $POME_API_KEY, else the first line of <state dir>/api-key
- *              (pomed generates it on first start, mode 0600)
+ *              (pomed generates it on first start, mode 0600, or 0640 for the state
+ *              directory's group: the system unit's `pome` group)
  */
 #pragma once
 
 #define CONFIG_DEFAULT_API_URL   "http://127.0.0.1:7070"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/pome"
+#define CONFIG_SYSTEM_INFO       "/run/pome/pomed.json" /* the system unit's RuntimeDirectory= */
 
 typedef struct Config {
         char *api_url;        /* no trailing '/' */
