@@ -10,6 +10,9 @@ packages=(
         libmicrohttpd-dev libsystemd-dev libjansson-dev libcgroup-dev libseccomp-dev
         libcurl4-openssl-dev libssl-dev libsqlite3-dev libyaml-dev
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
+        # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
+        # promtool checks /metrics)
+        debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
@@ -21,7 +24,7 @@ if ((${#missing[@]})); then
                 echo "setup: missing Debian packages: ${missing[*]} (run as root to install them)" >&2
                 exit 1
         fi
-        echo "setup: installing ${missing[*]}"
+        echo "setup: installing ${#missing[@]} Debian packages (a minute or two on first use): ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
         apt-get update -qq
         apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
