@@ -379,6 +379,26 @@ static void handle_usage(Call *c)
         reply_json(c, 200, j);
 }
 
+/* GET /metrics: the deployment's metrics (every team's), for any team key: one pomed
+ * serves one operator, whose Prometheus scrapes with a key of its own. */
+static void handle_metrics(Call *c)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        int r = f ? manager_write_metrics(c->control->manager, f) : -ENOMEM;
+        if (f && fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot write the metrics: %s", strerror(-r));
+                return;
+        }
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
+                          "text/plain; version=0.0.4; charset=utf-8");
+        (void)http_reply(c->rq, 200, h, text, len);
+}
+
 static void method_not_allowed(Call *c, const char *allowed)
 {
         fail(c, 405, "validation_failed", json_pack("{s:s}", "allowed", allowed),
@@ -430,11 +450,11 @@ void control_handle(HttpRequest *rq, void *userdata)
         const char *rest = startswith(path, "/v1/sandboxes");
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
-        bool usage = streq(path, "/v1/usage");
-        if (!rest && !usage) {
+        bool usage = streq(path, "/v1/usage"), metrics = streq(path, "/metrics");
+        if (!rest && !usage && !metrics) {
                 fail(c, 404, "not_found", NULL,
                      "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
-                     "/v1/sessions and /v1/usage.",
+                     "/v1/sessions, /v1/usage and /metrics.",
                      method, path);
                 free(c);
                 return;
@@ -444,6 +464,14 @@ void control_handle(HttpRequest *rq, void *userdata)
                 fail(c, 401, "invalid_auth", NULL,
                      bearer(rq) ? "The API key is not valid for this deployment."
                                 : "Send a team API key: Authorization: Bearer pome_….");
+                free(c);
+                return;
+        }
+        if (metrics) {
+                if (streq(method, "GET"))
+                        handle_metrics(c);
+                else
+                        method_not_allowed(c, "GET");
                 free(c);
                 return;
         }

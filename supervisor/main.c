@@ -547,6 +547,7 @@ int main(int argc, char **argv)
         hcfg.address = cfg->gateway_address;
         hcfg.port = cfg->gateway_port;
         hcfg.refuse = gateway_refuse;
+        hcfg.replied = gateway_replied;
         r = httpd_new(e, &hcfg, gateway_handle, gw, &hg);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s:%u (twin gateway)", cfg->gateway_address,

@@ -243,6 +243,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                                         .team = s->team->id,
                                         .reason = reason},
                            "%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
+                metrics_sandbox_ended(s->env->metrics, s->team->id, sandbox_state_to_string(state));
                 if (s->env->hooks.slot_released)
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
@@ -300,9 +301,14 @@ static void fail_start(Sandbox *s, const char *reason)
                 sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
 }
 
-static void on_pod_ready(Pod *p _unused_, void *userdata)
+static void on_pod_ready(Pod *p, void *userdata)
 {
         Sandbox *s = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < s->n_twins; i++)
+                if (s->twins[i].pod == p)
+                        metrics_pod_ready(s->env->metrics, s->twins[i].kind->name,
+                                          now - s->twins[i].spawned_usec);
         if (s->state != SANDBOX_PROVISIONING)
                 return;
         for (size_t i = 0; i < s->n_twins; i++)
@@ -311,6 +317,7 @@ static void on_pod_ready(Pod *p _unused_, void *userdata)
         /* All-or-nothing: the last pod is up. */
         s->start_timer = sd_event_source_disable_unref(s->start_timer);
         s->state = SANDBOX_READY;
+        metrics_sandbox_ready(s->env->metrics, now - s->spawn_usec);
         log_struct(LOG_INFO,
                    &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_READY,
                                 .sandbox_id = s->id,
@@ -337,6 +344,7 @@ static void on_pod_exited(Pod *p, const char *how, const char *detail, void *use
         t->exit_how = strdup(how);
         t->exit_detail = strdup(strempty(detail));
         s->live_pods--;
+        metrics_pod_exited(s->env->metrics, t->kind->name, how);
         /* One line per pod death, whoever caused it. */
         log_struct(streq(how, "killed") ? LOG_INFO : LOG_WARNING,
                    &(LogFields){.message_id = LOG_MESSAGE_POD_EXITED,
@@ -434,6 +442,7 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         const SandboxEnv *env = s->env;
         s->on_created = cb;
         s->created_userdata = userdata;
+        s->spawn_usec = now_usec(CLOCK_MONOTONIC);
         int r = open_run(s, spec);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot open the tapes", s->id);
@@ -472,6 +481,7 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         static const PodCallbacks pcb = {.ready = on_pod_ready, .exited = on_pod_exited};
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
+                s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
                 r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i],
                               spec->seed_lens[i], &spec->images[i]->limits, &pcb, s,
                               &s->twins[i].pod, err, sizeof(err));
@@ -530,7 +540,10 @@ int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
 {
         if (!t->tape)
                 return -ESHUTDOWN; /* ended meanwhile: nothing more goes on its tapes */
+        uint64_t before = tape_bytes(t->tape);
         int r = row ? tape_append(t->tape, row) : -ENOMEM;
+        if (r >= 0)
+                metrics_tape_row(s->env->metrics, t->kind->name, tape_bytes(t->tape) - before);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
                 char reason[64];

@@ -191,6 +191,19 @@ in_root sh -c 'cd /tmp && pome sandbox create --twin github --twin slack --secre
 SID=$(in_root sh -c '. /tmp/s.env && echo $POME_SESSION_ID')
 pids=$(in_root curl -s -H "Authorization: Bearer $KEY" "http://127.0.0.1:7070/v1/sandboxes/$SID" | jq -r '.per_twin[].pod.pid')
 [[ $(wc -w <<<"$pids") == 2 ]] || fail "pod pids: $pids"
+read -r TOKEN URL < <(in_root sh -c '. /tmp/s.env && echo $POME_AUTH_TOKEN $POME_GITHUB_REST_URL')
+in_root curl -s -o /dev/null -H "Authorization: Bearer $TOKEN" "$URL/repos/acme/api/issues/1"
+in_root curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/metrics >"$WORK/metrics.txt"
+promtool check metrics <"$WORK/metrics.txt" >"$WORK/promtool.txt" 2>&1 || fail "promtool: $(cat "$WORK/promtool.txt")"
+sample() { awk -v k="$1" '$1 == k { print $2 }' "$WORK/metrics.txt"; }
+usage=$(in_root curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/v1/usage)
+assert_eq "$(sample 'pome_slots_used{team="local"}')" "$(jq .sessions_used <<<"$usage")" "metrics vs /v1/usage: used"
+assert_eq "$(sample 'pome_slots_used{team="local"}')" "$(prop bob SessionsUsed)" "metrics vs D-Bus: used"
+assert_eq "$(sample 'pome_slots_quota{team="local"}')" "$(jq .sessions_quota <<<"$usage")" "metrics vs /v1/usage: quota"
+assert_eq "$(sample 'pome_slots_quota{team="local"}')" "$(prop bob SessionsQuota)" "metrics vs D-Bus: quota"
+assert_eq "$(sample 'pome_sandboxes{team="local",state="running"}')" 1 "running sandboxes in /metrics"
+[[ $(sample 'pome_gateway_requests_total{twin="github",code="200"}') -ge 3 ]] || fail "gateway counter: $(grep gateway_requests "$WORK/metrics.txt")"
+pass "curl /metrics: promtool check metrics accepts it; slots $(sample 'pome_slots_used{team="local"}')/$(sample 'pome_slots_quota{team="local"}') = /v1/usage = D-Bus"
 in_root systemctl stop pomed
 for p in $pids; do
         ! in_root kill -0 "$p" 2>/dev/null || fail "pod $p outlived systemctl stop"
