@@ -461,10 +461,22 @@ static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
 
 static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
 {
-        static const char *const top_keys[] = {
-                "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
-                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
-                "cgroup_parent",  "limits",         "pod",        "teams",     NULL};
+        static const char *const top_keys[] = {"control_listen",
+                                               "gateway_listen",
+                                               "public_url",
+                                               "state_dir",
+                                               "runtime_dir",
+                                               "images_dir",
+                                               "policies_dir",
+                                               "pod_exec",
+                                               "pod_user",
+                                               "bus",
+                                               "cgroup_parent",
+                                               "limits",
+                                               "pod",
+                                               "teams",
+                                               "pod_uid_range",
+                                               NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -597,6 +609,25 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
         if (c->max_tape < 4096) {
                 snprintf(err, errlen, "limits.max_tape: must be at least 4K");
                 return -EINVAL;
+        }
+        json_t *range = json_object_get(j, "pod_uid_range");
+        if (range && !json_is_null(range)) {
+                const char *rs = json_string_value(range);
+                unsigned long long first = 0, last = 0;
+                int used = 0;
+                if (!rs || sscanf(rs, "%llu-%llu%n", &first, &last, &used) != 2 ||
+                    (size_t)used != strlen(rs) || first < 1000 || last < first ||
+                    last >= UINT32_MAX || last - first + 1 > CONFIG_POD_UID_RANGE_MAX ||
+                    (first <= 65534 && last >= 65534)) {
+                        snprintf(err, errlen,
+                                 "pod_uid_range: expected FIRST-LAST, uids no account uses "
+                                 "(from 1000, not 65534, at most %u of them), e.g. "
+                                 "2147000000-2147065535",
+                                 CONFIG_POD_UID_RANGE_MAX);
+                        return -EINVAL;
+                }
+                c->pod_uid_first = (uint32_t)first;
+                c->pod_uid_count = (uint32_t)(last - first + 1);
         }
         if (c->cgroup_parent && c->cgroup_parent[0] != '/') {
                 snprintf(err, errlen,

@@ -33,10 +33,12 @@ typedef struct Config {
         char *images_dir;  /* NULL = found next to the binaries / installed location */
         char *policies_dir;
         char *pod_exec;
-        char *pod_user;      /* user the pods run as; NULL = pome-pod, else nobody (warned) */
-        char *bus;           /* "system", "user", "none" or a D-Bus address */
-        char *cgroup_parent; /* cgroup path (from each hierarchy's root) to build the pod tree
-                              * under; NULL = pomed's own cgroup */
+        char *pod_user;         /* user the pods run as; NULL = pome-pod, else nobody (warned) */
+        uint32_t pod_uid_first; /* pod_uid_range: a uid (= gid) of its own for each pod */
+        uint32_t pod_uid_count; /* 0 = off: every pod runs as pod_user */
+        char *bus;              /* "system", "user", "none" or a D-Bus address */
+        char *cgroup_parent;    /* cgroup path (from each hierarchy's root) to build the pod tree
+                                 * under; NULL = pomed's own cgroup */
 
         uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
         uint64_t idle_timeout_usec; /* default idle clock, 0 = off */
@@ -62,6 +64,7 @@ typedef struct Config {
 } Config;
 
 #define CONFIG_LIFETIME_MAX_USEC (30 * 60 * UINT64_C(1000000))
+#define CONFIG_POD_UID_RANGE_MAX 65536u /* pods at once; the range costs one byte per uid */
 
 /* config_load_with(): a missing main file counts as empty; its drop-ins still apply. */
 #define CONFIG_FILE_OPTIONAL 1u

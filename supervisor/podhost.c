@@ -33,7 +33,9 @@ struct PodHost {
         char *runtime_dir;
         bool own_runtime_dir; /* ours to remove at exit (not configured, not systemd's) */
         char missing[256];
-        char pod_user[64]; /* "" when pods keep pomed's uid (not root) */
+        char pod_user[64];   /* "" when pods keep pomed's uid (not root) */
+        char uid_range[32];  /* "FIRST-LAST" of pod_uid_range, "" when not configured */
+        uint8_t *range_used; /* one byte per uid of the range: taken by a live pod */
 };
 
 static void add_missing(PodHost *h, const char *layer)
@@ -154,6 +156,40 @@ static int check_install(const Images *im, const char *user, uid_t uid, gid_t gi
                  p->path, strerrorname_np(e) ? strerrorname_np(e) : strerror(e),
                  is_dir ? "rx" : "x", p->path);
         return -EACCES;
+}
+
+/* ---- pod_uid_range ---- */
+
+/* A uid a pod gets must be nobody's: no account nor group may have one of the range. */
+static int check_uid_range(uint32_t first, uint32_t n, char *err, size_t errlen)
+{
+        const char *who = NULL;
+        unsigned long id = 0;
+        setpwent();
+        for (struct passwd *pw; !who && (pw = getpwent());)
+                if (pw->pw_uid >= first && pw->pw_uid - first < n) {
+                        who = "user";
+                        id = pw->pw_uid;
+                        snprintf(err, errlen, "%s", pw->pw_name);
+                }
+        endpwent();
+        setgrent();
+        for (struct group *gr; !who && (gr = getgrent());)
+                if (gr->gr_gid >= first && gr->gr_gid - first < n) {
+                        who = "group";
+                        id = gr->gr_gid;
+                        snprintf(err, errlen, "%s", gr->gr_name);
+                }
+        endgrent();
+        if (!who)
+                return 0;
+        char name[64];
+        snprintf(name, sizeof(name), "%s", err);
+        snprintf(err, errlen,
+                 "pod_uid_range %u-%u holds %lu, the id of %s %s: pods must not share a uid or "
+                 "gid with anyone. Fix: choose a range no account uses",
+                 first, first + n - 1, id, who, name);
+        return -EEXIST;
 }
 
 /* ---- cgroups ---- */
@@ -391,6 +427,20 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 uid = pw->pw_uid;
                 gid = pw->pw_gid;
                 snprintf(h->pod_user, sizeof(h->pod_user), "%s", user);
+                if (cfg->pod_uid_count) {
+                        r = check_uid_range(cfg->pod_uid_first, cfg->pod_uid_count, err, errlen);
+                        if (r < 0)
+                                goto fail;
+                        h->range_used = calloc(cfg->pod_uid_count, 1);
+                        if (!h->range_used) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        snprintf(h->uid_range, sizeof(h->uid_range), "%u-%u", cfg->pod_uid_first,
+                                 cfg->pod_uid_first + cfg->pod_uid_count - 1);
+                        /* what every pod of the range can reach: the first one's answer */
+                        uid = gid = cfg->pod_uid_first;
+                }
                 r = check_install(images, user, uid, gid, err, errlen);
                 if (r < 0)
                         goto fail;
@@ -421,6 +471,9 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 .uid = uid,
                 .gid = gid,
                 .namespaces = root,
+                .range_first = cfg->pod_uid_first,
+                .range_used = h->range_used,
+                .range_n = h->range_used ? cfg->pod_uid_count : 0,
                 .by_pid = h->by_pid,
                 .max_pending = cfg->max_pending_calls,
         };
@@ -448,6 +501,7 @@ PodHost *podhost_free(PodHost *h)
         scp_free(h->stage2);
         cg_setup_free(h->cgroups);
         hashmap_free(h->by_pid);
+        free(h->range_used);
         free(h);
         return NULL;
 }
@@ -465,6 +519,11 @@ const char *podhost_missing_layers(const PodHost *h)
 const char *podhost_pod_user(const PodHost *h)
 {
         return h->pod_user;
+}
+
+const char *podhost_pod_uid_range(const PodHost *h)
+{
+        return h->uid_range[0] ? h->uid_range : NULL;
 }
 
 const CgSetup *podhost_cgroups(const PodHost *h)

@@ -52,6 +52,9 @@ const char *podhost_missing_layers(const PodHost *h);
 /* The pods' user when pomed drops them to one ("" when pods keep pomed's uid). Borrowed. */
 const char *podhost_pod_user(const PodHost *h);
 
+/* "FIRST-LAST" when each pod gets a uid of its own from pod_uid_range, else NULL. */
+const char *podhost_pod_uid_range(const PodHost *h);
+
 /* The cgroup tree pods go into, NULL when the cgroup layer is missing. Borrowed. */
 const CgSetup *podhost_cgroups(const PodHost *h);
 

@@ -83,6 +83,7 @@ static void persist(Sandbox *s)
                         json_object_del(pt, "pod");
                 else if (pod) {
                         json_object_del(pod, "pid");
+                        json_object_del(pod, "uid");
                         json_object_del(pod, "cgroup");
                 }
         }
@@ -733,6 +734,7 @@ static json_t *per_twin_json(const Sandbox *s)
                 json_t *pod = json_pack("{s:s}", "state", pod_state);
                 if (pod && st->pod && !pod_has_exited(st->pod)) {
                         json_object_set_new(pod, "pid", json_integer(pod_pid(st->pod)));
+                        json_object_set_new(pod, "uid", json_integer(pod_uid(st->pod)));
                         const char *mem = pod_cgroup_path(st->pod, "memory");
                         if (mem)
                                 json_object_set_new(pod, "cgroup", json_string(mem));
