@@ -265,6 +265,29 @@ static int load_key(const char *dir, Config *c)
         }
 }
 
+int config_locate(const char *api_url_override, Config *ret, char **ret_state_dir, char **ret_info)
+{
+        _cleanup_free_ char *dir = NULL, *info = NULL;
+        Config c = {};
+        dir = state_dir(&info);
+        if (!dir)
+                return -ENOMEM;
+        int r = load_url(api_url_override, dir, info, &c);
+        if (r < 0) {
+                config_done(&c);
+                return r;
+        }
+        if (!info && asprintf(&info, "%s/pomed.json", dir) < 0) {
+                info = NULL;
+                config_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        *ret_state_dir = TAKE_PTR(dir);
+        *ret_info = TAKE_PTR(info);
+        return 0;
+}
+
 int config_load(const char *api_url_override, Config *ret)
 {
         _cleanup_free_ char *dir = NULL, *info = NULL;

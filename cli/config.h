@@ -34,6 +34,13 @@ typedef struct Config {
  */
 int config_load(const char *api_url_override, Config *ret);
 
+/*
+ * config_load() without the key, for `pome doctor`: the API URL in ret (api_key NULL), the
+ * state dir pome settled on and the pomed.json that says where pomed is (new strings; the
+ * file need not exist). -EINVAL (a bad URL, printed), -ENOMEM.
+ */
+int config_locate(const char *api_url_override, Config *ret, char **ret_state_dir, char **ret_info);
+
 /* Frees what a Config owns and zeroes it. Accepts a zeroed Config. */
 void config_done(Config *c);
 

@@ -441,8 +441,9 @@ void control_handle(HttpRequest *rq, void *userdata)
 
         if (streq(path, "/healthz")) {
                 _cleanup_json_ json_t *j =
-                        json_pack("{s:b, s:s, s:s}", "ok", 1, "version", POME_VERSION,
-                                  "missing_layers", manager_missing_layers(ctl->manager));
+                        json_pack("{s:b, s:s, s:s, s:o?}", "ok", 1, "version", POME_VERSION,
+                                  "missing_layers", manager_missing_layers(ctl->manager),
+                                  "isolation", manager_isolation_json(ctl->manager));
                 reply_json(c, 200, j);
                 free(c);
                 return;

@@ -309,6 +309,16 @@ const char *manager_missing_layers(const Manager *m)
         return podhost_missing_layers(m->host);
 }
 
+json_t *manager_isolation_json(const Manager *m)
+{
+        const CgSetup *cg = podhost_cgroups(m->host);
+        const char *user = podhost_pod_user(m->host);
+        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?}", "cgroups", "active",
+                         cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL, "tree",
+                         cg ? cg_tree_path(cg, "memory") : NULL, "seccomp", 1, "namespaces",
+                         *user != 0, "pod_user", *user ? user : NULL, "pod_uid_range",
+                         podhost_pod_uid_range(m->host));
+}
 
 Teams *manager_teams(Manager *m)
 {

@@ -58,6 +58,12 @@ void manager_set_observer(Manager *m, const ManagerObserver *o);
 /* Comma-separated missing isolation layers ("" when complete). */
 const char *manager_missing_layers(const Manager *m);
 
+/*
+ * What isolation the pods get, as /healthz shows it for `pome doctor` (a new reference, NULL
+ * on OOM): {cgroups: {active, layout, tree}, seccomp, namespaces, pod_user, pod_uid_range}.
+ */
+json_t *manager_isolation_json(const Manager *m);
+
 Teams *manager_teams(Manager *m);
 
 /* Applies the teams of a reloaded configuration (SIGHUP) and mirrors them in the registry. */
