@@ -361,6 +361,43 @@ static void handle_get(Call *c, const char *id)
         reply_json(c, 200, doc);
 }
 
+/*
+ * GET /v1/sandboxes/{id}/credentials: the create answer again (tokens, per-twin URLs and
+ * credentials) for its own team, while the sandbox is open, so output masked at create is
+ * not a dead end. The tokens are the stateless ones create minted (same sid, same exp).
+ */
+static void handle_credentials(Call *c, const char *id)
+{
+        Sandbox *s = manager_get(c->control->manager, id);
+        if (!s || s->team != c->team) {
+                _cleanup_json_ json_t *doc = NULL;
+                if (!s && manager_record(c->control->manager, id, &doc) >= 0 &&
+                    streq_ptr(json_get_str(doc, "team_id"), c->team->id)) {
+                        SandboxError e = {};
+                        (void)sandbox_error_ended(&e, id, strempty(json_get_str(doc, "state")),
+                                                  json_get_str(doc, "reason"));
+                        reply_error(c, &e);
+                        sandbox_error_done(&e);
+                        return;
+                }
+                fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
+                     "No sandbox %s for team %s.", id, c->team->id);
+                return;
+        }
+        if (!sandbox_state_is_open(s->state)) {
+                SandboxError e = {};
+                (void)sandbox_error_ended(&e, id, sandbox_state_to_string(s->state), s->reason);
+                reply_error(c, &e);
+                sandbox_error_done(&e);
+                return;
+        }
+        _cleanup_json_ json_t *j = sandbox_credentials_json(s);
+        if (j)
+                reply_json(c, 200, j);
+        else
+                fail(c, 500, "internal_error", NULL, "out of memory");
+}
+
 static void on_finalized(Sandbox *s, void *userdata)
 {
         Call *c = userdata;
@@ -514,6 +551,14 @@ void control_handle(HttpRequest *rq, void *userdata)
                         return;
                 } else
                         method_not_allowed(c, "GET, DELETE");
+                free(c);
+                return;
+        }
+        if (streq(e, "/credentials")) {
+                if (streq(method, "GET"))
+                        handle_credentials(c, id);
+                else
+                        method_not_allowed(c, "GET");
                 free(c);
                 return;
         }

@@ -147,6 +147,30 @@ out=$(as_user bob pome usage 2>&1) && fail "bob (not in group pome) read the tea
 grep -q "group pome" <<<"$out" || fail "bob is not told which group may read the key: $out"
 pass "pome from /tmp as root and as alice (group pome): create, twin call ('$title'), pod user pome-pod, stop; bob is told to join pome"
 
+# ---- pome doctor in the container, as alice: the read-only cgroups named, with the fix
+status=0
+as_user alice pome doctor >"$WORK/doctor.txt" 2>&1 || status=$?
+assert_eq "$status" 1 "pome doctor's exit status (the cgroup layer is missing here)"
+grep -qE "^missing +cgroups .*read-only" "$WORK/doctor.txt" || fail "doctor: $(cat "$WORK/doctor.txt")"
+grep -A1 -E "^missing +cgroups" "$WORK/doctor.txt" | grep -q "fix:" || fail "no fix for the cgroups"
+grep -qE "^ok +D-Bus +sh.pome.Supervisor1 owned on the system bus" "$WORK/doctor.txt" || fail "doctor's D-Bus line"
+grep -qE "^ok +pod user +pome-pod" "$WORK/doctor.txt" || fail "doctor's pod user line"
+grep -qE "^ok +state dir +/var/lib/pome mode 0750" "$WORK/doctor.txt" || fail "doctor's state dir line"
+grep -qE "^ok +control API +http://127.0.0.1:7070 answers .*found via /run/pome/pomed.json" "$WORK/doctor.txt" ||
+        fail "doctor's control API line"
+pass "pome doctor as alice: cgroups missing (read-only v1 controllers) with its fix; bus, pod user, state dir, listeners ok"
+
+# ---- credentials again: alice's masked create, then pome sandbox env
+as_user alice pome sandbox create --twin slack >"$WORK/create-masked.txt" 2>&1 || fail "masked create"
+SID=$(sed -n 's/.*pome sandbox env \(ses_[A-Za-z0-9]*\).*/\1/p' "$WORK/create-masked.txt")
+[[ -n $SID ]] || fail "create does not point at pome sandbox env: $(cat "$WORK/create-masked.txt")"
+as_user alice pome sandbox env "$SID" >"$WORK/env.txt" || fail "pome sandbox env as alice"
+grep -q "^export POME_SLACK_TOKEN='\?xoxb-pome-" "$WORK/env.txt" || fail "env: $(cat "$WORK/env.txt")"
+as_user alice pome sandbox stop "$SID" --discard >/dev/null
+out=$(as_user alice pome sandbox stop "$SID")
+[[ $out == *"had already ended (stopped: discarded); nothing to stop." ]] || fail "stop again: $out"
+pass "alice: masked create, then pome sandbox env $SID gives the Slack token; a second stop says it had ended"
+
 # ---- the journal: structured lifecycle entries, no secret
 in_root journalctl -u pomed -o json --no-pager >"$WORK/journal.json"
 for id in 3361558e9ba2469086c6b1e8cc13f9da bf6f1bdf30cf4a4e8c18d32d306f732a \
