@@ -598,6 +598,15 @@ static int sandbox_create(int argc, char **argv, const char *command)
                 }
         }
 
+        /* What was asked and not granted (a lifetime above the cap…), said, not hidden. */
+        size_t wi;
+        json_t *w;
+        json_array_foreach (json_object_get(reply.json, "warnings"), wi, w) {
+                fputs("pome: warning: ", stderr);
+                output_fputs_clean(json_get_str(w, "message") ?: "?", stderr);
+                fputc('\n', stderr);
+        }
+
         switch (a.format) {
         case FORMAT_JSON:
                 if (!a.show_secrets && secrets_mask_json(reply.json) < 0)

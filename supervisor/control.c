@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "supervisor/control.h"
 
+#include <inttypes.h>
 #include <strings.h>
 #include <time.h>
 
@@ -35,6 +36,7 @@ typedef struct Call {
         HttpRequest *rq;
         Team *team;
         char request_id[25];
+        int64_t asked_ttl, asked_idle; /* create: seconds asked for, -1 = not given */
 } Call;
 
 static void reply_json(Call *c, int status, const json_t *body)
@@ -114,6 +116,44 @@ static bool query_param(Call *c, const char *name, char **ret)
 
 /* ---- handlers ---- */
 
+/*
+ * What a create asked for and did not get, said in the answer instead of cut silently:
+ * a lifetime above the cap (30 minutes, or limits.lifetime) or an idle timeout above the
+ * deployment's. A new array, or NULL when there is nothing to say.
+ */
+static json_t *create_warnings(const Call *c, const Sandbox *s)
+{
+        _cleanup_json_ json_t *w = json_array();
+        int64_t lifetime = s->expires_at - s->created_at;
+        int64_t idle = (int64_t)(s->idle_usec / USEC_PER_SEC);
+        char msg[256];
+        if (!w)
+                return NULL;
+        if (c->asked_ttl > lifetime) {
+                snprintf(msg, sizeof(msg),
+                         "ttl_seconds %" PRId64 " is above this deployment's cap of %" PRId64
+                         " s (limits.lifetime, at most 30 minutes): the sandbox lives %" PRId64
+                         " s.",
+                         c->asked_ttl, lifetime, lifetime);
+                json_array_append_new(w,
+                                      json_pack("{s:s, s:s, s:I, s:I}", "field", "ttl_seconds",
+                                                "message", msg, "asked", (json_int_t)c->asked_ttl,
+                                                "granted", (json_int_t)lifetime));
+        }
+        if (c->asked_idle > idle && idle > 0) {
+                snprintf(msg, sizeof(msg),
+                         "idle_timeout_seconds %" PRId64 " is above this deployment's idle "
+                         "timeout (limits.idle_timeout): the sandbox ends after %" PRId64
+                         " s without a twin call.",
+                         c->asked_idle, idle);
+                json_array_append_new(w, json_pack("{s:s, s:s, s:I, s:I}", "field",
+                                                   "idle_timeout_seconds", "message", msg, "asked",
+                                                   (json_int_t)c->asked_idle, "granted",
+                                                   (json_int_t)idle));
+        }
+        return json_array_size(w) ? TAKE_PTR(w) : NULL;
+}
+
 static void on_created(Sandbox *s, const SandboxError *e, void *userdata)
 {
         Call *c = userdata;
@@ -121,6 +161,9 @@ static void on_created(Sandbox *s, const SandboxError *e, void *userdata)
                 reply_error(c, e);
         else {
                 _cleanup_json_ json_t *j = sandbox_credentials_json(s);
+                json_t *w = j ? create_warnings(c, s) : NULL;
+                if (w)
+                        json_object_set_new(j, "warnings", w);
                 if (j)
                         reply_json(c, 201, j);
                 else
@@ -155,6 +198,7 @@ static int string_array(json_t *v, const char **out, size_t max, size_t *ret_n)
 static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
 {
         *rq = (SandboxRequest){.idle_usec = -1};
+        c->asked_ttl = c->asked_idle = -1;
         /* A misspelt field silently ignored would start a sandbox the caller did not ask
          * for (a 30-minute one for "ttl", the default world for "seed"). */
         static const char *const known[] = {
@@ -218,6 +262,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                         return false;
                 }
                 json_int_t v = json_integer_value(ttl);
+                c->asked_ttl = v;
                 rq->ttl_usec = v > 1800 ? 1800 * USEC_PER_SEC : (uint64_t)v * USEC_PER_SEC;
         }
         json_t *idle = json_object_get(j, "idle_timeout_seconds");
@@ -231,6 +276,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                         return false;
                 }
                 rq->idle_usec = (int64_t)json_integer_value(idle) * (int64_t)USEC_PER_SEC;
+                c->asked_idle = json_integer_value(idle);
         }
         json_t *task = json_object_get(j, "task");
         if (task && !json_is_null(task)) {
