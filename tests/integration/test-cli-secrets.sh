@@ -46,3 +46,15 @@ grep -q "has ended" "$TMP/ended" || fail "env of an ended sandbox: $(cat "$TMP/e
 out=$("$POME" sandbox stop "$SID")
 assert_eq "$out" "Sandbox $SID had already ended (stopped: discarded); nothing to stop." "stop again"
 pass "an ended sandbox: no credentials ('has ended'), and stopping it again says it had ended"
+
+# pome --help lists every command; pome sandbox --help every subcommand.
+help=$("$POME" --help)
+for cmd in "sandbox create" "sandbox list" "sandbox get" "sandbox env" "sandbox finalize" \
+        "sandbox stop" usage doctor "twin start" help; do
+        grep -qE "^  $cmd( |$)" <<<"$help" || fail "pome --help does not list '$cmd'"
+done
+help=$("$POME" sandbox --help)
+for cmd in create list get env finalize stop kill; do
+        grep -qE "^  $cmd( |$)" <<<"$help" || fail "pome sandbox --help does not list '$cmd'"
+done
+pass "pome --help and pome sandbox --help list every command"
