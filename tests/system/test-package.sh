@@ -209,6 +209,15 @@ assert_eq "$(in_root curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:70
 assert_eq "$(in_root systemctl is-active pomed)" active "pomed after the reload"
 pass "systemctl reload: the drop-in's teams applied (D-Bus and /v1/usage: quota 7; teams $teams)"
 
+# ---- the watchdog: pomed's loop pings (WATCHDOG=1 at half of WatchdogSec=30s)
+for _ in $(seq 1 200); do
+        wd=$(in_root systemctl show -P WatchdogTimestampMonotonic pomed)
+        [[ -n $wd && $wd != 0 ]] && break
+        sleep 0.1
+done
+[[ -n $wd && $wd != 0 ]] || fail "no WATCHDOG=1 reached systemd within 20 s of the start"
+pass "systemd received WATCHDOG=1 from pomed (WatchdogTimestampMonotonic=$wd)"
+
 # ---- systemctl stop: drains and leaves no pod
 in_root sh -c 'cd /tmp && pome sandbox create --twin github --twin slack --secrets-file /tmp/s.env' >/dev/null ||
         fail "create before stop"
