@@ -24,3 +24,7 @@ int cmd_usage(int argc, char **argv);
 
 /* `pome twin start …`: a local twin served in-process (cli/twin.c). */
 int cmd_twin(int argc, char **argv);
+
+/* `pome doctor`: the host's isolation layers and the deployment, each problem with its fix
+ * (cli/doctor.c). */
+int cmd_doctor(int argc, char **argv);

@@ -18,11 +18,14 @@ static const char help_main[] =
         "Commands:\n"
         "  sandbox create       Start a sandbox with 1 to 3 twins and print its details\n"
         "  sandbox list         List sandboxes (default: the open ones)\n"
-        "  sandbox get ID       Show one sandbox\n"
+        "  sandbox get ID       Show one sandbox (--show-secrets: with its credentials)\n"
         "  sandbox finalize ID  End a sandbox and keep its run (tapes, final states)\n"
         "  sandbox stop ID      Stop a sandbox (kill is an alias); an ungraded one\n"
         "                       needs --discard\n"
+        "  sandbox env ID       Print a sandbox's variables again, secrets included\n"
         "  usage                Show open sandboxes against the team's quota\n"
+        "  doctor               Check the pods' isolation layers on this host, the bus,\n"
+        "                       the state directory and the listeners; say how to fix\n"
         "  twin start TWIN      Run one twin locally: no pomed, no account, no grading\n"
         "  help [COMMAND...]    Show help for pome or for a command\n"
         "\n"
@@ -31,7 +34,8 @@ static const char help_main[] =
         "Options:\n"
         "  --api-url URL        Control API base URL, for commands that do not give\n"
         "                       their own (default: $POME_API_URL, else control_url in\n"
-        "                       <state dir>/pomed.json, else http://127.0.0.1:7070).\n"
+        "                       the pomed.json of the state dir or of a pomed under\n"
+        "                       systemd, else http://127.0.0.1:7070).\n"
         "  -h, --help           Show this help.\n"
         "  --version            Print pome's version.\n"
         "\n"
@@ -40,7 +44,9 @@ static const char help_main[] =
         "                       <state dir>/api-key, which pomed writes on first start).\n"
         "  POME_API_URL         Control API base URL (see --api-url).\n"
         "  POME_STATE_DIR       pomed's state dir (default: ./.pome if it exists, else\n"
-        "                       /var/lib/pome).\n"
+        "                       the one a pomed under systemd names in\n"
+        "                       $XDG_RUNTIME_DIR/pome/pomed.json or /run/pome/pomed.json,\n"
+        "                       else /var/lib/pome).\n"
         "\n"
         "Exit status:\n"
         "  0  success\n"
@@ -58,10 +64,8 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-        {"sandbox", cmd_sandbox},
-        {"session", cmd_sandbox}, /* permanent alias */
-        {"usage", cmd_usage},
-        {"twin", cmd_twin},
+        {"sandbox", cmd_sandbox}, {"session", cmd_sandbox}, /* permanent alias */
+        {"usage", cmd_usage},     {"twin", cmd_twin},       {"doctor", cmd_doctor},
 };
 
 static int dispatch(int argc, char **argv)
