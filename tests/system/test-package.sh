@@ -240,7 +240,11 @@ assert_eq "$(sample 'pome_slots_quota{team="local"}')" "$(prop bob SessionsQuota
 assert_eq "$(sample 'pome_sandboxes{team="local",state="running"}')" 1 "running sandboxes in /metrics"
 [[ $(sample 'pome_gateway_requests_total{twin="github",code="200"}') -ge 3 ]] || fail "gateway counter: $(grep gateway_requests "$WORK/metrics.txt")"
 pass "curl /metrics: promtool check metrics accepts it; slots $(sample 'pome_slots_used{team="local"}')/$(sample 'pome_slots_quota{team="local"}') = /v1/usage = D-Bus"
+# systemd's own debug log names every notification it receives: STOPPING=1 is seen, not
+# inferred
+in_root systemctl log-level debug
 in_root systemctl stop pomed
+in_root systemctl log-level info
 for p in $pids; do
         ! in_root kill -0 "$p" 2>/dev/null || fail "pod $p outlived systemctl stop"
 done
@@ -254,7 +258,10 @@ jq -se --arg sid "$SID" 'any(.[]; .MESSAGE_ID == "3f39e7c911b8423c9a59b79d6763f1
         and .REASON == "supervisor_stopped")' "$WORK/journal.json" >/dev/null || fail "the open sandbox did not end supervisor_stopped"
 jq -se '[.[] | select(.MESSAGE_ID == "b6908f7a17124fbb9ae811a182088b27")] | length > 0' "$WORK/journal.json" >/dev/null ||
         fail "no stopped entry"
-pass "systemctl stop: drained (journal: draining, $SID ended supervisor_stopped, stopped), exit 0, no pod left"
+in_root journalctl -b _PID=1 -o cat --no-pager >"$WORK/pid1.txt"
+grep -Eq '^pomed\.service: Got notification message from PID [0-9]+ \((.*, )?STOPPING=1' "$WORK/pid1.txt" ||
+        fail "systemd received no STOPPING=1: $(grep -F 'pomed.service: Got notification' "$WORK/pid1.txt" | tail -3)"
+pass "systemctl stop: STOPPING=1 received by systemd, drained (journal: draining, $SID ended supervisor_stopped, stopped), exit 0, no pod left"
 
 # ---- upgrade: the operator's configuration is kept
 in_root sed -i 's/sessions_quota: 10/sessions_quota: 9/' /etc/pome/pomed.conf
