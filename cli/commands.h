@@ -24,3 +24,6 @@ int cmd_usage(int argc, char **argv);
 
 /* `pome twin start …`: a local twin served in-process (cli/twin.c). */
 int cmd_twin(int argc, char **argv);
+
+/* `pome checks`: the check vocabulary of the linked grading library (cli/checks.c). */
+int cmd_checks(int argc, char **argv);

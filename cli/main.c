@@ -24,6 +24,7 @@ static const char help_main[] =
         "                       needs --discard\n"
         "  usage                Show open sandboxes against the team's quota\n"
         "  twin start TWIN      Run one twin locally: no pomed, no account, no grading\n"
+        "  checks               List the checks a task's [code] criteria can use\n"
         "  help [COMMAND...]    Show help for pome or for a command\n"
         "\n"
         "  `pome session ...` is a permanent alias of `pome sandbox ...`.\n"
@@ -58,10 +59,11 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-        {"sandbox", cmd_sandbox},
+        {"sandbox", cmd_sandbox}, /* cli/sandbox.c */
         {"session", cmd_sandbox}, /* permanent alias */
-        {"usage", cmd_usage},
-        {"twin", cmd_twin},
+        {"usage", cmd_usage},     /* cli/usage.c */
+        {"twin", cmd_twin},       /* cli/twin.c */
+        {"checks", cmd_checks},   /* cli/checks.c */
 };
 
 static int dispatch(int argc, char **argv)
