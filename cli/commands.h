@@ -27,3 +27,6 @@ int cmd_twin(int argc, char **argv);
 
 /* `pome checks`: the check vocabulary of the linked grading library (cli/checks.c). */
 int cmd_checks(int argc, char **argv);
+
+/* `pome eval RUN_DIR`: regrades a saved run offline (cli/eval.c). */
+int cmd_eval(int argc, char **argv);

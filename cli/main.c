@@ -64,6 +64,7 @@ static const Command commands[] = {
         {"usage", cmd_usage},     /* cli/usage.c */
         {"twin", cmd_twin},       /* cli/twin.c */
         {"checks", cmd_checks},   /* cli/checks.c */
+        {"eval", cmd_eval},       /* cli/eval.c */
 };
 
 static int dispatch(int argc, char **argv)
