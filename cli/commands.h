@@ -30,3 +30,6 @@ int cmd_checks(int argc, char **argv);
 
 /* `pome eval RUN_DIR`: regrades a saved run offline (cli/eval.c). */
 int cmd_eval(int argc, char **argv);
+
+/* `pome run TASK.md -- AGENT…` and `pome run show` (cli/run.c). */
+int cmd_run(int argc, char **argv);

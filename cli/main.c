@@ -65,6 +65,7 @@ static const Command commands[] = {
         {"twin", cmd_twin},       /* cli/twin.c */
         {"checks", cmd_checks},   /* cli/checks.c */
         {"eval", cmd_eval},       /* cli/eval.c */
+        {"run", cmd_run},         /* cli/run.c */
 };
 
 static int dispatch(int argc, char **argv)
