@@ -96,6 +96,17 @@ const stripeMethods = {
   search_customers: "customers.search", search_payment_intents: "paymentIntents.search",
   search_charges: "charges.search", search_invoices: "invoices.search", search_prices: "prices.search",
   search_products: "products.search", search_subscriptions: "subscriptions.search",
+  create_product: "products.create", retrieve_product: "products.retrieve", update_product: "products.update",
+  delete_product: "products.del", list_products: "products.list",
+  create_price: "prices.create", retrieve_price: "prices.retrieve", update_price: "prices.update",
+  list_prices: "prices.list",
+  create_subscription: "subscriptions.create", retrieve_subscription: "subscriptions.retrieve",
+  update_subscription: "subscriptions.update", cancel_subscription: "subscriptions.cancel",
+  list_subscriptions: "subscriptions.list",
+  retrieve_invoice: "invoices.retrieve", list_invoices: "invoices.list",
+  create_test_clock: "testHelpers.testClocks.create", retrieve_test_clock: "testHelpers.testClocks.retrieve",
+  list_test_clocks: "testHelpers.testClocks.list", delete_test_clock: "testHelpers.testClocks.del",
+  advance_test_clock: "testHelpers.testClocks.advance",
 };
 
 function stripeRouteTests(method, path, tool) {

@@ -166,3 +166,17 @@ int64_t grade_arg_int(const GradeCheckInput *in, const char *name);
 /* The tape row's request header name (lower-case, as the front records it; matched
  * case-insensitively for tapes from other recorders), or NULL. */
 const char *grade_row_header(const json_t *row, const char *name);
+
+/* ----- run directory files (load.c), for the loader and the summary */
+
+#define GRADE_SEED_MAX  (16u << 20)  /* bytes of a <twin>.seed.json */
+#define GRADE_FINAL_MAX (256u << 20) /* bytes of a <twin>.final.json (or a verdict.json) */
+#define GRADE_TAPE_MAX  (1u << 30)   /* bytes of a <twin>.tape.jsonl */
+
+/* <dir>/<name> (at most max bytes) as one JSON document: 0, 1 when absent (*ret NULL),
+ * -EINVAL with e naming the line, -EFBIG, another negative errno. */
+int grade_load_json(const char *dir, const char *name, size_t max, json_t **ret, GradeError *e);
+
+/* <dir>/<name>, JSON Lines of tape rows, as a new array: 0, 1 when absent (*ret NULL), -EINVAL
+ * with e naming the line that is not a JSON object, another negative errno. */
+int grade_load_tape(const char *dir, const char *name, json_t **ret, GradeError *e);

@@ -150,6 +150,19 @@ int grade_verdict_render(const json_t *verdict, char **ret, size_t *ret_len);
 int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *ret_len,
                   GradeError *e);
 
+/*
+ * summary.md of a run directory (supervisor/rundir.h's layout), built from its files alone
+ * (no model, no clock: the same directory gives the same bytes): the task's title and
+ * prompt (task.md; a task that does not parse is said, not fatal), per twin of the task (or,
+ * without one, per twin with a tape or a final state) every call in order — read or
+ * changed, failed calls and routes the twin does not serve called out, the first 200 listed
+ * —, then, with verdict.json, each criterion with its status, reason and evidence rendered
+ * (the tape row of each event id, the final-state value of each pointer). Returns 0 with a
+ * new NUL-terminated buffer of *ret_len bytes (ret_len may be NULL), a negative errno with e
+ * naming the file and line that cannot be read, -ENOMEM.
+ */
+int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeError *e);
+
 /* ---------------------------------------------------------------- vocabulary */
 
 /*

@@ -11,11 +11,7 @@
 #include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/strv.h"
-#include "pods/grade/grade.h"
-
-#define SEED_MAX  (16u << 20)  /* bytes of a <twin>.seed.json */
-#define FINAL_MAX (256u << 20) /* bytes of a <twin>.final.json */
-#define TAPE_MAX  (1u << 30)   /* bytes of a <twin>.tape.jsonl */
+#include "pods/grade/check.h"
 
 static int error(GradeError *e, int r, const char *fmt, ...) _printf_(3, 4);
 static int error(GradeError *e, int r, const char *fmt, ...)
@@ -46,8 +42,7 @@ static int read_in(const char *dir, const char *name, size_t max, char **ret, si
         return 0;
 }
 
-/* <dir>/<name> as one JSON document: 0, 1 when absent (*ret NULL), -EINVAL naming the line. */
-static int load_json(const char *dir, const char *name, size_t max, json_t **ret, GradeError *e)
+int grade_load_json(const char *dir, const char *name, size_t max, json_t **ret, GradeError *e)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -64,13 +59,11 @@ static int load_json(const char *dir, const char *name, size_t max, json_t **ret
         return 0;
 }
 
-/* <dir>/<name>, JSON Lines of tape rows, as an array: 0, 1 when absent, -EINVAL naming the
- * line that is not a JSON object. */
-static int load_tape(const char *dir, const char *name, json_t **ret, GradeError *e)
+int grade_load_tape(const char *dir, const char *name, json_t **ret, GradeError *e)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = read_in(dir, name, TAPE_MAX, &text, &len, e);
+        int r = read_in(dir, name, GRADE_TAPE_MAX, &text, &len, e);
         if (r != 0) {
                 *ret = NULL;
                 return r;
@@ -124,7 +117,7 @@ int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *re
                 char name[64];
                 runs[i].twin = twin;
                 snprintf(name, sizeof(name), "%s.seed.json", twin);
-                r = load_json(dir, name, SEED_MAX, &docs[3 * i], e);
+                r = grade_load_json(dir, name, GRADE_SEED_MAX, &docs[3 * i], e);
                 if (r == 1) {
                         /* the pod's own record is missing: the task's seed is what it was given */
                         docs[3 * i] = json_incref(json_object_get(task->seeds, twin));
@@ -135,12 +128,12 @@ int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *re
                 if (r < 0)
                         break;
                 snprintf(name, sizeof(name), "%s.final.json", twin);
-                r = load_json(dir, name, FINAL_MAX, &docs[3 * i + 1], e);
+                r = grade_load_json(dir, name, GRADE_FINAL_MAX, &docs[3 * i + 1], e);
                 runs[i].final = docs[3 * i + 1];
                 if (r < 0)
                         break;
                 snprintf(name, sizeof(name), "%s.tape.jsonl", twin);
-                r = load_tape(dir, name, &docs[3 * i + 2], e);
+                r = grade_load_tape(dir, name, &docs[3 * i + 2], e);
                 runs[i].tape = docs[3 * i + 2];
         }
         json_t *verdict = NULL;

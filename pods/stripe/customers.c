@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Customers (https://docs.stripe.com/api/customers): create, retrieve, update, delete, list
- * (email filter, deleted ones left out) and the customer's saved payment methods. A deleted
- * customer keeps its row with "deleted": true and reads as Stripe's stub {id, object,
- * deleted: true}; updating it is resource_missing.
+ * Customers (https://docs.stripe.com/api/customers): create (test_clock puts it on a test
+ * clock, test_clocks.c), retrieve, update, delete, list (email filter, deleted ones left out)
+ * and the customer's saved payment methods. A deleted customer keeps its row with "deleted":
+ * true and reads as Stripe's stub {id, object, deleted: true}; updating it is
+ * resource_missing; its subscriptions are canceled with it.
  */
 #include "common/json-util.h"
 #include "pods/stripe/stripe.h"
@@ -93,9 +94,17 @@ int stripe_act_create_customer(TwinCall *c, TwinReply *rp)
         _cleanup_json_ json_t *row = stripe_customer_new("", c->now);
         if (!row)
                 return -ENOMEM;
-        const char *pm_ref;
-        if ((r = stripe_arg_str(c, rp, "payment_method", false, &pm_ref)) <= 0)
+        const char *pm_ref, *clock_id;
+        if ((r = stripe_arg_str(c, rp, "payment_method", false, &pm_ref)) <= 0 ||
+            (r = stripe_arg_str(c, rp, "test_clock", false, &clock_id)) <= 0)
                 return r;
+        /* a customer of a test clock lives at its frozen time, from its creation on */
+        if (clock_id && !stripe_find(c->world, "test_clocks", clock_id, NULL))
+                return stripe_missing(rp, "test_clocks", clock_id, "test_clock");
+        if (clock_id &&
+            (json_object_set_new(row, "test_clock", json_string(clock_id)) < 0 ||
+             json_object_set_new(row, "created", json_integer(stripe_clock_time(c, clock_id))) < 0))
+                return -ENOMEM;
         json_t *pm = pm_ref ? stripe_find(c->world, "payment_methods", pm_ref, NULL) : NULL;
         if (pm_ref && !pm && !stripe_pm_test_id(pm_ref))
                 return stripe_missing(rp, "payment_methods", pm_ref, "payment_method");
@@ -197,7 +206,9 @@ int stripe_act_delete_customer(TwinCall *c, TwinReply *rp)
                     (r = stripe_event(c, "payment_method.detached", pm, NULL)) < 0)
                         return -ENOMEM;
         }
-        if ((r = stripe_event(c, "customer.deleted", cus, NULL)) < 0 ||
+        /* and its subscriptions end, as Stripe cancels them with the customer */
+        if ((r = stripe_subscriptions_end_for(c, id)) < 0 ||
+            (r = stripe_event(c, "customer.deleted", cus, NULL)) < 0 ||
             (r = stripe_row_replace(c->world, "customers", idx, json_incref(next))) < 0)
                 return r;
         return twin_reply_body(rp, 200, stripe_deleted_stub(next));

@@ -14,6 +14,11 @@
  * recorded, the intent goes back to requires_payment_method with last_payment_error and
  * charge.failed, payment_intent.payment_failed are emitted. Unlike other refusals this one
  * changes the world, as on Stripe.
+ *
+ * An invoice pays through the same attempt (stripe_pi_attempt): its intent carries
+ * "invoice", and whichever call makes the attempt — a subscription's first invoice, a
+ * renewal, or the agent confirming the intent itself — the invoice and its subscription
+ * follow the outcome (invoices.c).
  */
 #include "common/json-util.h"
 #include "pods/stripe/stripe.h"
@@ -166,13 +171,16 @@ static json_t *pm_details(json_t *pm)
 
 /*
  * Confirms pi (the world's row, changed in place) with the payment method ref (NULL: the
- * one it holds): the attempt Stripe makes. Success: a succeeded charge, its balance
- * transaction, status succeeded. A card asking for authentication: requires_action (or a
- * decline off_session / with error_on_requires_action). A decline: a failed charge, status
- * requires_payment_method, last_payment_error, and rp holds the 402 (*ret_declined). 1
- * done, 0 refused before anything changed (rp holds the 400), -ENOMEM.
+ * one it holds): the attempt Stripe makes, for a confirm call and for an invoice's payment
+ * alike (invoices.c). Success: a succeeded charge, its balance transaction, status
+ * succeeded. A card asking for authentication: requires_action (or a decline when off (the
+ * customer is not present) or error_on_action). A decline: a failed charge, status
+ * requires_payment_method, last_payment_error, and rp holds the 402 (*ret_declined). The
+ * intent of an invoice then tells its invoice (stripe_invoice_payment_attempted). 1 done, 0
+ * refused before anything changed (rp holds the 400), -ENOMEM.
  */
-static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool *ret_declined)
+int stripe_pi_attempt(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool off,
+                      bool error_on_action, bool *ret_declined)
 {
         int r;
         *ret_declined = false;
@@ -209,9 +217,6 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                 return -ENOMEM;
         const char *code = NULL, *message = NULL;
         const char *decline = stripe_pm_decline(pm, &code, &message);
-        bool off = false, error_on_action = false;
-        (void)twin_arg_bool(c->args, "off_session", &off);
-        (void)twin_arg_bool(c->args, "error_on_requires_action", &error_on_action);
         if (stripe_pm_needs_action(pm)) {
                 if (off || error_on_action) {
                         decline = code = "authentication_required";
@@ -226,9 +231,10 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                             json_object_set_new(pi, "status", json_string("requires_action")) < 0 ||
                             json_object_set_new(pi, "last_payment_error", json_null()) < 0)
                                 return -ENOMEM;
-                        return stripe_event(c, "payment_intent.requires_action", pi, NULL) < 0
-                                       ? -ENOMEM
-                                       : 1;
+                        if ((r = stripe_event(c, "payment_intent.requires_action", pi, NULL)) < 0 ||
+                            (r = stripe_invoice_payment_attempted(c, pi)) < 0)
+                                return r;
+                        return 1;
                 }
         }
 
@@ -241,6 +247,7 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
         if (!ch || json_object_set(ch, "customer", json_object_get(pi, "customer")) < 0 ||
             json_object_set(ch, "description", json_object_get(pi, "description")) < 0 ||
             json_object_set(ch, "payment_intent", json_object_get(pi, "id")) < 0 ||
+            json_object_set(ch, "invoice", json_object_get(pi, "invoice")) < 0 ||
             json_object_set(ch, "payment_method", json_object_get(pm, "id")) < 0 ||
             json_object_set(ch, "receipt_email", json_object_get(pi, "receipt_email")) < 0 ||
             json_object_set(ch, "billing_details", json_object_get(pm, "billing_details")) < 0 ||
@@ -279,7 +286,8 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
                     json_object_set_new(pi, "status", json_string("requires_payment_method")) < 0)
                         return -ENOMEM;
                 if ((r = stripe_event(c, "charge.failed", ch, NULL)) < 0 ||
-                    (r = stripe_event(c, "payment_intent.payment_failed", pi, NULL)) < 0)
+                    (r = stripe_event(c, "payment_intent.payment_failed", pi, NULL)) < 0 ||
+                    (r = stripe_invoice_payment_attempted(c, pi)) < 0)
                         return r;
                 /* the 402 Stripe answers: the error with the intent as it now is (copies: the
                  * reply may be kept for replays while the world moves on) */
@@ -336,7 +344,8 @@ static int confirm(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool
             (r = stripe_event(c,
                               manual ? "payment_intent.amount_capturable_updated"
                                      : "payment_intent.succeeded",
-                              pi, NULL)) < 0)
+                              pi, NULL)) < 0 ||
+            (!manual && (r = stripe_invoice_payment_attempted(c, pi)) < 0))
                 return r;
         return 1;
 }
@@ -346,6 +355,14 @@ static json_t *held_charge(TwinCall *c, json_t *pi)
 {
         json_t *ch = stripe_find(c->world, "charges", json_get_str(pi, "latest_charge"), NULL);
         return ch && json_is_false(json_object_get(ch, "captured")) ? ch : NULL;
+}
+
+/* The flags a confirm call sets on its attempt: off_session, error_on_requires_action. */
+static void attempt_flags(TwinCall *c, bool *ret_off, bool *ret_error_on_action)
+{
+        *ret_off = *ret_error_on_action = false;
+        (void)twin_arg_bool(c->args, "off_session", ret_off);
+        (void)twin_arg_bool(c->args, "error_on_requires_action", ret_error_on_action);
 }
 
 int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
@@ -393,8 +410,10 @@ int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
         if ((r = stripe_row_add(c->world, "payment_intents", json_incref(pi))) < 0 ||
             (r = stripe_event(c, "payment_intent.created", pi, NULL)) < 0)
                 return r;
-        bool declined = false;
-        if (do_confirm && (r = confirm(c, rp, pi, NULL, &declined)) < 0)
+        bool declined = false, off, error_on_action;
+        attempt_flags(c, &off, &error_on_action);
+        if (do_confirm &&
+            (r = stripe_pi_attempt(c, rp, pi, NULL, off, error_on_action, &declined)) < 0)
                 return r;
         if ((r = stripe_mutated(rp, NULL, pi)) < 0)
                 return r;
@@ -491,8 +510,9 @@ int stripe_act_confirm_payment_intent(TwinCall *c, TwinReply *rp)
                     json_object_set_new(pi, "setup_future_usage", json_string(future)) < 0)
                         return -ENOMEM;
         }
-        bool declined;
-        r = confirm(c, rp, pi, ref, &declined);
+        bool declined, off, error_on_action;
+        attempt_flags(c, &off, &error_on_action);
+        r = stripe_pi_attempt(c, rp, pi, ref, off, error_on_action, &declined);
         if (r <= 0) {
                 /* refused before the attempt: put back what was set above */
                 if (!json_equal(before, pi) && json_object_update(pi, before) < 0)
@@ -513,6 +533,12 @@ int stripe_act_cancel_payment_intent(TwinCall *c, TwinReply *rp)
         int r = arg_pi(c, rp, &pi, NULL);
         if (r <= 0 || (r = stripe_arg_enum(c, rp, "cancellation_reason", reasons, &reason)) <= 0)
                 return r;
+        if (json_get_str(pi, "invoice"))
+                /* the invoice owns its intent: voiding the invoice is what cancels it */
+                return stripe_invalid(rp, "payment_intent_unexpected_state", NULL,
+                                      "You cannot cancel this PaymentIntent because it was "
+                                      "created by an invoice (%s). Void the invoice instead.",
+                                      json_get_str(pi, "invoice"));
         if (!status_open(pi) && !status_is(pi, "processing") && !status_is(pi, "requires_capture"))
                 return stripe_invalid(rp, "payment_intent_unexpected_state", NULL,
                                       "You cannot cancel this PaymentIntent because it has a "

@@ -28,6 +28,9 @@ static const TestCard test_cards[] = {
         {"pm_card_discover", "tok_discover", "6011111111111117", "discover", "1117"},
         {"pm_card_chargeDeclined", "tok_chargeDeclined", "4000000000000002", "visa", "0002",
          "generic_decline", "card_declined", "Your card was declined."},
+        /* attaches, then declines every charge: a renewal that fails after a good start */
+        {"pm_card_chargeCustomerFail", "tok_chargeCustomerFail", "4000000000000341", "visa", "0341",
+         "generic_decline", "card_declined", "Your card was declined."},
         {"pm_card_chargeDeclinedInsufficientFunds", "tok_chargeDeclinedInsufficientFunds",
          "4000000000009995", "visa", "9995", "insufficient_funds", "card_declined",
          "Your card has insufficient funds."},

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Stripe twin (kind "stripe"): Stripe's REST API under /v1 (https://docs.stripe.com/api)
- * for customers, payment methods, payment intents, charges, refunds, the balance and
- * events, with form bodies in Stripe's bracket convention, JSON replies, Stripe's error
- * envelope {error:{type, code?, message, param?, doc_url?}}, Idempotency-Key replays and
- * the failure injection a task seed asks for. This file holds the world, the seed, the
- * shared helpers, the request pipeline every action goes through (stripe_serve) and the
- * handler table; the resources live in one file per family (stripe.h).
+ * for customers, payment methods, payment intents, charges, refunds, the balance, events,
+ * and billing (products, prices, subscriptions, invoices, test clocks), with form bodies in
+ * Stripe's bracket convention (nested parameters checked as the top level is), JSON
+ * replies, Stripe's error envelope {error:{type, code?, message, param?, doc_url?}},
+ * Idempotency-Key replays and the failure injection a task seed asks for. This file holds
+ * the world, the seed, the shared helpers, the request pipeline every action goes through
+ * (stripe_serve) and the handler table; the resources live in one file per family
+ * (stripe.h).
  *
  * The world is the normalised seed, every row stored in the shape Stripe returns it:
  *   customers[], payment_methods[], payment_intents[], charges[], refunds[],
- *   balance_transactions[], events[]  rows in creation order (lists answer newest first)
+ *   balance_transactions[], events[], products[], prices[], subscriptions[] (their items
+ *   inside, as Stripe embeds them), invoices[] (their lines inside), test_clocks[]
+ *                       rows in creation order (lists answer newest first)
  *   api_keys[]          the seed's keys, kept verbatim (redacted in /_pome/state); the front
  *                       authenticates minted sk_test_pome_… keys, not these
  *   failure_injection[] {method, path, attempt, status, body}: the attempt-th call of
@@ -62,32 +66,56 @@ json_t *stripe_find(json_t *w, const char *collection, const char *id, size_t *r
         return NULL;
 }
 
+/*
+ * What an id's prefix names: the world's collection and the noun Stripe's "No such …"
+ * messages use. A nested kind (subscription items, invoice line items) lives inside the
+ * rows of its collection, in <row>.<nested>.data[], as Stripe embeds it.
+ */
 static const struct {
-        const char *prefix, *collection, *noun;
+        const char *prefix, *collection, *noun, *nested;
 } id_kinds[] = {
-        {"cus_", "customers", "customer"},
-        {"pm_", "payment_methods", "PaymentMethod"},
-        {"pi_", "payment_intents", "payment_intent"},
-        {"ch_", "charges", "charge"},
-        {"py_", "charges", "charge"},
-        {"re_", "refunds", "refund"},
-        {"txn_", "balance_transactions", "balance transaction"},
-        {"evt_", "events", "event"},
+        {"cus_", "customers", "customer", NULL},
+        {"pm_", "payment_methods", "PaymentMethod", NULL},
+        {"pi_", "payment_intents", "payment_intent", NULL},
+        {"ch_", "charges", "charge", NULL},
+        {"py_", "charges", "charge", NULL},
+        {"re_", "refunds", "refund", NULL},
+        {"txn_", "balance_transactions", "balance transaction", NULL},
+        {"evt_", "events", "event", NULL},
+        {"prod_", "products", "product", NULL},
+        {"price_", "prices", "price", NULL},
+        {"sub_", "subscriptions", "subscription", NULL},
+        {"si_", "subscriptions", "subscription item", "items"},
+        {"in_", "invoices", "invoice", NULL},
+        {"il_", "invoices", "invoice line item", "lines"},
+        {"clock_", "test_clocks", "test_clock", NULL},
 };
 
-static const char *collection_of(const char *id)
-{
-        for (size_t i = 0; id && i < ELEMENTSOF(id_kinds); i++)
-                if (startswith(id, id_kinds[i].prefix))
-                        return id_kinds[i].collection;
-        return NULL;
-}
-
-/* Any row by id, its collection told by the id's prefix (cus_, pm_, pi_, ch_, re_, txn_). */
+/*
+ * Any row by id, its collection told by the id's prefix (cus_, pm_, pi_, ch_, re_, txn_,
+ * evt_, prod_, price_, sub_, in_, clock_; si_ and il_ are found inside their subscription or
+ * invoice). Borrowed; NULL when none.
+ */
 json_t *stripe_find_any(json_t *w, const char *id)
 {
-        const char *coll = collection_of(id);
-        return coll ? stripe_find(w, coll, id, NULL) : NULL;
+        for (size_t i = 0; id && i < ELEMENTSOF(id_kinds); i++) {
+                if (!startswith(id, id_kinds[i].prefix))
+                        continue;
+                if (!id_kinds[i].nested)
+                        return stripe_find(w, id_kinds[i].collection, id, NULL);
+                size_t k, j;
+                json_t *row, *x;
+                json_array_foreach (json_object_get(w, id_kinds[i].collection), k, row) {
+                        json_t *data =
+                                json_object_get(json_object_get(row, id_kinds[i].nested), "data");
+                        json_array_foreach (data, j, x) {
+                                if (streq_ptr(json_get_str(x, "id"), id))
+                                        return x;
+                        }
+                }
+                return NULL;
+        }
+        return NULL;
 }
 
 /*
@@ -236,14 +264,18 @@ int stripe_invalid(TwinReply *rp, const char *code, const char *param, const cha
 /* 404 resource_missing "No such customer: 'cus_x'" for id of collection, naming param. */
 int stripe_missing(TwinReply *rp, const char *collection, const char *id, const char *param)
 {
-        const char *noun = "object";
-        for (size_t i = 0; i < ELEMENTSOF(id_kinds); i++)
-                if (streq(id_kinds[i].collection, collection)) {
+        const char *noun = NULL;
+        /* the kind the id's prefix names in that collection (a subscription item), else the
+         * collection's own */
+        for (size_t i = 0; i < ELEMENTSOF(id_kinds) && !noun; i++)
+                if (streq(id_kinds[i].collection, collection) &&
+                    startswith(strempty(id), id_kinds[i].prefix))
                         noun = id_kinds[i].noun;
-                        break;
-                }
+        for (size_t i = 0; i < ELEMENTSOF(id_kinds) && !noun; i++)
+                if (streq(id_kinds[i].collection, collection))
+                        noun = id_kinds[i].noun;
         return stripe_fail(rp, 404, "invalid_request_error", "resource_missing", param,
-                           "No such %s: '%s'", noun, id);
+                           "No such %s: '%s'", noun ?: "object", id);
 }
 
 /*
@@ -294,26 +326,33 @@ int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret)
 }
 
 /*
- * A string argument: 1 with *ret (NULL when absent and not required), 0 with 400 in rp
- * (parameter_missing, or "Invalid string" for an object or array), -ENOMEM. Numbers and
- * booleans from MCP read as strings would not: they are refused too.
+ * The readers below come in two spellings: stripe_param_*(rp, obj, key, param, …) read the
+ * member key of obj (the arguments, or a nested parameter such as recurring or items[0]) and
+ * name param in their refusals ("recurring[interval]"); stripe_arg_*(c, rp, key, …) read
+ * c->args[key]. Each returns 1 with *ret, 0 with Stripe's 400 in rp, or -ENOMEM.
  */
-int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret)
+
+/*
+ * A string: *ret NULL when absent and not required; parameter_missing when required, "Invalid
+ * string" for an object, array, number or boolean.
+ */
+int stripe_param_str(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     bool required, const char **ret)
 {
-        json_t *v = json_object_get(c->args, key);
+        json_t *v = json_object_get(obj, key);
         int r;
         if (!v || json_is_null(v)) {
                 if (!required) {
                         *ret = NULL;
                         return 1;
                 }
-                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
-                                   key);
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
                 return r < 0 ? r : 0;
         }
         if (!json_is_string(v)) {
                 _cleanup_free_ char *t = value_text(v);
-                r = stripe_invalid(rp, "parameter_invalid_string", key,
+                r = stripe_invalid(rp, "parameter_invalid_string", param,
                                    "Invalid string: %s; must be a string", t ? t : "?");
                 return r < 0 ? r : 0;
         }
@@ -321,21 +360,62 @@ int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, c
         return 1;
 }
 
-/* A non-negative integer in the smallest currency unit (or any count): as stripe_arg_str. */
-int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret)
+int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret)
+{
+        return stripe_param_str(rp, c->args, key, key, required, ret);
+}
+
+/*
+ * An integer in [min, max] (a JSON integer or a decimal string): *ret untouched when absent
+ * and not required; "Invalid integer" when it is none, Stripe's range message when outside.
+ */
+int stripe_param_int(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     int64_t min, int64_t max, bool required, int64_t *ret)
 {
         int64_t x;
-        int r = twin_arg_int(c->args, key, 0, INT64_C(99999999999), &x);
+        int r = twin_arg_int(obj, key, INT64_MIN, INT64_MAX, &x);
         if (r == -ENOENT && !required)
                 return 1;
         if (r == -ENOENT) {
-                r = stripe_invalid(rp, "parameter_missing", key, "Missing required param: %s.",
-                                   key);
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
                 return r < 0 ? r : 0;
         }
         if (r < 0) {
-                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
-                r = stripe_invalid(rp, "parameter_invalid_integer", key, "Invalid integer: %s",
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_integer", param, "Invalid integer: %s",
+                                   t ? t : "?");
+                return r < 0 ? r : 0;
+        }
+        if (x < min || x > max) {
+                r = x < min ? stripe_invalid(rp, NULL, param,
+                                             "This value must be greater than or equal to %lld.",
+                                             (long long)min)
+                            : stripe_invalid(rp, NULL, param,
+                                             "This value must be less than or equal to %lld.",
+                                             (long long)max);
+                return r < 0 ? r : 0;
+        }
+        *ret = x;
+        return 1;
+}
+
+/* A non-negative amount in the smallest currency unit: anything else is "Invalid integer". */
+int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        bool required, int64_t *ret)
+{
+        int64_t x;
+        int r = twin_arg_int(obj, key, 0, STRIPE_MAX_AMOUNT, &x);
+        if (r == -ENOENT && !required)
+                return 1;
+        if (r == -ENOENT) {
+                r = stripe_invalid(rp, "parameter_missing", param, "Missing required param: %s.",
+                                   param);
+                return r < 0 ? r : 0;
+        }
+        if (r < 0) {
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_integer", param, "Invalid integer: %s",
                                    t ? t : "?");
                 return r < 0 ? r : 0;
         }
@@ -343,27 +423,39 @@ int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required
         return 1;
 }
 
-/* A boolean ("true"/"false" in forms): 1 with *ret (untouched when absent), 0, -ENOMEM. */
-int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret)
+/* A non-negative integer in the smallest currency unit (or any count): as stripe_arg_str. */
+int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret)
 {
-        int r = twin_arg_bool(c->args, key, ret);
+        return stripe_param_amount(rp, c->args, key, key, required, ret);
+}
+
+/* A boolean ("true"/"false" in forms): *ret untouched when absent. */
+int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      bool *ret)
+{
+        int r = twin_arg_bool(obj, key, ret);
         if (r == -ENOENT)
                 return 1;
         if (r < 0) {
-                _cleanup_free_ char *t = value_text(json_object_get(c->args, key));
-                r = stripe_invalid(rp, "parameter_invalid_boolean", key, "Invalid boolean: %s",
+                _cleanup_free_ char *t = value_text(json_object_get(obj, key));
+                r = stripe_invalid(rp, "parameter_invalid_boolean", param, "Invalid boolean: %s",
                                    t ? t : "?");
                 return r < 0 ? r : 0;
         }
         return 1;
 }
 
-/* A string out of values (NULL-terminated): 1 with *ret (NULL when absent), 0, -ENOMEM. */
-int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
-                    const char **ret)
+int stripe_arg_bool(TwinCall *c, TwinReply *rp, const char *key, bool *ret)
+{
+        return stripe_param_bool(rp, c->args, key, key, ret);
+}
+
+/* A string out of values (NULL-terminated): *ret NULL when absent. */
+int stripe_param_enum(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      const char *const *values, const char **ret)
 {
         const char *s;
-        int r = stripe_arg_str(c, rp, key, false, &s);
+        int r = stripe_param_str(rp, obj, key, param, false, &s);
         if (r <= 0 || !s) {
                 *ret = NULL;
                 return r;
@@ -382,15 +474,22 @@ int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *con
                 if (l >= sizeof(list))
                         l = sizeof(list) - 1;
         }
-        r = stripe_invalid(rp, NULL, key, "Invalid %s: must be one of %s", key, list);
+        r = stripe_invalid(rp, NULL, param, "Invalid %s: must be one of %s", param, list);
         return r < 0 ? r : 0;
 }
 
-/* A three-letter ISO currency code, stored lower-case as Stripe does: as stripe_arg_str. */
-int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret)
+int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *const *values,
+                    const char **ret)
+{
+        return stripe_param_enum(rp, c->args, key, key, values, ret);
+}
+
+/* A three-letter ISO currency code, stored lower-case as Stripe does: as stripe_param_str. */
+int stripe_param_currency(TwinReply *rp, const json_t *obj, const char *param, bool required,
+                          const char **ret)
 {
         const char *s;
-        int r = stripe_arg_str(c, rp, "currency", required, &s);
+        int r = stripe_param_str(rp, obj, "currency", param, required, &s);
         if (r <= 0 || !s) {
                 *ret = NULL;
                 return r;
@@ -403,19 +502,70 @@ int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **
                         *ret = known[i];
                         return 1;
                 }
-        r = stripe_invalid(rp, NULL, "currency", "Invalid currency: %s.", s);
+        r = stripe_invalid(rp, NULL, param, "Invalid currency: %s.", s);
         return r < 0 ? r : 0;
 }
 
+int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret)
+{
+        return stripe_param_currency(rp, c->args, "currency", required, ret);
+}
+
 /*
- * Applies the metadata argument to row's metadata as Stripe does
+ * A nested parameter that must be an object (recurring, product_data, items[0]): *ret NULL
+ * when absent; "Invalid object" for anything else. Its members are checked with
+ * stripe_param_known.
+ */
+int stripe_param_object(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        json_t **ret)
+{
+        json_t *v = json_object_get(obj, key);
+        *ret = NULL;
+        if (!v || json_is_null(v))
+                return 1;
+        if (!json_is_object(v)) {
+                int r = stripe_invalid(rp, NULL, param, "Invalid object");
+                return r < 0 ? r : 0;
+        }
+        *ret = v;
+        return 1;
+}
+
+/*
+ * Refuses a member of the nested parameter obj (called param: "recurring", "items[0]") that
+ * keys (NULL-terminated) does not name, as Stripe refuses an unknown top-level one: 400
+ * parameter_unknown "Received unknown parameter: recurring[foo]". The pipeline checks the
+ * top level against surface.json; nested members are the action's to check. 1, 0, -ENOMEM.
+ */
+int stripe_param_known(TwinReply *rp, const json_t *obj, const char *param, const char *const *keys)
+{
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)obj, k, v) {
+                bool known = false;
+                for (size_t i = 0; keys[i] && !known; i++)
+                        known = streq(k, keys[i]);
+                if (known)
+                        continue;
+                char name[160];
+                snprintf(name, sizeof(name), "%s[%.80s]", param, k);
+                int r = stripe_invalid(rp, "parameter_unknown", name,
+                                       "Received unknown parameter: %s", name);
+                return r < 0 ? r : 0;
+        }
+        return 1;
+}
+
+/*
+ * Applies the metadata member of obj (param names it in refusals: "metadata",
+ * "product_data[metadata]") to row's metadata as Stripe does
  * (https://docs.stripe.com/api/metadata): each key set to its string value, a key set to ""
  * removed, metadata="" clearing them all. 1, 0 with a 400 in rp (a value that is not a
  * string, more than 50 keys, a key over 40 or a value over 500 characters), -ENOMEM.
  */
-int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
+int stripe_param_metadata(TwinReply *rp, const json_t *obj, const char *param, json_t *row)
 {
-        json_t *m = json_object_get(c->args, "metadata");
+        json_t *m = json_object_get(obj, "metadata");
         json_t *cur = json_object_get(row, "metadata");
         int r;
         if (!m || json_is_null(m))
@@ -428,15 +578,15 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
         if (json_is_string(m) && json_string_length(m) == 0)
                 return json_object_clear(cur) < 0 ? -ENOMEM : 1;
         if (!json_is_object(m)) {
-                r = stripe_invalid(rp, NULL, "metadata",
-                                   "Invalid object: metadata must be a hash of strings");
+                r = stripe_invalid(rp, NULL, param, "Invalid object: %s must be a hash of strings",
+                                   param);
                 return r < 0 ? r : 0;
         }
         const char *k;
         json_t *v;
         json_object_foreach (m, k, v) {
-                char param[96];
-                snprintf(param, sizeof(param), "metadata[%.60s]", k);
+                char name[160];
+                snprintf(name, sizeof(name), "%s[%.60s]", param, k);
                 if (json_is_integer(v) || json_is_real(v) || json_is_boolean(v)) {
                         /* MCP callers send typed JSON; Stripe stores strings */
                         _cleanup_free_ char *t = value_text(v);
@@ -445,14 +595,14 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
                         continue;
                 }
                 if (!json_is_string(v) && !json_is_null(v)) {
-                        r = stripe_invalid(rp, NULL, param,
+                        r = stripe_invalid(rp, NULL, name,
                                            "Invalid value for %s: metadata values must be "
                                            "strings, not nested objects",
-                                           param);
+                                           name);
                         return r < 0 ? r : 0;
                 }
                 if (strlen(k) > 40 || json_string_length(v) > 500) {
-                        r = stripe_invalid(rp, NULL, param,
+                        r = stripe_invalid(rp, NULL, name,
                                            "Metadata keys can have up to 40 characters and values "
                                            "up to 500 characters.");
                         return r < 0 ? r : 0;
@@ -463,7 +613,7 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
                         return -ENOMEM;
         }
         if (json_object_size(cur) > 50) {
-                r = stripe_invalid(rp, NULL, "metadata",
+                r = stripe_invalid(rp, NULL, param,
                                    "You can have up to 50 metadata keys (you had %zu).",
                                    json_object_size(cur));
                 return r < 0 ? r : 0;
@@ -471,21 +621,66 @@ int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
         return 1;
 }
 
+/* stripe_param_metadata of the call's own metadata argument. */
+int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row)
+{
+        return stripe_param_metadata(rp, c->args, "metadata", row);
+}
+
 /*
- * Copies each string argument named in keys (NULL-terminated) onto row; "" sets null, as
- * Stripe unsets a field given an empty value. 1, 0 with a 400 in rp, -ENOMEM.
+ * Copies each string member of obj named in keys (NULL-terminated) onto row; "" sets null, as
+ * Stripe unsets a field given an empty value. prefix names obj in refusals ("" for the
+ * arguments themselves, "product_data" for a nested one). 1, 0 with a 400 in rp, -ENOMEM.
  */
-int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys)
+int stripe_param_strings(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row,
+                         const char *const *keys)
 {
         for (size_t i = 0; keys[i]; i++) {
                 const char *s;
-                int r = stripe_arg_str(c, rp, keys[i], false, &s);
+                char name[160];
+                if (prefix[0])
+                        snprintf(name, sizeof(name), "%s[%s]", prefix, keys[i]);
+                else
+                        snprintf(name, sizeof(name), "%s", keys[i]);
+                int r = stripe_param_str(rp, obj, keys[i], name, false, &s);
                 if (r <= 0)
                         return r;
                 if (s && json_object_set_new(row, keys[i], s[0] ? json_string(s) : json_null()) < 0)
                         return -ENOMEM;
         }
         return 1;
+}
+
+int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys)
+{
+        return stripe_param_strings(rp, c->args, "", row, keys);
+}
+
+/*
+ * An amount of money as Stripe's messages and invoice line descriptions show it: "$12.34",
+ * "€9.00", "£1.50", "¥500" (zero-decimal), else "12.34 CHF". Into buf (32 bytes).
+ */
+void stripe_money(const char *currency, int64_t amount, char buf[static 32])
+{
+        static const struct {
+                const char *currency, *symbol;
+        } symbols[] = {{"usd", "$"}, {"eur", "€"}, {"gbp", "£"}, {"jpy", "¥"}};
+        const char *sym = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(symbols); i++)
+                if (streq_ptr(currency, symbols[i].currency))
+                        sym = symbols[i].symbol;
+        const char *sign = amount < 0 ? "-" : "";
+        long long a = llabs((long long)amount);
+        if (streq_ptr(currency, "jpy"))
+                snprintf(buf, 32, "%s¥%lld", sign, a);
+        else if (sym)
+                snprintf(buf, 32, "%s%s%lld.%02lld", sign, sym, a / 100, a % 100);
+        else {
+                char up[4] = "";
+                for (int i = 0; currency && i < 3 && currency[i]; i++)
+                        up[i] = (char)toupper((unsigned char)currency[i]);
+                snprintf(buf, 32, "%s%lld.%02lld %s", sign, a / 100, a % 100, up);
+        }
 }
 
 /* ------------------------------------------------------------------ expansion */
@@ -502,9 +697,10 @@ json_t *stripe_deleted_stub(const json_t *row)
 static bool expandable(const char *field)
 {
         static const char *const fields[] = {
-                "customer",      "payment_method",      "payment_intent", "latest_charge",
-                "charge",        "balance_transaction", "source",         "default_payment_method",
-                "default_source"};
+                "customer",       "payment_method", "payment_intent",      "latest_charge",
+                "charge",         "source",         "balance_transaction", "default_payment_method",
+                "default_price",  "product",        "subscription",        "invoice",
+                "latest_invoice", "test_clock",     "default_source"};
         for (size_t i = 0; i < ELEMENTSOF(fields); i++)
                 if (streq(field, fields[i]))
                         return true;
@@ -513,9 +709,10 @@ static bool expandable(const char *field)
 
 /*
  * Expands one dotted path ("latest_charge.balance_transaction",
- * "invoice_settings.default_payment_method") in obj: an id field becomes a copy of that
- * row; a plain object field may only be walked through. 1 done, 0 when path names nothing
- * expandable, -ENOMEM.
+ * "invoice_settings.default_payment_method", "items.data.price.product") in obj: an id field
+ * becomes a copy of that row; a plain object field may only be walked through, and a list's
+ * "data" walks through each of its rows. 1 done, 0 when path names nothing expandable,
+ * -ENOMEM.
  */
 static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
 {
@@ -529,6 +726,17 @@ static int expand_path(TwinCall *c, json_t *obj, const char *path, int depth)
         json_t *v = json_object_get(obj, field);
         if (!v)
                 return 0;
+        if (streq(field, "data") && json_is_array(v) && dot) {
+                /* a list embedded in its parent (subscription items, invoice lines): every row */
+                size_t i;
+                json_t *x;
+                json_array_foreach (v, i, x) {
+                        int r = json_is_object(x) ? expand_path(c, x, dot + 1, depth + 1) : 0;
+                        if (r <= 0)
+                                return r;
+                }
+                return 1;
+        }
         if (expandable(field)) {
                 if (json_is_null(v))
                         return 1;
@@ -1075,20 +1283,20 @@ json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const cha
 {
         char secret[96];
         snprintf(secret, sizeof(secret), "%s_secret_pome%lld", id, (long long)created);
-        return json_pack("{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
-                         "s:I, s:s, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
-                         "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
-                         "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
-                         "amount_capturable", 0, "amount_received", 0, "application",
-                         "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
-                         "canceled_at", "cancellation_reason", "capture_method", "automatic",
-                         "client_secret", secret, "confirmation_method", "automatic", "created",
-                         (json_int_t)created, "currency", currency, "customer", "description",
-                         "last_payment_error", "latest_charge", "livemode", false, "metadata",
-                         "next_action", "on_behalf_of", "payment_method", "payment_method_options",
-                         "payment_method_types", "card", "processing", "receipt_email",
-                         "setup_future_usage", "shipping", "statement_descriptor", "transfer_data",
-                         "status", "requires_payment_method");
+        return json_pack(
+                "{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
+                "s:I, s:s, s:n, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
+                "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
+                "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
+                "amount_capturable", 0, "amount_received", 0, "application",
+                "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
+                "canceled_at", "cancellation_reason", "capture_method", "automatic",
+                "client_secret", secret, "confirmation_method", "automatic", "created",
+                (json_int_t)created, "currency", currency, "customer", "description", "invoice",
+                "last_payment_error", "latest_charge", "livemode", false, "metadata", "next_action",
+                "on_behalf_of", "payment_method", "payment_method_options", "payment_method_types",
+                "card", "processing", "receipt_email", "setup_future_usage", "shipping",
+                "statement_descriptor", "transfer_data", "status", "requires_payment_method");
 }
 
 /* A Charge (https://docs.stripe.com/api/charges/object), status succeeded until told. */
@@ -1096,15 +1304,15 @@ json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const
 {
         return json_pack(
                 "{s:s, s:s, s:I, s:I, s:i, s:n, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, s:n, s:n, "
-                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, s:n, "
-                "s:n, s:n, s:n, s:b, s:n, s:s}",
+                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, "
+                "s:n, s:n, s:n, s:n, s:b, s:n, s:s}",
                 "id", id, "object", "charge", "amount", (json_int_t)amount, "amount_captured",
                 (json_int_t)amount, "amount_refunded", 0, "balance_transaction", "billing_details",
                 "address", "city", "country", "line1", "line2", "postal_code", "state", "email",
                 "name", "phone", "captured", true, "created", (json_int_t)created, "currency",
                 currency, "customer", "description", "disputed", false, "failure_code",
-                "failure_message", "livemode", false, "metadata", "outcome", "paid", true,
-                "payment_intent", "payment_method", "payment_method_details", "receipt_email",
+                "failure_message", "invoice", "livemode", false, "metadata", "outcome", "paid",
+                true, "payment_intent", "payment_method", "payment_method_details", "receipt_email",
                 "receipt_url", "refunded", false, "statement_descriptor", "status", "succeeded");
 }
 
@@ -1129,6 +1337,13 @@ static const char *const seed_aliases[][2] = {
         {"charge_id", "charge"},
         {"balance_transaction_id", "balance_transaction"},
         {"source_id", "source"},
+        {"product_id", "product"},
+        {"price_id", "price"},
+        {"default_price_id", "default_price"},
+        {"subscription_id", "subscription"},
+        {"invoice_id", "invoice"},
+        {"latest_invoice_id", "latest_invoice"},
+        {"default_payment_method_id", "default_payment_method"},
 };
 
 /* members a seed row may carry that are not world state (provenance, hosted bookkeeping) */
@@ -1146,7 +1361,25 @@ static const char *const seed_integers[] = {"created",
                                             "net",
                                             "available_on",
                                             "canceled_at",
-                                            "balance"};
+                                            "balance",
+                                            "unit_amount",
+                                            "current_period_start",
+                                            "current_period_end",
+                                            "billing_cycle_anchor",
+                                            "start_date",
+                                            "trial_start",
+                                            "trial_end",
+                                            "ended_at",
+                                            "cancel_at",
+                                            "period_start",
+                                            "period_end",
+                                            "amount_due",
+                                            "amount_paid",
+                                            "amount_remaining",
+                                            "subtotal",
+                                            "total",
+                                            "quantity",
+                                            "attempt_count"};
 
 typedef struct SeedEntity {
         const char *key;    /* seed member and world collection */
@@ -1162,6 +1395,8 @@ typedef struct SeedEntity {
 
 #define COMMON "id", "object", "created", "updated", "account_id", "livemode", "metadata"
 
+/* In load order: a row may name rows of the entities before it (prices their products,
+ * subscriptions their prices) when the billing pass (seed_billing) completes them. */
 static const SeedEntity seed_entities[] = {
         {"customers", "customer", "cus_",
          FIELDS(COMMON, "email", "name", "description", "phone", "address", "shipping", "balance",
@@ -1170,20 +1405,37 @@ static const SeedEntity seed_entities[] = {
         {"payment_methods", "payment method", "pm_",
          FIELDS(COMMON, "type", "card", "billing_details", "customer", "customer_id",
                 "allow_redisplay")},
+        {"products", "product", "prod_",
+         FIELDS(COMMON, "name", "active", "description", "default_price", "default_price_id",
+                "images", "shippable", "statement_descriptor", "unit_label", "url")},
+        {"prices", "price", "price_",
+         FIELDS(COMMON, "product", "product_id", "currency", "unit_amount", "recurring", "type",
+                "active", "nickname", "lookup_key", "tax_behavior")},
+        {"subscriptions", "subscription", "sub_",
+         FIELDS(COMMON, "customer", "customer_id", "status", "items", "price", "price_id",
+                "quantity", "default_payment_method", "default_payment_method_id", "latest_invoice",
+                "latest_invoice_id", "current_period_start", "current_period_end",
+                "billing_cycle_anchor", "start_date", "cancel_at_period_end", "cancel_at",
+                "canceled_at", "ended_at", "trial_start", "trial_end", "description")},
+        {"invoices", "invoice", "in_",
+         FIELDS(COMMON, "customer", "customer_id", "subscription", "subscription_id", "status",
+                "currency", "lines", "amount_due", "amount_paid", "amount_remaining",
+                "payment_intent", "payment_intent_id", "charge", "charge_id", "billing_reason",
+                "number", "period_start", "period_end", "description", "attempt_count")},
         {"payment_intents", "payment intent", "pi_",
          FIELDS(COMMON, "amount", "currency", "status", "customer", "customer_id", "payment_method",
                 "payment_method_id", "latest_charge", "latest_charge_id", "client_secret",
                 "capture_method", "confirmation_method", "payment_method_types", "description",
                 "last_payment_error", "canceled_at", "cancellation_reason", "amount_received",
                 "amount_capturable", "receipt_email", "setup_future_usage", "statement_descriptor",
-                "next_action", "shipping", "captured_at")},
+                "next_action", "shipping", "captured_at", "invoice", "invoice_id")},
         {"charges", "charge", "ch_",
          FIELDS(COMMON, "amount", "amount_captured", "amount_refunded", "currency", "status",
                 "captured", "refunded", "paid", "customer", "customer_id", "payment_intent",
                 "payment_intent_id", "payment_method", "payment_method_id", "balance_transaction",
                 "balance_transaction_id", "description", "failure_code", "failure_message",
                 "outcome", "payment_method_details", "receipt_email", "receipt_url",
-                "billing_details", "disputed", "statement_descriptor")},
+                "billing_details", "disputed", "statement_descriptor", "invoice", "invoice_id")},
         {"refunds", "refund", "re_",
          FIELDS(COMMON, "amount", "currency", "status", "charge", "charge_id", "payment_intent",
                 "payment_intent_id", "reason", "balance_transaction", "balance_transaction_id",
@@ -1220,6 +1472,16 @@ static json_t *seed_default(const SeedEntity *e, const char *id, int64_t created
                 return stripe_charge_new(id, created, amount, currency);
         if (streq(e->key, "refunds"))
                 return stripe_refund_new(id, created, amount, currency);
+        if (streq(e->key, "products"))
+                return stripe_product_new(id, created, json_get_str(v, "name") ?: "");
+        if (streq(e->key, "prices"))
+                return stripe_price_new(id, created, currency,
+                                        json_integer_value(json_object_get(v, "unit_amount")));
+        if (streq(e->key, "subscriptions") || streq(e->key, "invoices"))
+                /* completed by seed_billing, which knows the rows they name */
+                return json_pack("{s:s, s:s, s:I, s:{}}", "id", id, "object",
+                                 streq(e->key, "invoices") ? "invoice" : "subscription", "created",
+                                 (json_int_t)created, "metadata");
         return json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, s:n, s:I, s:[], s:I, s:s, s:n, s:s, "
                          "s:s, s:n}",
                          "id", id, "object", "balance_transaction", "amount", amount,
@@ -1236,6 +1498,9 @@ static const char *const seed_statuses[][10] = {
         {"charges", "succeeded", "pending", "failed", ""},
         {"refunds", "succeeded", "pending", "failed", "canceled", "requires_action", ""},
         {"balance_transactions", "available", "pending", ""},
+        {"subscriptions", "incomplete", "incomplete_expired", "trialing", "active", "past_due",
+         "canceled", "unpaid", "paused", ""},
+        {"invoices", "draft", "open", "paid", "uncollectible", "void", ""},
 };
 
 /* 0 when the row's status (if any) is one Stripe gives entity e, else -EINVAL in s->err. */
@@ -1347,6 +1612,453 @@ static int seed_row(TwinSeed *s, const SeedEntity *e, json_t *v, const char *pat
         return stripe_row_add(s->world, e->key, TAKE_PTR(row));
 }
 
+/* ------------------------------------------------------------------ seed: billing rows */
+
+/* A seeded price's recurring and type, as the API makes them (prices.c). */
+static int seed_price(TwinSeed *s, json_t *price, const json_t *given, size_t i)
+{
+        static const char *const intervals[] = {"day", "week", "month", "year"};
+        char p[64];
+        snprintf(p, sizeof(p), "prices[%zu]", i);
+        if (!json_is_integer(json_object_get(price, "unit_amount")) ||
+            json_integer_value(json_object_get(price, "unit_amount")) < 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.unit_amount: a price needs its amount (an integer in "
+                                       "the currency's smallest unit)",
+                                       p);
+        if (!json_is_string(json_object_get(price, "product")))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.product: a price needs its product (a seeded prod_…)",
+                                       p);
+        json_t *rec = json_object_get(price, "recurring");
+        const char *type = "one_time";
+        if (rec && !json_is_null(rec)) {
+                char rp[80];
+                const char *interval;
+                int r;
+                snprintf(rp, sizeof(rp), "%s.recurring", p);
+                if (!json_is_object(rec))
+                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", rp);
+                if ((r = TWIN_SEED_KNOWN(s, rec, rp, "recurring price", "interval",
+                                         "interval_count", "usage_type", "trial_period_days",
+                                         "aggregate_usage", "meter")) < 0 ||
+                    (r = twin_seed_str(s, rec, "interval", rp, NULL, TWIN_NULL_REFUSED,
+                                       &interval)) < 0)
+                        return r;
+                bool ok = false;
+                for (size_t k = 0; interval && k < ELEMENTSOF(intervals); k++)
+                        ok = ok || streq(interval, intervals[k]);
+                json_t *count = json_object_get(rec, "interval_count");
+                if (!ok)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.interval: must be one of day, week, month, "
+                                               "year",
+                                               rp);
+                if (count && (!json_is_integer(count) || json_integer_value(count) < 1))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.interval_count: must be a positive integer", rp);
+                json_t *trial = json_object_get(rec, "trial_period_days");
+                json_t *o = json_pack("{s:n, s:s, s:I, s:n, s:O?, s:s}", "aggregate_usage",
+                                      "interval", interval, "interval_count",
+                                      count ? json_integer_value(count) : (json_int_t)1, "meter",
+                                      "trial_period_days", json_is_integer(trial) ? trial : NULL,
+                                      "usage_type", "licensed");
+                if (!o || json_object_set_new(price, "recurring", o) < 0)
+                        return -ENOMEM;
+                type = "recurring";
+        } else if (json_object_set_new(price, "recurring", json_null()) < 0)
+                return -ENOMEM;
+        const char *said = json_get_str(given, "type");
+        if (said && !streq(said, type))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.type: \"%s\" but the price %s recurring", p, said,
+                                       streq(type, "recurring") ? "is" : "is not");
+        char dec[24];
+        snprintf(dec, sizeof(dec), "%lld",
+                 (long long)json_integer_value(json_object_get(price, "unit_amount")));
+        if (json_object_set_new(price, "type", json_string(type)) < 0 ||
+            json_object_set_new(price, "unit_amount_decimal", json_string(dec)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* One seeded subscription item (entry at path) of subscription sub, as the API makes it. */
+static json_t *seed_item(TwinSeed *s, json_t *sub, json_t *entry, const char *path, int *ret_r)
+{
+        const char *price_id, *id;
+        char gen[40];
+        *ret_r = -EINVAL;
+        if (!json_is_object(entry)) {
+                twin_seed_error(s->err, s->errlen, "%s: must be an object", path);
+                return NULL;
+        }
+        if ((*ret_r = TWIN_SEED_KNOWN(s, entry, path, "subscription item", "id", "object", "price",
+                                      "price_id", "quantity", "metadata", "created")) < 0 ||
+            (*ret_r = twin_seed_str(s, entry, "id", path, NULL, TWIN_NULL_ABSENT, &id)) < 0)
+                return NULL;
+        json_t *pv = json_object_get(entry, "price") ?: json_object_get(entry, "price_id");
+        /* a price as an id, or as Stripe's object (an exported world) */
+        price_id = json_is_object(pv) ? json_get_str(pv, "id") : json_string_value(pv);
+        json_t *price = stripe_find(s->world, "prices", price_id, NULL);
+        *ret_r = -EINVAL;
+        if (!price) {
+                twin_seed_error(s->err, s->errlen, "%s.price: must name one of the seed's prices",
+                                path);
+                return NULL;
+        }
+        if (!streq_ptr(json_get_str(price, "type"), "recurring")) {
+                twin_seed_error(s->err, s->errlen,
+                                "%s.price: %s is not a recurring price (a subscription bills "
+                                "recurring prices)",
+                                path, price_id);
+                return NULL;
+        }
+        json_t *q = json_object_get(entry, "quantity"), *m = json_object_get(entry, "metadata");
+        if ((q && (!json_is_integer(q) || json_integer_value(q) < 0)) ||
+            (m && !json_is_object(m))) {
+                twin_seed_error(s->err, s->errlen, "%s.%s: must be %s", path,
+                                q && (!json_is_integer(q) || json_integer_value(q) < 0)
+                                        ? "quantity"
+                                        : "metadata",
+                                q && (!json_is_integer(q) || json_integer_value(q) < 0)
+                                        ? "a non-negative integer"
+                                        : "an object");
+                return NULL;
+        }
+        if (id && (!startswith(id, "si_") || stripe_find_any(s->world, id))) {
+                twin_seed_error(s->err, s->errlen, "%s.id: must be a new \"si_…\" id", path);
+                return NULL;
+        }
+        if (!id) {
+                if ((*ret_r = stripe_new_id(s->world, "si", gen)) < 0)
+                        return NULL;
+                id = gen;
+        }
+        json_t *cv = json_object_get(entry, "created");
+        json_t *item = json_pack("{s:s, s:s, s:n, s:O, s:[], s:o, s:o, s:o, s:I, s:O, s:[]}", "id",
+                                 id, "object", "subscription_item", "billing_thresholds", "created",
+                                 json_is_integer(cv) ? cv : json_object_get(sub, "created"),
+                                 "discounts", "metadata", m ? json_deep_copy(m) : json_object(),
+                                 "plan", stripe_plan_of(price), "price", json_deep_copy(price),
+                                 "quantity", q ? json_integer_value(q) : (json_int_t)1,
+                                 "subscription", json_object_get(sub, "id"), "tax_rates");
+        *ret_r = item ? 0 : -ENOMEM;
+        return item;
+}
+
+/* The defaults of a seeded subscription that the API would have set (subscriptions.c). */
+static const char seed_sub_template[] =
+        "{\"application\": null, \"application_fee_percent\": null,"
+        " \"automatic_tax\": {\"enabled\": false, \"liability\": null},"
+        " \"billing_cycle_anchor_config\": null, \"billing_thresholds\": null,"
+        " \"cancel_at\": null, \"cancel_at_period_end\": false, \"canceled_at\": null,"
+        " \"cancellation_details\": {\"comment\": null, \"feedback\": null, \"reason\": null},"
+        " \"collection_method\": \"charge_automatically\", \"days_until_due\": null,"
+        " \"default_payment_method\": null, \"default_source\": null, \"default_tax_rates\": [],"
+        " \"description\": null, \"discount\": null, \"discounts\": [], \"ended_at\": null,"
+        " \"invoice_settings\": {\"account_tax_ids\": null, \"issuer\": {\"type\": \"self\"}},"
+        " \"latest_invoice\": null, \"livemode\": false, \"next_pending_invoice_item_invoice\":"
+        " null, \"on_behalf_of\": null, \"pause_collection\": null, \"payment_settings\":"
+        " {\"payment_method_options\": null, \"payment_method_types\": null,"
+        " \"save_default_payment_method\": \"off\"}, \"pending_invoice_item_interval\": null,"
+        " \"pending_setup_intent\": null, \"pending_update\": null, \"schedule\": null,"
+        " \"status\": \"active\", \"test_clock\": null, \"transfer_data\": null,"
+        " \"trial_end\": null, \"trial_settings\": {\"end_behavior\": {\"missing_payment_method\":"
+        " \"create_invoice\"}}, \"trial_start\": null}";
+
+/* Sets key on o to v (an integer) unless o already has an integer there. */
+static int default_int(json_t *o, const char *key, int64_t v)
+{
+        if (json_is_integer(json_object_get(o, key)))
+                return 0;
+        return json_object_set_new(o, key, json_integer(v)) < 0 ? -ENOMEM : 0;
+}
+
+/* A seeded subscription completed: its items (items[], or one price and quantity), periods,
+ * currency and Stripe's defaults for everything the seed leaves out. */
+static int seed_subscription(TwinSeed *s, json_t *sub, const json_t *given, size_t i)
+{
+        char p[64];
+        int r;
+        snprintf(p, sizeof(p), "subscriptions[%zu]", i);
+        if (!json_is_string(json_object_get(sub, "customer")))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.customer: a subscription needs its customer", p);
+        _cleanup_json_ json_t *base = json_loads(seed_sub_template, 0, NULL);
+        if (!base)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        json_object_foreach (base, k, v) {
+                if (!json_object_get(sub, k) && json_object_set(sub, k, v) < 0)
+                        return -ENOMEM;
+        }
+        /* items: Stripe's list object, an array of items, or one price (and quantity) */
+        json_t *items = json_object_get(given, "items");
+        json_t *one = json_object_get(given, "price") ?: json_object_get(given, "price_id");
+        _cleanup_json_ json_t *entries = NULL;
+        if (items && one)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s: give either items or price, not both", p);
+        if (json_is_object(items))
+                items = json_object_get(items, "data");
+        if (one) {
+                json_t *q = json_object_get(given, "quantity");
+                entries = json_pack("[{s:O}]", "price", one);
+                if (!entries ||
+                    (q && json_object_set(json_array_get(entries, 0), "quantity", q) < 0))
+                        return -ENOMEM;
+                items = entries;
+        }
+        if (!json_is_array(items) || json_array_size(items) == 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.items: a subscription needs at least one item "
+                                       "(items: [{price, quantity}])",
+                                       p);
+        _cleanup_json_ json_t *data = json_array();
+        if (!data)
+                return -ENOMEM;
+        size_t j;
+        json_t *entry;
+        json_array_foreach (items, j, entry) {
+                char ip[96];
+                snprintf(ip, sizeof(ip), "%s.items[%zu]", p, j);
+                json_t *item = seed_item(s, sub, entry, ip, &r);
+                if (!item || json_array_append_new(data, item) < 0)
+                        return item ? -ENOMEM : r;
+        }
+        int64_t total;
+        if (stripe_items_total(data, &total) < 0)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.items: they add up to more than %lld (the largest "
+                                       "amount the twin takes)",
+                                       p, (long long)STRIPE_MAX_AMOUNT);
+        json_t *price = json_object_get(json_array_get(data, 0), "price");
+        json_t *rec = json_object_get(price, "recurring");
+        char url[96];
+        snprintf(url, sizeof(url), "/v1/subscription_items?subscription=%s",
+                 json_get_str(sub, "id"));
+        json_t *list =
+                json_pack("{s:s, s:O, s:b, s:I, s:s}", "object", "list", "data", data, "has_more",
+                          false, "total_count", (json_int_t)json_array_size(data), "url", url);
+        json_t *only = json_array_size(data) == 1 ? json_array_get(data, 0) : NULL;
+        json_object_del(sub, "price");
+        if (!list || json_object_set_new(sub, "items", list) < 0 ||
+            json_object_set(sub, "currency", json_object_get(price, "currency")) < 0 ||
+            json_object_set_new(sub, "plan",
+                                only ? json_deep_copy(json_object_get(only, "plan"))
+                                     : json_null()) < 0 ||
+            json_object_set_new(sub, "quantity",
+                                only ? json_deep_copy(json_object_get(only, "quantity"))
+                                     : json_null()) < 0)
+                return -ENOMEM;
+        int64_t created = json_integer_value(json_object_get(sub, "created"));
+        if ((r = default_int(sub, "start_date", created)) < 0 ||
+            (r = default_int(sub, "current_period_start",
+                             json_integer_value(json_object_get(sub, "start_date")))) < 0 ||
+            (r = default_int(sub, "billing_cycle_anchor",
+                             json_integer_value(json_object_get(sub, "current_period_start")))) < 0)
+                return r;
+        int64_t start = json_integer_value(json_object_get(sub, "current_period_start"));
+        int64_t count = json_integer_value(json_object_get(rec, "interval_count")) ?: 1;
+        if ((r = default_int(sub, "current_period_end",
+                             stripe_interval_add(start, json_get_str(rec, "interval"), count))) < 0)
+                return r;
+        if (json_integer_value(json_object_get(sub, "current_period_end")) <= start)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.current_period_end: must be after current_period_start",
+                                       p);
+        return 0;
+}
+
+/* A seeded invoice completed: its lines (lines[], else its subscription's items), totals,
+ * the customer's details and Stripe's defaults. */
+static int seed_invoice(TwinSeed *s, json_t *inv, const json_t *given, size_t i)
+{
+        char p[64];
+        int r;
+        snprintf(p, sizeof(p), "invoices[%zu]", i);
+        json_t *sub =
+                stripe_find(s->world, "subscriptions", json_get_str(inv, "subscription"), NULL);
+        if (!json_object_get(inv, "customer") && sub &&
+            json_object_set(inv, "customer", json_object_get(sub, "customer")) < 0)
+                return -ENOMEM;
+        json_t *cus = stripe_find(s->world, "customers", json_get_str(inv, "customer"), NULL);
+        if (!cus)
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s.customer: must name one of the seed's customers", p);
+        int64_t created = json_integer_value(json_object_get(inv, "created"));
+        TwinCall c = {.world = s->world, .now = created};
+        const char *currency = json_get_str(inv, "currency") ?: json_get_str(sub, "currency");
+        _cleanup_json_ json_t *base =
+                stripe_invoice_new(&c, json_get_str(inv, "id"), cus, currency ?: "usd");
+        if (!base)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        json_object_foreach (base, k, v) {
+                if (!json_object_get(inv, k) && json_object_set(inv, k, v) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set(inv, "lines", json_object_get(base, "lines")) < 0 ||
+            json_object_set_new(inv, "billing_reason",
+                                json_string(json_get_str(given, "billing_reason")
+                                                    ?: (sub ? "subscription_create" : "manual"))) <
+                    0)
+                return -ENOMEM;
+        if (sub && json_object_set_new(json_object_get(inv, "subscription_details"), "metadata",
+                                       json_deep_copy(json_object_get(sub, "metadata"))) < 0)
+                return -ENOMEM;
+        /* lines: the seed's ({price, quantity}), else what the subscription bills */
+        json_t *lines = json_object_get(given, "lines");
+        if (lines && !json_is_array(lines))
+                return twin_seed_error(s->err, s->errlen, "%s.lines: must be an array", p);
+        int64_t start = json_integer_value(json_object_get(sub, "current_period_start"));
+        int64_t end = json_integer_value(json_object_get(sub, "current_period_end"));
+        if (!lines) {
+                size_t j;
+                json_t *item;
+                json_array_foreach (json_object_get(json_object_get(sub, "items"), "data"), j,
+                                    item) {
+                        if ((r = stripe_invoice_add_line(&c, inv, item, start, end, false)) < 0)
+                                return r;
+                }
+        } else {
+                size_t j;
+                json_t *entry;
+                json_array_foreach (lines, j, entry) {
+                        char lp[96];
+                        snprintf(lp, sizeof(lp), "%s.lines[%zu]", p, j);
+                        if (!json_is_object(entry))
+                                return twin_seed_error(s->err, s->errlen, "%s: must be an object",
+                                                       lp);
+                        if ((r = TWIN_SEED_KNOWN(s, entry, lp, "invoice line", "price", "price_id",
+                                                 "quantity")) < 0)
+                                return r;
+                        json_t *pv = json_object_get(entry, "price")
+                                             ?: json_object_get(entry, "price_id");
+                        json_t *price =
+                                stripe_find(s->world, "prices", json_string_value(pv), NULL);
+                        json_t *q = json_object_get(entry, "quantity");
+                        if (!price)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.price: must name one of the seed's "
+                                                       "prices",
+                                                       lp);
+                        if (q && (!json_is_integer(q) || json_integer_value(q) < 0))
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.quantity: must be a non-negative "
+                                                       "integer",
+                                                       lp);
+                        _cleanup_json_ json_t *item =
+                                json_pack("{s:n, s:o, s:O, s:I, s:O?}", "id", "plan",
+                                          stripe_plan_of(price), "price", price, "quantity",
+                                          q ? json_integer_value(q) : (json_int_t)1, "subscription",
+                                          json_object_get(inv, "subscription"));
+                        int64_t amount, sum;
+                        _cleanup_json_ json_t *one = item ? json_pack("[O]", item) : NULL;
+                        if (!one)
+                                return -ENOMEM;
+                        if (stripe_items_total(one, &amount) < 0 ||
+                            __builtin_add_overflow(
+                                    amount, json_integer_value(json_object_get(inv, "amount_due")),
+                                    &sum) ||
+                            sum > STRIPE_MAX_AMOUNT)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s: the lines add up to more than %lld "
+                                                       "(the largest amount the twin takes)",
+                                                       lp, (long long)STRIPE_MAX_AMOUNT);
+                        if ((r = stripe_invoice_add_line(&c, inv, item, created, created, false)) <
+                            0)
+                                return r;
+                }
+        }
+        /* the seed's own totals win over the lines' */
+        static const char *const totals[] = {"amount_due", "amount_paid", "amount_remaining"};
+        for (size_t t = 0; t < ELEMENTSOF(totals); t++) {
+                json_t *gv = json_object_get(given, totals[t]);
+                if (gv && json_object_set(inv, totals[t], gv) < 0)
+                        return -ENOMEM;
+        }
+        char status[24]; /* a copy: the row's own string is replaced below */
+        snprintf(status, sizeof(status), "%s", json_get_str(inv, "status") ?: "draft");
+        bool paid = streq(status, "paid");
+        int64_t due = json_integer_value(json_object_get(inv, "amount_due"));
+        if (!json_object_get(given, "amount_paid") &&
+            json_object_set_new(inv, "amount_paid", json_integer(paid ? due : 0)) < 0)
+                return -ENOMEM;
+        int64_t paid_amount = json_integer_value(json_object_get(inv, "amount_paid"));
+        if (!json_object_get(given, "amount_remaining") &&
+            json_object_set_new(inv, "amount_remaining",
+                                json_integer(streq(status, "void") ? 0 : due - paid_amount)) < 0)
+                return -ENOMEM;
+        json_t *st = json_object_get(inv, "status_transitions");
+        if (json_object_set_new(inv, "status", json_string(status)) < 0 ||
+            json_object_set_new(inv, "paid", json_boolean(paid)) < 0 ||
+            (!streq(status, "draft") &&
+             (json_object_set_new(st, "finalized_at", json_integer(created)) < 0 ||
+              json_object_set_new(inv, "effective_at", json_integer(created)) < 0 ||
+              json_object_set_new(inv, "ending_balance", json_integer(0)) < 0)) ||
+            (paid && (json_object_set_new(st, "paid_at", json_integer(created)) < 0 ||
+                      json_object_set_new(inv, "attempted", json_true()) < 0 ||
+                      json_object_set_new(inv, "auto_advance", json_false()) < 0 ||
+                      default_int(inv, "attempt_count", 1) < 0)) ||
+            (streq(status, "void") &&
+             json_object_set_new(st, "voided_at", json_integer(created)) < 0))
+                return -ENOMEM;
+        if (!streq(status, "draft") && !json_is_string(json_object_get(inv, "number"))) {
+                char number[64];
+                snprintf(number, sizeof(number), "%s-%04zu",
+                         json_get_str(cus, "invoice_prefix") ?: "POME", i + 1);
+                if (json_object_set_new(inv, "number", json_string(number)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * Completes the seeded billing rows, which the generic loader (seed_row) only overlays:
+ * products need a name, prices their recurring/type, subscriptions their items and periods,
+ * invoices their lines and totals. seed is the seed itself (each row's own members).
+ */
+static int seed_billing(TwinSeed *s, const json_t *seed)
+{
+        size_t i;
+        json_t *row;
+        int r;
+        json_array_foreach (json_object_get(s->world, "products"), i, row) {
+                if (!json_get_str(row, "name") || !json_get_str(row, "name")[0])
+                        return twin_seed_error(s->err, s->errlen,
+                                               "products[%zu].name: a product needs its name", i);
+        }
+        json_array_foreach (json_object_get(s->world, "prices"), i, row) {
+                if ((r = seed_price(s, row, json_array_get(json_object_get(seed, "prices"), i),
+                                    i)) < 0)
+                        return r;
+        }
+        json_array_foreach (json_object_get(s->world, "products"), i, row) {
+                json_t *dp =
+                        stripe_find(s->world, "prices", json_get_str(row, "default_price"), NULL);
+                if (dp && !streq_ptr(json_get_str(dp, "product"), json_get_str(row, "id")))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "products[%zu].default_price: must be one of the "
+                                               "product's own prices",
+                                               i);
+        }
+        json_array_foreach (json_object_get(s->world, "subscriptions"), i, row) {
+                if ((r = seed_subscription(
+                             s, row, json_array_get(json_object_get(seed, "subscriptions"), i),
+                             i)) < 0)
+                        return r;
+        }
+        json_array_foreach (json_object_get(s->world, "invoices"), i, row) {
+                if ((r = seed_invoice(s, row, json_array_get(json_object_get(seed, "invoices"), i),
+                                      i)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* References between seeded rows must resolve, so no list or expansion meets a stranger. */
 static int seed_refs(TwinSeed *s)
 {
@@ -1364,6 +2076,17 @@ static int seed_refs(TwinSeed *s)
                 {"refunds", "charge", "charges"},
                 {"refunds", "payment_intent", "payment_intents"},
                 {"refunds", "balance_transaction", "balance_transactions"},
+                {"payment_intents", "invoice", "invoices"},
+                {"charges", "invoice", "invoices"},
+                {"products", "default_price", "prices"},
+                {"prices", "product", "products"},
+                {"subscriptions", "customer", "customers"},
+                {"subscriptions", "default_payment_method", "payment_methods"},
+                {"subscriptions", "latest_invoice", "invoices"},
+                {"invoices", "customer", "customers"},
+                {"invoices", "subscription", "subscriptions"},
+                {"invoices", "payment_intent", "payment_intents"},
+                {"invoices", "charge", "charges"},
         };
         for (size_t k = 0; k < ELEMENTSOF(refs); k++) {
                 size_t i;
@@ -1503,13 +2226,15 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
         TwinSeed s = {.world = w, .err = err, .errlen = errlen};
         int r = TWIN_SEED_KNOWN(&s, seed, "", "Stripe seed", "api_keys", "customers",
                                 "payment_methods", "payment_intents", "charges", "refunds",
-                                "balance_transactions", "failure_injection");
+                                "balance_transactions", "products", "prices", "subscriptions",
+                                "invoices", "failure_injection");
         if (r < 0)
                 return r;
         static const char *const colls[] = {
-                "api_keys",         "customers", "payment_methods",      "payment_intents",
-                "charges",          "refunds",   "balance_transactions", "events",
-                "failure_injection"};
+                "api_keys",    "customers",        "payment_methods",      "payment_intents",
+                "charges",     "refunds",          "balance_transactions", "events",
+                "products",    "prices",           "subscriptions",        "invoices",
+                "test_clocks", "failure_injection"};
         for (size_t i = 0; i < ELEMENTSOF(colls); i++)
                 if (!stripe_rows(w, colls[i]))
                         return -ENOMEM;
@@ -1530,8 +2255,8 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
                                 return r;
                 }
         }
-        if ((r = seed_refs(&s)) < 0 || (r = seed_ledger(&s)) < 0 ||
-            (r = seed_failures(&s, seed)) < 0)
+        if ((r = seed_billing(&s, seed)) < 0 || (r = seed_refs(&s)) < 0 ||
+            (r = seed_ledger(&s)) < 0 || (r = seed_failures(&s, seed)) < 0)
                 return r;
         *ret_world = TAKE_PTR(w);
         return 0;
@@ -1633,7 +2358,28 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(search_invoices)               \
         X(search_prices)                 \
         X(search_products)               \
-        X(search_subscriptions)
+        X(search_subscriptions)          \
+        X(create_product)                \
+        X(retrieve_product)              \
+        X(update_product)                \
+        X(delete_product)                \
+        X(list_products)                 \
+        X(create_price)                  \
+        X(retrieve_price)                \
+        X(update_price)                  \
+        X(list_prices)                   \
+        X(create_subscription)           \
+        X(retrieve_subscription)         \
+        X(update_subscription)           \
+        X(cancel_subscription)           \
+        X(list_subscriptions)            \
+        X(retrieve_invoice)              \
+        X(list_invoices)                 \
+        X(create_test_clock)             \
+        X(retrieve_test_clock)           \
+        X(list_test_clocks)              \
+        X(delete_test_clock)             \
+        X(advance_test_clock)
 
 #define SERVE(name)                                                   \
         static int serve_##name(TwinCall *c, TwinReply *rp)           \

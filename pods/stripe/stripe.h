@@ -2,13 +2,18 @@
 /*
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
- * payment_intents.c, charges.c, refunds.c, balance.c, events.c, search.c) share with stripe.c, and
+ * payment_intents.c, charges.c, refunds.c, balance.c, events.c, search.c, products.c,
+ * prices.c, subscriptions.c, invoices.c, test_clocks.c) share with stripe.c and with each
+ * other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
 #pragma once
 
 #include "pods/twin/kind.h"
+
+/* The largest amount the twin takes, in the currency's smallest unit (stripe_arg_amount's). */
+#define STRIPE_MAX_AMOUNT INT64_C(99999999999)
 
 /* ----- world (stripe.c) */
 json_t *stripe_rows(json_t *w, const char *collection);
@@ -30,7 +35,26 @@ int stripe_missing(TwinReply *rp, const char *collection, const char *id, const 
 int stripe_reply_object(TwinCall *c, TwinReply *rp, int status, json_t *obj);
 int stripe_mutated(TwinReply *rp, const json_t *before, const json_t *after);
 
-/* ----- arguments (stripe.c) */
+/* ----- arguments (stripe.c): c->args[key], or a member of a nested parameter named param */
+int stripe_param_str(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     bool required, const char **ret);
+int stripe_param_int(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                     int64_t min, int64_t max, bool required, int64_t *ret);
+int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        bool required, int64_t *ret);
+int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      bool *ret);
+int stripe_param_enum(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                      const char *const *values, const char **ret);
+int stripe_param_currency(TwinReply *rp, const json_t *obj, const char *param, bool required,
+                          const char **ret);
+int stripe_param_object(TwinReply *rp, const json_t *obj, const char *key, const char *param,
+                        json_t **ret);
+int stripe_param_known(TwinReply *rp, const json_t *obj, const char *param,
+                       const char *const *keys);
+int stripe_param_metadata(TwinReply *rp, const json_t *obj, const char *param, json_t *row);
+int stripe_param_strings(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row,
+                         const char *const *keys);
 int stripe_arg_id(TwinCall *c, TwinReply *rp, const char *key, const char **ret);
 int stripe_arg_str(TwinCall *c, TwinReply *rp, const char *key, bool required, const char **ret);
 int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required, int64_t *ret);
@@ -40,6 +64,7 @@ int stripe_arg_enum(TwinCall *c, TwinReply *rp, const char *key, const char *con
 int stripe_arg_currency(TwinCall *c, TwinReply *rp, bool required, const char **ret);
 int stripe_apply_metadata(TwinCall *c, TwinReply *rp, json_t *row);
 int stripe_set_strings(TwinCall *c, TwinReply *rp, json_t *row, const char *const *keys);
+void stripe_money(const char *currency, int64_t amount, char buf[static 32]);
 
 /* ----- lists and expansion (stripe.c) */
 typedef bool (*StripeFilter)(TwinCall *c, json_t *row);
@@ -49,6 +74,35 @@ int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand);
 
 /* ----- events (events.c) */
 int stripe_event(TwinCall *c, const char *type, const json_t *object, const json_t *previous);
+
+/* ----- payment intents (payment_intents.c) */
+int stripe_pi_attempt(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool off,
+                      bool error_on_action, bool *ret_declined);
+
+/* ----- products and prices (products.c, prices.c) */
+int stripe_product_fields(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row);
+int stripe_product_make(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
+                        json_t **ret);
+int stripe_price_build(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
+                       json_t **ret);
+int stripe_price_store(TwinCall *c, json_t *draft, const char *product, json_t **ret);
+json_t *stripe_plan_of(const json_t *price);
+
+/* ----- invoices and subscriptions (invoices.c, subscriptions.c) */
+json_t *stripe_invoice_new(TwinCall *c, const char *id, const json_t *cus, const char *currency);
+int stripe_invoice_add_line(TwinCall *c, json_t *inv, const json_t *item, int64_t start,
+                            int64_t end, bool trial);
+int stripe_invoice_finalize(TwinCall *c, json_t *inv, const char *pm, bool attempt, bool off);
+int stripe_invoice_payment_attempted(TwinCall *c, json_t *pi);
+int64_t stripe_interval_add(int64_t t, const char *interval, int64_t n);
+int64_t stripe_subscription_due(const json_t *sub);
+int64_t stripe_subscription_two_periods(const json_t *sub, int64_t t);
+int stripe_subscription_renew(TwinCall *c, json_t *sub);
+int stripe_subscriptions_end_for(TwinCall *c, const char *customer);
+int stripe_items_total(const json_t *data, int64_t *ret);
+
+/* ----- test clocks (test_clocks.c) */
+int64_t stripe_clock_time(TwinCall *c, const char *clock_id);
 
 /* ----- payment methods (payment_methods.c) */
 int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
@@ -90,6 +144,27 @@ int stripe_act_search_invoices(TwinCall *c, TwinReply *rp);
 int stripe_act_search_prices(TwinCall *c, TwinReply *rp);
 int stripe_act_search_products(TwinCall *c, TwinReply *rp);
 int stripe_act_search_subscriptions(TwinCall *c, TwinReply *rp);
+int stripe_act_create_product(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_product(TwinCall *c, TwinReply *rp);
+int stripe_act_update_product(TwinCall *c, TwinReply *rp);
+int stripe_act_delete_product(TwinCall *c, TwinReply *rp);
+int stripe_act_list_products(TwinCall *c, TwinReply *rp);
+int stripe_act_create_price(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_price(TwinCall *c, TwinReply *rp);
+int stripe_act_update_price(TwinCall *c, TwinReply *rp);
+int stripe_act_list_prices(TwinCall *c, TwinReply *rp);
+int stripe_act_create_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_update_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_cancel_subscription(TwinCall *c, TwinReply *rp);
+int stripe_act_list_subscriptions(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_invoice(TwinCall *c, TwinReply *rp);
+int stripe_act_list_invoices(TwinCall *c, TwinReply *rp);
+int stripe_act_create_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_retrieve_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_list_test_clocks(TwinCall *c, TwinReply *rp);
+int stripe_act_delete_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_advance_test_clock(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);
@@ -99,3 +174,5 @@ json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const 
 json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency);
 json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency);
 json_t *stripe_refund_new(const char *id, int64_t created, int64_t amount, const char *currency);
+json_t *stripe_product_new(const char *id, int64_t created, const char *name);
+json_t *stripe_price_new(const char *id, int64_t created, const char *currency, int64_t amount);

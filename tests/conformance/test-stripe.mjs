@@ -1,6 +1,7 @@
 // The Stripe twin driven the way agents drive Stripe: the official, unmodified `stripe`
 // Node SDK (default maxNetworkRetries, its automatic Idempotency-Keys) pointed at the
 // gateway by host/port alone — /v1/… is routed by the sandbox's sk_test_pome_… key —
+// payments, refunds and billing (products, prices, subscriptions, invoices, test clocks),
 // and every Stripe MCP tool through the official @modelcontextprotocol/sdk client.
 // Run by run.sh against a real pomed; POME_API_URL and POME_API_KEY come from it.
 import assert from "node:assert/strict";
@@ -206,7 +207,146 @@ async function sandbox(seed) {
 }
 
 // =====================================================================================
-// 3. Every Stripe MCP tool once, through the official MCP client
+// 3. Billing with the official SDK: products, prices, subscriptions paid through the same
+//    payment path, their invoices, a decline, cancellation, pages, events, a test clock
+// =====================================================================================
+{
+  const { sb, stripe } = await sandbox();
+  const product = await stripe.products.create({ name: "Gold", metadata: { tier: "gold" } });
+  assert.match(product.id, /^prod_/);
+  assert.equal(product.active, true);
+  assert.equal((await stripe.products.retrieve(product.id)).name, "Gold");
+  const price = await stripe.prices.create({ product: product.id, currency: "usd", unit_amount: 1000,
+    recurring: { interval: "month" }, lookup_key: "gold_monthly" });
+  assert.match(price.id, /^price_/);
+  assert.equal(price.type, "recurring");
+  assert.equal(price.recurring.interval, "month");
+  assert.equal((await stripe.prices.retrieve(price.id)).unit_amount, 1000);
+  assert.equal((await stripe.prices.update(price.id, { nickname: "Gold monthly" })).nickname, "Gold monthly");
+  // a price's amount is immutable: Stripe's parameter_unknown
+  await assert.rejects(stripe.prices.update(price.id, { unit_amount: 2000 }), (e) => {
+    assert.ok(e instanceof Stripe.errors.StripeInvalidRequestError, e.constructor.name);
+    assert.equal(e.code, "parameter_unknown");
+    assert.equal(e.param, "unit_amount");
+    return true;
+  });
+  assert.equal((await stripe.products.update(product.id, { default_price: price.id })).default_price, price.id);
+
+  // a product with prices cannot be deleted; one without can
+  await assert.rejects(stripe.products.del(product.id), (e) => {
+    assert.equal(e.message, "This product cannot be deleted because it has one or more user-created prices.");
+    return true;
+  });
+  const lone = await stripe.products.create({ name: "Lone" });
+  assert.equal((await stripe.products.del(lone.id)).deleted, true);
+
+  // pages of prices and products with autoPagingEach
+  for (let i = 0; i < 11; i++) await stripe.prices.create({ currency: "usd", unit_amount: 100 + i, product_data: { name: `P${i}` } });
+  const amounts = [];
+  await stripe.prices.list({ limit: 4, type: "one_time" }).autoPagingEach((p) => { amounts.push(p.unit_amount); });
+  assert.deepEqual(amounts, [110, 109, 108, 107, 106, 105, 104, 103, 102, 101, 100]);
+  const names = [];
+  await stripe.products.list({ limit: 5 }).autoPagingEach((p) => { names.push(p.name); });
+  assert.equal(names.length, 12);
+  assert.equal(names.at(-1), "Gold");
+  assert.equal((await stripe.prices.list({ lookup_keys: ["gold_monthly"] })).data[0].id, price.id);
+
+  // pm_card_visa as the customer's default: the subscription pays at once
+  const cus = await stripe.customers.create({ email: "sub@example.com", payment_method: "pm_card_visa",
+    invoice_settings: { default_payment_method: "pm_card_visa" } });
+  const sub = await stripe.subscriptions.create({ customer: cus.id, items: [{ price: price.id, quantity: 2 }],
+    expand: ["latest_invoice.payment_intent"] });
+  assert.match(sub.id, /^sub_/);
+  assert.equal(sub.status, "active");
+  assert.equal(sub.items.data[0].price.id, price.id);
+  assert.equal(sub.items.data[0].quantity, 2);
+  assert.ok(sub.current_period_end > sub.current_period_start);
+  const inv = sub.latest_invoice;
+  assert.equal(inv.object, "invoice");
+  assert.equal(inv.status, "paid");
+  assert.equal(inv.amount_paid, 2000);
+  assert.equal(inv.amount_remaining, 0);
+  assert.equal(inv.lines.data[0].amount, 2000);
+  assert.equal(inv.payment_intent.status, "succeeded");
+  const charge = await stripe.charges.retrieve(inv.charge);
+  assert.equal(charge.status, "succeeded");
+  assert.equal(charge.amount, 2000);
+  assert.equal(charge.invoice, inv.id);
+  assert.equal((await stripe.invoices.retrieve(inv.id)).subscription, sub.id);
+  assert.equal((await stripe.invoices.list({ subscription: sub.id })).data.length, 1);
+  assert.equal((await stripe.subscriptions.retrieve(sub.id)).latest_invoice, inv.id);
+  const events = (await stripe.events.list({ limit: 100 })).data.map((e) => e.type).reverse();
+  const from = events.indexOf("customer.subscription.created");
+  assert.deepEqual(events.slice(from, from + 9), ["customer.subscription.created", "invoice.created",
+    "invoice.finalized", "payment_intent.created", "charge.succeeded", "payment_intent.succeeded",
+    "invoice.paid", "invoice.payment_succeeded", "customer.subscription.updated"]);
+
+  // a declined card: incomplete, the invoice open, its intent waiting for another card
+  const bad = await stripe.customers.create({ email: "declined@example.com", payment_method: "pm_card_chargeDeclined",
+    invoice_settings: { default_payment_method: "pm_card_chargeDeclined" } });
+  const inc = await stripe.subscriptions.create({ customer: bad.id, items: [{ price: price.id }],
+    expand: ["latest_invoice.payment_intent"] });
+  assert.equal(inc.status, "incomplete");
+  assert.equal(inc.latest_invoice.status, "open");
+  assert.equal(inc.latest_invoice.payment_intent.status, "requires_payment_method");
+  assert.equal(inc.latest_invoice.payment_intent.last_payment_error.decline_code, "generic_decline");
+  // error_if_incomplete: the card's 402, no subscription left behind
+  await assert.rejects(
+    stripe.subscriptions.create({ customer: bad.id, items: [{ price: price.id }], payment_behavior: "error_if_incomplete" }),
+    (e) => {
+      assert.ok(e instanceof Stripe.errors.StripeCardError, e.constructor.name);
+      assert.equal(e.statusCode, 402);
+      assert.equal(e.code, "card_declined");
+      return true;
+    });
+  assert.equal((await stripe.subscriptions.list({ customer: bad.id })).data.length, 1);
+  // paying its intent with a good card makes it active
+  await stripe.paymentIntents.confirm(inc.latest_invoice.payment_intent.id, { payment_method: "pm_card_visa" });
+  assert.equal((await stripe.subscriptions.retrieve(inc.id)).status, "active");
+  assert.equal((await stripe.invoices.retrieve(inc.latest_invoice.id)).status, "paid");
+
+  // update, then cancel: customer.subscription.deleted
+  const upd = await stripe.subscriptions.update(sub.id, { cancel_at_period_end: true, metadata: { why: "test" } });
+  assert.equal(upd.cancel_at_period_end, true);
+  assert.equal(upd.cancel_at, sub.current_period_end);
+  const canceled = await stripe.subscriptions.cancel(inc.id, { cancellation_details: { feedback: "too_expensive" } });
+  assert.equal(canceled.status, "canceled");
+  assert.equal(canceled.cancellation_details.feedback, "too_expensive");
+  assert.equal((await stripe.events.list({ limit: 1 })).data[0].type, "customer.subscription.deleted");
+  assert.equal((await stripe.subscriptions.list({ status: "canceled" })).data[0].id, inc.id);
+  assert.equal((await stripe.subscriptions.list({ customer: cus.id, price: price.id })).data.length, 1);
+
+  const paid = [];
+  await stripe.invoices.list({ limit: 1, status: "paid" }).autoPagingEach((i) => { paid.push(i.id); });
+  assert.deepEqual(paid, [inc.latest_invoice.id, inv.id]);
+
+  // a test clock: the customer lives on it, advancing past the period renews the subscription
+  const start = 1767225600; // 2026-01-01T00:00:00Z
+  const clock = await stripe.testHelpers.testClocks.create({ frozen_time: start, name: "renewals" });
+  assert.equal(clock.status, "ready");
+  assert.equal((await stripe.testHelpers.testClocks.retrieve(clock.id)).frozen_time, start);
+  const ccus = await stripe.customers.create({ email: "clock@example.com", test_clock: clock.id,
+    payment_method: "pm_card_visa", invoice_settings: { default_payment_method: "pm_card_visa" } });
+  const csub = await stripe.subscriptions.create({ customer: ccus.id, items: [{ price: price.id }] });
+  assert.equal(csub.current_period_start, start);
+  assert.equal(csub.current_period_end, 1769904000); // 2026-02-01
+  const advancing = await stripe.testHelpers.testClocks.advance(clock.id, { frozen_time: 1770076800 }); // 02-03
+  assert.equal(advancing.status, "advancing");
+  assert.equal((await stripe.testHelpers.testClocks.retrieve(clock.id)).status, "ready");
+  const renewed = await stripe.subscriptions.retrieve(csub.id, { expand: ["latest_invoice"] });
+  assert.equal(renewed.status, "active");
+  assert.equal(renewed.current_period_start, 1769904000);
+  assert.equal(renewed.current_period_end, 1772323200); // 2026-03-01
+  assert.equal(renewed.latest_invoice.billing_reason, "subscription_cycle");
+  assert.equal(renewed.latest_invoice.status, "paid");
+  assert.equal((await stripe.invoices.list({ customer: ccus.id })).data.length, 2);
+  assert.equal((await stripe.testHelpers.testClocks.list()).data[0].id, clock.id);
+  assert.equal((await stripe.testHelpers.testClocks.del(clock.id)).deleted, true);
+  await discard(sb.session_id);
+}
+
+// =====================================================================================
+// 4. Every Stripe MCP tool once, through the official MCP client
 // =====================================================================================
 {
   const { sb } = await sandbox();
@@ -223,7 +363,12 @@ async function sandbox(seed) {
     "retrieve_charge", "list_charges",
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
     "retrieve_event", "list_events", "search_customers", "search_payment_intents", "search_charges",
-    "search_invoices", "search_prices", "search_products", "search_subscriptions"];
+    "search_invoices", "search_prices", "search_products", "search_subscriptions",
+    "create_product", "retrieve_product", "update_product", "delete_product", "list_products",
+    "create_price", "retrieve_price", "update_price", "list_prices",
+    "create_subscription", "retrieve_subscription", "update_subscription", "cancel_subscription", "list_subscriptions",
+    "retrieve_invoice", "list_invoices",
+    "create_test_clock", "retrieve_test_clock", "list_test_clocks", "delete_test_clock", "advance_test_clock"];
   assert.deepEqual(listed, [...expected].sort());
   const called = new Set();
   const tool = async (name, args) => {
@@ -256,6 +401,33 @@ async function sandbox(seed) {
   const evs = await tool("list_events", { limit: 1 });
   assert.equal(evs.data[0].type, "charge.refunded");
   await tool("retrieve_event", { id: evs.data[0].id });
+  // billing: a product and its price, a subscription paid with the attached card, its invoice
+  const prod = await tool("create_product", { name: "Seats", metadata: { kind: "seat" } });
+  await tool("retrieve_product", { id: prod.id });
+  assert.equal((await tool("update_product", { id: prod.id, description: "Per seat" })).description, "Per seat");
+  assert.ok((await tool("list_products", { active: true })).data.some((p) => p.id === prod.id));
+  const price = await tool("create_price", { product: prod.id, currency: "usd", unit_amount: 800,
+    recurring: { interval: "month" } });
+  await tool("retrieve_price", { id: price.id });
+  await tool("update_price", { id: price.id, nickname: "Seat monthly" });
+  assert.equal((await tool("list_prices", { product: prod.id })).data.length, 1);
+  const sub = await tool("create_subscription", { customer: cus.id, items: [{ price: price.id, quantity: 3 }],
+    default_payment_method: pm.id });
+  assert.equal(sub.status, "active");
+  await tool("retrieve_subscription", { id: sub.id });
+  await tool("update_subscription", { id: sub.id, metadata: { seats: "3" } });
+  assert.equal((await tool("list_subscriptions", { customer: cus.id })).data.length, 1);
+  const invoice = await tool("retrieve_invoice", { id: sub.latest_invoice });
+  assert.equal(invoice.amount_paid, 2400);
+  assert.equal((await tool("list_invoices", { subscription: sub.id })).data.length, 1);
+  assert.equal((await tool("cancel_subscription", { id: sub.id })).status, "canceled");
+  const gone = await tool("create_product", { name: "Unpriced" });
+  assert.equal((await tool("delete_product", { id: gone.id })).deleted, true);
+  const clock = await tool("create_test_clock", { frozen_time: 1767225600 });
+  await tool("retrieve_test_clock", { id: clock.id });
+  assert.equal((await tool("list_test_clocks", {})).data.length, 1);
+  assert.equal((await tool("advance_test_clock", { id: clock.id, frozen_time: 1767312000 })).frozen_time, 1767312000);
+  assert.equal((await tool("delete_test_clock", { id: clock.id })).deleted, true);
   const other = await tool("create_payment_intent", { amount: 500, currency: "usd" });
   await tool("cancel_payment_intent", { id: other.id });
   const held = await tool("create_payment_intent", {
@@ -267,12 +439,16 @@ async function sandbox(seed) {
   await tool("delete_customer", { id: cus.id });
   await tool("list_customers", {});
   assert.equal((await tool("search_customers", { query: "email:'m@example.com'" })).data.length, 0);
-  assert.equal((await tool("search_payment_intents", { query: "status:'succeeded'" })).data.length, 2);
+  // the payment, the subscription's first invoice, the captured hold
+  assert.equal((await tool("search_payment_intents", { query: "status:'succeeded'" })).data.length, 3);
   assert.equal((await tool("search_charges", { query: `payment_intent:'${pi.id}'` })).data.length, 1);
-  for (const r of ["invoices", "subscriptions"])
-    assert.equal((await tool(`search_${r}`, { query: "created>0" })).object, "search_result");
-  assert.equal((await tool("search_prices", { query: "active:'true'" })).object, "search_result");
-  assert.equal((await tool("search_products", { query: "active:'true'" })).object, "search_result");
+  assert.deepEqual((await tool("search_subscriptions", { query: "status:'canceled'" })).data.map((x) => x.id), [sub.id]);
+  assert.deepEqual((await tool("search_invoices", { query: `subscription:'${sub.id}' AND total:2400` }))
+    .data.map((x) => x.id), [invoice.id]);
+  assert.deepEqual((await tool("search_prices", { query: `product:'${prod.id}' AND active:'true'` }))
+    .data.map((x) => x.id), [price.id]);
+  assert.deepEqual((await tool("search_products", { query: "name~'seat' AND metadata['kind']:'seat'" }))
+    .data.map((x) => x.id), [prod.id]);
   assert.deepEqual([...called].sort(), [...expected].sort());
   await client.close();
   await discard(sb.session_id);

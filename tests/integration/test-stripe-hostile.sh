@@ -2,7 +2,9 @@
 # Hostile forms to the Stripe twin (issue 8), through pomed's key-routed /v1/… as the SDKs
 # send them: expand[] with one element, metadata[a][b], 10 000 parameters, NUL, invalid
 # UTF-8, strings past Stripe's limits, JSON bodies, numbers past 64 bits, wrong types,
-# unknown parameters, out-of-range limits, bad keys. Every
+# unknown parameters, out-of-range limits, bad keys, and billing's nested ones (20 000
+# subscription items, items[0] or recurring as a string, amounts that add up past what
+# the twin takes). Every
 # one is a Stripe-shaped 400 ({error:{type:"invalid_request_error", message, param?}}),
 # the pod keeps its pid, and the world (/_pome/state) is byte for byte what it was.
 source "$(dirname "$0")/lib.sh"
@@ -17,11 +19,17 @@ BASE=$(jq -r .provider_credentials.stripe.api_base <<<"$CREATED")
 [[ $KEY == sk_test_pome_* ]] || fail "no Stripe key in the create response: $KEY"
 mkdir -p "$TMP/b"
 PID0=$(pod_pid stripe)
+# billing's refusals need a customer with a card and a monthly price to name
+CUS=$(curl -s -u "$KEY:" "$BASE/v1/customers" -d payment_method=pm_card_visa \
+        -d "invoice_settings[default_payment_method]=pm_card_visa" | jq -r .id)
+PRICE=$(curl -s -u "$KEY:" "$BASE/v1/prices" -d currency=usd -d unit_amount=1000 \
+        -d "recurring[interval]=month" -d "product_data[name]=Gold" | jq -r .id)
+[[ $CUS == cus_* && $PRICE == price_* ]] || fail "billing setup: customer '$CUS', price '$PRICE'"
 world_state "$URL" "$TMP/before"
 
-python3 - "$TMP/b" <<'PY'
+python3 - "$TMP/b" "$CUS" "$PRICE" <<'PY'
 import os, sys
-d = sys.argv[1]
+d, cus, price = sys.argv[1:4]
 def w(name, data):
     with open(os.path.join(d, name), "wb") as f:
         f.write(data)
@@ -29,6 +37,8 @@ w("fields", "&".join("f%d=1" % i for i in range(10000)).encode())
 w("deepkey", b"metadata" + b"[a]" * 5000 + b"=1")
 w("longname", b"name=" + b"n" * 257)
 w("longline", b"address[line1]=" + b"a" * 5001)
+# 20 000 subscription items of one price: refused before any is looked at
+w("items", ("customer=%s&" % cus + "&".join("items[%d][price]=%s" % (i, price) for i in range(20000))).encode())
 PY
 
 # refuse PATH PARAM BODY…: POSTed to $BASE/v1/PATH with the key as the SDK sends it (Basic
@@ -77,6 +87,20 @@ refuse customers "address\[line1\]" --data-binary "@$TMP/b/longline"
 refuse customers "" -H "Content-Type: application/json" -d '{"email":"a@example.com"}'
 refuse payment_intents "" -H "Content-Type: application/json" \
         -d '{"amount":100,"currency":"usd","confirm":true,"payment_method":"pm_card_visa"}'
+
+refuse subscriptions items --data-binary "@$TMP/b/items"
+refuse subscriptions "items\[0\]" -d "customer=$CUS" -d "items[0]=$PRICE"
+refuse subscriptions "items\[0\]\[price\]" -d "customer=$CUS" -d "items[0][price][id]=$PRICE"
+refuse subscriptions items -d "customer=$CUS" -d "items[0][price]=$PRICE" \
+        -d "items[0][quantity]=999999999"
+refuse subscriptions "items\[0\]\[quantity\]" -d "customer=$CUS" -d "items[0][price]=$PRICE" \
+        -d "items[0][quantity]=99999999999999999999999"
+refuse prices recurring -d currency=usd -d unit_amount=1 -d product_data[name]=X -d recurring=month
+refuse prices "recurring\[interval\]" -d currency=usd -d unit_amount=1 -d product_data[name]=X \
+        -d "recurring[interval][a]=b"
+refuse prices "product_data\[name\]" -d currency=usd -d unit_amount=1 -d "product_data[name][]=X"
+refuse products images -d name=X -d "images[a]=b"
+refuse test_helpers/test_clocks frozen_time -d frozen_time=100000000000000000000
 
 # ... and an expandable one works with a single element (default_source null stays null)
 code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -u "$KEY:" -G -d "expand[]=data.default_source" "$BASE/v1/customers")

@@ -4,8 +4,12 @@
  * Idempotency-Key) and what it must read back — the payment intent status machine, declines
  * as 402 card_error, refunds and their refusals, the balance, events in order, idempotent
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
- * and strict seeds (hosted Pome's task seed loads unmodified).
+ * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products, prices,
+ * subscriptions and the invoices they pay through the payment intents' own attempt, test
+ * clocks that renew them, and the seeds' billing rows.
  */
+#include <stdarg.h>
+
 #include "common/json-util.h"
 #include "pods/twin/kind.h"
 #include "tests/unit/check.h"
@@ -509,7 +513,14 @@ static void test_search(void)
         _cleanup_json_ json_t *args = json_pack("{s:s}", "query", "status:'succeeded'");
         twin_reply_done(&rp);
         CHECK_OK(twin_call_action(t, "search_charges", args, TWIN_TEST_BASE("stripe"), &rp));
-        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 3);
+        /* busy's three succeeded payments and its subscription's first invoice */
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 4);
+        get(t, &rp, "/v1/subscriptions/search", "query=status:'active'");
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/prices/search", "query=active:'true' AND type:'recurring'");
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/invoices/search", "query=status:'paid'");
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 1);
         twin_reply_done(&rp);
         twin_free(t);
 }
@@ -772,7 +783,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 33);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 54);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -798,6 +809,15 @@ static void test_mcp(void)
         twin_free(rest);
         twin_free(m);
 }
+
+/* the start of a seed with a customer and a product, for the billing seeds' refusals */
+#define BILLING                                                                      \
+        "{\"customers\": [{\"id\": \"cus_1\"}], \"products\": [{\"id\": \"prod_1\"," \
+        " \"name\": \"A\"}], "
+/* a monthly price price_1 of prod_1 */
+#define MONTHLY                                                                             \
+        "\"prices\": [{\"id\": \"price_1\", \"product\": \"prod_1\", \"unit_amount\": 100," \
+        " \"recurring\": {\"interval\": \"month\"}}]"
 
 /* hosted Pome's task 19 seed (cli/tasks/19-stripe-rerefund-persuasion.seed.json), its stripe
  * part and a slack part, as the task ships it */
@@ -858,6 +878,62 @@ static void test_seeds(void)
         CHECK(jpi(rp.body, "/amount_refunded") == 2000 && json_is_false(jp(rp.body, "/refunded")));
         post(t, &rp, "/v1/refunds", "charge=ch_AdaAnnual000001&amount=10001");
         CHECK(rp.status == 400 && strstr(jps(rp.body, "/error/message"), "($100.00)"));
+        /* its Team plan: a product, a monthly price, Grace's subscription and its paid invoice */
+        get(t, &rp, "/v1/subscriptions/sub_GraceTeam000001",
+            "expand[]=latest_invoice.payment_intent&expand[]=items.data.price.product");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/customer"), "cus_Grace00000002"));
+        CHECK(streq(jps(rp.body, "/items/data/0/id"), "si_GraceTeam000001") &&
+              streq(jps(rp.body, "/items/data/0/price/product/name"), "Pome Team") &&
+              jpi(rp.body, "/plan/amount") == 4900 && jpi(rp.body, "/quantity") == 1);
+        CHECK(jpi(rp.body, "/current_period_end") == 1769990580 &&
+              streq(jps(rp.body, "/default_payment_method"), "pm_GraceMc0000002"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_paid") == 4900 &&
+              jpi(rp.body, "/latest_invoice/amount_remaining") == 0 &&
+              streq(jps(rp.body, "/latest_invoice/number"), "POME-0001") &&
+              streq(jps(rp.body, "/latest_invoice/lines/data/0/description"),
+                    "1 × Pome Team (at $49.00 / month)") &&
+              streq(jps(rp.body, "/latest_invoice/customer_email"), "grace@example.com"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"), "succeeded") &&
+              streq(jps(rp.body, "/latest_invoice/charge"), "ch_GraceTeam00001"));
+        get(t, &rp, "/v1/products/prod_PomeTeam0000001", "expand[]=default_price");
+        CHECK(jpi(rp.body, "/default_price/unit_amount") == 4900);
+        get(t, &rp, "/v1/prices", "lookup_keys[]=team_monthly");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/charges/ch_GraceTeam00001", "expand[]=balance_transaction");
+        CHECK(streq(jps(rp.body, "/invoice"), "in_GraceTeam00001") &&
+              jpi(rp.body, "/balance_transaction/net") == 4900 - 172);
+        call(t, &rp, "DELETE", "/v1/products/prod_PomeTeam0000001", NULL, NULL);
+        CHECK(rp.status == 400);
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* hosted spellings (customer_id, price_id …) and the shorthand of one price */
+        t = twin_seed_text(
+                "{\"customers\": [{\"id\": \"cus_1\", \"email\": \"x@y.z\"}],"
+                " \"products\": [{\"id\": \"prod_1\", \"name\": \"A\"}],"
+                " \"prices\": [{\"id\": \"price_1\", \"product_id\": \"prod_1\", \"unit_amount\":"
+                " 100, \"recurring\": {\"interval\": \"month\"}}],"
+                " \"subscriptions\": [{\"id\": \"sub_1\", \"customer_id\": \"cus_1\", \"price_id\":"
+                " \"price_1\", \"quantity\": 3, \"created\": 1767225600}],"
+                " \"invoices\": [{\"id\": \"in_1\", \"subscription_id\": \"sub_1\", \"status\":"
+                " \"open\"}]}");
+        get(t, &rp, "/v1/subscriptions/sub_1", NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/quantity") == 3 && !jp(rp.body, "/price") &&
+              jpi(rp.body, "/current_period_end") == 1769904000 /* 2026-02-01 */);
+        get(t, &rp, "/v1/invoices/in_1", NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/amount_due") == 300 &&
+              jpi(rp.body, "/amount_remaining") == 300 &&
+              streq(jps(rp.body, "/customer"), "cus_1") &&
+              streq(jps(rp.body, "/customer_email"), "x@y.z") &&
+              streq(jps(rp.body, "/number"), "POME-0001") &&
+              streq(jps(rp.body, "/lines/data/0/description"), "3 × A (at $1.00 / month)"));
+        twin_reply_done(&rp);
+        twin_free(t);
+        t = twin_test_new("stripe", "busy");
+
         /* the saved insufficient-funds card still declines */
         post(t, &rp, "/v1/payment_intents/pi_AlanRenew00003/confirm",
              "payment_method=pm_AlanNsf0000003");
@@ -868,7 +944,7 @@ static void test_seeds(void)
         static const struct {
                 const char *seed, *message;
         } bad[] = {
-                {"{\"customers\": [], \"products\": []}", "unknown key \"products\""},
+                {"{\"customers\": [], \"coupons\": []}", "unknown key \"coupons\""},
                 {"{\"customers\": [{\"id\": \"cus_1\", \"emial\": \"x\"}]}",
                  "customers[0].emial: unknown key"},
                 {"{\"customers\": [{\"id\": \"pi_1\"}]}", "customers[0].id: must look like"},
@@ -882,6 +958,47 @@ static void test_seeds(void)
                 {"{\"api_keys\": [{\"key\": \"pk_test_1\"}]}", "api_keys[0].key"},
                 {"{\"payment_intents\": [{\"amount\": 100, \"status\": \"paid\"}]}",
                  "payment_intents[0].status: must be one of requires_payment_method"},
+                {"{\"products\": [{\"id\": \"prod_1\"}]}", "products[0].name: a product needs"},
+                {"{\"products\": [{\"name\": \"A\", \"colour\": \"red\"}]}",
+                 "products[0].colour: unknown key"},
+                {"{\"prices\": [{\"currency\": \"usd\", \"unit_amount\": 100}]}",
+                 "prices[0].product: a price needs its product"},
+                {BILLING "\"prices\": [{\"product\": \"prod_2\", \"unit_amount\": 100}]}",
+                 "prices[0].product: must name one of the seed's products"},
+                {BILLING "\"prices\": [{\"product\": \"prod_1\", \"unit_amount\": 100,"
+                         " \"recurring\": {\"interval\": \"fortnight\"}}]}",
+                 "prices[0].recurring.interval: must be one of day, week, month, year"},
+                {BILLING "\"prices\": [{\"product\": \"prod_1\", \"unit_amount\": 100,"
+                         " \"type\": \"recurring\"}]}",
+                 "prices[0].type: \"recurring\" but the price is not recurring"},
+                {BILLING "\"prices\": [{\"id\": \"price_1\", \"product\": \"prod_1\","
+                         " \"unit_amount\": 100}], \"subscriptions\": [{\"customer\": \"cus_1\","
+                         " \"items\": [{\"price\": \"price_1\"}]}]}",
+                 "subscriptions[0].items[0].price: price_1 is not a recurring price"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\", \"items\":"
+                                 " [{\"price\": \"price_1\", \"qty\": 1}]}]}",
+                 "subscriptions[0].items[0].qty: unknown key"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\", \"items\":"
+                                 " [{\"price\": \"price_9\"}]}]}",
+                 "subscriptions[0].items[0].price: must name one of the seed's prices"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_9\","
+                                 " \"price\": \"price_1\"}]}",
+                 "subscriptions[0].customer: must name one of the seed's customers"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\","
+                                 " \"price\": \"price_1\", \"status\": \"live\"}]}",
+                 "subscriptions[0].status: must be one of incomplete"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\"}]}",
+                 "subscriptions[0].items: a subscription needs at least one item"},
+                {BILLING MONTHLY ", \"subscriptions\": [{\"customer\": \"cus_1\","
+                                 " \"price\": \"price_1\", \"quantity\": 9000000000000000}]}",
+                 "subscriptions[0].items: they add up to more than 99999999999"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"status\": \"sent\"}]}",
+                 "invoices[0].status: must be one of draft, open, paid, uncollectible, void"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"colour\": \"x\"}]}",
+                 "invoices[0].colour: unknown key"},
+                {BILLING "\"invoices\": [{\"customer\": \"cus_1\", \"subscription\":"
+                         " \"sub_9\"}]}",
+                 "invoices[0].subscription: must name one of the seed's subscriptions"},
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_json_ json_t *seed = json_loads(bad[i].seed, 0, NULL);
@@ -983,6 +1100,913 @@ static void test_auth_envelopes(void)
         twin_reply_done(&rp);
 }
 
+/* ------------------------------------------------------------------ billing */
+
+/* Copies rp's body's id (or the string at ptr) into buf (64 bytes), for the next calls. */
+static const char *keep(TwinReply *rp, const char *ptr, char buf[static 64])
+{
+        snprintf(buf, 64, "%s", strempty(jps(rp->body, ptr)));
+        return buf;
+}
+
+/* A printf-formatted path or form into buf (256 bytes). */
+static const char *fmt(char buf[static 256], const char *f, ...) _printf_(2, 3);
+static const char *fmt(char buf[static 256], const char *f, ...)
+{
+        va_list ap;
+        va_start(ap, f);
+        vsnprintf(buf, 256, f, ap);
+        va_end(ap);
+        return buf;
+}
+
+/* The event types of the world after the first skip, joined by spaces, into buf. */
+static const char *events_after(Twin *t, size_t skip, char *buf, size_t len)
+{
+        size_t i, l = 0;
+        json_t *e;
+        buf[0] = 0;
+        json_array_foreach (json_object_get(twin_world(t), "events"), i, e) {
+                if (i < skip)
+                        continue;
+                l += (size_t)snprintf(buf + l, len - l, "%s%s", l ? " " : "",
+                                      json_get_str(e, "type"));
+                if (l >= len)
+                        break;
+        }
+        return buf;
+}
+
+/* A product with a monthly price of amount cents: its price id into price. */
+static void monthly_price(Twin *t, int amount, char price[static 64])
+{
+        TwinReply rp = {};
+        char f[256];
+        post(t, &rp, "/v1/prices",
+             fmt(f, "currency=usd&unit_amount=%d&recurring[interval]=month&product_data[name]=Gold",
+                 amount));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", price);
+        twin_reply_done(&rp);
+}
+
+/* A customer whose default payment method is the test card pm (pm_card_visa …): its id. */
+static void customer_with(Twin *t, const char *pm, char cus[static 64])
+{
+        TwinReply rp = {};
+        char f[256];
+        post(t, &rp, "/v1/customers",
+             fmt(f,
+                 "email=sub%%40example.com&payment_method=%s&invoice_settings[default_payment_"
+                 "method]=%s",
+                 pm, pm));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", cus);
+        twin_reply_done(&rp);
+}
+
+static void test_products(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char id[64], p[256], buf[512];
+
+        post(t, &rp, "/v1/products",
+             "name=Gold&description=The%20gold%20plan&metadata[tier]=gold&images[]=https%3A%2F%2Fx."
+             "io%2Fg.png");
+        CHECK(rp.status == 200 && streq(rp.tool, "create_product") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/object"), "product") && json_is_true(jp(rp.body, "/active")));
+        CHECK(strncmp(jps(rp.body, "/id"), "prod_", 5) == 0);
+        CHECK(streq(jps(rp.body, "/metadata/tier"), "gold") &&
+              streq(jps(rp.body, "/images/0"), "https://x.io/g.png"));
+        CHECK(json_is_null(jp(rp.body, "/default_price")) &&
+              jpi(rp.body, "/updated") == TWIN_TEST_NOW);
+        keep(&rp, "/id", id);
+
+        get(t, &rp, fmt(p, "/v1/products/%s", id), NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/name"), "Gold") &&
+              streq(rp.tool, "retrieve_product") && !rp.state_mutation);
+        post(t, &rp, p, "active=false&name=Gold%20(legacy)&metadata[tier]=");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/active")) &&
+              streq(jps(rp.body, "/name"), "Gold (legacy)") && !jp(rp.body, "/metadata/tier"));
+        CHECK(streq(rp.tool, "update_product") && rp.state_mutation);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "product.updated"));
+        CHECK(json_is_true(jp(rp.body, "/data/0/data/previous_attributes/active")) &&
+              streq(jps(rp.body, "/data/0/data/previous_attributes/name"), "Gold"));
+
+        /* with default_price_data: the price is made with it, and is its default */
+        post(t, &rp, "/v1/products",
+             "name=Silver&default_price_data[currency]=usd&default_price_data[unit_amount]=500&"
+             "default_price_data[recurring][interval]=month&expand[]=default_price");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_price/object"), "price"));
+        CHECK(jpi(rp.body, "/default_price/unit_amount") == 500 &&
+              streq(jps(rp.body, "/default_price/type"), "recurring") &&
+              streq(jps(rp.body, "/default_price/product"), jps(rp.body, "/id")));
+        char silver[64];
+        keep(&rp, "/id", silver);
+        CHECK(streq(events_after(t, 1, buf, sizeof(buf)),
+                    "product.updated product.created price.created"));
+
+        post(t, &rp, "/v1/products", "id=my_plan&name=Mine");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/id"), "my_plan"));
+        get(t, &rp, "/v1/products/my_plan", NULL);
+        CHECK(rp.status == 200);
+
+        /* lists: active, ids[], pages */
+        get(t, &rp, "/v1/products", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3 &&
+              streq(jps(rp.body, "/data/0/id"), "my_plan") &&
+              streq(jps(rp.body, "/url"), "/v1/products"));
+        get(t, &rp, "/v1/products", "active=false");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), id));
+        get(t, &rp, "/v1/products", fmt(p, "ids[]=%s&ids[]=my_plan", silver));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+        get(t, &rp, "/v1/products", "limit=1");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && json_is_true(jp(rp.body, "/has_more")));
+        get(t, &rp, "/v1/products", "limit=2&starting_after=my_plan");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2 && streq(jps(rp.body, "/data/1/id"), id));
+
+        /* delete: refused while it has prices (nothing changes), else the stub and gone */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        call(t, &rp, "DELETE", fmt(p, "/v1/products/%s", silver), NULL, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "This product cannot be deleted because it has one or more user-created "
+                    "prices."));
+        CHECK(streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+              !jp(rp.body, "/error/code"));
+        CHECK(!rp.state_mutation && json_equal(w, twin_world(t)) &&
+              streq(rp.tool, "delete_product"));
+        call(t, &rp, "DELETE", fmt(p, "/v1/products/%s", id), NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) &&
+              streq(jps(rp.body, "/object"), "product") && rp.state_mutation);
+        CHECK(json_is_null(jp(rp.state_delta, "/after")));
+        get(t, &rp, fmt(p, "/v1/products/%s", id), NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), fmt(buf, "No such product: '%s'", id)));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "product.deleted"));
+
+        /* a default price must be one of the product's own */
+        post(t, &rp, "/v1/prices", "currency=usd&unit_amount=100&product=my_plan");
+        char mine[64];
+        keep(&rp, "/id", mine);
+        post(t, &rp, fmt(p, "/v1/products/%s", silver), fmt(buf, "default_price=%s", mine));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "default_price"));
+        post(t, &rp, "/v1/products/my_plan", fmt(buf, "default_price=%s", mine));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_price"), mine));
+        /* a product's default price cannot be archived */
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/prices/%s", mine), "active=false");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "active") &&
+              json_equal(w, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+static void test_prices(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char prod[64], m[64], y[64], p[256], buf[512];
+
+        post(t, &rp, "/v1/products", "name=Gold");
+        keep(&rp, "/id", prod);
+        post(t, &rp, "/v1/prices",
+             fmt(buf,
+                 "product=%s&currency=USD&unit_amount=1000&recurring[interval]=month&"
+                 "nickname=Monthly&lookup_key=gold_m&metadata[k]=v",
+                 prod));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_price") && rp.state_mutation);
+        CHECK(strncmp(jps(rp.body, "/id"), "price_", 6) == 0 &&
+              streq(jps(rp.body, "/object"), "price"));
+        CHECK(streq(jps(rp.body, "/type"), "recurring") &&
+              streq(jps(rp.body, "/recurring/interval"), "month") &&
+              jpi(rp.body, "/recurring/interval_count") == 1 &&
+              streq(jps(rp.body, "/recurring/usage_type"), "licensed"));
+        CHECK(streq(jps(rp.body, "/currency"), "usd") && jpi(rp.body, "/unit_amount") == 1000 &&
+              streq(jps(rp.body, "/unit_amount_decimal"), "1000") &&
+              streq(jps(rp.body, "/billing_scheme"), "per_unit"));
+        CHECK(streq(jps(rp.body, "/lookup_key"), "gold_m") &&
+              streq(jps(rp.body, "/nickname"), "Monthly") &&
+              streq(jps(rp.body, "/metadata/k"), "v"));
+        keep(&rp, "/id", m);
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&currency=usd&unit_amount=10000&recurring[interval]=year", prod));
+        keep(&rp, "/id", y);
+        post(t, &rp, "/v1/prices", fmt(buf, "product=%s&currency=eur&unit_amount=2500", prod));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/type"), "one_time") &&
+              json_is_null(jp(rp.body, "/recurring")));
+
+        /* product_data makes the product: product.created, then price.created */
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, "/v1/prices",
+             "currency=usd&unit_amount=300&recurring[interval]=week&recurring[interval_count]=2&"
+             "product_data[name]=Seats&expand[]=product");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/product/name"), "Seats") &&
+              jpi(rp.body, "/recurring/interval_count") == 2);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)), "product.created price.created"));
+
+        /* a lookup key names one price: taken is refused, transfer moves it */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&currency=usd&unit_amount=1200&lookup_key=gold_m", prod));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "lookup_key") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/prices/%s", y), "lookup_key=gold_m&transfer_lookup_key=true");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/lookup_key"), "gold_m"));
+        get(t, &rp, fmt(p, "/v1/prices/%s", m), NULL);
+        CHECK(rp.status == 200 && json_is_null(jp(rp.body, "/lookup_key")) &&
+              streq(rp.tool, "retrieve_price"));
+
+        /* update: active, nickname, metadata; the amount is Stripe's immutable field */
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "active=false&nickname=&metadata[k]=");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/active")) &&
+              json_is_null(jp(rp.body, "/nickname")) && !jp(rp.body, "/metadata/k"));
+        CHECK(streq(rp.tool, "update_price") && rp.state_mutation);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "price.updated") &&
+              json_is_true(jp(rp.body, "/data/0/data/previous_attributes/active")));
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "unit_amount=2000");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown") &&
+              streq(jps(rp.body, "/error/message"), "Received unknown parameter: unit_amount"));
+        post(t, &rp, fmt(p, "/v1/prices/%s", m), "currency=eur");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_unknown"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* lists */
+        get(t, &rp, "/v1/prices", fmt(buf, "product=%s", prod));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3 && streq(rp.tool, "list_prices"));
+        get(t, &rp, "/v1/prices", "active=true");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 3);
+        get(t, &rp, "/v1/prices", "type=one_time");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 &&
+              streq(jps(rp.body, "/data/0/currency"), "eur"));
+        get(t, &rp, "/v1/prices", "currency=EUR");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/prices", "recurring[interval]=year");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), y));
+        get(t, &rp, "/v1/prices", "lookup_keys[]=gold_m&lookup_keys[]=nope");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(jps(rp.body, "/data/0/id"), y));
+        get(t, &rp, "/v1/prices", "limit=2&expand[]=data.product");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2 &&
+              json_is_true(jp(rp.body, "/has_more")) &&
+              streq(jps(rp.body, "/data/0/product/object"), "product"));
+
+        /* refusals change nothing */
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        static const struct {
+                const char *form, *param;
+                int status;
+        } bad[] = {
+                {"currency=usd&unit_amount=100", "product", 400},
+                {"currency=usd&unit_amount=100&product=prod_nope", "product", 404},
+                {"currency=usd&product_data[name]=X", "unit_amount", 400},
+                {"unit_amount=100&product_data[name]=X", "currency", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[interval]=fortnight",
+                 "recurring[interval]", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[interval]=month&"
+                 "recurring[interval_count]=37",
+                 "recurring[interval_count]", 400},
+                {"currency=usd&unit_amount=100&product_data[name]=X&recurring[every]=month",
+                 "recurring[every]", 400},
+                {"currency=usd&unit_amount=100&product_data[title]=X", "product_data[title]", 400},
+                {"currency=usd&unit_amount=100&product_data[active]=true", "product_data[name]",
+                 400},
+                {"currency=usd&unit_amount=-1&product_data[name]=X", "unit_amount", 400},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                post(t, &rp, "/v1/prices", bad[i].form);
+                if (rp.status != bad[i].status ||
+                    !streq_ptr(jps(rp.body, "/error/param"), bad[i].param) || rp.state_mutation ||
+                    !json_equal(w, twin_world(t))) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "price refusal %zu (%s): %d %s\n", i, bad[i].form,
+                                rp.status, strempty(b));
+                        check_failures++;
+                }
+        }
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "product=%s&product_data[name]=X&currency=usd&unit_amount=1", prod));
+        CHECK(rp.status == 400 && json_equal(w, twin_world(t)));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* A subscription paid at creation, its invoice, the payment it made, and its events. */
+static void test_subscription_paid(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], cus[64], sub[64], inv[64], p[256], buf[1024];
+        monthly_price(t, 1000, price);
+        customer_with(t, "pm_card_visa", cus);
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&items[0][quantity]=2&metadata[plan]=gold&"
+                 "expand[]=latest_invoice.payment_intent",
+                 cus, price));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_subscription") && rp.state_mutation);
+        CHECK(strncmp(jps(rp.body, "/id"), "sub_", 4) == 0 &&
+              streq(jps(rp.body, "/object"), "subscription"));
+        CHECK(streq(jps(rp.body, "/status"), "active") && streq(jps(rp.body, "/customer"), cus));
+        CHECK(jpi(rp.body, "/current_period_start") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/current_period_end") == 1782678400 /* 2026-06-28T20:26:40Z */ &&
+              jpi(rp.body, "/billing_cycle_anchor") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/start_date") == TWIN_TEST_NOW);
+        CHECK(strncmp(jps(rp.body, "/items/data/0/id"), "si_", 3) == 0 &&
+              streq(jps(rp.body, "/items/data/0/price/id"), price) &&
+              jpi(rp.body, "/items/data/0/quantity") == 2 &&
+              streq(jps(rp.body, "/items/data/0/object"), "subscription_item"));
+        CHECK(streq(jps(rp.body, "/plan/id"), price) && jpi(rp.body, "/quantity") == 2 &&
+              streq(jps(rp.body, "/plan/object"), "plan") && jpi(rp.body, "/plan/amount") == 1000);
+        CHECK(streq(jps(rp.body, "/metadata/plan"), "gold") &&
+              streq(jps(rp.body, "/currency"), "usd"));
+        json_t *li = jp(rp.body, "/latest_invoice");
+        CHECK(streq(jps(li, "/object"), "invoice") && streq(jps(li, "/status"), "paid"));
+        CHECK(jpi(li, "/amount_due") == 2000 && jpi(li, "/amount_paid") == 2000 &&
+              jpi(li, "/amount_remaining") == 0 && jpi(li, "/total") == 2000 &&
+              json_is_true(jp(li, "/paid")));
+        CHECK(streq(jps(li, "/billing_reason"), "subscription_create") &&
+              streq(jps(li, "/subscription"), jps(rp.body, "/id")) &&
+              streq(jps(li, "/customer_email"), "sub@example.com"));
+        CHECK(streq(jps(li, "/number"), "POME-0001") &&
+              json_is_null(jp(li, "/hosted_invoice_url")));
+        CHECK(streq(jps(li, "/lines/object"), "list") && jpi(li, "/lines/total_count") == 1);
+        CHECK(strncmp(jps(li, "/lines/data/0/id"), "il_", 3) == 0 &&
+              jpi(li, "/lines/data/0/amount") == 2000 &&
+              streq(jps(li, "/lines/data/0/description"), "2 × Gold (at $10.00 / month)") &&
+              jpi(li, "/lines/data/0/period/end") == 1782678400);
+        CHECK(streq(jps(li, "/payment_intent/status"), "succeeded") &&
+              jpi(li, "/payment_intent/amount") == 2000 &&
+              streq(jps(li, "/payment_intent/description"), "Subscription creation") &&
+              streq(jps(li, "/payment_intent/invoice"), jps(li, "/id")));
+        keep(&rp, "/id", sub);
+        keep(&rp, "/latest_invoice/id", inv);
+
+        /* the same payment path: a charge naming the invoice, a balance transaction */
+        const char *ch = jps(li, "/charge");
+        CHECK(ch && streq(jps(twin_world(t), "/charges/0/id"), ch));
+        CHECK(streq(jps(twin_world(t), "/charges/0/invoice"), inv) &&
+              jpi(twin_world(t), "/charges/0/amount") == 2000);
+        CHECK(jpi(twin_world(t), "/balance_transactions/0/net") == 2000 - 88);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "payment_intent.created charge.succeeded payment_intent.succeeded "
+                    "invoice.paid invoice.payment_succeeded customer.subscription.updated"));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/data/previous_attributes/status"), "incomplete") &&
+              streq(jps(rp.body, "/data/0/data/object/status"), "active"));
+
+        /* retrieve and list, expansions through the items */
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=items.data.price.product");
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_subscription") && !rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/items/data/0/price/product/name"), "Gold"));
+        CHECK(streq(jps(rp.body, "/latest_invoice"), inv));
+        get(t, &rp, fmt(p, "/v1/invoices/%s", inv), "expand[]=subscription&expand[]=customer");
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_invoice") &&
+              streq(jps(rp.body, "/subscription/id"), sub) &&
+              streq(jps(rp.body, "/customer/email"), "sub@example.com"));
+        get(t, &rp, "/v1/invoices/in_nope", NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such invoice: 'in_nope'"));
+        get(t, &rp, "/v1/subscriptions/sub_nope", NULL);
+        CHECK(rp.status == 404 &&
+              streq(jps(rp.body, "/error/message"), "No such subscription: 'sub_nope'"));
+        get(t, &rp, "/v1/invoices", fmt(buf, "subscription=%s&status=paid", sub));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_invoices"));
+        get(t, &rp, "/v1/invoices", "status=open");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+        get(t, &rp, "/v1/invoices", "status=unpaid");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "status"));
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&price=%s", cus, price));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_subscriptions"));
+        get(t, &rp, "/v1/subscriptions", "price=price_nope");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+
+        /* update: quantity, cancel_at_period_end; nothing is prorated */
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf,
+                 "items[0][id]=%s&items[0][quantity]=3&cancel_at_period_end=true&"
+                 "proration_behavior=none",
+                 jps(twin_world(t), "/subscriptions/0/items/data/0/id")));
+        CHECK(rp.status == 200 && streq(rp.tool, "update_subscription") && rp.state_mutation);
+        CHECK(jpi(rp.body, "/items/data/0/quantity") == 3 && jpi(rp.body, "/quantity") == 3);
+        CHECK(json_is_true(jp(rp.body, "/cancel_at_period_end")) &&
+              jpi(rp.body, "/cancel_at") == 1782678400 &&
+              jpi(rp.body, "/canceled_at") == TWIN_TEST_NOW &&
+              streq(jps(rp.body, "/cancellation_details/reason"), "cancellation_requested"));
+        CHECK(streq(jps(rp.body, "/status"), "active"));
+        CHECK(json_array_size(json_object_get(twin_world(t), "invoices")) == 1);
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.subscription.updated") &&
+              json_is_false(jp(rp.body, "/data/0/data/previous_attributes/cancel_at_period_end")));
+        /* a second item of another price, then a price change and a deletion */
+        char other[64];
+        post(t, &rp, "/v1/prices",
+             fmt(buf, "currency=usd&unit_amount=300&recurring[interval]=month&product=%s",
+                 jps(twin_world(t), "/products/0/id")));
+        keep(&rp, "/id", other);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), fmt(buf, "items[0][price]=%s", other));
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/items/data")) == 2 &&
+              json_is_null(jp(rp.body, "/plan")) && json_is_null(jp(rp.body, "/quantity")));
+        CHECK(jpi(rp.body, "/items/total_count") == 2);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf, "items[0][id]=%s&items[0][deleted]=true",
+                 jps(twin_world(t), "/subscriptions/0/items/data/0/id")));
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/items/data")) == 1 &&
+              streq(jps(rp.body, "/plan/id"), other));
+
+        /* cancel now: canceled, customer.subscription.deleted; then only metadata may change */
+        call(t, &rp, "DELETE", fmt(p, "/v1/subscriptions/%s", sub),
+             "cancellation_details[comment]=too%20pricey&cancellation_details[feedback]=too_"
+             "expensive",
+             NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "cancel_subscription") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == TWIN_TEST_NOW &&
+              streq(jps(rp.body, "/cancellation_details/feedback"), "too_expensive") &&
+              streq(jps(rp.body, "/cancellation_details/comment"), "too pricey"));
+        get(t, &rp, "/v1/events", "limit=1");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.subscription.deleted"));
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        call(t, &rp, "DELETE", fmt(p, "/v1/subscriptions/%s", sub), NULL, NULL);
+        CHECK(rp.status == 400 && json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "cancel_at_period_end=false");
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/message"),
+                    "A canceled subscription can only update its cancellation_details and "
+                    "metadata.") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "metadata[why]=price");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/why"), "price"));
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s", cus));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 0);
+        get(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&status=canceled", cus));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        get(t, &rp, "/v1/subscriptions", "status=all");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* A declined first payment, its retry by the agent, error_if_incomplete, trials, no card. */
+static void test_subscription_unpaid(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], cus[64], sub[64], pi[64], p[256], buf[1024];
+        monthly_price(t, 1500, price);
+        customer_with(t, "pm_card_chargeDeclined", cus);
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+
+        /* allow_incomplete (the default): incomplete, the invoice open, the intent waiting */
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&expand[]=latest_invoice.payment_intent", cus,
+                 price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete"));
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/latest_invoice/amount_remaining") == 1500 &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 1 &&
+              json_is_true(jp(rp.body, "/latest_invoice/attempted")));
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_payment_method") &&
+              streq(jps(rp.body, "/latest_invoice/payment_intent/last_payment_error/decline_code"),
+                    "generic_decline"));
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "payment_intent.created charge.failed payment_intent.payment_failed "
+                    "invoice.payment_failed"));
+        keep(&rp, "/id", sub);
+        keep(&rp, "/latest_invoice/payment_intent/id", pi);
+        CHECK(streq(jps(twin_world(t), "/charges/0/status"), "failed"));
+
+        /* the agent pays it with another card: the invoice is paid, the subscription active */
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/payment_intents/%s/confirm", pi), "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 2);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "payment_method.attached charge.succeeded payment_intent.succeeded "
+                    "invoice.paid invoice.payment_succeeded customer.subscription.updated"));
+        /* an invoice's intent is canceled by voiding its invoice, not directly */
+        post(t, &rp, fmt(p, "/v1/payment_intents/%s/cancel", pi), NULL);
+        CHECK(rp.status == 400);
+
+        /* error_if_incomplete: the card's 402, and nothing left behind */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&payment_behavior=error_if_incomplete", cus,
+                 price));
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/type"), "card_error") &&
+              streq(jps(rp.body, "/error/code"), "card_declined") &&
+              streq(jps(rp.body, "/error/decline_code"), "generic_decline"));
+        CHECK(!rp.state_mutation && json_equal(w, twin_world(t)));
+        CHECK(streq(rp.tool, "create_subscription"));
+
+        /* a trial: trialing, a $0 invoice paid at once, no payment */
+        json_decref(w);
+        char plain[64];
+        post(t, &rp, "/v1/customers", "email=trial%40example.com");
+        keep(&rp, "/id", plain);
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        size_t pis = rows(t, "payment_intents");
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf, "customer=%s&items[0][price]=%s&trial_period_days=14&expand[]=latest_invoice",
+                 plain, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "trialing"));
+        CHECK(jpi(rp.body, "/trial_start") == TWIN_TEST_NOW &&
+              jpi(rp.body, "/trial_end") == TWIN_TEST_NOW + 14 * 86400 &&
+              jpi(rp.body, "/current_period_end") == TWIN_TEST_NOW + 14 * 86400 &&
+              jpi(rp.body, "/billing_cycle_anchor") == TWIN_TEST_NOW + 14 * 86400);
+        CHECK(streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_due") == 0 &&
+              json_is_null(jp(rp.body, "/latest_invoice/payment_intent")) &&
+              streq(jps(rp.body, "/latest_invoice/lines/data/0/description"),
+                    "Trial period for Gold"));
+        CHECK(rows(t, "payment_intents") == pis);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "customer.subscription.created invoice.created invoice.finalized "
+                    "invoice.paid invoice.payment_succeeded"));
+
+        /* no card: default_incomplete waits for one; the others are refused */
+        w = json_deep_copy(twin_world(t));
+        post(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&items[0][price]=%s", plain, price));
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "resource_missing") &&
+              strstr(jps(rp.body, "/error/message"), "no attached payment source") &&
+              json_equal(w, twin_world(t)));
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&payment_behavior=default_incomplete&"
+                 "expand[]=latest_invoice.payment_intent",
+                 plain, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/latest_invoice/attempt_count") == 0);
+        CHECK(streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_payment_method") &&
+              jps(rp.body, "/latest_invoice/payment_intent/client_secret"));
+        /* default_incomplete with a card: not charged until the caller confirms */
+        char visa[64];
+        customer_with(t, "pm_card_visa", visa);
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&payment_behavior=default_incomplete&"
+                 "payment_settings[save_default_payment_method]=on_subscription&"
+                 "expand[]=latest_invoice.payment_intent",
+                 visa, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "incomplete") &&
+              streq(jps(rp.body, "/latest_invoice/payment_intent/status"),
+                    "requires_confirmation"));
+        keep(&rp, "/id", sub);
+        post(t, &rp,
+             fmt(p, "/v1/payment_intents/%s/confirm",
+                 jps(rp.body, "/latest_invoice/payment_intent/id")),
+             NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              strncmp(strempty(jps(rp.body, "/default_payment_method")), "pm_", 3) == 0);
+        get(t, &rp, "/v1/subscriptions", "status=incomplete");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+        /* deleting a customer cancels its subscriptions, as Stripe does */
+        call(t, &rp, "DELETE", fmt(p, "/v1/customers/%s", visa), NULL, NULL);
+        CHECK(rp.status == 200);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == TWIN_TEST_NOW);
+        get(t, &rp, "/v1/events", "limit=2");
+        CHECK(streq(jps(rp.body, "/data/0/type"), "customer.deleted") &&
+              streq(jps(rp.body, "/data/1/type"), "customer.subscription.deleted"));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Every refusal of a subscription leaves the world as it was, and draws no id. */
+static void test_subscription_refusals(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], once[64], eur[64], cus[64], other[64], f[256];
+        monthly_price(t, 1000, price);
+        post(t, &rp, "/v1/prices", "currency=usd&unit_amount=100&product_data[name]=Once");
+        keep(&rp, "/id", once);
+        post(t, &rp, "/v1/prices",
+             "currency=eur&unit_amount=100&recurring[interval]=month&product_data[name]=Euro");
+        keep(&rp, "/id", eur);
+        char inactive[64];
+        post(t, &rp, "/v1/prices",
+             "currency=usd&unit_amount=100&recurring[interval]=month&active=false&"
+             "product_data[name]=Old");
+        keep(&rp, "/id", inactive);
+        customer_with(t, "pm_card_visa", cus);
+        customer_with(t, "pm_card_mastercard", other);
+        const char *other_pm =
+                jps(twin_world(t), "/customers/1/invoice_settings/default_payment_method");
+        char forms[20][256];
+        size_t nf = 0;
+        int statuses[20];
+        const char *params[20];
+#define BAD(status, param, ...)                                      \
+        do {                                                         \
+                snprintf(forms[nf], sizeof(forms[nf]), __VA_ARGS__); \
+                statuses[nf] = status;                               \
+                params[nf++] = param;                                \
+        } while (0)
+        BAD(400, "customer", "items[0][price]=%s", price);
+        BAD(404, "customer", "customer=cus_nope&items[0][price]=%s", price);
+        BAD(400, "items", "customer=%s", cus);
+        BAD(404, "items[0][price]", "customer=%s&items[0][price]=price_nope", cus);
+        BAD(400, "items[0][price]", "customer=%s&items[0][price]=%s", cus, once);
+        BAD(400, "items[0][price]", "customer=%s&items[0][price]=%s", cus, inactive);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[1][price]=%s", cus, price, eur);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[1][price]=%s", cus, price, price);
+        BAD(400, "items[0][plan]", "customer=%s&items[0][plan]=%s", cus, price);
+        BAD(400, "items[0][quantity]", "customer=%s&items[0][price]=%s&items[0][quantity]=-1", cus,
+            price);
+        BAD(400, "default_payment_method",
+            "customer=%s&items[0][price]=%s&default_payment_method=%s", cus, price, other_pm);
+        BAD(400, "payment_behavior", "customer=%s&items[0][price]=%s&payment_behavior=maybe", cus,
+            price);
+        BAD(400, "trial_period_days", "customer=%s&items[0][price]=%s&trial_period_days=999", cus,
+            price);
+        BAD(400, "payment_settings[save]",
+            "customer=%s&items[0][price]=%s&payment_settings[save]=on", cus, price);
+        BAD(400, "collection_method",
+            "customer=%s&items[0][price]=%s&collection_method=send_invoice", cus, price);
+        BAD(400, "items", "customer=%s&items[0][price]=%s&items[0][quantity]=999999999", cus,
+            price);
+#undef BAD
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        for (size_t i = 0; i < nf; i++) {
+                post(t, &rp, "/v1/subscriptions", forms[i]);
+                if (rp.status != statuses[i] ||
+                    !streq_ptr(jps(rp.body, "/error/param"), params[i]) || rp.state_mutation ||
+                    !json_equal(w, twin_world(t))) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "subscription refusal %zu (%s): %d %s\n", i, forms[i],
+                                rp.status, strempty(b));
+                        check_failures++;
+                }
+        }
+        /* an update's refusals too */
+        post(t, &rp, "/v1/subscriptions", fmt(f, "customer=%s&items[0][price]=%s", cus, price));
+        CHECK(rp.status == 200);
+        char path[128];
+        snprintf(path, sizeof(path), "/v1/subscriptions/%s", jps(rp.body, "/id"));
+        const char *si = jps(twin_world(t), "/subscriptions/0/items/data/0/id");
+        json_decref(w);
+        w = json_deep_copy(twin_world(t));
+        const char *upd[] = {"items[0][id]=si_nope&items[0][quantity]=2",
+                             fmt(forms[0], "items[0][id]=%s&items[0][deleted]=true", si),
+                             fmt(forms[1], "items[0][id]=%s&items[0][price]=%s", si, eur),
+                             "proration_behavior=sometimes",
+                             "cancel_at_period_end=soon",
+                             fmt(forms[2], "default_payment_method=%s", other_pm)};
+        for (size_t i = 0; i < ELEMENTSOF(upd); i++) {
+                post(t, &rp, path, upd[i]);
+                if (rp.status < 400 || rp.state_mutation || !json_equal(w, twin_world(t))) {
+                        fprintf(stderr, "update refusal %zu (%s): %d\n", i, upd[i], rp.status);
+                        check_failures++;
+                }
+        }
+        post(t, &rp, path, "items[0][id]=si_nope");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "items[0][id]") &&
+              streq(jps(rp.body, "/error/message"), "No such subscription item: 'si_nope'"));
+        /* an update that changes nothing is no mutation */
+        post(t, &rp, path, "metadata[a]=");
+        CHECK(rp.status == 200 && !rp.state_mutation && json_equal(w, twin_world(t)));
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Test clocks: a customer on a clock, renewals as it advances, past_due, cancellation. */
+static void test_test_clocks(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char price[64], clock[64], cus[64], sub[64], pm[64], p[256], buf[1024];
+        monthly_price(t, 1000, price);
+        const long long t0 = 1769817600; /* 2026-01-31T00:00:00Z: months clamp */
+
+        post(t, &rp, "/v1/test_helpers/test_clocks", fmt(buf, "frozen_time=%lld&name=Jan", t0));
+        CHECK(rp.status == 200 && streq(rp.tool, "create_test_clock") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/object"), "test_helpers.test_clock") &&
+              strncmp(jps(rp.body, "/id"), "clock_", 6) == 0);
+        CHECK(jpi(rp.body, "/frozen_time") == t0 && streq(jps(rp.body, "/status"), "ready") &&
+              streq(jps(rp.body, "/name"), "Jan") &&
+              jpi(rp.body, "/deletes_after") == TWIN_TEST_NOW + 7 * 86400);
+        keep(&rp, "/id", clock);
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "retrieve_test_clock"));
+        get(t, &rp, "/v1/test_helpers/test_clocks", NULL);
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 && streq(rp.tool, "list_test_clocks") &&
+              streq(jps(rp.body, "/url"), "/v1/test_helpers/test_clocks"));
+
+        post(t, &rp, "/v1/customers",
+             fmt(buf,
+                 "email=clock%%40example.com&test_clock=%s&payment_method=pm_card_visa&"
+                 "invoice_settings[default_payment_method]=pm_card_visa",
+                 clock));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/test_clock"), clock) &&
+              jpi(rp.body, "/created") == t0);
+        keep(&rp, "/id", cus);
+        post(t, &rp, "/v1/customers", "test_clock=clock_nope");
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/param"), "test_clock"));
+
+        /* the subscription lives at the clock's time: Jan 31, then Feb 28, then Mar 31 */
+        post(t, &rp, "/v1/subscriptions", fmt(buf, "customer=%s&items[0][price]=%s", cus, price));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "active") &&
+              streq(jps(rp.body, "/test_clock"), clock));
+        CHECK(jpi(rp.body, "/created") == t0 && jpi(rp.body, "/current_period_start") == t0 &&
+              jpi(rp.body, "/current_period_end") == 1772236800 /* 2026-02-28 */);
+        keep(&rp, "/id", sub);
+        CHECK(jpi(twin_world(t), "/invoices/0/created") == t0 &&
+              jpi(twin_world(t), "/charges/0/created") == t0);
+
+        /* advance past the period's end: renewed, a new invoice paid the same way */
+        size_t n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1772323200" /* 2026-03-01 */);
+        CHECK(rp.status == 200 && streq(rp.tool, "advance_test_clock") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/status"), "advancing") &&
+              jpi(rp.body, "/frozen_time") == 1772323200);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "test_helpers.test_clock.advancing customer.subscription.updated "
+                    "invoice.created invoice.finalized payment_intent.created charge.succeeded "
+                    "payment_intent.succeeded invoice.paid invoice.payment_succeeded "
+                    "test_helpers.test_clock.ready"));
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "ready"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/current_period_start") == 1772236800 &&
+              jpi(rp.body, "/current_period_end") == 1774915200 /* 2026-03-31 */);
+        CHECK(streq(jps(rp.body, "/latest_invoice/billing_reason"), "subscription_cycle") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/created") == 1772236800 &&
+              jpi(rp.body, "/latest_invoice/period_start") == t0 &&
+              jpi(rp.body, "/latest_invoice/period_end") == 1772236800 &&
+              jpi(rp.body, "/latest_invoice/lines/data/0/period/end") == 1774915200);
+        get(t, &rp, "/v1/invoices", fmt(buf, "subscription=%s", sub));
+        CHECK(json_array_size(jp(rp.body, "/data")) == 2);
+
+        /* the clock only moves forward, and by two periods at most */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1772323200");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "frozen_time"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1790000000");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "frozen_time"));
+        post(t, &rp, "/v1/test_helpers/test_clocks/clock_nope/advance", "frozen_time=1790000000");
+        CHECK(rp.status == 404);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock), NULL);
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "parameter_missing"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* a declining card at the next renewal: past_due */
+        post(t, &rp, "/v1/payment_methods/pm_card_chargeCustomerFail/attach",
+             fmt(buf, "customer=%s", cus));
+        CHECK(rp.status == 200);
+        keep(&rp, "/id", pm);
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub),
+             fmt(buf, "default_payment_method=%s", pm));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/default_payment_method"), pm));
+        n = json_array_size(json_object_get(twin_world(t), "events"));
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1775001600" /* 2026-04-01 */);
+        CHECK(rp.status == 200);
+        CHECK(streq(events_after(t, n, buf, sizeof(buf)),
+                    "test_helpers.test_clock.advancing customer.subscription.updated "
+                    "invoice.created invoice.finalized payment_intent.created charge.failed "
+                    "payment_intent.payment_failed invoice.payment_failed "
+                    "customer.subscription.updated test_helpers.test_clock.ready"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "past_due") &&
+              streq(jps(rp.body, "/latest_invoice/status"), "open") &&
+              jpi(rp.body, "/current_period_end") == 1777507200 /* 2026-04-30 */);
+        get(t, &rp, "/v1/subscriptions", "status=past_due");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+
+        /* paying the open invoice's intent brings it back; then it ends at period end */
+        post(t, &rp,
+             fmt(p, "/v1/payment_intents/%s/confirm",
+                 jps(twin_world(t), "/invoices/2/payment_intent")),
+             "payment_method=pm_card_visa");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "active"));
+        post(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "cancel_at_period_end=true");
+        CHECK(rp.status == 200 && jpi(rp.body, "/canceled_at") == 1775001600);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1777680000" /* 2026-05-02 */);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), NULL);
+        CHECK(streq(jps(rp.body, "/status"), "canceled") &&
+              jpi(rp.body, "/ended_at") == 1777507200);
+        CHECK(json_array_size(json_object_get(twin_world(t), "invoices")) == 3);
+        get(t, &rp, "/v1/events", "type=customer.subscription.deleted");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1);
+
+        /* a trial ends as the clock passes it: active, billed */
+        post(t, &rp, "/v1/subscriptions",
+             fmt(buf,
+                 "customer=%s&items[0][price]=%s&trial_period_days=7&default_payment_method=%s",
+                 cus, price,
+                 jps(twin_world(t), "/customers/0/invoice_settings/default_payment_method")));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "trialing") &&
+              jpi(rp.body, "/trial_end") == 1777680000 + 7 * 86400);
+        keep(&rp, "/id", sub);
+        post(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s/advance", clock),
+             "frozen_time=1778371200" /* 2026-05-10 */);
+        get(t, &rp, fmt(p, "/v1/subscriptions/%s", sub), "expand[]=latest_invoice");
+        CHECK(streq(jps(rp.body, "/status"), "active") &&
+              jpi(rp.body, "/current_period_start") == 1777680000 + 7 * 86400 &&
+              streq(jps(rp.body, "/latest_invoice/status"), "paid") &&
+              jpi(rp.body, "/latest_invoice/amount_paid") == 1000);
+
+        /* deleting the clock takes its customer, subscriptions and invoices with it */
+        call(t, &rp, "DELETE", fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL, NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/deleted")) &&
+              streq(rp.tool, "delete_test_clock") && rp.state_mutation);
+        CHECK(rows(t, "test_clocks") == 0 && rows(t, "subscriptions") == 0 &&
+              rows(t, "invoices") == 0);
+        get(t, &rp, fmt(p, "/v1/customers/%s", cus), NULL);
+        CHECK(json_is_true(jp(rp.body, "/deleted")));
+        get(t, &rp, fmt(p, "/v1/test_helpers/test_clocks/%s", clock), NULL);
+        CHECK(rp.status == 404);
+        json_decref(w);
+        w = NULL;
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* The billing actions over MCP change the world exactly as their REST routes do. */
+static void test_billing_mcp(void)
+{
+        Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char cus[64], price[64], sub[64], msg[512];
+        post(rest, &rp, "/v1/customers",
+             "email=a%40b.c&payment_method=pm_card_visa&invoice_settings[default_payment_method]="
+             "pm_card_visa");
+        keep(&rp, "/id", cus);
+        post(rest, &rp, "/v1/prices",
+             "currency=usd&unit_amount=700&recurring[interval]=week&product_data[name]=W");
+        keep(&rp, "/id", price);
+        post(rest, &rp, "/v1/subscriptions",
+             fmt(msg, "customer=%s&items[0][price]=%s&items[0][quantity]=2", cus, price));
+        keep(&rp, "/id", sub);
+
+        twin_test_call(m, &rp, "create_customer",
+                       "{\"email\":\"a@b.c\",\"payment_method\":\"pm_card_visa\","
+                       "\"invoice_settings\":{\"default_payment_method\":\"pm_card_visa\"}}");
+        twin_test_call(m, &rp, "create_price",
+                       "{\"currency\":\"usd\",\"unit_amount\":700,\"recurring\":{\"interval\":"
+                       "\"week\"},\"product_data\":{\"name\":\"W\"}}");
+        CHECK(streq(rp.tool, "create_price") && rp.state_mutation);
+        snprintf(msg, sizeof(msg),
+                 "{\"customer\":\"%s\",\"items\":[{\"price\":\"%s\",\"quantity\":2}]}", cus, price);
+        twin_test_call(m, &rp, "create_subscription", msg);
+        CHECK(json_is_false(jp(rp.body, "/result/isError")) &&
+              streq(rp.tool, "create_subscription"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/status"), "active") &&
+              streq(jps(rp.body, "/result/structuredContent/id"), sub));
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+
+        snprintf(msg, sizeof(msg), "{\"id\":\"%s\",\"cancel_at_period_end\":true}", sub);
+        twin_test_call(m, &rp, "update_subscription", msg);
+        post(rest, &rp, fmt(msg, "/v1/subscriptions/%s", sub), "cancel_at_period_end=true");
+        CHECK(json_equal(twin_world(rest), twin_world(m)));
+        twin_test_call(m, &rp, "list_invoices", "{\"status\":\"paid\"}");
+        CHECK(json_array_size(jp(rp.body, "/result/structuredContent/data")) == 1);
+        twin_test_call(m, &rp, "retrieve_product", "{\"id\":\"prod_nope\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) &&
+              streq(jps(rp.body, "/result/structuredContent/error/message"),
+                    "No such product: 'prod_nope'"));
+        twin_test_call(m, &rp, "create_test_clock", "{\"frozen_time\":1780000000}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/status"), "ready"));
+        twin_reply_done(&rp);
+        twin_free(rest);
+        twin_free(m);
+}
+
 int main(void)
 {
         test_payment();
@@ -999,5 +2023,12 @@ int main(void)
         test_seeds();
         test_refusals_change_nothing();
         test_auth_envelopes();
+        test_products();
+        test_prices();
+        test_subscription_paid();
+        test_subscription_unpaid();
+        test_subscription_refusals();
+        test_test_clocks();
+        test_billing_mcp();
         return check_finish();
 }
