@@ -465,7 +465,22 @@ static int fetch_verdict(Trial *t)
         return t->verdict ? 0 : -ENOMEM;
 }
 
-/* summary.md from GET /summary when this pomed serves one. */
+/* summary.md of the run directory, as pomed's finalize writes it (grade_summary_run_dir). */
+static void write_summary(Trial *t)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        GradeError e = {};
+        int r = grade_summary_run_dir(t->dir, &text, &len, &e);
+        if (r < 0)
+                say(t, "trial %u: no summary.md: %s", t->number,
+                    r == -ENOMEM ? "out of memory" : e.message);
+        else
+                (void)write_in(t, "summary.md", text, len);
+}
+
+/* summary.md from GET /summary; written here when pomed graded nothing (it summarizes the
+ * runs it grades). */
 static void fetch_summary(Trial *t)
 {
         _cleanup_(api_reply_done) ApiReply reply = {};
@@ -475,6 +490,8 @@ static void fetch_summary(Trial *t)
         int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
         if (r >= 0 && reply.body_len > 0)
                 (void)write_in(t, "summary.md", reply.body, reply.body_len);
+        else if (streq_ptr(t->graded_by, "pome"))
+                write_summary(t);
 }
 
 static int fetch_tapes(Trial *t)
@@ -545,6 +562,7 @@ static int grade_local(Trial *t)
         if (!t->verdict)
                 return fail(t, POME_EXIT_ERROR, false, "out of memory");
         t->graded_by = "pome";
+        write_summary(t);
         return finish(t, TRIAL_GRADED);
 }
 
