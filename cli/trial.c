@@ -287,6 +287,8 @@ static int fail(Trial *t, int exit_status, bool fatal, const char *fmt, ...)
         va_end(ap);
         t->exit_status = exit_status;
         t->fatal = fatal;
+        /* errors are said whatever --quiet says */
+        fprintf(stderr, "pome run: trial %u: %s\n", t->number, t->error ? t->error : "failed");
         return finish(t, TRIAL_FAILED);
 }
 
