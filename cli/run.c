@@ -32,14 +32,13 @@
 #include "common/util.h"
 #include "pods/grade/grade.h"
 
-#define TRIALS_MAX       1000u
-#define TASK_MAX_BYTES   (1u << 20)
-#define SIDECAR_MAX      (16u << 20)
-#define RUN_FILE_MAX     (64u << 20)
-#define PROGRESS_USEC    USEC_PER_SEC
-#define LOCAL_KEY_BYTES  32u
-#define DEFAULT_OUT_DIR  "pome-runs"
-#define POME_EXIT_SIGINT 130 /* the shell's 128 + SIGINT, for a run the user interrupted */
+#define TRIALS_MAX      1000u
+#define TASK_MAX_BYTES  (1u << 20)
+#define SIDECAR_MAX     (16u << 20)
+#define RUN_FILE_MAX    (64u << 20)
+#define PROGRESS_USEC   USEC_PER_SEC
+#define LOCAL_KEY_BYTES 32u
+#define DEFAULT_OUT_DIR "pome-runs"
 
 static const char help_run[] =
         "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
@@ -307,19 +306,24 @@ static void show_progress(Run *run)
         for (unsigned i = 0; i < run->n_trials && at < sizeof(line); i++) {
                 Trial *t = run->trials[i];
                 char calls[256];
+                const char *sid = trial_sid(t) ? trial_sid(t) : "";
                 switch (trial_phase(t)) {
                 case TRIAL_WAITING_SLOT:
                         at += (size_t)snprintf(line + at, sizeof(line) - at,
-                                               " · trial %u: waiting for a slot", i + 1);
+                                               " · #%u waiting for a slot", i + 1);
                         break;
                 case TRIAL_AGENT:
                         trial_progress(t, calls, sizeof(calls));
-                        at += (size_t)snprintf(line + at, sizeof(line) - at, " · trial %u%s%s%s",
-                                               i + 1, calls[0] ? " (" : "", calls,
-                                               calls[0] ? " calls)" : "");
+                        if (run->n_trials == 1)
+                                at += (size_t)snprintf(line + at, sizeof(line) - at,
+                                                       " %s: agent running, twin calls: %s", sid,
+                                                       calls[0] ? calls : "-");
+                        else
+                                at += (size_t)snprintf(line + at, sizeof(line) - at, " · #%u %s",
+                                                       i + 1, calls[0] ? calls : "starting");
                         break;
                 case TRIAL_GRADING:
-                        at += (size_t)snprintf(line + at, sizeof(line) - at, " · trial %u: grading",
+                        at += (size_t)snprintf(line + at, sizeof(line) - at, " · #%u grading",
                                                i + 1);
                         break;
                 case TRIAL_PENDING:
@@ -327,9 +331,14 @@ static void show_progress(Run *run)
                         break;
                 }
         }
-        unsigned width = terminal_width() - 1;
-        if (strlen(line) > width)
+        /* one terminal line, or \r no longer returns to its start; bytes bound the width
+         * (a "·" is two of them), cut where a character starts */
+        size_t width = terminal_width() - 1;
+        if (strlen(line) > width) {
+                while (width > 0 && ((unsigned char)line[width] & 0xc0) == 0x80)
+                        width--;
                 line[width] = 0;
+        }
         fputs("\r\033[K", stderr);
         output_fputs_clean(line, stderr);
         fflush(stderr);
@@ -535,7 +544,7 @@ static int exit_status(Run *run, unsigned *ret_passed)
         if (run->next < run->n_trials && code == POME_EXIT_OK)
                 code = POME_EXIT_ERROR;
         *ret_passed = passed;
-        return run->interrupts ? POME_EXIT_SIGINT : code;
+        return run->interrupts ? POME_EXIT_INTERRUPTED : code;
 }
 
 static int print_result(Run *run, int code, unsigned passed)

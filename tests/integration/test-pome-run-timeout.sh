@@ -102,3 +102,28 @@ assert_eq "$rc" 2 "exit status for an agent that cannot run"
 grep -q 'no-such-agent' nope.err || fail "the error does not name the command: $(cat nope.err)"
 assert_eq "$(used)" 0 "sandboxes open after an agent that could not start"
 pass "an agent command that cannot run: exit 2, its sandbox discarded"
+
+# ---- interrupted: the agents are killed, their sandboxes discarded, exit 130
+rm -f "$TMP/agent.pid" "$TMP/child.pid"
+"$POME" run task.md --out runs-int -- ./hang-agent.sh >int.out 2>int.err &
+P=$!
+for _ in $(seq 200); do
+        [[ -s $TMP/child.pid && $(used) == 1 ]] && break
+        sleep 0.05
+done
+[[ -s $TMP/child.pid ]] || fail "the agent to interrupt did not start"
+kill -INT "$P"
+set +e
+wait "$P"
+rc=$?
+set -e
+assert_eq "$rc" 130 "exit status of an interrupted run"
+alive "$TMP/agent.pid" && fail "the agent survived the interrupt"
+alive "$TMP/child.pid" && fail "the agent's child survived the interrupt"
+assert_eq "$(used)" 0 "sandboxes open after the interrupt"
+ISID=$(basename "$(ls -d runs-int/*)")
+api GET "/v1/sandboxes/$ISID"
+assert_jq .state stopped "the interrupted run's sandbox"
+assert_eq "$(jq -r .outcome "runs-int/$ISID/meta.json")" interrupted "meta.json outcome"
+grep -q 'interrupted: stopping the agents' int.err || fail "the interrupt is not said: $(cat int.err)"
+pass "SIGINT: agent group killed, sandbox discarded (stopped), exit 130"
