@@ -38,6 +38,8 @@
 #define RUN_FILE_MAX    (64u << 20)
 #define PROGRESS_USEC   USEC_PER_SEC
 #define LOCAL_KEY_BYTES 32u
+#define LOCAL_AT_ONCE   8u    /* --local trials at a time: their twins and agents share this host */
+#define LIFETIME_MAX    1800u /* seconds: a sandbox's lifetime never exceeds this */
 #define DEFAULT_OUT_DIR "pome-runs"
 
 static const char help_run[] =
@@ -70,7 +72,8 @@ static const char help_run[] =
         "                         many at once as the team's quota has free slots (GET\n"
         "                         /v1/usage), never more; a trial that finds the quota\n"
         "                         full waits for a slot. Prints the pass rate (pass@1)\n"
-        "                         and pass^k: whether all k = N trials passed.\n"
+        "                         and pass^k: whether all k = N trials passed. With\n"
+        "                         --local, at most 8 trials run at once.\n"
         "  --local                No pomed, no account: the task's twins run inside pome\n"
         "                         (as `pome twin start` runs one), each on a loopback\n"
         "                         port, with their tapes in the run directory; at the end\n"
@@ -491,7 +494,7 @@ static int on_signal(sd_event_source *s _unused_, const struct signalfd_siginfo 
 static int pick_concurrency(Run *run)
 {
         if (run->local) {
-                run->concurrency = run->n_trials;
+                run->concurrency = run->n_trials < LOCAL_AT_ONCE ? run->n_trials : LOCAL_AT_ONCE;
                 return 0;
         }
         _cleanup_(api_reply_done) ApiReply reply = {};
@@ -736,6 +739,12 @@ static int run_command(int argc, char **argv)
                            trials);
                 return POME_EXIT_USAGE;
         }
+        if (!run.local && run.task->timeout_sec >= LIFETIME_MAX && !run.quiet)
+                fprintf(stderr,
+                        "pome run: warning: the task's timeout (%us) is not shorter than a "
+                        "sandbox's lifetime (%us at most): the sandbox may expire before the "
+                        "agent does, and an expired run is not graded\n",
+                        run.task->timeout_sec, LIFETIME_MAX);
         r = resolve_seeds(&run);
         if (r < 0)
                 return r == -ENOMEM ? POME_EXIT_ERROR : POME_EXIT_USAGE;

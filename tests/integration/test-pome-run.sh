@@ -174,7 +174,11 @@ for agent in good bad; do
         cmp "$L/verdict.json" "$S/verdict.json" ||
                 fail "--local and sandbox verdict.json of the $agent agent differ: $(diff "$S/verdict.json" "$L/verdict.json" | head)"
 done
-pass "--local: the same verdict as the sandbox runs (statuses, and byte for byte), for both agents"
+POME_API_URL=http://127.0.0.1:1 "$POME" run "$TRIAGE/task.md" --local --trials 3 --out local-trials --json -- \
+        "$TRIAGE/good-agent.sh" >local-trials.json 2>local-trials.err || fail "--local --trials 3: $(cat local-trials.err)"
+assert_eq "$(jq -r '[.k, .passed, .pass_hat_k, (.trials | map(.session_id) | unique | length)] | join(",")' local-trials.json)" \
+        "3,3,1,3" "--local --trials 3: k, passed, pass^k, distinct runs"
+pass "--local: the same verdict as the sandbox runs (statuses, and byte for byte), for both agents; 3 local trials"
 
 # ---- --keep: no verdict, the sandbox stays open, finalize later
 "$POME" run "$TRIAGE/task.md" --keep --out kept -- "$TRIAGE/good-agent.sh" >keep.out 2>keep.err ||
