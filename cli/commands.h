@@ -34,3 +34,7 @@ int cmd_eval(int argc, char **argv);
 
 /* `pome run TASK.md -- AGENT…` and `pome run show` (cli/run.c). */
 int cmd_run(int argc, char **argv);
+
+/* `pome doctor`: the host's isolation layers and the deployment, each problem with its fix
+ * (cli/doctor.c). */
+int cmd_doctor(int argc, char **argv);

@@ -24,11 +24,14 @@ static const char help_main[] =
         "  checks               List the checks a task's [code] criteria can use\n"
         "  sandbox create       Start a sandbox with 1 to 3 twins and print its details\n"
         "  sandbox list         List sandboxes (default: the open ones)\n"
-        "  sandbox get ID       Show one sandbox\n"
+        "  sandbox get ID       Show one sandbox (--show-secrets: with its credentials)\n"
         "  sandbox finalize ID  End a sandbox, grade its task and keep its run\n"
         "  sandbox stop ID      Stop a sandbox (kill is an alias); an ungraded one\n"
         "                       needs --discard\n"
+        "  sandbox env ID       Print a sandbox's variables again, secrets included\n"
         "  usage                Show open sandboxes against the team's quota\n"
+        "  doctor               Check the pods' isolation layers on this host, the bus,\n"
+        "                       the state directory and the listeners; say how to fix\n"
         "  twin start TWIN      Run one twin locally: no pomed, no account, no grading\n"
         "                       (pome run --local grades a task's twins in-process)\n"
         "  help [COMMAND...]    Show help for pome or for a command\n"
@@ -38,7 +41,8 @@ static const char help_main[] =
         "Options:\n"
         "  --api-url URL        Control API base URL, for commands that do not give\n"
         "                       their own (default: $POME_API_URL, else control_url in\n"
-        "                       <state dir>/pomed.json, else http://127.0.0.1:7070).\n"
+        "                       the pomed.json of the state dir or of a pomed under\n"
+        "                       systemd, else http://127.0.0.1:7070).\n"
         "  -h, --help           Show this help.\n"
         "  --version            Print pome's version.\n"
         "\n"
@@ -47,7 +51,9 @@ static const char help_main[] =
         "                       <state dir>/api-key, which pomed writes on first start).\n"
         "  POME_API_URL         Control API base URL (see --api-url).\n"
         "  POME_STATE_DIR       pomed's state dir (default: ./.pome if it exists, else\n"
-        "                       /var/lib/pome).\n"
+        "                       the one a pomed under systemd names in\n"
+        "                       $XDG_RUNTIME_DIR/pome/pomed.json or /run/pome/pomed.json,\n"
+        "                       else /var/lib/pome).\n"
         "\n"
         "Exit status:\n"
         "  0  success (pome run, eval: the verdict passed)\n"
@@ -71,6 +77,7 @@ static const Command commands[] = {
         {"session", cmd_sandbox}, /* permanent alias */
         {"usage", cmd_usage},     /* cli/usage.c */
         {"twin", cmd_twin},       /* cli/twin.c */
+        {"doctor", cmd_doctor},   /* cli/doctor.c */
         {"checks", cmd_checks},   /* cli/checks.c */
         {"eval", cmd_eval},       /* cli/eval.c */
         {"run", cmd_run},         /* cli/run.c */
