@@ -91,23 +91,14 @@ static int load_boot_seed(const TwinKind *k, const char *seed_arg, json_t **ret)
                 *ret = json_object();
                 return 0;
         }
-        _cleanup_free_ char *path = NULL;
-        const char *name = seed_arg ? seed_arg : "default";
-        if (strchr(name, '/') || (strlen(name) > 5 && streq(name + strlen(name) - 5, ".json")))
-                path = strdup(name);
-        else {
-                _cleanup_free_ char *dir = local_images_dir();
-                if (!dir || asprintf(&path, "%s/%s/seeds/%s.json", dir, k->name, name) < 0)
-                        path = NULL;
-        }
-        if (!path)
-                return -ENOMEM;
-        json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-        if (!j) {
-                fprintf(stderr, "pome twin: cannot load seed %s: %s\n", path, je.text);
+        char err[400];
+        int r = local_seed_load(k->name, seed_arg ? seed_arg : "default", ret, err, sizeof(err));
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                fprintf(stderr, "pome twin: %s\n", err);
                 return -EINVAL;
         }
-        *ret = j;
         return 0;
 }
 
