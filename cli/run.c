@@ -554,13 +554,16 @@ static int print_result(Run *run, int code, unsigned passed)
 {
         double rate = (double)passed / (double)run->n_trials;
         bool all = passed == run->n_trials;
-        const char *word =
-                run->interrupts                     ? "interrupted"
-                : run->keep && code == POME_EXIT_OK ? "kept"
-                : code == POME_EXIT_OK              ? "pass"
-                : run->ended == run->n_trials && trial_outcome(run->trials[0]) == TRIAL_GRADED
-                        ? "fail"
-                        : "error";
+        /* "error": some trial has no verdict (or never started); "fail": all graded, not all
+         * passed */
+        bool ungraded = run->next < run->n_trials;
+        for (unsigned i = 0; i < run->next; i++)
+                ungraded = ungraded || trial_outcome(run->trials[i]) == TRIAL_FAILED;
+        const char *word = run->interrupts                     ? "interrupted"
+                           : run->keep && code == POME_EXIT_OK ? "kept"
+                           : code == POME_EXIT_OK              ? "pass"
+                           : ungraded                          ? "error"
+                                                               : "fail";
         if (run->json) {
                 _cleanup_json_ json_t *trials = json_array(), *twins = json_array();
                 for (char **tw = run->task->twins; twins && *tw; tw++)
