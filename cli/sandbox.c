@@ -135,10 +135,10 @@ static const char help_finalize[] =
         "Usage: pome sandbox finalize ID [OPTIONS]\n"
         "\n"
         "End an open sandbox and keep its run: pomed writes every twin's final state\n"
-        "next to its tape in <state dir>/runs/ID/, marks the sandbox done and releases\n"
-        "its slot. (Grading the run against a task's criteria is not part of this\n"
-        "release: no verdict is written.) Stopping with --discard instead throws the\n"
-        "run away.\n"
+        "next to its tape in <state dir>/runs/ID/, grades the run when the sandbox has a\n"
+        "task (the create's task_markdown) into verdict.json, writes summary.md, marks\n"
+        "the sandbox done and releases its slot. The answer shows the verdict. Stopping\n"
+        "with --discard instead throws the run away.\n"
         "\n"
         "Arguments:\n"
         "  ID                     Sandbox id (ses_...) from create or list.\n"
@@ -266,6 +266,30 @@ static void print_field(const char *label, const char *value)
         putchar('\n');
 }
 
+/*
+ * A record's verdict in a few words into buf: "pass 100%", "fail 83%", "incomplete", "error"
+ * (finalized but not graded, verdict_error says why); NULL for a sandbox never graded.
+ */
+static const char *verdict_words(const json_t *s, char *buf, size_t size)
+{
+        const json_t *v = json_object_get(s, "verdict");
+        const json_t *score = json_object_get(v, "score");
+
+        if (json_is_object(v)) {
+                if (json_is_number(score))
+                        snprintf(buf, size, "%s %.0f%%", json_get_str(v, "state") ?: "?",
+                                 json_number_value(score));
+                else
+                        snprintf(buf, size, "%s", json_get_str(v, "state") ?: "?");
+                return buf;
+        }
+        if (json_get_str(s, "verdict_error")) {
+                snprintf(buf, size, "error");
+                return buf;
+        }
+        return NULL;
+}
+
 static int print_secret_field(const char *label, const char *value, bool show)
 {
         _cleanup_free_ char *m = NULL;
@@ -308,6 +332,20 @@ static int print_sandbox(const json_t *s, bool with_secrets, bool show_secrets)
         if (json_get_str(s, "team_id"))
                 print_field("Team:", json_get_str(s, "team_id"));
         print_field("Task:", json_get_str(s, "task") ?: "(none)");
+        char words[64], line[160];
+        if (verdict_words(s, words, sizeof(words))) {
+                const json_t *counts = json_object_get(json_object_get(s, "verdict"), "counts");
+                if (json_is_object(counts))
+                        snprintf(line, sizeof(line), "%s (%lld of %lld scored criteria passed)",
+                                 words,
+                                 (long long)json_integer_value(json_object_get(counts, "passed")),
+                                 (long long)json_integer_value(json_object_get(counts, "scored")));
+                else
+                        snprintf(line, sizeof(line), "%s", words);
+                print_field("Verdict:", line);
+        }
+        if (json_get_str(s, "verdict_error"))
+                print_field("Not graded:", json_get_str(s, "verdict_error"));
         print_field("Twins:", twins);
         if (json_get_str(s, "created_at"))
                 print_field("Created at:", json_get_str(s, "created_at"));
@@ -689,7 +727,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
         unsigned long long limit = 20;
         Format format = FORMAT_TEXT;
         const json_t *data, *s;
-        bool known, any_reason = false;
+        bool known, any_reason = false, any_verdict = false;
         ArgParser p;
         size_t i;
         int r;
@@ -766,25 +804,37 @@ static int sandbox_list(int argc, char **argv, const char *command)
                 puts("No sandboxes.");
                 return POME_EXIT_OK;
         }
-        json_array_foreach (data, i, s)
+        char words[64];
+        json_array_foreach (data, i, s) {
                 any_reason = any_reason || json_get_str(s, "reason");
+                any_verdict = any_verdict || verdict_words(s, words, sizeof(words));
+        }
 
-        static const char *const headers[] = {"SESSION_ID", "STATE", "TWINS", "CREATED",
-                                              "EXPIRES",    "TASK",  "REASON"};
-        table = table_new(any_reason ? 7 : 6, headers);
+        /* VERDICT and REASON only when some row has one */
+        const char *headers[8] = {"SESSION_ID", "STATE", "TWINS", "CREATED", "EXPIRES", "TASK"};
+        size_t n = 6;
+        if (any_verdict)
+                headers[n++] = "VERDICT";
+        if (any_reason)
+                headers[n++] = "REASON";
+        table = table_new(n, headers);
         if (!table)
                 return api_exit_status(-ENOMEM, NULL);
         json_array_foreach (data, i, s) {
                 _cleanup_free_ char *twins = join_twins(json_object_get(s, "twins"), ",");
-                const char *cells[] = {
+                const char *cells[8] = {
                         json_get_str(s, "session_id"),
                         json_get_str(s, "state"),
                         twins,
                         json_get_str(s, "created_at"),
                         json_get_str(s, "expires_at"),
                         json_get_str(s, "task"),
-                        json_get_str(s, "reason"),
                 };
+                size_t k = 6;
+                if (any_verdict)
+                        cells[k++] = verdict_words(s, words, sizeof(words));
+                if (any_reason)
+                        cells[k++] = json_get_str(s, "reason");
                 if (!twins || table_add_row(table, cells) < 0)
                         return api_exit_status(-ENOMEM, NULL);
         }

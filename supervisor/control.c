@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 #include "supervisor/control.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <strings.h>
 #include <time.h>
 
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
 #include "pods/front/front.h"
 #include "pods/front/serve.h"
+#include "pods/grade/grade.h"
 #include "supervisor/log.h"
 
 struct Control {
@@ -201,6 +204,25 @@ static int string_array(json_t *v, const char **out, size_t max, size_t *ret_n)
         return 0;
 }
 
+/* The body's task_markdown (a string; absent or null = none) into *ret. False: answered. */
+static bool task_markdown(Call *c, json_t *j, const char **ret, size_t *ret_len)
+{
+        json_t *t = json_object_get(j, "task_markdown");
+        *ret = NULL;
+        *ret_len = 0;
+        if (!t || json_is_null(t))
+                return true;
+        if (!json_is_string(t)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "task_markdown"),
+                     "task_markdown must be a string: the whole task file, hosted Pome's Markdown "
+                     "format.");
+                return false;
+        }
+        *ret = json_string_value(t);
+        *ret_len = json_string_length(t);
+        return true;
+}
+
 static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
 {
         *rq = (SandboxRequest){.idle_usec = -1};
@@ -208,7 +230,8 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
         /* A misspelt field silently ignored would start a sandbox the caller did not ask
          * for (a 30-minute one for "ttl", the default world for "seed"). */
         static const char *const known[] = {
-                "twins", "twin", "seeds", "ttl_seconds", "idle_timeout_seconds", "task"};
+                "twins", "twin",         "seeds", "ttl_seconds", "idle_timeout_seconds",
+                "task",  "task_markdown"};
         const char *key;
         json_t *value;
         json_object_foreach (j, key, value) {
@@ -218,7 +241,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                 if (i == ELEMENTSOF(known)) {
                         fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
                              "Unknown field '%s'. A create takes twins, seeds, ttl_seconds, "
-                             "idle_timeout_seconds and task.",
+                             "idle_timeout_seconds, task and task_markdown.",
                              key);
                         return false;
                 }
@@ -299,25 +322,34 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                 }
                 rq->task = json_string_value(task);
         }
-        return true;
+        return task_markdown(c, j, &rq->task_markdown, &rq->task_markdown_len);
 }
 
-static void handle_create(Call *c)
+/* The request's body as a JSON object (an empty body is {}), or NULL: answered (400). */
+static json_t *body_object(Call *c)
 {
         size_t len;
         const char *body = http_request_body(c->rq, &len);
         json_error_t je;
-        _cleanup_json_ json_t *j =
-                len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : json_object();
+        json_t *j = len ? json_loadb(body, len, JSON_REJECT_DUPLICATES, &je) : json_object();
         if (!j) {
                 fail(c, 400, "validation_failed",
                      json_pack("{s:i, s:i}", "line", je.line, "column", je.column),
                      "Malformed JSON body: %s (line %d, column %d).", je.text, je.line, je.column);
-                free(c);
-                return;
+                return NULL;
         }
         if (!json_is_object(j)) {
+                json_decref(j);
                 fail(c, 400, "validation_failed", NULL, "The body must be a JSON object.");
+                return NULL;
+        }
+        return j;
+}
+
+static void handle_create(Call *c)
+{
+        _cleanup_json_ json_t *j = body_object(c);
+        if (!j) {
                 free(c);
                 return;
         }
@@ -447,15 +479,20 @@ static void handle_events(Call *c, const char *id)
                 fail(c, 500, "internal_error", NULL, "%s", why);
 }
 
+#define SUMMARY_MAX (16u << 20) /* bytes of a summary.md served */
+
 /*
- * GET /v1/sandboxes/{id}/verdict and /state?twin=T: a file the run left (verdict.json,
- * <twin>.final.json), for as long as the run is kept.
+ * GET /v1/sandboxes/{id}/verdict, /summary and /state?twin=T: a file the run left
+ * (verdict.json, summary.md as text/markdown, <twin>.final.json), for as long as the run is
+ * kept.
  */
 static void handle_run_file(Call *c, const char *id, const char *what)
 {
         char name[64];
         if (streq(what, "verdict"))
                 snprintf(name, sizeof(name), "verdict.json");
+        else if (streq(what, "summary"))
+                snprintf(name, sizeof(name), "summary.md");
         else {
                 _cleanup_free_ char *twin = NULL;
                 if (!query_param(c, "twin", &twin)) {
@@ -483,6 +520,21 @@ static void handle_run_file(Call *c, const char *id, const char *what)
         if (manager_run_file(c->control->manager, c->team, id, name, &path, &se) < 0) {
                 reply_error(c, &se);
                 sandbox_error_done(&se);
+                return;
+        }
+        if (streq(what, "summary")) {
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+                int r = read_file_at(AT_FDCWD, path, SUMMARY_MAX, &text, &len);
+                if (r < 0) {
+                        fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name,
+                             strerror(-r));
+                        return;
+                }
+                _cleanup_json_ json_t *h =
+                        json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
+                                  "text/markdown; charset=utf-8");
+                (void)http_reply(c->rq, 200, h, text, len);
                 return;
         }
         json_error_t je;
@@ -537,6 +589,88 @@ static void on_finalized(Sandbox *s, void *userdata)
         _cleanup_json_ json_t *j = sandbox_to_json(s);
         reply_json(c, j ? 200 : 500, j);
         free(c);
+}
+
+/* POST /v1/sandboxes/{id}/finalize [{"task_markdown": "…"}]: grade (when there is a task),
+ * then done. The reply is the record, its verdict summary included. */
+static void handle_finalize(Call *c, const char *id)
+{
+        _cleanup_json_ json_t *j = body_object(c);
+        if (!j) {
+                free(c);
+                return;
+        }
+        const char *key;
+        json_t *value;
+        json_object_foreach (j, key, value)
+                if (!streq(key, "task_markdown")) {
+                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
+                             "Unknown field '%s'. A finalize takes task_markdown (or no body).",
+                             key);
+                        free(c);
+                        return;
+                }
+        const char *task = NULL;
+        size_t len = 0;
+        if (!task_markdown(c, j, &task, &len)) {
+                free(c);
+                return;
+        }
+        SandboxError se = {};
+        if (manager_finalize(c->control->manager, c->team, id, task, len, on_finalized, c, &se) <
+            0) {
+                reply_error(c, &se);
+                sandbox_error_done(&se);
+                free(c);
+        }
+        /* else on_finalized answers and frees c */
+}
+
+/* GET /v1/checks[?twin=T]: the check vocabulary a task's [code] criteria bind to. */
+static void handle_checks(Call *c)
+{
+        _cleanup_free_ char *twin = NULL;
+        if (!query_param(c, "twin", &twin)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
+                     "twin must be text (a NUL is not).");
+                return;
+        }
+        _cleanup_json_ json_t *j = NULL;
+        int r = grade_checks_list(twin, &j);
+        if (r == -ENOENT) {
+                /* name the twins that have checks, from the vocabulary itself */
+                _cleanup_json_ json_t *all = NULL, *twins = json_array();
+                char list[128] = "";
+                size_t k = 0, i;
+                json_t *check;
+                if (!twins || grade_checks_list(NULL, &all) < 0) {
+                        fail(c, 500, "internal_error", NULL, "out of memory");
+                        return;
+                }
+                json_array_foreach (json_object_get(all, "checks"), i, check) {
+                        const char *t = json_get_str(check, "twin");
+                        bool seen = false;
+                        size_t n;
+                        json_t *v;
+                        json_array_foreach (twins, n, v)
+                                seen = seen || streq_ptr(json_string_value(v), t);
+                        if (seen || !t)
+                                continue;
+                        json_array_append_new(twins, json_string(t));
+                        if (k < sizeof(list))
+                                k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%s",
+                                                      k ? ", " : "", t);
+                }
+                fail(c, 422, "validation_failed",
+                     json_pack("{s:s, s:s, s:O}", "field", "twin", "twin", twin, "twins", twins),
+                     "No checks for twin '%s': checks exist for %s.", twin, list);
+                return;
+        }
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot list the checks: %s", strerror(-r));
+                return;
+        }
+        reply_json(c, 200, j);
 }
 
 static void handle_usage(Call *c)
@@ -621,11 +755,12 @@ void control_handle(HttpRequest *rq, void *userdata)
         const char *rest = startswith(path, "/v1/sandboxes");
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
-        bool usage = streq(path, "/v1/usage"), metrics = streq(path, "/metrics");
-        if (!rest && !usage && !metrics) {
+        bool usage = streq(path, "/v1/usage"), checks = streq(path, "/v1/checks");
+        bool metrics = streq(path, "/metrics");
+        if (!rest && !usage && !checks && !metrics) {
                 fail(c, 404, "not_found", NULL,
                      "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
-                     "/v1/sessions, /v1/usage and /metrics.",
+                     "/v1/sessions, /v1/usage, /v1/checks and /metrics.",
                      method, path);
                 free(c);
                 return;
@@ -646,11 +781,13 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        if (usage) {
-                if (streq(method, "GET"))
+        if (usage || checks) {
+                if (!streq(method, "GET"))
+                        method_not_allowed(c, "GET");
+                else if (usage)
                         handle_usage(c);
                 else
-                        method_not_allowed(c, "GET");
+                        handle_checks(c);
                 free(c);
                 return;
         }
@@ -666,7 +803,7 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        /* /{id}, /{id}/finalize, /{id}/events, /{id}/verdict, /{id}/state */
+        /* /{id}, /{id}/finalize, /{id}/events, /{id}/verdict, /{id}/summary, /{id}/state */
         char id[64];
         const char *p = rest + 1, *e = strchrnul(p, '/');
         if ((size_t)(e - p) >= sizeof(id) || e == p) {
@@ -695,7 +832,8 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
-        if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/state")) {
+        if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/summary") ||
+            streq(e, "/state")) {
                 if (!streq(method, "GET"))
                         method_not_allowed(c, "GET");
                 else if (streq(e, "/events"))
@@ -711,13 +849,8 @@ void control_handle(HttpRequest *rq, void *userdata)
                         free(c);
                         return;
                 }
-                SandboxError se = {};
-                if (manager_finalize(ctl->manager, c->team, id, on_finalized, c, &se) < 0) {
-                        reply_error(c, &se);
-                        sandbox_error_done(&se);
-                        free(c);
-                }
-                return; /* on_finalized answers and frees c */
+                handle_finalize(c, id); /* frees c */
+                return;
         }
         fail(c, 404, "not_found", NULL, "No such endpoint: %s %s.", method, path);
         free(c);

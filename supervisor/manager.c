@@ -5,6 +5,7 @@
 #include "common/json-util.h"
 #include "common/strv.h"
 #include "common/timeutil.h"
+#include "pods/grade/grade.h"
 #include "pods/twin/twin.h"
 #include "supervisor/image.h"
 #include "supervisor/log.h"
@@ -340,14 +341,19 @@ int manager_reload_teams(Manager *m, const Config *cfg)
 
 /* ---- create ---- */
 
+/* What validate prepares for a create and the spec borrows until sandbox_spawn. */
 typedef struct Seeds {
         char *data[SANDBOX_TWINS_MAX];
+        GradeTask *task;
+        char *task_name; /* the task's title, when the create names no task */
 } Seeds;
 
 static void seeds_done(Seeds *s)
 {
         for (size_t i = 0; i < SANDBOX_TWINS_MAX; i++)
                 free(s->data[i]);
+        grade_task_free(s->task);
+        free(s->task_name);
 }
 
 /*
@@ -424,13 +430,29 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                                         rq->twins[i]);
                 spec->images[i] = img;
         }
+        if (rq->task_markdown) {
+                /* refused here, before a slot is taken or anything spawned */
+                const char *names[SANDBOX_TWINS_MAX];
+                for (size_t i = 0; i < rq->n_twins; i++)
+                        names[i] = spec->images[i]->kind->name;
+                if (sandbox_task_parse(rq->task_markdown, rq->task_markdown_len, names, rq->n_twins,
+                                       &seeds->task, &seeds->task_name, e) < 0)
+                        return -1;
+                spec->task_markdown = rq->task_markdown;
+                spec->task_markdown_len = rq->task_markdown_len;
+        }
         for (size_t i = 0; i < rq->n_twins; i++) {
                 const Image *img = spec->images[i];
-                if (rq->seed_docs[i]) {
-                        if (inline_seed(rq->twins[i], rq->seed_docs[i], &seeds->data[i],
-                                        &spec->seed_lens[i], e) < 0)
+                /* a seed the create names wins; else the task's own for that twin */
+                const json_t *task_seed =
+                        seeds->task && !rq->seeds[i]
+                                ? json_object_get(seeds->task->seeds, img->kind->name)
+                                : NULL;
+                if (rq->seed_docs[i] || task_seed) {
+                        if (inline_seed(rq->twins[i], rq->seed_docs[i] ?: task_seed,
+                                        &seeds->data[i], &spec->seed_lens[i], e) < 0)
                                 return -1;
-                        spec->seed_names[i] = "inline";
+                        spec->seed_names[i] = rq->seed_docs[i] ? "inline" : "task";
                         spec->seeds[i] = seeds->data[i];
                         continue;
                 }
@@ -456,9 +478,12 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                 spec->seed_names[i] = name;
                 spec->seeds[i] = seeds->data[i];
         }
-        if (rq->task && (strlen(rq->task) > 200 || !*rq->task))
+        if (rq->task && (strlen(rq->task) > SANDBOX_TASK_NAME_MAX || !*rq->task))
                 return sandbox_error(e, SANDBOX_ERR_INVALID, json_pack("{s:s}", "field", "task"),
                                      "task must be 1-200 characters.");
+        spec->task_named = rq->task != NULL;
+        if (!rq->task)
+                spec->task = seeds->task_name;
         const Config *cfg = m->cfg;
         spec->ttl_usec = rq->ttl_usec && rq->ttl_usec < cfg->lifetime_usec ? rq->ttl_usec
                                                                            : cfg->lifetime_usec;
@@ -569,15 +594,15 @@ int manager_stop(Manager *m, const Team *team, const char *id, const char *confi
         return 0;
 }
 
-int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn done,
-                     void *userdata, SandboxError *e)
+int manager_finalize(Manager *m, const Team *team, const char *id, const char *task_markdown,
+                     size_t task_len, SandboxGoneFn done, void *userdata, SandboxError *e)
 {
         Sandbox *s;
         _cleanup_json_ json_t *doc = NULL;
         if (lookup(m, team, id, &s, &doc, e) < 0)
                 return -1;
         if (s)
-                return sandbox_finalize(s, done, userdata, e);
+                return sandbox_finalize(s, task_markdown, task_len, done, userdata, e);
         return refuse_record(doc, e);
 }
 

@@ -29,8 +29,11 @@ typedef struct SandboxRequest {
         const json_t *seed_docs[SANDBOX_TWINS_MAX]; /* an inline seed (wins over seeds[]) */
         size_t n_twins;                             /* as requested (may exceed the maximum) */
         uint64_t ttl_usec;                          /* 0 = the configured lifetime; capped at it */
-        int64_t idle_usec; /* < 0 = the configured idle timeout, 0 = off; capped at it */
-        const char *task;  /* NULL = none */
+        int64_t idle_usec;         /* < 0 = the configured idle timeout, 0 = off; capped at it */
+        const char *task;          /* NULL = none; with a task_markdown, its title */
+        const char *task_markdown; /* the task file (hosted Pome's Markdown), NULL = none; its
+                                    * seed of a twin is used when seeds[] names none */
+        size_t task_markdown_len;
 } SandboxRequest;
 
 /* Observers of state changes and slot counts (D-Bus, logs). */
@@ -100,9 +103,10 @@ int manager_record(Manager *m, const char *id, json_t **ret);
 int manager_stop(Manager *m, const Team *team, const char *id, const char *confirm_token,
                  bool confirmed, SandboxGoneFn gone, void *userdata, SandboxError *e);
 
-/* sandbox_finalize() of sandbox id of team, with the same not-found rules. */
-int manager_finalize(Manager *m, const Team *team, const char *id, SandboxGoneFn done,
-                     void *userdata, SandboxError *e);
+/* sandbox_finalize() of sandbox id of team (task_markdown: as there), with the same
+ * not-found rules. */
+int manager_finalize(Manager *m, const Team *team, const char *id, const char *task_markdown,
+                     size_t task_len, SandboxGoneFn done, void *userdata, SandboxError *e);
 
 /*
  * The file name ("verdict.json", "github.final.json"…) of the run sandbox id of team left

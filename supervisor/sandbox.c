@@ -8,6 +8,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "pods/front/front.h"
+#include "pods/grade/grade.h"
 #include "supervisor/log.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
@@ -125,6 +126,8 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         snprintf(s->discard_token, sizeof(s->discard_token), "%s", dt);
         s->env = env;
         s->team = t;
+        s->task_named = spec->task_named;
+        s->has_task = spec->task_markdown != NULL;
         s->state = SANDBOX_PROVISIONING;
         s->created_at = now_sec();
         s->expires_at =
@@ -162,6 +165,8 @@ void sandbox_free(Sandbox *s)
                 s->waiters = w->next;
                 free(w);
         }
+        json_decref(s->verdict);
+        free(s->verdict_error);
         free(s->task);
         free(s->reason);
         free(s);
@@ -412,6 +417,13 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                                   "temporary files",
                                   s->id);
         bool have_dir = r >= 0;
+        if (have_dir && spec->task_markdown) {
+                /* what finalize grades against, as `pome eval` would find it */
+                r = rundir_write(runs, s->id, "task.md", spec->task_markdown,
+                                 spec->task_markdown_len, true);
+                if (r < 0)
+                        log_warning_errno(r, "%s: cannot keep task.md", s->id);
+        }
         for (size_t i = 0; i < s->n_twins; i++) {
                 const char *twin = s->twins[i].kind->name;
                 char name[64];
@@ -598,18 +610,233 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
                         "Sandbox %s is still starting; stop it once it is ready.", s->id);
         if (!confirmed && !(confirm_token && token_equal(confirm_token, s->discard_token))) {
                 int64_t open_for = now_sec() - s->created_at;
+                /* the task is what the operator recognises: a run of it would be lost */
+                char task[SANDBOX_TASK_NAME_MAX + 16] = "";
+                if (s->task)
+                        snprintf(task, sizeof(task), " (task \"%s\")", s->task);
                 return sandbox_error(
                         e, SANDBOX_ERR_UNGRADED,
                         json_pack("{s:s, s:s, s:s?, s:s, s:I, s:s}", "reason", "ungraded_session",
                                   "discard_token", s->discard_token, "task", s->task, "state",
                                   sandbox_state_to_string(s->state), "open_seconds",
                                   (json_int_t)(open_for < 0 ? 0 : open_for), "session_id", s->id),
-                        "Refused to stop %s: it is still open (%s), so its run has not been "
+                        "Refused to stop %s%s: it is still open (%s), so its run has not been "
                         "graded and stopping now discards it.",
-                        s->id, sandbox_state_to_string(s->state));
+                        s->id, task, sandbox_state_to_string(s->state));
         }
         sandbox_end(s, SANDBOX_STOPPED, "discarded", true, gone, userdata);
         return 0;
+}
+
+/* ---- the task and the verdict ---- */
+
+/* title cut to SANDBOX_TASK_NAME_MAX bytes, never inside a UTF-8 sequence; NULL when empty */
+static int task_name(const char *title, char **ret)
+{
+        size_t n = strlen(strempty(title));
+        if (n > SANDBOX_TASK_NAME_MAX) {
+                n = SANDBOX_TASK_NAME_MAX;
+                while (n > 0 && ((unsigned char)title[n] & 0xC0) == 0x80)
+                        n--;
+        }
+        *ret = NULL;
+        if (n == 0)
+                return 0;
+        return (*ret = strndup(title, n)) ? 0 : -ENOMEM;
+}
+
+static bool twin_listed(const char *const *twins, size_t n, const char *twin)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq_ptr(twins[i], twin))
+                        return true;
+        return false;
+}
+
+static void join_names(const char *const *names, size_t n, char *buf, size_t size)
+{
+        size_t k = 0;
+        buf[0] = 0;
+        for (size_t i = 0; i < n && k < size; i++)
+                k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "", names[i]);
+}
+
+static json_t *names_json(const char *const *names, size_t n)
+{
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < n; i++)
+                json_array_append_new(a, json_string(names[i]));
+        return a;
+}
+
+int sandbox_task_parse(const char *text, size_t len, const char *const *twins, size_t n,
+                       GradeTask **ret, char **ret_name, SandboxError *e)
+{
+        if (len > SANDBOX_TASK_MAX)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:I}", "field", "task_markdown", "max_bytes",
+                                               (json_int_t)SANDBOX_TASK_MAX),
+                                     "task_markdown is larger than %u bytes.", SANDBOX_TASK_MAX);
+        GradeTask *t = NULL;
+        GradeError ge = {};
+        int r = grade_task_parse(text, len, "task.md", NULL, &t, &ge);
+        if (r == -ENOMEM)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        if (r < 0) {
+                /* the parser's own words ("task.md:12: …"), and the line for programs */
+                unsigned line = 0;
+                json_t *d = json_pack("{s:s}", "field", "task_markdown");
+                if (d && sscanf(ge.message, "task.md:%u:", &line) == 1)
+                        json_object_set_new(d, "line", json_integer(line));
+                return sandbox_error(e, SANDBOX_ERR_INVALID, d, "%s", ge.message);
+        }
+        size_t nt = 0;
+        bool same = true;
+        for (char **tw = t->twins; tw && *tw; tw++, nt++)
+                same = same && twin_listed(twins, n, *tw);
+        if (!same || nt != n) {
+                json_t *d = json_pack("{s:s, s:o, s:o}", "field", "task_markdown", "task_twins",
+                                      names_json((const char *const *)t->twins, nt), "twins",
+                                      names_json(twins, n));
+                char want[64] = "", have[64] = "";
+                join_names((const char *const *)t->twins, nt, want, sizeof(want));
+                join_names(twins, n, have, sizeof(have));
+                grade_task_free(t);
+                return sandbox_error(e, SANDBOX_ERR_INVALID, d,
+                                     "The task's twins (%s) are not this sandbox's (%s): a task's "
+                                     "## Config twins (github when it names none) must be exactly "
+                                     "its sandbox's twins.",
+                                     want, have);
+        }
+        for (size_t i = 0; i < t->n_criteria; i++) {
+                const GradeCriterion *c = &t->criteria[i];
+                if (c->twin && !twin_listed(twins, n, c->twin)) {
+                        int q = sandbox_error(e, SANDBOX_ERR_INVALID,
+                                              json_pack("{s:s, s:I, s:s}", "field", "task_markdown",
+                                                        "line", (json_int_t)c->line, "twin",
+                                                        c->twin),
+                                              "task.md:%u: a criterion for the %s twin, which "
+                                              "this sandbox lacks",
+                                              c->line, c->twin);
+                        grade_task_free(t);
+                        return q;
+                }
+        }
+        if (ret_name && task_name(t->title, ret_name) < 0) {
+                grade_task_free(t);
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        }
+        *ret = t;
+        return 0;
+}
+
+/* Finalize's task: checked against s's twins, kept as runs/<sid>/task.md. 0 or -1 with e. */
+static int set_task(Sandbox *s, const char *text, size_t len, SandboxError *e)
+{
+        const char *twins[SANDBOX_TWINS_MAX];
+        for (size_t i = 0; i < s->n_twins; i++)
+                twins[i] = s->twins[i].kind->name;
+        GradeTask *t = NULL;
+        _cleanup_free_ char *name = NULL;
+        if (sandbox_task_parse(text, len, twins, s->n_twins, &t, &name, e) < 0)
+                return -1;
+        grade_task_free(t);
+        int r = s->env->runs ? rundir_write(s->env->runs, s->id, "task.md", text, len, true)
+                             : -ENOENT;
+        free(s->verdict_error);
+        s->verdict_error = NULL;
+        s->has_task = r >= 0;
+        if (r < 0) {
+                /* the run is kept ungraded rather than graded against a task it was not given */
+                log_warning_errno(r, "%s: cannot keep task.md, the run will not be graded", s->id);
+                char why[128];
+                snprintf(why, sizeof(why), "cannot keep task.md: %s", strerror(-r));
+                s->verdict_error = strdup(why);
+        }
+        if (!s->task_named && name) {
+                free(s->task);
+                s->task = TAKE_PTR(name);
+        }
+        return 0;
+}
+
+/* The verdict's summary a record carries: {state, passed, score, counts}. */
+static json_t *verdict_summary(const char *bytes, size_t len)
+{
+        _cleanup_json_ json_t *v = json_loadb(bytes, len, 0, NULL);
+        if (!v)
+                return NULL;
+        return json_pack("{s:O?, s:O?, s:O?, s:O?}", "state", json_object_get(v, "state"), "passed",
+                         json_object_get(v, "passed"), "score", json_object_get(v, "score"),
+                         "counts", json_object_get(v, "counts"));
+}
+
+/*
+ * Grades s's run as `pome eval RUN_DIR` does (grade_run_dir over runs/<sid>/, the same bytes)
+ * into verdict.json and s->verdict, or says why not in s->verdict_error. On the loop: pure
+ * CPU over the run's files, timed in the log line.
+ */
+static void grade(Sandbox *s)
+{
+        if (!s->has_task)
+                return;
+        RunDirs *runs = s->env->runs;
+        _cleanup_free_ char *dir = NULL, *bytes = NULL;
+        GradeError ge = {};
+        size_t len = 0;
+        int r = -ENOENT;
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        if (runs && rundir_exists(runs, s->id) && !(dir = rundir_path(runs, s->id, NULL)))
+                r = -ENOMEM;
+        else if (dir)
+                r = grade_run_dir(dir, NULL, &bytes, &len, &ge);
+        else
+                snprintf(ge.message, sizeof(ge.message), "the run has no directory to grade");
+        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+        if (r >= 0 && (r = rundir_write(runs, s->id, "verdict.json", bytes, len, true)) < 0)
+                snprintf(ge.message, sizeof(ge.message), "cannot write verdict.json: %s",
+                         strerror(-r));
+        if (r >= 0 && !(s->verdict = verdict_summary(bytes, len)))
+                r = -ENOMEM;
+        if (r < 0) {
+                if (!*ge.message)
+                        snprintf(ge.message, sizeof(ge.message), "%s", strerror(-r));
+                log_warning("%s: finalized without a verdict: %s", s->id, ge.message);
+                free(s->verdict_error);
+                s->verdict_error = strdup(ge.message);
+                return;
+        }
+        const char *state = json_get_str(s->verdict, "state");
+        log_info("%s: graded: %s (task \"%s\", %zu bytes of verdict, %" PRIu64 " ms)", s->id,
+                 strempty(state), strempty(s->task), len, (t1 - t0) / USEC_PER_MSEC);
+}
+
+/*
+ * summary.md: the run in words (grade_summary_run_dir: the task, every call, each criterion
+ * with its evidence), written after the verdict it reads; a run without a task gets one too.
+ * A failure is logged and leaves the run without it.
+ */
+static void summarize(Sandbox *s)
+{
+        RunDirs *runs = s->env->runs;
+        if (!runs || !rundir_exists(runs, s->id))
+                return;
+        _cleanup_free_ char *dir = rundir_path(runs, s->id, NULL), *md = NULL;
+        GradeError ge = {};
+        size_t len = 0;
+        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+        int r = dir ? grade_summary_run_dir(dir, &md, &len, &ge) : -ENOMEM;
+        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+        if (r >= 0 && (r = rundir_write(runs, s->id, "summary.md", md, len, true)) < 0)
+                snprintf(ge.message, sizeof(ge.message), "cannot write summary.md: %s",
+                         strerror(-r));
+        if (r < 0) {
+                log_warning("%s: no summary.md: %s", s->id,
+                            *ge.message ? ge.message : strerror(-r));
+                return;
+        }
+        log_info("%s: summary.md written (%zu bytes, %" PRIu64 " ms)", s->id, len,
+                 (t1 - t0) / USEC_PER_MSEC);
 }
 
 typedef struct Finalize {
@@ -626,11 +853,14 @@ static void finalize_finish(Finalize *f)
         Sandbox *s = f->sandbox;
         if (f->failed)
                 log_warning("%s: %s", s->id, f->failure);
-        /* Even without a final state the run is kept (tapes, seeds); it is done either way
-         * unless something else ended it meanwhile. */
-        if (sandbox_state_is_open(s->state))
+        /* Even without a final state the run is kept (tapes, seeds) and graded (a check
+         * that needs a missing world fails, saying so); it is done either way unless
+         * something else ended it meanwhile — then it is not graded: it did not finish. */
+        if (sandbox_state_is_open(s->state)) {
+                grade(s);
+                summarize(s);
                 sandbox_end(s, SANDBOX_DONE, "finalized", false, f->done, f->userdata);
-        else
+        } else
                 sandbox_end(s, s->state, s->reason, false, f->done, f->userdata);
         free(f);
 }
@@ -680,7 +910,8 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
                 finalize_finish(f);
 }
 
-int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxError *e)
+int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, SandboxGoneFn done,
+                     void *userdata, SandboxError *e)
 {
         (void)sandbox_reconcile_clocks(s);
         if (s->state == SANDBOX_PROVISIONING)
@@ -689,6 +920,8 @@ int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxErro
                         "Sandbox %s is still starting; finalize it once it is ready.", s->id);
         if (!sandbox_state_is_open(s->state))
                 return refuse_ended(s, e);
+        if (task_markdown && set_task(s, task_markdown, task_len, e) < 0)
+                return -1; /* refused: the sandbox stays open, nothing exported */
         Finalize *f = calloc(1, sizeof(*f));
         if (!f)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
@@ -759,14 +992,16 @@ json_t *sandbox_to_json(const Sandbox *s)
         json_t *twins = json_array();
         for (size_t i = 0; twins && i < s->n_twins; i++)
                 json_array_append_new(twins, json_string(s->twins[i].kind->name));
-        return json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:s, s:s, s:o, s:I, s:I, s:o}",
+        return json_pack("{s:s, s:s, s:o, s:s, s:o, s:o, s:s, s:s, s:o, s:I, s:I, s:o, s:O?, "
+                         "s:o}",
                          "session_id", s->id, "state", sandbox_state_to_string(s->state), "reason",
                          json_string_or_null(s->reason), "team_id", s->team->id, "task",
                          json_string_or_null(s->task), "twins", twins, "created_at", created,
                          "expires_at", expires, "ended_at",
                          s->ended_at ? json_string(ended) : json_null(), "idle_timeout_seconds",
                          (json_int_t)(s->idle_usec / USEC_PER_SEC), "calls", (json_int_t)s->calls,
-                         "per_twin", per_twin_json(s));
+                         "per_twin", per_twin_json(s), "verdict", s->verdict, "verdict_error",
+                         json_string_or_null(s->verdict_error));
 }
 
 json_t *sandbox_credentials_json(const Sandbox *s)

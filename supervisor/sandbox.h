@@ -32,6 +32,7 @@
 
 typedef struct Registry Registry;
 typedef struct RunDirs RunDirs;
+typedef struct GradeTask GradeTask;
 
 typedef enum SandboxState {
         SANDBOX_PROVISIONING,
@@ -49,7 +50,9 @@ const char *sandbox_state_to_string(SandboxState s);
 int sandbox_state_from_string(const char *s);
 bool sandbox_state_is_open(SandboxState s);
 
-#define SANDBOX_TWINS_MAX 3 /* depth: fixed, no plan raises it */
+#define SANDBOX_TWINS_MAX     3          /* depth: fixed, no plan raises it */
+#define SANDBOX_TASK_MAX      (1u << 20) /* bytes of a task file (what grade_task_load reads) */
+#define SANDBOX_TASK_NAME_MAX 200        /* bytes of a task's name */
 
 /* What went wrong, in the domain's words; each surface maps the code to its own. */
 typedef enum SandboxErrorCode {
@@ -135,6 +138,10 @@ struct Sandbox {
         uint64_t idle_usec;                       /* 0 = no idle clock */
         uint64_t calls;                           /* twin calls recorded */
         char discard_token[40];
+        bool has_task;       /* runs/<sid>/task.md holds the task finalize grades against */
+        bool task_named;     /* task is the caller's name, not the task file's title */
+        json_t *verdict;     /* once graded: the verdict's {state, passed, score, counts} */
+        char *verdict_error; /* why a finalize could not grade, or NULL */
         /* private */
         sd_event_source *lifetime_timer, *idle_timer, *start_timer;
         uint64_t spawn_usec; /* CLOCK_MONOTONIC when sandbox_spawn started it */
@@ -153,10 +160,25 @@ typedef struct SandboxSpec {
         const char *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed until sandbox_spawn */
         size_t seed_lens[SANDBOX_TWINS_MAX];
         size_t n_twins;
-        uint64_t ttl_usec;  /* lifetime: already capped */
-        uint64_t idle_usec; /* idle clock: already capped; 0 = off */
-        const char *task;   /* NULL = none */
+        uint64_t ttl_usec;         /* lifetime: already capped */
+        uint64_t idle_usec;        /* idle clock: already capped; 0 = off */
+        const char *task;          /* NULL = none */
+        bool task_named;           /* task was given by the caller (not taken from the task file) */
+        const char *task_markdown; /* the task file (NULL = none), borrowed until sandbox_spawn */
+        size_t task_markdown_len;
 } SandboxSpec;
+
+/*
+ * Parses a task file (len bytes of hosted Pome's task Markdown, CONTRACT.md "Task file";
+ * messages name it task.md) for a sandbox of the n twins named twins, with grade_task_parse:
+ * the task's twins must be exactly the sandbox's (in any order) and every criterion's twin
+ * one of them. Returns 0 with the task in *ret (grade_task_free) and, when ret_name is not
+ * NULL, its title cut to SANDBOX_TASK_NAME_MAX bytes on a character boundary (new string, or
+ * NULL when the title is empty) in *ret_name; -1 with e filled (SANDBOX_ERR_INVALID: too
+ * large, "task.md:LINE: …" from the parser, twins that differ; SANDBOX_ERR_INTERNAL).
+ */
+int sandbox_task_parse(const char *text, size_t len, const char *const *twins, size_t n,
+                       GradeTask **ret, char **ret_name, SandboxError *e);
 
 /*
  * A new sandbox of team t in state provisioning (nothing started yet: no pod, no clock).
@@ -207,11 +229,19 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
 
 /*
  * Ends an open sandbox and keeps its run: every twin's world is written to
- * runs/<sid>/<twin>.final.json, then the sandbox is done (finalized) and torn down; done
- * runs when the teardown is complete. Returns -1 with e filled (provisioning, ended,
- * expired), else 0.
+ * runs/<sid>/<twin>.final.json; then, when the sandbox has a task, the run is graded
+ * (grade_run_dir, the code `pome eval` runs) into runs/<sid>/verdict.json and its summary
+ * kept in s->verdict — or, when grading fails, the reason in s->verdict_error (logged; the
+ * run is finalized all the same); then runs/<sid>/summary.md (grade_summary_run_dir, with or
+ * without a task); then the sandbox is done (finalized) and torn down; done
+ * runs when the teardown is complete. Grading runs on the event loop: its cost is parsing
+ * the run's tapes and worlds (DESIGN.md "Grading at finalize").
+ * task_markdown (task_len bytes; NULL = keep the sandbox's task, if any) sets or replaces
+ * the task first (runs/<sid>/task.md), checked as sandbox_task_parse does.
+ * Returns -1 with e filled (provisioning, ended, expired, a task refused), else 0.
  */
-int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxError *e);
+int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, SandboxGoneFn done,
+                     void *userdata, SandboxError *e);
 
 /* The twin called twin, or NULL. */
 SandboxTwin *sandbox_twin(Sandbox *s, const char *twin);
