@@ -15,6 +15,7 @@ void api_reply_done(ApiReply *r)
         json_decref(r->json);
         free(r->url);
         free(r->body);
+        free(r->headers);
         *r = (ApiReply){};
 }
 
@@ -65,6 +66,12 @@ static void parse_envelope(ApiReply *r)
 int api_call(const Config *c, const char *method, const char *path, const json_t *body,
              ApiReply *ret)
 {
+        return api_request(c, method, path, body, 0, ret);
+}
+
+int api_request(const Config *c, const char *method, const char *path, const json_t *body,
+                unsigned flags, ApiReply *ret)
+{
         _cleanup_free_ char *url = NULL, *text = NULL;
         ClientResponse resp = {};
         ClientError err;
@@ -82,6 +89,8 @@ int api_call(const Config *c, const char *method, const char *path, const json_t
         }
 
         r = client_request(method, url, c->api_key, text, &resp, &err);
+        if (r < 0 && (flags & API_QUIET))
+                return r;
         if (r < 0) {
                 switch (r) {
                 case -ECONNREFUSED:
@@ -107,11 +116,16 @@ int api_call(const Config *c, const char *method, const char *path, const json_t
         reply.status = resp.status;
         reply.body = TAKE_PTR(resp.body);
         reply.body_len = resp.body_len;
+        reply.headers = TAKE_PTR(resp.headers);
         if (reply.body_len > 0)
                 reply.json = json_loadb(reply.body, reply.body_len, 0, NULL);
 
         if (reply.status >= 200 && reply.status < 300) {
-                if (reply.body_len > 0 && !json_is_object(reply.json)) {
+                if (!(flags & API_ANY_BODY) && reply.body_len > 0 && !json_is_object(reply.json)) {
+                        if (flags & API_QUIET) {
+                                api_reply_done(&reply);
+                                return -EBADMSG;
+                        }
                         fprintf(stderr,
                                 "pome: unexpected answer from pomed to %s %s (HTTP %ld, "
                                 "not a JSON object): ",

@@ -16,6 +16,7 @@ typedef struct ApiReply {
         json_t *json; /* owned: the parsed body, NULL when the body is empty or not JSON */
         char *body;   /* owned: the raw body, NUL-terminated */
         size_t body_len;
+        char *headers; /* owned: the response's header lines (client_header_value reads them) */
         /* Set when the body is an error envelope; borrowed from json. */
         const char *error_type;
         const char *error_message;
@@ -37,6 +38,18 @@ void api_reply_done(ApiReply *r);
  */
 int api_call(const Config *c, const char *method, const char *path, const json_t *body,
              ApiReply *ret);
+
+/* api_request flags */
+enum {
+        API_ANY_BODY = 1 << 0, /* a 2xx body may be anything (a JSON array, Markdown): json is
+                                * its parse when it is JSON, else NULL */
+        API_QUIET = 1 << 1,    /* print nothing, not even why pomed could not be reached (a
+                                * progress poll that a later call will report on) */
+};
+
+/* api_call with flags (API_*). */
+int api_request(const Config *c, const char *method, const char *path, const json_t *body,
+                unsigned flags, ApiReply *ret);
 
 /*
  * Turns the outcome of config_load or api_call into an exit status

@@ -118,9 +118,43 @@ static int errno_from_curlcode(CURLcode c)
         return -EPROTO;
 }
 
+/* The header lines of the last response only: a new status line starts them afresh. */
+static size_t header_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+        Sink *s = userdata;
+        size_t n = size * nmemb;
+
+        if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0)
+                s->len = 0;
+        else if (n > 64u * 1024u - s->len)
+                return n; /* a header block this large holds nothing we read: drop the rest */
+        return sink_write(ptr, size, nmemb, userdata);
+}
+
+char *client_header_value(const char *headers, const char *name)
+{
+        size_t n = strlen(name);
+
+        for (const char *l = headers; l && *l;) {
+                const char *end = strchrnul(l, '\n');
+                if (strncasecmp(l, name, n) == 0 && l[n] == ':') {
+                        const char *v = l + n + 1;
+                        while (v < end && (*v == ' ' || *v == '\t'))
+                                v++;
+                        const char *e = end;
+                        while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+                                e--;
+                        return strndup(v, (size_t)(e - v));
+                }
+                l = *end ? end + 1 : end;
+        }
+        return NULL;
+}
+
 void client_response_done(ClientResponse *r)
 {
         free(r->body);
+        free(r->headers);
         *r = (ClientResponse){};
 }
 
@@ -137,7 +171,7 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
         _cleanup_free_ char *auth = NULL;
         char errbuf[CURL_ERROR_SIZE] = "";
-        Sink sink = {};
+        Sink sink = {}, head = {};
         struct curl_slist *l;
         CURLcode cc;
         long status = 0;
@@ -179,6 +213,8 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         SETOPT(c, CURLOPT_ERRORBUFFER, errbuf);
         SETOPT(c, CURLOPT_WRITEFUNCTION, sink_write);
         SETOPT(c, CURLOPT_WRITEDATA, &sink);
+        SETOPT(c, CURLOPT_HEADERFUNCTION, header_write);
+        SETOPT(c, CURLOPT_HEADERDATA, &head);
         if (url_is_loopback(url))
                 SETOPT(c, CURLOPT_NOPROXY, "*");
         if (body) {
@@ -191,6 +227,7 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         cc = curl_easy_perform(c);
         if (cc != CURLE_OK) {
                 free(sink.data);
+                free(head.data);
                 if (sink.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
                         snprintf(ret_error->message, sizeof(ret_error->message),
                                  "response body larger than %u MiB", CLIENT_BODY_MAX >> 20);
@@ -209,17 +246,20 @@ int client_request(const char *method, const char *url, const char *bearer, cons
                 if (!sink.data)
                         goto oom;
         }
-        *ret = (ClientResponse){.status = status, .body = sink.data, .body_len = sink.len};
+        *ret = (ClientResponse){
+                .status = status, .body = sink.data, .body_len = sink.len, .headers = head.data};
         return 0;
 
 setopt_failed:
         free(sink.data);
+        free(head.data);
         snprintf(ret_error->message, sizeof(ret_error->message),
                  "libcurl refused an option (libcurl %s)",
                  curl_version_info(CURLVERSION_NOW)->version);
         return -EPROTO;
 oom:
         free(sink.data);
+        free(head.data);
         snprintf(ret_error->message, sizeof(ret_error->message), "out of memory");
         return -ENOMEM;
 }

@@ -8,8 +8,9 @@
 
 #include <stddef.h>
 
-/* Bodies larger than this are refused (the control API's answers are kilobytes). */
-#define CLIENT_BODY_MAX (8u * 1024u * 1024u)
+/* Bodies larger than this are refused. Most control API answers are kilobytes; a twin's
+ * final world (GET …/state) and a page of tape (at most 4 MiB) are the large ones. */
+#define CLIENT_BODY_MAX (64u * 1024u * 1024u)
 
 #define CLIENT_CONNECT_TIMEOUT_SEC 5L
 #define CLIENT_TOTAL_TIMEOUT_SEC   60L
@@ -18,6 +19,8 @@ typedef struct ClientResponse {
         long status; /* HTTP status code */
         char *body;  /* owned, NUL-terminated (also when empty); body_len excludes the NUL */
         size_t body_len;
+        char *headers; /* owned: the response's header lines as received ("Name: value\r\n"…),
+                        * NUL-terminated; NULL when there were none */
 } ClientResponse;
 
 /* Why a request produced no response, for a human: libcurl's own wording. */
@@ -44,6 +47,13 @@ typedef struct ClientError {
  */
 int client_request(const char *method, const char *url, const char *bearer, const char *body,
                    ClientResponse *ret, ClientError *ret_error);
+
+/*
+ * The value of the first header field called name (case-insensitive, RFC 9110 §5.1) in a
+ * header block as ClientResponse.headers holds it, surrounding whitespace removed: a new
+ * string, or NULL when absent (or on OOM).
+ */
+char *client_header_value(const char *headers, const char *name);
 
 /* Frees what a ClientResponse owns and zeroes it. Accepts a zeroed response. */
 void client_response_done(ClientResponse *r);

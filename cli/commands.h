@@ -14,6 +14,7 @@ enum {
         POME_EXIT_AUTH = 3,    /* no API key found, HTTP 401 or 403 */
         POME_EXIT_QUOTA = 4,   /* HTTP 402 quota_exceeded or 429 rate_limited */
         POME_EXIT_REFUSED = 5, /* HTTP 409 conflict, e.g. a refused stop of an ungraded sandbox */
+        POME_EXIT_INTERRUPTED = 130, /* pome run stopped by SIGINT/SIGTERM (the shell's 128 + 2) */
 };
 
 /* `pome sandbox …` and its permanent alias `pome session …` (cli/sandbox.c). */
@@ -24,3 +25,16 @@ int cmd_usage(int argc, char **argv);
 
 /* `pome twin start …`: a local twin served in-process (cli/twin.c). */
 int cmd_twin(int argc, char **argv);
+
+/* `pome checks`: the check vocabulary of the linked grading library (cli/checks.c). */
+int cmd_checks(int argc, char **argv);
+
+/* `pome eval RUN_DIR`: regrades a saved run offline (cli/eval.c). */
+int cmd_eval(int argc, char **argv);
+
+/* `pome run TASK.md -- AGENT…` and `pome run show` (cli/run.c). */
+int cmd_run(int argc, char **argv);
+
+/* `pome doctor`: the host's isolation layers and the deployment, each problem with its fix
+ * (cli/doctor.c). */
+int cmd_doctor(int argc, char **argv);

@@ -2,6 +2,7 @@
 #include "cli/config.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 
 #include "common/fileio.h"
@@ -35,16 +36,41 @@ static const char *getenv_nonempty(const char *name)
         return v && *v ? v : NULL;
 }
 
-/* New string: the state dir (see config.h). */
-static char *state_dir(void)
+/* state_dir of a running pomed's pomed.json at path (a new string), or NULL. */
+static char *state_dir_from_info(const char *path)
+{
+        _cleanup_json_ json_t *j = json_load_file(path, 0, NULL);
+        const char *d = json_get_str(j, "state_dir");
+        return d && *d ? strdup(d) : NULL;
+}
+
+/* New string: the state dir (see config.h); *ret_info the pomed.json found on the way. */
+static char *state_dir(char **ret_info)
 {
         const char *e = getenv_nonempty("POME_STATE_DIR");
         struct stat st;
 
+        *ret_info = NULL;
         if (e)
                 return strdup(e);
         if (stat(".pome", &st) == 0 && S_ISDIR(st.st_mode))
                 return strdup(".pome");
+        /* a pomed under systemd says where it is in its RuntimeDirectory=: a user unit's
+         * first, then the system's */
+        const char *xdg = getenv_nonempty("XDG_RUNTIME_DIR");
+        _cleanup_free_ char *user = NULL;
+        if (xdg && asprintf(&user, "%s/pome/pomed.json", xdg) < 0)
+                user = NULL;
+        const char *infos[] = {user, CONFIG_SYSTEM_INFO};
+        for (size_t i = 0; i < ELEMENTSOF(infos); i++) {
+                if (!infos[i])
+                        continue;
+                char *d = state_dir_from_info(infos[i]);
+                if (d) {
+                        *ret_info = strdup(infos[i]);
+                        return d;
+                }
+        }
         return strdup(CONFIG_DEFAULT_STATE_DIR);
 }
 
@@ -103,13 +129,18 @@ static char *url_from_pomed_json(const char *path)
         return strdup(u);
 }
 
-static int load_url(const char *override, const char *dir, Config *c)
+static int load_url(const char *override, const char *dir, const char *info, Config *c)
 {
         _cleanup_free_ char *from_file = NULL, *json_path = NULL;
         const char *url, *source;
         int r;
 
-        if (asprintf(&json_path, "%s/pomed.json", dir) < 0)
+        /* the runtime directory's copy is readable by everyone, the state dir's maybe not */
+        if (info)
+                json_path = strdup(info);
+        else if (asprintf(&json_path, "%s/pomed.json", dir) < 0)
+                json_path = NULL;
+        if (!json_path)
                 return -ENOMEM;
 
         if (!override)
@@ -197,13 +228,32 @@ static int load_key(const char *dir, Config *c)
                         path);
                 return -ENOKEY;
         case -EACCES:
-        case -EPERM:
-                fprintf(stderr,
-                        "pome: cannot read the API key in %s: %s\n"
-                        "  (pomed writes it mode 0600 for the user it runs as: run pome as that "
-                        "user, or set POME_API_KEY)\n",
-                        path, strerror(-r));
+        case -EPERM: {
+                /* The key is 0640 with the state directory's group when that group may enter
+                 * the directory (the system unit: root:pome): name who may read it. */
+                struct stat st;
+                const struct group *g = NULL;
+                if (stat(path, &st) == 0)
+                        g = st.st_mode & S_IRGRP ? getgrgid(st.st_gid) : NULL;
+                else if (stat(dir, &st) == 0 && (st.st_mode & S_IXGRP))
+                        g = getgrgid(st.st_gid); /* the directory is closed to us: its group */
+                if (g && st.st_gid != 0)
+                        fprintf(stderr,
+                                "pome: cannot read the API key in %s: %s\n"
+                                "  It is for root and the members of group %s: ask an "
+                                "administrator to run\n  'adduser %s %s' (then log in again), "
+                                "or set POME_API_KEY\n",
+                                path, strerror(-r), g->gr_name,
+                                getenv_nonempty("USER") ? getenv_nonempty("USER") : "$USER",
+                                g->gr_name);
+                else
+                        fprintf(stderr,
+                                "pome: cannot read the API key in %s: %s\n"
+                                "  (pomed writes it mode 0600 for the user it runs as: run pome "
+                                "as that user, or set POME_API_KEY)\n",
+                                path, strerror(-r));
                 return -EACCES;
+        }
         case -EBADMSG:
                 fprintf(stderr, "pome: %s does not hold an API key on its first line\n", path);
                 return -ENOKEY;
@@ -215,17 +265,40 @@ static int load_key(const char *dir, Config *c)
         }
 }
 
+int config_locate(const char *api_url_override, Config *ret, char **ret_state_dir, char **ret_info)
+{
+        _cleanup_free_ char *dir = NULL, *info = NULL;
+        Config c = {};
+        dir = state_dir(&info);
+        if (!dir)
+                return -ENOMEM;
+        int r = load_url(api_url_override, dir, info, &c);
+        if (r < 0) {
+                config_done(&c);
+                return r;
+        }
+        if (!info && asprintf(&info, "%s/pomed.json", dir) < 0) {
+                info = NULL;
+                config_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        *ret_state_dir = TAKE_PTR(dir);
+        *ret_info = TAKE_PTR(info);
+        return 0;
+}
+
 int config_load(const char *api_url_override, Config *ret)
 {
-        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ char *dir = NULL, *info = NULL;
         Config c = {};
         int r;
 
-        dir = state_dir();
+        dir = state_dir(&info);
         if (!dir)
                 return -ENOMEM;
 
-        r = load_url(api_url_override, dir, &c);
+        r = load_url(api_url_override, dir, info, &c);
         if (r >= 0)
                 r = load_key(dir, &c);
         if (r < 0) {

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where pome finds pomed and the team API key, with no configuration needed
- * for the embedded default (pomed and pome on one host, same state dir):
- *   state dir  $POME_STATE_DIR, else ./.pome if it is a directory, else /var/lib/pome
- *   API URL    --api-url, else $POME_API_URL, else control_url of
- *              <state dir>/pomed.json (written by a running pomed), else
+ * for the embedded default (pomed and pome on one host, same state dir) nor for a
+ * pomed under systemd, from any directory:
+ *   state dir  $POME_STATE_DIR, else ./.pome if it is a directory, else state_dir of
+ *              the pomed.json a pomed under systemd writes to its RuntimeDirectory=
+ *              ($XDG_RUNTIME_DIR/pome/ for a user unit, then /run/pome/), else
+ *              /var/lib/pome
+ *   API URL    --api-url, else $POME_API_URL, else control_url of that pomed.json or
+ *              of <state dir>/pomed.json (written by a running pomed), else
  *              http://127.0.0.1:7070
  *   API key    $POME_API_KEY, else the first line of <state dir>/api-key
- *              (pomed generates it on first start, mode 0600)
+ *              (pomed generates it on first start, mode 0600, or 0640 for the state
+ *              directory's group: the system unit's `pome` group)
  */
 #pragma once
 
 #define CONFIG_DEFAULT_API_URL   "http://127.0.0.1:7070"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/pome"
+#define CONFIG_SYSTEM_INFO       "/run/pome/pomed.json" /* the system unit's RuntimeDirectory= */
 
 typedef struct Config {
         char *api_url;        /* no trailing '/' */
@@ -27,6 +33,13 @@ typedef struct Config {
  * key file exists but cannot be read), -ENOMEM.
  */
 int config_load(const char *api_url_override, Config *ret);
+
+/*
+ * config_load() without the key, for `pome doctor`: the API URL in ret (api_key NULL), the
+ * state dir pome settled on and the pomed.json that says where pomed is (new strings; the
+ * file need not exist). -EINVAL (a bad URL, printed), -ENOMEM.
+ */
+int config_locate(const char *api_url_override, Config *ret, char **ret_state_dir, char **ret_info);
 
 /* Frees what a Config owns and zeroes it. Accepts a zeroed Config. */
 void config_done(Config *c);

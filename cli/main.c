@@ -12,18 +12,28 @@ static const char help_main[] =
         "Usage: pome [--api-url URL] COMMAND [ARGS...]\n"
         "\n"
         "Start, list and stop sandboxes of digital twins on a self-hosted Pome\n"
-        "deployment (pomed), and read the team's usage. With pomed on this host and\n"
-        "its default state dir, no configuration is needed.\n"
+        "deployment (pomed), run agents against tasks and grade them, and read the\n"
+        "team's usage. With pomed on this host and its default state dir, no\n"
+        "configuration is needed.\n"
         "\n"
         "Commands:\n"
+        "  run TASK.md -- CMD   Run an agent against a task in a sandbox of its own and\n"
+        "                       grade it (--trials N, --local: no pomed, --keep)\n"
+        "  run show ID|DIR      Show a run: its record, verdict and summary\n"
+        "  eval RUN_DIR         Regrade a saved run offline, byte for byte\n"
+        "  checks               List the checks a task's [code] criteria can use\n"
         "  sandbox create       Start a sandbox with 1 to 3 twins and print its details\n"
         "  sandbox list         List sandboxes (default: the open ones)\n"
-        "  sandbox get ID       Show one sandbox\n"
-        "  sandbox finalize ID  End a sandbox and keep its run (tapes, final states)\n"
+        "  sandbox get ID       Show one sandbox (--show-secrets: with its credentials)\n"
+        "  sandbox finalize ID  End a sandbox, grade its task and keep its run\n"
         "  sandbox stop ID      Stop a sandbox (kill is an alias); an ungraded one\n"
         "                       needs --discard\n"
+        "  sandbox env ID       Print a sandbox's variables again, secrets included\n"
         "  usage                Show open sandboxes against the team's quota\n"
+        "  doctor               Check the pods' isolation layers on this host, the bus,\n"
+        "                       the state directory and the listeners; say how to fix\n"
         "  twin start TWIN      Run one twin locally: no pomed, no account, no grading\n"
+        "                       (pome run --local grades a task's twins in-process)\n"
         "  help [COMMAND...]    Show help for pome or for a command\n"
         "\n"
         "  `pome session ...` is a permanent alias of `pome sandbox ...`.\n"
@@ -31,7 +41,8 @@ static const char help_main[] =
         "Options:\n"
         "  --api-url URL        Control API base URL, for commands that do not give\n"
         "                       their own (default: $POME_API_URL, else control_url in\n"
-        "                       <state dir>/pomed.json, else http://127.0.0.1:7070).\n"
+        "                       the pomed.json of the state dir or of a pomed under\n"
+        "                       systemd, else http://127.0.0.1:7070).\n"
         "  -h, --help           Show this help.\n"
         "  --version            Print pome's version.\n"
         "\n"
@@ -40,15 +51,19 @@ static const char help_main[] =
         "                       <state dir>/api-key, which pomed writes on first start).\n"
         "  POME_API_URL         Control API base URL (see --api-url).\n"
         "  POME_STATE_DIR       pomed's state dir (default: ./.pome if it exists, else\n"
-        "                       /var/lib/pome).\n"
+        "                       the one a pomed under systemd names in\n"
+        "                       $XDG_RUNTIME_DIR/pome/pomed.json or /run/pome/pomed.json,\n"
+        "                       else /var/lib/pome).\n"
         "\n"
         "Exit status:\n"
-        "  0  success\n"
-        "  1  any other error (pomed unreachable, not found, expired, invalid request…)\n"
-        "  2  usage error\n"
+        "  0  success (pome run, eval: the verdict passed)\n"
+        "  1  any other error (pomed unreachable, not found, expired, invalid request…);\n"
+        "     pome run and eval: the verdict failed, or the run was not graded\n"
+        "  2  usage error, or a task file that does not parse (named file:line)\n"
         "  3  authentication: no API key found, or HTTP 401/403\n"
         "  4  quota or rate limit: HTTP 402/429\n"
         "  5  refused: HTTP 409, e.g. stopping a sandbox that has not been graded\n"
+        "  130  pome run interrupted (SIGINT, SIGTERM): agents killed, sandboxes discarded\n"
         "\n"
         "Run 'pome COMMAND --help' for a command's options.\n";
 
@@ -58,10 +73,14 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {
-        {"sandbox", cmd_sandbox},
+        {"sandbox", cmd_sandbox}, /* cli/sandbox.c */
         {"session", cmd_sandbox}, /* permanent alias */
-        {"usage", cmd_usage},
-        {"twin", cmd_twin},
+        {"usage", cmd_usage},     /* cli/usage.c */
+        {"twin", cmd_twin},       /* cli/twin.c */
+        {"doctor", cmd_doctor},   /* cli/doctor.c */
+        {"checks", cmd_checks},   /* cli/checks.c */
+        {"eval", cmd_eval},       /* cli/eval.c */
+        {"run", cmd_run},         /* cli/run.c */
 };
 
 static int dispatch(int argc, char **argv)

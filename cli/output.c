@@ -162,3 +162,9 @@ Table *table_free(Table *t)
         free(t);
         return NULL;
 }
+
+bool output_color(FILE *f)
+{
+        const char *term = getenv("TERM");
+        return isatty(fileno(f)) && !getenv("NO_COLOR") && term && *term && !streq(term, "dumb");
+}

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,9 @@ void output_fputs_clean(const char *s, FILE *f);
  * buf receives at most 32 bytes.
  */
 void output_duration(uint64_t seconds, char buf[static 32]);
+
+/* Whether to colour what goes to f: only a terminal, not with NO_COLOR set nor TERM=dumb. */
+bool output_color(FILE *f);
 
 /* Pretty-prints j (2-space indent, keys in their order) and a newline on stdout. 0 or -EIO. */
 int output_json(const json_t *j);

@@ -28,7 +28,8 @@ static const char help_sandbox[] =
         "Commands:\n"
         "  create --twin NAME...   Start a sandbox and print its connection details\n"
         "  list                    List sandboxes (default: the open ones)\n"
-        "  get ID                  Show one sandbox\n"
+        "  get ID                  Show one sandbox (--show-secrets: its credentials)\n"
+        "  env ID                  Print its variables again, secrets included\n"
         "  finalize ID             End a sandbox and keep its run (tapes, final states)\n"
         "  stop ID                 Stop a sandbox; refuses an ungraded one without --discard\n"
         "  kill ID                 Same as stop\n"
@@ -104,13 +105,30 @@ static const char help_get[] =
         "Usage: pome sandbox get ID [OPTIONS]\n"
         "\n"
         "Show one sandbox: its state (and why it ended), task, twins, clocks and twin\n"
-        "URLs. No secrets are shown: pomed only hands those out at create.\n"
+        "URLs. Its secrets only with --show-secrets, while it is open.\n"
         "\n"
         "Arguments:\n"
         "  ID                     Sandbox id (ses_...) from create or list.\n"
         "\n"
         "Options:\n"
+        "  --show-secrets         Show its credentials as create did: tokens and keys,\n"
+        "                         unmasked (default: off). Unsafe on shared terminals.\n"
         "  --format FMT           text (default) or json (pomed's answer).\n" API_URL_HELP
+        "  -h, --help             Show this help.\n";
+
+static const char help_env[] =
+        "Usage: pome sandbox env ID [OPTIONS]\n"
+        "\n"
+        "Print an open sandbox's variables again as shell export lines, secrets\n"
+        "included (the ones create masked), for the team that owns it:\n"
+        "  eval \"$(pome sandbox env ses_abc123)\"\n"
+        "\n"
+        "Arguments:\n"
+        "  ID                     Sandbox id (ses_...) from create or list.\n"
+        "\n"
+        "Options:\n"
+        "  --secrets-file FILE    Write them to FILE instead (mode 0600, replaced if it\n"
+        "                         exists) and print nothing secret.\n" API_URL_HELP
         "  -h, --help             Show this help.\n";
 
 static const char help_finalize[] =
@@ -637,6 +655,15 @@ static int sandbox_create(int argc, char **argv, const char *command)
                 }
         }
 
+        /* What was asked and not granted (a lifetime above the cap…), said, not hidden. */
+        size_t wi;
+        json_t *w;
+        json_array_foreach (json_object_get(reply.json, "warnings"), wi, w) {
+                fputs("pome: warning: ", stderr);
+                output_fputs_clean(json_get_str(w, "message") ?: "?", stderr);
+                fputc('\n', stderr);
+        }
+
         switch (a.format) {
         case FORMAT_JSON:
                 if (!a.show_secrets && secrets_mask_json(reply.json) < 0)
@@ -652,10 +679,11 @@ static int sandbox_create(int argc, char **argv, const char *command)
                                         "are in %s\n",
                                         a.secrets_file);
                         else
-                                fputs("pome: secrets are masked above; pass --show-secrets to "
-                                      "print them, or --secrets-file F to write them to a 0600 "
-                                      "file\n",
-                                      stderr);
+                                fprintf(stderr,
+                                        "pome: secrets are masked above; pass --show-secrets to "
+                                        "print them, or --secrets-file F to write them to a "
+                                        "0600 file; later: pome sandbox env %s\n",
+                                        sid);
                 }
                 break;
         case FORMAT_TEXT:
@@ -669,7 +697,9 @@ static int sandbox_create(int argc, char **argv, const char *command)
                         print_source_hint(a.secrets_file);
                         putchar('\n');
                 } else if (!a.show_secrets)
-                        puts("Secrets: --show-secrets to print them, or --secrets-file F");
+                        printf("Secrets: --show-secrets to print them, or --secrets-file F; "
+                               "later: pome sandbox env %s\n",
+                               sid);
                 break;
         }
         if (r < 0)
@@ -815,59 +845,144 @@ static int sandbox_list(int argc, char **argv, const char *command)
         return POME_EXIT_OK;
 }
 
-/* Parses "ID [--format F] [--api-url U]" (get) or "ID [--discard] [--api-url U]" (stop). */
+/* What get, env, finalize and stop take after the ID. */
+typedef struct IdArgs {
+        const char *id, *api_url, *secrets_file;
+        Format format;
+        bool discard, show_secrets;
+} IdArgs;
+
+/* Parses "ID [OPTIONS]" with the options of options (n of them). 0, 1 (--help shown),
+ * or -EINVAL (printed). */
 static int parse_id_command(int argc, char **argv, const char *command, const char *help,
-                            bool is_stop, const char **ret_id, Format *ret_format,
-                            bool *ret_discard, const char **ret_api_url)
+                            const ArgOption *options, size_t n, IdArgs *a)
 {
-        static const ArgOption get_options[] = {
-                {"format", OPT_FORMAT, true},
-                {"api-url", OPT_API_URL, true},
-        };
-        static const ArgOption stop_options[] = {
-                {"discard", OPT_DISCARD, false},
-                {"api-url", OPT_API_URL, true},
-        };
-        const char *id = NULL, *v;
+        const char *v;
         ArgParser p;
         int r;
 
-        args_init(&p, argc, argv, 2, is_stop ? stop_options : get_options,
-                  is_stop ? ELEMENTSOF(stop_options) : ELEMENTSOF(get_options), command);
+        args_init(&p, argc, argv, 2, options, n, command);
         while ((r = args_next(&p, &v)) != ARGS_END) {
                 switch (r) {
                 case ARGS_HELP:
                         fputs(help, stdout);
                         return 1;
                 case ARGS_POSITIONAL:
-                        if (id)
+                        if (a->id)
                                 return args_error(command, "unexpected argument '%s'", v);
-                        id = v;
+                        a->id = v;
                         break;
                 case OPT_FORMAT:
-                        r = parse_format(command, v, false, ret_format);
+                        r = parse_format(command, v, false, &a->format);
                         if (r < 0)
                                 return r;
                         break;
                 case OPT_DISCARD:
-                        *ret_discard = true;
+                        a->discard = true;
+                        break;
+                case OPT_SHOW_SECRETS:
+                        a->show_secrets = true;
+                        break;
+                case OPT_SECRETS_FILE:
+                        a->secrets_file = v;
                         break;
                 case OPT_API_URL:
-                        *ret_api_url = v;
+                        a->api_url = v;
                         break;
                 default:
                         return r;
                 }
         }
-        if (!id)
+        if (!a->id)
                 return args_error(command, "missing the sandbox ID");
-        if (!sandbox_id_valid(id))
+        if (!sandbox_id_valid(a->id))
                 return args_error(command,
                                   "invalid sandbox ID '%s': ids look like ses_... (letters, "
                                   "digits, '_' and '-')",
-                                  id);
-        *ret_id = id;
+                                  a->id);
         return 0;
+}
+
+static const ArgOption get_options[] = {
+        {"format", OPT_FORMAT, true},
+        {"show-secrets", OPT_SHOW_SECRETS, false},
+        {"api-url", OPT_API_URL, true},
+};
+static const ArgOption finalize_options[] = {
+        {"format", OPT_FORMAT, true},
+        {"api-url", OPT_API_URL, true},
+};
+static const ArgOption stop_options[] = {
+        {"discard", OPT_DISCARD, false},
+        {"api-url", OPT_API_URL, true},
+};
+static const ArgOption env_options[] = {
+        {"secrets-file", OPT_SECRETS_FILE, true},
+        {"api-url", OPT_API_URL, true},
+};
+
+/* GET /v1/sandboxes/ID/credentials into *reply. 0, or an exit status already reported. */
+static int fetch_credentials(const Config *config, const char *id, ApiReply *reply)
+{
+        _cleanup_free_ char *base = sandbox_path(id), *path = NULL;
+        if (!base || asprintf(&path, "%s/credentials", base) < 0) {
+                path = NULL;
+                return api_exit_status(-ENOMEM, NULL);
+        }
+        int r = api_call(config, "GET", path, NULL, reply);
+        if (r < 0)
+                return api_exit_status(r, reply);
+        if (!reply->json) {
+                fprintf(stderr, "pome: pomed answered GET %s with an empty body\n", path);
+                return POME_EXIT_ERROR;
+        }
+        return 0;
+}
+
+/* `pome sandbox env ID`: the sandbox's variables again, secrets shown (or to a file). */
+static int sandbox_env(int argc, char **argv, const char *command)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_(config_done) Config config = {};
+        _cleanup_(secrets_vars_done) SandboxVars vars = {};
+        _cleanup_(secrets_file_done) SecretsFile file = {.fd = -1};
+        IdArgs a = {};
+        int r = parse_id_command(argc, argv, command, help_env, env_options,
+                                 ELEMENTSOF(env_options), &a);
+        if (r != 0)
+                return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
+        r = config_load(a.api_url, &config);
+        if (r < 0)
+                return api_exit_status(r, NULL);
+        if (a.secrets_file && (r = secrets_file_prepare(a.secrets_file, &file)) < 0) {
+                fprintf(stderr, "pome: cannot create secrets file %s: %s\n", a.secrets_file,
+                        r == -EEXIST ? "it exists and is not a regular file" : strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        r = fetch_credentials(&config, a.id, &reply);
+        if (r != 0)
+                return r;
+        r = secrets_vars_from_sandbox(reply.json, &vars);
+        if (r < 0) {
+                fputs("pome: pomed's credentials lack session_token or twins\n", stderr);
+                return POME_EXIT_ERROR;
+        }
+        if (a.secrets_file) {
+                r = secrets_file_commit(&file, &vars);
+                if (r < 0) {
+                        fprintf(stderr, "pome: writing %s failed: %s\n", a.secrets_file,
+                                strerror(-r));
+                        return POME_EXIT_ERROR;
+                }
+                fputs("Secrets written to ", stdout);
+                output_fputs_clean(a.secrets_file, stdout);
+                fputs(" (mode 0600); load them with: ", stdout);
+                print_source_hint(a.secrets_file);
+                putchar('\n');
+                return POME_EXIT_OK;
+        }
+        r = secrets_print_env(stdout, &vars, true);
+        return r < 0 ? api_exit_status(r, NULL) : POME_EXIT_OK;
 }
 
 /* get (GET /v1/sandboxes/ID) and finalize (POST /v1/sandboxes/ID/finalize): one
@@ -878,18 +993,29 @@ static int sandbox_show(int argc, char **argv, const char *command, const char *
         _cleanup_(api_reply_done) ApiReply reply = {};
         _cleanup_(config_done) Config config = {};
         _cleanup_free_ char *base = NULL, *path = NULL;
-        const char *id = NULL, *api_url = NULL;
-        Format format = FORMAT_TEXT;
-        bool unused = false;
+        IdArgs a = {};
+        bool get = streq(method, "GET");
         int r;
 
-        r = parse_id_command(argc, argv, command, help, false, &id, &format, &unused, &api_url);
+        r = parse_id_command(argc, argv, command, help, get ? get_options : finalize_options,
+                             get ? ELEMENTSOF(get_options) : ELEMENTSOF(finalize_options), &a);
         if (r != 0)
                 return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
+        const char *id = a.id;
+        Format format = a.format;
 
-        r = config_load(api_url, &config);
+        r = config_load(a.api_url, &config);
         if (r < 0)
                 return api_exit_status(r, NULL);
+        if (a.show_secrets) {
+                /* the create answer again: what was masked then, shown now */
+                r = fetch_credentials(&config, id, &reply);
+                if (r != 0)
+                        return r;
+                r = format == FORMAT_JSON ? output_json(reply.json)
+                                          : print_sandbox(reply.json, true, true);
+                return r < 0 ? api_exit_status(r, NULL) : POME_EXIT_OK;
+        }
         base = sandbox_path(id);
         if (!base || asprintf(&path, "%s%s", base, suffix) < 0) {
                 path = NULL;
@@ -943,25 +1069,43 @@ static bool is_ungraded_refusal(int r, const ApiReply *reply)
 
 static int sandbox_stop(int argc, char **argv, const char *command)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {}, confirm = {};
+        _cleanup_(api_reply_done) ApiReply reply = {}, confirm = {}, before = {};
         _cleanup_(config_done) Config config = {};
         _cleanup_free_ char *path = NULL, *token = NULL, *confirm_path = NULL;
-        const char *id = NULL, *api_url = NULL, *t;
-        Format unused = FORMAT_TEXT;
-        bool discard = false;
+        const char *t;
+        IdArgs a = {};
         int r;
 
-        r = parse_id_command(argc, argv, command, help_stop, true, &id, &unused, &discard,
-                             &api_url);
+        r = parse_id_command(argc, argv, command, help_stop, stop_options, ELEMENTSOF(stop_options),
+                             &a);
         if (r != 0)
                 return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
+        const char *id = a.id;
+        bool discard = a.discard;
 
-        r = config_load(api_url, &config);
+        r = config_load(a.api_url, &config);
         if (r < 0)
                 return api_exit_status(r, NULL);
         path = sandbox_path(id);
         if (!path)
                 return api_exit_status(-ENOMEM, NULL);
+
+        /* Stopping what has already ended changes nothing: say so, and how it ended. */
+        r = api_call(&config, "GET", path, NULL, &before);
+        const char *state = json_get_str(before.json, "state");
+        const json_t *ended = r >= 0                                    ? before.json
+                              : r == -EREMOTEIO && before.status == 410 ? before.error_details
+                                                                        : NULL;
+        if (r == -EREMOTEIO && before.status == 410)
+                state = "expired";
+        if (ended && state && !streq(state, "provisioning") && !streq(state, "ready") &&
+            !streq(state, "running")) {
+                const char *reason = json_get_str(ended, "reason");
+                printf("Sandbox %s had already ended (%s%s", id, state, reason ? ": " : "");
+                output_fputs_clean(reason ? reason : "", stdout);
+                puts("); nothing to stop.");
+                return POME_EXIT_OK;
+        }
 
         r = api_call(&config, "DELETE", path, NULL, &reply);
         if (r >= 0) {
@@ -1031,6 +1175,8 @@ int cmd_sandbox(int argc, char **argv)
                 return sandbox_show(argc, argv, command, help_finalize, "POST", "/finalize");
         if (streq(sub, "stop") || streq(sub, "kill"))
                 return sandbox_stop(argc, argv, command);
+        if (streq(sub, "env"))
+                return sandbox_env(argc, argv, command);
 
         fprintf(stderr, "pome %s: unknown command '%s' (try 'pome %s --help')\n", argv[0], sub,
                 argv[0]);

@@ -127,6 +127,7 @@ struct Httpd {
         sd_event_source *io, *timer, *defer, *deadline;
         HttpHandler handler;
         HttpRefuseFn refuse;
+        HttpRepliedFn replied;
         void *userdata;
         size_t max_body;
         uint64_t timeout_usec[2]; /* by phase: header, body */
@@ -256,6 +257,8 @@ static void refuse_on_fd(Httpd *d, int fd, const char *path, bool head, int stat
 {
         if (fd < 0)
                 return;
+        if (d->replied)
+                d->replied(path, status, d->userdata);
         _cleanup_json_ json_t *headers = NULL;
         _cleanup_free_ char *body = refusal_render(d, path, status, code, message, &headers);
         const char *b = body ? body : default_fallback;
@@ -768,6 +771,8 @@ static void refuse_request(HttpRequest *r, int status, const char *code, const c
 
 static enum MHD_Result queue(HttpRequest *r)
 {
+        if (r->d->replied)
+                r->d->replied(r->path, (int)r->status, r->d->userdata);
         enum MHD_Result ok = MHD_queue_response(r->conn, r->status, r->response);
         MHD_destroy_response(r->response);
         r->response = NULL;
@@ -900,6 +905,7 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
         d->event = sd_event_ref(e);
         d->handler = handler;
         d->refuse = cfg->refuse;
+        d->replied = cfg->replied;
         d->userdata = userdata;
         d->max_body = cfg->max_body;
         d->timeout_usec[PHASE_HEADER] = cfg->header_timeout_usec

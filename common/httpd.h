@@ -89,6 +89,14 @@ typedef struct HttpRefusal {
 typedef void (*HttpRefuseFn)(const char *path, int status, const char *code, const char *message,
                              HttpRefusal *ret, void *userdata);
 
+/*
+ * Told of every answer as it is handed to the connection, the handler's and the layer's
+ * own refusals alike: path as in HttpRefuseFn (NULL when the request line was not read),
+ * the status sent. userdata is the handler's. For counters: must not block nor touch any
+ * request.
+ */
+typedef void (*HttpRepliedFn)(const char *path, int status, void *userdata);
+
 typedef struct HttpdConfig {
         const char *address;          /* IPv4/IPv6 literal to bind, e.g. "127.0.0.1" */
         uint16_t port;                /* 0 = ephemeral; see httpd_port() */
@@ -99,6 +107,7 @@ typedef struct HttpdConfig {
         uint64_t header_timeout_usec; /* request line + headers must arrive within; 0 = 10 s */
         uint64_t body_timeout_usec;   /* the body must arrive within; 0 = 30 s */
         HttpRefuseFn refuse;          /* envelope of the layer's own answers; NULL = default */
+        HttpRepliedFn replied;        /* told of every answer sent; NULL = nobody */
 } HttpdConfig;
 
 /*

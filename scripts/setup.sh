@@ -10,6 +10,9 @@ packages=(
         libmicrohttpd-dev libsystemd-dev libjansson-dev libcgroup-dev libseccomp-dev
         libcurl4-openssl-dev libssl-dev libsqlite3-dev libyaml-dev
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
+        # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
+        # promtool checks /metrics)
+        debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
@@ -21,11 +24,30 @@ if ((${#missing[@]})); then
                 echo "setup: missing Debian packages: ${missing[*]} (run as root to install them)" >&2
                 exit 1
         fi
-        echo "setup: installing ${missing[*]}"
+        echo "setup: installing ${#missing[@]} Debian packages (once; a minute or two): ${missing[*]}" >&2
         export DEBIAN_FRONTEND=noninteractive
+        echo "setup: apt-get update" >&2
         apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        # one line per package as it is set up: progress, not a silent minute
+        apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
+                sed -n 's/^Setting up \([^ ]*\) .*/setup:   installed \1/p' >&2
+        ((PIPESTATUS[0] == 0)) || {
+                echo "setup: apt-get install failed; run it by hand to see why:" >&2
+                echo "  apt-get install --no-install-recommends ${missing[*]}" >&2
+                exit 1
+        }
 fi
 
 cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset" -j"$(nproc)"
+# The build's own progress ("[ 42%] Building C object …"), shown only when there is
+# something to build; a tree that is up to date says so in one line.
+echo "setup: building build/$preset (the first build takes a minute or so on 2 cores)" >&2
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! cmake --build --preset "$preset" -j"$(nproc)" >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "setup: the build failed" >&2
+        exit 1
+fi
+grep -E '^\[ *[0-9]+%\] (Building|Linking)' "$log" | sed 's/^/setup:   /' >&2 || true
+grep -qE '^\[ *[0-9]+%\] (Building|Linking)' "$log" || echo "setup: build/$preset is up to date" >&2

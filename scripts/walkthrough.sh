@@ -7,11 +7,17 @@
 # the platform answered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh release >/dev/null
+# setup reports on stderr what it installs and builds; the walkthrough itself is stdout
+scripts/setup.sh release
 BIN=build/release
 export PATH=$PWD/$BIN/cli:$PWD/$BIN/supervisor:$PATH
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# bold headings on a terminal only (not in a log, not with NO_COLOR)
+if [[ -t 1 && -z ${NO_COLOR:-} && ${TERM:-dumb} != dumb ]]; then
+        say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+        say() { printf '\n== %s\n' "$*"; }
+fi
 show() { printf '$ %s\n' "$*"; "$@"; }
 
 # pomed on the embedded default: 127.0.0.1:7070 (control) and :7071 (gateway), ./.pome

@@ -65,6 +65,8 @@ struct Bus {
         TeamShadow *shadows;
         size_t n_shadows;
         PendingStop *pending;
+        void (*on_acquired)(void *userdata);
+        void *acquired_userdata;
 };
 
 static void strv_freep(char ***p)
@@ -497,6 +499,8 @@ static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *er
         b->retry_usec = RETRY_FIRST_USEC;
         b->last_failure[0] = '\0';
         log_info("D-Bus: acquired %s on %s", BUS_NAME, b->description);
+        if (b->on_acquired)
+                b->on_acquired(b->acquired_userdata);
         return 0;
 }
 
@@ -714,6 +718,12 @@ int bus_new(sd_event *e, Manager *m, const char *spec, Bus **ret)
         bus_connect(b);
         *ret = b;
         return 0;
+}
+
+void bus_set_acquired_handler(Bus *b, void (*fn)(void *userdata), void *userdata)
+{
+        b->on_acquired = fn;
+        b->acquired_userdata = userdata;
 }
 
 Bus *bus_free(Bus *b)

@@ -38,6 +38,13 @@ int bus_new(sd_event *e, Manager *m, const char *spec, Bus **ret);
  */
 Bus *bus_free(Bus *b);
 
+/*
+ * fn(userdata) runs each time pomed owns sh.pome.Supervisor1 on the bus (the first time and
+ * after every reconnect): what main waits for before READY=1. The first RequestName reply
+ * arrives on the loop, so setting this right after bus_new() misses nothing.
+ */
+void bus_set_acquired_handler(Bus *b, void (*fn)(void *userdata), void *userdata);
+
 /* For ManagerObserver.state_changed: emits SandboxStateChanged. b may be NULL (no D-Bus). */
 void bus_sandbox_changed(Bus *b, Sandbox *s);
 

@@ -2,11 +2,13 @@
 #include "supervisor/config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 
 #include "common/json-util.h"
+#include "common/strv.h"
 #include "common/util.h"
 #include "common/yamljson.h"
 #include "supervisor/pod-limits.h"
@@ -14,7 +16,6 @@
 /* The embedded default (DESIGN.md "Configuration"). A file overlays it key by key. */
 static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "gateway_listen: 127.0.0.1:7071\n"
-                                       "pod_user: nobody\n"
                                        "bus: system\n"
                                        "limits:\n"
                                        "  lifetime: 30m\n"
@@ -141,6 +142,7 @@ Config *config_free(Config *c)
         if (!c)
                 return NULL;
         free(c->path);
+        strv_free(c->files);
         free(c->control_address);
         free(c->gateway_address);
         free(c->public_url);
@@ -323,10 +325,22 @@ static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
 
 static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
 {
-        static const char *const top_keys[] = {
-                "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
-                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
-                "cgroup_parent",  "limits",         "pod",        "teams",     NULL};
+        static const char *const top_keys[] = {"control_listen",
+                                               "gateway_listen",
+                                               "public_url",
+                                               "state_dir",
+                                               "runtime_dir",
+                                               "images_dir",
+                                               "policies_dir",
+                                               "pod_exec",
+                                               "pod_user",
+                                               "bus",
+                                               "cgroup_parent",
+                                               "limits",
+                                               "pod",
+                                               "teams",
+                                               "pod_uid_range",
+                                               NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -460,6 +474,25 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 snprintf(err, errlen, "limits.max_tape: must be at least 4K");
                 return -EINVAL;
         }
+        json_t *range = json_object_get(j, "pod_uid_range");
+        if (range && !json_is_null(range)) {
+                const char *rs = json_string_value(range);
+                unsigned long long first = 0, last = 0;
+                int used = 0;
+                if (!rs || sscanf(rs, "%llu-%llu%n", &first, &last, &used) != 2 ||
+                    (size_t)used != strlen(rs) || first < 1000 || last < first ||
+                    last >= UINT32_MAX || last - first + 1 > CONFIG_POD_UID_RANGE_MAX ||
+                    (first <= 65534 && last >= 65534)) {
+                        snprintf(err, errlen,
+                                 "pod_uid_range: expected FIRST-LAST, uids no account uses "
+                                 "(from 1000, not 65534, at most %u of them), e.g. "
+                                 "2147000000-2147065535",
+                                 CONFIG_POD_UID_RANGE_MAX);
+                        return -EINVAL;
+                }
+                c->pod_uid_first = (uint32_t)first;
+                c->pod_uid_count = (uint32_t)(last - first + 1);
+        }
         if (c->cgroup_parent && c->cgroup_parent[0] != '/') {
                 snprintf(err, errlen,
                          "cgroup_parent: expected a cgroup path from the hierarchy's root, such "
@@ -500,59 +533,143 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
         return parse_teams(c, json_object_get(j, "teams"), err, errlen);
 }
 
-int config_load(const char *path, Config **ret, char *err, size_t errlen)
+/* Reads path (at most 1 MiB) and overlays its YAML mapping on j. -ENOENT when it does not
+ * exist (err names it), -EINVAL for anything else wrong with it. */
+static int overlay_file(json_t *j, const char *path, char *err, size_t errlen)
+{
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        struct stat st;
+        int r;
+        if (f && fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+                snprintf(err, errlen, "%s: not a regular file", path);
+                return -EINVAL;
+        }
+        if (!f) {
+                r = negative_errno();
+                snprintf(err, errlen, "%s: %s", path, strerror(-r));
+                return r;
+        }
+        _cleanup_free_ char *text = NULL;
+        size_t cap = 0, n = 0;
+        for (;;) {
+                if (n + 4096 > cap) {
+                        if (cap > (1u << 20)) {
+                                snprintf(err, errlen, "%s: larger than 1 MiB", path);
+                                return -EINVAL;
+                        }
+                        cap = cap ? cap * 2 : 8192;
+                        char *t = realloc(text, cap);
+                        if (!t)
+                                return -ENOMEM;
+                        text = t;
+                }
+                size_t k = fread(text + n, 1, cap - n, f);
+                n += k;
+                if (k == 0)
+                        break;
+        }
+        _cleanup_json_ json_t *file = NULL;
+        char e2[256];
+        r = config_yaml_to_json(text, n, &file, e2, sizeof(e2));
+        if (r < 0) {
+                snprintf(err, errlen, "%s: %s", path, e2);
+                return r;
+        }
+        if (json_is_null(file))
+                file = json_object();
+        if (!json_is_object(file)) {
+                snprintf(err, errlen, "%s: the top level must be a mapping", path);
+                return -EINVAL;
+        }
+        /* teams replace the list below them as a whole, not element by element */
+        return overlay(j, file) < 0 ? -ENOMEM : 0;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The drop-ins of path: <path>.d/<name>.conf in strcmp order (a new NULL-terminated list; empty
+ * when the directory does not exist). */
+static int dropins(const char *path, char ***ret, char *err, size_t errlen)
+{
+        _cleanup_free_ char *dir = NULL;
+        if (asprintf(&dir, "%s.d", path) < 0)
+                return -ENOMEM;
+        char **l = calloc(1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        size_t n = 0;
+        DIR *d = opendir(dir);
+        if (!d) {
+                int r = errno == ENOENT || errno == ENOTDIR ? 0 : negative_errno();
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: %s", dir, strerror(-r));
+                        free(l);
+                        return r;
+                }
+                *ret = l;
+                return 0;
+        }
+        struct dirent *de;
+        int r = 0;
+        while (r >= 0 && (de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                if (de->d_name[0] == '.' || len < 6 || !streq(de->d_name + len - 5, ".conf"))
+                        continue;
+                char **nl = realloc(l, (n + 2) * sizeof(char *));
+                if (!nl) {
+                        r = -ENOMEM;
+                        break;
+                }
+                l = nl;
+                if (asprintf(&l[n], "%s/%s", dir, de->d_name) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                l[++n] = NULL;
+        }
+        closedir(d);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(l[i]);
+                free(l);
+                return r;
+        }
+        qsort(l, n, sizeof(char *), compare_names);
+        *ret = l;
+        return 0;
+}
+
+int config_load_with(const char *path, unsigned flags, Config **ret, char *err, size_t errlen)
 {
         _cleanup_json_ json_t *j = NULL;
         int r = config_yaml_to_json(embedded_default, strlen(embedded_default), &j, err, errlen);
         if (r < 0)
                 return r;
+        _cleanup_strv_free_ char **files = strv_new();
+        if (!files)
+                return -ENOMEM;
         if (path) {
-                _cleanup_fclose_ FILE *f = fopen(path, "re");
-                struct stat st;
-                if (f && fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-                        snprintf(err, errlen, "%s: not a regular file", path);
-                        return -EINVAL;
-                }
-                if (!f) {
-                        r = negative_errno();
-                        snprintf(err, errlen, "%s: %s", path, strerror(-r));
+                r = overlay_file(j, path, err, errlen);
+                if (r == -ENOENT && (flags & CONFIG_FILE_OPTIONAL))
+                        r = 0;
+                else if (r >= 0)
+                        r = strv_extend(&files, path);
+                if (r < 0)
                         return r;
-                }
-                _cleanup_free_ char *text = NULL;
-                size_t cap = 0, n = 0;
-                for (;;) {
-                        if (n + 4096 > cap) {
-                                if (cap > (1u << 20)) {
-                                        snprintf(err, errlen, "%s: larger than 1 MiB", path);
-                                        return -EINVAL;
-                                }
-                                cap = cap ? cap * 2 : 8192;
-                                char *t = realloc(text, cap);
-                                if (!t)
-                                        return -ENOMEM;
-                                text = t;
-                        }
-                        size_t k = fread(text + n, 1, cap - n, f);
-                        n += k;
-                        if (k == 0)
-                                break;
-                }
-                _cleanup_json_ json_t *file = NULL;
-                char e2[256];
-                r = config_yaml_to_json(text, n, &file, e2, sizeof(e2));
-                if (r < 0) {
-                        snprintf(err, errlen, "%s: %s", path, e2);
+                _cleanup_strv_free_ char **d = NULL;
+                r = dropins(path, &d, err, errlen);
+                if (r < 0)
                         return r;
+                for (char **f = d; *f; f++) {
+                        r = overlay_file(j, *f, err, errlen);
+                        if (r >= 0)
+                                r = strv_extend(&files, *f);
+                        if (r < 0)
+                                return r;
                 }
-                if (json_is_null(file))
-                        file = json_object();
-                if (!json_is_object(file)) {
-                        snprintf(err, errlen, "%s: the top level must be a mapping", path);
-                        return -EINVAL;
-                }
-                /* teams replace the embedded list as a whole, not element by element */
-                if (overlay(j, file) < 0)
-                        return -ENOMEM;
         }
         Config *c = calloc(1, sizeof(*c));
         if (!c)
@@ -561,10 +678,17 @@ int config_load(const char *path, Config **ret, char *err, size_t errlen)
                 config_free(c);
                 return -ENOMEM;
         }
+        c->files = TAKE_PTR(files);
         char e3[256] = "";
         r = interpret(c, j, e3, sizeof(e3));
         if (r < 0) {
-                snprintf(err, errlen, "%s: %s", path ? path : "embedded default",
+                /* a key's value may come from any of the files: name them all */
+                char names[512] = "";
+                size_t nl = 0;
+                for (char **f = c->files; *f && nl < sizeof(names); f++)
+                        nl += (size_t)snprintf(names + nl, sizeof(names) - nl, "%s%s",
+                                               f == c->files ? "" : " + ", *f);
+                snprintf(err, errlen, "%s: %s", names[0] ? names : "embedded default",
                          e3[0] ? e3 : strerror(-r));
                 config_free(c);
                 return r;

@@ -21,7 +21,8 @@ typedef struct TeamConfig {
 } TeamConfig;
 
 typedef struct Config {
-        char *path; /* file it came from, NULL for the embedded default alone */
+        char *path;   /* the main file asked for, NULL for the embedded default alone */
+        char **files; /* the files applied, in order: path (if it exists), then its drop-ins */
         char *control_address;
         uint16_t control_port;
         char *gateway_address;
@@ -32,10 +33,12 @@ typedef struct Config {
         char *images_dir;  /* NULL = found next to the binaries / installed location */
         char *policies_dir;
         char *pod_exec;
-        char *pod_user;      /* user the pods run as */
-        char *bus;           /* "system", "user", "none" or a D-Bus address */
-        char *cgroup_parent; /* cgroup path (from each hierarchy's root) to build the pod tree
-                              * under; NULL = pomed's own cgroup */
+        char *pod_user;         /* user the pods run as; NULL = pome-pod, else nobody (warned) */
+        uint32_t pod_uid_first; /* pod_uid_range: a uid (= gid) of its own for each pod */
+        uint32_t pod_uid_count; /* 0 = off: every pod runs as pod_user */
+        char *bus;              /* "system", "user", "none" or a D-Bus address */
+        char *cgroup_parent;    /* cgroup path (from each hierarchy's root) to build the pod tree
+                                 * under; NULL = pomed's own cgroup */
 
         uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
         uint64_t idle_timeout_usec; /* default idle clock, 0 = off */
@@ -61,13 +64,27 @@ typedef struct Config {
 } Config;
 
 #define CONFIG_LIFETIME_MAX_USEC (30 * 60 * UINT64_C(1000000))
+#define CONFIG_POD_UID_RANGE_MAX 65536u /* pods at once; the range costs one byte per uid */
+
+/* config_load_with(): a missing main file counts as empty; its drop-ins still apply. */
+#define CONFIG_FILE_OPTIONAL 1u
 
 /*
- * Loads the embedded default overlaid with the file at path (NULL = default only).
- * Returns 0, -ENOENT (file missing), -EINVAL (syntax or a bad/unknown key; err names
- * the line or key), -ENOMEM. err is errlen bytes, always NUL-terminated on error.
+ * Loads the embedded default overlaid with the file at path (NULL = default only), then with
+ * its drop-ins, <path>.d/<name>.conf, each in turn in strcmp order (systemd's convention: a
+ * package's file stays untouched, an operator's 50-local.conf changes what it names).
+ * Mappings merge key by key; anything else (teams included) replaces. Returns 0, -ENOENT
+ * (the main file is missing and flags lack CONFIG_FILE_OPTIONAL), -EINVAL (syntax or a
+ * bad/unknown key; err names the file, the line or key), -ENOMEM. err is errlen bytes, always
+ * NUL-terminated on error.
  */
-int config_load(const char *path, Config **ret, char *err, size_t errlen);
+int config_load_with(const char *path, unsigned flags, Config **ret, char *err, size_t errlen);
+
+/* config_load_with(path, 0, …). */
+static inline int config_load(const char *path, Config **ret, char *err, size_t errlen)
+{
+        return config_load_with(path, 0, ret, err, errlen);
+}
 
 Config *config_free(Config *c);
 

@@ -2,6 +2,7 @@
 #include "supervisor/control.h"
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <strings.h>
 #include <time.h>
 
@@ -39,6 +40,7 @@ typedef struct Call {
         HttpRequest *rq;
         Team *team;
         char request_id[25];
+        int64_t asked_ttl, asked_idle; /* create: seconds asked for, -1 = not given */
 } Call;
 
 static void reply_json(Call *c, int status, const json_t *body)
@@ -123,6 +125,44 @@ static bool query_param(Call *c, const char *name, char **ret)
 
 /* ---- handlers ---- */
 
+/*
+ * What a create asked for and did not get, said in the answer instead of cut silently:
+ * a lifetime above the cap (30 minutes, or limits.lifetime) or an idle timeout above the
+ * deployment's. A new array, or NULL when there is nothing to say.
+ */
+static json_t *create_warnings(const Call *c, const Sandbox *s)
+{
+        _cleanup_json_ json_t *w = json_array();
+        int64_t lifetime = s->expires_at - s->created_at;
+        int64_t idle = (int64_t)(s->idle_usec / USEC_PER_SEC);
+        char msg[256];
+        if (!w)
+                return NULL;
+        if (c->asked_ttl > lifetime) {
+                snprintf(msg, sizeof(msg),
+                         "ttl_seconds %" PRId64 " is above this deployment's cap of %" PRId64
+                         " s (limits.lifetime, at most 30 minutes): the sandbox lives %" PRId64
+                         " s.",
+                         c->asked_ttl, lifetime, lifetime);
+                json_array_append_new(w,
+                                      json_pack("{s:s, s:s, s:I, s:I}", "field", "ttl_seconds",
+                                                "message", msg, "asked", (json_int_t)c->asked_ttl,
+                                                "granted", (json_int_t)lifetime));
+        }
+        if (c->asked_idle > idle && idle > 0) {
+                snprintf(msg, sizeof(msg),
+                         "idle_timeout_seconds %" PRId64 " is above this deployment's idle "
+                         "timeout (limits.idle_timeout): the sandbox ends after %" PRId64
+                         " s without a twin call.",
+                         c->asked_idle, idle);
+                json_array_append_new(w, json_pack("{s:s, s:s, s:I, s:I}", "field",
+                                                   "idle_timeout_seconds", "message", msg, "asked",
+                                                   (json_int_t)c->asked_idle, "granted",
+                                                   (json_int_t)idle));
+        }
+        return json_array_size(w) ? TAKE_PTR(w) : NULL;
+}
+
 static void on_created(Sandbox *s, const SandboxError *e, void *userdata)
 {
         Call *c = userdata;
@@ -130,6 +170,9 @@ static void on_created(Sandbox *s, const SandboxError *e, void *userdata)
                 reply_error(c, e);
         else {
                 _cleanup_json_ json_t *j = sandbox_credentials_json(s);
+                json_t *w = j ? create_warnings(c, s) : NULL;
+                if (w)
+                        json_object_set_new(j, "warnings", w);
                 if (j)
                         reply_json(c, 201, j);
                 else
@@ -183,6 +226,7 @@ static bool task_markdown(Call *c, json_t *j, const char **ret, size_t *ret_len)
 static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
 {
         *rq = (SandboxRequest){.idle_usec = -1};
+        c->asked_ttl = c->asked_idle = -1;
         /* A misspelt field silently ignored would start a sandbox the caller did not ask
          * for (a 30-minute one for "ttl", the default world for "seed"). */
         static const char *const known[] = {
@@ -253,6 +297,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                         return false;
                 }
                 json_int_t v = json_integer_value(ttl);
+                c->asked_ttl = v;
                 rq->ttl_usec = v > 1800 ? 1800 * USEC_PER_SEC : (uint64_t)v * USEC_PER_SEC;
         }
         json_t *idle = json_object_get(j, "idle_timeout_seconds");
@@ -266,6 +311,7 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                         return false;
                 }
                 rq->idle_usec = (int64_t)json_integer_value(idle) * (int64_t)USEC_PER_SEC;
+                c->asked_idle = json_integer_value(idle);
         }
         json_t *task = json_object_get(j, "task");
         if (task && !json_is_null(task)) {
@@ -500,6 +546,43 @@ static void handle_run_file(Call *c, const char *id, const char *what)
         reply_json(c, 200, doc);
 }
 
+/*
+ * GET /v1/sandboxes/{id}/credentials: the create answer again (tokens, per-twin URLs and
+ * credentials) for its own team, while the sandbox is open, so output masked at create is
+ * not a dead end. The tokens are the stateless ones create minted (same sid, same exp).
+ */
+static void handle_credentials(Call *c, const char *id)
+{
+        Sandbox *s = manager_get(c->control->manager, id);
+        if (!s || s->team != c->team) {
+                _cleanup_json_ json_t *doc = NULL;
+                if (!s && manager_record(c->control->manager, id, &doc) >= 0 &&
+                    streq_ptr(json_get_str(doc, "team_id"), c->team->id)) {
+                        SandboxError e = {};
+                        (void)sandbox_error_ended(&e, id, strempty(json_get_str(doc, "state")),
+                                                  json_get_str(doc, "reason"));
+                        reply_error(c, &e);
+                        sandbox_error_done(&e);
+                        return;
+                }
+                fail(c, 404, "not_found", json_pack("{s:s}", "session_id", id),
+                     "No sandbox %s for team %s.", id, c->team->id);
+                return;
+        }
+        if (!sandbox_state_is_open(s->state)) {
+                SandboxError e = {};
+                (void)sandbox_error_ended(&e, id, sandbox_state_to_string(s->state), s->reason);
+                reply_error(c, &e);
+                sandbox_error_done(&e);
+                return;
+        }
+        _cleanup_json_ json_t *j = sandbox_credentials_json(s);
+        if (j)
+                reply_json(c, 200, j);
+        else
+                fail(c, 500, "internal_error", NULL, "out of memory");
+}
+
 static void on_finalized(Sandbox *s, void *userdata)
 {
         Call *c = userdata;
@@ -600,6 +683,26 @@ static void handle_usage(Call *c)
         reply_json(c, 200, j);
 }
 
+/* GET /metrics: the deployment's metrics (every team's), for any team key: one pomed
+ * serves one operator, whose Prometheus scrapes with a key of its own. */
+static void handle_metrics(Call *c)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        int r = f ? manager_write_metrics(c->control->manager, f) : -ENOMEM;
+        if (f && fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot write the metrics: %s", strerror(-r));
+                return;
+        }
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
+                          "text/plain; version=0.0.4; charset=utf-8");
+        (void)http_reply(c->rq, 200, h, text, len);
+}
+
 static void method_not_allowed(Call *c, const char *allowed)
 {
         fail(c, 405, "validation_failed", json_pack("{s:s}", "allowed", allowed),
@@ -642,8 +745,9 @@ void control_handle(HttpRequest *rq, void *userdata)
 
         if (streq(path, "/healthz")) {
                 _cleanup_json_ json_t *j =
-                        json_pack("{s:b, s:s, s:s}", "ok", 1, "version", POME_VERSION,
-                                  "missing_layers", manager_missing_layers(ctl->manager));
+                        json_pack("{s:b, s:s, s:s, s:o?}", "ok", 1, "version", POME_VERSION,
+                                  "missing_layers", manager_missing_layers(ctl->manager),
+                                  "isolation", manager_isolation_json(ctl->manager));
                 reply_json(c, 200, j);
                 free(c);
                 return;
@@ -652,10 +756,11 @@ void control_handle(HttpRequest *rq, void *userdata)
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
         bool usage = streq(path, "/v1/usage"), checks = streq(path, "/v1/checks");
-        if (!rest && !usage && !checks) {
+        bool metrics = streq(path, "/metrics");
+        if (!rest && !usage && !checks && !metrics) {
                 fail(c, 404, "not_found", NULL,
                      "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
-                     "/v1/sessions, /v1/usage and /v1/checks.",
+                     "/v1/sessions, /v1/usage, /v1/checks and /metrics.",
                      method, path);
                 free(c);
                 return;
@@ -665,6 +770,14 @@ void control_handle(HttpRequest *rq, void *userdata)
                 fail(c, 401, "invalid_auth", NULL,
                      bearer(rq) ? "The API key is not valid for this deployment."
                                 : "Send a team API key: Authorization: Bearer pome_….");
+                free(c);
+                return;
+        }
+        if (metrics) {
+                if (streq(method, "GET"))
+                        handle_metrics(c);
+                else
+                        method_not_allowed(c, "GET");
                 free(c);
                 return;
         }
@@ -708,6 +821,14 @@ void control_handle(HttpRequest *rq, void *userdata)
                         return;
                 } else
                         method_not_allowed(c, "GET, DELETE");
+                free(c);
+                return;
+        }
+        if (streq(e, "/credentials")) {
+                if (streq(method, "GET"))
+                        handle_credentials(c, id);
+                else
+                        method_not_allowed(c, "GET");
                 free(c);
                 return;
         }

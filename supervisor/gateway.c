@@ -247,3 +247,21 @@ void gateway_refuse(const char *path, int status, const char *code, const char *
         if (ret->headers)
                 json_object_set_new(ret->headers, "X-Request-Id", json_string(request_id));
 }
+
+void gateway_replied(const char *path, int status, void *userdata)
+{
+        Gateway *g = userdata;
+        char seg[32] = "";
+        if (path && path[0] == '/') {
+                size_t n = strcspn(path + 1, "/");
+                if (n < sizeof(seg)) {
+                        memcpy(seg, path + 1, n);
+                        seg[n] = 0;
+                }
+        }
+        /* label values come from the kinds' names only: a caller's path adds no series */
+        const TwinKind *k = front_keyed_path(path ? path : "") ? twin_kind_find("stripe")
+                            : seg[0]                           ? twin_kind_find(seg)
+                                                               : NULL;
+        metrics_gateway_reply(manager_metrics(g->manager), k ? k->name : "none", status);
+}

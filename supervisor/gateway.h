@@ -30,3 +30,7 @@ void gateway_refuse(const char *path, int status, const char *code, const char *
         "{\"error\":{\"type\":\"not_found\",\"message\":\"No twin pod for this session.\","   \
         "\"details\":{\"hint\":\"The URL and the token must come from the same sandbox: use " \
         "its rest_url and its session_token (or the twin's provider credential).\"}}}"
+
+/* HttpRepliedFn of the gateway's listener (userdata: the Gateway): counts every answer by
+ * twin and status for /metrics. */
+void gateway_replied(const char *path, int status, void *userdata);

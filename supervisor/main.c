@@ -4,20 +4,30 @@
  * the twin gateway, pod I/O, child exits, clocks and signals all run on it.
  */
 #include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "common/httpd.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
 #include "common/util.h"
 #include "supervisor/bus.h"
 #include "supervisor/config.h"
 #include "supervisor/control.h"
 #include "supervisor/gateway.h"
 #include "supervisor/log.h"
+#include "supervisor/image.h"
 #include "supervisor/manager.h"
+#include "supervisor/podhost.h"
+#include "supervisor/seccomp-policy.h"
 #include "supervisor/statedir.h"
+
+/* Read when no --config is given; its drop-ins are POMED_CONFIG_FILE.d/<name>.conf. */
+#define POMED_CONFIG_FILE POME_SYSCONFDIR "/pome/pomed.conf"
 
 static void help(void)
 {
@@ -25,14 +35,18 @@ static void help(void)
                "\n"
                "Usage: pomed [OPTIONS]\n"
                "\n"
-               "Runs twin pods (GitHub and Slack digital twins) in isolated sandboxes and\n"
+               "Runs twin pods (GitHub, Slack and Stripe digital twins) in isolated sandboxes and\n"
                "serves the control API and the twin gateway. With no configuration it listens on\n"
                "loopback, keeps state in ./.pome and creates team `local` with a generated API\n"
                "key that `pome` finds by itself.\n"
                "\n"
                "Options:\n"
                "  -c, --config FILE          configuration file (YAML; default: the embedded\n"
-               "                             default, or /etc/pome/pomed.conf if it exists)\n"
+               "                             default overlaid with /etc/pome/pomed.conf if it\n"
+               "                             exists); FILE.d/*.conf drop-ins apply after it,\n"
+               "                             in name order\n"
+               "      --check-config         validate the configuration and its drop-ins,\n"
+               "                             print what applies, and exit (0 valid, 1 not)\n"
                "      --state-dir DIR        state directory (default ./.pome)\n"
                "      --control-listen A:P   control API address (default 127.0.0.1:7070)\n"
                "      --gateway-listen A:P   twin gateway address (default 127.0.0.1:7071)\n"
@@ -50,12 +64,20 @@ static void help(void)
 
 typedef struct Args {
         const char *config, *state_dir, *control_listen, *gateway_listen, *public_url, *bus;
-        bool verbose;
+        bool verbose, check_config;
 } Args;
 
 static int parse_args(int argc, char **argv, Args *a)
 {
-        enum { ARG_STATE_DIR = 0x100, ARG_CONTROL, ARG_GATEWAY, ARG_PUBLIC, ARG_BUS, ARG_VERSION };
+        enum {
+                ARG_STATE_DIR = 0x100,
+                ARG_CONTROL,
+                ARG_GATEWAY,
+                ARG_PUBLIC,
+                ARG_BUS,
+                ARG_VERSION,
+                ARG_CHECK_CONFIG,
+        };
         static const struct option opts[] = {
                 {"config", required_argument, NULL, 'c'},
                 {"state-dir", required_argument, NULL, ARG_STATE_DIR},
@@ -66,6 +88,7 @@ static int parse_args(int argc, char **argv, Args *a)
                 {"verbose", no_argument, NULL, 'v'},
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, ARG_VERSION},
+                {"check-config", no_argument, NULL, ARG_CHECK_CONFIG},
                 {},
         };
         int c;
@@ -98,6 +121,9 @@ static int parse_args(int argc, char **argv, Args *a)
                 case ARG_VERSION:
                         printf("pomed %s\n", POME_VERSION);
                         return 0;
+                case ARG_CHECK_CONFIG:
+                        a->check_config = true;
+                        break;
                 default:
                         fprintf(stderr, "Try 'pomed --help'.\n");
                         return -EINVAL;
@@ -154,9 +180,60 @@ static int apply_args(Config *cfg, const Args *a, char *err, size_t errlen)
         return 0;
 }
 
+/*
+ * What systemd is told (sd_notify(3)): READY=1 once both listeners are bound and, unless
+ * D-Bus is off, sh.pome.Supervisor1 is ours, so `systemctl start` returns when every
+ * surface answers; STATUS= with the open sandboxes; RELOADING=1/READY=1 around a reload;
+ * STOPPING=1 while draining. Outside systemd every sd_notify is a no-op.
+ */
+typedef struct Service {
+        Manager *manager;
+        char control_url[128], gateway_url[128];
+        bool listening, bus_wanted, bus_up, ready, stopping;
+} Service;
+
+static void service_status(Service *sv)
+{
+        if (!sv->listening)
+                return;
+        size_t n;
+        Team *const *teams = teams_list(manager_teams(sv->manager), &n);
+        unsigned used = 0, quota = 0;
+        for (size_t i = 0; i < n; i++) {
+                used += teams[i]->used;
+                quota += teams[i]->quota;
+        }
+        (void)sd_notifyf(false,
+                         "STATUS=%s: %u sandbox%s open (%u of %u slots), control %s, "
+                         "gateway %s%s",
+                         sv->stopping ? "Draining" : "Serving", used, used == 1 ? "" : "es", used,
+                         quota, sv->control_url, sv->gateway_url,
+                         sv->bus_wanted && !sv->bus_up ? ", waiting for D-Bus" : "");
+}
+
+static void service_maybe_ready(Service *sv)
+{
+        if (sv->ready || !sv->listening || (sv->bus_wanted && !sv->bus_up))
+                return;
+        sv->ready = true;
+        log_struct(LOG_INFO, &(LogFields){.message_id = LOG_MESSAGE_POMED_READY},
+                   "ready: control API, twin gateway%s up",
+                   sv->bus_wanted ? " and D-Bus name" : "");
+        (void)sd_notify(false, "READY=1");
+        service_status(sv);
+}
+
+static void on_bus_acquired(void *userdata)
+{
+        Service *sv = userdata;
+        sv->bus_up = true;
+        service_maybe_ready(sv);
+}
+
 typedef struct Stop {
         sd_event *event;
         Manager *manager;
+        Service *service;
         Httpd *listeners[2];
         unsigned signals;
 } Stop;
@@ -172,10 +249,13 @@ static int on_signal(sd_event_source *s _unused_, const struct signalfd_siginfo 
 {
         Stop *st = userdata;
         if (st->signals++ == 0) {
-                log_info("received %s: draining — new sandboxes refused, calls in flight "
-                         "finish, then every sandbox ends (supervisor_stopped)",
-                         strsignal((int)si->ssi_signo));
-                (void)sd_notify(false, "STOPPING=1\nSTATUS=Draining");
+                log_struct(LOG_INFO, &(LogFields){.message_id = LOG_MESSAGE_POMED_DRAINING},
+                           "received %s: draining — new sandboxes refused, calls in flight "
+                           "finish, then every sandbox ends (supervisor_stopped)",
+                           strsignal((int)si->ssi_signo));
+                st->service->stopping = true;
+                (void)sd_notify(false, "STOPPING=1");
+                service_status(st->service);
                 for (size_t i = 0; i < ELEMENTSOF(st->listeners); i++)
                         if (st->listeners[i])
                                 httpd_drain(st->listeners[i]);
@@ -188,8 +268,10 @@ static int on_signal(sd_event_source *s _unused_, const struct signalfd_siginfo 
 
 typedef struct Reload {
         const char *config_path;
+        unsigned config_flags;
         const Args *args;
         Manager *manager;
+        Service *service;
 } Reload;
 
 /* SIGHUP: re-read the configuration and apply its teams (quotas, plan tiers, keys)
@@ -200,36 +282,51 @@ static int on_hup(sd_event_source *s _unused_, const struct signalfd_siginfo *si
         Reload *rl = userdata;
         char err[512] = "";
         Config *cfg = NULL;
-        int r = config_load(rl->config_path, &cfg, err, sizeof(err));
+        /* systemctl reload waits for READY=1 after RELOADING=1 (sd_notify(3)) */
+        (void)sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
+        int r = config_load_with(rl->config_path, rl->config_flags, &cfg, err, sizeof(err));
         if (r >= 0)
                 r = apply_args(cfg, rl->args, err, sizeof(err));
         if (r < 0) {
                 log_error("reload: %s; keeping the running configuration",
                           err[0] ? err : strerror(-r));
                 config_free(cfg);
+                (void)sd_notify(false, "READY=1");
                 return 0;
         }
         r = manager_reload_teams(rl->manager, cfg);
         if (r < 0)
                 log_error_errno(r, "reload: cannot apply the teams");
         else
-                log_info("reload: %zu team%s from %s applied; other settings need a restart",
-                         cfg->n_teams, cfg->n_teams == 1 ? "" : "s",
-                         rl->config_path ? rl->config_path : "the embedded default");
+                log_struct(LOG_INFO, &(LogFields){.message_id = LOG_MESSAGE_POMED_RELOADED},
+                           "reload: %zu team%s from %s%s applied; other settings need a restart",
+                           cfg->n_teams, cfg->n_teams == 1 ? "" : "s",
+                           cfg->files[0] ? cfg->files[0] : "the embedded default",
+                           cfg->files[0] && cfg->files[1] ? " and its drop-ins" : "");
         config_free(cfg);
+        (void)sd_notify(false, "READY=1");
+        service_status(rl->service);
         return 0;
 }
 
-/* The manager's observers, forwarded to D-Bus; userdata is main's Bus pointer, so once
- * bus_free() has cleared it nothing is forwarded any more. */
+/* The observers' userdata: where the D-Bus surface and the service status are. */
+typedef struct Observers {
+        Bus *bus;
+        Service *service;
+} Observers;
+
+/* The manager's observers, forwarded to D-Bus; userdata is main's Observers, whose bus
+ * is cleared with bus_free(), so nothing is forwarded after it. */
 static void on_sandbox_changed(Sandbox *s, void *userdata)
 {
-        bus_sandbox_changed(*(Bus **)userdata, s);
+        bus_sandbox_changed(((Observers *)userdata)->bus, s);
 }
 
 static void on_team_changed(Team *t, void *userdata)
 {
-        bus_team_changed(*(Bus **)userdata, t);
+        Observers *o = userdata;
+        bus_team_changed(o->bus, t);
+        service_status(o->service);
 }
 
 static void url_for(const char *address, uint16_t port, char *buf, size_t len)
@@ -243,6 +340,80 @@ static void url_for(const char *address, uint16_t port, char *buf, size_t len)
         snprintf(buf, len, "http://%s%s%s:%u", v6 ? "[" : "", host, v6 ? "]" : "", port);
 }
 
+/*
+ * --check-config: what pomed would refuse at start, found without starting — the files
+ * (main file and drop-ins), every key, and the parts they name that must exist: the pod
+ * user, the bus, the images and seccomp policies. Prints a verdict; 0 valid, 1 not.
+ */
+static int check_config(const Config *cfg)
+{
+        char err[512] = "";
+        int bad = 0;
+        if (cfg->pod_user && !getpwnam(cfg->pod_user)) {
+                fprintf(stderr, "pomed: pod_user '%s' does not exist\n", cfg->pod_user);
+                bad = 1;
+        } else if (!cfg->pod_user && !getpwnam(PODHOST_DEFAULT_USER))
+                fprintf(stderr,
+                        "pomed: warning: pod user " PODHOST_DEFAULT_USER " does not exist; pods "
+                        "would run as nobody (install the package's sysusers.d/pome.conf, or "
+                        "set pod_user)\n");
+        if (!streq(cfg->bus, "system") && !streq(cfg->bus, "user") && !streq(cfg->bus, "none") &&
+            !strchr(cfg->bus, ':')) {
+                fprintf(stderr, "pomed: bus '%s': expected system, user, none or an address\n",
+                        cfg->bus);
+                bad = 1;
+        }
+        Images *im = NULL;
+        int r = images_load(cfg, &im, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "pomed: images: %s\n", err[0] ? err : strerror(-r));
+                bad = 1;
+        } else {
+                static const char *const policies[] = {"pod-stage1.policy", "pod-stage2.policy"};
+                for (size_t i = 0; i < ELEMENTSOF(policies); i++) {
+                        _cleanup_free_ char *path = NULL;
+                        ScpProgram *p = NULL;
+                        if (asprintf(&path, "%s/%s", im->policies_dir, policies[i]) < 0)
+                                return 1;
+                        err[0] = 0;
+                        r = scp_compile(path, &p, err, sizeof(err));
+                        if (r < 0) {
+                                fprintf(stderr, "pomed: %s\n", err[0] ? err : strerror(-r));
+                                bad = 1;
+                        }
+                        scp_free(p);
+                }
+        }
+        if (bad) {
+                images_free(im);
+                return 1;
+        }
+        printf("configuration valid:");
+        if (!cfg->files[0])
+                printf(" the embedded default");
+        for (char **f = cfg->files; *f; f++)
+                printf("%s %s", f == cfg->files ? "" : " +", *f);
+        printf("\n  control %s:%u, gateway %s:%u, state %s, bus %s, pod user %s\n"
+               "  images %s, policies %s, pod program %s\n",
+               cfg->control_address, cfg->control_port, cfg->gateway_address, cfg->gateway_port,
+               cfg->state_dir, cfg->bus, cfg->pod_user ? cfg->pod_user : PODHOST_DEFAULT_USER,
+               im->images_dir, im->policies_dir, im->pod_exec);
+        for (size_t i = 0; i < cfg->n_teams; i++)
+                printf("  team %s: sessions_quota %u, %zu key%s\n", cfg->teams[i].id,
+                       cfg->teams[i].sessions_quota, strv_length(cfg->teams[i].key_hashes),
+                       strv_length(cfg->teams[i].key_hashes) == 1 ? "" : "s");
+        images_free(im);
+        return 0;
+}
+
+/* The first entry of systemd's $RUNTIME_DIRECTORY (or runtime_dir of pomed.conf): where
+ * pomed.json is also written for `pome` run from anywhere. NULL outside systemd. */
+static char *discovery_dir(const Config *cfg)
+{
+        const char *rd = cfg->runtime_dir ? cfg->runtime_dir : getenv("RUNTIME_DIRECTORY");
+        return rd && *rd ? strndup(rd, strcspn(rd, ":")) : NULL;
+}
+
 int main(int argc, char **argv)
 {
         Args a = {};
@@ -252,18 +423,28 @@ int main(int argc, char **argv)
         if (a.verbose)
                 log_set_max_level(LOG_DEBUG);
 
-        const char *config_path = a.config;
-        if (!config_path && access("/etc/pome/pomed.conf", R_OK) == 0)
-                config_path = "/etc/pome/pomed.conf";
+        /* No --config: the embedded default, overlaid with /etc/pome/pomed.conf when it
+         * exists and then with /etc/pome/pomed.conf.d/<name>.conf. */
+        const char *config_path = a.config ? a.config : POMED_CONFIG_FILE;
+        unsigned config_flags = a.config ? 0 : CONFIG_FILE_OPTIONAL;
         char err[512] = "";
         Config *cfg = NULL;
-        r = config_load(config_path, &cfg, err, sizeof(err));
+        r = config_load_with(config_path, config_flags, &cfg, err, sizeof(err));
         if (r >= 0)
                 r = apply_args(cfg, &a, err, sizeof(err));
         if (r < 0) {
-                log_error("configuration: %s", err[0] ? err : strerror(-r));
+                if (a.check_config)
+                        fprintf(stderr, "pomed: configuration invalid: %s\n",
+                                err[0] ? err : strerror(-r));
+                else
+                        log_error("configuration: %s", err[0] ? err : strerror(-r));
                 config_free(cfg);
                 return 1;
+        }
+        if (a.check_config) {
+                r = check_config(cfg);
+                config_free(cfg);
+                return r;
         }
 
         /* SIGCHLD must be blocked for sd-event's child sources; the others become events. */
@@ -290,29 +471,42 @@ int main(int argc, char **argv)
                 config_free(cfg);
                 return 1;
         }
+        if (state->world_readable)
+                log_warning("state directory %s is open to every user (mode %04o): its runs hold "
+                            "agents' tapes and states. Fix: chmod o-rwx %s (the unit's "
+                            "StateDirectoryMode=0750 does this)",
+                            state->path, (unsigned)state->mode, state->path);
 
         sd_event *e = NULL;
         Manager *m = NULL;
         Control *ctl = NULL;
         Gateway *gw = NULL;
         Httpd *hc = NULL, *hg = NULL;
-        Bus *bus = NULL;
+        Observers obs = {};
+        _cleanup_free_ char *info_dir = discovery_dir(cfg);
         int ret = 1;
         r = sd_event_default(&e);
         if (r < 0) {
                 log_error_errno(r, "cannot create the event loop");
                 goto out;
         }
+        /* WATCHDOG=1 from the loop itself at half of WatchdogSec= (none when unset): a
+         * stuck loop stops the pings and systemd restarts pomed. */
+        r = sd_event_set_watchdog(e, true);
+        if (r < 0)
+                log_warning_errno(r, "cannot set up the systemd watchdog");
         r = manager_new(e, cfg, state, &m, err, sizeof(err));
         if (r < 0) {
                 log_error("%s", err[0] ? err : strerror(-r));
                 goto out;
         }
-        Stop stop = {.event = e, .manager = m};
+        Service service = {.manager = m, .bus_wanted = cfg->bus && !streq(cfg->bus, "none")};
+        obs.service = &service;
+        Stop stop = {.event = e, .manager = m, .service = &service};
         (void)sd_event_add_signal(e, NULL, SIGTERM, on_signal, &stop);
         (void)sd_event_add_signal(e, NULL, SIGINT, on_signal, &stop);
         /* A missing bus is not an error: bus_new logs it and keeps retrying. */
-        r = bus_new(e, m, cfg->bus, &bus);
+        r = bus_new(e, m, cfg->bus, &obs.bus);
         if (r < 0) {
                 log_error_errno(r,
                                 "D-Bus: bad bus '%s' (expected system, user, none or an "
@@ -320,11 +514,17 @@ int main(int argc, char **argv)
                                 cfg->bus);
                 goto out;
         }
-        Reload reload = {.config_path = config_path, .args = &a, .manager = m};
+        if (obs.bus)
+                bus_set_acquired_handler(obs.bus, on_bus_acquired, &service);
+        Reload reload = {.config_path = config_path,
+                         .config_flags = config_flags,
+                         .args = &a,
+                         .manager = m,
+                         .service = &service};
         (void)sd_event_add_signal(e, NULL, SIGHUP, on_hup, &reload);
         manager_set_observer(m, &(ManagerObserver){.state_changed = on_sandbox_changed,
                                                    .team_changed = on_team_changed,
-                                                   .userdata = &bus});
+                                                   .userdata = &obs});
         if ((r = control_new(m, &ctl)) < 0 || (r = gateway_new(m, &gw)) < 0) {
                 log_error_errno(r, "out of memory");
                 goto out;
@@ -347,6 +547,7 @@ int main(int argc, char **argv)
         hcfg.address = cfg->gateway_address;
         hcfg.port = cfg->gateway_port;
         hcfg.refuse = gateway_refuse;
+        hcfg.replied = gateway_replied;
         r = httpd_new(e, &hcfg, gateway_handle, gw, &hg);
         if (r < 0) {
                 log_error_errno(r, "cannot listen on %s:%u (twin gateway)", cfg->gateway_address,
@@ -355,20 +556,26 @@ int main(int argc, char **argv)
         }
         stop.listeners[0] = hc;
         stop.listeners[1] = hg;
-        char control_url[128], gateway_url[128];
-        url_for(cfg->control_address, httpd_port(hc), control_url, sizeof(control_url));
-        url_for(cfg->gateway_address, httpd_port(hg), gateway_url, sizeof(gateway_url));
+        char *control_url = service.control_url, *gateway_url = service.gateway_url;
+        url_for(cfg->control_address, httpd_port(hc), control_url, sizeof(service.control_url));
+        url_for(cfg->gateway_address, httpd_port(hg), gateway_url, sizeof(service.gateway_url));
         manager_set_public_url(m, cfg->public_url ? cfg->public_url : gateway_url);
-        r = statedir_write_info(state, control_url, gateway_url);
+        r = statedir_write_info(state, info_dir, control_url, gateway_url);
         if (r < 0)
-                log_warning_errno(r, "cannot write %s/pomed.json", state->path);
+                log_warning_errno(r, "cannot write pomed.json in %s%s%s", state->path,
+                                  info_dir ? " and " : "", strempty(info_dir));
         log_info("control API on %s, twin gateway on %s (public %s), state in %s", control_url,
                  gateway_url, manager_public_url(m), state->path);
-        (void)sd_notifyf(false, "READY=1\nSTATUS=Serving on %s and %s", control_url, gateway_url);
+        service.listening = true;
+        service_maybe_ready(&service);
+        service_status(&service);
 
         r = sd_event_loop(e);
         if (r < 0)
                 log_error_errno(r, "event loop failed");
+        else
+                log_struct(LOG_INFO, &(LogFields){.message_id = LOG_MESSAGE_POMED_STOPPED},
+                           "stopped: no sandbox and no pod left");
         ret = r < 0 ? 1 : 0;
 out:
         /* Order matters: pods first (their calls in flight get answered), then the
@@ -377,7 +584,7 @@ out:
                 httpd_quiesce(hc);
         if (hg)
                 httpd_quiesce(hg);
-        bus = bus_free(bus); /* before the manager: D-Bus StopSandbox waiters point at it */
+        obs.bus = bus_free(obs.bus); /* before the manager: D-Bus StopSandbox waiters point at it */
         m = manager_free(m);
         hg = httpd_free(hg);
         hc = httpd_free(hc);

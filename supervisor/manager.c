@@ -26,6 +26,7 @@ struct Manager {
         PodHost *host;
         Registry *registry;
         RunDirs *runs;
+        Metrics *metrics;
         SandboxEnv env;
         Hashmap *by_id;     /* id → Sandbox, for every sandbox held */
         Sandbox *sandboxes; /* the same, newest first */
@@ -239,6 +240,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 snprintf(err, errlen, "cannot open %s: %s", state->runs, strerror(-r));
         if (r >= 0)
                 r = open_registry(m, err, errlen);
+        if (r >= 0)
+                r = metrics_new(&m->metrics);
         if (r < 0)
                 goto fail;
         teams_set_observer(m->teams, on_team_changed, m);
@@ -250,6 +253,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .runs = m->runs,
                 .secret = state->secret,
                 .public_url = (const char *const *)&m->public_url,
+                .metrics = m->metrics,
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -290,6 +294,7 @@ Manager *manager_free(Manager *m)
         podhost_free(m->host);
         images_free(m->images);
         teams_free(m->teams);
+        metrics_free(m->metrics);
         free(m->public_url);
         sd_event_unref(m->event);
         free(m);
@@ -304,6 +309,17 @@ void manager_set_observer(Manager *m, const ManagerObserver *o)
 const char *manager_missing_layers(const Manager *m)
 {
         return podhost_missing_layers(m->host);
+}
+
+json_t *manager_isolation_json(const Manager *m)
+{
+        const CgSetup *cg = podhost_cgroups(m->host);
+        const char *user = podhost_pod_user(m->host);
+        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?}", "cgroups", "active",
+                         cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL, "tree",
+                         cg ? cg_tree_path(cg, "memory") : NULL, "seccomp", 1, "namespaces",
+                         *user != 0, "pod_user", *user ? user : NULL, "pod_uid_range",
+                         podhost_pod_uid_range(m->host));
 }
 
 Teams *manager_teams(Manager *m)
@@ -785,4 +801,56 @@ void manager_set_public_url(Manager *m, const char *url)
 const uint8_t *manager_secret(const Manager *m)
 {
         return m->state->secret;
+}
+
+Metrics *manager_metrics(Manager *m)
+{
+        return m->metrics;
+}
+
+int manager_write_metrics(Manager *m, FILE *f)
+{
+        static const SandboxState open[] = {SANDBOX_PROVISIONING, SANDBOX_READY, SANDBOX_RUNNING};
+        size_t n;
+        Team *const *teams = teams_list(m->teams, &n);
+        fputs("# HELP pome_sandboxes Sandboxes open now, by team and state.\n"
+              "# TYPE pome_sandboxes gauge\n",
+              f);
+        for (size_t i = 0; i < n; i++)
+                for (size_t k = 0; k < ELEMENTSOF(open); k++) {
+                        unsigned c = 0;
+                        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                                c += s->team == teams[i] && s->state == open[k];
+                        fputs("pome_sandboxes{team=\"", f);
+                        metrics_write_label(f, teams[i]->id);
+                        fprintf(f, "\",state=\"%s\"} %u\n", sandbox_state_to_string(open[k]), c);
+                }
+        static const struct {
+                const char *name, *help;
+                bool quota;
+        } slots[] = {
+                {"pome_slots_used",
+                 "Slots taken now (open sandboxes), by team: /v1/usage "
+                 "sessions_used, D-Bus SessionsUsed.",
+                 false},
+                {"pome_slots_quota",
+                 "Slots a team may take (sessions_quota): /v1/usage "
+                 "sessions_quota, D-Bus SessionsQuota.",
+                 true},
+        };
+        for (size_t k = 0; k < ELEMENTSOF(slots); k++) {
+                fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", slots[k].name, slots[k].help,
+                        slots[k].name);
+                for (size_t i = 0; i < n; i++) {
+                        fprintf(f, "%s{team=\"", slots[k].name);
+                        metrics_write_label(f, teams[i]->id);
+                        fprintf(f, "\"} %u\n", slots[k].quota ? teams[i]->quota : teams[i]->used);
+                }
+        }
+        fprintf(f,
+                "# HELP pome_build_info The pomed version serving, always 1.\n"
+                "# TYPE pome_build_info gauge\n"
+                "pome_build_info{version=\"%s\"} 1\n",
+                POME_VERSION);
+        return metrics_write(m->metrics, f);
 }

@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <systemd/sd-event.h>
 
 #include "supervisor/config.h"
@@ -60,6 +61,12 @@ void manager_set_observer(Manager *m, const ManagerObserver *o);
 
 /* Comma-separated missing isolation layers ("" when complete). */
 const char *manager_missing_layers(const Manager *m);
+
+/*
+ * What isolation the pods get, as /healthz shows it for `pome doctor` (a new reference, NULL
+ * on OOM): {cgroups: {active, layout, tree}, seccomp, namespaces, pod_user, pod_uid_range}.
+ */
+json_t *manager_isolation_json(const Manager *m);
 
 Teams *manager_teams(Manager *m);
 
@@ -137,6 +144,16 @@ int manager_list(Manager *m, const char *team_id, const char *state, unsigned li
  */
 void manager_drain(Manager *m, void (*done)(void *userdata), void *userdata);
 bool manager_draining(const Manager *m);
+
+/* The counters the sandboxes and the gateway report to (borrowed). */
+Metrics *manager_metrics(Manager *m);
+
+/*
+ * Writes GET /metrics to f: the live gauges (sandboxes by team and state, slots used and
+ * quota by team, the same numbers /v1/usage and D-Bus show) and every counter and
+ * histogram of manager_metrics(). 0 or -EIO.
+ */
+int manager_write_metrics(Manager *m, FILE *f);
 
 const char *manager_public_url(const Manager *m);
 void manager_set_public_url(Manager *m, const char *url);

@@ -58,6 +58,9 @@ struct Pod {
         uint64_t release_deadline;      /* CLOCK_MONOTONIC µs: give up, leave it for next start */
         char exit_how[96], exit_detail[512]; /* how it ended, reported once its cgroups are gone */
         char *status;                        /* last STATUS= the pod sent */
+        uid_t uid;                           /* what it runs as */
+        gid_t gid;
+        ssize_t range_slot; /* its slot of env->range_used, -1: none */
         PodCallbacks cb;
         void *userdata;
         PodCall *calls;
@@ -339,7 +342,7 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
                 .spawn = p->spawn,
                 .syscall = syscall_name[0] ? syscall_name : NULL,
                 .syscall_nr = p->sigsys_nr,
-                .uid = p->env->uid,
+                .uid = p->uid,
         };
         PodExit e = spawn_classify(&d, p->exit_how, sizeof(p->exit_how), p->exit_detail,
                                    sizeof(p->exit_detail));
@@ -395,8 +398,29 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         p->userdata = userdata;
         p->next_id = 1;
         p->sigsys_nr = -1;
+        p->range_slot = -1;
+        p->uid = env->uid;
+        p->gid = env->gid;
         p->sid = strdup(sid);
         int r = p->sid ? 0 : -ENOMEM;
+        if (r >= 0 && env->namespaces && env->range_n) {
+                /* the lowest free uid: no two live pods share one, so neither can signal,
+                 * trace or read the other, seccomp or not */
+                size_t i = 0;
+                while (i < env->range_n && env->range_used[i])
+                        i++;
+                if (i == env->range_n) {
+                        r = -EUSERS;
+                        snprintf(err, errlen,
+                                 "no free uid in pod_uid_range (%zu pods run): widen the range",
+                                 env->range_n);
+                } else {
+                        env->range_used[i] = 1;
+                        p->range_slot = (ssize_t)i;
+                        p->uid = (uid_t)(env->range_first + i);
+                        p->gid = (gid_t)p->uid;
+                }
+        }
 
         if (r >= 0 && env->cgroups) {
                 r = cg_pod_create(env->cgroups, sid, k->name, limits, &p->cg);
@@ -430,8 +454,8 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
                 .exec_path = env->exec_path,
                 .argv = argv,
                 .envp = envp,
-                .uid = env->uid,
-                .gid = env->gid,
+                .uid = p->uid,
+                .gid = p->gid,
                 .cgroup_fds = cg_fds,
                 .n_cgroup_fds = n_cg_fds,
                 .stage1 = env->stage1 ? scp_program(env->stage1) : NULL,
@@ -530,8 +554,17 @@ Pod *pod_free(Pod *p)
         free(p->status);
         free(p->kill_detail);
         free(p->sid);
+        /* reaped above: the pid namespace's init is gone, and with it every process of
+         * that uid, so the next pod may have it */
+        if (p->range_slot >= 0)
+                p->env->range_used[p->range_slot] = 0;
         free(p);
         return NULL;
+}
+
+uid_t pod_uid(const Pod *p)
+{
+        return p->uid;
 }
 
 pid_t pod_pid(const Pod *p)

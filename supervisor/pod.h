@@ -32,7 +32,12 @@ typedef struct PodEnv {
         const char *notify_path;  /* NOTIFY_SOCKET */
         uid_t uid;
         gid_t gid;
-        bool namespaces;      /* false when not root: no namespaces, no uid change */
+        bool namespaces; /* false when not root: no namespaces, no uid change */
+        /* pod_uid_range: each pod runs as uid = gid = first + i for a free slot i of used
+         * (n bytes, 0 = free, owned by the pod host), instead of uid/gid above. n = 0: off. */
+        uid_t range_first;
+        uint8_t *range_used;
+        size_t range_n;
         Hashmap *by_pid;      /* pid → live Pod, kept by pod.c: notify datagrams find their pod */
         unsigned max_pending; /* calls queued or in flight per pod before -EBUSY; 0 = no bound */
 } PodEnv;
@@ -71,6 +76,9 @@ void pod_kill(Pod *p, const char *why);
 Pod *pod_free(Pod *p);
 
 pid_t pod_pid(const Pod *p);
+
+/* The uid (= gid) the pod runs as: the pod user's, or its own from pod_uid_range. */
+uid_t pod_uid(const Pod *p);
 bool pod_is_ready(const Pod *p);
 bool pod_has_exited(const Pod *p);
 const TwinKind *pod_kind(const Pod *p);

@@ -33,6 +33,9 @@ struct PodHost {
         char *runtime_dir;
         bool own_runtime_dir; /* ours to remove at exit (not configured, not systemd's) */
         char missing[256];
+        char pod_user[64];   /* "" when pods keep pomed's uid (not root) */
+        char uid_range[32];  /* "FIRST-LAST" of pod_uid_range, "" when not configured */
+        uint8_t *range_used; /* one byte per uid of the range: taken by a live pod */
 };
 
 static void add_missing(PodHost *h, const char *layer)
@@ -153,6 +156,40 @@ static int check_install(const Images *im, const char *user, uid_t uid, gid_t gi
                  p->path, strerrorname_np(e) ? strerrorname_np(e) : strerror(e),
                  is_dir ? "rx" : "x", p->path);
         return -EACCES;
+}
+
+/* ---- pod_uid_range ---- */
+
+/* A uid a pod gets must be nobody's: no account nor group may have one of the range. */
+static int check_uid_range(uint32_t first, uint32_t n, char *err, size_t errlen)
+{
+        const char *who = NULL;
+        unsigned long id = 0;
+        setpwent();
+        for (struct passwd *pw; !who && (pw = getpwent());)
+                if (pw->pw_uid >= first && pw->pw_uid - first < n) {
+                        who = "user";
+                        id = pw->pw_uid;
+                        snprintf(err, errlen, "%s", pw->pw_name);
+                }
+        endpwent();
+        setgrent();
+        for (struct group *gr; !who && (gr = getgrent());)
+                if (gr->gr_gid >= first && gr->gr_gid - first < n) {
+                        who = "group";
+                        id = gr->gr_gid;
+                        snprintf(err, errlen, "%s", gr->gr_name);
+                }
+        endgrent();
+        if (!who)
+                return 0;
+        char name[64];
+        snprintf(name, sizeof(name), "%s", err);
+        snprintf(err, errlen,
+                 "pod_uid_range %u-%u holds %lu, the id of %s %s: pods must not share a uid or "
+                 "gid with anyone. Fix: choose a range no account uses",
+                 first, first + n - 1, id, who, name);
+        return -EEXIST;
 }
 
 /* ---- cgroups ---- */
@@ -362,9 +399,23 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
         gid_t gid = getegid();
         bool root = uid == 0;
         if (root) {
-                struct passwd *pw = getpwnam(cfg->pod_user);
+                /* Unset: the package's own system user (sysusers.d/pome.conf), so pods share
+                 * a uid with no other service; nobody only where it was never installed. */
+                const char *user = cfg->pod_user ? cfg->pod_user : PODHOST_DEFAULT_USER;
+                struct passwd *pw = getpwnam(user);
+                if (!pw && !cfg->pod_user) {
+                        user = "nobody";
+                        pw = getpwnam(user);
+                        if (pw) {
+                                log_warning("pod user " PODHOST_DEFAULT_USER " does not exist: "
+                                            "pods run as nobody, a uid other services share. "
+                                            "Fix: systemd-sysusers (the package's "
+                                            "sysusers.d/pome.conf creates it), or set pod_user");
+                                add_missing(h, "a pod user of its own (pods run as nobody)");
+                        }
+                }
                 if (!pw) {
-                        snprintf(err, errlen, "pod_user '%s' does not exist", cfg->pod_user);
+                        snprintf(err, errlen, "pod_user '%s' does not exist", user);
                         r = -ENOENT;
                         goto fail;
                 }
@@ -375,7 +426,22 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 }
                 uid = pw->pw_uid;
                 gid = pw->pw_gid;
-                r = check_install(images, cfg->pod_user, uid, gid, err, errlen);
+                snprintf(h->pod_user, sizeof(h->pod_user), "%s", user);
+                if (cfg->pod_uid_count) {
+                        r = check_uid_range(cfg->pod_uid_first, cfg->pod_uid_count, err, errlen);
+                        if (r < 0)
+                                goto fail;
+                        h->range_used = calloc(cfg->pod_uid_count, 1);
+                        if (!h->range_used) {
+                                r = -ENOMEM;
+                                goto fail;
+                        }
+                        snprintf(h->uid_range, sizeof(h->uid_range), "%u-%u", cfg->pod_uid_first,
+                                 cfg->pod_uid_first + cfg->pod_uid_count - 1);
+                        /* what every pod of the range can reach: the first one's answer */
+                        uid = gid = cfg->pod_uid_first;
+                }
+                r = check_install(images, user, uid, gid, err, errlen);
                 if (r < 0)
                         goto fail;
         } else
@@ -405,11 +471,17 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 .uid = uid,
                 .gid = gid,
                 .namespaces = root,
+                .range_first = cfg->pod_uid_first,
+                .range_used = h->range_used,
+                .range_n = h->range_used ? cfg->pod_uid_count : 0,
                 .by_pid = h->by_pid,
                 .max_pending = cfg->max_pending_calls,
         };
         if (h->missing[0])
-                log_warning("isolation layers missing: %s", h->missing);
+                log_struct(LOG_WARNING,
+                           &(LogFields){.message_id = LOG_MESSAGE_LAYERS_MISSING,
+                                        .reason = h->missing},
+                           "isolation layers missing: %s", h->missing);
         *ret = h;
         return 0;
 fail:
@@ -429,6 +501,7 @@ PodHost *podhost_free(PodHost *h)
         scp_free(h->stage2);
         cg_setup_free(h->cgroups);
         hashmap_free(h->by_pid);
+        free(h->range_used);
         free(h);
         return NULL;
 }
@@ -441,6 +514,21 @@ const PodEnv *podhost_env(PodHost *h)
 const char *podhost_missing_layers(const PodHost *h)
 {
         return h->missing;
+}
+
+const char *podhost_pod_user(const PodHost *h)
+{
+        return h->pod_user;
+}
+
+const char *podhost_pod_uid_range(const PodHost *h)
+{
+        return h->uid_range[0] ? h->uid_range : NULL;
+}
+
+const CgSetup *podhost_cgroups(const PodHost *h)
+{
+        return h->cgroups;
 }
 
 /* ---- the trial pod ---- */

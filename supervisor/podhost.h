@@ -12,6 +12,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "supervisor/cgroup.h"
 #include "supervisor/config.h"
 #include "supervisor/image.h"
 #include "supervisor/pod.h"
@@ -47,3 +48,15 @@ int podhost_trial(PodHost *h, const Image *img, const char *seed, size_t seed_le
 
 /* Comma-separated missing isolation layers ("" when complete), for warnings and doctor. */
 const char *podhost_missing_layers(const PodHost *h);
+
+/* The pods' user when pomed drops them to one ("" when pods keep pomed's uid). Borrowed. */
+const char *podhost_pod_user(const PodHost *h);
+
+/* "FIRST-LAST" when each pod gets a uid of its own from pod_uid_range, else NULL. */
+const char *podhost_pod_uid_range(const PodHost *h);
+
+/* The cgroup tree pods go into, NULL when the cgroup layer is missing. Borrowed. */
+const CgSetup *podhost_cgroups(const PodHost *h);
+
+/* The pod user when pod_user is not configured (packaging/sysusers.d/pome.conf). */
+#define PODHOST_DEFAULT_USER "pome-pod"

@@ -84,6 +84,7 @@ static void persist(Sandbox *s)
                         json_object_del(pt, "pod");
                 else if (pod) {
                         json_object_del(pod, "pid");
+                        json_object_del(pod, "uid");
                         json_object_del(pod, "cgroup");
                 }
         }
@@ -242,7 +243,13 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 s->lifetime_timer = sd_event_source_disable_unref(s->lifetime_timer);
                 s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
                 s->start_timer = sd_event_source_disable_unref(s->start_timer);
-                log_info("%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
+                log_struct(LOG_INFO,
+                           &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_ENDED,
+                                        .sandbox_id = s->id,
+                                        .team = s->team->id,
+                                        .reason = reason},
+                           "%s: %s (%s)", s->id, sandbox_state_to_string(state), strempty(reason));
+                metrics_sandbox_ended(s->env->metrics, s->team->id, sandbox_state_to_string(state));
                 if (s->env->hooks.slot_released)
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
@@ -300,9 +307,14 @@ static void fail_start(Sandbox *s, const char *reason)
                 sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
 }
 
-static void on_pod_ready(Pod *p _unused_, void *userdata)
+static void on_pod_ready(Pod *p, void *userdata)
 {
         Sandbox *s = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < s->n_twins; i++)
+                if (s->twins[i].pod == p)
+                        metrics_pod_ready(s->env->metrics, s->twins[i].kind->name,
+                                          now - s->twins[i].spawned_usec);
         if (s->state != SANDBOX_PROVISIONING)
                 return;
         for (size_t i = 0; i < s->n_twins; i++)
@@ -311,7 +323,12 @@ static void on_pod_ready(Pod *p _unused_, void *userdata)
         /* All-or-nothing: the last pod is up. */
         s->start_timer = sd_event_source_disable_unref(s->start_timer);
         s->state = SANDBOX_READY;
-        log_info("%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
+        metrics_sandbox_ready(s->env->metrics, now - s->spawn_usec);
+        log_struct(LOG_INFO,
+                   &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_READY,
+                                .sandbox_id = s->id,
+                                .team = s->team->id},
+                   "%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
         persist(s);
         hook_state_changed(s);
         SandboxCreatedFn cb = s->on_created;
@@ -333,10 +350,17 @@ static void on_pod_exited(Pod *p, const char *how, const char *detail, void *use
         t->exit_how = strdup(how);
         t->exit_detail = strdup(strempty(detail));
         s->live_pods--;
+        metrics_pod_exited(s->env->metrics, t->kind->name, how);
         /* One line per pod death, whoever caused it. */
-        log_full_errno(streq(how, "killed") ? LOG_INFO : LOG_WARNING, 0,
-                       "%s: %s pod (pid %d) %s%s%s", s->id, t->kind->name, (int)pod_pid(p), how,
-                       detail && *detail ? ": " : "", strempty(detail));
+        log_struct(streq(how, "killed") ? LOG_INFO : LOG_WARNING,
+                   &(LogFields){.message_id = LOG_MESSAGE_POD_EXITED,
+                                .sandbox_id = s->id,
+                                .twin = t->kind->name,
+                                .team = s->team->id,
+                                .reason = how,
+                                .pod_pid = pod_pid(p)},
+                   "%s: %s pod (pid %d) %s%s%s", s->id, t->kind->name, (int)pod_pid(p), how,
+                   detail && *detail ? ": " : "", strempty(detail));
         if (s->state == SANDBOX_PROVISIONING) {
                 fail_start(s, "start_failed");
                 return;
@@ -431,6 +455,7 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         const SandboxEnv *env = s->env;
         s->on_created = cb;
         s->created_userdata = userdata;
+        s->spawn_usec = now_usec(CLOCK_MONOTONIC);
         int r = open_run(s, spec);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot open the tapes", s->id);
@@ -439,8 +464,12 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         }
         persist(s);
         hook_state_changed(s);
-        log_info("%s: provisioning for team %s (%zu twin%s)", s->id, s->team->id, s->n_twins,
-                 s->n_twins == 1 ? "" : "s");
+        log_struct(LOG_INFO,
+                   &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_PROVISIONING,
+                                .sandbox_id = s->id,
+                                .team = s->team->id},
+                   "%s: provisioning for team %s (%zu twin%s)", s->id, s->team->id, s->n_twins,
+                   s->n_twins == 1 ? "" : "s");
 
         /* The lifetime clock fires at expires_at, the second every token carries as exp, so
          * a token never outlives its sandbox nor dies before it. Absolute, from clocks read
@@ -465,6 +494,7 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         static const PodCallbacks pcb = {.ready = on_pod_ready, .exited = on_pod_exited};
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
+                s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
                 r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i],
                               spec->seed_lens[i], &spec->images[i]->limits, &pcb, s,
                               &s->twins[i].pod, err, sizeof(err));
@@ -506,6 +536,11 @@ void sandbox_touch(Sandbox *s)
         s->calls++;
         if (s->state == SANDBOX_READY) {
                 s->state = SANDBOX_RUNNING;
+                log_struct(LOG_INFO,
+                           &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_RUNNING,
+                                        .sandbox_id = s->id,
+                                        .team = s->team->id},
+                           "%s: running (its first twin call)", s->id);
                 persist(s);
                 hook_state_changed(s);
         }
@@ -518,7 +553,10 @@ int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
 {
         if (!t->tape)
                 return -ESHUTDOWN; /* ended meanwhile: nothing more goes on its tapes */
+        uint64_t before = tape_bytes(t->tape);
         int r = row ? tape_append(t->tape, row) : -ENOMEM;
+        if (r >= 0)
+                metrics_tape_row(s->env->metrics, t->kind->name, tape_bytes(t->tape) - before);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
                 char reason[64];
@@ -929,6 +967,7 @@ static json_t *per_twin_json(const Sandbox *s)
                 json_t *pod = json_pack("{s:s}", "state", pod_state);
                 if (pod && st->pod && !pod_has_exited(st->pod)) {
                         json_object_set_new(pod, "pid", json_integer(pod_pid(st->pod)));
+                        json_object_set_new(pod, "uid", json_integer(pod_uid(st->pod)));
                         const char *mem = pod_cgroup_path(st->pod, "memory");
                         if (mem)
                                 json_object_set_new(pod, "cgroup", json_string(mem));

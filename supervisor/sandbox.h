@@ -26,6 +26,7 @@
 #include "pods/twin/twin.h"
 #include "supervisor/config.h"
 #include "supervisor/image.h"
+#include "supervisor/metrics.h"
 #include "supervisor/pod.h"
 #include "supervisor/teams.h"
 
@@ -91,6 +92,7 @@ typedef struct SandboxTwin {
         const TwinKind *kind;
         char *seed_name;
         Pod *pod;                     /* NULL once reaped */
+        uint64_t spawned_usec;        /* CLOCK_MONOTONIC when its pod was spawned */
         Tape *tape;                   /* NULL once the sandbox has ended */
         char *exit_how, *exit_detail; /* set when the pod exited */
 } SandboxTwin;
@@ -117,6 +119,7 @@ typedef struct SandboxEnv {
         RunDirs *runs;      /* may be NULL: tapes then go to anonymous files */
         const uint8_t *secret;
         const char *const *public_url; /* points at the owner's current value */
+        Metrics *metrics;              /* may be NULL */
         SandboxHooks hooks;
 } SandboxEnv;
 
@@ -141,6 +144,7 @@ struct Sandbox {
         char *verdict_error; /* why a finalize could not grade, or NULL */
         /* private */
         sd_event_source *lifetime_timer, *idle_timer, *start_timer;
+        uint64_t spawn_usec; /* CLOCK_MONOTONIC when sandbox_spawn started it */
         bool discard, gone;
         unsigned live_pods;
         struct SandboxWaiter *waiters;

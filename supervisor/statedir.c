@@ -26,14 +26,38 @@ static int read_small(int dirfd, const char *name, char *buf, size_t len, size_t
         return 0;
 }
 
-/* Creates name with content, mode 0600, failing if it exists (first start only). */
-static int write_new_secret(int dirfd, const char *name, const void *data, size_t n)
+/* Creates name with content and mode, failing if it exists (first start only). */
+static int write_new_secret(int dirfd, const char *name, const void *data, size_t n, mode_t mode)
 {
         _cleanup_close_ int fd =
                 openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return negative_errno();
-        if (write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
+        /* fchmod: the umask must not decide who reads a secret */
+        if (fchmod(fd, mode) < 0 || write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/*
+ * The team key is as readable as the directory it is in lets it be: 0640 with the
+ * directory's group when that group may enter it (StateDirectoryMode=0750 under the unit's
+ * Group=pome: the operators' group), else 0600. An existing key is brought in line, so
+ * changing the directory's mode is all an operator does.
+ */
+static int key_access(int dirfd, const struct stat *dir, mode_t *ret_mode)
+{
+        bool group = (dir->st_mode & (S_IRGRP | S_IXGRP)) == (S_IRGRP | S_IXGRP);
+        *ret_mode = group ? 0640 : 0600;
+        struct stat st;
+        if (fstatat(dirfd, "api-key", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (st.st_uid != geteuid())
+                return 0; /* not ours to change (a key an operator put there) */
+        if (group && st.st_gid != dir->st_gid &&
+            fchownat(dirfd, "api-key", (uid_t)-1, dir->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        if ((st.st_mode & 07777) != *ret_mode && fchmodat(dirfd, "api-key", *ret_mode, 0) < 0)
                 return negative_errno();
         return 0;
 }
@@ -45,6 +69,7 @@ StateDir *statedir_free(StateDir *s)
         safe_close(s->lock_fd);
         free(s->path);
         free(s->runs);
+        free(s->info_runtime_dir);
         if (s->api_key)
                 explicit_bzero(s->api_key, strlen(s->api_key));
         free(s->api_key);
@@ -99,7 +124,7 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         if (ftruncate(s->lock_fd, 0) < 0 || pwrite(s->lock_fd, pid, (size_t)pl, 0) < 0) {
                 /* the pid in the lock file is a courtesy for error messages only */
         }
-        r = mkdir(s->runs, 0755) < 0 && errno != EEXIST ? negative_errno() : 0;
+        r = mkdir(s->runs, 0750) < 0 && errno != EEXIST ? negative_errno() : 0;
         if (r < 0) {
                 snprintf(err, errlen, "%s: %s", s->runs, strerror(-r));
                 statedir_free(s);
@@ -114,7 +139,8 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         if (r == -ENOENT) {
                 r = token_random_bytes(s->secret, sizeof(s->secret));
                 if (r >= 0)
-                        r = write_new_secret(dfd, "twin-secret", s->secret, sizeof(s->secret));
+                        r = write_new_secret(dfd, "twin-secret", s->secret, sizeof(s->secret),
+                                             0600);
         } else if (r >= 0 && n != sizeof(s->secret)) {
                 snprintf(err, errlen, "%s/twin-secret: expected %zu bytes, found %zu", s->path,
                          sizeof(s->secret), n);
@@ -129,13 +155,23 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         }
 
         /* api-key: "pome_" + 32 base62, the `local` team's key that `pome` picks up. */
+        struct stat dst;
+        mode_t key_mode = 0600;
+        r = fstat(dfd, &dst) < 0 ? negative_errno() : key_access(dfd, &dst, &key_mode);
+        if (r < 0) {
+                snprintf(err, errlen, "%s/api-key: cannot set its mode: %s", s->path, strerror(-r));
+                statedir_free(s);
+                return r;
+        }
+        s->world_readable = (dst.st_mode & (S_IROTH | S_IXOTH)) != 0;
+        s->mode = dst.st_mode & 07777;
         r = read_small(dfd, "api-key", buf, sizeof(buf) - 1, &n);
         if (r == -ENOENT) {
                 r = token_random_id("pome_", 32, &s->api_key);
                 if (r >= 0) {
                         char line[64];
                         int ll = snprintf(line, sizeof(line), "%s\n", s->api_key);
-                        r = write_new_secret(dfd, "api-key", line, (size_t)ll);
+                        r = write_new_secret(dfd, "api-key", line, (size_t)ll, key_mode);
                 }
         } else if (r >= 0) {
                 buf[n] = 0;
@@ -159,16 +195,12 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         return 0;
 }
 
-int statedir_write_info(StateDir *s, const char *control_url, const char *gateway_url)
+/* Writes <dir>/pomed.json atomically (tmp + rename), mode 0644. */
+static int write_info_at(const char *dir, const json_t *j)
 {
-        _cleanup_json_ json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "pid", (int)getpid(),
-                                             "control_url", control_url, "gateway_url", gateway_url,
-                                             "version", POME_VERSION, "state_dir", s->path);
-        if (!j)
-                return -ENOMEM;
         _cleanup_free_ char *tmp = NULL, *dst = NULL;
-        if (asprintf(&tmp, "%s/.pomed.json.tmp", s->path) < 0 ||
-            asprintf(&dst, "%s/pomed.json", s->path) < 0)
+        if (asprintf(&tmp, "%s/.pomed.json.tmp", dir) < 0 ||
+            asprintf(&dst, "%s/pomed.json", dir) < 0)
                 return -ENOMEM;
         if (json_dump_file(j, tmp, JSON_INDENT(2)) < 0)
                 return -EIO;
@@ -179,9 +211,33 @@ int statedir_write_info(StateDir *s, const char *control_url, const char *gatewa
         return 0;
 }
 
+int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,
+                        const char *gateway_url)
+{
+        _cleanup_json_ json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "pid", (int)getpid(),
+                                             "control_url", control_url, "gateway_url", gateway_url,
+                                             "version", POME_VERSION, "state_dir", s->path);
+        if (!j)
+                return -ENOMEM;
+        int r = write_info_at(s->path, j);
+        if (r < 0)
+                return r;
+        if (runtime_dir) {
+                free(s->info_runtime_dir);
+                s->info_runtime_dir = strdup(runtime_dir);
+                if (!s->info_runtime_dir)
+                        return -ENOMEM;
+                r = write_info_at(runtime_dir, j);
+        }
+        return r;
+}
+
 void statedir_remove_info(StateDir *s)
 {
-        _cleanup_free_ char *p = NULL;
-        if (asprintf(&p, "%s/pomed.json", s->path) >= 0)
-                (void)unlink(p);
+        const char *dirs[] = {s->path, s->info_runtime_dir};
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_free_ char *p = NULL;
+                if (dirs[i] && asprintf(&p, "%s/pomed.json", dirs[i]) >= 0)
+                        (void)unlink(p);
+        }
 }

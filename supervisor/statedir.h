@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -18,12 +19,17 @@ typedef struct StateDir {
         char *runs; /* <path>/runs */
         int lock_fd;
         uint8_t secret[TOKEN_SECRET_LEN];
-        char *api_key; /* the generated key of team `local` (plain text) */
+        char *api_key;          /* the generated key of team `local` (plain text) */
+        mode_t mode;            /* the directory's permission bits when opened */
+        bool world_readable;    /* others may read or enter it (warned at start, doctor) */
+        char *info_runtime_dir; /* where statedir_write_info() also wrote pomed.json */
 } StateDir;
 
 /*
- * Opens (creating as needed, mode 0755) the state directory at path, takes its lock,
- * loads or creates twin-secret and api-key. Returns 0, -EBUSY when another pomed
+ * Opens (creating as needed, mode 0750 before the umask) the state directory at path, takes
+ * its lock, loads or creates twin-secret (always 0600) and api-key (0640 with the directory's
+ * group when that group may enter the directory, else 0600; an existing key of ours is
+ * brought in line). Returns 0, -EBUSY when another pomed
  * holds the lock (its pid, if known, in *ret_holder), -EINVAL for a damaged secret
  * file, or the errno of a failed file operation (err names the file).
  */
@@ -31,8 +37,14 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
 
 StateDir *statedir_free(StateDir *s);
 
-/* Writes <path>/pomed.json atomically (tmp + rename): pid, URLs, version. */
-int statedir_write_info(StateDir *s, const char *control_url, const char *gateway_url);
+/*
+ * Writes <path>/pomed.json atomically (tmp + rename, mode 0644): pid, URLs, version, the
+ * state dir. With runtime_dir (systemd's RuntimeDirectory=, /run/pome for the system unit,
+ * $XDG_RUNTIME_DIR/pome for a user one), the same file goes there too: that is where `pome`
+ * run from any directory finds this pomed. 0 or negative errno.
+ */
+int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,
+                        const char *gateway_url);
 
-/* Removes pomed.json (at a clean exit). */
+/* Removes every pomed.json statedir_write_info() wrote (at a clean exit). */
 void statedir_remove_info(StateDir *s);

@@ -7,7 +7,7 @@ require_root
 # A slow-loading Slack seed keeps the creates of this test provisioning for a while.
 imgs=$TMP/images
 cp -r "$SRC/sandbox-images" "$imgs"
-jq -n '{channels: [{id: "C001", name: "general", messages: [range(25000) |
+jq -n '{users: [{id: "U001", name: "ana"}], channels: [{id: "C001", name: "general", messages: [range(25000) |
         {ts: "1700000000.\(1000000 + . | tostring | .[1:])", user: "U001", text: ("x" * 200)}]}]}' \
         >"$imgs/slack/seeds/slow.json"
 start_pomed "images_dir: $imgs" "limits:" "  drain_timeout: 5s"

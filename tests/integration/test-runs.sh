@@ -62,14 +62,18 @@ assert_status 404 "a run finalized without a task has no verdict"
 pass "a finalized run: record, tapes paged from disk, final states"
 
 # 2. expired: readable too, while the twin answers 410
-api POST /v1/sandboxes '{"twins":["slack"],"ttl_seconds":1}'
-assert_status 201 "a 1 s sandbox"
+api POST /v1/sandboxes '{"twins":["slack"],"ttl_seconds":3}'
+assert_status 201 "a 3 s sandbox"
 EXP=$(jq -r .session_id <<<"$BODY")
 EXP_TOKEN=$(jq -r .session_token <<<"$BODY")
 EXP_SL=$(jq -r .per_twin.slack.rest_url <<<"$BODY")
 twin_call POST "$EXP_SL/chat.postMessage" "$EXP_TOKEN" '{"channel":"C_GENERAL","text":"hi"}'
 assert_status 200 "a call before expiry"
-sleep 1.5
+for _ in $(seq 60); do
+        api GET "/v1/sandboxes/$EXP"
+        [[ $(jq -r .state <<<"$BODY") == expired ]] && break
+        sleep 0.25
+done
 twin_call POST "$EXP_SL/chat.postMessage" "$EXP_TOKEN" '{"channel":"C_GENERAL","text":"late"}'
 assert_status 410 "a call after expiry"
 api GET "/v1/sandboxes/$EXP"

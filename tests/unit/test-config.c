@@ -2,7 +2,10 @@
 /* pomed.conf: the embedded default, overlays, value parsers and refusals. */
 #include <stdlib.h>
 
+#include <sys/stat.h>
+
 #include "common/json-util.h"
+#include "common/strv.h"
 #include "supervisor/config.h"
 #include "tests/unit/check.h"
 
@@ -179,8 +182,69 @@ static void test_yaml_bombs(void)
         json_decref(j);
 }
 
+static void write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+        CHECK(f != NULL);
+        CHECK(fputs(text, f) >= 0);
+        CHECK(fclose(f) == 0);
+}
+
+/* <path>.d/<name>.conf drop-ins apply after path, in name order; others are ignored. */
+static void test_dropins(void)
+{
+        char dir[] = "/tmp/pome-test-dropins.XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        char main_path[256], d[256], p[300];
+        snprintf(main_path, sizeof(main_path), "%s/pomed.conf", dir);
+        snprintf(d, sizeof(d), "%s/pomed.conf.d", dir);
+        write_file(main_path, "control_listen: 127.0.0.1:7000\nlimits:\n  lifetime: 20m\n");
+        CHECK(mkdir(d, 0755) == 0);
+        snprintf(p, sizeof(p), "%s/50-b.conf", d);
+        write_file(p, "limits:\n  idle_timeout: 2m\ngateway_listen: 127.0.0.1:7002\n");
+        snprintf(p, sizeof(p), "%s/10-a.conf", d);
+        write_file(p, "gateway_listen: 127.0.0.1:7001\nteams:\n  - id: a\n    sessions_quota: 2\n");
+        snprintf(p, sizeof(p), "%s/90-ignored.yaml", d);
+        write_file(p, "not: a key pomed knows\n");
+
+        Config *c = NULL;
+        char err[512] = "";
+        CHECK_OK(config_load(main_path, &c, err, sizeof(err)));
+        CHECK(c->control_port == 7000);
+        CHECK(c->gateway_port == 7002); /* 50-b after 10-a */
+        CHECK(c->lifetime_usec == 20 * 60 * USEC_PER_SEC &&
+              c->idle_timeout_usec == 2 * 60 * USEC_PER_SEC);
+        CHECK(c->n_teams == 1 && streq(c->teams[0].id, "a"));
+        CHECK(strv_length(c->files) == 3 && streq(c->files[0], main_path) &&
+              strstr(c->files[1], "10-a.conf") && strstr(c->files[2], "50-b.conf"));
+        config_free(c);
+
+        /* a bad drop-in is named */
+        snprintf(p, sizeof(p), "%s/60-bad.conf", d);
+        write_file(p, "limits:\n  lifetime: 2h\n");
+        CHECK(config_load(main_path, &c, err, sizeof(err)) == -EINVAL);
+        CHECK(strstr(err, "60-bad.conf") && strstr(err, "lifetime"));
+        unlink(p);
+
+        /* no main file: an error, unless optional (pomed without --config) */
+        unlink(main_path);
+        CHECK(config_load(main_path, &c, err, sizeof(err)) == -ENOENT);
+        CHECK_OK(config_load_with(main_path, CONFIG_FILE_OPTIONAL, &c, err, sizeof(err)));
+        CHECK(c->control_port == 7070 && c->gateway_port == 7002 && strv_length(c->files) == 2);
+        config_free(c);
+        CHECK_OK(config_load_with("/nonexistent/pomed.conf", CONFIG_FILE_OPTIONAL, &c, err,
+                                  sizeof(err)));
+        CHECK(strv_length(c->files) == 0 && !c->pod_user);
+        config_free(c);
+
+        char cmd[300];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
+        test_dropins();
         test_default();
         test_overlay();
         test_refusals();

@@ -433,7 +433,7 @@ static void test_stripe_errors(void)
         EXPECT(&f, "A request was rejected with a Stripe \"invalid_request_error\" error",
                GRADE_FAILED);
         /* the twin's own 501 is not Stripe rejecting a request */
-        CHECK(fx_call(&f, "GET", "/v1/subscriptions", NULL, NULL) == 501);
+        CHECK(fx_call(&f, "GET", "/v1/disputes", NULL, NULL) == 501);
         EXPECT(&f, "A request was rejected with a Stripe \"invalid_request_error\" error",
                GRADE_FAILED);
         CHECK(fx_form(&f, "POST", "/v1/refunds", "charge=ch_AlanRenew00003") == 400);

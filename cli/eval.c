@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `pome eval RUN_DIR`: regrades a saved run offline with the grading library pomed's finalize
+ * uses (grade_run_dir), so the same run directory gives the same verdict.json bytes here as
+ * there (DESIGN.md "Grading is a library too"), and says whether it did.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/report.h"
+#include "common/fileio.h"
+#include "common/json-util.h"
+#include "common/util.h"
+#include "pods/grade/grade.h"
+
+#define VERDICT_MAX (64u << 20) /* bytes of a saved verdict.json we compare with */
+
+static const char help_eval[] =
+        "Usage: pome eval RUN_DIR [--task TASK.md] [--json] [--write]\n"
+        "\n"
+        "Regrade a saved run offline, with no pomed: the run directory's task.md\n"
+        "against its <twin>.seed.json, <twin>.final.json and <twin>.tape.jsonl, with\n"
+        "the same grading library pomed's finalize uses. Grading is deterministic:\n"
+        "the same run directory gives the same verdict.json, byte for byte.\n"
+        "\n"
+        "By default prints the verdict table and compares it with RUN_DIR/verdict.json\n"
+        "(\"identical\", or each difference as a JSON Pointer with the saved and the\n"
+        "new value).\n"
+        "\n"
+        "Arguments:\n"
+        "  RUN_DIR                A run directory (pome run's ./pome-runs/<id>/, or\n"
+        "                         pomed's <state dir>/runs/<id>/).\n"
+        "\n"
+        "Options:\n"
+        "  --task TASK.md         Grade against this task file instead of RUN_DIR/task.md\n"
+        "                         (its sidecar TASK.seed.json too, when there is one).\n"
+        "  --json                 Print the verdict's bytes (verdict.json) instead of the\n"
+        "                         table, and nothing else on stdout.\n"
+        "  --write                Rewrite RUN_DIR/verdict.json with the new verdict.\n"
+        "  -h, --help             Show this help.\n"
+        "\n"
+        "Exit status: 0 when the verdict passes, 1 when it fails or nothing was scored\n"
+        "(or on an error), 2 for a usage error or a task file that does not parse.\n"
+        "\n"
+        "Examples:\n"
+        "  pome eval pome-runs/ses_abc123\n"
+        "  pome eval pome-runs/ses_abc123 --json | cmp - pome-runs/ses_abc123/verdict.json\n"
+        "  pome eval pome-runs/ses_abc123 --task examples/triage/task.md\n";
+
+enum {
+        OPT_TASK = ARGS_FIRST_OPTION,
+        OPT_JSON,
+        OPT_WRITE,
+};
+
+/* Prints how the new verdict compares with the saved verdict.json of dir. */
+static void compare_saved(const char *dir, const char *bytes, size_t len)
+{
+        _cleanup_free_ char *path = NULL, *saved = NULL;
+        size_t saved_len;
+
+        if (asprintf(&path, "%s/verdict.json", dir) < 0)
+                return;
+        int r = read_file_at(AT_FDCWD, path, VERDICT_MAX, &saved, &saved_len);
+        if (r == -ENOENT) {
+                puts("verdict.json: none in the run directory to compare with");
+                return;
+        }
+        if (r < 0) {
+                printf("verdict.json: cannot read it: %s\n", strerror(-r));
+                return;
+        }
+        if (saved_len == len && memcmp(saved, bytes, len) == 0) {
+                puts("verdict.json: identical (byte for byte)");
+                return;
+        }
+        _cleanup_json_ json_t *a = json_loadb(saved, saved_len, 0, NULL);
+        _cleanup_json_ json_t *b = json_loadb(bytes, len, 0, NULL);
+        if (!a) {
+                puts("verdict.json: differs (the saved one is not JSON)");
+                return;
+        }
+        puts("verdict.json: differs (saved → regraded):");
+        if (report_json_diff(stdout, a, b, 40) == 0)
+                puts("  the same JSON in other bytes (not written by pome or pomed?)");
+}
+
+int cmd_eval(int argc, char **argv)
+{
+        static const ArgOption options[] = {
+                {"task", OPT_TASK, true},
+                {"json", OPT_JSON, false},
+                {"write", OPT_WRITE, false},
+        };
+        _cleanup_free_ char *bytes = NULL, *task_default = NULL;
+        const char *dir = NULL, *task = NULL, *v;
+        bool json = false, write = false;
+        ArgParser p;
+        struct stat st;
+        size_t len;
+        int r;
+
+        args_init(&p, argc, argv, 1, options, ELEMENTSOF(options), "eval");
+        while ((r = args_next(&p, &v)) != ARGS_END) {
+                switch (r) {
+                case ARGS_HELP:
+                        fputs(help_eval, stdout);
+                        return POME_EXIT_OK;
+                case ARGS_POSITIONAL:
+                        if (dir) {
+                                args_error("eval", "unexpected argument '%s'", v);
+                                return POME_EXIT_USAGE;
+                        }
+                        dir = v;
+                        break;
+                case OPT_TASK:
+                        task = v;
+                        break;
+                case OPT_JSON:
+                        json = true;
+                        break;
+                case OPT_WRITE:
+                        write = true;
+                        break;
+                default:
+                        return POME_EXIT_USAGE;
+                }
+        }
+        if (!dir) {
+                args_error("eval", "missing the run directory");
+                return POME_EXIT_USAGE;
+        }
+        if (stat(dir, &st) < 0) {
+                fprintf(stderr, "pome eval: %s: %m\n", dir);
+                return POME_EXIT_USAGE;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "pome eval: %s is not a run directory\n", dir);
+                return POME_EXIT_USAGE;
+        }
+
+        /* the task first: one that does not parse is the caller's to fix (file:line) */
+        GradeError e = {};
+        GradeTask *t = NULL;
+        if (!task && asprintf(&task_default, "%s/task.md", dir) < 0)
+                return POME_EXIT_ERROR;
+        r = grade_task_load(task ? task : task_default, &t, &e);
+        grade_task_free(t);
+        if (r < 0) {
+                fprintf(stderr, "pome eval: %s\n", e.message);
+                return POME_EXIT_USAGE;
+        }
+
+        r = grade_run_dir(dir, task, &bytes, &len, &e);
+        if (r < 0) {
+                fprintf(stderr, "pome eval: cannot grade %s: %s\n", dir,
+                        r == -ENOMEM ? "out of memory" : e.message);
+                return POME_EXIT_ERROR;
+        }
+        _cleanup_json_ json_t *verdict = json_loadb(bytes, len, 0, NULL);
+        if (!verdict)
+                return POME_EXIT_ERROR;
+
+        if (json) {
+                if (fwrite(bytes, 1, len, stdout) != len)
+                        return POME_EXIT_ERROR;
+        } else {
+                if (report_verdict(stdout, verdict, report_use_color(stdout)) < 0)
+                        return POME_EXIT_ERROR;
+                compare_saved(dir, bytes, len);
+        }
+        if (write) {
+                _cleanup_free_ char *path = NULL;
+                if (asprintf(&path, "%s/verdict.json", dir) < 0)
+                        return POME_EXIT_ERROR;
+                r = write_file_at(AT_FDCWD, path, bytes, len, 0644, true);
+                if (r < 0) {
+                        fprintf(stderr, "pome eval: cannot write %s: %s\n", path, strerror(-r));
+                        return POME_EXIT_ERROR;
+                }
+                if (!json)
+                        printf("Wrote %s.\n", path);
+        }
+        return report_verdict_passed(verdict) ? POME_EXIT_OK : POME_EXIT_ERROR;
+}

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One twin in-process (cli/localtwin.h): the routes of a local twin (GET /healthz, the
+ * loopback-only /admin/…, /s/<sid>/… through the shared front) over the engine, taped to a
+ * file. `pome twin start` and `pome run --local` serve through this one file, so a local run
+ * sees exactly the twin a developer pokes at with `pome twin start`.
+ */
+#include "cli/localtwin.h"
+
+#include <assert.h>
+#include <limits.h>
+#include <time.h>
+
+#include "cli/build-info.h"
+#include "common/httpd.h"
+#include "common/json-util.h"
+#include "common/timeutil.h"
+#include "common/token.h"
+#include "common/util.h"
+#include "pods/front/front.h"
+#include "pods/front/serve.h"
+#include "pods/front/tape.h"
+
+#define LOCAL_MAX_BODY (1u << 20) /* bytes of a request body */
+
+struct LocalTwin {
+        Twin *twin;
+        const TwinKind *kind;
+        json_t *boot_seed; /* what /admin/reset goes back to */
+        Tape *tape;
+        Httpd *httpd;
+        char *secret; /* the HMAC key, exactly the bytes given (CONTRACT.md "Tokens") */
+        size_t secret_len;
+        const char *admin_token;
+        char base[128]; /* http://host:port */
+        time_t started;
+        unsigned long calls;
+};
+
+/*
+ * rp := the twin's own error envelope (GitHub {message, documentation_url, status}, Slack
+ * {ok:false, error}) at status — ours, even where the vendor answers API errors with 200 —
+ * and always carrying the sentence: these routes are ours, and a caller told only
+ * "invalid_arguments" could not fix its seed.
+ */
+static void local_error(const LocalTwin *lt, int status, const char *code, const char *message,
+                        TwinReply *rp)
+{
+        lt->kind->error(status, code, message, rp);
+        rp->status = status;
+        free(rp->error);
+        rp->error = strdup(message);
+        json_t *e = json_object_get(rp->body, "error");
+        if (json_is_object(rp->body) && !json_object_get(rp->body, "message") && !json_is_object(e))
+                json_object_set_new(rp->body, "message", json_string(message));
+}
+
+/* Answers rq with local_error's envelope. */
+static void reply_local_error(const LocalTwin *lt, HttpRequest *rq, int status, const char *code,
+                              const char *message, const char *request_id)
+{
+        TwinReply rp = {};
+        local_error(lt, status, code, message, &rp);
+        front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+        twin_reply_done(&rp);
+}
+
+static bool admin_allowed(LocalTwin *lt, HttpRequest *rq)
+{
+        if (lt->admin_token) {
+                const char *t = http_request_header(rq, "X-Admin-Token");
+                return t && token_equal(t, lt->admin_token);
+        }
+        return http_request_from_loopback(rq);
+}
+
+static json_t *mint(LocalTwin *lt, const char *sid)
+{
+        _cleanup_free_ char *session = NULL, *provider = NULL;
+        int64_t exp = (int64_t)time(NULL) + 24 * 3600;
+        const uint8_t *key = (const uint8_t *)lt->secret;
+        if (token_mint_session(key, lt->secret_len, sid, "local", exp, NULL, NULL, &session) < 0)
+                return NULL;
+        (void)token_mint_provider(key, lt->secret_len, lt->kind->name, sid, exp, &provider);
+        char rest[256];
+        snprintf(rest, sizeof(rest), "%s/s/%s", lt->base, sid);
+        return json_pack("{s:s, s:s, s:s, s:s?, s:I}", "session_id", sid, "rest_url", rest,
+                         "session_token", session, "provider_token", provider, "expires_at",
+                         (json_int_t)exp);
+}
+
+static bool blank(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!strchr(" \t\r\n", s[i]) || s[i] == 0)
+                        return false;
+        return true;
+}
+
+/*
+ * The admin call what (reset, seed, token) of a caller past the gate, into rp: status,
+ * body, error, request_body and state_mutation, for the reply and its tape row.
+ */
+static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinReply *rp)
+{
+        bool reset = streq(what, "reset"), seed = streq(what, "seed"), tok = streq(what, "token");
+        if (!reset && !seed && !tok) {
+                local_error(lt, 404, "unknown_method",
+                            "Admin routes: POST /admin/reset, /admin/seed, /admin/token.", rp);
+                return;
+        }
+        if (!streq(http_request_method(rq), "POST")) {
+                local_error(lt, 405, "method_not_allowed", "Admin routes take POST.", rp);
+                json_decref(rp->headers);
+                rp->headers = json_pack("{s:s}", "Allow", "POST");
+                return;
+        }
+        size_t len;
+        const char *body = http_request_body(rq, &len);
+        _cleanup_json_ json_t *j = NULL;
+        if (!reset && body && !blank(body, len)) {
+                json_error_t je;
+                j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+                if (!j) {
+                        char msg[128];
+                        snprintf(msg, sizeof(msg), "The body is not JSON (line %d, column %d).",
+                                 je.line, je.column);
+                        local_error(lt, 400, "invalid_json", msg, rp);
+                        return;
+                }
+                rp->request_body = json_incref(j);
+        }
+        if (tok) {
+                const char *sid = json_get_str(j, "sid");
+                _cleanup_free_ char *gen = NULL;
+                if (!sid && !json_object_get(j, "sid") && token_random_id("ses_", 16, &gen) >= 0)
+                        sid = gen;
+                if ((j && !json_is_object(j)) || !sid || strlen(sid) > 60 || !*sid ||
+                    strchr(sid, '/') || strchr(sid, ':')) {
+                        local_error(lt, 422, "invalid_arguments",
+                                    "sid must be 1-60 characters without '/' or ':'.", rp);
+                        return;
+                }
+                json_t *t = mint(lt, sid);
+                if (!t)
+                        local_error(lt, 500, "internal_error", "Out of memory.", rp);
+                else
+                        twin_reply_json(rp, 200, t);
+                return;
+        }
+        char err[256] = "";
+        int r;
+        if (seed) {
+                if (!json_is_object(j)) {
+                        local_error(lt, 422, "invalid_arguments",
+                                    "The body must be a seed: a JSON object.", rp);
+                        return;
+                }
+                r = twin_reseed(lt->twin, j, err, sizeof(err));
+                if (r >= 0) {
+                        /* the new seed is also what a later reset returns to */
+                        json_decref(lt->boot_seed);
+                        lt->boot_seed = json_incref(j);
+                }
+        } else
+                r = twin_reseed(lt->twin, lt->boot_seed, err, sizeof(err));
+        if (r < 0) {
+                local_error(lt, r == -EINVAL ? 422 : 500,
+                            r == -EINVAL ? "invalid_arguments" : "internal_error",
+                            r == -EINVAL ? err : "Out of memory.", rp);
+                return;
+        }
+        /* A reset is the start again, tape included; a seed keeps the tape (its row says when
+         * the world was replaced). */
+        if (reset)
+                (void)tape_reset(lt->tape);
+        rp->state_mutation = true;
+        twin_reply_json(rp, 200, json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name));
+}
+
+static int local_record(void *userdata, const json_t *row)
+{
+        LocalTwin *lt = userdata;
+        lt->calls++;
+        return row ? tape_append(lt->tape, row) : -ENOMEM;
+}
+
+/* /admin/…: the gate, then the call, its tape row (run_id "local"), and the reply. */
+static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const char *request_id)
+{
+        if (!admin_allowed(lt, rq)) {
+                /* not a served call: a stranger does not get to write on the tape */
+                reply_local_error(lt, rq, 403, "forbidden",
+                                  lt->admin_token ? "Send X-Admin-Token."
+                                                  : "Admin routes answer loopback callers only.",
+                                  request_id);
+                return;
+        }
+        int64_t ts = (int64_t)now_usec(CLOCK_REALTIME);
+        TwinReply rp = {};
+        admin_call(lt, rq, what, &rp);
+        if (!rp.body) {
+                twin_reply_done(&rp);
+                reply_local_error(lt, rq, 500, "internal_error", "Out of memory.", request_id);
+                return;
+        }
+        rp.fidelity = "semantic";
+        size_t len;
+        const char *body = http_request_body(rq, &len);
+        FrontCall fc = {
+                .twin = lt->kind->name,
+                .run_id = "local",
+                .request_id = request_id,
+                .method = http_request_method(rq),
+                .path = http_request_path(rq),
+                .query = http_request_query(rq),
+                .headers = http_request_headers(rq),
+                .body = body,
+                .body_len = len,
+                .latency_ms =
+                        (double)(now_usec(CLOCK_MONOTONIC) - http_request_start_usec(rq)) / 1000.0,
+                .ts_usec = ts,
+        };
+        _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
+        (void)local_record(lt, row);
+        front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+        twin_reply_done(&rp);
+}
+
+/* The in-process backend: the twin answers at once. */
+static int local_call(void *userdata, const TwinRequest *rq, FrontExchange *x)
+{
+        LocalTwin *lt = userdata;
+        TwinReply rp = {};
+        twin_handle(lt->twin, rq, &rp);
+        front_exchange_done(x, 0, &rp);
+        twin_reply_done(&rp);
+        return 0;
+}
+
+/* HttpRefuseFn: the HTTP layer's own refusals (400, 413, 431…) in the twin's envelope. */
+static void refuse(const char *path _unused_, int status, const char *code, const char *message,
+                   HttpRefusal *ret, void *userdata)
+{
+        LocalTwin *lt = userdata;
+        front_refusal(lt->kind, status, code, message, ret);
+}
+
+/* GET /healthz (CONTRACT.md): no auth; tools = the MCP tool count; runtime = this build. */
+static void serve_healthz(LocalTwin *lt, HttpRequest *rq, const char *request_id)
+{
+        const char *m = http_request_method(rq);
+        if (!streq(m, "GET") && !streq(m, "HEAD")) {
+                TwinReply rp = {};
+                local_error(lt, 405, "method_not_allowed", "/healthz only answers GET.", &rp);
+                json_decref(rp.headers);
+                rp.headers = json_pack("{s:s}", "Allow", "GET");
+                front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+                twin_reply_done(&rp);
+                return;
+        }
+        _cleanup_json_ json_t *tools = twin_kind_tools(lt->kind);
+        _cleanup_json_ json_t *j = json_pack(
+                "{s:b, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I}}", "ok", 1,
+                "twin", lt->kind->name, "implementation", lt->kind->implementation, "fidelity",
+                "semantic", "tools", (json_int_t)json_array_size(tools), "runtime", "package",
+                "pome", "version", POME_VERSION, "git_sha", POME_GIT_SHA, "build_time",
+                POME_BUILD_TIME, "pid", (int)getpid(), "uptime_seconds",
+                (json_int_t)(time(NULL) - lt->started), "calls", (json_int_t)lt->calls, "tape_rows",
+                (json_int_t)tape_count(lt->tape));
+        front_reply(rq, j ? 200 : 500, NULL, j, request_id);
+}
+
+static void handle(HttpRequest *rq, void *userdata)
+{
+        LocalTwin *lt = userdata;
+        const char *raw = http_request_path(rq);
+        char request_id[25];
+        if (front_request_id(request_id) < 0)
+                snprintf(request_id, sizeof(request_id), "req_unavailable");
+        if (streq(raw, "/healthz")) {
+                serve_healthz(lt, rq, request_id);
+                return;
+        }
+        const char *admin = startswith(raw, "/admin/");
+        if (admin) {
+                handle_admin(lt, rq, admin, request_id);
+                return;
+        }
+        const char *p = startswith(raw, "/s/");
+        const char *e = p ? strchrnul(p, '/') : NULL;
+        char sid[64];
+        json_t *headers = http_request_headers(rq);
+        size_t body_len;
+        const char *body = http_request_body(rq, &body_len);
+        if ((lt->kind->flags & TWIN_KIND_RAW_KEY) && front_keyed_path(raw)) {
+                /* Stripe's SDKs take no path prefix: the key names the session */
+                front_keyed_session(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, headers,
+                                    http_request_query(rq), body, body_len, sid, sizeof(sid));
+                p = e = raw;
+        } else if (!p || e == p || (size_t)(e - p) >= sizeof(sid)) {
+                reply_local_error(lt, rq, 404, "unknown_method",
+                                  "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
+                                  "POST /admin/reset|seed|token.",
+                                  request_id);
+                return;
+        } else {
+                memcpy(sid, p, (size_t)(e - p));
+                sid[e - p] = 0;
+        }
+        FrontAuth auth = front_authenticate(lt->kind, (const uint8_t *)lt->secret, lt->secret_len,
+                                            sid, headers, http_request_query(rq), body, body_len,
+                                            time(NULL), NULL);
+        if (auth != FRONT_AUTH_OK) {
+                /* A local twin answers as the vendor would, in its own envelope and words. */
+                TwinReply rp = {};
+                lt->kind->auth_error(front_auth_failure(auth), &rp);
+                front_reply(rq, rp.status, rp.headers, rp.body, request_id);
+                twin_reply_done(&rp);
+                return;
+        }
+        char mount[256];
+        snprintf(mount, sizeof(mount), "%s/s/%s", lt->base, sid);
+        FrontTarget t = {
+                .kind = lt->kind,
+                .tape = lt->tape,
+                .run_id = sid,
+                .mount_url = mount,
+                .rest = e,
+                .request_id = request_id,
+                .max_page = FRONT_EVENTS_PAGE_MAX,
+                .backend = {.call = local_call, .record = local_record, .userdata = lt},
+        };
+        front_serve(rq, &t);
+}
+
+LocalTwin *local_twin_free(LocalTwin *lt)
+{
+        if (!lt)
+                return NULL;
+        httpd_free(lt->httpd);
+        tape_free(lt->tape);
+        twin_free(lt->twin);
+        json_decref(lt->boot_seed);
+        if (lt->secret)
+                explicit_bzero(lt->secret, lt->secret_len);
+        free(lt->secret);
+        free(lt);
+        return NULL;
+}
+
+int local_twin_new(sd_event *e, const LocalTwinConfig *cfg, LocalTwin **ret, char *err,
+                   size_t errlen)
+{
+        assert(e && cfg && cfg->kind && cfg->secret && cfg->secret_len > 0 && cfg->host);
+        LocalTwin *lt = calloc(1, sizeof(*lt));
+        if (!lt)
+                return -ENOMEM;
+        lt->kind = cfg->kind;
+        lt->started = time(NULL);
+        lt->admin_token = cfg->admin_token;
+        lt->boot_seed = cfg->seed ? json_deep_copy(cfg->seed) : json_object();
+        lt->secret = malloc(cfg->secret_len + 1);
+        if (!lt->boot_seed || !lt->secret) {
+                local_twin_free(lt);
+                return -ENOMEM;
+        }
+        memcpy(lt->secret, cfg->secret, cfg->secret_len);
+        lt->secret[cfg->secret_len] = 0;
+        lt->secret_len = cfg->secret_len;
+        int r = twin_new(lt->kind, lt->boot_seed, &lt->twin, err, errlen);
+        if (r < 0) {
+                local_twin_free(lt);
+                return r;
+        }
+        r = tape_open(cfg->tape_path, &lt->tape);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot open the tape %s: %s",
+                         cfg->tape_path ? cfg->tape_path : "(a temporary file)", strerror(-r));
+                local_twin_free(lt);
+                return r;
+        }
+        HttpdConfig hc = {.address = cfg->host,
+                          .port = cfg->port,
+                          .max_body = LOCAL_MAX_BODY,
+                          .connection_limit = 256,
+                          .connection_timeout = 60,
+                          .refuse = refuse};
+        r = httpd_new(e, &hc, handle, lt, &lt->httpd);
+        if (r < 0) {
+                snprintf(err, errlen, "cannot listen on %s:%u: %s", cfg->host, cfg->port,
+                         strerror(-r));
+                local_twin_free(lt);
+                return r;
+        }
+        bool v6 = strchr(cfg->host, ':') != NULL;
+        snprintf(lt->base, sizeof(lt->base), "http://%s%s%s:%u", v6 ? "[" : "", cfg->host,
+                 v6 ? "]" : "", httpd_port(lt->httpd));
+        *ret = lt;
+        return 0;
+}
+
+const char *local_twin_base(const LocalTwin *lt)
+{
+        return lt->base;
+}
+
+const TwinKind *local_twin_kind(const LocalTwin *lt)
+{
+        return lt->kind;
+}
+
+size_t local_twin_tape_rows(const LocalTwin *lt)
+{
+        return tape_count(lt->tape);
+}
+
+json_t *local_twin_mint(LocalTwin *lt, const char *sid)
+{
+        return mint(lt, sid);
+}
+
+int local_twin_export(LocalTwin *lt, const char *sid, json_t **ret)
+{
+        TwinReply due = {};
+        int r = twin_advance(lt->twin, &due);
+        _cleanup_json_ json_t *events = TAKE_PTR(due.events);
+        twin_reply_done(&due);
+        if (r < 0)
+                return r;
+        if (json_array_size(events) > 0) {
+                char request_id[25], mount[128];
+                if (front_request_id(request_id) < 0)
+                        snprintf(request_id, sizeof(request_id), "req_finalize");
+                snprintf(mount, sizeof(mount), "/s/%s", sid);
+                FrontCall fc = {.twin = lt->kind->name,
+                                .run_id = sid,
+                                .request_id = request_id,
+                                .ts_usec = (int64_t)now_usec(CLOCK_REALTIME)};
+                size_t i;
+                json_t *ev;
+                json_array_foreach (events, i, ev) {
+                        _cleanup_json_ json_t *row = front_event_row(&fc, mount, ev);
+                        r = local_record(lt, row);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        json_t *world = json_deep_copy(twin_world(lt->twin));
+        if (!world)
+                return -ENOMEM;
+        *ret = world;
+        return 0;
+}
+
+char *local_images_dir(void)
+{
+        const char *env = getenv("POME_IMAGES_DIR");
+        if (env)
+                return strdup(env);
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n > 0) {
+                exe[n] = 0;
+                char *slash = strrchr(exe, '/');
+                if (slash)
+                        *slash = 0;
+                char *p;
+                if (asprintf(&p, "%s/../share/pome/sandbox-images", exe) >= 0) {
+                        if (access(p, R_OK) == 0)
+                                return p;
+                        free(p);
+                }
+        }
+        if (access(POME_SOURCE_DIR "/sandbox-images", R_OK) == 0)
+                return strdup(POME_SOURCE_DIR "/sandbox-images");
+        return strdup("/usr/share/pome/sandbox-images");
+}
+
+int local_seed_load(const char *twin, const char *name_or_path, json_t **ret, char *err,
+                    size_t errlen)
+{
+        _cleanup_free_ char *path = NULL;
+        if (strchr(name_or_path, '/') || endswith(name_or_path, ".json"))
+                path = strdup(name_or_path);
+        else {
+                _cleanup_free_ char *dir = local_images_dir();
+                if (!dir || asprintf(&path, "%s/%s/seeds/%s.json", dir, twin, name_or_path) < 0)
+                        path = NULL;
+        }
+        if (!path)
+                return -ENOMEM;
+        if (access(path, R_OK) < 0) {
+                int r = negative_errno();
+                snprintf(err, errlen, "cannot read seed %s: %s", path, strerror(-r));
+                return r == -ENOENT ? -ENOENT : -EINVAL;
+        }
+        json_error_t je;
+        json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+        if (!j || !json_is_object(j)) {
+                snprintf(err, errlen, "cannot load seed %s: %s", path,
+                         j ? "a seed is one JSON object" : je.text);
+                json_decref(j);
+                return -EINVAL;
+        }
+        *ret = j;
+        return 0;
+}

@@ -1,0 +1,1067 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `pome run TASK.md -- AGENT…`: a graded run of an agent against a task (CONTRACT.md "Task
+ * file"): the task is parsed here first (a bad one is refused naming file:line before
+ * anything starts), then each trial (cli/trial.c) gets a sandbox created from the task — or,
+ * with --local, twins served in-process — runs the agent with the sandbox's POME_* variables,
+ * is finalized and graded, and leaves a run directory. With --trials N the trials run as
+ * many at a time as the team's quota has free slots, never more (a full quota is waited
+ * out, never an error), and the result is the pass rate (pass@1) and pass^k, whether all k
+ * trials passed. `pome run show` reads a run back, from pomed or from its directory.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "cli/api.h"
+#include "cli/args.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/localtwin.h"
+#include "cli/output.h"
+#include "cli/report.h"
+#include "cli/trial.h"
+#include "common/fileio.h"
+#include "common/json-util.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
+#include "common/token.h"
+#include "common/util.h"
+#include "pods/grade/grade.h"
+
+#define TRIALS_MAX      1000u
+#define TASK_MAX_BYTES  (1u << 20)
+#define SIDECAR_MAX     (16u << 20)
+#define RUN_FILE_MAX    (64u << 20)
+#define PROGRESS_USEC   USEC_PER_SEC
+#define LOCAL_KEY_BYTES 32u
+#define LOCAL_AT_ONCE   8u    /* --local trials at a time: their twins and agents share this host */
+#define LIFETIME_MAX    1800u /* seconds: a sandbox's lifetime never exceeds this */
+#define DEFAULT_OUT_DIR "pome-runs"
+
+static const char help_run[] =
+        "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
+        "       pome run show ID|RUN_DIR [--json]\n"
+        "\n"
+        "Run an agent against a task and grade it. TASK.md is a task file (# Title,\n"
+        "## Prompt, ## Success Criteria, ## Config, ## Seed State; see `pome checks`\n"
+        "for the [code] sentences); it is checked first, and one that does not parse is\n"
+        "refused naming file:line (exit status 2). Then, per trial:\n"
+        "  1. a sandbox with the task's twins, booted from the task's seeds (each twin's\n"
+        "     default seed where the task has none), is created on pomed;\n"
+        "  2. AGENT_CMD runs with the sandbox's variables in its environment (those of\n"
+        "     `pome sandbox create --secrets-file`) and the prompt both in $POME_TASK and\n"
+        "     on its stdin, for at most the task's timeout (## Config timeout, default\n"
+        "     60 s): then its process group gets SIGTERM, and SIGKILL 5 s later; the run\n"
+        "     is still graded and the verdict says the agent timed out. Once the agent\n"
+        "     has exited, whatever it left running in its process group is killed;\n"
+        "  3. the sandbox is finalized: pomed grades it;\n"
+        "  4. the run directory is written (./pome-runs/<id>/ unless --out): task.md,\n"
+        "     <twin>.seed.json, <twin>.tape.jsonl, <twin>.final.json, verdict.json,\n"
+        "     summary.md (when pomed serves one), stdout.txt and stderr.txt (the\n"
+        "     agent's), meta.json (task, sandbox id, times, agent command and exit).\n"
+        "The verdict is printed as a table: each criterion's status, the grader's\n"
+        "reason and its evidence (JSON Pointers into <twin>.final.json, tape event ids).\n"
+        "\n"
+        "Options:\n"
+        "  --trials N             Run N independent trials, each in its own sandbox and\n"
+        "                         run directory (default: ## Config runs, else 1), as\n"
+        "                         many at once as the team's quota has free slots (GET\n"
+        "                         /v1/usage), never more; a trial that finds the quota\n"
+        "                         full waits for a slot. Prints the pass rate (pass@1)\n"
+        "                         and pass^k: whether all k = N trials passed. With\n"
+        "                         --local, at most 8 trials run at once.\n"
+        "  --local                No pomed, no account: the task's twins run inside pome\n"
+        "                         (as `pome twin start` runs one), each on a loopback\n"
+        "                         port, with their tapes in the run directory; at the end\n"
+        "                         each twin's world is exported and the run graded here,\n"
+        "                         with the library pomed grades with.\n"
+        "  --keep                 Leave the sandbox open for inspection instead of\n"
+        "                         finalizing it: no verdict then. Finalize it later with\n"
+        "                         `pome sandbox finalize ID`. One trial, not with --local.\n"
+        "  --out DIR              Put run directories in DIR/<id>/ (default: ./pome-runs).\n"
+        "  --quiet                No progress and no table: one result line.\n"
+        "  --json                 The result as JSON on stdout (every trial, its verdict,\n"
+        "                         pass@1 and pass^k), for CI.\n"
+        "  --api-url URL          Control API base URL (default: $POME_API_URL, else\n"
+        "                         control_url in <state dir>/pomed.json, else\n"
+        "                         http://127.0.0.1:7070).\n"
+        "  -h, --help             Show this help.\n"
+        "\n"
+        "The agent's environment: pome's own, less POME_API_KEY (the team key is not\n"
+        "the agent's) and any inherited sandbox variables, plus POME_AUTH_TOKEN,\n"
+        "POME_SESSION_ID, POME_TWIN_URL, POME_TWIN_NAMES, per twin POME_<TWIN>_REST_URL\n"
+        "and POME_<TWIN>_MCP_URL, POME_GITHUB_TOKEN, POME_SLACK_TOKEN,\n"
+        "POME_STRIPE_API_KEY and POME_STRIPE_API_BASE (for the task's twins), POME_TASK\n"
+        "(the prompt), POME_RUN_DIR (its run directory) and POME_TRIAL (1, 2…).\n"
+        "\n"
+        "Progress (the trial, the twin calls seen so far, the time) is shown on stderr\n"
+        "when it is a terminal; colours only on a terminal (NO_COLOR turns them off).\n"
+        "\n"
+        "Exit status: 0 when every trial passed (--keep: the agent ran and the sandbox\n"
+        "is open), 1 when a trial failed or was not graded, 2 for a usage error or a\n"
+        "task that does not parse, 3 and 4 as for every command (authentication,\n"
+        "quota refusals other than a full quota), 130 when interrupted (the agents are\n"
+        "killed and their sandboxes discarded).\n"
+        "\n"
+        "`pome run show ID` shows a sandbox through the control API (its record, verdict\n"
+        "and summary); `pome run show RUN_DIR` a run directory (meta.json, verdict.json,\n"
+        "summary.md).\n"
+        "\n"
+        "Examples:\n"
+        "  pome run examples/triage/task.md -- examples/triage/good-agent.sh\n"
+        "  pome run examples/triage/task.md --trials 5 -- node examples/triage/good-agent.mjs\n"
+        "  pome run examples/triage/task.md --local -- examples/triage/bad-agent.sh\n"
+        "  pome run examples/triage/task.md --json --quiet -- ./my-agent | jq .pass_at_1\n"
+        "  pome run show pome-runs/ses_abc123\n";
+
+enum {
+        OPT_TRIALS = ARGS_FIRST_OPTION,
+        OPT_LOCAL,
+        OPT_KEEP,
+        OPT_OUT,
+        OPT_QUIET,
+        OPT_JSON,
+        OPT_API_URL,
+};
+
+typedef struct Run {
+        RunPlan plan;
+        Config config;
+        GradeTask *task;
+        char *task_text;
+        size_t task_len;
+        char *sidecar_text;
+        size_t sidecar_len;
+        json_t *seeds;
+        char *out_dir;
+        Trial **trials;
+        unsigned n_trials, next, active, ended, concurrency;
+        bool local, keep, quiet, json, progress, color;
+        unsigned interrupts;
+        bool stopping;
+        uint64_t started_mono;
+        sd_event *event;
+        sd_event_source *progress_timer;
+        bool line_shown; /* a progress line is on the terminal */
+        uint8_t key[LOCAL_KEY_BYTES];
+} Run;
+
+/* The run whose lines say() prints (RunPlan.say has no userdata; pome runs one at a time). */
+static Run *current;
+
+static void clear_progress(Run *run)
+{
+        if (run->line_shown) {
+                fputs("\r\033[K", stderr);
+                run->line_shown = false;
+        }
+}
+
+/* RunPlan.say: one informational line on stderr, unless --quiet. */
+static void say_line(const char *line)
+{
+        if (!current || current->quiet)
+                return;
+        clear_progress(current);
+        fputs("pome run: ", stderr);
+        output_fputs_clean(line, stderr);
+        fputc('\n', stderr);
+}
+
+static void run_done(Run *run)
+{
+        for (unsigned i = 0; run->trials && i < run->n_trials; i++)
+                trial_free(run->trials[i]);
+        free(run->trials);
+        sd_event_source_disable_unref(run->progress_timer);
+        sd_event_unref(run->event);
+        grade_task_free(run->task);
+        free(run->task_text);
+        free(run->sidecar_text);
+        json_decref(run->seeds);
+        free(run->out_dir);
+        config_done(&run->config);
+        explicit_bzero(run->key, sizeof(run->key));
+}
+
+/* ---------------------------------------------------------------- the task */
+
+/* "<path>:LINE: …" messages, naming the file as the user gave it. */
+static int load_task(Run *run, const char *path)
+{
+        GradeError e = {};
+        int r = read_file_at(AT_FDCWD, path, TASK_MAX_BYTES, &run->task_text, &run->task_len);
+        if (r < 0) {
+                fprintf(stderr, "pome run: %s: %s\n", path,
+                        r == -EFBIG ? "larger than 1 MiB" : strerror(-r));
+                return r;
+        }
+        size_t n = strlen(path);
+        _cleanup_free_ char *side = NULL;
+        if (asprintf(&side, "%.*s.seed.json", (int)(n > 3 && endswith(path, ".md") ? n - 3 : n),
+                     path) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_t *sidecar = NULL;
+        r = read_file_at(AT_FDCWD, side, SIDECAR_MAX, &run->sidecar_text, &run->sidecar_len);
+        if (r >= 0) {
+                json_error_t je;
+                sidecar = json_loadb(run->sidecar_text, run->sidecar_len, JSON_REJECT_DUPLICATES,
+                                     &je);
+                if (!sidecar) {
+                        fprintf(stderr, "pome run: %s:%d: not valid JSON: %s\n", side, je.line,
+                                je.text);
+                        return -EINVAL;
+                }
+        } else if (r != -ENOENT) {
+                fprintf(stderr, "pome run: %s: %s\n", side, strerror(-r));
+                return r;
+        }
+        r = grade_task_parse(run->task_text, run->task_len, path, sidecar, &run->task, &e);
+        if (r < 0) {
+                fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
+                return r;
+        }
+        for (char **w = run->task->warnings; w && *w && !run->quiet; w++)
+                fprintf(stderr, "pome run: warning: %s\n", *w);
+        return 0;
+}
+
+/* The name of twin's default seed in its image.json ("default" when it says none). */
+static char *default_seed_name(const char *twin)
+{
+        _cleanup_free_ char *dir = local_images_dir(), *path = NULL;
+        if (!dir || asprintf(&path, "%s/%s/image.json", dir, twin) < 0)
+                return NULL;
+        _cleanup_json_ json_t *image = json_load_file(path, 0, NULL);
+        const char *name = json_get_str(image, "default_seed");
+        return strdup(name ? name : "default");
+}
+
+/*
+ * The seed of every twin: the task's, else the twin's default seed from the images. Sent to
+ * pomed inline, so the seed in the run directory is exactly the one the pod booted from, and
+ * a --local run boots from the same world.
+ */
+static int resolve_seeds(Run *run)
+{
+        run->seeds = json_object();
+        if (!run->seeds)
+                return -ENOMEM;
+        for (char **tw = run->task->twins; *tw; tw++) {
+                json_t *seed = json_object_get(run->task->seeds, *tw);
+                if (seed) {
+                        if (json_object_set(run->seeds, *tw, seed) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                _cleanup_free_ char *name = default_seed_name(*tw);
+                char err[400] = "";
+                if (!name)
+                        return -ENOMEM;
+                int r = local_seed_load(*tw, name, &seed, err, sizeof(err));
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        if (run->local) {
+                                fprintf(stderr, "pome run: the %s twin has no seed: %s\n", *tw,
+                                        err);
+                                return r;
+                        }
+                        /* pomed still boots it from its own default; the run directory then
+                         * lacks that seed, and `pome eval` says so */
+                        fprintf(stderr,
+                                "pome run: warning: %s; pomed boots the %s twin from its own "
+                                "default seed, which the run directory will not hold\n",
+                                err, *tw);
+                        continue;
+                }
+                if (json_object_set_new(run->seeds, *tw, seed) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* ---------------------------------------------------------------- progress */
+
+static unsigned terminal_width(void)
+{
+        struct winsize ws;
+        if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10)
+                return ws.ws_col;
+        return 80;
+}
+
+static void show_progress(Run *run)
+{
+        char line[1024];
+        size_t at = 0;
+        uint64_t elapsed = (now_usec(CLOCK_MONOTONIC) - run->started_mono) / USEC_PER_SEC;
+        char d[32];
+        output_duration(elapsed, d);
+        at += (size_t)snprintf(line + at, sizeof(line) - at, "[%s]", d);
+        if (run->n_trials > 1)
+                at += (size_t)snprintf(line + at, sizeof(line) - at, " %u/%u done", run->ended,
+                                       run->n_trials);
+        for (unsigned i = 0; i < run->n_trials && at < sizeof(line); i++) {
+                Trial *t = run->trials[i];
+                char calls[256];
+                const char *sid = trial_sid(t) ? trial_sid(t) : "";
+                switch (trial_phase(t)) {
+                case TRIAL_WAITING_SLOT:
+                        at += (size_t)snprintf(line + at, sizeof(line) - at,
+                                               " · #%u waiting for a slot", i + 1);
+                        break;
+                case TRIAL_AGENT:
+                        trial_progress(t, calls, sizeof(calls));
+                        if (run->n_trials == 1)
+                                at += (size_t)snprintf(line + at, sizeof(line) - at,
+                                                       " %s: agent running, twin calls: %s", sid,
+                                                       calls[0] ? calls : "-");
+                        else
+                                at += (size_t)snprintf(line + at, sizeof(line) - at, " · #%u %s",
+                                                       i + 1, calls[0] ? calls : "starting");
+                        break;
+                case TRIAL_GRADING:
+                        at += (size_t)snprintf(line + at, sizeof(line) - at, " · #%u grading",
+                                               i + 1);
+                        break;
+                case TRIAL_PENDING:
+                case TRIAL_DONE:
+                        break;
+                }
+        }
+        /* one terminal line, or \r no longer returns to its start; bytes bound the width
+         * (a "·" is two of them), cut where a character starts */
+        size_t width = terminal_width() - 1;
+        if (strlen(line) > width) {
+                while (width > 0 && ((unsigned char)line[width] & 0xc0) == 0x80)
+                        width--;
+                line[width] = 0;
+        }
+        fputs("\r\033[K", stderr);
+        output_fputs_clean(line, stderr);
+        fflush(stderr);
+        run->line_shown = true;
+}
+
+static int on_progress(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+{
+        Run *run = userdata;
+        show_progress(run);
+        (void)sd_event_source_set_time_relative(s, PROGRESS_USEC);
+        return 0;
+}
+
+/* ---------------------------------------------------------------- scheduling */
+
+static bool trial_passed(const Trial *t)
+{
+        return trial_outcome(t) == TRIAL_GRADED && report_verdict_passed(trial_verdict(t));
+}
+
+/* "agent exited 0", "agent timed out after 3s (SIGTERM to its process group…)" */
+static void describe_agent(const Trial *t, char *buf, size_t len)
+{
+        const AgentResult *a = trial_agent(t);
+        if (!a) {
+                snprintf(buf, len, "the agent did not run");
+                return;
+        }
+        char d[32];
+        output_duration((a->duration_usec + USEC_PER_SEC / 2) / USEC_PER_SEC, d);
+        if (a->timed_out && a->killed)
+                snprintf(buf, len,
+                         "the agent timed out after %us (its process group got SIGTERM, then "
+                         "SIGKILL %us later); graded as it stood",
+                         current->task->timeout_sec, TRIAL_KILL_GRACE_SEC);
+        else if (a->timed_out)
+                snprintf(buf, len,
+                         "the agent timed out after %us (its process group got SIGTERM); "
+                         "graded as it stood",
+                         current->task->timeout_sec);
+        else if (a->signal)
+                snprintf(buf, len, "the agent was killed by SIG%s after %s",
+                         sigabbrev_np(a->signal) ? sigabbrev_np(a->signal) : "?", d);
+        else
+                snprintf(buf, len, "the agent exited with status %d after %s", a->exit_code, d);
+}
+
+/* One line for a finished trial of several. */
+static void print_trial_line(Run *run, Trial *t)
+{
+        char agent[256];
+        describe_agent(t, agent, sizeof(agent));
+        clear_progress(run);
+        printf("Trial %u/%u ", trial_number(t), run->n_trials);
+        output_fputs_clean(trial_sid(t) ? trial_sid(t) : "-", stdout);
+        fputs(": ", stdout);
+        switch (trial_outcome(t)) {
+        case TRIAL_GRADED: {
+                const json_t *v = trial_verdict(t);
+                const char *state = report_verdict_state(v);
+                const json_t *score = json_object_get(v, "score");
+                if (run->color)
+                        fputs(trial_passed(t) ? "\033[32m" : "\033[31m", stdout);
+                for (const char *p = state; *p; p++)
+                        putchar(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+                if (run->color)
+                        fputs("\033[0m", stdout);
+                if (json_is_number(score))
+                        printf(" (score %.1f%%)", json_number_value(score));
+                size_t i;
+                json_t *c;
+                json_array_foreach (json_object_get(v, "criteria"), i, c) {
+                        const char *st = json_get_str(c, "status");
+                        if (!json_is_true(json_object_get(c, "scored")) || streq_ptr(st, "passed"))
+                                continue;
+                        fputs("\n    ", stdout);
+                        output_fputs_clean(st, stdout);
+                        fputs(": ", stdout);
+                        output_fputs_clean(json_get_str(c, "text"), stdout);
+                }
+                break;
+        }
+        case TRIAL_KEPT:
+                fputs("kept open, not graded", stdout);
+                break;
+        case TRIAL_FAILED:
+                fputs("not graded: ", stdout);
+                output_fputs_clean(trial_error(t), stdout);
+                break;
+        case TRIAL_INTERRUPTED:
+                fputs("interrupted", stdout);
+                break;
+        }
+        fputs("\n    ", stdout);
+        output_fputs_clean(agent, stdout);
+        if (trial_dir(t)) {
+                fputs("; ", stdout);
+                output_fputs_clean(trial_dir(t), stdout);
+        }
+        putchar('\n');
+        fflush(stdout);
+}
+
+static void schedule(Run *run);
+
+static void on_trial_done(Trial *t, void *userdata)
+{
+        Run *run = userdata;
+        run->active--;
+        run->ended++;
+        if (trial_fatal(t))
+                run->stopping = true; /* the next trial would fail the same way */
+        if (run->n_trials > 1 && !run->quiet && !run->json)
+                print_trial_line(run, t);
+        schedule(run);
+}
+
+static void schedule(Run *run)
+{
+        while (!run->stopping && run->active < run->concurrency && run->next < run->n_trials) {
+                Trial *t = run->trials[run->next++];
+                run->active++;
+                trial_start(t);
+        }
+        if (run->active == 0 && (run->stopping || run->next == run->n_trials))
+                (void)sd_event_exit(run->event, 0);
+}
+
+static int on_signal(sd_event_source *s _unused_, const struct signalfd_siginfo *si, void *userdata)
+{
+        Run *run = userdata;
+        run->interrupts++;
+        run->stopping = true;
+        say_line(run->interrupts == 1
+                         ? (si->ssi_signo == SIGINT ? "interrupted: stopping the agents and "
+                                                      "discarding their sandboxes (again: kill "
+                                                      "at once)"
+                                                    : "terminated: stopping the agents and "
+                                                      "discarding their sandboxes")
+                         : "killing the agents now");
+        for (unsigned i = 0; i < run->next; i++)
+                if (trial_phase(run->trials[i]) != TRIAL_DONE)
+                        trial_interrupt(run->trials[i], run->interrupts > 1);
+        schedule(run);
+        return 0;
+}
+
+/* How many trials to run at once: the free slots of the team (GET /v1/usage), at least 1. */
+static int pick_concurrency(Run *run)
+{
+        if (run->local) {
+                run->concurrency = run->n_trials < LOCAL_AT_ONCE ? run->n_trials : LOCAL_AT_ONCE;
+                return 0;
+        }
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        int r = api_call(&run->config, "GET", "/v1/usage", NULL, &reply);
+        if (r < 0)
+                return api_exit_status(r, &reply);
+        json_int_t free_slots =
+                json_integer_value(json_object_get(reply.json, "sessions_remaining"));
+        run->concurrency = free_slots < 1                           ? 1
+                           : (json_int_t)run->n_trials < free_slots ? run->n_trials
+                                                                    : (unsigned)free_slots;
+        if (run->n_trials > 1 && !run->quiet)
+                fprintf(stderr,
+                        "pome run: %u trials, %u at a time (%" JSON_INTEGER_FORMAT
+                        " of %" JSON_INTEGER_FORMAT " slots free)\n",
+                        run->n_trials, run->concurrency, free_slots,
+                        json_integer_value(json_object_get(reply.json, "sessions_quota")));
+        return 0;
+}
+
+/* ---------------------------------------------------------------- the result */
+
+static json_t *trial_json(const Trial *t)
+{
+        const json_t *meta = trial_meta(t);
+        const json_t *v = trial_verdict(t);
+        return json_pack("{s:I, s:s?, s:s?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:s?, s:O?}",
+                         "trial", (json_int_t)trial_number(t), "session_id", trial_sid(t),
+                         "run_dir", trial_dir(t), "outcome", json_object_get(meta, "outcome"),
+                         "state", json_object_get(v, "state"), "passed",
+                         json_object_get(v, "passed"), "score", json_object_get(v, "score"),
+                         "counts", json_object_get(v, "counts"), "graded_by",
+                         json_object_get(meta, "graded_by"), "agent",
+                         json_object_get(meta, "agent"), "error", trial_error(t), "verdict", v);
+}
+
+static int exit_status(Run *run, unsigned *ret_passed)
+{
+        unsigned passed = 0;
+        int code = POME_EXIT_OK;
+        for (unsigned i = 0; i < run->next; i++) {
+                Trial *t = run->trials[i];
+                if (trial_passed(t))
+                        passed++;
+                else if (trial_outcome(t) == TRIAL_FAILED && code == POME_EXIT_OK)
+                        code = trial_exit_status(t) ? trial_exit_status(t) : POME_EXIT_ERROR;
+                else if (trial_outcome(t) == TRIAL_GRADED && code == POME_EXIT_OK)
+                        code = POME_EXIT_ERROR;
+        }
+        if (run->next < run->n_trials && code == POME_EXIT_OK)
+                code = POME_EXIT_ERROR;
+        *ret_passed = passed;
+        return run->interrupts ? POME_EXIT_INTERRUPTED : code;
+}
+
+static int print_result(Run *run, int code, unsigned passed)
+{
+        double rate = (double)passed / (double)run->n_trials;
+        bool all = passed == run->n_trials;
+        /* "error": some trial has no verdict (or never started); "fail": all graded, not all
+         * passed */
+        bool ungraded = run->next < run->n_trials;
+        for (unsigned i = 0; i < run->next; i++)
+                ungraded = ungraded || trial_outcome(run->trials[i]) == TRIAL_FAILED;
+        const char *word = run->interrupts                     ? "interrupted"
+                           : run->keep && code == POME_EXIT_OK ? "kept"
+                           : code == POME_EXIT_OK              ? "pass"
+                           : ungraded                          ? "error"
+                                                               : "fail";
+        if (run->json) {
+                _cleanup_json_ json_t *trials = json_array(), *twins = json_array();
+                for (char **tw = run->task->twins; twins && *tw; tw++)
+                        json_array_append_new(twins, json_string(*tw));
+                for (unsigned i = 0; trials && i < run->next; i++)
+                        json_array_append_new(trials, trial_json(run->trials[i]));
+                _cleanup_json_ json_t *j = json_pack(
+                        "{s:{s:s, s:s, s:O}, s:s, s:s, s:i, s:I, s:I, s:f, s:i, s:O}", "task",
+                        "path", run->plan.task_path, "title", run->task->title, "twins", twins,
+                        "mode", run->local ? "local" : "sandbox", "result", word, "exit_status",
+                        code, "k", (json_int_t)run->n_trials, "passed", (json_int_t)passed,
+                        "pass_at_1", rate, "pass_hat_k", all ? 1 : 0, "trials", trials);
+                /* 6 significant digits for people reading rates; verdict.json keeps the rest */
+                if (!j || json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) < 0 ||
+                    fputc('\n', stdout) == EOF)
+                        return -EIO;
+                return 0;
+        }
+        if (run->quiet) {
+                printf("%s: %s", word, run->task->title);
+                if (run->n_trials > 1)
+                        printf(" (%u/%u trials passed, pass^%u = %d)", passed, run->n_trials,
+                               run->n_trials, all ? 1 : 0);
+                putchar('\n');
+                return 0;
+        }
+        clear_progress(run);
+        if (run->n_trials == 1) {
+                Trial *t = run->trials[0];
+                char agent[256];
+                if (!trial_sid(t))
+                        return 0; /* nothing ran; the error was said */
+                describe_agent(t, agent, sizeof(agent));
+                printf("%s %s: ", run->local ? "Local run" : "Sandbox", trial_sid(t));
+                output_fputs_clean(agent, stdout);
+                putchar('\n');
+                if (trial_dir(t)) {
+                        fputs("Run directory: ", stdout);
+                        output_fputs_clean(trial_dir(t), stdout);
+                        putchar('\n');
+                }
+                switch (trial_outcome(t)) {
+                case TRIAL_GRADED:
+                        if (streq_ptr(trial_graded_by(t), "pome") && !run->local)
+                                puts("Graded by pome from the run directory (pomed wrote no "
+                                     "verdict).");
+                        return report_verdict(stdout, trial_verdict(t), run->color);
+                case TRIAL_KEPT:
+                        printf("No verdict: the sandbox is still open (--keep), ungraded.\n"
+                               "  Inspect it:  pome sandbox get %s (its twins answer as "
+                               "before)\n"
+                               "  Grade it:    pome sandbox finalize %s, then pome run show "
+                               "%s\n"
+                               "  Or drop it:  pome sandbox stop %s --discard\n",
+                               trial_sid(t), trial_sid(t), trial_sid(t), trial_sid(t));
+                        return 0;
+                case TRIAL_FAILED:
+                        fputs("No verdict: ", stdout);
+                        output_fputs_clean(trial_error(t), stdout);
+                        putchar('\n');
+                        return 0;
+                case TRIAL_INTERRUPTED:
+                        puts("No verdict: interrupted; the sandbox was discarded.");
+                        return 0;
+                }
+                return 0;
+        }
+        printf("%u trials: %u passed, %u did not · pass@1 = %.2f · pass^%u = %d (%s)\n",
+               run->n_trials, passed, run->n_trials - passed, rate, run->n_trials, all ? 1 : 0,
+               all ? "every trial passed" : "not every trial passed");
+        return 0;
+}
+
+/* ---------------------------------------------------------------- pome run */
+
+static int parse_run(Run *run, int argc, char **argv, const char **ret_task, char ***ret_agent,
+                     const char **ret_api_url, const char **ret_out, unsigned *ret_trials)
+{
+        static const ArgOption options[] = {
+                {"trials", OPT_TRIALS, true},   {"local", OPT_LOCAL, false},
+                {"keep", OPT_KEEP, false},      {"out", OPT_OUT, true},
+                {"quiet", OPT_QUIET, false},    {"json", OPT_JSON, false},
+                {"api-url", OPT_API_URL, true},
+        };
+        int dashdash = argc;
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--")) {
+                        dashdash = i;
+                        break;
+                }
+        ArgParser p;
+        const char *v;
+        int r;
+        unsigned long long n;
+        args_init(&p, dashdash, argv, 1, options, ELEMENTSOF(options), "run");
+        while ((r = args_next(&p, &v)) != ARGS_END) {
+                switch (r) {
+                case ARGS_HELP:
+                        fputs(help_run, stdout);
+                        return 1;
+                case ARGS_POSITIONAL:
+                        if (*ret_task)
+                                return args_error("run",
+                                                  "unexpected argument '%s': put the agent "
+                                                  "command after --",
+                                                  v);
+                        *ret_task = v;
+                        break;
+                case OPT_TRIALS:
+                        if (args_parse_uint(v, 1, TRIALS_MAX, &n) < 0)
+                                return args_error("run", "invalid --trials '%s': 1 to %u", v,
+                                                  TRIALS_MAX);
+                        *ret_trials = (unsigned)n;
+                        break;
+                case OPT_LOCAL:
+                        run->local = true;
+                        break;
+                case OPT_KEEP:
+                        run->keep = true;
+                        break;
+                case OPT_OUT:
+                        if (!*v)
+                                return args_error("run", "--out needs a directory");
+                        *ret_out = v;
+                        break;
+                case OPT_QUIET:
+                        run->quiet = true;
+                        break;
+                case OPT_JSON:
+                        run->json = true;
+                        break;
+                case OPT_API_URL:
+                        *ret_api_url = v;
+                        break;
+                default:
+                        return r;
+                }
+        }
+        if (!*ret_task)
+                return args_error("run", "missing the task file (TASK.md)");
+        if (dashdash >= argc - 1)
+                return args_error("run",
+                                  "missing the agent command: pome run %s -- AGENT_CMD "
+                                  "[ARGS...]",
+                                  *ret_task);
+        if (run->keep && run->local)
+                return args_error("run", "--keep leaves a sandbox open; --local has none (its "
+                                         "twins end with pome)");
+        if (run->keep && *ret_trials > 1)
+                return args_error("run", "--keep runs one trial: the kept sandboxes would hold "
+                                         "every slot");
+        *ret_agent = argv + dashdash + 1;
+        return 0;
+}
+
+static int run_command(int argc, char **argv)
+{
+        _cleanup_(run_done) Run run = {};
+        const char *task_path = NULL, *api_url = NULL, *out = DEFAULT_OUT_DIR;
+        char **agent = NULL;
+        unsigned trials = 0;
+        int r;
+
+        r = parse_run(&run, argc, argv, &task_path, &agent, &api_url, &out, &trials);
+        if (r != 0)
+                return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
+        current = &run;
+        if (load_task(&run, task_path) < 0)
+                return POME_EXIT_USAGE;
+        if (trials == 0)
+                trials = run.task->runs ? run.task->runs : 1;
+        if (run.keep && trials > 1) {
+                args_error("run",
+                           "--keep runs one trial, and the task asks for %u (## Config "
+                           "runs): pass --trials 1",
+                           trials);
+                return POME_EXIT_USAGE;
+        }
+        if (!run.local && run.task->timeout_sec >= LIFETIME_MAX && !run.quiet)
+                fprintf(stderr,
+                        "pome run: warning: the task's timeout (%us) is not shorter than a "
+                        "sandbox's lifetime (%us at most): the sandbox may expire before the "
+                        "agent does, and an expired run is not graded\n",
+                        run.task->timeout_sec, LIFETIME_MAX);
+        r = resolve_seeds(&run);
+        if (r < 0)
+                return r == -ENOMEM ? POME_EXIT_ERROR : POME_EXIT_USAGE;
+        if (!run.local) {
+                r = config_load(api_url, &run.config);
+                if (r < 0)
+                        return api_exit_status(r, NULL);
+        } else if (token_random_bytes(run.key, sizeof(run.key)) < 0)
+                return POME_EXIT_ERROR;
+
+        r = mkdir_p(out, 0755);
+        char abs[PATH_MAX];
+        if (r < 0 || !realpath(out, abs)) {
+                fprintf(stderr, "pome run: cannot create %s: %s\n", out,
+                        strerror(r < 0 ? -r : errno));
+                return POME_EXIT_ERROR;
+        }
+        run.out_dir = strdup(abs);
+        run.n_trials = trials;
+        run.trials = calloc(trials, sizeof(Trial *));
+        if (!run.out_dir || !run.trials)
+                return POME_EXIT_ERROR;
+        run.color = report_use_color(stdout);
+        run.progress = !run.quiet && isatty(STDERR_FILENO);
+
+        /* SIGCHLD for the agents' child sources, SIGINT/SIGTERM for the loop: blocked before
+         * any thread (libcurl's resolver) exists, so every thread inherits the mask */
+        sigset_t ss;
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGCHLD);
+        sigaddset(&ss, SIGINT);
+        sigaddset(&ss, SIGTERM);
+        sigprocmask(SIG_BLOCK, &ss, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        r = sd_event_new(&run.event);
+        if (r < 0)
+                return POME_EXIT_ERROR;
+        if (sd_event_add_signal(run.event, NULL, SIGINT, on_signal, &run) < 0 ||
+            sd_event_add_signal(run.event, NULL, SIGTERM, on_signal, &run) < 0)
+                return POME_EXIT_ERROR;
+
+        run.plan = (RunPlan){
+                .event = run.event,
+                .config = run.local ? NULL : &run.config,
+                .task = run.task,
+                .task_path = task_path,
+                .task_text = run.task_text,
+                .task_len = run.task_len,
+                .sidecar_text = run.sidecar_text,
+                .sidecar_len = run.sidecar_len,
+                .seeds = run.seeds,
+                .agent_argv = agent,
+                .out_dir = run.out_dir,
+                .n_trials = trials,
+                .keep = run.keep,
+                .send_task_markdown = true,
+                .local_key = run.key,
+                .local_key_len = sizeof(run.key),
+                .announce = !run.quiet,
+                .say = say_line,
+        };
+        for (unsigned i = 0; i < trials; i++) {
+                run.trials[i] = trial_new(&run.plan, i + 1, on_trial_done, &run);
+                if (!run.trials[i])
+                        return POME_EXIT_ERROR;
+        }
+        r = pick_concurrency(&run);
+        if (r != 0)
+                return r;
+
+        run.started_mono = now_usec(CLOCK_MONOTONIC);
+        if (run.progress &&
+            sd_event_add_time_relative(run.event, &run.progress_timer, CLOCK_MONOTONIC,
+                                       PROGRESS_USEC, 0, on_progress, &run) >= 0)
+                (void)sd_event_source_set_enabled(run.progress_timer, SD_EVENT_ON);
+        schedule(&run);
+        r = sd_event_loop(run.event);
+        clear_progress(&run);
+        if (r < 0) {
+                fprintf(stderr, "pome run: the event loop failed: %s\n", strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        unsigned passed;
+        int code = exit_status(&run, &passed);
+        if (print_result(&run, code, passed) < 0)
+                return POME_EXIT_ERROR;
+        current = NULL;
+        return code;
+}
+
+/* ---------------------------------------------------------------- pome run show */
+
+static bool sandbox_id_valid(const char *id)
+{
+        size_t n = strlen(id);
+        if (n == 0 || n > 128)
+                return false;
+        for (const char *p = id; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+                        return false;
+        return true;
+}
+
+static char *read_in(const char *dir, const char *name)
+{
+        _cleanup_free_ char *path = NULL;
+        char *text = NULL;
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return NULL;
+        if (read_file_at(AT_FDCWD, path, RUN_FILE_MAX, &text, NULL) < 0)
+                return NULL;
+        return text;
+}
+
+static void print_summary(const char *text)
+{
+        if (!text) {
+                puts("\nNo summary.");
+                return;
+        }
+        puts("\nSummary:");
+        /* Markdown is text for a terminal too; only control characters are dropped */
+        for (const char *l = text; *l;) {
+                const char *e = strchrnul(l, '\n');
+                _cleanup_free_ char *line = strndup(l, (size_t)(e - l));
+                fputs("  ", stdout);
+                output_fputs_clean(line, stdout);
+                putchar('\n');
+                l = *e ? e + 1 : e;
+        }
+}
+
+static int show_dir(const char *dir, bool json)
+{
+        _cleanup_free_ char *meta_text = read_in(dir, "meta.json");
+        _cleanup_free_ char *verdict_text = read_in(dir, "verdict.json");
+        _cleanup_free_ char *summary = read_in(dir, "summary.md");
+        _cleanup_json_ json_t *meta = meta_text ? json_loads(meta_text, 0, NULL) : NULL;
+        _cleanup_json_ json_t *verdict = verdict_text ? json_loads(verdict_text, 0, NULL) : NULL;
+        if (!meta && !verdict) {
+                fprintf(stderr, "pome run show: %s holds neither meta.json nor verdict.json\n",
+                        dir);
+                return POME_EXIT_ERROR;
+        }
+        if (json) {
+                _cleanup_json_ json_t *j =
+                        json_pack("{s:s, s:O?, s:O?, s:s?}", "run_dir", dir, "meta", meta,
+                                  "verdict", verdict, "summary", summary);
+                return j && output_json(j) >= 0 ? POME_EXIT_OK : POME_EXIT_ERROR;
+        }
+        const json_t *agent = json_object_get(meta, "agent");
+        printf("Run %s\n", dir);
+        if (meta) {
+                const json_t *task = json_object_get(meta, "task");
+                printf("  %-12s ", "Task:");
+                output_fputs_clean(json_get_str(task, "title"), stdout);
+                fputs(" (", stdout);
+                output_fputs_clean(json_get_str(task, "path"), stdout);
+                puts(")");
+                printf("  %-12s ", "Session:");
+                output_fputs_clean(json_get_str(meta, "session_id"), stdout);
+                fputs(" (", stdout);
+                output_fputs_clean(json_get_str(meta, "mode"), stdout);
+                printf(", trial %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT ")\n",
+                       json_integer_value(json_object_get(meta, "trial")),
+                       json_integer_value(json_object_get(meta, "trials")));
+                printf("  %-12s ", "Started:");
+                output_fputs_clean(json_get_str(meta, "started_at"), stdout);
+                printf("\n  %-12s ", "Ended:");
+                output_fputs_clean(json_get_str(meta, "ended_at"), stdout);
+                printf("\n  %-12s ", "Outcome:");
+                output_fputs_clean(json_get_str(meta, "outcome"), stdout);
+                if (json_get_str(meta, "error")) {
+                        fputs(": ", stdout);
+                        output_fputs_clean(json_get_str(meta, "error"), stdout);
+                }
+                printf("\n  %-12s ", "Agent:");
+                _cleanup_free_ char *argv = json_dumps(json_object_get(agent, "argv"), 0);
+                output_fputs_clean(argv, stdout);
+                if (json_is_integer(json_object_get(agent, "exit_code")))
+                        printf(", exit status %" JSON_INTEGER_FORMAT,
+                               json_integer_value(json_object_get(agent, "exit_code")));
+                if (json_get_str(agent, "signal")) {
+                        fputs(", killed by ", stdout);
+                        output_fputs_clean(json_get_str(agent, "signal"), stdout);
+                }
+                if (json_is_true(json_object_get(agent, "timed_out")))
+                        printf(", timed out after %" JSON_INTEGER_FORMAT "s",
+                               json_integer_value(json_object_get(agent, "timeout_seconds")));
+                putchar('\n');
+        }
+        if (verdict) {
+                if (report_verdict(stdout, verdict, report_use_color(stdout)) < 0)
+                        return POME_EXIT_ERROR;
+        } else
+                puts("No verdict.json: the run was not graded.");
+        print_summary(summary);
+        return POME_EXIT_OK;
+}
+
+static int show_sandbox(const char *id, const char *api_url, bool json)
+{
+        _cleanup_(config_done) Config config = {};
+        _cleanup_(api_reply_done) ApiReply rec = {}, ver = {}, sum = {};
+        _cleanup_free_ char *e = client_escape(id), *base = NULL, *vpath = NULL, *spath = NULL;
+        int r = config_load(api_url, &config);
+        if (r < 0)
+                return api_exit_status(r, NULL);
+        if (!e || asprintf(&base, "/v1/sandboxes/%s", e) < 0 ||
+            asprintf(&vpath, "%s/verdict", base) < 0 || asprintf(&spath, "%s/summary", base) < 0)
+                return POME_EXIT_ERROR;
+        r = api_call(&config, "GET", base, NULL, &rec);
+        if (r < 0)
+                return api_exit_status(r, &rec);
+        int rv = api_call(&config, "GET", vpath, NULL, &ver);
+        if (rv < 0 && !(rv == -EREMOTEIO && ver.status == 404))
+                return api_exit_status(rv, &ver);
+        int rs = api_request(&config, "GET", spath, NULL, API_ANY_BODY, &sum);
+        if (rs < 0 && !(rs == -EREMOTEIO && sum.status == 404))
+                return api_exit_status(rs, &sum);
+        const json_t *verdict = rv >= 0 ? ver.json : NULL;
+        const char *summary = rs >= 0 ? sum.body : NULL;
+        if (json) {
+                _cleanup_json_ json_t *j = json_pack("{s:O, s:O?, s:s?}", "sandbox", rec.json,
+                                                     "verdict", verdict, "summary", summary);
+                return j && output_json(j) >= 0 ? POME_EXIT_OK : POME_EXIT_ERROR;
+        }
+        const json_t *s = rec.json;
+        fputs("Sandbox ", stdout);
+        output_fputs_clean(json_get_str(s, "session_id"), stdout);
+        fputs(": ", stdout);
+        output_fputs_clean(json_get_str(s, "state"), stdout);
+        if (json_get_str(s, "reason")) {
+                fputs(" (", stdout);
+                output_fputs_clean(json_get_str(s, "reason"), stdout);
+                fputc(')', stdout);
+        }
+        printf("\n  %-12s ", "Task:");
+        output_fputs_clean(json_get_str(s, "task") ?: "(none)", stdout);
+        printf("\n  %-12s ", "Created:");
+        output_fputs_clean(json_get_str(s, "created_at"), stdout);
+        printf("\n  %-12s ", "Ended:");
+        output_fputs_clean(json_get_str(s, "ended_at") ?: "(open)", stdout);
+        putchar('\n');
+        if (verdict) {
+                if (report_verdict(stdout, verdict, report_use_color(stdout)) < 0)
+                        return POME_EXIT_ERROR;
+        } else {
+                fputs("No verdict: ", stdout);
+                output_fputs_clean(ver.error_message ? ver.error_message : "none", stdout);
+                putchar('\n');
+        }
+        if (summary)
+                print_summary(summary);
+        else {
+                fputs("\nNo summary: ", stdout);
+                output_fputs_clean(sum.error_message ? sum.error_message : "none", stdout);
+                putchar('\n');
+        }
+        return POME_EXIT_OK;
+}
+
+static int run_show(int argc, char **argv)
+{
+        static const ArgOption options[] = {
+                {"json", OPT_JSON, false},
+                {"api-url", OPT_API_URL, true},
+        };
+        const char *what = NULL, *api_url = NULL, *v;
+        bool json = false;
+        ArgParser p;
+        int r;
+        args_init(&p, argc, argv, 1, options, ELEMENTSOF(options), "run show");
+        while ((r = args_next(&p, &v)) != ARGS_END) {
+                switch (r) {
+                case ARGS_HELP:
+                        fputs(help_run, stdout);
+                        return POME_EXIT_OK;
+                case ARGS_POSITIONAL:
+                        if (what) {
+                                args_error("run show", "unexpected argument '%s'", v);
+                                return POME_EXIT_USAGE;
+                        }
+                        what = v;
+                        break;
+                case OPT_JSON:
+                        json = true;
+                        break;
+                case OPT_API_URL:
+                        api_url = v;
+                        break;
+                default:
+                        return POME_EXIT_USAGE;
+                }
+        }
+        if (!what) {
+                args_error("run show", "missing a sandbox ID or a run directory");
+                return POME_EXIT_USAGE;
+        }
+        struct stat st;
+        if (stat(what, &st) == 0 && S_ISDIR(st.st_mode))
+                return show_dir(what, json);
+        if (strchr(what, '/') || !sandbox_id_valid(what)) {
+                fprintf(stderr, "pome run show: %s is neither a run directory nor a sandbox id\n",
+                        what);
+                return POME_EXIT_USAGE;
+        }
+        return show_sandbox(what, api_url, json);
+}
+
+int cmd_run(int argc, char **argv)
+{
+        if (argc >= 2 && streq(argv[1], "show"))
+                return run_show(argc - 1, argv + 1);
+        return run_command(argc, argv);
+}

@@ -1,0 +1,922 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli/trial.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/api.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/localtwin.h"
+#include "cli/secrets.h"
+#include "common/fileio.h"
+#include "common/json-util.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
+#include "common/token.h"
+#include "common/util.h"
+
+#define SLOT_RETRY_FIRST_USEC (500 * USEC_PER_MSEC) /* a full quota: first retry */
+#define SLOT_RETRY_MAX_USEC   (3 * USEC_PER_SEC)    /* … backing off to this */
+#define TAPE_PAGE             1000                  /* rows per /events page */
+#define TASK_NAME_MAX         200                   /* bytes pomed takes as a sandbox's task */
+#define LOCAL_TOKEN_TTL_SEC   (24 * 3600)
+
+extern char **environ;
+
+struct Trial {
+        RunPlan *plan;
+        unsigned number;
+        TrialPhase phase;
+        TrialOutcome outcome;
+        char *sid;
+        char *dir;
+        json_t *created; /* the create answer (secrets), or its shape for in-process twins */
+        LocalTwin *twins[3];
+        size_t n_twins;
+        Agent *agent;
+        AgentResult agent_result;
+        bool agent_exited;
+        json_t *verdict;
+        const char *graded_by;
+        char *error;
+        int exit_status;
+        bool fatal;
+        bool interrupted;
+        bool said_waiting;
+        uint64_t retry_usec;
+        sd_event_source *retry, *defer;
+        uint64_t started_usec, ended_usec;
+        json_t *meta;
+        TrialDoneFn done;
+        void *userdata;
+};
+
+Trial *trial_new(RunPlan *plan, unsigned number, TrialDoneFn done, void *userdata)
+{
+        Trial *t = calloc(1, sizeof(*t));
+        if (!t)
+                return NULL;
+        *t = (Trial){.plan = plan, .number = number, .done = done, .userdata = userdata};
+        return t;
+}
+
+static void stop_twins(Trial *t)
+{
+        for (size_t i = 0; i < t->n_twins; i++)
+                t->twins[i] = local_twin_free(t->twins[i]);
+        t->n_twins = 0;
+}
+
+Trial *trial_free(Trial *t)
+{
+        if (!t)
+                return NULL;
+        agent_free(t->agent);
+        stop_twins(t);
+        sd_event_source_disable_unref(t->retry);
+        sd_event_source_disable_unref(t->defer);
+        json_decref(t->created);
+        json_decref(t->verdict);
+        json_decref(t->meta);
+        free(t->sid);
+        free(t->dir);
+        free(t->error);
+        free(t);
+        return NULL;
+}
+
+TrialPhase trial_phase(const Trial *t)
+{
+        return t->phase;
+}
+TrialOutcome trial_outcome(const Trial *t)
+{
+        return t->outcome;
+}
+unsigned trial_number(const Trial *t)
+{
+        return t->number;
+}
+const char *trial_sid(const Trial *t)
+{
+        return t->sid;
+}
+const char *trial_dir(const Trial *t)
+{
+        return t->dir;
+}
+const json_t *trial_verdict(const Trial *t)
+{
+        return t->verdict;
+}
+const char *trial_graded_by(const Trial *t)
+{
+        return t->graded_by;
+}
+const char *trial_error(const Trial *t)
+{
+        return t->error;
+}
+int trial_exit_status(const Trial *t)
+{
+        return t->exit_status;
+}
+bool trial_fatal(const Trial *t)
+{
+        return t->fatal;
+}
+const AgentResult *trial_agent(const Trial *t)
+{
+        return t->agent_exited ? &t->agent_result : NULL;
+}
+const json_t *trial_meta(const Trial *t)
+{
+        return t->meta;
+}
+
+static void say(Trial *t, const char *fmt, ...) _printf_(2, 3);
+static void say(Trial *t, const char *fmt, ...)
+{
+        _cleanup_free_ char *line = NULL;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vasprintf(&line, fmt, ap);
+        va_end(ap);
+        if (n >= 0 && t->plan->say)
+                t->plan->say(line);
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* <dir>/<name> := len bytes of data, atomically. 0 or negative errno (said). */
+static int write_in(Trial *t, const char *name, const void *data, size_t len)
+{
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/%s", t->dir, name) < 0)
+                return -ENOMEM;
+        int r = write_file_at(AT_FDCWD, path, data, len, 0644, true);
+        if (r < 0)
+                fprintf(stderr, "pome run: cannot write %s: %s\n", path, strerror(-r));
+        return r;
+}
+
+/* <dir>/<name> := j as JSON (indented or compact) and a newline. */
+static int write_json_in(Trial *t, const char *name, const json_t *j, bool indent)
+{
+        /* 6 significant digits: durations in seconds, not 0.29191299999999998 */
+        _cleanup_free_ char *s =
+                json_dumps(j, indent ? JSON_INDENT(2) | JSON_REAL_PRECISION(6) : JSON_COMPACT);
+        if (!s)
+                return -ENOMEM;
+        size_t n = strlen(s);
+        _cleanup_free_ char *line = malloc(n + 2);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, s, n);
+        line[n] = '\n';
+        return write_in(t, name, line, n + 1);
+}
+
+static const char *signal_name(int sig)
+{
+        static char buf[32];
+        const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+        snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "?");
+        return buf;
+}
+
+static json_t *time_or_null(uint64_t usec)
+{
+        char buf[RFC3339_MAX];
+        if (!usec)
+                return json_null();
+        format_rfc3339_usec((int64_t)usec, buf, sizeof(buf));
+        return json_string(buf);
+}
+
+static const char *outcome_word(TrialOutcome o)
+{
+        switch (o) {
+        case TRIAL_GRADED:
+                return "graded";
+        case TRIAL_KEPT:
+                return "kept_open";
+        case TRIAL_FAILED:
+                return "failed";
+        case TRIAL_INTERRUPTED:
+                return "interrupted";
+        }
+        return "?";
+}
+
+static json_t *meta_json(Trial *t)
+{
+        const RunPlan *p = t->plan;
+        const GradeTask *task = p->task;
+        json_t *twins = json_array(), *argv = json_array();
+        for (char **tw = task->twins; twins && *tw; tw++)
+                json_array_append_new(twins, json_string(*tw));
+        for (char *const *a = p->agent_argv; argv && *a; a++)
+                json_array_append_new(argv, json_string(*a));
+        const AgentResult *ar = trial_agent(t);
+        json_t *agent = json_pack(
+                "{s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:I, s:I, s:o}", "argv", argv, "started_at",
+                time_or_null(ar ? ar->started_usec : 0), "ended_at",
+                time_or_null(ar ? ar->ended_usec : 0), "exit_code",
+                ar && ar->signal == 0 ? json_integer(ar->exit_code) : json_null(), "signal",
+                ar && ar->signal ? json_string(signal_name(ar->signal)) : json_null(), "timed_out",
+                ar && ar->timed_out, "killed", ar && ar->killed, "timeout_seconds",
+                (json_int_t)task->timeout_sec, "kill_grace_seconds",
+                (json_int_t)TRIAL_KILL_GRACE_SEC, "duration_seconds",
+                ar ? json_real((double)ar->duration_usec / 1e6) : json_null());
+        json_t *verdict = t->verdict ? json_pack("{s:O?, s:O?, s:O?, s:O?}", "state",
+                                                 json_object_get(t->verdict, "state"), "passed",
+                                                 json_object_get(t->verdict, "passed"), "score",
+                                                 json_object_get(t->verdict, "score"), "counts",
+                                                 json_object_get(t->verdict, "counts"))
+                                     : json_null();
+        return json_pack(
+                "{s:i, s:s, s:s, s:{s:s, s:s, s:o, s:I}, s:s?, s:I, s:I, s:s?, s:s?, s:o, s:o, "
+                "s:o, s:s, s:s?, s:s?, s:o}",
+                "version", 1, "pome_version", POME_VERSION, "mode", p->config ? "sandbox" : "local",
+                "task", "path", p->task_path, "title", task->title, "twins", twins,
+                "timeout_seconds", (json_int_t)task->timeout_sec, "session_id", t->sid, "trial",
+                (json_int_t)t->number, "trials", (json_int_t)p->n_trials, "run_dir", t->dir,
+                "api_url", p->config ? p->config->api_url : NULL, "started_at",
+                time_or_null(t->started_usec), "ended_at", time_or_null(t->ended_usec), "agent",
+                agent, "outcome", outcome_word(t->outcome), "error", t->error, "graded_by",
+                t->graded_by, "verdict", verdict);
+}
+
+static int on_defer(sd_event_source *s _unused_, void *userdata)
+{
+        Trial *t = userdata;
+        t->defer = sd_event_source_disable_unref(t->defer);
+        t->done(t, t->userdata);
+        return 0;
+}
+
+/* The trial is over: meta.json, then done from the loop. */
+static int finish(Trial *t, TrialOutcome outcome)
+{
+        t->outcome = outcome;
+        t->phase = TRIAL_DONE;
+        t->ended_usec = now_usec(CLOCK_REALTIME);
+        t->retry = sd_event_source_disable_unref(t->retry);
+        stop_twins(t);
+        json_decref(t->meta);
+        t->meta = meta_json(t);
+        if (t->dir && t->meta)
+                (void)write_json_in(t, "meta.json", t->meta, true);
+        if (sd_event_add_defer(t->plan->event, &t->defer, on_defer, t) < 0)
+                t->done(t, t->userdata);
+        return 0;
+}
+
+static int fail(Trial *t, int exit_status, bool fatal, const char *fmt, ...) _printf_(4, 5);
+static int fail(Trial *t, int exit_status, bool fatal, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        free(t->error);
+        if (vasprintf(&t->error, fmt, ap) < 0)
+                t->error = NULL;
+        va_end(ap);
+        t->exit_status = exit_status;
+        t->fatal = fatal;
+        /* errors are said whatever --quiet says */
+        fprintf(stderr, "pome run: trial %u: %s\n", t->number, t->error ? t->error : "failed");
+        return finish(t, TRIAL_FAILED);
+}
+
+/* The run directory: <out>/<id>/ with the task and the seeds. 0 or negative errno (said). */
+static int prepare_dir(Trial *t)
+{
+        const RunPlan *p = t->plan;
+        if (asprintf(&t->dir, "%s/%s", p->out_dir, t->sid) < 0) {
+                t->dir = NULL;
+                return -ENOMEM;
+        }
+        int r = mkdir_p(t->dir, 0755);
+        if (r < 0) {
+                fprintf(stderr, "pome run: cannot create %s: %s\n", t->dir, strerror(-r));
+                free(t->dir);
+                t->dir = NULL;
+                return r;
+        }
+        r = write_in(t, "task.md", p->task_text, p->task_len);
+        if (r >= 0 && p->sidecar_text)
+                r = write_in(t, "task.seed.json", p->sidecar_text, p->sidecar_len);
+        for (char **tw = p->task->twins; r >= 0 && *tw; tw++) {
+                const json_t *seed = json_object_get(p->seeds, *tw);
+                char name[64];
+                if (!seed)
+                        continue;
+                snprintf(name, sizeof(name), "%s.seed.json", *tw);
+                r = write_json_in(t, name, seed, true);
+        }
+        return r;
+}
+
+/* ---------------------------------------------------------------- the control API */
+
+static char *sandbox_path(const char *sid, const char *suffix)
+{
+        _cleanup_free_ char *e = client_escape(sid);
+        char *p;
+        if (!e || asprintf(&p, "/v1/sandboxes/%s%s", e, suffix) < 0)
+                return NULL;
+        return p;
+}
+
+/* Stops the sandbox, confirming the discard pomed asks for. Errors are said, not returned. */
+static void discard(Trial *t)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {}, again = {};
+        _cleanup_free_ char *path = sandbox_path(t->sid, ""), *token = NULL, *confirm = NULL;
+        if (!path)
+                return;
+        int r = api_call(t->plan->config, "DELETE", path, NULL, &reply);
+        if (r == -EREMOTEIO && reply.status == 409) {
+                const char *dt = json_get_str(reply.error_details, "discard_token");
+                token = dt ? client_escape(dt) : NULL;
+                if (!token || asprintf(&confirm, "%s?confirm_discard=%s", path, token) < 0) {
+                        confirm = NULL;
+                        return;
+                }
+                r = api_call(t->plan->config, "DELETE", confirm, NULL, &again);
+                if (r < 0)
+                        (void)api_exit_status(r, &again);
+                return;
+        }
+        if (r < 0)
+                (void)api_exit_status(r, &reply);
+}
+
+/* <twin>.tape.jsonl from GET /events, page by page (X-Pome-Next-After). 0 or -errno (said). */
+static int fetch_tape(Trial *t, const char *twin)
+{
+        _cleanup_free_ char *path = NULL, *after = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        size_t rows = 0;
+        if (asprintf(&path, "%s/%s.tape.jsonl", t->dir, twin) < 0)
+                return -ENOMEM;
+        f = fopen(path, "we");
+        if (!f) {
+                int r = negative_errno();
+                fprintf(stderr, "pome run: cannot create %s: %s\n", path, strerror(-r));
+                return r;
+        }
+        for (;;) {
+                _cleanup_(api_reply_done) ApiReply reply = {};
+                _cleanup_free_ char *q = NULL, *a = after ? client_escape(after) : NULL;
+                if (after && !a)
+                        return -ENOMEM;
+                if (asprintf(&q, "/events?twin=%s&limit=%d%s%s", twin, TAPE_PAGE,
+                             a ? "&after=" : "", strempty(a)) < 0)
+                        return -ENOMEM;
+                _cleanup_free_ char *p = sandbox_path(t->sid, q);
+                if (!p)
+                        return -ENOMEM;
+                int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY, &reply);
+                if (r < 0) {
+                        (void)api_exit_status(r, &reply);
+                        return r;
+                }
+                if (!json_is_array(reply.json)) {
+                        fprintf(stderr, "pome run: GET %s: not a JSON array of tape rows\n", p);
+                        return -EBADMSG;
+                }
+                size_t i;
+                json_t *row;
+                json_array_foreach (reply.json, i, row) {
+                        if (json_dumpf(row, f, JSON_COMPACT) < 0 || fputc('\n', f) == EOF)
+                                return -EIO;
+                        rows++;
+                }
+                free(after);
+                after = client_header_value(reply.headers, "X-Pome-Next-After");
+                if (!after || json_array_size(reply.json) == 0)
+                        break;
+        }
+        if (fflush(f) != 0 || ferror(f))
+                return -EIO;
+        return 0;
+}
+
+/* <twin>.final.json from GET /state?twin=. 0, 1 when pomed kept none, -errno (said). */
+static int fetch_state(Trial *t, const char *twin)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_free_ char *q = NULL, *p = NULL;
+        char name[64];
+        if (asprintf(&q, "/state?twin=%s", twin) < 0 || !(p = sandbox_path(t->sid, q)))
+                return -ENOMEM;
+        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
+        if (r == -EREMOTEIO && reply.status == 404) {
+                say(t, "trial %u: pomed kept no final state of the %s twin: %s", t->number, twin,
+                    reply.error_message ? reply.error_message : "404");
+                return 1;
+        }
+        if (r < 0) {
+                (void)api_exit_status(r, &reply);
+                return r;
+        }
+        snprintf(name, sizeof(name), "%s.final.json", twin);
+        return write_json_in(t, name, reply.json, false);
+}
+
+/* The graded verdict from pomed (verdict.json in grade_verdict_render's bytes), else graded
+ * here from the run directory. 0 or -errno (said). */
+static int fetch_verdict(Trial *t)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_free_ char *p = sandbox_path(t->sid, "/verdict"), *bytes = NULL;
+        size_t len;
+        if (!p)
+                return -ENOMEM;
+        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
+        if (r >= 0 && json_is_object(reply.json)) {
+                r = grade_verdict_render(reply.json, &bytes, &len);
+                if (r < 0)
+                        return r;
+                t->graded_by = "pomed";
+        } else if (r == -EREMOTEIO && reply.status == 404) {
+                /* a pomed that finalizes without grading: the run directory has everything
+                 * grading reads, and the library is the one pomed would use */
+                GradeError e = {};
+                r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
+                if (r < 0) {
+                        fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
+                        return r;
+                }
+                say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory",
+                    t->number, reply.error_message ? reply.error_message : "404");
+                t->graded_by = "pome";
+        } else {
+                (void)api_exit_status(r, &reply);
+                return r < 0 ? r : -EBADMSG;
+        }
+        r = write_in(t, "verdict.json", bytes, len);
+        if (r < 0)
+                return r;
+        t->verdict = json_loadb(bytes, len, 0, NULL);
+        return t->verdict ? 0 : -ENOMEM;
+}
+
+/* summary.md of the run directory, as pomed's finalize writes it (grade_summary_run_dir). */
+static void write_summary(Trial *t)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        GradeError e = {};
+        int r = grade_summary_run_dir(t->dir, &text, &len, &e);
+        if (r < 0)
+                say(t, "trial %u: no summary.md: %s", t->number,
+                    r == -ENOMEM ? "out of memory" : e.message);
+        else
+                (void)write_in(t, "summary.md", text, len);
+}
+
+/* summary.md from GET /summary; written here when pomed graded nothing (it summarizes the
+ * runs it grades). */
+static void fetch_summary(Trial *t)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_free_ char *p = sandbox_path(t->sid, "/summary");
+        if (!p)
+                return;
+        int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
+        if (r >= 0 && reply.body_len > 0)
+                (void)write_in(t, "summary.md", reply.body, reply.body_len);
+        else if (streq_ptr(t->graded_by, "pome"))
+                write_summary(t);
+}
+
+static int fetch_tapes(Trial *t)
+{
+        for (char **tw = t->plan->task->twins; *tw; tw++) {
+                int r = fetch_tape(t, *tw);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int finalize_sandbox(Trial *t)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_free_ char *p = sandbox_path(t->sid, "/finalize");
+        if (!p)
+                return fail(t, POME_EXIT_ERROR, false, "out of memory");
+        int r = api_call(t->plan->config, "POST", p, NULL, &reply);
+        if (r < 0) {
+                int code = api_exit_status(r, &reply);
+                /* what it did is still worth keeping: an ended sandbox's tapes stay readable */
+                (void)fetch_tapes(t);
+                return fail(t, code, false, "the sandbox could not be finalized%s%s",
+                            reply.error_message ? ": " : "", strempty(reply.error_message));
+        }
+        r = fetch_tapes(t);
+        for (char **tw = t->plan->task->twins; r >= 0 && *tw; tw++)
+                r = fetch_state(t, *tw);
+        if (r >= 0)
+                r = fetch_verdict(t);
+        if (r < 0)
+                return fail(t, POME_EXIT_ERROR, false,
+                            "the run directory could not be collected from pomed");
+        fetch_summary(t);
+        return finish(t, TRIAL_GRADED);
+}
+
+/* ---------------------------------------------------------------- in-process twins */
+
+static int grade_local(Trial *t)
+{
+        for (size_t i = 0; i < t->n_twins; i++) {
+                _cleanup_json_ json_t *world = NULL;
+                const char *twin = local_twin_kind(t->twins[i])->name;
+                char name[64];
+                int r = local_twin_export(t->twins[i], t->sid, &world);
+                if (r < 0)
+                        return fail(t, POME_EXIT_ERROR, false,
+                                    "the %s twin could not export its world: %s", twin,
+                                    strerror(-r));
+                snprintf(name, sizeof(name), "%s.final.json", twin);
+                if (write_json_in(t, name, world, false) < 0)
+                        return fail(t, POME_EXIT_ERROR, false, "cannot write %s", name);
+        }
+        /* the tapes are complete and closed before they are read */
+        stop_twins(t);
+        _cleanup_free_ char *bytes = NULL;
+        size_t len;
+        GradeError e = {};
+        int r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
+        if (r < 0)
+                return fail(t, POME_EXIT_ERROR, false, "cannot grade %s: %s", t->dir,
+                            r == -ENOMEM ? "out of memory" : e.message);
+        if (write_in(t, "verdict.json", bytes, len) < 0)
+                return fail(t, POME_EXIT_ERROR, false, "cannot write verdict.json");
+        t->verdict = json_loadb(bytes, len, 0, NULL);
+        if (!t->verdict)
+                return fail(t, POME_EXIT_ERROR, false, "out of memory");
+        t->graded_by = "pome";
+        write_summary(t);
+        return finish(t, TRIAL_GRADED);
+}
+
+/*
+ * The twins of the task in-process, each on its own loopback port with its tape in the run
+ * directory, and the create answer's shape for them (what secrets_vars_from_sandbox reads).
+ */
+static int start_twins(Trial *t)
+{
+        const RunPlan *p = t->plan;
+        _cleanup_json_ json_t *twins = json_array(), *per = json_object(), *creds = json_object();
+        _cleanup_free_ char *session = NULL;
+        int64_t exp = now_sec() + LOCAL_TOKEN_TTL_SEC;
+        if (!twins || !per || !creds)
+                return -ENOMEM;
+        int r = token_mint_session(p->local_key, p->local_key_len, t->sid, "local", exp, NULL, NULL,
+                                   &session);
+        if (r < 0)
+                return r;
+        for (char **tw = p->task->twins; *tw && t->n_twins < ELEMENTSOF(t->twins); tw++) {
+                _cleanup_free_ char *tape = NULL;
+                char err[300] = "";
+                const TwinKind *k = twin_kind_find(*tw);
+                const json_t *seed = json_object_get(p->seeds, *tw);
+                if (!k)
+                        return -EINVAL;
+                if (!seed) {
+                        fprintf(stderr, "pome run: no seed for the %s twin (see above)\n", *tw);
+                        return -ENOENT;
+                }
+                if (asprintf(&tape, "%s/%s.tape.jsonl", t->dir, *tw) < 0)
+                        return -ENOMEM;
+                LocalTwinConfig cfg = {.kind = k,
+                                       .seed = seed,
+                                       .secret = (const char *)p->local_key,
+                                       .secret_len = p->local_key_len,
+                                       .host = "127.0.0.1",
+                                       .port = 0,
+                                       .tape_path = tape};
+                r = local_twin_new(p->event, &cfg, &t->twins[t->n_twins], err, sizeof(err));
+                if (r < 0) {
+                        fprintf(stderr, "pome run: the %s twin cannot start: %s\n", *tw,
+                                err[0] ? err : strerror(-r));
+                        return r;
+                }
+                LocalTwin *lt = t->twins[t->n_twins++];
+                _cleanup_json_ json_t *minted = local_twin_mint(lt, t->sid);
+                const char *rest = json_get_str(minted, "rest_url");
+                const char *provider = json_get_str(minted, "provider_token");
+                _cleanup_free_ char *mcp = NULL;
+                if (!rest || asprintf(&mcp, "%s/mcp", rest) < 0)
+                        return -ENOMEM;
+                json_t *c = !provider              ? NULL
+                            : streq(*tw, "stripe") ? json_pack("{s:s, s:s}", "api_key", provider,
+                                                               "api_base", local_twin_base(lt))
+                                                   : json_pack("{s:s}", "token", provider);
+                if (json_array_append_new(twins, json_string(*tw)) < 0 ||
+                    json_object_set_new(per, *tw,
+                                        json_pack("{s:s, s:s}", "rest_url", rest, "mcp_url", mcp)) <
+                            0 ||
+                    (c && json_object_set_new(creds, *tw, c) < 0))
+                        return -ENOMEM;
+        }
+        t->created =
+                json_pack("{s:s, s:s, s:O, s:O, s:O}", "session_id", t->sid, "session_token",
+                          session, "twins", twins, "per_twin", per, "provider_credentials", creds);
+        explicit_bzero(session, strlen(session));
+        return t->created ? 0 : -ENOMEM;
+}
+
+/* ---------------------------------------------------------------- the agent */
+
+/* Inherited variables the run sets itself (a sourced secrets file of another sandbox must not
+ * leak into this one), and the team key, which is not the agent's to hold. */
+static bool env_replaced(const char *kv)
+{
+        static const char *const names[] = {
+                "POME_API_KEY=",    "POME_AUTH_TOKEN=", "POME_SESSION_ID=", "POME_TWIN_URL=",
+                "POME_TWIN_NAMES=", "POME_TASK=",       "POME_RUN_DIR=",    "POME_TRIAL=",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (startswith(kv, names[i]))
+                        return true;
+        for (const char *const *k = twin_kind_names(); *k; k++) {
+                char prefix[64];
+                snprintf(prefix, sizeof(prefix), "POME_%s_", *k);
+                for (char *c = prefix; *c; c++)
+                        *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+                if (startswith(kv, prefix))
+                        return true;
+        }
+        return false;
+}
+
+static char **agent_env(Trial *t)
+{
+        _cleanup_(secrets_vars_done) SandboxVars vars = {};
+        _cleanup_strv_free_ char **env = strv_new();
+        if (!env || secrets_vars_from_sandbox(t->created, &vars) < 0)
+                return NULL;
+        for (char **e = environ; e && *e; e++)
+                if (!env_replaced(*e) && strv_extend(&env, *e) < 0)
+                        return NULL;
+        for (size_t i = 0; i < vars.n; i++)
+                if (strv_extendf(&env, "%s=%s", vars.vars[i].name, vars.vars[i].value) < 0)
+                        return NULL;
+        if (strv_extendf(&env, "POME_TASK=%s", t->plan->task->prompt) < 0 ||
+            strv_extendf(&env, "POME_RUN_DIR=%s", t->dir) < 0 ||
+            strv_extendf(&env, "POME_TRIAL=%u", t->number) < 0)
+                return NULL;
+        return TAKE_PTR(env);
+}
+
+static void wipe_env(char **env)
+{
+        for (char **e = env; e && *e; e++)
+                explicit_bzero(*e, strlen(*e));
+        strv_free(env);
+}
+
+static int agent_done(Trial *t, const AgentResult *res)
+{
+        t->agent_result = *res;
+        t->agent_exited = true;
+        t->agent = agent_free(t->agent);
+        t->phase = TRIAL_GRADING;
+        if (t->interrupted) {
+                if (t->plan->config)
+                        discard(t);
+                return finish(t, TRIAL_INTERRUPTED);
+        }
+        if (!t->plan->config)
+                return grade_local(t);
+        if (t->plan->keep) {
+                if (fetch_tapes(t) < 0)
+                        return fail(t, POME_EXIT_ERROR, false, "cannot read the tapes");
+                return finish(t, TRIAL_KEPT);
+        }
+        return finalize_sandbox(t);
+}
+
+static void on_agent_done(Agent *a _unused_, const AgentResult *res, void *userdata)
+{
+        (void)agent_done(userdata, res);
+}
+
+static int start_agent(Trial *t)
+{
+        const RunPlan *p = t->plan;
+        _cleanup_free_ char *out = NULL, *err_path = NULL;
+        char **env = agent_env(t);
+        char err[512] = "";
+        if (!env || asprintf(&out, "%s/stdout.txt", t->dir) < 0 ||
+            asprintf(&err_path, "%s/stderr.txt", t->dir) < 0) {
+                wipe_env(env);
+                if (p->config)
+                        discard(t);
+                return fail(t, POME_EXIT_ERROR, true, "out of memory");
+        }
+        AgentSpec spec = {.argv = p->agent_argv,
+                          .envp = env,
+                          .prompt = p->task->prompt,
+                          .stdout_path = out,
+                          .stderr_path = err_path,
+                          .timeout_usec = (uint64_t)p->task->timeout_sec * USEC_PER_SEC,
+                          .grace_usec = (uint64_t)TRIAL_KILL_GRACE_SEC * USEC_PER_SEC};
+        int r = agent_start(p->event, &spec, on_agent_done, t, &t->agent, err, sizeof(err));
+        wipe_env(env);
+        if (r < 0) {
+                if (p->config)
+                        discard(t);
+                /* the command line named something that cannot run: every trial would fail */
+                return fail(t, r == -ENOENT || r == -EACCES ? POME_EXIT_USAGE : POME_EXIT_ERROR,
+                            true, "%s", err);
+        }
+        t->phase = TRIAL_AGENT;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- starting */
+
+static int create_sandbox(Trial *t);
+
+static int on_retry(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Trial *t = userdata;
+        t->retry = sd_event_source_disable_unref(t->retry);
+        (void)create_sandbox(t);
+        return 0;
+}
+
+/* Cuts a task's title to what pomed takes as a sandbox's task, on a UTF-8 boundary. */
+static char *task_name(const char *title)
+{
+        size_t n = strlen(title);
+        if (n <= TASK_NAME_MAX)
+                return strdup(n ? title : "task");
+        n = TASK_NAME_MAX;
+        while (n > 0 && ((unsigned char)title[n] & 0xc0) == 0x80)
+                n--;
+        return strndup(title, n);
+}
+
+static json_t *create_body(const Trial *t)
+{
+        const RunPlan *p = t->plan;
+        _cleanup_free_ char *name = task_name(p->task->title);
+        _cleanup_json_ json_t *twins = json_array(), *seeds = json_object();
+        if (!name || !twins || !seeds)
+                return NULL;
+        for (char **tw = p->task->twins; *tw; tw++) {
+                json_t *seed = json_object_get(p->seeds, *tw);
+                if (json_array_append_new(twins, json_string(*tw)) < 0 ||
+                    (seed && json_object_set(seeds, *tw, seed) < 0))
+                        return NULL;
+        }
+        json_t *body = json_pack("{s:O, s:O, s:s}", "twins", twins, "seeds", seeds, "task", name);
+        if (body && p->send_task_markdown &&
+            json_object_set_new(body, "task_markdown", json_stringn(p->task_text, p->task_len)) <
+                    0) {
+                json_decref(body);
+                return NULL;
+        }
+        return body;
+}
+
+static int create_sandbox(Trial *t)
+{
+        RunPlan *p = t->plan;
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_json_ json_t *body = create_body(t);
+        if (!body)
+                return fail(t, POME_EXIT_ERROR, true, "out of memory");
+        int r = api_call(p->config, "POST", "/v1/sandboxes", body, &reply);
+        if (r == -EREMOTEIO && reply.status == 402 &&
+            streq_ptr(reply.error_type, "quota_exceeded")) {
+                /* a slot frees when any of the team's sandboxes ends: wait for it, never fail */
+                if (!t->said_waiting && p->announce)
+                        say(t,
+                            "trial %u: the team's quota is full (%" JSON_INTEGER_FORMAT
+                            " of %" JSON_INTEGER_FORMAT " sandboxes open); waiting for a slot",
+                            t->number,
+                            json_integer_value(
+                                    json_object_get(reply.error_details, "sessions_used")),
+                            json_integer_value(
+                                    json_object_get(reply.error_details, "sessions_quota")));
+                t->said_waiting = true;
+                t->phase = TRIAL_WAITING_SLOT;
+                t->retry_usec = t->retry_usec ? t->retry_usec * 2 : SLOT_RETRY_FIRST_USEC;
+                if (t->retry_usec > SLOT_RETRY_MAX_USEC)
+                        t->retry_usec = SLOT_RETRY_MAX_USEC;
+                r = sd_event_add_time_relative(p->event, &t->retry, CLOCK_MONOTONIC, t->retry_usec,
+                                               0, on_retry, t);
+                if (r < 0)
+                        return fail(t, POME_EXIT_ERROR, true, "cannot arm a timer: %s",
+                                    strerror(-r));
+                return 0;
+        }
+        if (r == -EREMOTEIO && reply.status == 422 && p->send_task_markdown &&
+            streq_ptr(json_get_str(reply.error_details, "field"), "task_markdown")) {
+                /* an older pomed: it cannot grade, so pome grades the run directory itself */
+                say(t, "pomed does not take a task (task_markdown): pome will grade the runs "
+                       "itself from their run directories");
+                p->send_task_markdown = false;
+                return create_sandbox(t);
+        }
+        if (r < 0) {
+                int code = api_exit_status(r, &reply);
+                /* pomed's 422 for a task names task.md:LINE: the caller's to fix */
+                if (reply.status == 422)
+                        code = POME_EXIT_USAGE;
+                return fail(t, code, true, "cannot create the sandbox%s%s",
+                            reply.error_message ? ": " : "", strempty(reply.error_message));
+        }
+        const char *sid = json_get_str(reply.json, "session_id");
+        t->created = json_incref(reply.json);
+        t->sid = sid ? strdup(sid) : NULL;
+        t->phase = TRIAL_AGENT;
+        if (!t->sid)
+                return fail(t, POME_EXIT_ERROR, true, "pomed's answer to create has no session_id");
+        if (t->said_waiting && p->announce)
+                say(t, "trial %u: got a slot: %s", t->number, t->sid);
+        if (prepare_dir(t) < 0) {
+                discard(t);
+                return fail(t, POME_EXIT_ERROR, true, "cannot create the run directory");
+        }
+        return start_agent(t);
+}
+
+static int start(Trial *t)
+{
+        t->started_usec = now_usec(CLOCK_REALTIME);
+        if (t->plan->config)
+                return create_sandbox(t);
+        if (token_random_id("ses_", 16, &t->sid) < 0)
+                return fail(t, POME_EXIT_ERROR, true, "out of memory");
+        t->phase = TRIAL_AGENT;
+        if (prepare_dir(t) < 0)
+                return fail(t, POME_EXIT_ERROR, true, "cannot create the run directory");
+        int r = start_twins(t);
+        if (r < 0)
+                return fail(t, POME_EXIT_ERROR, true, "the twins could not start: %s",
+                            strerror(-r));
+        return start_agent(t);
+}
+
+void trial_start(Trial *t)
+{
+        (void)start(t);
+}
+
+void trial_interrupt(Trial *t, bool now)
+{
+        t->interrupted = true;
+        switch (t->phase) {
+        case TRIAL_PENDING:
+        case TRIAL_WAITING_SLOT:
+                (void)finish(t, TRIAL_INTERRUPTED);
+                return;
+        case TRIAL_AGENT:
+                agent_terminate(t->agent, now);
+                return;
+        case TRIAL_GRADING:
+        case TRIAL_DONE:
+                return;
+        }
+}
+
+void trial_progress(Trial *t, char *buf, size_t len)
+{
+        size_t at = 0;
+        buf[0] = 0;
+        if (t->phase != TRIAL_AGENT)
+                return;
+        for (size_t i = 0; i < t->n_twins; i++)
+                at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "%s%s %zu", i ? ", " : "",
+                                       local_twin_kind(t->twins[i])->name,
+                                       local_twin_tape_rows(t->twins[i]));
+        if (!t->plan->config || !t->sid)
+                return;
+        size_t i = 0;
+        for (char **tw = t->plan->task->twins; *tw && at < len; tw++, i++) {
+                _cleanup_(api_reply_done) ApiReply reply = {};
+                _cleanup_free_ char *q = NULL, *p = NULL, *total = NULL;
+                if (asprintf(&q, "/events?twin=%s&limit=1", *tw) < 0 ||
+                    !(p = sandbox_path(t->sid, q)))
+                        return;
+                if (api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply) <
+                    0)
+                        return;
+                total = client_header_value(reply.headers, "X-Pome-Total-Events");
+                at += (size_t)snprintf(buf + at, len - at, "%s%s %s", i ? ", " : "", *tw,
+                                       total ? total : "?");
+        }
+}

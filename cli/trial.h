@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One trial of `pome run`: one independent attempt of the agent at the task, in a sandbox of
+ * its own (created from the task on pomed, finalized there, graded by pomed) or, with
+ * --local, against twins served in-process by pome (graded by the linked library), with its
+ * own run directory either way:
+ *
+ *   task.md (+ task.seed.json)    the task as given
+ *   <twin>.seed.json              the seed each twin booted from
+ *   <twin>.tape.jsonl             the calls each twin served
+ *   <twin>.final.json             each twin's world at the end (through the control API:
+ *                                 pomed's state dir need not be readable)
+ *   verdict.json, summary.md      the verdict (grade_verdict_render's bytes) and pomed's
+ *                                 summary, when it serves one
+ *   stdout.txt, stderr.txt        the agent's output
+ *   meta.json                     task, sandbox id, times, agent command and exit status
+ *
+ * A trial runs on the caller's sd-event loop; control API calls block it briefly (they are
+ * local and short), the agent and the in-process twins never do.
+ */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "cli/agent.h"
+#include "cli/config.h"
+#include "pods/grade/grade.h"
+
+/* Between SIGTERM to the agent's process group at its timeout and SIGKILL. */
+#define TRIAL_KILL_GRACE_SEC 5u
+
+/* What every trial of one `pome run` shares (owned by the caller, outliving the trials). */
+typedef struct RunPlan {
+        sd_event *event;
+        const Config *config; /* the control API; NULL with --local */
+        const GradeTask *task;
+        const char *task_path; /* as given on the command line */
+        const char *task_text; /* the task file's bytes */
+        size_t task_len;
+        const char *sidecar_text; /* <task>.seed.json's bytes, NULL when there is none */
+        size_t sidecar_len;
+        const json_t *seeds; /* {twin: seed} of each twin a seed is known for */
+        char *const *agent_argv;
+        const char *out_dir; /* absolute: run directories go to <out_dir>/<id>/ */
+        unsigned n_trials;
+        bool keep;                /* leave the sandbox open, ungraded */
+        bool send_task_markdown;  /* cleared when pomed refuses task_markdown (an older one) */
+        const uint8_t *local_key; /* --local: the token secret of the in-process twins */
+        size_t local_key_len;
+        bool announce;                 /* say on stderr when a trial waits for a slot */
+        void (*say)(const char *line); /* prints one informational line (clears progress) */
+} RunPlan;
+
+typedef enum TrialPhase {
+        TRIAL_PENDING,      /* not started */
+        TRIAL_WAITING_SLOT, /* the team's quota is full: retrying the create */
+        TRIAL_AGENT,        /* the agent is running */
+        TRIAL_GRADING,      /* finalizing, collecting the run directory */
+        TRIAL_DONE,
+} TrialPhase;
+
+typedef enum TrialOutcome {
+        TRIAL_GRADED,      /* has a verdict */
+        TRIAL_KEPT,        /* --keep: the sandbox is open, no verdict */
+        TRIAL_FAILED,      /* no verdict: trial_error says why */
+        TRIAL_INTERRUPTED, /* pome was interrupted: agent killed, sandbox discarded */
+} TrialOutcome;
+
+typedef struct Trial Trial;
+
+/* Called once when the trial reaches TRIAL_DONE (from the loop, never inside trial_start). */
+typedef void (*TrialDoneFn)(Trial *t, void *userdata);
+
+/* A new pending trial number (1-based) of plan. NULL on OOM. */
+Trial *trial_new(RunPlan *plan, unsigned number, TrialDoneFn done, void *userdata);
+
+/* Frees a trial (its twins, agent, timers). Accepts NULL; returns NULL. */
+Trial *trial_free(Trial *t);
+
+/* Starts a pending trial. done follows, whatever happens. */
+void trial_start(Trial *t);
+
+/*
+ * pome is being interrupted: kill the agent (SIGTERM to its group, then SIGKILL after the
+ * grace period; at once with now), discard the sandbox instead of grading it. A trial
+ * waiting for a slot ends at once. done follows.
+ */
+void trial_interrupt(Trial *t, bool now);
+
+TrialPhase trial_phase(const Trial *t);
+TrialOutcome trial_outcome(const Trial *t);
+unsigned trial_number(const Trial *t);
+const char *trial_sid(const Trial *t);       /* NULL before the sandbox exists */
+const char *trial_dir(const Trial *t);       /* NULL before the run directory exists */
+const json_t *trial_verdict(const Trial *t); /* TRIAL_GRADED only */
+const char *trial_graded_by(const Trial *t); /* "pomed" or "pome" */
+const char *trial_error(const Trial *t);     /* TRIAL_FAILED: why, for a human */
+int trial_exit_status(const Trial *t);       /* TRIAL_FAILED: the POME_EXIT_* it calls for */
+bool trial_fatal(const Trial *t); /* TRIAL_FAILED in a way every other trial would be too */
+const AgentResult *trial_agent(const Trial *t); /* NULL until the agent has exited */
+const json_t *trial_meta(const Trial *t);       /* meta.json's document, once written */
+
+/*
+ * The twin calls seen so far, "github 3, slack 1", into buf (len bytes): the in-process
+ * twins' tape rows, or X-Pome-Total-Events of each twin's tape (one quiet control API call per
+ * twin). Empty when the trial has no twins yet.
+ */
+void trial_progress(Trial *t, char *buf, size_t len);
