@@ -6,10 +6,11 @@
 # every evidence event id is a row of its tape — and against grade_run_dir run on the same
 # directory, byte for byte.
 #
-# Determinism is checked with tests/helpers/pome-grade-run-dir (grade_run_dir as a program,
-# the call `pome eval RUN_DIR` will make), not by finalizing two identical scripted runs:
-# every tape row's event id is a fresh random request id, and the verdict quotes them as
-# evidence, so two runs of one script cannot give the same bytes; the same directory must.
+# Determinism is checked on the directory pomed graded, with `pome eval RUN_DIR --json` and
+# with tests/helpers/pome-grade-run-dir (grade_run_dir alone, without the CLI), not by
+# finalizing two identical scripted runs: every tape row's event id is a fresh random
+# request id and the verdict quotes them as evidence, so two runs of one script cannot
+# give the same bytes; the same directory must.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 GRADE=$BUILD/tests/pome-grade-run-dir
@@ -141,7 +142,11 @@ read -r npaths nids <<<"$evidence"
 "$GRADE" "$RUN" >"$TMP/regraded.json" || fail "grade_run_dir on the run: $(cat "$TMP/regraded.json")"
 cmp "$TMP/regraded.json" "$RUN/verdict.json" || fail "grade_run_dir does not reproduce verdict.json byte for byte"
 "$GRADE" "$RUN" | cmp - "$RUN/verdict.json" || fail "a second grading differs"
-pass "a good agent passes: $npaths evidence pointers resolve, $nids event ids are tape rows, verdict.json reproduced byte for byte"
+"$POME" eval "$RUN" --json >"$TMP/eval.json" || fail "pome eval --json: $(cat "$TMP/eval.json")"
+cmp "$TMP/eval.json" "$RUN/verdict.json" || fail "pome eval does not reproduce verdict.json byte for byte"
+"$POME" eval "$RUN" >"$TMP/eval.txt" || fail "pome eval of a passing run: $(cat "$TMP/eval.txt")"
+grep -q identical "$TMP/eval.txt" || fail "pome eval does not find the saved verdict identical: $(cat "$TMP/eval.txt")"
+pass "a good agent passes: $npaths evidence pointers resolve, $nids event ids are tape rows, verdict.json reproduced byte for byte (pome eval, grade_run_dir)"
 
 # the record keeps the summary: GET, list (API and CLI), sandbox.json; /verdict serves the file
 api GET "/v1/sandboxes/$GOOD"
@@ -198,6 +203,12 @@ assert_eq "$(criterion 21 '.evidence_state_paths | length')" 1 "the failure cite
 check_evidence "$TMP/state/runs/$SID" >/dev/null
 "$GRADE" "$TMP/state/runs/$SID" | cmp - "$TMP/state/runs/$SID/verdict.json" ||
         fail "the defective run's verdict is not reproduced byte for byte"
+set +e
+"$POME" eval "$TMP/state/runs/$SID" --json >"$TMP/eval.json"
+rc=$?
+set -e
+assert_eq "$rc" 1 "pome eval of a failing run"
+cmp "$TMP/eval.json" "$TMP/state/runs/$SID/verdict.json" || fail "pome eval of the defective run differs"
 pass "a defective agent fails on the Slack criterion alone"
 
 # ---- 3. refusals at create: 422, nothing spawned, no slot held, no run left
