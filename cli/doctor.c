@@ -239,7 +239,7 @@ static bool http_get(const char *url, long *ret_status, json_t **ret_json, char 
 
 static void check_listeners(Doctor *d, const Config *c, const char *info)
 {
-        char url[512], err[256] = "";
+        char url[512], err[sizeof(((ClientError *)0)->message)] = "";
         long status = 0;
         snprintf(url, sizeof(url), "%s/healthz", c->api_url);
         if (!http_get(url, &status, &d->health, err, sizeof(err)) || status != 200) {
