@@ -16,6 +16,10 @@ if ! git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror; then
         false
 fi
 
+step="release build (-O2 -Werror: what the main-job command builds)"
+echo "== $step"
+scripts/setup.sh release >/dev/null
+
 step="npm ci (conformance clients)"
 echo "== $step"
 (cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error)

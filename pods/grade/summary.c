@@ -12,12 +12,14 @@
  */
 #include <stdarg.h>
 
+#include "common/hashmap.h"
 #include "common/json-util.h"
 #include "common/strv.h"
 #include "pods/grade/check.h"
 
-#define SUMMARY_CALLS_MAX 200 /* calls listed per twin; the rest are counted */
-#define SUMMARY_VALUE_MAX 160 /* characters of a quoted value */
+#define SUMMARY_CALLS_MAX    200 /* calls listed per twin; the rest are counted */
+#define SUMMARY_VALUE_MAX    160 /* characters of a quoted value */
+#define SUMMARY_EVIDENCE_MAX 20  /* tape rows and state values shown per criterion */
 
 typedef struct Buf {
         char *p;
@@ -130,21 +132,28 @@ static void put_call(Buf *b, const json_t *row)
         }
 }
 
-static const json_t *row_by_id(const json_t *tape, const char *id)
-{
-        size_t i;
-        json_t *row;
-        json_array_foreach (tape, i, row) {
-                if (streq_ptr(json_get_str(row, "event_id"), id))
-                        return row;
-        }
-        return NULL;
-}
-
 typedef struct TwinFiles {
         const char *twin;
         json_t *tape, *final;
+        Hashmap *by_id; /* event_id → row of the tape (keys borrowed from the rows) */
 } TwinFiles;
+
+/* Indexes a tape by event id, so evidence lookups cost O(1) whatever the tape's length. */
+static int index_tape(TwinFiles *t)
+{
+        t->by_id = hashmap_new(HASHMAP_STRING);
+        if (!t->by_id)
+                return -ENOMEM;
+        size_t i;
+        json_t *row;
+        json_array_foreach (t->tape, i, row) {
+                const char *id = json_get_str(row, "event_id");
+                /* a repeated id keeps its first row */
+                if (id && hashmap_put(t->by_id, id, row) == -ENOMEM)
+                        return -ENOMEM;
+        }
+        return 0;
+}
 
 static void put_twin(Buf *b, const TwinFiles *t)
 {
@@ -244,8 +253,15 @@ static void put_criteria(Buf *b, const json_t *verdict, const TwinFiles *tw, siz
                 const TwinFiles *f = files_of(tw, n, json_get_str(c, "twin"));
                 size_t j;
                 json_t *ev;
-                json_array_foreach (json_object_get(c, "evidence_event_ids"), j, ev) {
-                        const json_t *row = f ? row_by_id(f->tape, json_string_value(ev)) : NULL;
+                json_t *events = json_object_get(c, "evidence_event_ids");
+                json_array_foreach (events, j, ev) {
+                        if (j == SUMMARY_EVIDENCE_MAX) {
+                                put(b, "  - … and %zu more tape rows (verdict.json has them)\n",
+                                    json_array_size(events) - j);
+                                break;
+                        }
+                        const char *id = json_string_value(ev);
+                        const json_t *row = f && f->by_id && id ? hashmap_get(f->by_id, id) : NULL;
                         put(b, "  - tape ");
                         put_code(b, json_string_value(ev), 64);
                         put(b, ": ");
@@ -256,7 +272,13 @@ static void put_criteria(Buf *b, const json_t *verdict, const TwinFiles *tw, siz
                         put(b, "\n");
                 }
                 json_t *path;
-                json_array_foreach (json_object_get(c, "evidence_state_paths"), j, path) {
+                json_t *paths = json_object_get(c, "evidence_state_paths");
+                json_array_foreach (paths, j, path) {
+                        if (j == SUMMARY_EVIDENCE_MAX) {
+                                put(b, "  - … and %zu more state values (verdict.json has them)\n",
+                                    json_array_size(paths) - j);
+                                break;
+                        }
                         put(b, "  - state ");
                         put_code(b, json_string_value(path), 120);
                         put(b, " = ");
@@ -299,7 +321,8 @@ int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeErr
                         json_decref(final);
                         continue;
                 }
-                tw[n++] = (TwinFiles){.twin = names[i], .tape = tape, .final = final};
+                tw[n] = (TwinFiles){.twin = names[i], .tape = tape, .final = final};
+                r = index_tape(&tw[n++]);
         }
         json_t *verdict = NULL;
         if (r >= 0)
@@ -326,6 +349,7 @@ int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeErr
         }
         json_decref(verdict);
         for (size_t i = 0; i < n; i++) {
+                hashmap_free(tw[i].by_id);
                 json_decref(tw[i].tape);
                 json_decref(tw[i].final);
         }
