@@ -177,8 +177,9 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         SandboxTwin *st = sandbox_twin(s, twin);
-        if (auth == FRONT_AUTH_EXPIRED || !sandbox_state_is_open(s->state)) {
-                reply_expired(rq, sid, s->reason, request_id);
+        /* a finalize has taken the worlds and tapes the run ends with: it is over */
+        if (auth == FRONT_AUTH_EXPIRED || !sandbox_state_is_open(s->state) || s->finalizing) {
+                reply_expired(rq, sid, s->finalizing ? "finalizing" : s->reason, request_id);
                 return;
         }
         if (!st) {

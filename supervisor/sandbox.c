@@ -2,8 +2,12 @@
 #include "supervisor/sandbox.h"
 
 #include <assert.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
+#include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/timeutil.h"
 #include "common/token.h"
@@ -174,8 +178,10 @@ void sandbox_free(Sandbox *s)
 
 static bool teardown_complete(const Sandbox *s)
 {
-        return !sandbox_state_is_open(s->state) && s->live_pods == 0;
+        return !sandbox_state_is_open(s->state) && s->live_pods == 0 && !s->grader;
 }
+
+static void grader_kill(Sandbox *s);
 
 /* Pods reaped and cgroups gone: keep the run (or throw it away), release everything, tell
  * the waiters, then the owner, who frees s. */
@@ -254,6 +260,9 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
                         pod_kill(s->twins[i].pod, NULL);
+                /* a finalize still grading did not finish: its child goes too (the teardown
+                 * waits for it to be reaped) */
+                grader_kill(s);
                 persist(s);
                 hook_state_changed(s);
         }
@@ -771,72 +780,47 @@ static json_t *verdict_summary(const char *bytes, size_t len)
                          "counts", json_object_get(v, "counts"));
 }
 
-/*
- * Grades s's run as `pome eval RUN_DIR` does (grade_run_dir over runs/<sid>/, the same bytes)
- * into verdict.json and s->verdict, or says why not in s->verdict_error. On the loop: pure
- * CPU over the run's files, timed in the log line.
- */
-static void grade(Sandbox *s)
-{
-        if (!s->has_task)
-                return;
-        RunDirs *runs = s->env->runs;
-        _cleanup_free_ char *dir = NULL, *bytes = NULL;
-        GradeError ge = {};
-        size_t len = 0;
-        int r = -ENOENT;
-        uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        if (runs && rundir_exists(runs, s->id) && !(dir = rundir_path(runs, s->id, NULL)))
-                r = -ENOMEM;
-        else if (dir)
-                r = grade_run_dir(dir, NULL, &bytes, &len, &ge);
-        else
-                snprintf(ge.message, sizeof(ge.message), "the run has no directory to grade");
-        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
-        if (r >= 0 && (r = rundir_write(runs, s->id, "verdict.json", bytes, len, true)) < 0)
-                snprintf(ge.message, sizeof(ge.message), "cannot write verdict.json: %s",
-                         strerror(-r));
-        if (r >= 0 && !(s->verdict = verdict_summary(bytes, len)))
-                r = -ENOMEM;
-        if (r < 0) {
-                if (!*ge.message)
-                        snprintf(ge.message, sizeof(ge.message), "%s", strerror(-r));
-                log_warning("%s: finalized without a verdict: %s", s->id, ge.message);
-                free(s->verdict_error);
-                s->verdict_error = strdup(ge.message);
-                return;
-        }
-        const char *state = json_get_str(s->verdict, "state");
-        log_info("%s: graded: %s (task \"%s\", %zu bytes of verdict, %" PRIu64 " ms)", s->id,
-                 strempty(state), strempty(s->task), len, (t1 - t0) / USEC_PER_MSEC);
-}
+#define GRADER_TIMEOUT_USEC (120 * USEC_PER_SEC) /* a grading child longer than this is killed */
 
 /*
- * summary.md: the run in words (grade_summary_run_dir: the task, every call, each criterion
- * with its evidence), written after the verdict it reads; a run without a task gets one too.
- * A failure is logged and leaves the run without it.
+ * In the grading child (fork of pomed, no exec): grades runs/<sid>/ as `pome eval RUN_DIR`
+ * does (grade_run_dir: the same bytes) into verdict.json when the run has a task, writes
+ * summary.md (grade_summary_run_dir), and reports on fd one JSON object {verdict_error,
+ * summary_error, grade_ms, summary_ms} before _exit. Pure CPU and file I/O over the run's
+ * files: nothing of pomed's loop, bus or listeners is touched.
  */
-static void summarize(Sandbox *s)
+_noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_task, int fd)
 {
-        RunDirs *runs = s->env->runs;
-        if (!runs || !rundir_exists(runs, s->id))
-                return;
-        _cleanup_free_ char *dir = rundir_path(runs, s->id, NULL), *md = NULL;
-        GradeError ge = {};
-        size_t len = 0;
+        _cleanup_free_ char *dir = rundir_path(runs, sid, NULL), *bytes = NULL, *md = NULL;
+        GradeError ge = {}, se = {};
+        size_t len = 0, mdlen = 0;
+        int r = dir ? 0 : -ENOMEM;
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-        int r = dir ? grade_summary_run_dir(dir, &md, &len, &ge) : -ENOMEM;
-        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
-        if (r >= 0 && (r = rundir_write(runs, s->id, "summary.md", md, len, true)) < 0)
-                snprintf(ge.message, sizeof(ge.message), "cannot write summary.md: %s",
-                         strerror(-r));
-        if (r < 0) {
-                log_warning("%s: no summary.md: %s", s->id,
-                            *ge.message ? ge.message : strerror(-r));
-                return;
+        if (r >= 0 && has_task) {
+                r = grade_run_dir(dir, NULL, &bytes, &len, &ge);
+                if (r >= 0 && (r = rundir_write(runs, sid, "verdict.json", bytes, len, true)) < 0)
+                        snprintf(ge.message, sizeof(ge.message), "cannot write verdict.json: %s",
+                                 strerror(-r));
+                if (r < 0 && !*ge.message)
+                        snprintf(ge.message, sizeof(ge.message), "%s", strerror(-r));
         }
-        log_info("%s: summary.md written (%zu bytes, %" PRIu64 " ms)", s->id, len,
-                 (t1 - t0) / USEC_PER_MSEC);
+        uint64_t t1 = now_usec(CLOCK_MONOTONIC);
+        int rs = dir ? grade_summary_run_dir(dir, &md, &mdlen, &se) : -ENOMEM;
+        if (rs >= 0 && (rs = rundir_write(runs, sid, "summary.md", md, mdlen, true)) < 0)
+                snprintf(se.message, sizeof(se.message), "cannot write summary.md: %s",
+                         strerror(-rs));
+        if (rs < 0 && !*se.message)
+                snprintf(se.message, sizeof(se.message), "%s", strerror(-rs));
+        uint64_t t2 = now_usec(CLOCK_MONOTONIC);
+        _cleanup_json_ json_t *report =
+                json_pack("{s:s?, s:s?, s:I, s:I}", "verdict_error", r < 0 ? ge.message : NULL,
+                          "summary_error", rs < 0 ? se.message : NULL, "grade_ms",
+                          (json_int_t)((t1 - t0) / USEC_PER_MSEC), "summary_ms",
+                          (json_int_t)((t2 - t1) / USEC_PER_MSEC));
+        _cleanup_free_ char *line = report ? json_dumps(report, JSON_COMPACT) : NULL;
+        if (line)
+                (void)!write(fd, line, strlen(line));
+        _exit(line ? 0 : 1);
 }
 
 typedef struct Finalize {
@@ -848,21 +832,180 @@ typedef struct Finalize {
         void *userdata;
 } Finalize;
 
+/* A finalize's grading child: forked so that grading a large run (seconds of JSON parsing)
+ * never holds up the loop that serves every other sandbox. */
+typedef struct Grader {
+        Finalize *finalize;
+        pid_t pid;
+        int fd; /* the child's report */
+        sd_event_source *child, *timer;
+        uint64_t started_usec;
+        bool killed; /* by the timeout or the sandbox's end */
+} Grader;
+
+static void finalize_complete(Finalize *f)
+{
+        Sandbox *s = f->sandbox;
+        s->finalizing = false;
+        /* done unless something else ended it meanwhile: then it is not graded, it did not
+         * finish */
+        if (sandbox_state_is_open(s->state))
+                sandbox_end(s, SANDBOX_DONE, "finalized", false, f->done, f->userdata);
+        else
+                sandbox_end(s, s->state, s->reason, false, f->done, f->userdata);
+        free(f);
+}
+
+static Grader *grader_free(Grader *g)
+{
+        if (!g)
+                return NULL;
+        sd_event_source_disable_unref(g->child);
+        sd_event_source_disable_unref(g->timer);
+        safe_close(g->fd);
+        free(g);
+        return NULL;
+}
+
+/* Reads what the grading child reported and what it wrote into s's record. */
+static void grader_collect(Sandbox *s, Grader *g, const siginfo_t *si)
+{
+        char buf[2048];
+        ssize_t n = g->killed ? -1 : read(g->fd, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = 0;
+        _cleanup_json_ json_t *report = n > 0 ? json_loads(buf, 0, NULL) : NULL;
+        uint64_t ms = (now_usec(CLOCK_MONOTONIC) - g->started_usec) / USEC_PER_MSEC;
+        const char *verr = json_get_str(report, "verdict_error");
+        char why[640] = "";
+        if (!report)
+                snprintf(why, sizeof(why), "the grading process %s",
+                         g->killed                   ? "took too long and was killed"
+                         : si->si_code == CLD_EXITED ? "reported nothing"
+                                                     : "was killed by a signal");
+        else if (verr)
+                snprintf(why, sizeof(why), "%s", verr);
+        if (s->has_task && !*why) {
+                _cleanup_free_ char *path = rundir_path(s->env->runs, s->id, "verdict.json");
+                _cleanup_free_ char *bytes = NULL;
+                size_t len = 0;
+                if (!path || read_file_at(AT_FDCWD, path, 256u << 20, &bytes, &len) < 0 ||
+                    !(s->verdict = verdict_summary(bytes, len)))
+                        snprintf(why, sizeof(why), "cannot read the verdict it wrote");
+        }
+        if (s->has_task && *why) {
+                log_warning("%s: finalized without a verdict: %s", s->id, why);
+                free(s->verdict_error);
+                s->verdict_error = strdup(why);
+        } else if (s->has_task)
+                log_info("%s: graded: %s (task \"%s\", %" PRIi64 " ms in a child, %" PRIi64
+                         " ms of it grading)",
+                         s->id, strempty(json_get_str(s->verdict, "state")), strempty(s->task),
+                         (int64_t)ms,
+                         (int64_t)json_integer_value(json_object_get(report, "grade_ms")));
+        const char *serr = json_get_str(report, "summary_error");
+        if (serr)
+                log_warning("%s: no summary.md: %s", s->id, serr);
+}
+
+static int on_grader_exit(sd_event_source *src _unused_, const siginfo_t *si, void *userdata)
+{
+        Grader *g = userdata;
+        Finalize *f = g->finalize;
+        Sandbox *s = f->sandbox;
+        if (sandbox_state_is_open(s->state))
+                grader_collect(s, g, si);
+        s->grader = grader_free(g);
+        finalize_complete(f);
+        return 0;
+}
+
+static int on_grader_timeout(sd_event_source *src _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Grader *g = userdata;
+        g->killed = true;
+        (void)sd_event_source_send_child_signal(g->child, SIGKILL, NULL, 0);
+        return 0;
+}
+
+static void grader_kill(Sandbox *s)
+{
+        if (!s->grader || s->grader->killed)
+                return;
+        s->grader->killed = true;
+        (void)sd_event_source_send_child_signal(s->grader->child, SIGKILL, NULL, 0);
+}
+
+/*
+ * Forks the child that grades and summarizes f's run (grader_child); finalize_complete runs
+ * once it has been reaped. Returns 0, or a negative errno when it could not start (then
+ * nothing is running).
+ */
+static int grader_start(Finalize *f)
+{
+        Sandbox *s = f->sandbox;
+        if (!s->env->runs || !rundir_exists(s->env->runs, s->id))
+                return -ENOENT;
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return negative_errno();
+        Grader *g = calloc(1, sizeof(*g));
+        if (!g) {
+                safe_close(p[0]);
+                safe_close(p[1]);
+                return -ENOMEM;
+        }
+        *g = (Grader){.finalize = f, .fd = p[0], .started_usec = now_usec(CLOCK_MONOTONIC)};
+        pid_t parent = getpid();
+        /* the loop is single-threaded: nothing is mid-way in another thread at fork */
+        g->pid = fork();
+        if (g->pid < 0) {
+                int r = negative_errno();
+                safe_close(p[1]);
+                grader_free(g);
+                return r;
+        }
+        if (g->pid == 0) {
+                (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != parent)
+                        _exit(1);
+                grader_child(s->env->runs, s->id, s->has_task, p[1]);
+        }
+        safe_close(p[1]);
+        int r = sd_event_add_child(s->env->event, &g->child, g->pid, WEXITED, on_grader_exit, g);
+        if (r >= 0)
+                r = sd_event_add_time_relative(s->env->event, &g->timer, CLOCK_MONOTONIC,
+                                               GRADER_TIMEOUT_USEC, 0, on_grader_timeout, g);
+        if (r < 0) {
+                (void)kill(g->pid, SIGKILL);
+                (void)waitpid(g->pid, NULL, 0);
+                grader_free(g);
+                return r;
+        }
+        (void)sd_event_source_set_child_process_own(g->child, true);
+        s->grader = g;
+        return 0;
+}
+
 static void finalize_finish(Finalize *f)
 {
         Sandbox *s = f->sandbox;
         if (f->failed)
                 log_warning("%s: %s", s->id, f->failure);
         /* Even without a final state the run is kept (tapes, seeds) and graded (a check
-         * that needs a missing world fails, saying so); it is done either way unless
-         * something else ended it meanwhile — then it is not graded: it did not finish. */
+         * that needs a missing world fails, saying so), by a child, off the loop. */
         if (sandbox_state_is_open(s->state)) {
-                grade(s);
-                summarize(s);
-                sandbox_end(s, SANDBOX_DONE, "finalized", false, f->done, f->userdata);
-        } else
-                sandbox_end(s, s->state, s->reason, false, f->done, f->userdata);
-        free(f);
+                int r = grader_start(f);
+                if (r >= 0)
+                        return; /* on_grader_exit goes on */
+                if (r != -ENOENT) {
+                        log_warning_errno(r, "%s: cannot start grading", s->id);
+                        if (s->has_task) {
+                                free(s->verdict_error);
+                                s->verdict_error = strdup("pomed could not start grading");
+                        }
+                }
+        }
+        finalize_complete(f);
 }
 
 static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
@@ -920,12 +1063,18 @@ int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, San
                         "Sandbox %s is still starting; finalize it once it is ready.", s->id);
         if (!sandbox_state_is_open(s->state))
                 return refuse_ended(s, e);
+        if (s->finalizing)
+                return sandbox_error(e, SANDBOX_ERR_PROVISIONING,
+                                     json_pack("{s:s}", "reason", "finalizing"),
+                                     "Sandbox %s is being finalized already.", s->id);
         if (task_markdown && set_task(s, task_markdown, task_len, e) < 0)
                 return -1; /* refused: the sandbox stays open, nothing exported */
         Finalize *f = calloc(1, sizeof(*f));
         if (!f)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         *f = (Finalize){.sandbox = s, .done = done, .userdata = userdata};
+        /* from now on the worlds and tapes are what the run ends with: no more twin calls */
+        s->finalizing = true;
         /* +1 keeps the count from reaching 0 inside the loop */
         f->pending = 1;
         for (size_t i = 0; i < s->n_twins; i++) {

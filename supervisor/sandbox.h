@@ -142,7 +142,9 @@ struct Sandbox {
         bool task_named;     /* task is the caller's name, not the task file's title */
         json_t *verdict;     /* once graded: the verdict's {state, passed, score, counts} */
         char *verdict_error; /* why a finalize could not grade, or NULL */
+        bool finalizing;     /* a finalize is exporting or grading: no more twin calls */
         /* private */
+        struct Grader *grader; /* the grading child of a finalize, while it runs */
         sd_event_source *lifetime_timer, *idle_timer, *start_timer;
         uint64_t spawn_usec; /* CLOCK_MONOTONIC when sandbox_spawn started it */
         bool discard, gone;
