@@ -424,6 +424,21 @@ static void test_stripe_refunds(void)
         CHECK(fx_mcp(&f, "create_refund", "{\"payment_intent\":\"pi_GraceSeats00002\"}") == 200);
         EXPECT(&f, "No refund was attempted on charge \"ch_GraceSeats00002\"", GRADE_FAILED);
         fx_close(&f);
+
+        /* parameters in the query string name the charge too: the twin (as api.stripe.com)
+         * reads them, and the tape's request_body holds only the body */
+        fx_open(&f, "stripe", "busy");
+        CHECK(fx_form(&f, "POST", "/v1/refunds?charge=ch_GraceSeats00002&amount=500", NULL) == 200);
+        EXPECT(&f, "The number of refunds on charge \"ch_GraceSeats00002\" is 1", GRADE_PASSED);
+        o = fx_grade(&f, "No refund was attempted on charge \"ch_GraceSeats00002\"", GRADE_FAILED);
+        CHECK(json_array_size(o.event_ids) == 1);
+        grade_outcome_done(&o);
+        EXPECT(&f, "No refund was attempted on charge \"ch_AdaAnnual000001\"", GRADE_PASSED);
+        /* percent-encoded, naming the PaymentIntent */
+        CHECK(fx_form(&f, "POST", "/v1/refunds?payment_intent=pi%5FAdaAnnual000001&amount=100",
+                      NULL) == 200);
+        EXPECT(&f, "No refund was attempted on charge \"ch_AdaAnnual000001\"", GRADE_FAILED);
+        fx_close(&f);
 }
 
 static void test_stripe_errors(void)
