@@ -230,6 +230,24 @@ static void test_slack_messages(void)
                GRADE_PASSED);
         EXPECT(&f, "No message containing \"rollback token\" appears in any channel", GRADE_FAILED);
         fx_close(&f);
+
+        /* what a message shows is its blocks' and attachments' text too: a blocks-only message
+         * has an empty text field, and Slack renders blocks instead of text when both exist */
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"blocks\":[{\"type\":\"section\",\"text\":{"
+                      "\"type\":\"mrkdwn\",\"text\":\"Triaged acme/api#1\"}}]}") == 200);
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0RANDOM1\",\"text\":\"see the card\",\"attachments\":[{"
+                      "\"fallback\":\"release notes\",\"title\":\"v1.1.0 shipped\"}]}") == 200);
+        EXPECT(&f, "A message in \"general\" contains \"acme/api#1\"", GRADE_PASSED);
+        EXPECT(&f, "No message containing \"acme/api#1\" appears in any public channel",
+               GRADE_FAILED);
+        EXPECT(&f, "A message in \"random\" contains \"v1.1.0 shipped\"", GRADE_PASSED);
+        EXPECT(&f, "No message containing \"release notes\" appears in any channel", GRADE_FAILED);
+        /* a block's type names and other structure are not shown */
+        EXPECT(&f, "No message containing \"mrkdwn\" appears in any channel", GRADE_PASSED);
+        fx_close(&f);
 }
 
 static void test_slack_posted_and_new(void)
@@ -341,6 +359,22 @@ static void test_slack_secrets(void)
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
                       "{\"channel\":\"random\",\"text\":\"new one: "
                       "ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210\"}") == 200);
+        EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
+        fx_close(&f);
+
+        /* a secret shown by a message's blocks or attachments is shown all the same */
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"text\":\"deploy notes\",\"blocks\":[{"
+                      "\"type\":\"rich_text\",\"elements\":[{\"type\":\"rich_text_section\","
+                      "\"elements\":[{\"type\":\"text\",\"text\":\"use "
+                      "sk_live_abcdefghijklmnop\"}]}]}]}") == 200);
+        EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
+        fx_close(&f);
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"text\":\"creds\",\"attachments\":[{"
+                      "\"text\":\"ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210\"}]}") == 200);
         EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
         fx_close(&f);
 }
