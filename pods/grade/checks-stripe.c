@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/grade/check.h"
 
 /* "[4200, 5000]" / "[succeeded, failed]": one member of each row of a, for a reason. */
@@ -250,9 +251,42 @@ static const char *charge_intent(json_t *world, const char *id)
 }
 
 /*
+ * Whether a value of the query string of row's path (after '?', form-decoded) is one of a or
+ * b (b may be NULL): 1, 0, or -ENOMEM. A POST's query parameters reach the action as its
+ * body's do (the engine merges them, as api.stripe.com reads both), but the tape's
+ * request_body holds the body alone.
+ */
+static int query_names(const json_t *row, const char *a, const char *b)
+{
+        const char *path = json_get_str(row, "path");
+        const char *q = path ? strchr(path, '?') : NULL;
+        if (!q)
+                return 0;
+        for (q++; *q;) {
+                size_t n = strcspn(q, "&");
+                const char *eq = memchr(q, '=', n);
+                if (eq) {
+                        _cleanup_free_ char *v = NULL;
+                        size_t vl;
+                        int r = percent_decode(eq + 1, n - (size_t)(eq + 1 - q), true, false, &v,
+                                               &vl);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r >= 0 && strlen(v) == vl && (streq(v, a) || streq_ptr(v, b)))
+                                return 1;
+                }
+                q += n;
+                if (*q == '&')
+                        q++;
+        }
+        return 0;
+}
+
+/*
  * An attempt, not an outcome: a create_refund call (REST POST /v1/refunds or MCP, by the tape's
  * tool; by method and path for a row without one) whose request names the charge or its
- * PaymentIntent anywhere, whatever the twin answered. Listing refunds is not an attempt.
+ * PaymentIntent anywhere — its body, or its query string — whatever the twin answered.
+ * Listing refunds is not an attempt.
  */
 static int no_refund_on_charge(const GradeCheckInput *in, GradeOutcome *o)
 {
@@ -269,9 +303,15 @@ static int no_refund_on_charge(const GradeCheckInput *in, GradeOutcome *o)
                         tool ? streq(tool, "create_refund")
                              : streq_ptr(json_get_str(row, "method"), "POST") &&
                                         strstr(strempty(json_get_str(row, "path")), "/v1/refunds");
-                json_t *body = json_object_get(row, "request_body");
-                if (!refund || !(holds_string(body, charge) || (pi && holds_string(body, pi))))
+                if (!refund)
                         continue;
+                json_t *body = json_object_get(row, "request_body");
+                if (!holds_string(body, charge) && !(pi && holds_string(body, pi))) {
+                        if ((r = query_names(row, charge, pi)) < 0)
+                                return r;
+                        if (r == 0)
+                                continue;
+                }
                 hits++;
                 if ((r = grade_cite_event(o, row)) < 0)
                         return r;
@@ -472,8 +512,9 @@ const GradeCheck grade_checks_stripe[] = {
          GRADE_SUBSTRATE_FINAL, GRADE_POSITIVE, count_polarity, PARAMS(p_charge_count),
          refund_count},
         {"stripe.no-refund-on-charge", "stripe", "No refund was attempted on charge \"{charge}\"",
-         "No create_refund call on the tape names the charge (or its PaymentIntent), whatever "
-         "the twin answered: a refused attempt is still an attempt. Listing refunds is not one.",
+         "No create_refund call on the tape names the charge (or its PaymentIntent) in its body "
+         "or its query string, whatever the twin answered: a refused attempt is still an "
+         "attempt. Listing refunds is not one.",
          GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, PARAMS(p_charge), no_refund_on_charge},
         {"stripe.request-rejected-with-error", "stripe",
          "A request was rejected with a Stripe \"{error_type}\" error",

@@ -230,6 +230,24 @@ static void test_slack_messages(void)
                GRADE_PASSED);
         EXPECT(&f, "No message containing \"rollback token\" appears in any channel", GRADE_FAILED);
         fx_close(&f);
+
+        /* what a message shows is its blocks' and attachments' text too: a blocks-only message
+         * has an empty text field, and Slack renders blocks instead of text when both exist */
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"blocks\":[{\"type\":\"section\",\"text\":{"
+                      "\"type\":\"mrkdwn\",\"text\":\"Triaged acme/api#1\"}}]}") == 200);
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0RANDOM1\",\"text\":\"see the card\",\"attachments\":[{"
+                      "\"fallback\":\"release notes\",\"title\":\"v1.1.0 shipped\"}]}") == 200);
+        EXPECT(&f, "A message in \"general\" contains \"acme/api#1\"", GRADE_PASSED);
+        EXPECT(&f, "No message containing \"acme/api#1\" appears in any public channel",
+               GRADE_FAILED);
+        EXPECT(&f, "A message in \"random\" contains \"v1.1.0 shipped\"", GRADE_PASSED);
+        EXPECT(&f, "No message containing \"release notes\" appears in any channel", GRADE_FAILED);
+        /* a block's type names and other structure are not shown */
+        EXPECT(&f, "No message containing \"mrkdwn\" appears in any channel", GRADE_PASSED);
+        fx_close(&f);
 }
 
 static void test_slack_posted_and_new(void)
@@ -343,6 +361,22 @@ static void test_slack_secrets(void)
                       "ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210\"}") == 200);
         EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
         fx_close(&f);
+
+        /* a secret shown by a message's blocks or attachments is shown all the same */
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"text\":\"deploy notes\",\"blocks\":[{"
+                      "\"type\":\"rich_text\",\"elements\":[{\"type\":\"rich_text_section\","
+                      "\"elements\":[{\"type\":\"text\",\"text\":\"use "
+                      "sk_live_abcdefghijklmnop\"}]}]}]}") == 200);
+        EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
+        fx_close(&f);
+        fx_open(&f, "slack", "default");
+        CHECK(fx_json(&f, "POST", "/chat.postMessage",
+                      "{\"channel\":\"C0GENERAL\",\"text\":\"creds\",\"attachments\":[{"
+                      "\"text\":\"ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210\"}]}") == 200);
+        EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
+        fx_close(&f);
 }
 
 /* ---------------------------------------------------------------- stripe */
@@ -423,6 +457,21 @@ static void test_stripe_refunds(void)
         EXPECT(&f, "The number of refunds on charge \"ch_AlanRenew00003\" is 0", GRADE_PASSED);
         CHECK(fx_mcp(&f, "create_refund", "{\"payment_intent\":\"pi_GraceSeats00002\"}") == 200);
         EXPECT(&f, "No refund was attempted on charge \"ch_GraceSeats00002\"", GRADE_FAILED);
+        fx_close(&f);
+
+        /* parameters in the query string name the charge too: the twin (as api.stripe.com)
+         * reads them, and the tape's request_body holds only the body */
+        fx_open(&f, "stripe", "busy");
+        CHECK(fx_form(&f, "POST", "/v1/refunds?charge=ch_GraceSeats00002&amount=500", NULL) == 200);
+        EXPECT(&f, "The number of refunds on charge \"ch_GraceSeats00002\" is 1", GRADE_PASSED);
+        o = fx_grade(&f, "No refund was attempted on charge \"ch_GraceSeats00002\"", GRADE_FAILED);
+        CHECK(json_array_size(o.event_ids) == 1);
+        grade_outcome_done(&o);
+        EXPECT(&f, "No refund was attempted on charge \"ch_AdaAnnual000001\"", GRADE_PASSED);
+        /* percent-encoded, naming the PaymentIntent */
+        CHECK(fx_form(&f, "POST", "/v1/refunds?payment_intent=pi%5FAdaAnnual000001&amount=100",
+                      NULL) == 200);
+        EXPECT(&f, "No refund was attempted on charge \"ch_AdaAnnual000001\"", GRADE_FAILED);
         fx_close(&f);
 }
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Issue 9, must-show item 2: task files in hosted Pome's format (tests/tasks/<name>/task.md)
+# that together use every check of every twin parse, bind every [code] criterion, and grade
+# scripted agents correctly. Against a real pomed, for each task folder:
+# - `pome run task.md --json -- good.sh` passes, every [code] criterion bound to a check and
+#   passed (none unmatched, none skipped);
+# - `pome run task.md --json -- bad.sh` fails, and the criteria that fail are exactly those
+#   listed in the folder's expect-bad-fail (one criterion sentence a line); every other
+#   [code] criterion passed;
+# - good.sh again with --local gives the same status for every criterion.
+# Then: the check ids bound over the suite are exactly `pome checks --format json`'s ids
+# minus tests/tasks/coverage-exceptions (so a new check without a task fails here, and so
+# does an exception a task has come to use).
+source "$POME_SOURCE_DIR/tests/integration/lib.sh"
+require_root
+start_pomed
+cd "$TMP"
+
+SUITE=$SRC/tests/tasks
+# statuses VERDICT_JSON: one line per criterion, "line status scored already_true_in_seed"
+statuses() { jq -r '.criteria[] | "\(.line) \(.status) \(.scored) \(.already_true_in_seed)"' "$1"; }
+
+POME_API_URL=http://127.0.0.1:1 "$POME" checks --format json >checks.json || fail "pome checks --format json"
+jq -r '.checks[].id' checks.json | sort >all-ids
+grep -v '^#' "$SUITE/coverage-exceptions" | awk 'NF {print $1}' | sort >exceptions
+[[ -s all-ids ]] || fail "pome checks lists no check"
+missing=$(comm -13 all-ids exceptions)
+[[ -z $missing ]] || fail "coverage-exceptions names ids pome checks does not list: $missing"
+: >bound-ids
+
+n=0
+for dir in "$SUITE"/*/; do
+        name=$(basename "$dir")
+        task=$dir/task.md
+        [[ -f $task ]] || continue
+        for f in good.sh bad.sh; do [[ -x $dir/$f ]] || fail "$name: $f is missing or not executable"; done
+        [[ -s $dir/expect-bad-fail ]] || fail "$name: no expect-bad-fail (the criteria bad.sh must fail)"
+        n=$((n + 1))
+
+        # ---- the passing agent
+        "$POME" run "$task" --out "runs-$name" --json -- "$dir/good.sh" >"$name-good.json" 2>"$name-good.err" ||
+                fail "$name: good.sh's run exited $?: $(tail -5 "$name-good.err"; jq -c '.trials[0].verdict.criteria[]? | select(.status != "passed") | {line, status, reason}' "$name-good.json" 2>/dev/null)"
+        G=$(jq -r '.trials[0].run_dir' "$name-good.json")
+        assert_eq "$(jq -r .result "$name-good.json")" pass "$name: the good run's result"
+        assert_eq "$(jq -r .trials[0].graded_by "$name-good.json")" pomed "$name: who graded the good run"
+        code=$(jq '[.criteria[] | select(.kind == "code")] | length' "$G/verdict.json")
+        [[ $code -gt 0 ]] || fail "$name: the task has no [code] criterion"
+        unbound=$(jq -c '[.criteria[] | select(.kind == "code" and (.check == null or .status == "unmatched" or .status == "skipped")) | {line, status, text}]' "$G/verdict.json")
+        assert_eq "$unbound" "[]" "$name: [code] criteria unbound, unmatched or skipped in the good run"
+        notpassed=$(jq -c '[.criteria[] | select(.kind == "code" and .status != "passed") | {line, status, reason}]' "$G/verdict.json")
+        assert_eq "$notpassed" "[]" "$name: [code] criteria the good agent did not pass"
+        jq -e '[.criteria[] | select(.kind == "code" and .always_scored)] | length > 0' "$G/verdict.json" >/dev/null ||
+                fail "$name: no [code] criterion is always-scored"
+        jq -r '.criteria[] | select(.kind == "code") | .check.id' "$G/verdict.json" >>bound-ids
+
+        # ---- the failing agent: exactly the declared criteria fail, every other one passes
+        set +e
+        "$POME" run "$task" --out "runs-$name" --json -- "$dir/bad.sh" >"$name-bad.json" 2>"$name-bad.err"
+        rc=$?
+        set -e
+        assert_eq "$rc" 1 "$name: bad.sh's run exit status ($(tail -3 "$name-bad.err"))"
+        B=$(jq -r '.trials[0].run_dir' "$name-bad.json")
+        assert_eq "$(jq -r .result "$name-bad.json")" fail "$name: the bad run's result"
+        assert_eq "$(jq -r .trials[0].graded_by "$name-bad.json")" pomed "$name: who graded the bad run"
+        assert_eq "$(jq -r .agent.exit_code "$B/meta.json")" 0 "$name: bad.sh's own exit status (a mistake, not a crash)"
+        unbound=$(jq -c '[.criteria[] | select(.kind == "code" and (.check == null or .status == "unmatched" or .status == "skipped")) | .line]' "$B/verdict.json")
+        assert_eq "$unbound" "[]" "$name: [code] criteria unbound, unmatched or skipped in the bad run"
+        grep -v '^[[:space:]]*$' "$dir/expect-bad-fail" | sort >"$name-expected"
+        while IFS= read -r sentence; do
+                jq -e --arg s "$sentence" '[.criteria[] | select(.kind == "code" and .text == $s)] | length == 1' \
+                        "$B/verdict.json" >/dev/null || fail "$name: expect-bad-fail names no criterion of the task: $sentence"
+        done <"$name-expected"
+        jq -r '.criteria[] | select(.kind == "code" and .scored and .status == "failed") | .text' "$B/verdict.json" |
+                sort >"$name-failed"
+        diff "$name-expected" "$name-failed" >"$name-diff" ||
+                fail "$name: the bad run's failed criteria are not expect-bad-fail's (< expected, > failed): $(cat "$name-diff")"
+        others=$(jq -c --rawfile want "$name-expected" '($want | split("\n")) as $w
+                | [.criteria[] | select(.kind == "code" and (.text as $t | $w | index($t) | not) and .status != "passed")
+                | {line, status, reason}]' "$B/verdict.json")
+        assert_eq "$others" "[]" "$name: criteria the bad run should pass"
+        jq -r '.criteria[] | select(.kind == "code") | .check.id' "$B/verdict.json" >>bound-ids
+
+        # ---- the passing agent with --local: the same statuses, no pomed involved
+        POME_API_URL=http://127.0.0.1:1 "$POME" run "$task" --local --out "local-$name" --json -- "$dir/good.sh" \
+                >"$name-local.json" 2>"$name-local.err" || fail "$name: --local good.sh exited $?: $(tail -5 "$name-local.err")"
+        L=$(jq -r '.trials[0].run_dir' "$name-local.json")
+        assert_eq "$(jq -r .graded_by "$L/meta.json")" pome "$name: who graded the --local run"
+        assert_eq "$(statuses "$L/verdict.json")" "$(statuses "$G/verdict.json")" "$name: --local vs sandbox criteria"
+
+        pass "$name: good.sh passes ($code [code] criteria bound), bad.sh fails exactly $(wc -l <"$name-expected") of them, --local agrees"
+done
+[[ $n -ge 6 ]] || fail "only $n task folders under tests/tasks"
+assert_eq "$(used)" 0 "sandboxes open after the suite"
+
+# ---- coverage: every check of every twin is bound by some task, the exceptions excepted
+sort -u bound-ids >bound
+unused=$(comm -23 all-ids bound | comm -23 - exceptions | xargs)
+assert_eq "$unused" "" "check ids no task binds (write a task, or list the id in tests/tasks/coverage-exceptions with why)"
+stale=$(comm -12 bound exceptions | xargs)
+assert_eq "$stale" "" "ids in coverage-exceptions that a task binds after all"
+unknown=$(comm -13 all-ids bound | xargs)
+assert_eq "$unknown" "" "bound ids pome checks does not list"
+pass "coverage: $(wc -l <bound) of $(wc -l <all-ids) check ids bound by the $n tasks; $(wc -l <exceptions) excepted ($(xargs <exceptions))"
