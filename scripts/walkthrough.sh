@@ -2,9 +2,10 @@
 # The main job, end to end, on the embedded default configuration: start pomed,
 # open a GitHub + Slack + Stripe sandbox, let an agent (this script, over plain HTTP)
 # triage acme/api#1 and tell #general, take a payment in Stripe and file its receipt
-# in #general, read the tapes, show that a second
-# sandbox still has the untouched world, and stop both. Every block prints what
-# the platform answered.
+# in #general, read the tapes, show that a second sandbox still has the untouched
+# world, stop both, then grade an agent against a task (pome run: a passing one and
+# the committed defect, and pome eval regrading the run offline). Every block prints
+# what the platform answered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # setup reports on stderr what it installs and builds; the walkthrough itself is stdout
@@ -118,5 +119,16 @@ say "Stop both, discarding their runs"
 show pome sandbox stop "$POME_SESSION_ID" --discard
 show pome sandbox stop "$B_SID" --discard
 show pome usage
+
+say "A graded run: a task, an agent, a verdict (pome run)"
+RUNS=$(mktemp -d /tmp/pome-runs.XXXXXX)
+show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/good-agent.sh
+echo "-- the committed defect decides right in GitHub and never tells Slack:"
+show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/bad-agent.sh ||
+        echo "(exit status $?: the run failed, as it should)"
+echo "-- regraded offline from its run directory, byte for byte:"
+show pome eval "$(ls -td "$RUNS"/ses_* | head -1)" ||
+        echo "(exit status $?: the verdict it reproduced is a fail)"
+rm -rf "$RUNS"
 echo
-echo "Done. The walkthrough's sandboxes are discarded; pomed stops now."
+echo "Done. The walkthrough's sandboxes are discarded or graded; pomed stops now."
