@@ -116,8 +116,10 @@ typedef struct GradeTwinRun {
  * - `[code]` binds its sentence to a check of its tagged twin, or, untagged, of each of the
  *   task's twins in order (the first that binds wins). No binding → unmatched.
  * - A criterion whose check (final or seed+final substrate) already passes against the seed
- *   world taken as the final one is already_true_in_seed and not scored, unless always_scored.
- *   Tape checks are never already true in the seed: a seed has no tape.
+ *   world taken as the final one is already_true_in_seed: while it still passes it is not
+ *   scored (the agent had nothing to do), unless always_scored; once it fails it is scored as
+ *   a failure either way (the agent broke it). Tape checks are never already true in the
+ *   seed: a seed has no tape.
  * - score = passed / scored, where scored counts passed, failed and unmatched criteria (an
  *   unmatched criterion scores as a failure) and leaves out skipped and already-true ones;
  *   passed = score * 100 >= passThreshold and at least one criterion was scored (state

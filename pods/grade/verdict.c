@@ -120,7 +120,19 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
         if (r < 0)
                 goto fail;
 
-        bool scored = out.status != GRADE_SKIPPED && !(already && !c->always_scored);
+        /* true in the seed and still true: the agent had nothing to do, so it earns nothing
+         * (unless always-scored); true in the seed and false now: the agent broke it, and
+         * that is a failure whatever the marker says */
+        bool scored = out.status != GRADE_SKIPPED &&
+                      !(already && !c->always_scored && out.status == GRADE_PASSED);
+        if (already && out.status == GRADE_FAILED && out.reason) {
+                _cleanup_free_ char *why = out.reason;
+                if (asprintf(&out.reason, "true in the seed, broken by the run: %s", why) < 0) {
+                        out.reason = TAKE_PTR(why);
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
         if (already)
                 counts->already++;
         if (scored) {

@@ -430,6 +430,32 @@ static void test_verdict_rules(void)
         fx_close(&gh);
         grade_task_free(t);
 
+        /* true in the seed: excluded while it holds, a failure once the agent breaks it */
+        const char *guard = "## Prompt\nGo.\n## Success Criteria\n- [code:github] Issue #1 in "
+                            "`acme/api` is assigned to `alice`\n- [code:github] No new issues "
+                            "were created in `acme/api`\n- [code:github] Issue #1 in `acme/api` "
+                            "is in state open\n";
+        CHECK_OK(grade_task_parse(guard, strlen(guard), "t.md", NULL, &t, &e));
+        fx_open(&gh, "github", "default");
+        CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues/1/assignees",
+                      "{\"assignees\":[\"alice\"]}") == 201);
+        GradeTwinRun kept = {"github", gh.seed, twin_world(gh.twin), gh.tape};
+        CHECK_OK(grade_run(t, &kept, 1, &w, &e));
+        CHECK(crit_is(w, 1, "passed", true, false) && crit_is(w, 2, "passed", true, false));
+        CHECK(json_is_true(jp(w, "/passed")));
+        json_decref(w);
+        CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues", "{\"title\":\"spam\"}") == 201);
+        CHECK(fx_json(&gh, "PATCH", "/repos/acme/api/issues/1", "{\"state\":\"closed\"}") == 200);
+        GradeTwinRun broke = {"github", gh.seed, twin_world(gh.twin), gh.tape};
+        CHECK_OK(grade_run(t, &broke, 1, &w, &e));
+        CHECK(crit_is(w, 1, "failed", true, true) && crit_is(w, 2, "failed", true, true));
+        CHECK(startswith(strempty(jps(w, "/criteria/1/reason")),
+                         "true in the seed, broken by the run: "));
+        CHECK(!json_is_true(jp(w, "/passed")) && jpi(w, "/counts/failed") == 2);
+        json_decref(w);
+        fx_close(&gh);
+        grade_task_free(t);
+
         /* untagged, in a task of two twins: tried against both, named as such */
         const char *two = "## Prompt\nGo.\n## Success Criteria\n- [code] The moon is made of "
                           "cheese\n- [code] Issue #one exists in `acme/api`\n## Config\n"
