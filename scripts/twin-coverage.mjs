@@ -8,8 +8,9 @@
 // directly (unit tests: req(t, &rp, "METHOD", "/path")); a Slack method when it calls it
 // through @slack/web-api (client.chat.postMessage(…), apiCall("chat.postMessage")); a Stripe
 // route when a test calls the stripe SDK method of its action (stripe.customers.create(…)) or
-// the twin engine directly with its path (unit tests: post(t, &rp, "/v1/customers", …)); an
-// MCP tool when a test names it as a string.
+// the twin engine directly with its path (unit tests: post(t, &rp, "/v1/customers", …); the
+// x402 resources, which no SDK knows, through x402(t, &rp, "GET", "/x402/…", …) or the grading
+// fixture's fx_call_h(&f, "POST", "/x402/…", …)); an MCP tool when a test names it as a string.
 import { readFileSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -118,6 +119,7 @@ function stripeRouteTests(method, path, tool) {
     const calls = [
       ...[...text.matchAll(/\b(post|get)\(\w+, &rp, "(\/v1[^"]*)"/g)].map(([, v, p]) => [v.toUpperCase(), p]),
       ...[...text.matchAll(/\bcall\(\w+, &rp, "(GET|POST|DELETE)", "(\/v1[^"]*)"/g)].map(([, v, p]) => [v, p]),
+      ...[...text.matchAll(/\b(?:x402\(\w+, &rp|fx_call_h\(&\w+), "(GET|POST)",\s*"(\/x402\/[^"]*)"/g)].map(([, v, p]) => [v, p]),
     ];
     return calls.some(([verb, p]) => verb === method && re.test(p.replace(/%s/g, "x")));
   });

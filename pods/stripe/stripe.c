@@ -2,7 +2,8 @@
 /*
  * The Stripe twin (kind "stripe"): Stripe's REST API under /v1 (https://docs.stripe.com/api)
  * for customers, payment methods, payment intents, charges, refunds, the balance, events,
- * and billing (products, prices, subscriptions, invoices, test clocks), with form bodies in
+ * and billing (products, prices, subscriptions, invoices, test clocks), and the x402 resources
+ * a seed declares (x402.c: HTTP 402 payments, not Stripe's API), with form bodies in
  * Stripe's bracket convention (nested parameters checked as the top level is), JSON
  * replies, Stripe's error envelope {error:{type, code?, message, param?, doc_url?}},
  * Idempotency-Key replays and the failure injection a task seed asks for. This file holds
@@ -17,6 +18,9 @@
  *                       rows in creation order (lists answer newest first)
  *   api_keys[]          the seed's keys, kept verbatim (redacted in /_pome/state); the front
  *                       authenticates minted sk_test_pome_… keys, not these
+ *   x402_resources[], x402_payments[]
+ *                       the seed's paid resources and the payments settled for them (x402.c);
+ *                       both absent unless the seed declares x402_resources
  *   failure_injection[] {method, path, attempt, status, body}: the attempt-th call of
  *                       method + path answers status/body and changes nothing else
  *   attempts            {"POST /v1/payment_intents": n}: calls counted for failure injection
@@ -2227,7 +2231,7 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
         int r = TWIN_SEED_KNOWN(&s, seed, "", "Stripe seed", "api_keys", "customers",
                                 "payment_methods", "payment_intents", "charges", "refunds",
                                 "balance_transactions", "products", "prices", "subscriptions",
-                                "invoices", "failure_injection");
+                                "invoices", "failure_injection", "x402_resources");
         if (r < 0)
                 return r;
         static const char *const colls[] = {
@@ -2256,7 +2260,8 @@ static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, s
                 }
         }
         if ((r = seed_billing(&s, seed)) < 0 || (r = seed_refs(&s)) < 0 ||
-            (r = seed_ledger(&s)) < 0 || (r = seed_failures(&s, seed)) < 0)
+            (r = seed_ledger(&s)) < 0 || (r = seed_failures(&s, seed)) < 0 ||
+            (r = stripe_x402_seed(&s, seed)) < 0)
                 return r;
         *ret_world = TAKE_PTR(w);
         return 0;
@@ -2389,8 +2394,24 @@ static void stripe_error(int status, const char *code, const char *message, Twin
 STRIPE_ACTIONS(SERVE)
 #undef SERVE
 
+/*
+ * The x402 resources' pipeline: the seed's failure injection, then the action. They are not
+ * Stripe's API, so neither of its other steps applies: a payment's nonce is its own replay
+ * guard (no Idempotency-Key), and a resource server takes whatever query or body its client
+ * sends (no unknown-parameter refusal).
+ */
+static int serve_x402_fetch(TwinCall *c, TwinReply *rp)
+{
+        char endpoint[512];
+        endpoint_of(c, "x402_fetch", endpoint, sizeof(endpoint));
+        int r = inject(c, rp, endpoint);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        return stripe_act_x402_fetch(c, rp);
+}
+
 #define ENTRY(name) {#name, serve_##name},
-static const TwinHandler stripe_handlers[] = {STRIPE_ACTIONS(ENTRY)};
+static const TwinHandler stripe_handlers[] = {STRIPE_ACTIONS(ENTRY) ENTRY(x402_fetch)};
 #undef ENTRY
 
 const TwinKind twin_kind_stripe = {

@@ -3,7 +3,7 @@
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
  * payment_intents.c, charges.c, refunds.c, balance.c, events.c, search.c, products.c,
- * prices.c, subscriptions.c, invoices.c, test_clocks.c) share with stripe.c and with each
+ * prices.c, subscriptions.c, invoices.c, test_clocks.c, x402.c) share with stripe.c and with each
  * other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
@@ -104,6 +104,9 @@ int stripe_items_total(const json_t *data, int64_t *ret);
 /* ----- test clocks (test_clocks.c) */
 int64_t stripe_clock_time(TwinCall *c, const char *clock_id);
 
+/* ----- x402 resources (x402.c) */
+int stripe_x402_seed(TwinSeed *s, const json_t *seed);
+
 /* ----- payment methods (payment_methods.c) */
 int stripe_pm_resolve(TwinCall *c, TwinReply *rp, const char *ref, const char *param, json_t **ret);
 const char *stripe_pm_decline(const json_t *pm, const char **ret_code, const char **ret_message);
@@ -165,6 +168,7 @@ int stripe_act_retrieve_test_clock(TwinCall *c, TwinReply *rp);
 int stripe_act_list_test_clocks(TwinCall *c, TwinReply *rp);
 int stripe_act_delete_test_clock(TwinCall *c, TwinReply *rp);
 int stripe_act_advance_test_clock(TwinCall *c, TwinReply *rp);
+int stripe_act_x402_fetch(TwinCall *c, TwinReply *rp);
 
 /* ----- seed rows, shared with the families that create them */
 json_t *stripe_customer_new(const char *id, int64_t created);

@@ -423,18 +423,19 @@ static int multipart_args(Twin *t, const TwinRequest *rq, const char *ct, json_t
 /*
  * Parses the request body into *ret (a new object, or NULL when there is none or it is
  * not a format we read) and, when the tape should show it otherwise (multipart: files
- * without their bytes), *ret_tape (else NULL). Returns 0, 1 when rp now holds the kind's
- * invalid_json / invalid_form_data refusal, or -ENOMEM.
+ * without their bytes), *ret_tape (else NULL). flags are the kind's TWIN_KIND_* as they
+ * apply to this action (an any_body action's without the body ones). Returns 0, 1 when rp
+ * now holds the kind's invalid_json / invalid_form_data refusal, or -ENOMEM.
  */
-static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret_tape,
-                      TwinReply *rp)
+static int parse_body(Twin *t, const TwinRequest *rq, unsigned flags, json_t **ret,
+                      json_t **ret_tape, TwinReply *rp)
 {
         *ret = NULL;
         *ret_tape = NULL;
         if (!rq->body || rq->body_len == 0 || body_blank(rq))
                 return 0;
         const char *ct = header(rq, "content-type");
-        if (t->kind->flags & TWIN_KIND_FORM_BODY) {
+        if (flags & TWIN_KIND_FORM_BODY) {
                 if (ct && !media_type_is(ct, "application/x-www-form-urlencoded")) {
                         t->kind->error(400, "invalid_content_type",
                                        "Invalid request (check that your POST content type is "
@@ -444,9 +445,8 @@ static int parse_body(Twin *t, const TwinRequest *rq, json_t **ret, json_t **ret
                 }
                 return form_args(t, rq->body, rq->body_len, true, ret, rp);
         }
-        bool json = (t->kind->flags & TWIN_KIND_JSON_BODY) ||
-                    media_type_is(ct, "application/json") || (ct && strstr(ct, "+json")) ||
-                    body_starts_json(rq);
+        bool json = (flags & TWIN_KIND_JSON_BODY) || media_type_is(ct, "application/json") ||
+                    (ct && strstr(ct, "+json")) || body_starts_json(rq);
         if (json) {
                 json_error_t e;
                 /* no JSON_ALLOW_NUL: "\u0000" is refused here as %00 is in forms */
@@ -493,15 +493,18 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         if (!rp->tool)
                 return -ENOMEM;
 
+        unsigned flags = t->kind->flags;
+        if (a->any_body)
+                flags &= ~(unsigned)(TWIN_KIND_FORM_BODY | TWIN_KIND_JSON_BODY);
         _cleanup_json_ json_t *body = NULL, *tape_body = NULL;
-        int r = parse_body(t, rq, &body, &tape_body, rp);
+        int r = parse_body(t, rq, flags, &body, &tape_body, rp);
         if (r != 0)
                 return r < 0 ? r : 0;
 
         /* precedence: path parameters > body > query */
         _cleanup_json_ json_t *args = NULL;
         const char *query = strempty(rq->query);
-        if ((t->kind->flags & TWIN_KIND_JSON_BODY) && !streq_ptr(rq->method, "GET") &&
+        if ((flags & TWIN_KIND_JSON_BODY) && !streq_ptr(rq->method, "GET") &&
             !streq_ptr(rq->method, "HEAD"))
                 query = "";
         r = form_args(t, query, strlen(query), false, &args, rp);

@@ -109,14 +109,15 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
         json_array_foreach (tools, i, v) {
                 const char *name = json_string_value(json_object_get(v, "name"));
                 json_t *schema = json_object_get(v, "inputSchema"),
-                       *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp");
+                       *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp"),
+                       *any = json_object_get(v, "anyBody");
                 if (!name || !json_is_object(schema) || !json_is_boolean(ro) ||
-                    (mcp && !json_is_boolean(mcp)) ||
+                    (mcp && !json_is_boolean(mcp)) || (any && !json_is_boolean(any)) ||
                     !json_is_string(json_object_get(v, "description")))
                         return surface_error(err, errlen, k,
                                              "tools[%zu]: needs name, description, readOnly "
-                                             "(and mcp) of the right types and an inputSchema "
-                                             "object",
+                                             "(and mcp, anyBody) of the right types and an "
+                                             "inputSchema object",
                                              i);
                 for (size_t j = 0; j < s->n_actions; j++)
                         if (streq(s->actions[j].tool, name))
@@ -132,6 +133,7 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                 a->fn = fn;
                 a->read_only = json_is_true(ro);
                 a->mcp = !mcp || json_is_true(mcp);
+                a->any_body = json_is_true(any);
                 s->n_tools += a->mcp;
         }
         for (size_t h = 0; h < k->n_handlers; h++) {

@@ -95,6 +95,9 @@ typedef struct TwinAction {
         TwinActionFn fn;
         bool read_only; /* MCP annotation readOnlyHint */
         bool mcp;       /* listed and callable as an MCP tool (false: a REST-only action) */
+        bool any_body;  /* reads a body of any media type (JSON, form, multipart, other bytes)
+                           even in a kind flagged TWIN_KIND_FORM_BODY or TWIN_KIND_JSON_BODY:
+                           a route that is not the vendor's API (Stripe's x402 resources) */
 } TwinAction;
 
 /* One REST route: method + path pattern → action, with fixed arguments. */
@@ -109,7 +112,8 @@ typedef struct TwinRoute {
 
 /*
  * A kind's surface, parsed from its embedded surface.json:
- *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "inputSchema"}],
+ *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "anyBody"?: false,
+ *               "inputSchema"}],
  *    "prefixes"?: ["", "/api"],   every route is also served under each prefix
  *    "routes": [[method, pattern, tool, fixed-args?], ...],
  *    "vendor_routes"?: [[method, pattern], ...]}

@@ -62,6 +62,20 @@ stripe() {
 }
 stripe_status() { cat "$AGENT_TMP/stripe.status"; }
 
+# x402 PATH [X-PAYMENT]: GET the Stripe twin's x402 resource PATH ({rest_url}/x402/PATH) with
+# the sandbox bearer and, when given, the X-PAYMENT header. Prints the body and never fails on
+# an HTTP error: x402_status is the status, x402_header NAME a response header's value.
+x402() {
+        local args=(-H "Authorization: Bearer $POME_AUTH_TOKEN") code
+        [[ -z ${2:-} ]] || args+=(-H "X-PAYMENT: $2")
+        code=$(curl -sS -o "$AGENT_TMP/x402.body" -D "$AGENT_TMP/x402.headers" -w '%{http_code}' \
+                "${args[@]}" "$POME_STRIPE_REST_URL/x402/$1")
+        printf '%s' "$code" >"$AGENT_TMP/x402.status"
+        cat "$AGENT_TMP/x402.body"
+}
+x402_status() { cat "$AGENT_TMP/x402.status"; }
+x402_header() { tr -d '\r' <"$AGENT_TMP/x402.headers" | awk -v n="$1" 'tolower($1) == tolower(n) ":" {print $2}'; }
+
 AGENT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pome-agent.XXXXXX")
 trap 'rm -rf "$AGENT_TMP"' EXIT
 

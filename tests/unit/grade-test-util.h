@@ -135,7 +135,8 @@ static inline int fx_mcp(Fx *f, const char *name, const char *arguments)
         return fx_json(f, "POST", "/mcp", msg);
 }
 
-/* Appends a row for a reply the twin does not serve (x402 legs): status, body, one header. */
+/* Appends a row for a reply the twin never gives (an ungated x402 resource): status, body,
+ * one header. */
 static inline void fx_synthetic(Fx *f, const char *method, const char *path, int status,
                                 const char *body_json, const char *hname, const char *hvalue)
 {

@@ -5,6 +5,7 @@
  * calls leave. Each grade also checks its evidence: pointers resolve in the final world,
  * event ids are rows of the tape (tests/unit/grade-test-util.h).
  */
+#include "pods/twin/kind.h"
 #include "tests/unit/grade-test-util.h"
 
 /* ---------------------------------------------------------------- github */
@@ -502,46 +503,86 @@ static void test_stripe_errors(void)
         fx_close(&f);
 }
 
+/*
+ * An X-PAYMENT header for the x402 seed's market report (price 10000, the twin's default
+ * payTo), authorizing value with nonce n, valid around the test clock, into buf (1024 bytes).
+ */
+static const char *x402_payment(char buf[static 1024], const char *value, unsigned n)
+{
+        char json[768];
+        snprintf(json, sizeof(json),
+                 "{\"x402Version\":1,\"scheme\":\"exact\",\"network\":\"base-sepolia\","
+                 "\"payload\":{\"signature\":\"0x%0130x\",\"authorization\":{\"from\":"
+                 "\"0x857b06519E91e3A54538791bDbb0E22373e36b66\",\"to\":"
+                 "\"0x506f6d6500000000000000000000000000000402\",\"value\":\"%s\","
+                 "\"validAfter\":\"%d\",\"validBefore\":\"%d\",\"nonce\":\"0x%064x\"}}}",
+                 n, value, TWIN_TEST_NOW - 60, TWIN_TEST_NOW + 60, n);
+        _cleanup_free_ char *b64 = twin_base64(json, strlen(json));
+        snprintf(buf, 1024, "%s", b64 ? b64 : "");
+        return buf;
+}
+
 static void test_stripe_x402(void)
 {
+        static const char *const first = "The first x402 request returns 402 Payment Required";
+        static const char *const retry = "The retry includes X-PAYMENT and returns 200";
+        char pay[1024];
         Fx f;
+
+        /* an account that sells nothing: never asking fails, and so does asking it */
         fx_open(&f, "stripe", "default");
-        EXPECT(&f, "The first x402 request returns 402 Payment Required", GRADE_FAILED);
-        EXPECT(&f, "The retry includes X-PAYMENT and returns 200", GRADE_FAILED);
-        /* this twin serves no x402 resource: the real answer is the loud 501 */
-        CHECK(fx_call(&f, "GET", "/x402/protected-resource", NULL, NULL) == 501);
-        GradeOutcome o =
-                fx_grade(&f, "The first x402 request returns 402 Payment Required", GRADE_FAILED);
-        CHECK(o.reason && strstr(o.reason, "501"));
+        EXPECT(&f, first, GRADE_FAILED);
+        EXPECT(&f, retry, GRADE_FAILED);
+        CHECK(fx_call(&f, "GET", "/x402/market/report", NULL, NULL) == 404);
+        GradeOutcome o = fx_grade(&f, first, GRADE_FAILED);
+        CHECK(o.reason && strstr(o.reason, "answered 404, not 402"));
         grade_outcome_done(&o);
         fx_close(&f);
 
-        /* x402 legs as the gateway would record them (the reply is synthetic, the row real) */
-        fx_open(&f, "stripe", "default");
+        /* the real twin's legs: its challenge, a payment it refuses (too little), the paid
+         * retry; the Stripe call before them is no leg */
+        fx_open(&f, "stripe", "x402");
         CHECK(fx_form(&f, "POST", "/v1/payment_intents", CONFIRM_VISA) == 200);
-        fx_synthetic(&f, "GET", "/x402/protected-resource", 402,
-                     "{\"x402Version\":1,\"error\":\"X-PAYMENT header is required\"}", NULL, NULL);
-        fx_synthetic(&f, "GET", "/x402/protected-resource", 402, "{\"error\":\"bad payment\"}",
-                     "x-payment", "eyJzY2hlbWUiOiJ3cm9uZyJ9");
-        o = fx_grade(&f, "The first x402 request returns 402 Payment Required", GRADE_PASSED);
+        CHECK(fx_call(&f, "GET", "/x402/market/report", NULL, NULL) == 402);
+        CHECK(fx_call_h(&f, "GET", "/x402/market/report", NULL, NULL, "x-payment",
+                        x402_payment(pay, "100", 1)) == 402);
+        o = fx_grade(&f, first, GRADE_PASSED);
         CHECK(streq_ptr(json_string_value(json_array_get(o.event_ids, 0)), "req_test000000000002"));
         grade_outcome_done(&o);
         /* a payment the resource refused is not the paid retry */
-        o = fx_grade(&f, "The retry includes X-PAYMENT and returns 200", GRADE_FAILED);
-        CHECK(o.reason && strstr(o.reason, "none was answered 200"));
+        o = fx_grade(&f, retry, GRADE_FAILED);
+        CHECK(o.reason && strstr(o.reason, "1 x402 request(s) carried X-PAYMENT and none was "
+                                           "answered 200"));
         grade_outcome_done(&o);
-        fx_synthetic(&f, "GET", "/x402/protected-resource", 200, "{\"data\":\"premium\"}",
-                     "x-payment", "eyJzY2hlbWUiOiJleGFjdCJ9");
-        o = fx_grade(&f, "The retry includes X-PAYMENT and returns 200", GRADE_PASSED);
+        CHECK(fx_call_h(&f, "POST", "/x402/market/report", "application/json", "{\"q\":1}",
+                        "x-payment", x402_payment(pay, "10000", 2)) == 200);
+        o = fx_grade(&f, retry, GRADE_PASSED);
         CHECK(streq_ptr(json_string_value(json_array_get(o.event_ids, 0)), "req_test000000000004"));
         grade_outcome_done(&o);
+        /* the tape row is the action's: its tool, and the settlement it made */
+        json_t *row = json_array_get(f.tape, 3);
+        CHECK(streq(jps(row, "/tool"), "x402_fetch") && json_is_true(jp(row, "/state_mutation")) &&
+              streq(jps(row, "/state_delta/after/object"), "x402_payment"));
+        CHECK(streq(jps(json_array_get(f.tape, 1), "/tool"), "x402_fetch") &&
+              json_is_false(jp(json_array_get(f.tape, 1), "/state_mutation")));
         fx_close(&f);
 
-        /* first leg answered 200: an ungated resource */
+        /* paying before being asked: the retry passes, the challenge never happened */
+        fx_open(&f, "stripe", "x402");
+        CHECK(fx_call_h(&f, "GET", "/x402/market/report", NULL, NULL, "x-payment",
+                        x402_payment(pay, "10000", 3)) == 200);
+        o = fx_grade(&f, first, GRADE_FAILED);
+        CHECK(o.reason && strstr(o.reason, "answered 200, not 402"));
+        grade_outcome_done(&o);
+        EXPECT(&f, retry, GRADE_PASSED);
+        fx_close(&f);
+
+        /* an ungated resource answering 200 to a bare request (the twin gates every one it
+         * serves, so the row is written by hand): neither check passes */
         fx_open(&f, "stripe", "default");
         fx_synthetic(&f, "GET", "/x402/protected-resource", 200, "{}", NULL, NULL);
-        EXPECT(&f, "The first x402 request returns 402 Payment Required", GRADE_FAILED);
-        EXPECT(&f, "The retry includes X-PAYMENT and returns 200", GRADE_FAILED);
+        EXPECT(&f, first, GRADE_FAILED);
+        EXPECT(&f, retry, GRADE_FAILED);
         fx_close(&f);
 }
 

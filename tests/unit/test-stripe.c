@@ -6,7 +6,9 @@
  * replays and conflicts, failure injection, unknown parameters, expansion, lists, MCP parity
  * and strict seeds (hosted Pome's task seed loads unmodified). Billing: products, prices,
  * subscriptions and the invoices they pay through the payment intents' own attempt, test
- * clocks that renew them, and the seeds' billing rows.
+ * clocks that renew them, and the seeds' billing rows. x402: the 402 challenge of a seeded
+ * resource, the paid retry and its settlement, every refusal (the world unchanged), nonces
+ * spent once, and the seed's x402_resources checked as strictly as the rest.
  */
 #include <stdarg.h>
 
@@ -2007,6 +2009,400 @@ static void test_billing_mcp(void)
         twin_free(m);
 }
 
+/* ------------------------------------------------------------------ x402 */
+
+#define X402_PAY_TO "0x506f6d6500000000000000000000000000000402" /* the twin's default payTo */
+#define X402_FROM   "0x857b06519E91e3A54538791bDbb0E22373e36b66"
+#define X402_NOTE   "0x2b1ae3c8b2a44A0e7E3D9F8a57F6b1C0d4e5f6A7" /* notes/weekly.md's pay_to */
+
+/* What an x402 client sends: method, path, an X-PAYMENT header (NULL for none) and a JSON
+ * body (NULL for none). */
+static void x402(Twin *t, TwinReply *rp, const char *method, const char *path, const char *payment,
+                 const char *json)
+{
+        _cleanup_json_ json_t *headers = json_object();
+        if (payment)
+                json_object_set_new(headers, "x-payment", json_string(payment));
+        if (json)
+                json_object_set_new(headers, "content-type", json_string("application/json"));
+        TwinRequest rq = {.method = method,
+                          .path = path,
+                          .query = "",
+                          .headers = headers,
+                          .body = json,
+                          .body_len = json ? strlen(json) : 0,
+                          .base_url = TWIN_TEST_BASE("stripe")};
+        twin_reply_done(rp);
+        twin_handle(t, &rq, rp);
+}
+
+/* A PaymentPayload's members; a NULL string (or after/before 0) takes the good default. */
+typedef struct Pay {
+        const char *version, *scheme, *network, *sig, *from, *to, *value, *nonce;
+        long long after, before;
+} Pay;
+
+/* The base64 of the payment payload p describes, into buf (2048 bytes). n picks the nonce
+ * (0x and 64 hex digits of n) unless p->nonce names one. */
+static const char *payment(char buf[static 2048], unsigned n, Pay p)
+{
+        char nonce[67], json[1536];
+        snprintf(nonce, sizeof(nonce), "0x%064x", n);
+        snprintf(json, sizeof(json),
+                 "{\"x402Version\":%s,\"scheme\":\"%s\",\"network\":\"%s\",\"payload\":{"
+                 "\"signature\":\"%s\",\"authorization\":{\"from\":\"%s\",\"to\":\"%s\","
+                 "\"value\":%s,\"validAfter\":\"%lld\",\"validBefore\":\"%lld\",\"nonce\":"
+                 "\"%s\"}}}",
+                 p.version ? p.version : "1", p.scheme ? p.scheme : "exact",
+                 p.network ? p.network : "base-sepolia",
+                 p.sig ? p.sig
+                       : "0x2d6a7588d6acca505cbf0d9a4a227e0c52c6c34008c8e8986a1283259764173608"
+                         "a2ce6496642e377d6da8dbbf5836e9bd15092f9ecab05ded3d6293af148b571c",
+                 p.from ? p.from : X402_FROM, p.to ? p.to : X402_PAY_TO,
+                 p.value ? p.value : "\"10000\"", p.after ? p.after : TWIN_TEST_NOW - 60,
+                 p.before ? p.before : TWIN_TEST_NOW + 60, p.nonce ? p.nonce : nonce);
+        _cleanup_free_ char *b64 = twin_base64(json, strlen(json));
+        snprintf(buf, 2048, "%s", b64);
+        return buf;
+}
+
+/* The base64 JSON of rp's X-PAYMENT-RESPONSE header, decoded (new reference; NULL if none). */
+static json_t *payment_response(TwinReply *rp)
+{
+        const char *h = json_get_str(rp->headers, "X-PAYMENT-RESPONSE");
+        _cleanup_free_ char *raw = NULL;
+        if (!h || twin_base64_decode(h, &raw) < 0)
+                return NULL;
+        return json_loads(raw, 0, NULL);
+}
+
+static void test_x402_challenge_and_pay(void)
+{
+        Twin *t = twin_test_new("stripe", "x402");
+        TwinReply rp = {};
+        char pay[2048];
+        _cleanup_json_ json_t *w0 = json_deep_copy(twin_world(t));
+
+        /* the challenge: the spec's 402 body naming this resource, nothing changed */
+        x402(t, &rp, "GET", "/x402/market/report", NULL, NULL);
+        CHECK(rp.status == 402 && streq(rp.tool, "x402_fetch") && !rp.state_mutation);
+        CHECK(jpi(rp.body, "/x402Version") == 1 &&
+              streq(jps(rp.body, "/error"), "X-PAYMENT header is required"));
+        CHECK(streq(rp.error, "X-PAYMENT header is required"));
+        CHECK(json_array_size(jp(rp.body, "/accepts")) == 1);
+        json_t *req = jp(rp.body, "/accepts/0");
+        CHECK(streq(jps(req, "/scheme"), "exact") && streq(jps(req, "/network"), "base-sepolia"));
+        CHECK(streq(jps(req, "/maxAmountRequired"), "10000") &&
+              streq(jps(req, "/payTo"), X402_PAY_TO));
+        CHECK(streq(jps(req, "/asset"), "0x036CbD53842c5426634e7929541eC2318f3dCF7e") &&
+              streq(jps(req, "/extra/name"), "USDC") && streq(jps(req, "/extra/version"), "2"));
+        CHECK(streq(jps(req, "/resource"), TWIN_TEST_BASE("stripe") "/x402/market/report"));
+        CHECK(streq(jps(req, "/mimeType"), "application/json") &&
+              jpi(req, "/maxTimeoutSeconds") == 60 && json_is_null(jp(req, "/outputSchema")));
+        CHECK(streq(jps(req, "/description"),
+                    "Daily market report: index levels and the desk's view"));
+        CHECK(!json_get_str(rp.headers, "X-PAYMENT-RESPONSE"));
+        CHECK(json_equal(w0, twin_world(t)));
+
+        /* the paid retry: the content, its settlement in the world, X-PAYMENT-RESPONSE */
+        x402(t, &rp, "GET", "/x402/market/report", payment(pay, 0xab, (Pay){}), NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "x402_fetch") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/date"), "2026-05-28") &&
+              streq(jps(rp.body, "/view"), "overweight widgets"));
+        CHECK(streq(json_get_str(rp.headers, "Content-Type"), "application/json"));
+        _cleanup_json_ json_t *settled = payment_response(&rp);
+        CHECK(json_is_true(jp(settled, "/success")) &&
+              streq(jps(settled, "/network"), "base-sepolia") &&
+              streq(jps(settled, "/payer"), X402_FROM));
+        const char *tx = jps(settled, "/transaction");
+        CHECK(tx && strlen(tx) == 66 && strncmp(tx, "0x", 2) == 0 &&
+              strspn(tx + 2, "0123456789abcdef") == 64);
+        CHECK(rows(t, "x402_payments") == 1);
+        json_t *row = jp(twin_world(t), "/x402_payments/0");
+        CHECK(streq(jps(row, "/object"), "x402_payment") &&
+              streq(jps(row, "/resource"), "market/report") && jpi(row, "/price") == 10000 &&
+              streq(jps(row, "/value"), "10000") && streq(jps(row, "/payer"), X402_FROM) &&
+              streq(jps(row, "/pay_to"), X402_PAY_TO) && streq(jps(row, "/transaction"), tx) &&
+              jpi(row, "/created") == TWIN_TEST_NOW);
+        CHECK(strncmp(jps(row, "/id"), "x402_Pm", 7) == 0 &&
+              streq(jps(row, "/url"), TWIN_TEST_BASE("stripe") "/x402/market/report"));
+        CHECK(json_is_null(jp(rp.state_delta, "/before")) &&
+              json_equal(jp(rp.state_delta, "/after"), row));
+        /* no Stripe event: api.stripe.com has none for an on-chain settlement */
+        CHECK(rows(t, "events") == 0);
+        get(t, &rp, "/_pome/state", NULL);
+        CHECK(streq(jps(rp.body, "/x402_payments/0/transaction"), tx));
+
+        /* the same authorization again: its nonce is spent, on any resource and in any case */
+        _cleanup_json_ json_t *w1 = json_deep_copy(twin_world(t));
+        x402(t, &rp, "GET", "/x402/market/report", pay, NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error"), "nonce already used"));
+        CHECK(!rp.state_mutation && json_equal(w1, twin_world(t)));
+        _cleanup_json_ json_t *refused = payment_response(&rp);
+        CHECK(json_is_false(jp(refused, "/success")) &&
+              streq(jps(refused, "/errorReason"), "invalid_transaction_state") &&
+              streq(jps(refused, "/transaction"), "") && streq(jps(refused, "/payer"), X402_FROM));
+        x402(t, &rp, "GET", "/x402/notes/weekly.md",
+             payment(pay, 0,
+                     (Pay){.to = X402_NOTE,
+                           .value = "\"50000\"",
+                           .nonce = "0x000000000000000000000000000000000000000000000000000"
+                                    "00000000000AB"}),
+             NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error"), "nonce already used"));
+        x402(t, &rp, "POST", "/x402/market/report", payment(pay, 0xab, (Pay){}),
+             "{\"query\":\"latest\"}");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error"), "nonce already used"));
+        CHECK(json_equal(w1, twin_world(t)));
+
+        /* a new nonce pays again, over POST with a JSON body (not a form: not Stripe's API),
+         * and more than the price covers it */
+        x402(t, &rp, "POST", "/x402/market/report",
+             payment(pay, 2, (Pay){.value = "\"1000000000000000000000000000000\""}),
+             "{\"query\":\"latest\"}");
+        CHECK(rp.status == 200 && rp.state_mutation && streq(jps(rp.body, "/date"), "2026-05-28"));
+        CHECK(streq(jps(rp.request_body, "/query"), "latest"));
+        CHECK(rows(t, "x402_payments") == 2 && streq(jps(twin_world(t), "/x402_payments/1/value"),
+                                                     "1000000000000000000000000000000"));
+        CHECK(!streq(jps(twin_world(t), "/x402_payments/1/transaction"), tx));
+
+        /* a text resource, paid to its own address: its bytes under its own Content-Type */
+        x402(t, &rp, "GET", "/x402/notes/weekly.md", NULL, NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/accepts/0/payTo"), X402_NOTE) &&
+              streq(jps(rp.body, "/accepts/0/maxAmountRequired"), "50000") &&
+              streq(jps(rp.body, "/accepts/0/mimeType"), "text/markdown; charset=utf-8"));
+        x402(t, &rp, "GET", "/x402/notes/weekly.md",
+             payment(pay, 3,
+                     (Pay){.to = "0x2B1AE3C8B2A44A0E7E3D9F8A57F6B1C0D4E5F6A7",
+                           .value = "\"50000\""}),
+             NULL);
+        CHECK(rp.status == 200 &&
+              streq(json_get_str(rp.headers, "Content-Type"), "text/markdown; charset=utf-8"));
+        const char *text = twin_reply_text(rp.headers, rp.body);
+        CHECK(text && strncmp(text, "# Week 22\n", 10) == 0);
+        CHECK(rows(t, "x402_payments") == 3 && rows(t, "events") == 0);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* Every refused payment is a 402 naming the resource, an error that says what is wrong, the
+ * spec's errorReason in X-PAYMENT-RESPONSE, and the world as it was. */
+static void test_x402_refusals(void)
+{
+        static const char b64_not_json[] = "e25vdCBqc29u";            /* {not json */
+        static const char b64_array[] = "WzFd";                       /* [1] */
+        static const char b64_nul[] = "eyJ4IjoxfQB7fQ==";             /* {"x":1}\0{} */
+        static const char b64_unpadded[] = "eyJ4NDAyVmVyc2lvbiI6Mn0"; /* {"x402Version":2} */
+        char buf[2048];
+        static const char *const short_nonce = "0x1234";
+        const struct {
+                const char *header; /* X-PAYMENT as sent, or NULL: payment(p) */
+                Pay p;
+                const char *error, *reason; /* a part of the error; the errorReason */
+        } bad[] = {
+                {NULL,
+                 {.value = "\"9999\""},
+                 "value 9999 is less than maxAmountRequired 10000",
+                 "invalid_exact_evm_payload_authorization_value"},
+                {NULL,
+                 {.value = "\"0\""},
+                 "is less than maxAmountRequired",
+                 "invalid_exact_evm_payload_authorization_value"},
+                {NULL,
+                 {.to = X402_NOTE},
+                 "is not this resource's payTo " X402_PAY_TO,
+                 "invalid_exact_evm_payload_recipient_mismatch"},
+                {NULL,
+                 {.before = TWIN_TEST_NOW},
+                 "the authorization has expired: validBefore",
+                 "invalid_exact_evm_payload_authorization_valid_before"},
+                {NULL,
+                 {.after = TWIN_TEST_NOW + 30},
+                 "the authorization is not valid yet",
+                 "invalid_exact_evm_payload_authorization_valid_after"},
+                {NULL, {.version = "2"}, "x402Version must be 1 (got 2)", "invalid_x402_version"},
+                {NULL, {.version = "\"1\""}, "x402Version must be 1", "invalid_x402_version"},
+                {NULL, {.scheme = "upto"}, "scheme \"upto\" is not accepted", "invalid_scheme"},
+                {NULL,
+                 {.network = "base"},
+                 "network \"base\" is not this resource's: it accepts "
+                 "\"base-sepolia\"",
+                 "invalid_network"},
+                {NULL,
+                 {.sig = "0xabc"},
+                 "payload.signature is not hex",
+                 "invalid_exact_evm_payload_signature"},
+                {NULL,
+                 {.sig = "deadbeef"},
+                 "payload.signature is not hex",
+                 "invalid_exact_evm_payload_signature"},
+                {NULL,
+                 {.from = "alice"},
+                 "payload.authorization.from must be an address",
+                 "invalid_payload"},
+                {NULL,
+                 {.value = "10000"},
+                 "payload.authorization.value must be a string (got "
+                 "10000)",
+                 "invalid_payload"},
+                {NULL,
+                 {.value = "\"0.01\""},
+                 "value must be a decimal integer string",
+                 "invalid_payload"},
+                {NULL, {.nonce = short_nonce}, "nonce must be 32 bytes of hex", "invalid_payload"},
+                {"", {}, "X-PAYMENT is empty", "invalid_payload"},
+                {"not base64!", {}, "X-PAYMENT is not base64", "invalid_payload"},
+                {"eyJ=abc", {}, "X-PAYMENT is not base64", "invalid_payload"},
+                {b64_not_json, {}, "X-PAYMENT does not decode to JSON", "invalid_payload"},
+                {b64_array, {}, "decodes to JSON that is not an object", "invalid_payload"},
+                {b64_nul, {}, "it holds a NUL byte", "invalid_payload"},
+                {b64_unpadded, {}, "x402Version must be 1 (got 2)", "invalid_x402_version"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Twin *t = twin_test_new("stripe", "x402");
+                TwinReply rp = {};
+                _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+                const char *h = bad[i].header ? bad[i].header : payment(buf, 7, bad[i].p);
+                x402(t, &rp, "GET", "/x402/market/report", h, NULL);
+                _cleanup_json_ json_t *resp = payment_response(&rp);
+                bool ok = rp.status == 402 && !rp.state_mutation && !rp.state_delta &&
+                          json_equal(w, twin_world(t)) && streq_ptr(rp.tool, "x402_fetch") &&
+                          jpi(rp.body, "/x402Version") == 1 &&
+                          streq_ptr(jps(rp.body, "/accepts/0/maxAmountRequired"), "10000") &&
+                          strstr(strempty(jps(rp.body, "/error")), bad[i].error) &&
+                          json_is_false(jp(resp, "/success")) &&
+                          streq_ptr(jps(resp, "/errorReason"), bad[i].reason) &&
+                          streq_ptr(jps(resp, "/network"), "base-sepolia");
+                if (!ok) {
+                        _cleanup_free_ char *b = json_dumps(rp.body, JSON_COMPACT);
+                        _cleanup_free_ char *r = json_dumps(resp, JSON_COMPACT);
+                        fprintf(stderr, "x402 refusal %zu: %d %s %s\n", i, rp.status, strempty(b),
+                                strempty(r));
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(t);
+        }
+}
+
+static void test_x402_surface(void)
+{
+        Twin *t = twin_test_new("stripe", "x402");
+        TwinReply rp = {};
+        char pay[2048];
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+
+        /* an unknown resource is the 404 of Stripe's envelope, paid for or not */
+        x402(t, &rp, "GET", "/x402/market/nope", NULL, NULL);
+        CHECK(rp.status == 404 && streq(rp.tool, "x402_fetch") && !rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+              streq(jps(rp.body, "/error/code"), "resource_missing") &&
+              streq(jps(rp.body, "/error/message"), "No such x402 resource: 'market/nope'"));
+        /* as every route of the twin, a trailing '/' lands on the resource all the same */
+        x402(t, &rp, "POST", "/x402/market/report/", NULL, NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/accepts/0/resource"),
+                                        TWIN_TEST_BASE("stripe") "/x402/market/report"));
+        CHECK(json_equal(w, twin_world(t)));
+        /* other methods are not served: the loud 501 */
+        call(t, &rp, "DELETE", "/x402/market/report", NULL, NULL);
+        CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported"));
+        /* a resource server takes any query; Stripe's unknown-parameter refusal is not its */
+        get(t, &rp, "/x402/market/report", "symbol=ACME-100&expand[]=x");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error"), "X-PAYMENT header is required"));
+
+        /* REST only: not an MCP tool */
+        twin_test_mcp(t, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+        size_t i;
+        json_t *tool;
+        json_array_foreach (jp(rp.body, "/result/tools"), i, tool)
+                CHECK(!streq(json_get_str(tool, "name"), "x402_fetch"));
+        twin_test_call(t, &rp, "x402_fetch", "{\"path\":\"market/report\"}");
+        CHECK(jpi(rp.body, "/error/code") == -32602);
+        CHECK(json_equal(w, twin_world(t)));
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* the default account sells nothing, and its world has no x402 rows */
+        t = twin_test_new("stripe", "default");
+        CHECK(!jp(twin_world(t), "/x402_resources") && !jp(twin_world(t), "/x402_payments"));
+        x402(t, &rp, "GET", "/x402/market/report", NULL, NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/code"), "resource_missing"));
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* failure injection reaches the resources; an injected failure settles nothing */
+        t = twin_seed_text(
+                "{\"x402_resources\": [{\"path\": \"r\", \"price\": 1, \"content\": {}}],"
+                " \"failure_injection\": [{\"method\": \"GET\", \"path\": \"/x402/r\","
+                " \"attempt\": 1, \"status\": 503}]}");
+        x402(t, &rp, "GET", "/x402/r", payment(pay, 1, (Pay){.value = "\"1\""}), NULL);
+        CHECK(rp.status == 503 && streq(rp.tool, "x402_fetch") && rows(t, "x402_payments") == 0);
+        x402(t, &rp, "GET", "/x402/r", pay, NULL);
+        CHECK(rp.status == 200 && rows(t, "x402_payments") == 1);
+        CHECK(streq(json_get_str(rp.headers, "Content-Type"), "application/json") &&
+              json_object_size(rp.body) == 0);
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        static const struct {
+                const char *resource, *message;
+        } bad[] = {
+                {"{\"path\": \"../etc\", \"price\": 1, \"content\": {}}",
+                 "x402_resources[0].path: needs a relative path"},
+                {"{\"path\": \"/r\", \"price\": 1, \"content\": {}}", ".path: needs a relative"},
+                {"{\"path\": \"a//b\", \"price\": 1, \"content\": {}}", ".path: needs a relative"},
+                {"{\"path\": \"a b\", \"price\": 1, \"content\": {}}", ".path: needs a relative"},
+                {"{\"price\": 1, \"content\": {}}", "x402_resources[0].path: needs"},
+                {"{\"path\": \"r\", \"price\": 0, \"content\": {}}",
+                 "x402_resources[0].price: must be a positive integer"},
+                {"{\"path\": \"r\", \"price\": \"10\", \"content\": {}}",
+                 ".price: must be a positive integer"},
+                {"{\"path\": \"r\", \"price\": 1.5, \"content\": {}}",
+                 ".price: must be a positive integer"},
+                {"{\"path\": \"r\", \"price\": 1, \"asset\": \"USDC\", \"content\": {}}",
+                 ".asset: must be a token contract address"},
+                {"{\"path\": \"r\", \"price\": 1, \"pay_to\": \"0x12\", \"content\": {}}",
+                 ".pay_to: must be an address"},
+                {"{\"path\": \"r\", \"price\": 1, \"network\": \"Base Sepolia\", \"content\": {}}",
+                 ".network: must be a network name"},
+                {"{\"path\": \"r\", \"price\": 1}", ".content: must be a string"},
+                {"{\"path\": \"r\", \"price\": 1, \"content\": 5}", ".content: must be a string"},
+                {"{\"path\": \"r\", \"price\": 1, \"content\": \"hi\", \"mime_type\":"
+                 " \"application/json\"}",
+                 ".mime_type: a string content is served as text"},
+                {"{\"path\": \"r\", \"price\": 1, \"content\": [1], \"mime_type\":"
+                 " \"text/plain\"}",
+                 ".mime_type: an object or array content is served as JSON"},
+                {"{\"path\": \"r\", \"price\": 1, \"content\": \"hi\", \"mime_type\":"
+                 " \"text/plain\\r\\nX-Evil: 1\"}",
+                 ".mime_type: must be a media type"},
+                {"{\"path\": \"r\", \"prise\": 1, \"content\": {}}",
+                 "x402_resources[0].prise: unknown key"},
+                {"{\"path\": \"r\", \"price\": 1, \"content\": {}}, {\"path\": \"r\", \"price\":"
+                 " 2, \"content\": {}}",
+                 "x402_resources[1].path: \"r\" is x402_resources[0]'s path already"},
+                {"\"r\"", "x402_resources[0]: must be an object"},
+        };
+        for (i = 0; i < ELEMENTSOF(bad); i++) {
+                char text[512];
+                snprintf(text, sizeof(text), "{\"x402_resources\": [%s]}", bad[i].resource);
+                _cleanup_json_ json_t *seed = json_loads(text, 0, NULL);
+                char err[256] = "";
+                Twin *x = NULL;
+                int r = seed ? twin_new(&twin_kind_stripe, seed, &x, err, sizeof(err)) : 0;
+                CHECK(r == -EINVAL && !x);
+                if (!strstr(err, bad[i].message)) {
+                        fprintf(stderr, "x402 seed %zu: got \"%s\"\n", i, err);
+                        check_failures++;
+                }
+                twin_free(x);
+        }
+        _cleanup_json_ json_t *seed = json_loads("{\"x402_payments\": []}", 0, NULL);
+        char err[256] = "";
+        CHECK(twin_new(&twin_kind_stripe, seed, &t, err, sizeof(err)) == -EINVAL &&
+              strstr(err, "unknown key \"x402_payments\""));
+}
+
 int main(void)
 {
         test_payment();
@@ -2030,5 +2426,8 @@ int main(void)
         test_subscription_refusals();
         test_test_clocks();
         test_billing_mcp();
+        test_x402_challenge_and_pay();
+        test_x402_refusals();
+        test_x402_surface();
         return check_finish();
 }
