@@ -71,8 +71,12 @@ typedef struct GradeTask {
  * it wins over the inline ## Seed State. Accepted criterion markers (hosted Pome's grammar
  * plus one spelling): `[code]`, `[code:<twin>]`, `[model]`, `[model:<twin>]`, with
  * `always-scored` inside the marker (`[code:slack always-scored]`) or as the first word
- * after it (`[code:slack] always-scored …`); a line that reaches for a marker and misses
- * (`[code always]`, `[code, always-scored]`) is refused rather than read as prose.
+ * after it (`[code:slack] always-scored …`). A line of ## Success Criteria that reaches for
+ * a marker and misses is refused rather than dropped: hosted Pome's near misses (`[code
+ * always]`, `[code, always-scored]`) and, after an optional bullet, a `[` or the word code or
+ * model in any case followed by `:`, `]` or a blank (`- [Code:github]`, `- [cod:github]`,
+ * `[code] …` without its bullet, `- code:github …`, `- [Model]`); any other list item there
+ * is a warning ("not a criterion: no [code] or [model] marker; it is not graded").
  * Unknown ## Config keys are kept as warnings (hosted Pome ignores them, so refusing them
  * would refuse its task files); a known key with a bad value is an error.
  *
