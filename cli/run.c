@@ -48,8 +48,9 @@ static const char help_run[] =
         "\n"
         "Run an agent against a task and grade it. TASK.md is a task file (# Title,\n"
         "## Prompt, ## Success Criteria, ## Config, ## Seed State; see `pome checks`\n"
-        "for the [code] sentences); it is checked first, and one that does not parse is\n"
-        "refused naming file:line (exit status 2). Then, per trial:\n"
+        "for the [code] sentences); it is checked first, and one that does not parse,\n"
+        "or a [code] criterion that binds no check, is refused naming file:line (exit\n"
+        "status 2) before anything is created. Then, per trial:\n"
         "  1. a sandbox with the task's twins, booted from the task's seeds (each twin's\n"
         "     default seed where the task has none), is created on pomed;\n"
         "  2. AGENT_CMD runs with the sandbox's variables in its environment (those of\n"
@@ -83,6 +84,9 @@ static const char help_run[] =
         "                         finalizing it: no verdict then. Finalize it later with\n"
         "                         `pome sandbox finalize ID`. One trial, not with --local.\n"
         "  --out DIR              Put run directories in DIR/<id>/ (default: ./pome-runs).\n"
+        "  --allow-unmatched      Run a task whose [code] criteria bind no check anyway:\n"
+        "                         each is said as a warning and graded unmatched (a\n"
+        "                         failure), as pomed and `pome eval` grade it.\n"
         "  --quiet                No progress and no table: one result line.\n"
         "  --json                 The result as JSON on stdout (every trial, its verdict,\n"
         "                         pass@1 and pass^k), for CI.\n"
@@ -126,6 +130,7 @@ enum {
         OPT_QUIET,
         OPT_JSON,
         OPT_API_URL,
+        OPT_ALLOW_UNMATCHED,
 };
 
 typedef struct Run {
@@ -140,7 +145,7 @@ typedef struct Run {
         char *out_dir;
         Trial **trials;
         unsigned n_trials, next, active, ended, concurrency;
-        bool local, keep, quiet, json, progress, color;
+        bool local, keep, quiet, json, progress, color, allow_unmatched;
         unsigned interrupts;
         bool stopping;
         uint64_t started_mono;
@@ -228,6 +233,38 @@ static int load_task(Run *run, const char *path)
         for (char **w = run->task->warnings; w && *w && !run->quiet; w++)
                 fprintf(stderr, "pome run: warning: %s\n", *w);
         return 0;
+}
+
+/*
+ * Every [code] criterion must bind a check before anything is created: one that binds none
+ * would only show up as "unmatched" in the verdict, after the agent ran. Refused (exit 2,
+ * every criterion named) unless --allow-unmatched, which runs it anyway with a warning
+ * (graded unmatched, a failure, as pomed and `pome eval` grade it). 0 or a POME_EXIT_*.
+ */
+static int check_criteria(Run *run)
+{
+        _cleanup_strv_free_ char **problems = NULL;
+        int n = grade_task_check(run->task, &problems);
+        if (n < 0) {
+                fputs("pome run: out of memory\n", stderr);
+                return POME_EXIT_ERROR;
+        }
+        if (n == 0)
+                return 0;
+        if (run->allow_unmatched) {
+                for (char **p = problems; *p && !run->quiet; p++)
+                        fprintf(stderr, "pome run: warning: %s (graded unmatched: a failure)\n",
+                                *p);
+                return 0;
+        }
+        for (char **p = problems; *p; p++)
+                fprintf(stderr, "pome run: %s\n", *p);
+        fprintf(stderr,
+                "pome run: %d [code] %s no check (`pome checks` lists the sentences): fix "
+                "%s, or pass --allow-unmatched to run anyway and grade %s unmatched\n",
+                n, n == 1 ? "criterion matches" : "criteria match", n == 1 ? "it" : "them",
+                n == 1 ? "it" : "them");
+        return POME_EXIT_USAGE;
 }
 
 /* The name of twin's default seed in its image.json ("default" when it says none). */
@@ -646,7 +683,7 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 {"trials", OPT_TRIALS, true},   {"local", OPT_LOCAL, false},
                 {"keep", OPT_KEEP, false},      {"out", OPT_OUT, true},
                 {"quiet", OPT_QUIET, false},    {"json", OPT_JSON, false},
-                {"api-url", OPT_API_URL, true},
+                {"api-url", OPT_API_URL, true}, {"allow-unmatched", OPT_ALLOW_UNMATCHED, false},
         };
         int dashdash = argc;
         for (int i = 1; i < argc; i++)
@@ -698,6 +735,9 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 case OPT_API_URL:
                         *ret_api_url = v;
                         break;
+                case OPT_ALLOW_UNMATCHED:
+                        run->allow_unmatched = true;
+                        break;
                 default:
                         return r;
                 }
@@ -733,6 +773,9 @@ static int run_command(int argc, char **argv)
         current = &run;
         if (load_task(&run, task_path) < 0)
                 return POME_EXIT_USAGE;
+        r = check_criteria(&run);
+        if (r != 0)
+                return r;
         if (trials == 0)
                 trials = run.task->runs ? run.task->runs : 1;
         if (run.keep && trials > 1) {

@@ -97,6 +97,16 @@ int grade_task_load(const char *path, GradeTask **ret, GradeError *e);
 /* Frees a task. Accepts NULL; returns NULL. */
 GradeTask *grade_task_free(GradeTask *t);
 
+/*
+ * Binds every `[code]` criterion of task against its twins' vocabularies, as grade_run will,
+ * without grading anything: so a sentence that binds no check is found before an agent runs
+ * rather than in its verdict. Returns the number of criteria that bind nothing (0 when all
+ * do), with *ret_problems a new NULL-terminated list of "<task name>:<line>: <why>" (why as
+ * the verdict's unmatched reason says it: the closest template and its bad value, or that no
+ * template has this shape), NULL when there are none; -ENOMEM.
+ */
+int grade_task_check(const GradeTask *task, char ***ret_problems);
+
 /* ---------------------------------------------------------------- inputs and verdict */
 
 /* What one twin of a run left behind. All borrowed. */
