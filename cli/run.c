@@ -64,6 +64,8 @@ static const char help_run[] =
         "     <twin>.seed.json, <twin>.tape.jsonl, <twin>.final.json, verdict.json,\n"
         "     summary.md (when pomed serves one), stdout.txt and stderr.txt (the\n"
         "     agent's), meta.json (task, sandbox id, times, agent command and exit).\n"
+        "     It does not exist while the agent runs, and the agent is never told\n"
+        "     where it will be: nothing the agent could rewrite is what is graded.\n"
         "The verdict is printed as a table: each criterion's status, the grader's\n"
         "reason and its evidence (JSON Pointers into <twin>.final.json, tape event ids).\n"
         "\n"
@@ -77,9 +79,11 @@ static const char help_run[] =
         "                         --local, at most 8 trials run at once.\n"
         "  --local                No pomed, no account: the task's twins run inside pome\n"
         "                         (as `pome twin start` runs one), each on a loopback\n"
-        "                         port, with their tapes in the run directory; at the end\n"
-        "                         each twin's world is exported and the run graded here,\n"
-        "                         with the library pomed grades with.\n"
+        "                         port (their admin routes closed to the agent); at the\n"
+        "                         end each twin's world is exported and the run graded\n"
+        "                         here, with the library pomed grades with, from what pome\n"
+        "                         holds in memory (the task as parsed before the agent\n"
+        "                         started, the seeds, the worlds, the tape rows).\n"
         "  --keep                 Leave the sandbox open for inspection instead of\n"
         "                         finalizing it: no verdict then. Finalize it later with\n"
         "                         `pome sandbox finalize ID`. One trial, not with --local.\n"
@@ -100,7 +104,11 @@ static const char help_run[] =
         "POME_SESSION_ID, POME_TWIN_URL, POME_TWIN_NAMES, per twin POME_<TWIN>_REST_URL\n"
         "and POME_<TWIN>_MCP_URL, POME_GITHUB_TOKEN, POME_SLACK_TOKEN,\n"
         "POME_STRIPE_API_KEY and POME_STRIPE_API_BASE (for the task's twins), POME_TASK\n"
-        "(the prompt), POME_RUN_DIR (its run directory) and POME_TRIAL (1, 2…).\n"
+        "(the prompt, and nothing of the success criteria), POME_AGENT_TMP (an empty\n"
+        "scratch directory of its own, mode 0700, removed when it exits) and POME_TRIAL\n"
+        "(1, 2…). It runs in pome's working directory, as the user running pome: it can\n"
+        "read what that user can (the task file, ./.pome/api-key); run pome as another\n"
+        "user, or the agent in a container, to keep those from it.\n"
         "\n"
         "Progress (the trial, the twin calls seen so far, the time) is shown on stderr\n"
         "when it is a terminal; colours only on a terminal (NO_COLOR turns them off).\n"
@@ -136,7 +144,8 @@ enum {
 typedef struct Run {
         RunPlan plan;
         Config config;
-        GradeTask *task;
+        GradeTask *task;       /* named as the user named it: for messages */
+        GradeTask *grade_task; /* named task.md: what --local grades with */
         char *task_text;
         size_t task_len;
         char *sidecar_text;
@@ -153,6 +162,7 @@ typedef struct Run {
         sd_event_source *progress_timer;
         bool line_shown; /* a progress line is on the terminal */
         uint8_t key[LOCAL_KEY_BYTES];
+        char *admin_token; /* --local: the in-process twins' X-Admin-Token */
 } Run;
 
 /* The run whose lines say() prints (RunPlan.say has no userdata; pome runs one at a time). */
@@ -185,12 +195,16 @@ static void run_done(Run *run)
         sd_event_source_disable_unref(run->progress_timer);
         sd_event_unref(run->event);
         grade_task_free(run->task);
+        grade_task_free(run->grade_task);
         free(run->task_text);
         free(run->sidecar_text);
         json_decref(run->seeds);
         free(run->out_dir);
         config_done(&run->config);
         explicit_bzero(run->key, sizeof(run->key));
+        if (run->admin_token)
+                explicit_bzero(run->admin_token, strlen(run->admin_token));
+        free(run->admin_token);
 }
 
 /* ---------------------------------------------------------------- the task */
@@ -226,6 +240,14 @@ static int load_task(Run *run, const char *path)
                 return r;
         }
         r = grade_task_parse(run->task_text, run->task_len, path, sidecar, &run->task, &e);
+        if (r < 0) {
+                fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
+                return r;
+        }
+        /* the same bytes as the run directory will hold them (task.md, task.seed.json): the
+         * task --local grades, held from before the agent starts */
+        r = grade_task_parse(run->task_text, run->task_len, "task.md", sidecar, &run->grade_task,
+                             &e);
         if (r < 0) {
                 fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
                 return r;
@@ -798,7 +820,8 @@ static int run_command(int argc, char **argv)
                 r = config_load(api_url, &run.config);
                 if (r < 0)
                         return api_exit_status(r, NULL);
-        } else if (token_random_bytes(run.key, sizeof(run.key)) < 0)
+        } else if (token_random_bytes(run.key, sizeof(run.key)) < 0 ||
+                   token_random_id("adm_", 24, &run.admin_token) < 0)
                 return POME_EXIT_ERROR;
 
         r = mkdir_p(out, 0755);
@@ -836,6 +859,7 @@ static int run_command(int argc, char **argv)
                 .event = run.event,
                 .config = run.local ? NULL : &run.config,
                 .task = run.task,
+                .grade_task = run.grade_task,
                 .task_path = task_path,
                 .task_text = run.task_text,
                 .task_len = run.task_len,
@@ -849,6 +873,7 @@ static int run_command(int argc, char **argv)
                 .send_task_markdown = true,
                 .local_key = run.key,
                 .local_key_len = sizeof(run.key),
+                .local_admin_token = run.admin_token,
                 .announce = !run.quiet,
                 .say = say_line,
         };

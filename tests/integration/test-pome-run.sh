@@ -95,19 +95,19 @@ pass "good agent: exit 0, graded by pomed, the run directory complete, slot rele
 # the agent's environment: the secrets file's variables, never the team key
 cat >env-agent.sh <<'EOF'
 #!/usr/bin/env bash
-env | grep '^POME_' | cut -d= -f1 | sort >"$POME_RUN_DIR/env-names"
-printf '%s\n' "$POME_GITHUB_REST_URL" >"$POME_RUN_DIR/github-url"
+env | grep '^POME_' | cut -d= -f1 | sort | sed 's/^/name /'
+printf 'url %s\n' "$POME_GITHUB_REST_URL"
 cat >/dev/null
 EOF
 chmod +x env-agent.sh
-POME_GITHUB_REST_URL=http://stale.invalid "$POME" run "$TRIAGE/task.md" --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
+POME_GITHUB_REST_URL=http://stale.invalid POME_RUN_DIR=/stale "$POME" run "$TRIAGE/task.md" --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
 ENVDIR=$(ls -d runs-env/*)
-expected="POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_RUN_DIR POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
-got=$(grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL)' "$ENVDIR/env-names" | xargs)
+expected="POME_AGENT_TMP POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
+got=$(sed -n 's/^name //p' "$ENVDIR/stdout.txt" | grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL|AGENT_TMP)' | xargs)
 assert_eq "$got" "$(tr ' ' '\n' <<<"$expected" | sort | xargs)" "the agent's sandbox variables"
-[[ $(cat "$ENVDIR/github-url") == "$GATEWAY/github/s/$(basename "$ENVDIR")" ]] ||
-        fail "POME_GITHUB_REST_URL is $(cat "$ENVDIR/github-url"), not the sandbox's"
-pass "agent environment: the secrets file's variables, POME_TASK/RUN_DIR/TRIAL, no POME_API_KEY"
+[[ $(sed -n 's/^url //p' "$ENVDIR/stdout.txt") == "$GATEWAY/github/s/$(basename "$ENVDIR")" ]] ||
+        fail "POME_GITHUB_REST_URL is $(sed -n 's/^url //p' "$ENVDIR/stdout.txt"), not the sandbox's"
+pass "agent environment: the secrets file's variables, POME_TASK/AGENT_TMP/TRIAL, no POME_API_KEY or POME_RUN_DIR"
 
 # ---- the committed defect fails the Slack criterion, and only it
 set +e
