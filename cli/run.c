@@ -669,7 +669,10 @@ static int print_result(Run *run, int code, unsigned passed)
                         if (streq_ptr(trial_graded_by(t), "pome") && !run->local)
                                 puts("Graded by pome from the run directory (pomed wrote no "
                                      "verdict).");
-                        return report_verdict(stdout, trial_verdict(t), run->color);
+                        /* the task's own warnings were said at the start, naming the
+                         * user's file: not again as the run directory's task.md */
+                        return report_verdict_except(stdout, trial_verdict(t), run->color,
+                                                     run->grade_task->warnings);
                 case TRIAL_KEPT:
                         printf("No verdict: the sandbox is still open (--keep), ungraded.\n"
                                "  Inspect it:  pome sandbox get %s (its twins answer as "

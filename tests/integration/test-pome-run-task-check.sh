@@ -83,3 +83,37 @@ if [[ $(id -u) -eq 0 ]]; then
         assert_jq '[.criteria[] | select(.status == "unmatched") | .line] | join(",")' "8,10" "pomed's verdict"
         pass "pomed: no refusal at create, the criteria graded unmatched at finalize"
 fi
+
+# a task's own warnings are said once, naming the user's file, not again as the run
+# directory's task.md (the verdict still carries them, as pomed's does)
+cat >w.md <<'EOF2'
+# A task with a key pome does not know
+
+## Prompt
+Assign acme/api#1 to alice.
+
+## Success Criteria
+- [code:github] Issue #1 in `acme/api` is assigned to `alice`
+- a note, not a criterion
+
+## Config
+```yaml
+twins: [github]
+model: opus
+```
+EOF2
+set +e
+POME_API_URL=http://127.0.0.1:1 "$POME" run w.md --local --out runs-w -- ./agent.sh >w.out 2>w.err
+set -e
+for what in 'unknown ## Config key "model" ignored' 'not a criterion: no \[code\] or \[model\] marker'; do
+        assert_eq "$(cat w.out w.err | grep -c "$what")" 1 "times the warning '$what' is printed"
+done
+grep -qx 'pome run: warning: w.md:13: unknown ## Config key "model" ignored' w.err ||
+        fail "the warning does not name the user's file: $(cat w.out w.err)"
+grep -qx 'pome run: warning: w.md:8: not a criterion: no \[code\] or \[model\] marker; it is not graded' w.err ||
+        fail "the list item's warning does not name the user's file: $(cat w.err)"
+W=$(ls -d runs-w/ses_*)
+assert_eq "$(jq -r '.warnings | join("|")' "$W/verdict.json")" \
+        'task.md:13: unknown ## Config key "model" ignored|task.md:8: not a criterion: no [code] or [model] marker; it is not graded' \
+        "the verdict's warnings"
+pass "task warnings: printed once, naming w.md, kept in verdict.json"
