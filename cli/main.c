@@ -20,6 +20,8 @@ static const char help_main[] =
         "  run TASK.md -- CMD   Run an agent against a task in a sandbox of its own and\n"
         "                       grade it (--trials N, --local: no pomed, --keep)\n"
         "  run show ID|DIR      Show a run: its record, verdict and summary\n"
+        "  run collect ID [DIR] Complete the run directory of a sandbox finalized later\n"
+        "                       (a --keep run): final states, tapes, verdict, summary\n"
         "  eval RUN_DIR         Regrade a saved run offline, byte for byte\n"
         "  checks               List the checks a task's [code] criteria can use\n"
         "  sandbox create       Start a sandbox with 1 to 3 twins and print its details\n"

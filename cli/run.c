@@ -19,6 +19,7 @@
 #include "cli/api.h"
 #include "cli/args.h"
 #include "cli/client.h"
+#include "cli/collect.h"
 #include "cli/commands.h"
 #include "cli/localtwin.h"
 #include "cli/output.h"
@@ -45,6 +46,7 @@
 static const char help_run[] =
         "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
         "       pome run show ID|RUN_DIR [--json]\n"
+        "       pome run collect ID [RUN_DIR]\n"
         "\n"
         "Run an agent against a task and grade it. TASK.md is a task file (# Title,\n"
         "## Prompt, ## Success Criteria, ## Config, ## Seed State; see `pome checks`\n"
@@ -122,6 +124,15 @@ static const char help_run[] =
         "`pome run show ID` shows a sandbox through the control API (its record, verdict\n"
         "and summary); `pome run show RUN_DIR` a run directory (meta.json, verdict.json,\n"
         "summary.md).\n"
+        "\n"
+        "`pome run collect ID [RUN_DIR]` completes the run directory of a sandbox that\n"
+        "has ended — one left open by --keep and finalized later with `pome sandbox\n"
+        "finalize ID` — from the control API, as pome run does after it finalizes: the\n"
+        "tapes, final states, verdict.json and summary.md, and meta.json's outcome.\n"
+        "RUN_DIR defaults to ./pome-runs/ID (the --keep run's, with its task.md and\n"
+        "seeds); a new directory gets only what the API serves (no task.md, no seeds:\n"
+        "it cannot be regraded offline). Then `pome eval RUN_DIR` regrades it to\n"
+        "pomed's bytes. A sandbox still open is refused: finalize it first.\n"
         "\n"
         "Examples:\n"
         "  pome run examples/triage/task.md -- examples/triage/good-agent.sh\n"
@@ -677,10 +688,13 @@ static int print_result(Run *run, int code, unsigned passed)
                         printf("No verdict: the sandbox is still open (--keep), ungraded.\n"
                                "  Inspect it:  pome sandbox get %s (its twins answer as "
                                "before)\n"
-                               "  Grade it:    pome sandbox finalize %s, then pome run show "
-                               "%s\n"
+                               "  Grade it:    pome sandbox finalize %s, then pome run collect "
+                               "%s %s\n"
+                               "               (the run directory gets its final states and "
+                               "verdict; pome eval it then)\n"
                                "  Or drop it:  pome sandbox stop %s --discard\n",
-                               trial_sid(t), trial_sid(t), trial_sid(t), trial_sid(t));
+                               trial_sid(t), trial_sid(t), trial_sid(t),
+                               trial_dir(t) ? trial_dir(t) : "", trial_sid(t));
                         return 0;
                 case TRIAL_FAILED:
                         fputs("No verdict: ", stdout);
@@ -1130,9 +1144,196 @@ static int run_show(int argc, char **argv)
         return show_sandbox(what, api_url, json);
 }
 
+/* ---------------------------------------------------------------- pome run collect */
+
+/* meta.json of dir updated (or begun) for a collected run. 0 or -errno. */
+static int collect_meta(const char *dir, const char *sid, const Config *config, const json_t *rec,
+                        const json_t *verdict)
+{
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        if (asprintf(&path, "%s/meta.json", dir) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_t *meta = NULL;
+        if (read_file_at(AT_FDCWD, path, SIDECAR_MAX, &text, NULL) >= 0)
+                meta = json_loads(text, 0, NULL);
+        if (!json_is_object(meta)) {
+                json_decref(meta);
+                meta = json_pack("{s:i, s:s, s:s, s:s, s:s}", "version", 1, "pome_version",
+                                 POME_VERSION, "mode", "sandbox", "session_id", sid, "api_url",
+                                 config->api_url);
+                if (!meta)
+                        return -ENOMEM;
+        }
+        char now[RFC3339_MAX];
+        format_rfc3339_usec((int64_t)now_usec(CLOCK_REALTIME), now, sizeof(now));
+        json_t *summary = verdict ? json_pack("{s:O?, s:O?, s:O?, s:O?}", "state",
+                                              json_object_get(verdict, "state"), "passed",
+                                              json_object_get(verdict, "passed"), "score",
+                                              json_object_get(verdict, "score"), "counts",
+                                              json_object_get(verdict, "counts"))
+                                  : json_null();
+        if (json_object_set_new(meta, "outcome", json_string(verdict ? "graded" : "not_graded")) <
+                    0 ||
+            json_object_set_new(meta, "graded_by", verdict ? json_string("pomed") : json_null()) <
+                    0 ||
+            json_object_set_new(meta, "verdict", summary) < 0 ||
+            json_object_set_new(meta, "collected_at", json_string(now)) < 0 ||
+            json_object_set(meta, "sandbox_state", json_object_get(rec, "state") ?: json_null()) <
+                    0 ||
+            json_object_set(meta, "sandbox_reason", json_object_get(rec, "reason") ?: json_null()) <
+                    0)
+                return -ENOMEM;
+        _cleanup_free_ char *out = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (!out)
+                return -ENOMEM;
+        size_t n = strlen(out);
+        _cleanup_free_ char *line = malloc(n + 2);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, out, n);
+        line[n] = '\n';
+        return write_file_at(AT_FDCWD, path, line, n + 1, 0644, true);
+}
+
+static int run_collect(int argc, char **argv)
+{
+        static const ArgOption options[] = {
+                {"api-url", OPT_API_URL, true},
+        };
+        const char *id = NULL, *dir_arg = NULL, *api_url = NULL, *v;
+        ArgParser p;
+        int r;
+        args_init(&p, argc, argv, 1, options, ELEMENTSOF(options), "run collect");
+        while ((r = args_next(&p, &v)) != ARGS_END) {
+                switch (r) {
+                case ARGS_HELP:
+                        fputs(help_run, stdout);
+                        return POME_EXIT_OK;
+                case ARGS_POSITIONAL:
+                        if (!id)
+                                id = v;
+                        else if (!dir_arg)
+                                dir_arg = v;
+                        else {
+                                args_error("run collect", "unexpected argument '%s'", v);
+                                return POME_EXIT_USAGE;
+                        }
+                        break;
+                case OPT_API_URL:
+                        api_url = v;
+                        break;
+                default:
+                        return POME_EXIT_USAGE;
+                }
+        }
+        if (!id || !sandbox_id_valid(id)) {
+                args_error("run collect",
+                           id ? "'%s' is not a sandbox id" : "missing the sandbox ID", id);
+                return POME_EXIT_USAGE;
+        }
+        _cleanup_free_ char *dir = NULL;
+        if (dir_arg)
+                dir = strdup(dir_arg);
+        else if (asprintf(&dir, "%s/%s", DEFAULT_OUT_DIR, id) < 0)
+                dir = NULL;
+        if (!dir)
+                return POME_EXIT_ERROR;
+
+        /* the directory, when it exists, must be this sandbox's run */
+        _cleanup_free_ char *meta_text = read_in(dir, "meta.json");
+        _cleanup_json_ json_t *meta = meta_text ? json_loads(meta_text, 0, NULL) : NULL;
+        const char *owner = json_get_str(meta, "session_id");
+        if (owner && !streq(owner, id)) {
+                fprintf(stderr,
+                        "pome run collect: %s is the run directory of %s, not of %s: name "
+                        "another directory\n",
+                        dir, owner, id);
+                return POME_EXIT_USAGE;
+        }
+
+        _cleanup_(config_done) Config config = {};
+        _cleanup_(api_reply_done) ApiReply rec = {};
+        _cleanup_free_ char *e = client_escape(id), *base = NULL;
+        r = config_load(api_url, &config);
+        if (r < 0)
+                return api_exit_status(r, NULL);
+        if (!e || asprintf(&base, "/v1/sandboxes/%s", e) < 0)
+                return POME_EXIT_ERROR;
+        r = api_call(&config, "GET", base, NULL, &rec);
+        if (r < 0)
+                return api_exit_status(r, &rec);
+        if (json_is_null(json_object_get(rec.json, "ended_at")) ||
+            !json_object_get(rec.json, "ended_at")) {
+                fprintf(stderr,
+                        "pome run collect: %s is still open (%s): it has no final states or "
+                        "verdict yet.\n  Finalize it first: pome sandbox finalize %s\n",
+                        id, strempty(json_get_str(rec.json, "state")), id);
+                return POME_EXIT_ERROR;
+        }
+        r = mkdir_p(dir, 0755);
+        if (r < 0) {
+                fprintf(stderr, "pome run collect: cannot create %s: %s\n", dir, strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        size_t i;
+        json_t *tw;
+        unsigned states = 0, twins = 0;
+        json_array_foreach (json_object_get(rec.json, "twins"), i, tw) {
+                const char *twin = json_string_value(tw);
+                _cleanup_free_ char *why = NULL;
+                if (!twin || !twin_kind_find(twin))
+                        continue;
+                twins++;
+                r = collect_tape(&config, "pome run collect", id, dir, twin);
+                if (r >= 0)
+                        r = collect_state(&config, "pome run collect", id, dir, twin, &why);
+                if (r < 0)
+                        return POME_EXIT_ERROR;
+                if (r == 1)
+                        fprintf(stderr,
+                                "pome run collect: pomed kept no final state of the %s twin: "
+                                "%s\n",
+                                twin, strempty(why));
+                else
+                        states++;
+        }
+        _cleanup_json_ json_t *verdict = NULL;
+        _cleanup_free_ char *why = NULL;
+        r = collect_verdict(&config, "pome run collect", id, dir, &verdict, &why);
+        if (r < 0)
+                return POME_EXIT_ERROR;
+        bool summary = collect_summary(&config, "pome run collect", id, dir) == 0;
+        r = collect_meta(dir, id, &config, rec.json, verdict);
+        if (r < 0) {
+                fprintf(stderr, "pome run collect: cannot write %s/meta.json: %s\n", dir,
+                        strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        printf("Collected %s into %s: %u tape%s, %u final state%s, ", id, dir, twins,
+               twins == 1 ? "" : "s", states, states == 1 ? "" : "s");
+        if (verdict) {
+                printf("verdict.json (%s)", report_verdict_state(verdict));
+        } else {
+                fputs("no verdict (", stdout);
+                output_fputs_clean(strempty(why), stdout);
+                putchar(')');
+        }
+        printf("%s.\n", summary ? ", summary.md" : "");
+        _cleanup_free_ char *task = read_in(dir, "task.md");
+        if (task)
+                printf("Regrade it offline: pome eval %s\n", dir);
+        else
+                printf("It holds no task.md and no seeds (the control API serves neither; pome "
+                       "run --keep writes them): verdict.json is pomed's, and pome eval needs "
+                       "both to regrade it.\n");
+        return POME_EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
         if (argc >= 2 && streq(argv[1], "show"))
                 return run_show(argc - 1, argv + 1);
+        if (argc >= 2 && streq(argv[1], "collect"))
+                return run_collect(argc - 1, argv + 1);
         return run_command(argc, argv);
 }

@@ -10,6 +10,7 @@
 
 #include "cli/api.h"
 #include "cli/client.h"
+#include "cli/collect.h"
 #include "cli/commands.h"
 #include "cli/localtwin.h"
 #include "cli/secrets.h"
@@ -22,7 +23,6 @@
 
 #define SLOT_RETRY_FIRST_USEC (500 * USEC_PER_MSEC) /* a full quota: first retry */
 #define SLOT_RETRY_MAX_USEC   (3 * USEC_PER_SEC)    /* … backing off to this */
-#define TAPE_PAGE             1000                  /* rows per /events page */
 #define TASK_NAME_MAX         200                   /* bytes pomed takes as a sandbox's task */
 #define LOCAL_TOKEN_TTL_SEC   (24 * 3600)
 
@@ -441,110 +441,48 @@ static void discard(Trial *t)
                 (void)api_exit_status(r, &reply);
 }
 
-/* <twin>.tape.jsonl from GET /events, page by page (X-Pome-Next-After). 0 or -errno (said). */
+/* <twin>.tape.jsonl from GET /events. 0 or -errno (said). */
 static int fetch_tape(Trial *t, const char *twin)
 {
-        _cleanup_free_ char *path = NULL, *after = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t rows = 0;
-        if (asprintf(&path, "%s/%s.tape.jsonl", t->dir, twin) < 0)
-                return -ENOMEM;
-        f = fopen(path, "we");
-        if (!f) {
-                int r = negative_errno();
-                fprintf(stderr, "pome run: cannot create %s: %s\n", path, strerror(-r));
-                return r;
-        }
-        for (;;) {
-                _cleanup_(api_reply_done) ApiReply reply = {};
-                _cleanup_free_ char *q = NULL, *a = after ? client_escape(after) : NULL;
-                if (after && !a)
-                        return -ENOMEM;
-                if (asprintf(&q, "/events?twin=%s&limit=%d%s%s", twin, TAPE_PAGE,
-                             a ? "&after=" : "", strempty(a)) < 0)
-                        return -ENOMEM;
-                _cleanup_free_ char *p = sandbox_path(t->sid, q);
-                if (!p)
-                        return -ENOMEM;
-                int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY, &reply);
-                if (r < 0) {
-                        (void)api_exit_status(r, &reply);
-                        return r;
-                }
-                if (!json_is_array(reply.json)) {
-                        fprintf(stderr, "pome run: GET %s: not a JSON array of tape rows\n", p);
-                        return -EBADMSG;
-                }
-                size_t i;
-                json_t *row;
-                json_array_foreach (reply.json, i, row) {
-                        if (json_dumpf(row, f, JSON_COMPACT) < 0 || fputc('\n', f) == EOF)
-                                return -EIO;
-                        rows++;
-                }
-                free(after);
-                after = client_header_value(reply.headers, "X-Pome-Next-After");
-                if (!after || json_array_size(reply.json) == 0)
-                        break;
-        }
-        if (fflush(f) != 0 || ferror(f))
-                return -EIO;
-        return 0;
+        return collect_tape(t->plan->config, "pome run", t->sid, t->dir, twin);
 }
 
 /* <twin>.final.json from GET /state?twin=. 0, 1 when pomed kept none, -errno (said). */
 static int fetch_state(Trial *t, const char *twin)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *q = NULL, *p = NULL;
-        char name[64];
-        if (asprintf(&q, "/state?twin=%s", twin) < 0 || !(p = sandbox_path(t->sid, q)))
-                return -ENOMEM;
-        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
-        if (r == -EREMOTEIO && reply.status == 404) {
+        _cleanup_free_ char *why = NULL;
+        int r = collect_state(t->plan->config, "pome run", t->sid, t->dir, twin, &why);
+        if (r == 1)
                 say(t, "trial %u: pomed kept no final state of the %s twin: %s", t->number, twin,
-                    reply.error_message ? reply.error_message : "404");
-                return 1;
-        }
-        if (r < 0) {
-                (void)api_exit_status(r, &reply);
-                return r;
-        }
-        snprintf(name, sizeof(name), "%s.final.json", twin);
-        return write_json_in(t, name, reply.json, JSON_DENSE);
+                    strempty(why));
+        return r;
 }
 
 /* The graded verdict from pomed (verdict.json in grade_verdict_render's bytes), else graded
  * here from the run directory. 0 or -errno (said). */
 static int fetch_verdict(Trial *t)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(t->sid, "/verdict"), *bytes = NULL;
+        _cleanup_free_ char *bytes = NULL, *why = NULL;
         size_t len;
-        if (!p)
-                return -ENOMEM;
-        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
-        if (r >= 0 && json_is_object(reply.json)) {
-                r = grade_verdict_render(reply.json, &bytes, &len);
-                if (r < 0)
-                        return r;
+        int r = collect_verdict(t->plan->config, "pome run", t->sid, t->dir, &t->verdict, &why);
+        if (r < 0)
+                return r;
+        if (r == 0) {
                 t->graded_by = "pomed";
-        } else if (r == -EREMOTEIO && reply.status == 404) {
-                /* a pomed that finalizes without grading: the run directory has everything
-                 * grading reads, and the library is the one pomed would use */
-                GradeError e = {};
-                r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
-                if (r < 0) {
-                        fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
-                        return r;
-                }
-                say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory",
-                    t->number, reply.error_message ? reply.error_message : "404");
-                t->graded_by = "pome";
-        } else {
-                (void)api_exit_status(r, &reply);
-                return r < 0 ? r : -EBADMSG;
+                return 0;
         }
+        /* a pomed that finalizes without grading: the run directory has everything grading
+         * reads (written by pome once the agent had exited), and the library is the one
+         * pomed would use */
+        GradeError e = {};
+        r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
+        if (r < 0) {
+                fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
+                return r;
+        }
+        say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory", t->number,
+            strempty(why));
+        t->graded_by = "pome";
         r = write_in(t, "verdict.json", bytes, len);
         if (r < 0)
                 return r;
@@ -570,14 +508,8 @@ static void write_summary(Trial *t)
  * runs it grades). */
 static void fetch_summary(Trial *t)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(t->sid, "/summary");
-        if (!p)
-                return;
-        int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
-        if (r >= 0 && reply.body_len > 0)
-                (void)write_in(t, "summary.md", reply.body, reply.body_len);
-        else if (streq_ptr(t->graded_by, "pome"))
+        int r = collect_summary(t->plan->config, "pome run", t->sid, t->dir);
+        if (r != 0 && streq_ptr(t->graded_by, "pome"))
                 write_summary(t);
 }
 
