@@ -201,6 +201,19 @@ static int prompt_fd(const char *prompt)
         return TAKE_FD(fd);
 }
 
+/* The agent's stdout or stderr: path created or truncated, else a duplicate of fd. */
+static int output_fd(const char *path, int fd, char *err, size_t errlen)
+{
+        int r = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                     : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (r < 0) {
+                r = negative_errno();
+                snprintf(err, errlen, "cannot %s %s: %s", path ? "create" : "hold",
+                         path ? path : "the agent's output", strerror(-r));
+        }
+        return r;
+}
+
 /* In the child: async-signal-safe calls only, then execve or _exit. */
 static _noreturn_ void child(const char *program, const AgentSpec *spec, int in, int out, int errf,
                              int report)
@@ -244,20 +257,12 @@ int agent_start(sd_event *e, const AgentSpec *spec, AgentDoneFn done, void *user
                 snprintf(err, errlen, "cannot hold the prompt: %s", strerror(-in));
                 return in;
         }
-        _cleanup_close_ int out =
-                open(spec->stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (out < 0) {
-                int r = negative_errno();
-                snprintf(err, errlen, "cannot create %s: %s", spec->stdout_path, strerror(-r));
-                return r;
-        }
-        _cleanup_close_ int errf =
-                open(spec->stderr_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (errf < 0) {
-                int r = negative_errno();
-                snprintf(err, errlen, "cannot create %s: %s", spec->stderr_path, strerror(-r));
-                return r;
-        }
+        _cleanup_close_ int out = output_fd(spec->stdout_path, spec->stdout_fd, err, errlen);
+        if (out < 0)
+                return out;
+        _cleanup_close_ int errf = output_fd(spec->stderr_path, spec->stderr_fd, err, errlen);
+        if (errf < 0)
+                return errf;
         int report[2];
         if (pipe2(report, O_CLOEXEC) < 0) {
                 int r = negative_errno();

@@ -37,8 +37,11 @@ typedef struct AgentSpec {
         char *const *argv;       /* argv[0] is looked up in envp's PATH unless it holds a '/' */
         char *const *envp;       /* the whole environment of the agent */
         const char *prompt;      /* written to a sealed memfd that is the agent's stdin */
-        const char *stdout_path; /* created or truncated, mode 0644 */
-        const char *stderr_path;
+        const char *stdout_path; /* created or truncated, mode 0644; NULL: stdout_fd */
+        const char *stderr_path; /* NULL: stderr_fd */
+        int stdout_fd;           /* the agent's stdout when stdout_path is NULL (borrowed:
+                                  * the agent gets a duplicate) */
+        int stderr_fd;
         const char *cwd;       /* working directory, NULL = pome's */
         uint64_t timeout_usec; /* 0 = none */
         uint64_t grace_usec;   /* between SIGTERM and SIGKILL */

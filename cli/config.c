@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "common/fileio.h"
@@ -44,17 +45,59 @@ static char *state_dir_from_info(const char *path)
         return d && *d ? strdup(d) : NULL;
 }
 
+/*
+ * The .pome directory of the working directory or of the nearest parent that has one, as git
+ * finds .git: a new string (".pome" in the working directory itself, else an absolute path),
+ * NULL when there is none below the ceiling — the filesystem root, or $HOME's parent, which
+ * is not searched, so one user's pome never wanders into another's home or the root's.
+ */
+static char *find_dot_pome(void)
+{
+        struct stat st;
+        if (stat(".pome", &st) == 0 && S_ISDIR(st.st_mode))
+                return strdup(".pome");
+        _cleanup_free_ char *cwd = getcwd(NULL, 0), *ceiling = NULL;
+        const char *home = getenv_nonempty("HOME");
+        char real_home[PATH_MAX];
+        if (!cwd)
+                return NULL;
+        if (home && realpath(home, real_home)) {
+                char *slash = strrchr(real_home, '/');
+                if (slash)
+                        ceiling = slash == real_home
+                                          ? strdup("/")
+                                          : strndup(real_home, (size_t)(slash - real_home));
+        }
+        for (;;) {
+                char *slash = strrchr(cwd, '/');
+                if (!slash || streq(cwd, "/"))
+                        return NULL;
+                if (slash == cwd)
+                        slash[1] = 0; /* the parent is the root */
+                else
+                        *slash = 0;
+                if (ceiling && streq(cwd, ceiling))
+                        return NULL;
+                char *candidate;
+                if (asprintf(&candidate, "%s%s.pome", cwd, streq(cwd, "/") ? "" : "/") < 0)
+                        return NULL;
+                if (stat(candidate, &st) == 0 && S_ISDIR(st.st_mode))
+                        return candidate;
+                free(candidate);
+        }
+}
+
 /* New string: the state dir (see config.h); *ret_info the pomed.json found on the way. */
 static char *state_dir(char **ret_info)
 {
         const char *e = getenv_nonempty("POME_STATE_DIR");
-        struct stat st;
 
         *ret_info = NULL;
         if (e)
                 return strdup(e);
-        if (stat(".pome", &st) == 0 && S_ISDIR(st.st_mode))
-                return strdup(".pome");
+        char *dot = find_dot_pome();
+        if (dot)
+                return dot;
         /* a pomed under systemd says where it is in its RuntimeDirectory=: a user unit's
          * first, then the system's */
         const char *xdg = getenv_nonempty("XDG_RUNTIME_DIR");
@@ -129,6 +172,27 @@ static char *url_from_pomed_json(const char *path)
         return strdup(u);
 }
 
+/*
+ * A state dir that holds an API key but no pomed.json is a pomed's that is not running (a
+ * running pomed writes pomed.json and a clean stop removes it): falling back to the default
+ * URL would talk to whatever pomed listens there — another one, which then refuses this key.
+ * Says so, with how to start it. -EHOSTDOWN.
+ */
+static int refuse_stopped(const char *dir)
+{
+        fprintf(stderr,
+                "pome: pomed is not running in %s: it holds an API key but no pomed.json (a "
+                "running pomed\n  writes it, a stopped one removes it), and pome does not "
+                "guess another address.\n",
+                dir);
+        if (streq(dir, CONFIG_DEFAULT_STATE_DIR))
+                fprintf(stderr, "  Start it: systemctl start pomed");
+        else
+                fprintf(stderr, "  Start it: pomed --state-dir %s", dir);
+        fprintf(stderr, " — or give --api-url / POME_API_URL of a pomed that runs.\n");
+        return -EHOSTDOWN;
+}
+
 static int load_url(const char *override, const char *dir, const char *info, Config *c)
 {
         _cleanup_free_ char *from_file = NULL, *json_path = NULL;
@@ -154,6 +218,11 @@ static int load_url(const char *override, const char *dir, const char *info, Con
                 url = from_file;
                 source = json_path;
         } else {
+                _cleanup_free_ char *key = NULL;
+                if (asprintf(&key, "%s/api-key", dir) < 0)
+                        return -ENOMEM;
+                if (access(json_path, F_OK) < 0 && access(key, F_OK) == 0)
+                        return refuse_stopped(dir);
                 url = CONFIG_DEFAULT_API_URL;
                 source = "default";
         }
@@ -273,7 +342,7 @@ int config_locate(const char *api_url_override, Config *ret, char **ret_state_di
         if (!dir)
                 return -ENOMEM;
         int r = load_url(api_url_override, dir, info, &c);
-        if (r < 0) {
+        if (r < 0 && r != -EHOSTDOWN) {
                 config_done(&c);
                 return r;
         }
@@ -285,7 +354,7 @@ int config_locate(const char *api_url_override, Config *ret, char **ret_state_di
         *ret = c;
         *ret_state_dir = TAKE_PTR(dir);
         *ret_info = TAKE_PTR(info);
-        return 0;
+        return r;
 }
 
 int config_load(const char *api_url_override, Config *ret)

@@ -42,8 +42,13 @@ static const char help_eval[] =
         "  --write                Rewrite RUN_DIR/verdict.json with the new verdict.\n"
         "  -h, --help             Show this help.\n"
         "\n"
+        "A run directory of a sandbox pome run --keep left open has no final states\n"
+        "until the sandbox is finalized and the run collected (`pome run collect ID\n"
+        "RUN_DIR`): eval refuses it until then rather than fail every criterion.\n"
+        "\n"
         "Exit status: 0 when the verdict passes, 1 when it fails or nothing was scored\n"
-        "(or on an error), 2 for a usage error or a task file that does not parse.\n"
+        "(or on an error), 2 for a usage error, a task file that does not parse, or a\n"
+        "kept-open run not yet collected.\n"
         "\n"
         "Examples:\n"
         "  pome eval pome-runs/ses_abc123\n"
@@ -86,6 +91,41 @@ static void compare_saved(const char *dir, const char *bytes, size_t len)
         puts("verdict.json: differs (saved → regraded):");
         if (report_json_diff(stdout, a, b, 40) == 0)
                 puts("  the same JSON in other bytes (not written by pome or pomed?)");
+}
+
+/*
+ * A run `pome run --keep` left open has no final states yet, nor pomed's verdict: graded
+ * as it stands, every final-state criterion would fail for want of them, a verdict that says
+ * nothing about the agent. Once finalized, `pome run collect` completes the directory.
+ * 0, or POME_EXIT_USAGE after saying so.
+ */
+static int refuse_kept_open(const char *dir, const GradeTask *task)
+{
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        if (asprintf(&path, "%s/meta.json", dir) < 0)
+                return POME_EXIT_ERROR;
+        if (read_file_at(AT_FDCWD, path, VERDICT_MAX, &text, NULL) < 0)
+                return 0;
+        _cleanup_json_ json_t *meta = json_loads(text, 0, NULL);
+        if (!streq_ptr(json_get_str(meta, "outcome"), "kept_open"))
+                return 0;
+        for (char **tw = task->twins; *tw; tw++) {
+                _cleanup_free_ char *final = NULL;
+                if (asprintf(&final, "%s/%s.final.json", dir, *tw) < 0)
+                        return POME_EXIT_ERROR;
+                if (access(final, F_OK) == 0)
+                        continue;
+                const char *sid = json_get_str(meta, "session_id");
+                fprintf(stderr,
+                        "pome eval: %s is the run of sandbox %s, left open by pome run --keep: "
+                        "it has no final states (no %s.final.json) and no verdict, so there is "
+                        "nothing to grade yet.\n"
+                        "  Finalize the sandbox (pome sandbox finalize %s), collect its run "
+                        "(pome run collect %s %s),\n  then pome eval %s\n",
+                        dir, strempty(sid), *tw, strempty(sid), strempty(sid), dir, dir);
+                return POME_EXIT_USAGE;
+        }
+        return 0;
 }
 
 int cmd_eval(int argc, char **argv)
@@ -148,11 +188,14 @@ int cmd_eval(int argc, char **argv)
         if (!task && asprintf(&task_default, "%s/task.md", dir) < 0)
                 return POME_EXIT_ERROR;
         r = grade_task_load(task ? task : task_default, &t, &e);
-        grade_task_free(t);
         if (r < 0) {
                 fprintf(stderr, "pome eval: %s\n", e.message);
                 return POME_EXIT_USAGE;
         }
+        r = refuse_kept_open(dir, t);
+        grade_task_free(t);
+        if (r != 0)
+                return r;
 
         r = grade_run_dir(dir, task, &bytes, &len, &e);
         if (r < 0) {

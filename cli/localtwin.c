@@ -35,6 +35,7 @@ struct LocalTwin {
         char base[128]; /* http://host:port */
         time_t started;
         unsigned long calls;
+        json_t *rows; /* LocalTwinConfig.keep_rows: a copy of every tape row, in order */
 };
 
 /*
@@ -172,8 +173,11 @@ static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinRep
         }
         /* A reset is the start again, tape included; a seed keeps the tape (its row says when
          * the world was replaced). */
-        if (reset)
+        if (reset) {
                 (void)tape_reset(lt->tape);
+                if (lt->rows)
+                        json_array_clear(lt->rows);
+        }
         rp->state_mutation = true;
         twin_reply_json(rp, 200, json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name));
 }
@@ -182,7 +186,12 @@ static int local_record(void *userdata, const json_t *row)
 {
         LocalTwin *lt = userdata;
         lt->calls++;
-        return row ? tape_append(lt->tape, row) : -ENOMEM;
+        int r = row ? tape_append(lt->tape, row) : -ENOMEM;
+        /* a copy, not a reference: the row is the caller's, and the rows kept are what the
+         * tape file received, whatever becomes of that file */
+        if (r >= 0 && lt->rows && json_array_append_new(lt->rows, json_deep_copy(row)) < 0)
+                r = -ENOMEM;
+        return r;
 }
 
 /* /admin/…: the gate, then the call, its tape row (run_id "local"), and the reply. */
@@ -340,6 +349,7 @@ LocalTwin *local_twin_free(LocalTwin *lt)
                 return NULL;
         httpd_free(lt->httpd);
         tape_free(lt->tape);
+        json_decref(lt->rows);
         twin_free(lt->twin);
         json_decref(lt->boot_seed);
         if (lt->secret)
@@ -361,6 +371,10 @@ int local_twin_new(sd_event *e, const LocalTwinConfig *cfg, LocalTwin **ret, cha
         lt->admin_token = cfg->admin_token;
         lt->boot_seed = cfg->seed ? json_deep_copy(cfg->seed) : json_object();
         lt->secret = malloc(cfg->secret_len + 1);
+        if (cfg->keep_rows && !(lt->rows = json_array())) {
+                local_twin_free(lt);
+                return -ENOMEM;
+        }
         if (!lt->boot_seed || !lt->secret) {
                 local_twin_free(lt);
                 return -ENOMEM;
@@ -413,6 +427,11 @@ const TwinKind *local_twin_kind(const LocalTwin *lt)
 size_t local_twin_tape_rows(const LocalTwin *lt)
 {
         return tape_count(lt->tape);
+}
+
+const json_t *local_twin_rows(const LocalTwin *lt)
+{
+        return lt->rows;
 }
 
 json_t *local_twin_mint(LocalTwin *lt, const char *sid)

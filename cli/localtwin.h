@@ -3,11 +3,12 @@
  * A twin served in-process over HTTP on an sd-event loop: the twin engine (pods/twin) behind
  * the shared front (pods/front), with no supervisor and no account (CONTRACT.md "A local twin
  * as a process"). `pome twin start` serves one; `pome run --local` serves one per twin of a
- * task, each on its own loopback port, with its tape in the run directory.
+ * task, each on its own loopback port, its tape rows kept in memory for grading.
  */
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
@@ -27,6 +28,9 @@ typedef struct LocalTwinConfig {
         uint16_t port;           /* 0 = an ephemeral port */
         const char *tape_path;   /* the tape file (created or appended to); NULL = an unlinked
                                   * temporary file that dies with the twin */
+        bool keep_rows;          /* also keep a copy of every tape row in memory
+                                  * (local_twin_rows): what `pome run --local` grades, since
+                                  * a file can be changed behind the twin's back */
 } LocalTwinConfig;
 
 /*
@@ -48,6 +52,10 @@ const TwinKind *local_twin_kind(const LocalTwin *lt);
 
 /* Rows on the twin's tape so far. */
 size_t local_twin_tape_rows(const LocalTwin *lt);
+
+/* With keep_rows, the tape's rows so far as a JSON array (borrowed, valid while the twin is;
+ * an /admin/reset empties it with the tape); NULL without. */
+const json_t *local_twin_rows(const LocalTwin *lt);
 
 /*
  * Credentials for session sid, valid for a day: {session_id, rest_url, session_token,

@@ -6,6 +6,7 @@
 
 #include "cli/output.h"
 #include "common/json-util.h"
+#include "common/strv.h"
 #include "common/util.h"
 
 #define C_RESET  "\033[0m"
@@ -77,6 +78,11 @@ static void print_evidence(FILE *f, const json_t *c)
 
 int report_verdict(FILE *f, const json_t *verdict, bool color)
 {
+        return report_verdict_except(f, verdict, color, NULL);
+}
+
+int report_verdict_except(FILE *f, const json_t *verdict, bool color, char *const *said)
+{
         const char *state = report_verdict_state(verdict);
         const json_t *counts = json_object_get(verdict, "counts");
         const json_t *score = json_object_get(verdict, "score");
@@ -146,6 +152,8 @@ int report_verdict(FILE *f, const json_t *verdict, bool color)
         size_t n;
         json_t *w;
         json_array_foreach (json_object_get(verdict, "warnings"), n, w) {
+                if (json_is_string(w) && strv_contains(said, json_string_value(w)))
+                        continue;
                 fputs("warning: ", f);
                 output_fputs_clean(json_string_value(w), f);
                 fputc('\n', f);

@@ -30,6 +30,14 @@ bool report_verdict_passed(const json_t *verdict);
 int report_verdict(FILE *f, const json_t *verdict, bool color);
 
 /*
+ * report_verdict, less the verdict's warnings listed in said (NULL-terminated, may be NULL):
+ * those the caller has already shown — `pome run` says the task's own warnings as it loads
+ * the task, naming the user's file, and would otherwise repeat them as the run directory's
+ * task.md. 0 or -EIO.
+ */
+int report_verdict_except(FILE *f, const json_t *verdict, bool color, char *const *said);
+
+/*
  * Prints, one per line on f, where a and b differ ("/criteria/3/status: \"failed\" →
  * \"passed\""), at most max lines and then how many more there are. Returns the number of
  * differences (0: the documents are equal as JSON).

@@ -19,6 +19,7 @@
 #include "cli/api.h"
 #include "cli/args.h"
 #include "cli/client.h"
+#include "cli/collect.h"
 #include "cli/commands.h"
 #include "cli/localtwin.h"
 #include "cli/output.h"
@@ -45,11 +46,13 @@
 static const char help_run[] =
         "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
         "       pome run show ID|RUN_DIR [--json]\n"
+        "       pome run collect ID [RUN_DIR]\n"
         "\n"
         "Run an agent against a task and grade it. TASK.md is a task file (# Title,\n"
         "## Prompt, ## Success Criteria, ## Config, ## Seed State; see `pome checks`\n"
-        "for the [code] sentences); it is checked first, and one that does not parse is\n"
-        "refused naming file:line (exit status 2). Then, per trial:\n"
+        "for the [code] sentences); it is checked first, and one that does not parse,\n"
+        "or a [code] criterion that binds no check, is refused naming file:line (exit\n"
+        "status 2) before anything is created. Then, per trial:\n"
         "  1. a sandbox with the task's twins, booted from the task's seeds (each twin's\n"
         "     default seed where the task has none), is created on pomed;\n"
         "  2. AGENT_CMD runs with the sandbox's variables in its environment (those of\n"
@@ -63,6 +66,8 @@ static const char help_run[] =
         "     <twin>.seed.json, <twin>.tape.jsonl, <twin>.final.json, verdict.json,\n"
         "     summary.md (when pomed serves one), stdout.txt and stderr.txt (the\n"
         "     agent's), meta.json (task, sandbox id, times, agent command and exit).\n"
+        "     It does not exist while the agent runs, and the agent is never told\n"
+        "     where it will be: nothing the agent could rewrite is what is graded.\n"
         "The verdict is printed as a table: each criterion's status, the grader's\n"
         "reason and its evidence (JSON Pointers into <twin>.final.json, tape event ids).\n"
         "\n"
@@ -76,13 +81,18 @@ static const char help_run[] =
         "                         --local, at most 8 trials run at once.\n"
         "  --local                No pomed, no account: the task's twins run inside pome\n"
         "                         (as `pome twin start` runs one), each on a loopback\n"
-        "                         port, with their tapes in the run directory; at the end\n"
-        "                         each twin's world is exported and the run graded here,\n"
-        "                         with the library pomed grades with.\n"
+        "                         port (their admin routes closed to the agent); at the\n"
+        "                         end each twin's world is exported and the run graded\n"
+        "                         here, with the library pomed grades with, from what\n"
+        "                         pome holds in memory (the task as parsed before the\n"
+        "                         agent started, the seeds, the worlds, the tape rows).\n"
         "  --keep                 Leave the sandbox open for inspection instead of\n"
         "                         finalizing it: no verdict then. Finalize it later with\n"
         "                         `pome sandbox finalize ID`. One trial, not with --local.\n"
         "  --out DIR              Put run directories in DIR/<id>/ (default: ./pome-runs).\n"
+        "  --allow-unmatched      Run a task whose [code] criteria bind no check anyway:\n"
+        "                         each is said as a warning and graded unmatched (a\n"
+        "                         failure), as pomed and `pome eval` grade it.\n"
         "  --quiet                No progress and no table: one result line.\n"
         "  --json                 The result as JSON on stdout (every trial, its verdict,\n"
         "                         pass@1 and pass^k), for CI.\n"
@@ -96,14 +106,20 @@ static const char help_run[] =
         "POME_SESSION_ID, POME_TWIN_URL, POME_TWIN_NAMES, per twin POME_<TWIN>_REST_URL\n"
         "and POME_<TWIN>_MCP_URL, POME_GITHUB_TOKEN, POME_SLACK_TOKEN,\n"
         "POME_STRIPE_API_KEY and POME_STRIPE_API_BASE (for the task's twins), POME_TASK\n"
-        "(the prompt), POME_RUN_DIR (its run directory) and POME_TRIAL (1, 2…).\n"
+        "(the prompt, and nothing of the success criteria), POME_AGENT_TMP (an empty\n"
+        "scratch directory of its own, mode 0700, removed when it exits) and POME_TRIAL\n"
+        "(1, 2…). It runs in pome's working directory, as the user running pome: it can\n"
+        "read what that user can (the task file, ./.pome/api-key). To keep those from\n"
+        "it, run the agent as another user (-- sudo -u USER AGENT_CMD) or in a\n"
+        "container.\n"
         "\n"
         "Progress (the trial, the twin calls seen so far, the time) is shown on stderr\n"
         "when it is a terminal; colours only on a terminal (NO_COLOR turns them off).\n"
         "\n"
         "Exit status: 0 when every trial passed (--keep: the agent ran and the sandbox\n"
-        "is open), 1 when a trial failed or was not graded, 2 for a usage error or a\n"
-        "task that does not parse, 3 and 4 as for every command (authentication,\n"
+        "is open), 1 when a trial failed or was not graded, 2 for a usage error, a\n"
+        "task that does not parse or whose [code] criteria bind no check (without\n"
+        "--allow-unmatched), 3 and 4 as for every command (authentication,\n"
         "quota refusals other than a full quota), 130 when interrupted (the agents are\n"
         "killed and their sandboxes discarded).\n"
         "\n"
@@ -111,12 +127,22 @@ static const char help_run[] =
         "and summary); `pome run show RUN_DIR` a run directory (meta.json, verdict.json,\n"
         "summary.md).\n"
         "\n"
+        "`pome run collect ID [RUN_DIR]` completes the run directory of a sandbox that\n"
+        "has ended — one left open by --keep and finalized later with `pome sandbox\n"
+        "finalize ID` — from the control API, as pome run does after it finalizes: the\n"
+        "tapes, final states, verdict.json and summary.md, and meta.json's outcome.\n"
+        "RUN_DIR defaults to ./pome-runs/ID (the --keep run's, with its task.md and\n"
+        "seeds); a new directory gets only what the API serves (no task.md, no seeds:\n"
+        "it cannot be regraded offline). Then `pome eval RUN_DIR` regrades it to\n"
+        "pomed's bytes. A sandbox still open is refused: finalize it first.\n"
+        "\n"
         "Examples:\n"
         "  pome run examples/triage/task.md -- examples/triage/good-agent.sh\n"
         "  pome run examples/triage/task.md --trials 5 -- node examples/triage/good-agent.mjs\n"
         "  pome run examples/triage/task.md --local -- examples/triage/bad-agent.sh\n"
         "  pome run examples/triage/task.md --json --quiet -- ./my-agent | jq .pass_at_1\n"
-        "  pome run show pome-runs/ses_abc123\n";
+        "  pome run show pome-runs/ses_abc123\n"
+        "  pome run collect ses_abc123        # after --keep and pome sandbox finalize\n";
 
 enum {
         OPT_TRIALS = ARGS_FIRST_OPTION,
@@ -126,12 +152,14 @@ enum {
         OPT_QUIET,
         OPT_JSON,
         OPT_API_URL,
+        OPT_ALLOW_UNMATCHED,
 };
 
 typedef struct Run {
         RunPlan plan;
         Config config;
-        GradeTask *task;
+        GradeTask *task;       /* named as the user named it: for messages */
+        GradeTask *grade_task; /* named task.md: what --local grades with */
         char *task_text;
         size_t task_len;
         char *sidecar_text;
@@ -140,7 +168,7 @@ typedef struct Run {
         char *out_dir;
         Trial **trials;
         unsigned n_trials, next, active, ended, concurrency;
-        bool local, keep, quiet, json, progress, color;
+        bool local, keep, quiet, json, progress, color, allow_unmatched;
         unsigned interrupts;
         bool stopping;
         uint64_t started_mono;
@@ -148,6 +176,7 @@ typedef struct Run {
         sd_event_source *progress_timer;
         bool line_shown; /* a progress line is on the terminal */
         uint8_t key[LOCAL_KEY_BYTES];
+        char *admin_token; /* --local: the in-process twins' X-Admin-Token */
 } Run;
 
 /* The run whose lines say() prints (RunPlan.say has no userdata; pome runs one at a time). */
@@ -180,12 +209,16 @@ static void run_done(Run *run)
         sd_event_source_disable_unref(run->progress_timer);
         sd_event_unref(run->event);
         grade_task_free(run->task);
+        grade_task_free(run->grade_task);
         free(run->task_text);
         free(run->sidecar_text);
         json_decref(run->seeds);
         free(run->out_dir);
         config_done(&run->config);
         explicit_bzero(run->key, sizeof(run->key));
+        if (run->admin_token)
+                explicit_bzero(run->admin_token, strlen(run->admin_token));
+        free(run->admin_token);
 }
 
 /* ---------------------------------------------------------------- the task */
@@ -225,9 +258,49 @@ static int load_task(Run *run, const char *path)
                 fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
                 return r;
         }
+        /* the same bytes as the run directory will hold them (task.md, task.seed.json): the
+         * task --local grades, held from before the agent starts */
+        r = grade_task_parse(run->task_text, run->task_len, "task.md", sidecar, &run->grade_task,
+                             &e);
+        if (r < 0) {
+                fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
+                return r;
+        }
         for (char **w = run->task->warnings; w && *w && !run->quiet; w++)
                 fprintf(stderr, "pome run: warning: %s\n", *w);
         return 0;
+}
+
+/*
+ * Every [code] criterion must bind a check before anything is created: one that binds none
+ * would only show up as "unmatched" in the verdict, after the agent ran. Refused (exit 2,
+ * every criterion named) unless --allow-unmatched, which runs it anyway with a warning
+ * (graded unmatched, a failure, as pomed and `pome eval` grade it). 0 or a POME_EXIT_*.
+ */
+static int check_criteria(Run *run)
+{
+        _cleanup_strv_free_ char **problems = NULL;
+        int n = grade_task_check(run->task, &problems);
+        if (n < 0) {
+                fputs("pome run: out of memory\n", stderr);
+                return POME_EXIT_ERROR;
+        }
+        if (n == 0)
+                return 0;
+        if (run->allow_unmatched) {
+                for (char **p = problems; *p && !run->quiet; p++)
+                        fprintf(stderr, "pome run: warning: %s (graded unmatched: a failure)\n",
+                                *p);
+                return 0;
+        }
+        for (char **p = problems; *p; p++)
+                fprintf(stderr, "pome run: %s\n", *p);
+        fprintf(stderr,
+                "pome run: %d [code] %s no check (`pome checks` lists the sentences): fix "
+                "%s, or pass --allow-unmatched to run anyway and grade %s unmatched\n",
+                n, n == 1 ? "criterion matches" : "criteria match", n == 1 ? "it" : "them",
+                n == 1 ? "it" : "them");
+        return POME_EXIT_USAGE;
 }
 
 /* The name of twin's default seed in its image.json ("default" when it says none). */
@@ -610,15 +683,21 @@ static int print_result(Run *run, int code, unsigned passed)
                         if (streq_ptr(trial_graded_by(t), "pome") && !run->local)
                                 puts("Graded by pome from the run directory (pomed wrote no "
                                      "verdict).");
-                        return report_verdict(stdout, trial_verdict(t), run->color);
+                        /* the task's own warnings were said at the start, naming the
+                         * user's file: not again as the run directory's task.md */
+                        return report_verdict_except(stdout, trial_verdict(t), run->color,
+                                                     run->grade_task->warnings);
                 case TRIAL_KEPT:
                         printf("No verdict: the sandbox is still open (--keep), ungraded.\n"
                                "  Inspect it:  pome sandbox get %s (its twins answer as "
                                "before)\n"
-                               "  Grade it:    pome sandbox finalize %s, then pome run show "
-                               "%s\n"
+                               "  Grade it:    pome sandbox finalize %s, then pome run collect "
+                               "%s %s\n"
+                               "               (the run directory gets its final states and "
+                               "verdict; pome eval it then)\n"
                                "  Or drop it:  pome sandbox stop %s --discard\n",
-                               trial_sid(t), trial_sid(t), trial_sid(t), trial_sid(t));
+                               trial_sid(t), trial_sid(t), trial_sid(t),
+                               trial_dir(t) ? trial_dir(t) : "", trial_sid(t));
                         return 0;
                 case TRIAL_FAILED:
                         fputs("No verdict: ", stdout);
@@ -646,7 +725,7 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 {"trials", OPT_TRIALS, true},   {"local", OPT_LOCAL, false},
                 {"keep", OPT_KEEP, false},      {"out", OPT_OUT, true},
                 {"quiet", OPT_QUIET, false},    {"json", OPT_JSON, false},
-                {"api-url", OPT_API_URL, true},
+                {"api-url", OPT_API_URL, true}, {"allow-unmatched", OPT_ALLOW_UNMATCHED, false},
         };
         int dashdash = argc;
         for (int i = 1; i < argc; i++)
@@ -698,6 +777,9 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 case OPT_API_URL:
                         *ret_api_url = v;
                         break;
+                case OPT_ALLOW_UNMATCHED:
+                        run->allow_unmatched = true;
+                        break;
                 default:
                         return r;
                 }
@@ -733,6 +815,9 @@ static int run_command(int argc, char **argv)
         current = &run;
         if (load_task(&run, task_path) < 0)
                 return POME_EXIT_USAGE;
+        r = check_criteria(&run);
+        if (r != 0)
+                return r;
         if (trials == 0)
                 trials = run.task->runs ? run.task->runs : 1;
         if (run.keep && trials > 1) {
@@ -755,7 +840,8 @@ static int run_command(int argc, char **argv)
                 r = config_load(api_url, &run.config);
                 if (r < 0)
                         return api_exit_status(r, NULL);
-        } else if (token_random_bytes(run.key, sizeof(run.key)) < 0)
+        } else if (token_random_bytes(run.key, sizeof(run.key)) < 0 ||
+                   token_random_id("adm_", 24, &run.admin_token) < 0)
                 return POME_EXIT_ERROR;
 
         r = mkdir_p(out, 0755);
@@ -793,6 +879,7 @@ static int run_command(int argc, char **argv)
                 .event = run.event,
                 .config = run.local ? NULL : &run.config,
                 .task = run.task,
+                .grade_task = run.grade_task,
                 .task_path = task_path,
                 .task_text = run.task_text,
                 .task_len = run.task_len,
@@ -806,6 +893,7 @@ static int run_command(int argc, char **argv)
                 .send_task_markdown = true,
                 .local_key = run.key,
                 .local_key_len = sizeof(run.key),
+                .local_admin_token = run.admin_token,
                 .announce = !run.quiet,
                 .say = say_line,
         };
@@ -1059,9 +1147,196 @@ static int run_show(int argc, char **argv)
         return show_sandbox(what, api_url, json);
 }
 
+/* ---------------------------------------------------------------- pome run collect */
+
+/* meta.json of dir updated (or begun) for a collected run. 0 or -errno. */
+static int collect_meta(const char *dir, const char *sid, const Config *config, const json_t *rec,
+                        const json_t *verdict)
+{
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        if (asprintf(&path, "%s/meta.json", dir) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_t *meta = NULL;
+        if (read_file_at(AT_FDCWD, path, SIDECAR_MAX, &text, NULL) >= 0)
+                meta = json_loads(text, 0, NULL);
+        if (!json_is_object(meta)) {
+                json_decref(meta);
+                meta = json_pack("{s:i, s:s, s:s, s:s, s:s}", "version", 1, "pome_version",
+                                 POME_VERSION, "mode", "sandbox", "session_id", sid, "api_url",
+                                 config->api_url);
+                if (!meta)
+                        return -ENOMEM;
+        }
+        char now[RFC3339_MAX];
+        format_rfc3339_usec((int64_t)now_usec(CLOCK_REALTIME), now, sizeof(now));
+        json_t *summary = verdict ? json_pack("{s:O?, s:O?, s:O?, s:O?}", "state",
+                                              json_object_get(verdict, "state"), "passed",
+                                              json_object_get(verdict, "passed"), "score",
+                                              json_object_get(verdict, "score"), "counts",
+                                              json_object_get(verdict, "counts"))
+                                  : json_null();
+        if (json_object_set_new(meta, "outcome", json_string(verdict ? "graded" : "not_graded")) <
+                    0 ||
+            json_object_set_new(meta, "graded_by", verdict ? json_string("pomed") : json_null()) <
+                    0 ||
+            json_object_set_new(meta, "verdict", summary) < 0 ||
+            json_object_set_new(meta, "collected_at", json_string(now)) < 0 ||
+            json_object_set(meta, "sandbox_state", json_object_get(rec, "state") ?: json_null()) <
+                    0 ||
+            json_object_set(meta, "sandbox_reason", json_object_get(rec, "reason") ?: json_null()) <
+                    0)
+                return -ENOMEM;
+        _cleanup_free_ char *out = json_dumps(meta, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        if (!out)
+                return -ENOMEM;
+        size_t n = strlen(out);
+        _cleanup_free_ char *line = malloc(n + 2);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, out, n);
+        line[n] = '\n';
+        return write_file_at(AT_FDCWD, path, line, n + 1, 0644, true);
+}
+
+static int run_collect(int argc, char **argv)
+{
+        static const ArgOption options[] = {
+                {"api-url", OPT_API_URL, true},
+        };
+        const char *id = NULL, *dir_arg = NULL, *api_url = NULL, *v;
+        ArgParser p;
+        int r;
+        args_init(&p, argc, argv, 1, options, ELEMENTSOF(options), "run collect");
+        while ((r = args_next(&p, &v)) != ARGS_END) {
+                switch (r) {
+                case ARGS_HELP:
+                        fputs(help_run, stdout);
+                        return POME_EXIT_OK;
+                case ARGS_POSITIONAL:
+                        if (!id)
+                                id = v;
+                        else if (!dir_arg)
+                                dir_arg = v;
+                        else {
+                                args_error("run collect", "unexpected argument '%s'", v);
+                                return POME_EXIT_USAGE;
+                        }
+                        break;
+                case OPT_API_URL:
+                        api_url = v;
+                        break;
+                default:
+                        return POME_EXIT_USAGE;
+                }
+        }
+        if (!id || !sandbox_id_valid(id)) {
+                args_error("run collect",
+                           id ? "'%s' is not a sandbox id" : "missing the sandbox ID", id);
+                return POME_EXIT_USAGE;
+        }
+        _cleanup_free_ char *dir = NULL;
+        if (dir_arg)
+                dir = strdup(dir_arg);
+        else if (asprintf(&dir, "%s/%s", DEFAULT_OUT_DIR, id) < 0)
+                dir = NULL;
+        if (!dir)
+                return POME_EXIT_ERROR;
+
+        /* the directory, when it exists, must be this sandbox's run */
+        _cleanup_free_ char *meta_text = read_in(dir, "meta.json");
+        _cleanup_json_ json_t *meta = meta_text ? json_loads(meta_text, 0, NULL) : NULL;
+        const char *owner = json_get_str(meta, "session_id");
+        if (owner && !streq(owner, id)) {
+                fprintf(stderr,
+                        "pome run collect: %s is the run directory of %s, not of %s: name "
+                        "another directory\n",
+                        dir, owner, id);
+                return POME_EXIT_USAGE;
+        }
+
+        _cleanup_(config_done) Config config = {};
+        _cleanup_(api_reply_done) ApiReply rec = {};
+        _cleanup_free_ char *e = client_escape(id), *base = NULL;
+        r = config_load(api_url, &config);
+        if (r < 0)
+                return api_exit_status(r, NULL);
+        if (!e || asprintf(&base, "/v1/sandboxes/%s", e) < 0)
+                return POME_EXIT_ERROR;
+        r = api_call(&config, "GET", base, NULL, &rec);
+        if (r < 0)
+                return api_exit_status(r, &rec);
+        if (json_is_null(json_object_get(rec.json, "ended_at")) ||
+            !json_object_get(rec.json, "ended_at")) {
+                fprintf(stderr,
+                        "pome run collect: %s is still open (%s): it has no final states or "
+                        "verdict yet.\n  Finalize it first: pome sandbox finalize %s\n",
+                        id, strempty(json_get_str(rec.json, "state")), id);
+                return POME_EXIT_ERROR;
+        }
+        r = mkdir_p(dir, 0755);
+        if (r < 0) {
+                fprintf(stderr, "pome run collect: cannot create %s: %s\n", dir, strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        size_t i;
+        json_t *tw;
+        unsigned states = 0, twins = 0;
+        json_array_foreach (json_object_get(rec.json, "twins"), i, tw) {
+                const char *twin = json_string_value(tw);
+                _cleanup_free_ char *why = NULL;
+                if (!twin || !twin_kind_find(twin))
+                        continue;
+                twins++;
+                r = collect_tape(&config, "pome run collect", id, dir, twin);
+                if (r >= 0)
+                        r = collect_state(&config, "pome run collect", id, dir, twin, &why);
+                if (r < 0)
+                        return POME_EXIT_ERROR;
+                if (r == 1)
+                        fprintf(stderr,
+                                "pome run collect: pomed kept no final state of the %s twin: "
+                                "%s\n",
+                                twin, strempty(why));
+                else
+                        states++;
+        }
+        _cleanup_json_ json_t *verdict = NULL;
+        _cleanup_free_ char *why = NULL;
+        r = collect_verdict(&config, "pome run collect", id, dir, &verdict, &why);
+        if (r < 0)
+                return POME_EXIT_ERROR;
+        bool summary = collect_summary(&config, "pome run collect", id, dir) == 0;
+        r = collect_meta(dir, id, &config, rec.json, verdict);
+        if (r < 0) {
+                fprintf(stderr, "pome run collect: cannot write %s/meta.json: %s\n", dir,
+                        strerror(-r));
+                return POME_EXIT_ERROR;
+        }
+        printf("Collected %s into %s: %u tape%s, %u final state%s, ", id, dir, twins,
+               twins == 1 ? "" : "s", states, states == 1 ? "" : "s");
+        if (verdict) {
+                printf("verdict.json (%s)", report_verdict_state(verdict));
+        } else {
+                fputs("no verdict (", stdout);
+                output_fputs_clean(strempty(why), stdout);
+                putchar(')');
+        }
+        printf("%s.\n", summary ? ", summary.md" : "");
+        _cleanup_free_ char *task = read_in(dir, "task.md");
+        if (task)
+                printf("Regrade it offline: pome eval %s\n", dir);
+        else
+                printf("It holds no task.md and no seeds (the control API serves neither; pome "
+                       "run --keep writes them): verdict.json is pomed's, and pome eval needs "
+                       "both to regrade it.\n");
+        return POME_EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
         if (argc >= 2 && streq(argv[1], "show"))
                 return run_show(argc - 1, argv + 1);
+        if (argc >= 2 && streq(argv[1], "collect"))
+                return run_collect(argc - 1, argv + 1);
         return run_command(argc, argv);
 }

@@ -2,12 +2,15 @@
 #include "cli/trial.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 
 #include "cli/api.h"
 #include "cli/client.h"
+#include "cli/collect.h"
 #include "cli/commands.h"
 #include "cli/localtwin.h"
 #include "cli/secrets.h"
@@ -20,7 +23,6 @@
 
 #define SLOT_RETRY_FIRST_USEC (500 * USEC_PER_MSEC) /* a full quota: first retry */
 #define SLOT_RETRY_MAX_USEC   (3 * USEC_PER_SEC)    /* … backing off to this */
-#define TAPE_PAGE             1000                  /* rows per /events page */
 #define TASK_NAME_MAX         200                   /* bytes pomed takes as a sandbox's task */
 #define LOCAL_TOKEN_TTL_SEC   (24 * 3600)
 
@@ -39,6 +41,10 @@ struct Trial {
         Agent *agent;
         AgentResult agent_result;
         bool agent_exited;
+        int out_fd, err_fd; /* the agent's stdout and stderr: unlinked files, copied into the
+                             * run directory once it has exited */
+        bool dir_tried;     /* write_dir ran (t->dir is set when it succeeded) */
+        char *agent_tmp;    /* $POME_AGENT_TMP: the agent's scratch directory, ours to remove */
         json_t *verdict;
         const char *graded_by;
         char *error;
@@ -59,8 +65,22 @@ Trial *trial_new(RunPlan *plan, unsigned number, TrialDoneFn done, void *userdat
         Trial *t = calloc(1, sizeof(*t));
         if (!t)
                 return NULL;
-        *t = (Trial){.plan = plan, .number = number, .done = done, .userdata = userdata};
+        *t = (Trial){.plan = plan,
+                     .number = number,
+                     .done = done,
+                     .userdata = userdata,
+                     .out_fd = -1,
+                     .err_fd = -1};
         return t;
+}
+
+/* Removes the agent's scratch directory, whatever it left there. */
+static void remove_agent_tmp(Trial *t)
+{
+        if (t->agent_tmp)
+                (void)rm_rf_at(AT_FDCWD, t->agent_tmp);
+        free(t->agent_tmp);
+        t->agent_tmp = NULL;
 }
 
 static void stop_twins(Trial *t)
@@ -76,6 +96,9 @@ Trial *trial_free(Trial *t)
                 return NULL;
         agent_free(t->agent);
         stop_twins(t);
+        remove_agent_tmp(t);
+        safe_close(t->out_fd);
+        safe_close(t->err_fd);
         sd_event_source_disable_unref(t->retry);
         sd_event_source_disable_unref(t->defer);
         json_decref(t->created);
@@ -163,12 +186,21 @@ static int write_in(Trial *t, const char *name, const void *data, size_t len)
         return r;
 }
 
-/* <dir>/<name> := j as JSON (indented or compact) and a newline. */
-static int write_json_in(Trial *t, const char *name, const json_t *j, bool indent)
+/* How write_json_in lays a document out. */
+typedef enum JsonLayout {
+        JSON_FOR_PEOPLE, /* indented, 6 significant digits: durations in seconds, not
+                          * 0.29191299999999998 (meta.json) */
+        JSON_EXACT,      /* indented, every digit: read back as the same document (seeds) */
+        JSON_DENSE,      /* one line, every digit (final states) */
+} JsonLayout;
+
+/* <dir>/<name> := j as JSON laid out as asked, and a newline. */
+static int write_json_in(Trial *t, const char *name, const json_t *j, JsonLayout layout)
 {
-        /* 6 significant digits: durations in seconds, not 0.29191299999999998 */
-        _cleanup_free_ char *s =
-                json_dumps(j, indent ? JSON_INDENT(2) | JSON_REAL_PRECISION(6) : JSON_COMPACT);
+        size_t flags = layout == JSON_FOR_PEOPLE ? JSON_INDENT(2) | JSON_REAL_PRECISION(6)
+                       : layout == JSON_EXACT    ? JSON_INDENT(2)
+                                                 : JSON_COMPACT;
+        _cleanup_free_ char *s = json_dumps(j, flags);
         if (!s)
                 return -ENOMEM;
         size_t n = strlen(s);
@@ -259,7 +291,10 @@ static int on_defer(sd_event_source *s _unused_, void *userdata)
         return 0;
 }
 
-/* The trial is over: meta.json, then done from the loop. */
+static int write_dir(Trial *t);
+
+/* The trial is over: the run directory (once a sandbox existed) with meta.json, then done
+ * from the loop. */
 static int finish(Trial *t, TrialOutcome outcome)
 {
         t->outcome = outcome;
@@ -267,10 +302,13 @@ static int finish(Trial *t, TrialOutcome outcome)
         t->ended_usec = now_usec(CLOCK_REALTIME);
         t->retry = sd_event_source_disable_unref(t->retry);
         stop_twins(t);
+        remove_agent_tmp(t);
+        if (t->sid && !t->dir)
+                (void)write_dir(t);
         json_decref(t->meta);
         t->meta = meta_json(t);
         if (t->dir && t->meta)
-                (void)write_json_in(t, "meta.json", t->meta, true);
+                (void)write_json_in(t, "meta.json", t->meta, JSON_FOR_PEOPLE);
         if (sd_event_add_defer(t->plan->event, &t->defer, on_defer, t) < 0)
                 t->done(t, t->userdata);
         return 0;
@@ -292,22 +330,63 @@ static int fail(Trial *t, int exit_status, bool fatal, const char *fmt, ...)
         return finish(t, TRIAL_FAILED);
 }
 
-/* The run directory: <out>/<id>/ with the task and the seeds. 0 or negative errno (said). */
-static int prepare_dir(Trial *t)
+/* <dir>/<name> := what the unlinked file fd holds. 0 or negative errno (said). */
+static int copy_out(Trial *t, const char *name, int fd)
+{
+        _cleanup_free_ char *path = NULL;
+        if (fd < 0)
+                return 0;
+        if (asprintf(&path, "%s/%s", t->dir, name) < 0)
+                return -ENOMEM;
+        _cleanup_close_ int dst =
+                open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        int r = dst < 0 ? negative_errno() : 0;
+        off_t off = 0;
+        while (r >= 0) {
+                ssize_t k = sendfile(dst, fd, &off, 1u << 30);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        r = negative_errno();
+                if (k <= 0)
+                        break;
+        }
+        if (r < 0)
+                fprintf(stderr, "pome run: cannot write %s: %s\n", path, strerror(-r));
+        return r;
+}
+
+/*
+ * The run directory, <out>/<id>/, made only now that the agent has exited — so nothing an
+ * agent could rewrite exists while it runs — and made afresh: one that already exists was
+ * made by something else meanwhile (the agent knows its sandbox id) and is not written into.
+ * Then the task and the seeds from what pome holds (the bytes it parsed before the agent
+ * started, the seeds it sent or booted from) and the agent's output. 0 or -errno (said).
+ */
+static int write_dir(Trial *t)
 {
         const RunPlan *p = t->plan;
-        if (asprintf(&t->dir, "%s/%s", p->out_dir, t->sid) < 0) {
-                t->dir = NULL;
+        if (t->dir)
+                return 0;
+        if (t->dir_tried)
+                return -EEXIST; /* said the first time */
+        t->dir_tried = true;
+        _cleanup_free_ char *dir = NULL;
+        if (asprintf(&dir, "%s/%s", p->out_dir, t->sid) < 0)
                 return -ENOMEM;
-        }
-        int r = mkdir_p(t->dir, 0755);
-        if (r < 0) {
-                fprintf(stderr, "pome run: cannot create %s: %s\n", t->dir, strerror(-r));
-                free(t->dir);
-                t->dir = NULL;
+        if (mkdir(dir, 0755) < 0) {
+                int r = negative_errno();
+                if (r == -EEXIST)
+                        fprintf(stderr,
+                                "pome run: %s already exists: something other than pome made "
+                                "it while the agent ran, so pome writes nothing there\n",
+                                dir);
+                else
+                        fprintf(stderr, "pome run: cannot create %s: %s\n", dir, strerror(-r));
                 return r;
         }
-        r = write_in(t, "task.md", p->task_text, p->task_len);
+        t->dir = TAKE_PTR(dir);
+        int r = write_in(t, "task.md", p->task_text, p->task_len);
         if (r >= 0 && p->sidecar_text)
                 r = write_in(t, "task.seed.json", p->sidecar_text, p->sidecar_len);
         for (char **tw = p->task->twins; r >= 0 && *tw; tw++) {
@@ -316,8 +395,14 @@ static int prepare_dir(Trial *t)
                 if (!seed)
                         continue;
                 snprintf(name, sizeof(name), "%s.seed.json", *tw);
-                r = write_json_in(t, name, seed, true);
+                r = write_json_in(t, name, seed, JSON_EXACT);
         }
+        if (r >= 0)
+                r = copy_out(t, "stdout.txt", t->out_fd);
+        if (r >= 0)
+                r = copy_out(t, "stderr.txt", t->err_fd);
+        t->out_fd = safe_close(t->out_fd);
+        t->err_fd = safe_close(t->err_fd);
         return r;
 }
 
@@ -356,110 +441,48 @@ static void discard(Trial *t)
                 (void)api_exit_status(r, &reply);
 }
 
-/* <twin>.tape.jsonl from GET /events, page by page (X-Pome-Next-After). 0 or -errno (said). */
+/* <twin>.tape.jsonl from GET /events. 0 or -errno (said). */
 static int fetch_tape(Trial *t, const char *twin)
 {
-        _cleanup_free_ char *path = NULL, *after = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t rows = 0;
-        if (asprintf(&path, "%s/%s.tape.jsonl", t->dir, twin) < 0)
-                return -ENOMEM;
-        f = fopen(path, "we");
-        if (!f) {
-                int r = negative_errno();
-                fprintf(stderr, "pome run: cannot create %s: %s\n", path, strerror(-r));
-                return r;
-        }
-        for (;;) {
-                _cleanup_(api_reply_done) ApiReply reply = {};
-                _cleanup_free_ char *q = NULL, *a = after ? client_escape(after) : NULL;
-                if (after && !a)
-                        return -ENOMEM;
-                if (asprintf(&q, "/events?twin=%s&limit=%d%s%s", twin, TAPE_PAGE,
-                             a ? "&after=" : "", strempty(a)) < 0)
-                        return -ENOMEM;
-                _cleanup_free_ char *p = sandbox_path(t->sid, q);
-                if (!p)
-                        return -ENOMEM;
-                int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY, &reply);
-                if (r < 0) {
-                        (void)api_exit_status(r, &reply);
-                        return r;
-                }
-                if (!json_is_array(reply.json)) {
-                        fprintf(stderr, "pome run: GET %s: not a JSON array of tape rows\n", p);
-                        return -EBADMSG;
-                }
-                size_t i;
-                json_t *row;
-                json_array_foreach (reply.json, i, row) {
-                        if (json_dumpf(row, f, JSON_COMPACT) < 0 || fputc('\n', f) == EOF)
-                                return -EIO;
-                        rows++;
-                }
-                free(after);
-                after = client_header_value(reply.headers, "X-Pome-Next-After");
-                if (!after || json_array_size(reply.json) == 0)
-                        break;
-        }
-        if (fflush(f) != 0 || ferror(f))
-                return -EIO;
-        return 0;
+        return collect_tape(t->plan->config, "pome run", t->sid, t->dir, twin);
 }
 
 /* <twin>.final.json from GET /state?twin=. 0, 1 when pomed kept none, -errno (said). */
 static int fetch_state(Trial *t, const char *twin)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *q = NULL, *p = NULL;
-        char name[64];
-        if (asprintf(&q, "/state?twin=%s", twin) < 0 || !(p = sandbox_path(t->sid, q)))
-                return -ENOMEM;
-        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
-        if (r == -EREMOTEIO && reply.status == 404) {
+        _cleanup_free_ char *why = NULL;
+        int r = collect_state(t->plan->config, "pome run", t->sid, t->dir, twin, &why);
+        if (r == 1)
                 say(t, "trial %u: pomed kept no final state of the %s twin: %s", t->number, twin,
-                    reply.error_message ? reply.error_message : "404");
-                return 1;
-        }
-        if (r < 0) {
-                (void)api_exit_status(r, &reply);
-                return r;
-        }
-        snprintf(name, sizeof(name), "%s.final.json", twin);
-        return write_json_in(t, name, reply.json, false);
+                    strempty(why));
+        return r;
 }
 
 /* The graded verdict from pomed (verdict.json in grade_verdict_render's bytes), else graded
  * here from the run directory. 0 or -errno (said). */
 static int fetch_verdict(Trial *t)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(t->sid, "/verdict"), *bytes = NULL;
+        _cleanup_free_ char *bytes = NULL, *why = NULL;
         size_t len;
-        if (!p)
-                return -ENOMEM;
-        int r = api_call(t->plan->config, "GET", p, NULL, &reply);
-        if (r >= 0 && json_is_object(reply.json)) {
-                r = grade_verdict_render(reply.json, &bytes, &len);
-                if (r < 0)
-                        return r;
+        int r = collect_verdict(t->plan->config, "pome run", t->sid, t->dir, &t->verdict, &why);
+        if (r < 0)
+                return r;
+        if (r == 0) {
                 t->graded_by = "pomed";
-        } else if (r == -EREMOTEIO && reply.status == 404) {
-                /* a pomed that finalizes without grading: the run directory has everything
-                 * grading reads, and the library is the one pomed would use */
-                GradeError e = {};
-                r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
-                if (r < 0) {
-                        fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
-                        return r;
-                }
-                say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory",
-                    t->number, reply.error_message ? reply.error_message : "404");
-                t->graded_by = "pome";
-        } else {
-                (void)api_exit_status(r, &reply);
-                return r < 0 ? r : -EBADMSG;
+                return 0;
         }
+        /* a pomed that finalizes without grading: the run directory has everything grading
+         * reads (written by pome once the agent had exited), and the library is the one
+         * pomed would use */
+        GradeError e = {};
+        r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
+        if (r < 0) {
+                fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
+                return r;
+        }
+        say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory", t->number,
+            strempty(why));
+        t->graded_by = "pome";
         r = write_in(t, "verdict.json", bytes, len);
         if (r < 0)
                 return r;
@@ -485,14 +508,8 @@ static void write_summary(Trial *t)
  * runs it grades). */
 static void fetch_summary(Trial *t)
 {
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(t->sid, "/summary");
-        if (!p)
-                return;
-        int r = api_request(t->plan->config, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
-        if (r >= 0 && reply.body_len > 0)
-                (void)write_in(t, "summary.md", reply.body, reply.body_len);
-        else if (streq_ptr(t->graded_by, "pome"))
+        int r = collect_summary(t->plan->config, "pome run", t->sid, t->dir);
+        if (r != 0 && streq_ptr(t->graded_by, "pome"))
                 write_summary(t);
 }
 
@@ -516,10 +533,17 @@ static int finalize_sandbox(Trial *t)
         if (r < 0) {
                 int code = api_exit_status(r, &reply);
                 /* what it did is still worth keeping: an ended sandbox's tapes stay readable */
-                (void)fetch_tapes(t);
+                if (t->dir)
+                        (void)fetch_tapes(t);
                 return fail(t, code, false, "the sandbox could not be finalized%s%s",
                             reply.error_message ? ": " : "", strempty(reply.error_message));
         }
+        if (!t->dir)
+                return fail(t, POME_EXIT_ERROR, false,
+                            "the sandbox was finalized and graded by pomed, but the run "
+                            "directory could not be written (pome run show %s shows the "
+                            "verdict)",
+                            t->sid);
         r = fetch_tapes(t);
         for (char **tw = t->plan->task->twins; r >= 0 && *tw; tw++)
                 r = fetch_state(t, *tw);
@@ -534,32 +558,93 @@ static int finalize_sandbox(Trial *t)
 
 /* ---------------------------------------------------------------- in-process twins */
 
+/* <dir>/<twin>.tape.jsonl := rows, one compact line each, as the tape file got them. */
+static int write_tape(Trial *t, const char *twin, const json_t *rows)
+{
+        _cleanup_free_ char *path = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        if (asprintf(&path, "%s/%s.tape.jsonl", t->dir, twin) < 0)
+                return -ENOMEM;
+        f = fopen(path, "wxe");
+        int r = f ? 0 : negative_errno();
+        size_t i;
+        json_t *row;
+        json_array_foreach (rows, i, row)
+                if (r >= 0 && (json_dumpf(row, f, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ||
+                               fputc('\n', f) == EOF))
+                        r = -EIO;
+        if (r >= 0 && (fflush(f) != 0 || ferror(f)))
+                r = -EIO;
+        if (r < 0)
+                fprintf(stderr, "pome run: cannot write %s: %s\n", path, strerror(-r));
+        return r;
+}
+
+/*
+ * Grades a --local run from what pome holds itself, never from files the agent could have
+ * reached: the task parsed before the agent started (as the run directory's task.md parses,
+ * so `pome eval` of the directory reproduces the bytes), the seeds pome booted the twins
+ * from, their worlds exported from memory and the tape rows as the twins recorded them.
+ * Then the run directory is written from the same documents.
+ */
 static int grade_local(Trial *t)
 {
-        for (size_t i = 0; i < t->n_twins; i++) {
-                _cleanup_json_ json_t *world = NULL;
-                const char *twin = local_twin_kind(t->twins[i])->name;
-                char name[64];
-                int r = local_twin_export(t->twins[i], t->sid, &world);
-                if (r < 0)
-                        return fail(t, POME_EXIT_ERROR, false,
-                                    "the %s twin could not export its world: %s", twin,
-                                    strerror(-r));
-                snprintf(name, sizeof(name), "%s.final.json", twin);
-                if (write_json_in(t, name, world, false) < 0)
-                        return fail(t, POME_EXIT_ERROR, false, "cannot write %s", name);
-        }
-        /* the tapes are complete and closed before they are read */
-        stop_twins(t);
+        const RunPlan *p = t->plan;
+        GradeTwinRun runs[ELEMENTSOF(t->twins)] = {};
+        json_t *finals[ELEMENTSOF(t->twins)] = {}, *rows[ELEMENTSOF(t->twins)] = {};
         _cleanup_free_ char *bytes = NULL;
-        size_t len;
+        size_t n = t->n_twins, len;
         GradeError e = {};
-        int r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
+        int r = 0;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                const char *twin = local_twin_kind(t->twins[i])->name;
+                r = local_twin_export(t->twins[i], t->sid, &finals[i]);
+                if (r < 0) {
+                        (void)fail(t, POME_EXIT_ERROR, false,
+                                   "the %s twin could not export its world: %s", twin,
+                                   strerror(-r));
+                        break;
+                }
+                /* the export may add rows (what came due): the rows are read after it */
+                rows[i] = json_deep_copy(local_twin_rows(t->twins[i]));
+                runs[i] = (GradeTwinRun){.twin = twin,
+                                         .seed = json_object_get(p->seeds, twin),
+                                         .final = finals[i],
+                                         .tape = rows[i]};
+                if (!rows[i])
+                        r = -ENOMEM;
+        }
+        /* nothing can call them any more: what was exported and kept is the run */
+        stop_twins(t);
+        _cleanup_json_ json_t *verdict = NULL;
+        if (r >= 0 && (r = grade_run(p->grade_task, runs, n, &verdict, &e)) >= 0)
+                r = grade_verdict_render(verdict, &bytes, &len);
+        if (r < 0 && t->phase != TRIAL_DONE)
+                (void)fail(t, POME_EXIT_ERROR, false, "cannot grade the run: %s",
+                           r == -ENOMEM ? "out of memory" : e.message);
+        if (r >= 0 && write_dir(t) < 0) {
+                r = -EIO;
+                (void)fail(t, POME_EXIT_ERROR, false, "cannot write the run directory");
+        }
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                char name[64];
+                snprintf(name, sizeof(name), "%s.final.json", runs[i].twin);
+                if (write_tape(t, runs[i].twin, rows[i]) < 0 ||
+                    write_json_in(t, name, finals[i], JSON_DENSE) < 0) {
+                        r = -EIO;
+                        (void)fail(t, POME_EXIT_ERROR, false, "cannot write the run directory");
+                }
+        }
+        if (r >= 0 && write_in(t, "verdict.json", bytes, len) < 0) {
+                r = -EIO;
+                (void)fail(t, POME_EXIT_ERROR, false, "cannot write verdict.json");
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_decref(finals[i]);
+                json_decref(rows[i]);
+        }
         if (r < 0)
-                return fail(t, POME_EXIT_ERROR, false, "cannot grade %s: %s", t->dir,
-                            r == -ENOMEM ? "out of memory" : e.message);
-        if (write_in(t, "verdict.json", bytes, len) < 0)
-                return fail(t, POME_EXIT_ERROR, false, "cannot write verdict.json");
+                return 0; /* failed, and said so */
         t->verdict = json_loadb(bytes, len, 0, NULL);
         if (!t->verdict)
                 return fail(t, POME_EXIT_ERROR, false, "out of memory");
@@ -585,7 +670,6 @@ static int start_twins(Trial *t)
         if (r < 0)
                 return r;
         for (char **tw = p->task->twins; *tw && t->n_twins < ELEMENTSOF(t->twins); tw++) {
-                _cleanup_free_ char *tape = NULL;
                 char err[300] = "";
                 const TwinKind *k = twin_kind_find(*tw);
                 const json_t *seed = json_object_get(p->seeds, *tw);
@@ -595,15 +679,17 @@ static int start_twins(Trial *t)
                         fprintf(stderr, "pome run: no seed for the %s twin (see above)\n", *tw);
                         return -ENOENT;
                 }
-                if (asprintf(&tape, "%s/%s.tape.jsonl", t->dir, *tw) < 0)
-                        return -ENOMEM;
+                /* the tape file is unlinked and the rows graded are kept in memory; the admin
+                 * routes (reset, reseed: they rewrite the world and the tape) want a token the
+                 * agent is never given */
                 LocalTwinConfig cfg = {.kind = k,
                                        .seed = seed,
                                        .secret = (const char *)p->local_key,
                                        .secret_len = p->local_key_len,
+                                       .admin_token = p->local_admin_token,
                                        .host = "127.0.0.1",
                                        .port = 0,
-                                       .tape_path = tape};
+                                       .keep_rows = true};
                 r = local_twin_new(p->event, &cfg, &t->twins[t->n_twins], err, sizeof(err));
                 if (r < 0) {
                         fprintf(stderr, "pome run: the %s twin cannot start: %s\n", *tw,
@@ -642,8 +728,9 @@ static int start_twins(Trial *t)
 static bool env_replaced(const char *kv)
 {
         static const char *const names[] = {
-                "POME_API_KEY=",    "POME_AUTH_TOKEN=", "POME_SESSION_ID=", "POME_TWIN_URL=",
-                "POME_TWIN_NAMES=", "POME_TASK=",       "POME_RUN_DIR=",    "POME_TRIAL=",
+                "POME_API_KEY=",  "POME_AUTH_TOKEN=", "POME_SESSION_ID=",
+                "POME_TWIN_URL=", "POME_TWIN_NAMES=", "POME_TASK=",
+                "POME_RUN_DIR=",  "POME_TRIAL=",      "POME_AGENT_TMP=",
         };
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (startswith(kv, names[i]))
@@ -671,8 +758,10 @@ static char **agent_env(Trial *t)
         for (size_t i = 0; i < vars.n; i++)
                 if (strv_extendf(&env, "%s=%s", vars.vars[i].name, vars.vars[i].value) < 0)
                         return NULL;
+        /* the prompt, and nothing of how it is graded: no run directory (nothing is written
+         * there until the agent has exited), only a scratch directory of its own */
         if (strv_extendf(&env, "POME_TASK=%s", t->plan->task->prompt) < 0 ||
-            strv_extendf(&env, "POME_RUN_DIR=%s", t->dir) < 0 ||
+            strv_extendf(&env, "POME_AGENT_TMP=%s", t->agent_tmp) < 0 ||
             strv_extendf(&env, "POME_TRIAL=%u", t->number) < 0)
                 return NULL;
         return TAKE_PTR(env);
@@ -691,6 +780,7 @@ static int agent_done(Trial *t, const AgentResult *res)
         t->agent_exited = true;
         t->agent = agent_free(t->agent);
         t->phase = TRIAL_GRADING;
+        remove_agent_tmp(t);
         if (t->interrupted) {
                 if (t->plan->config)
                         discard(t);
@@ -698,7 +788,14 @@ static int agent_done(Trial *t, const AgentResult *res)
         }
         if (!t->plan->config)
                 return grade_local(t);
+        if (write_dir(t) < 0 && !t->plan->keep)
+                /* the sandbox still ends: finalized, pomed keeps the run and its verdict */
+                return finalize_sandbox(t);
         if (t->plan->keep) {
+                if (!t->dir)
+                        return fail(t, POME_EXIT_ERROR, false,
+                                    "the run directory could not be written; the sandbox is "
+                                    "open");
                 if (fetch_tapes(t) < 0)
                         return fail(t, POME_EXIT_ERROR, false, "cannot read the tapes");
                 return finish(t, TRIAL_KEPT);
@@ -711,15 +808,58 @@ static void on_agent_done(Agent *a _unused_, const AgentResult *res, void *userd
         (void)agent_done(userdata, res);
 }
 
+/* The temporary directory: $TMPDIR, else /tmp. */
+static const char *tmp_dir(void)
+{
+        const char *d = getenv("TMPDIR");
+        return d && *d == '/' ? d : "/tmp";
+}
+
+/* An unlinked file for the agent's stdout or stderr: it names no directory of the run. */
+static int capture_fd(void)
+{
+        int fd = open(tmp_dir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT))
+                return fd >= 0 ? fd : negative_errno();
+        /* no O_TMPFILE there: a file of our own, unlinked at once */
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/pome-agent-out.XXXXXX", tmp_dir());
+        fd = mkostemp(path, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        (void)unlink(path);
+        return fd;
+}
+
+/* The agent's scratch directory ($POME_AGENT_TMP): new, empty, 0700. 0 or -errno. */
+static int make_agent_tmp(Trial *t)
+{
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/pome-agent.XXXXXX", tmp_dir()) < 0)
+                return -ENOMEM;
+        if (!mkdtemp(path))
+                return negative_errno();
+        t->agent_tmp = TAKE_PTR(path);
+        return 0;
+}
+
 static int start_agent(Trial *t)
 {
         const RunPlan *p = t->plan;
-        _cleanup_free_ char *out = NULL, *err_path = NULL;
-        char **env = agent_env(t);
         char err[512] = "";
-        if (!env || asprintf(&out, "%s/stdout.txt", t->dir) < 0 ||
-            asprintf(&err_path, "%s/stderr.txt", t->dir) < 0) {
-                wipe_env(env);
+        int r = make_agent_tmp(t);
+        if (r >= 0 && (t->out_fd = capture_fd()) < 0)
+                r = t->out_fd;
+        if (r >= 0 && (t->err_fd = capture_fd()) < 0)
+                r = t->err_fd;
+        if (r < 0) {
+                if (p->config)
+                        discard(t);
+                return fail(t, POME_EXIT_ERROR, true, "cannot hold the agent's output: %s",
+                            strerror(-r));
+        }
+        char **env = agent_env(t);
+        if (!env) {
                 if (p->config)
                         discard(t);
                 return fail(t, POME_EXIT_ERROR, true, "out of memory");
@@ -727,11 +867,11 @@ static int start_agent(Trial *t)
         AgentSpec spec = {.argv = p->agent_argv,
                           .envp = env,
                           .prompt = p->task->prompt,
-                          .stdout_path = out,
-                          .stderr_path = err_path,
+                          .stdout_fd = t->out_fd,
+                          .stderr_fd = t->err_fd,
                           .timeout_usec = (uint64_t)p->task->timeout_sec * USEC_PER_SEC,
                           .grace_usec = (uint64_t)TRIAL_KILL_GRACE_SEC * USEC_PER_SEC};
-        int r = agent_start(p->event, &spec, on_agent_done, t, &t->agent, err, sizeof(err));
+        r = agent_start(p->event, &spec, on_agent_done, t, &t->agent, err, sizeof(err));
         wipe_env(env);
         if (r < 0) {
                 if (p->config)
@@ -847,10 +987,6 @@ static int create_sandbox(Trial *t)
                 return fail(t, POME_EXIT_ERROR, true, "pomed's answer to create has no session_id");
         if (t->said_waiting && p->announce)
                 say(t, "trial %u: got a slot: %s", t->number, t->sid);
-        if (prepare_dir(t) < 0) {
-                discard(t);
-                return fail(t, POME_EXIT_ERROR, true, "cannot create the run directory");
-        }
         return start_agent(t);
 }
 
@@ -862,8 +998,6 @@ static int start(Trial *t)
         if (token_random_id("ses_", 16, &t->sid) < 0)
                 return fail(t, POME_EXIT_ERROR, true, "out of memory");
         t->phase = TRIAL_AGENT;
-        if (prepare_dir(t) < 0)
-                return fail(t, POME_EXIT_ERROR, true, "cannot create the run directory");
         int r = start_twins(t);
         if (r < 0)
                 return fail(t, POME_EXIT_ERROR, true, "the twins could not start: %s",

@@ -3,7 +3,14 @@
  * One trial of `pome run`: one independent attempt of the agent at the task, in a sandbox of
  * its own (created from the task on pomed, finalized there, graded by pomed) or, with
  * --local, against twins served in-process by pome (graded by the linked library), with its
- * own run directory either way:
+ * own run directory either way.
+ *
+ * The agent is told nothing of the run directory (it gets $POME_AGENT_TMP, a scratch
+ * directory of its own, removed when it exits), and the directory does not exist while it
+ * runs: its stdout and stderr go to unlinked files, and the directory is made afresh once it
+ * has exited, from what pome holds — the task bytes parsed before the start, the seeds — and,
+ * with --local, graded from memory (the twins' exported worlds, the tape rows they recorded),
+ * so nothing the agent could reach is read back to grade it:
  *
  *   task.md (+ task.seed.json)    the task as given
  *   <twin>.seed.json              the seed each twin booted from
@@ -36,10 +43,13 @@
 /* What every trial of one `pome run` shares (owned by the caller, outliving the trials). */
 typedef struct RunPlan {
         sd_event *event;
-        const Config *config; /* the control API; NULL with --local */
-        const GradeTask *task;
-        const char *task_path; /* as given on the command line */
-        const char *task_text; /* the task file's bytes */
+        const Config *config;        /* the control API; NULL with --local */
+        const GradeTask *task;       /* the task, parsed under the name the user gave it */
+        const GradeTask *grade_task; /* the same bytes parsed as the run directory's task.md
+                                      * (--local grades with it, so `pome eval` of the run
+                                      * directory reproduces verdict.json byte for byte) */
+        const char *task_path;       /* as given on the command line */
+        const char *task_text;       /* the task file's bytes */
         size_t task_len;
         const char *sidecar_text; /* <task>.seed.json's bytes, NULL when there is none */
         size_t sidecar_len;
@@ -51,6 +61,7 @@ typedef struct RunPlan {
         bool send_task_markdown;  /* cleared when pomed refuses task_markdown (an older one) */
         const uint8_t *local_key; /* --local: the token secret of the in-process twins */
         size_t local_key_len;
+        const char *local_admin_token; /* --local: their X-Admin-Token, never the agent's */
         bool announce;                 /* say on stderr when a trial waits for a slot */
         void (*say)(const char *line); /* prints one informational line (clears progress) */
 } RunPlan;

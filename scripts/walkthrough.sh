@@ -6,12 +6,29 @@
 # world, stop both, then grade an agent against a task (pome run: a passing one and
 # the committed defect, and pome eval regrading the run offline). Every block prints
 # what the platform answered.
+#
+# It runs in the checkout, keeping pomed's state in ./.pome (mode 0750, as pomed wants it)
+# and the graded runs in ./.pome-runs/. For the tests: POME_BUILD_DIR=DIR uses that build
+# instead of setting up build/release, WALKTHROUGH_DIR=DIR runs in DIR instead of the
+# checkout, and WALKTHROUGH_POMED_ARGS adds pomed options (ephemeral ports, --bus none).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# setup reports on stderr what it installs and builds; the walkthrough itself is stdout
-scripts/setup.sh release
-BIN=build/release
-export PATH=$PWD/$BIN/cli:$PWD/$BIN/supervisor:$PATH
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+if [[ -n ${POME_BUILD_DIR:-} ]]; then
+        BIN=$(cd "$POME_BUILD_DIR" && pwd)
+else
+        # setup reports on stderr what it installs and builds; the walkthrough itself is stdout
+        scripts/setup.sh release
+        BIN=$ROOT/build/release
+fi
+export PATH=$BIN/cli:$BIN/supervisor:$PATH
+if [[ -n ${WALKTHROUGH_DIR:-} ]]; then
+        cd "$WALKTHROUGH_DIR"
+        # the commands below read the same as in the checkout
+        [[ -e examples ]] || ln -s "$ROOT/examples" examples
+fi
+# shellcheck disable=SC2206 # options, split as given
+POMED_ARGS=(${WALKTHROUGH_POMED_ARGS:-})
 
 # bold headings on a terminal only (not in a log, not with NO_COLOR)
 if [[ -t 1 && -z ${NO_COLOR:-} && ${TERM:-dumb} != dumb ]]; then
@@ -23,14 +40,17 @@ show() { printf '$ %s\n' "$*"; "$@"; }
 
 # pomed on the embedded default: 127.0.0.1:7070 (control) and :7071 (gateway), ./.pome
 for port in 7070 7071; do
+        [[ ${#POMED_ARGS[@]} -eq 0 ]] || break
         if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then
                 echo "walkthrough: port $port is in use (another pomed?). Stop it first." >&2
                 exit 1
         fi
 done
 rm -f .pome/pomed.json
-mkdir -p .pome
-pomed >.pome/walkthrough.log 2>&1 &
+# pomed's state directory is closed to other users (0750, as pomed makes it and pome doctor
+# checks); made here because its log goes there, and set so again if an older one was not
+install -d -m 0750 .pome
+pomed "${POMED_ARGS[@]}" >.pome/walkthrough.log 2>&1 &
 POMED=$!
 SECRETS=$(mktemp /tmp/pome-secrets.XXXXXX)
 SECRETS_B=$(mktemp /tmp/pome-secrets.XXXXXX)
@@ -121,14 +141,18 @@ show pome sandbox stop "$B_SID" --discard
 show pome usage
 
 say "A graded run: a task, an agent, a verdict (pome run)"
-RUNS=$(mktemp -d /tmp/pome-runs.XXXXXX)
+# kept after the walkthrough, so the run directories it prints can be read again
+RUNS=.pome-runs
+mkdir -p "$RUNS"
 show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/good-agent.sh
 echo "-- the committed defect decides right in GitHub and never tells Slack:"
 show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/bad-agent.sh ||
         echo "(exit status $?: the run failed, as it should)"
+LAST=$(ls -td "$RUNS"/ses_* | head -1)
 echo "-- regraded offline from its run directory, byte for byte:"
-show pome eval "$(ls -td "$RUNS"/ses_* | head -1)" ||
+show pome eval "$LAST" ||
         echo "(exit status $?: the verdict it reproduced is a fail)"
-rm -rf "$RUNS"
 echo
 echo "Done. The walkthrough's sandboxes are discarded or graded; pomed stops now."
+echo "The graded runs stay in $PWD/$RUNS/ (pome run show or pome eval them again; remove"
+echo "the directory when done). The defect's summary: $PWD/$LAST/summary.md"

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 
 #include "common/json-util.h"
@@ -186,8 +187,46 @@ static int overlay(json_t *base, json_t *top)
         return 0;
 }
 
-static int check_keys(const json_t *o, const char *where, const char *const *allowed, char *err,
-                      size_t errlen)
+/*
+ * A refusal of the merged document, and the RFC 6901 JSON Pointer of the value (or key) it
+ * is about, which config_load_with turns into the FILE:LINE that set it.
+ */
+typedef struct CfgError {
+        char *msg;
+        size_t len;
+        char ptr[256];
+} CfgError;
+
+static int cfg_fail(CfgError *e, const char *ptr, const char *fmt, ...) _printf_(3, 4);
+static int cfg_fail(CfgError *e, const char *ptr, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, e->len, fmt, ap);
+        va_end(ap);
+        snprintf(e->ptr, sizeof(e->ptr), "%s", ptr ? ptr : "");
+        return -EINVAL;
+}
+
+/* buf := base + "/" + token escaped (RFC 6901 §3: '~' → "~0", '/' → "~1"). */
+static const char *ptr_join(char *buf, size_t len, const char *base, const char *token)
+{
+        size_t at = (size_t)snprintf(buf, len, "%s/", base);
+        for (const char *t = token; *t && at + 3 < len; t++) {
+                if (*t == '~' || *t == '/') {
+                        buf[at++] = '~';
+                        buf[at++] = *t == '~' ? '0' : '1';
+                } else
+                        buf[at++] = *t;
+        }
+        buf[at < len ? at : len - 1] = 0;
+        return buf;
+}
+
+/* where ("", "limits", "teams[0]") names o for messages; base ("", "/limits", "/teams/0")
+ * points at it. */
+static int check_keys(const json_t *o, const char *where, const char *base,
+                      const char *const *allowed, CfgError *e)
 {
         const char *k;
         json_t *v;
@@ -196,22 +235,23 @@ static int check_keys(const json_t *o, const char *where, const char *const *all
                 for (const char *const *a = allowed; *a; a++)
                         ok = ok || streq(k, *a);
                 if (!ok) {
-                        snprintf(err, errlen, "unknown key '%s%s%s'", where, *where ? "." : "", k);
-                        return -EINVAL;
+                        char ptr[256];
+                        return cfg_fail(e, ptr_join(ptr, sizeof(ptr), base, k),
+                                        "unknown key '%s%s%s'", where, *where ? "." : "", k);
                 }
         }
         return 0;
 }
 
-static int get_string(const json_t *o, const char *key, char **ret, char *err, size_t errlen)
+static int get_string(const json_t *o, const char *key, char **ret, CfgError *e)
 {
         json_t *v = json_object_get(o, key);
+        char ptr[256];
         if (!v || json_is_null(v))
                 return 0;
-        if (!json_is_string(v)) {
-                snprintf(err, errlen, "'%s' must be a string", key);
-                return -EINVAL;
-        }
+        if (!json_is_string(v))
+                return cfg_fail(e, ptr_join(ptr, sizeof(ptr), "", key), "'%s' must be a string",
+                                key);
         char *s = strdup(json_string_value(v));
         if (!s)
                 return -ENOMEM;
@@ -220,54 +260,49 @@ static int get_string(const json_t *o, const char *key, char **ret, char *err, s
         return 0;
 }
 
-static int get_duration(const json_t *o, const char *key, uint64_t *ret, char *err, size_t errlen)
+static int get_duration(const json_t *o, const char *key, uint64_t *ret, CfgError *e)
 {
         json_t *v = json_object_get(o, key);
+        char ptr[256];
         if (!v)
                 return 0;
-        if (config_parse_duration(v, ret) < 0) {
-                snprintf(err, errlen, "limits.%s: expected a duration like 90s, 15m, 1h or off",
-                         key);
-                return -EINVAL;
-        }
+        if (config_parse_duration(v, ret) < 0)
+                return cfg_fail(e, ptr_join(ptr, sizeof(ptr), "/limits", key),
+                                "limits.%s: expected a duration like 90s, 15m, 1h or off", key);
         return 0;
 }
 
-static int get_size(const json_t *o, const char *key, const char *where, uint64_t *ret, char *err,
-                    size_t errlen)
+static int get_size(const json_t *o, const char *key, const char *where, uint64_t *ret, CfgError *e)
 {
         json_t *v = json_object_get(o, key);
+        char base[64], ptr[256];
         if (!v)
                 return 0;
-        if (config_parse_size(v, ret) < 0) {
-                snprintf(err, errlen, "%s.%s: expected a size like 1048576, 512K, 64M or 1G", where,
-                         key);
-                return -EINVAL;
-        }
+        snprintf(base, sizeof(base), "/%s", where);
+        if (config_parse_size(v, ret) < 0)
+                return cfg_fail(e, ptr_join(ptr, sizeof(ptr), base, key),
+                                "%s.%s: expected a size like 1048576, 512K, 64M or 1G", where, key);
         return 0;
 }
 
-static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
+static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 {
         static const char *const team_keys[] = {"id", "sessions_quota", "plan_tier",
                                                 "api_keys_sha256", NULL};
-        if (!json_is_array(teams) || json_array_size(teams) == 0) {
-                snprintf(err, errlen, "'teams' must be a non-empty list");
-                return -EINVAL;
-        }
+        if (!json_is_array(teams) || json_array_size(teams) == 0)
+                return cfg_fail(e, "/teams", "'teams' must be a non-empty list");
         c->teams = calloc(json_array_size(teams), sizeof(TeamConfig));
         if (!c->teams)
                 return -ENOMEM;
         size_t i;
         json_t *t;
         json_array_foreach (teams, i, t) {
-                char where[32];
+                char where[32], base[32], ptr[64];
                 snprintf(where, sizeof(where), "teams[%zu]", i);
-                if (!json_is_object(t)) {
-                        snprintf(err, errlen, "%s must be a mapping", where);
-                        return -EINVAL;
-                }
-                int r = check_keys(t, where, team_keys, err, errlen);
+                snprintf(base, sizeof(base), "/teams/%zu", i);
+                if (!json_is_object(t))
+                        return cfg_fail(e, base, "%s must be a mapping", where);
+                int r = check_keys(t, where, base, team_keys, e);
                 if (r < 0)
                         return r;
                 TeamConfig *tc = &c->teams[c->n_teams++];
@@ -276,42 +311,42 @@ static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
                     strspn(id, "abcdefghijklmnopqrstuvwxyz"
                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                "0123456789_-.") != strlen(id)) {
-                        snprintf(err, errlen, "%s.id: required, 1-63 characters of [A-Za-z0-9_.-]",
-                                 where);
-                        return -EINVAL;
+                        snprintf(ptr, sizeof(ptr), "%s%s", base, id ? "/id" : "");
+                        return cfg_fail(e, ptr,
+                                        "%s.id: required, 1-63 characters of [A-Za-z0-9_.-]",
+                                        where);
                 }
+                snprintf(ptr, sizeof(ptr), "%s/id", base);
                 for (size_t j = 0; j + 1 < c->n_teams; j++)
-                        if (streq(c->teams[j].id, id)) {
-                                snprintf(err, errlen, "%s.id: duplicate team '%s'", where, id);
-                                return -EINVAL;
-                        }
+                        if (streq(c->teams[j].id, id))
+                                return cfg_fail(e, ptr, "%s.id: duplicate team '%s'", where, id);
                 tc->id = strdup(id);
                 json_t *q = json_object_get(t, "sessions_quota");
                 if (!json_is_integer(q) || json_integer_value(q) < 0 ||
                     json_integer_value(q) > 100000) {
-                        snprintf(err, errlen, "%s.sessions_quota: required, 0-100000", where);
-                        return -EINVAL;
+                        snprintf(ptr, sizeof(ptr), "%s%s", base, q ? "/sessions_quota" : "");
+                        return cfg_fail(e, ptr, "%s.sessions_quota: required, 0-100000", where);
                 }
                 tc->sessions_quota = (unsigned)json_integer_value(q);
                 const char *tier = json_get_str(t, "plan_tier");
                 tc->plan_tier = strdup(tier ? tier : "self-hosted");
                 json_t *keys = json_object_get(t, "api_keys_sha256");
                 size_t nk = json_is_array(keys) ? json_array_size(keys) : 0;
-                if (keys && !json_is_array(keys)) {
-                        snprintf(err, errlen, "%s.api_keys_sha256 must be a list", where);
-                        return -EINVAL;
-                }
+                snprintf(ptr, sizeof(ptr), "%s/api_keys_sha256", base);
+                if (keys && !json_is_array(keys))
+                        return cfg_fail(e, ptr, "%s.api_keys_sha256 must be a list", where);
                 tc->key_hashes = calloc(nk + 1, sizeof(char *));
                 if (!tc->id || !tc->plan_tier || !tc->key_hashes)
                         return -ENOMEM;
                 for (size_t j = 0; j < nk; j++) {
                         const char *h = json_string_value(json_array_get(keys, j));
                         if (!h || strlen(h) != 64 || strspn(h, "0123456789abcdefABCDEF") != 64) {
-                                snprintf(err, errlen,
-                                         "%s.api_keys_sha256[%zu]: expected 64 hex digits "
-                                         "(sha256sum of the key)",
-                                         where, j);
-                                return -EINVAL;
+                                char item[96];
+                                snprintf(item, sizeof(item), "%s/%zu", ptr, j);
+                                return cfg_fail(e, item,
+                                                "%s.api_keys_sha256[%zu]: expected 64 hex digits "
+                                                "(sha256sum of the key)",
+                                                where, j);
                         }
                         tc->key_hashes[j] = strdup(h);
                         if (!tc->key_hashes[j])
@@ -323,7 +358,7 @@ static int parse_teams(Config *c, const json_t *teams, char *err, size_t errlen)
         return 0;
 }
 
-static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
+static int interpret(Config *c, const json_t *j, CfgError *e)
 {
         static const char *const top_keys[] = {"control_listen",
                                                "gateway_listen",
@@ -356,24 +391,20 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                                                  "body_timeout",
                                                  NULL};
         static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
-        int r = check_keys(j, "", top_keys, err, errlen);
+        int r = check_keys(j, "", "", top_keys, e);
         if (r < 0)
                 return r;
         const char *cl = json_get_str(j, "control_listen"), *gl = json_get_str(j, "gateway_listen");
-        if (config_parse_listen(cl, &c->control_address, &c->control_port) < 0) {
-                snprintf(err, errlen,
-                         "control_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7070 or "
-                         "[::1]:7070; no host names), got '%s'",
-                         strempty(cl));
-                return -EINVAL;
-        }
-        if (config_parse_listen(gl, &c->gateway_address, &c->gateway_port) < 0) {
-                snprintf(err, errlen,
-                         "gateway_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7071 or "
-                         "[::1]:7071; no host names), got '%s'",
-                         strempty(gl));
-                return -EINVAL;
-        }
+        if (config_parse_listen(cl, &c->control_address, &c->control_port) < 0)
+                return cfg_fail(e, "/control_listen",
+                                "control_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7070 or "
+                                "[::1]:7070; no host names), got '%s'",
+                                strempty(cl));
+        if (config_parse_listen(gl, &c->gateway_address, &c->gateway_port) < 0)
+                return cfg_fail(e, "/gateway_listen",
+                                "gateway_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7071 or "
+                                "[::1]:7071; no host names), got '%s'",
+                                strempty(gl));
         static const struct {
                 const char *key;
                 size_t off;
@@ -389,18 +420,16 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 {"cgroup_parent", offsetof(Config, cgroup_parent)},
         };
         for (size_t i = 0; i < ELEMENTSOF(strings); i++) {
-                r = get_string(j, strings[i].key, (char **)((char *)c + strings[i].off), err,
-                               errlen);
+                r = get_string(j, strings[i].key, (char **)((char *)c + strings[i].off), e);
                 if (r < 0)
                         return r;
         }
 
         if (c->public_url && !startswith(c->public_url, "http://") &&
-            !startswith(c->public_url, "https://")) {
-                snprintf(err, errlen, "public_url: expected an http:// or https:// URL, got '%s'",
-                         c->public_url);
-                return -EINVAL;
-        }
+            !startswith(c->public_url, "https://"))
+                return cfg_fail(e, "/public_url",
+                                "public_url: expected an http:// or https:// URL, got '%s'",
+                                c->public_url);
         if (c->public_url) /* rest_url = public_url + "/github/s/…" */
                 c->public_url[strcspn(c->public_url, "?#")] = 0;
         while (c->public_url && strlen(c->public_url) > 8 &&
@@ -416,64 +445,55 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
         }
         json_t *lim = json_object_get(j, "limits");
         if (lim) {
-                if (!json_is_object(lim)) {
-                        snprintf(err, errlen, "'limits' must be a mapping");
-                        return -EINVAL;
-                }
-                if ((r = check_keys(lim, "limits", limit_keys, err, errlen)) < 0 ||
-                    (r = get_duration(lim, "lifetime", &c->lifetime_usec, err, errlen)) < 0 ||
-                    (r = get_duration(lim, "idle_timeout", &c->idle_timeout_usec, err, errlen)) <
-                            0 ||
-                    (r = get_duration(lim, "start_timeout", &c->start_timeout_usec, err, errlen)) <
-                            0 ||
-                    (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, err,
-                                      errlen)) < 0 ||
-                    (r = get_duration(lim, "retention", &c->retention_usec, err, errlen)) < 0 ||
-                    (r = get_duration(lim, "drain_timeout", &c->drain_timeout_usec, err, errlen)) <
-                            0 ||
-                    (r = get_duration(lim, "header_timeout", &c->header_timeout_usec, err,
-                                      errlen)) < 0 ||
-                    (r = get_duration(lim, "body_timeout", &c->body_timeout_usec, err, errlen)) < 0)
+                if (!json_is_object(lim))
+                        return cfg_fail(e, "/limits", "'limits' must be a mapping");
+                if ((r = check_keys(lim, "limits", "/limits", limit_keys, e)) < 0 ||
+                    (r = get_duration(lim, "lifetime", &c->lifetime_usec, e)) < 0 ||
+                    (r = get_duration(lim, "idle_timeout", &c->idle_timeout_usec, e)) < 0 ||
+                    (r = get_duration(lim, "start_timeout", &c->start_timeout_usec, e)) < 0 ||
+                    (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, e)) < 0 ||
+                    (r = get_duration(lim, "retention", &c->retention_usec, e)) < 0 ||
+                    (r = get_duration(lim, "drain_timeout", &c->drain_timeout_usec, e)) < 0 ||
+                    (r = get_duration(lim, "header_timeout", &c->header_timeout_usec, e)) < 0 ||
+                    (r = get_duration(lim, "body_timeout", &c->body_timeout_usec, e)) < 0)
                         return r;
                 uint64_t mb = c->max_body, mc = c->max_connections,
                          mpc = c->max_connections_per_client, mp = c->max_pending_calls;
-                if ((r = get_size(lim, "max_body", "limits", &mb, err, errlen)) < 0 ||
-                    (r = get_size(lim, "max_connections", "limits", &mc, err, errlen)) < 0 ||
-                    (r = get_size(lim, "max_connections_per_client", "limits", &mpc, err, errlen)) <
-                            0 ||
-                    (r = get_size(lim, "max_tape", "limits", &c->max_tape, err, errlen)) < 0 ||
-                    (r = get_size(lim, "max_pending_calls", "limits", &mp, err, errlen)) < 0)
+                if ((r = get_size(lim, "max_body", "limits", &mb, e)) < 0 ||
+                    (r = get_size(lim, "max_connections", "limits", &mc, e)) < 0 ||
+                    (r = get_size(lim, "max_connections_per_client", "limits", &mpc, e)) < 0 ||
+                    (r = get_size(lim, "max_tape", "limits", &c->max_tape, e)) < 0 ||
+                    (r = get_size(lim, "max_pending_calls", "limits", &mp, e)) < 0)
                         return r;
-                if (mc == 0 || mc > 100000 || mpc == 0 || mpc > mc) {
-                        snprintf(err, errlen,
-                                 "limits.max_connections must be between 1 and 100000 and "
-                                 "limits.max_connections_per_client between 1 and it");
-                        return -EINVAL;
-                }
+                if (mc == 0 || mc > 100000 || mpc == 0 || mpc > mc)
+                        return cfg_fail(e,
+                                        mc == 0 || mc > 100000
+                                                ? "/limits/max_connections"
+                                                : "/limits/max_connections_per_client",
+                                        "limits.max_connections must be between 1 and 100000 and "
+                                        "limits.max_connections_per_client between 1 and it");
                 c->max_body = (size_t)mb;
                 c->max_connections = (unsigned)mc;
                 c->max_pending_calls = (unsigned)mp;
                 c->max_connections_per_client = (unsigned)mpc;
         }
-        if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC) {
-                snprintf(err, errlen, "limits.lifetime: must be between 1s and 30m");
-                return -EINVAL;
-        }
+        if (c->lifetime_usec == 0 || c->lifetime_usec > CONFIG_LIFETIME_MAX_USEC)
+                return cfg_fail(e, "/limits/lifetime",
+                                "limits.lifetime: must be between 1s and 30m");
         if (c->start_timeout_usec == 0 || c->request_timeout_usec == 0 ||
-            c->header_timeout_usec == 0 || c->body_timeout_usec == 0) {
-                snprintf(err, errlen,
-                         "limits.start_timeout, request_timeout, header_timeout and "
-                         "body_timeout cannot be off");
-                return -EINVAL;
-        }
-        if (c->max_pending_calls < 1 || c->max_pending_calls > 100000) {
-                snprintf(err, errlen, "limits.max_pending_calls: must be between 1 and 100000");
-                return -EINVAL;
-        }
-        if (c->max_tape < 4096) {
-                snprintf(err, errlen, "limits.max_tape: must be at least 4K");
-                return -EINVAL;
-        }
+            c->header_timeout_usec == 0 || c->body_timeout_usec == 0)
+                return cfg_fail(e,
+                                !c->start_timeout_usec     ? "/limits/start_timeout"
+                                : !c->request_timeout_usec ? "/limits/request_timeout"
+                                : !c->header_timeout_usec  ? "/limits/header_timeout"
+                                                           : "/limits/body_timeout",
+                                "limits.start_timeout, request_timeout, header_timeout and "
+                                "body_timeout cannot be off");
+        if (c->max_pending_calls < 1 || c->max_pending_calls > 100000)
+                return cfg_fail(e, "/limits/max_pending_calls",
+                                "limits.max_pending_calls: must be between 1 and 100000");
+        if (c->max_tape < 4096)
+                return cfg_fail(e, "/limits/max_tape", "limits.max_tape: must be at least 4K");
         json_t *range = json_object_get(j, "pod_uid_range");
         if (range && !json_is_null(range)) {
                 const char *rs = json_string_value(range);
@@ -482,60 +502,50 @@ static int interpret(Config *c, const json_t *j, char *err, size_t errlen)
                 if (!rs || sscanf(rs, "%llu-%llu%n", &first, &last, &used) != 2 ||
                     (size_t)used != strlen(rs) || first < 1000 || last < first ||
                     last >= UINT32_MAX || last - first + 1 > CONFIG_POD_UID_RANGE_MAX ||
-                    (first <= 65534 && last >= 65534)) {
-                        snprintf(err, errlen,
-                                 "pod_uid_range: expected FIRST-LAST, uids no account uses "
-                                 "(from 1000, not 65534, at most %u of them), e.g. "
-                                 "2147000000-2147065535",
-                                 CONFIG_POD_UID_RANGE_MAX);
-                        return -EINVAL;
-                }
+                    (first <= 65534 && last >= 65534))
+                        return cfg_fail(e, "/pod_uid_range",
+                                        "pod_uid_range: expected FIRST-LAST, uids no account uses "
+                                        "(from 1000, not 65534, at most %u of them), e.g. "
+                                        "2147000000-2147065535",
+                                        CONFIG_POD_UID_RANGE_MAX);
                 c->pod_uid_first = (uint32_t)first;
                 c->pod_uid_count = (uint32_t)(last - first + 1);
         }
-        if (c->cgroup_parent && c->cgroup_parent[0] != '/') {
-                snprintf(err, errlen,
-                         "cgroup_parent: expected a cgroup path from the hierarchy's root, such "
-                         "as /pome.slice, got '%s'",
-                         c->cgroup_parent);
-                return -EINVAL;
-        }
-        if (c->max_body < 1024 || c->max_body > 64u << 20) {
-                snprintf(err, errlen, "limits.max_body: must be between 1K and 64M");
-                return -EINVAL;
-        }
+        if (c->cgroup_parent && c->cgroup_parent[0] != '/')
+                return cfg_fail(e, "/cgroup_parent",
+                                "cgroup_parent: expected a cgroup path from the hierarchy's root, "
+                                "such as /pome.slice, got '%s'",
+                                c->cgroup_parent);
+        if (c->max_body < 1024 || c->max_body > 64u << 20)
+                return cfg_fail(e, "/limits/max_body",
+                                "limits.max_body: must be between 1K and 64M");
         json_t *pod = json_object_get(j, "pod");
         if (pod) {
-                if (!json_is_object(pod)) {
-                        snprintf(err, errlen, "'pod' must be a mapping");
-                        return -EINVAL;
-                }
-                if ((r = check_keys(pod, "pod", pod_keys, err, errlen)) < 0 ||
-                    (r = get_size(pod, "memory_max", "pod", &c->pod_memory_max, err, errlen)) < 0 ||
-                    (r = get_size(pod, "pids_max", "pod", &c->pod_pids_max, err, errlen)) < 0 ||
-                    (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, err, errlen)) < 0)
+                if (!json_is_object(pod))
+                        return cfg_fail(e, "/pod", "'pod' must be a mapping");
+                if ((r = check_keys(pod, "pod", "/pod", pod_keys, e)) < 0 ||
+                    (r = get_size(pod, "memory_max", "pod", &c->pod_memory_max, e)) < 0 ||
+                    (r = get_size(pod, "pids_max", "pod", &c->pod_pids_max, e)) < 0 ||
+                    (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, e)) < 0)
                         return r;
                 /* the same bounds as a limits profile (policies/limits/) */
                 if (c->pod_memory_max &&
-                    (c->pod_memory_max < POD_MEMORY_MIN || c->pod_memory_max > POD_MEMORY_MAX)) {
-                        snprintf(err, errlen, "pod.memory_max: must be between 1M and 1P");
-                        return -EINVAL;
-                }
-                if (c->pod_pids_max > POD_PIDS_MAX) {
-                        snprintf(err, errlen, "pod.pids_max: at most %" PRIu64, POD_PIDS_MAX);
-                        return -EINVAL;
-                }
-                if (c->pod_cpu_weight > POD_CPU_WEIGHT_MAX) {
-                        snprintf(err, errlen, "pod.cpu_weight: must be between 1 and 10000");
-                        return -EINVAL;
-                }
+                    (c->pod_memory_max < POD_MEMORY_MIN || c->pod_memory_max > POD_MEMORY_MAX))
+                        return cfg_fail(e, "/pod/memory_max",
+                                        "pod.memory_max: must be between 1M and 1P");
+                if (c->pod_pids_max > POD_PIDS_MAX)
+                        return cfg_fail(e, "/pod/pids_max", "pod.pids_max: at most %" PRIu64,
+                                        POD_PIDS_MAX);
+                if (c->pod_cpu_weight > POD_CPU_WEIGHT_MAX)
+                        return cfg_fail(e, "/pod/cpu_weight",
+                                        "pod.cpu_weight: must be between 1 and 10000");
         }
-        return parse_teams(c, json_object_get(j, "teams"), err, errlen);
+        return parse_teams(c, json_object_get(j, "teams"), e);
 }
 
 /* Reads path (at most 1 MiB) and overlays its YAML mapping on j. -ENOENT when it does not
  * exist (err names it), -EINVAL for anything else wrong with it. */
-static int overlay_file(json_t *j, const char *path, char *err, size_t errlen)
+static int overlay_file(json_t *j, json_t *origins, const char *path, char *err, size_t errlen)
 {
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         struct stat st;
@@ -568,12 +578,25 @@ static int overlay_file(json_t *j, const char *path, char *err, size_t errlen)
                 if (k == 0)
                         break;
         }
-        _cleanup_json_ json_t *file = NULL;
+        _cleanup_json_ json_t *file = NULL, *lines = NULL;
         char e2[256];
-        r = config_yaml_to_json(text, n, &file, e2, sizeof(e2));
+        r = yamljson_parse(text, n, &file, &lines, e2, sizeof(e2));
         if (r < 0) {
                 snprintf(err, errlen, "%s: %s", path, e2);
                 return r;
+        }
+        /* where each value of this file is, for refusals of the merged document: a later
+         * file that sets the same pointer takes it over */
+        const char *ptr;
+        json_t *line;
+        json_object_foreach (lines, ptr, line) {
+                char *at;
+                if (asprintf(&at, "%s:%" JSON_INTEGER_FORMAT, path, json_integer_value(line)) < 0 ||
+                    json_object_set_new(origins, ptr, json_string(at)) < 0) {
+                        free(at);
+                        return -ENOMEM;
+                }
+                free(at);
         }
         if (json_is_null(file))
                 file = json_object();
@@ -644,7 +667,9 @@ static int dropins(const char *path, char ***ret, char *err, size_t errlen)
 
 int config_load_with(const char *path, unsigned flags, Config **ret, char *err, size_t errlen)
 {
-        _cleanup_json_ json_t *j = NULL;
+        _cleanup_json_ json_t *j = NULL, *origins = json_object();
+        if (!origins)
+                return -ENOMEM;
         int r = config_yaml_to_json(embedded_default, strlen(embedded_default), &j, err, errlen);
         if (r < 0)
                 return r;
@@ -652,7 +677,7 @@ int config_load_with(const char *path, unsigned flags, Config **ret, char *err, 
         if (!files)
                 return -ENOMEM;
         if (path) {
-                r = overlay_file(j, path, err, errlen);
+                r = overlay_file(j, origins, path, err, errlen);
                 if (r == -ENOENT && (flags & CONFIG_FILE_OPTIONAL))
                         r = 0;
                 else if (r >= 0)
@@ -664,7 +689,7 @@ int config_load_with(const char *path, unsigned flags, Config **ret, char *err, 
                 if (r < 0)
                         return r;
                 for (char **f = d; *f; f++) {
-                        r = overlay_file(j, *f, err, errlen);
+                        r = overlay_file(j, origins, *f, err, errlen);
                         if (r >= 0)
                                 r = strv_extend(&files, *f);
                         if (r < 0)
@@ -680,9 +705,17 @@ int config_load_with(const char *path, unsigned flags, Config **ret, char *err, 
         }
         c->files = TAKE_PTR(files);
         char e3[256] = "";
-        r = interpret(c, j, e3, sizeof(e3));
+        CfgError ce = {.msg = e3, .len = sizeof(e3)};
+        r = interpret(c, j, &ce);
+        const char *at = ce.ptr[0] ? json_string_value(json_object_get(origins, ce.ptr)) : NULL;
+        if (r < 0 && at) {
+                /* the file and line that set the value refused */
+                snprintf(err, errlen, "%s: %s", at, e3[0] ? e3 : strerror(-r));
+                config_free(c);
+                return r;
+        }
         if (r < 0) {
-                /* a key's value may come from any of the files: name them all */
+                /* a value no file set (or a refusal of several): name every file */
                 char names[512] = "";
                 size_t nl = 0;
                 for (char **f = c->files; *f && nl < sizeof(names); f++)

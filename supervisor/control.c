@@ -149,12 +149,14 @@ static json_t *create_warnings(const Call *c, const Sandbox *s)
                                                 "message", msg, "asked", (json_int_t)c->asked_ttl,
                                                 "granted", (json_int_t)lifetime));
         }
-        if (c->asked_idle > idle && idle > 0) {
+        /* with no idle cap (limits.idle_timeout: off) an ask is only held to the lifetime */
+        if (c->asked_idle > idle && idle > 0 &&
+            manager_config(c->control->manager)->idle_timeout_usec > 0) {
                 snprintf(msg, sizeof(msg),
-                         "idle_timeout_seconds %" PRId64 " is above this deployment's idle "
-                         "timeout (limits.idle_timeout): the sandbox ends after %" PRId64
+                         "idle_timeout_seconds %" PRId64 " is above this deployment's cap of "
+                         "%" PRId64 " s (limits.idle_timeout): the sandbox ends after %" PRId64
                          " s without a twin call.",
-                         c->asked_idle, idle);
+                         c->asked_idle, idle, idle);
                 json_array_append_new(w, json_pack("{s:s, s:s, s:I, s:I}", "field",
                                                    "idle_timeout_seconds", "message", msg, "asked",
                                                    (json_int_t)c->asked_idle, "granted",
@@ -288,12 +290,20 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
                                 rq->seeds[i] = json_string_value(v);
                 }
         }
+        /* above the deployment's caps a clock is granted at the cap, and the answer says so
+         * (create_warnings); only what is no number of seconds at all is refused */
+        const Config *cfg = manager_config(c->control->manager);
+        uint64_t lifetime_cap = cfg->lifetime_usec / USEC_PER_SEC;
+        uint64_t idle_cap = cfg->idle_timeout_usec / USEC_PER_SEC;
         json_t *ttl = json_object_get(j, "ttl_seconds");
         if (ttl && !json_is_null(ttl)) {
                 if (!json_is_integer(ttl) || json_integer_value(ttl) <= 0) {
                         fail(c, 422, "validation_failed",
-                             json_pack("{s:s}", "field", "ttl_seconds"),
-                             "ttl_seconds must be a positive integer (capped at 1800).");
+                             json_pack("{s:s, s:I}", "field", "ttl_seconds", "cap",
+                                       (json_int_t)lifetime_cap),
+                             "ttl_seconds must be a positive whole number of seconds (above "
+                             "this deployment's cap of %" PRIu64 " s it is granted at the cap).",
+                             lifetime_cap);
                         return false;
                 }
                 json_int_t v = json_integer_value(ttl);
@@ -302,16 +312,30 @@ static bool create_request(Call *c, json_t *j, SandboxRequest *rq)
         }
         json_t *idle = json_object_get(j, "idle_timeout_seconds");
         if (idle && !json_is_null(idle)) {
-                if (!json_is_integer(idle) || json_integer_value(idle) < 0 ||
-                    json_integer_value(idle) > 86400) {
-                        fail(c, 422, "validation_failed",
-                             json_pack("{s:s}", "field", "idle_timeout_seconds"),
-                             "idle_timeout_seconds must be an integer from 0 (off) to the "
-                             "deployment's idle timeout.");
+                if (!json_is_integer(idle) || json_integer_value(idle) < 0) {
+                        if (idle_cap)
+                                fail(c, 422, "validation_failed",
+                                     json_pack("{s:s, s:I}", "field", "idle_timeout_seconds", "cap",
+                                               (json_int_t)idle_cap),
+                                     "idle_timeout_seconds must be a whole number of seconds, "
+                                     "0 to turn the idle clock off (above this deployment's "
+                                     "cap of %" PRIu64 " s it is granted at the cap).",
+                                     idle_cap);
+                        else
+                                fail(c, 422, "validation_failed",
+                                     json_pack("{s:s}", "field", "idle_timeout_seconds"),
+                                     "idle_timeout_seconds must be a whole number of seconds, "
+                                     "0 to turn the idle clock off (this deployment has none: "
+                                     "limits.idle_timeout is off).");
                         return false;
                 }
-                rq->idle_usec = (int64_t)json_integer_value(idle) * (int64_t)USEC_PER_SEC;
-                c->asked_idle = json_integer_value(idle);
+                json_int_t v = json_integer_value(idle);
+                c->asked_idle = v;
+                /* no clock outlives the lifetime cap: a larger ask (with no idle cap) would
+                 * only risk the multiplication */
+                if ((uint64_t)v > CONFIG_LIFETIME_MAX_USEC / USEC_PER_SEC)
+                        v = (json_int_t)(CONFIG_LIFETIME_MAX_USEC / USEC_PER_SEC);
+                rq->idle_usec = (int64_t)v * (int64_t)USEC_PER_SEC;
         }
         json_t *task = json_object_get(j, "task");
         if (task && !json_is_null(task)) {

@@ -406,6 +406,23 @@ static int check_config(const Config *cfg)
         return 0;
 }
 
+/*
+ * A listener that cannot be bound. A port in use is the common case (another pomed, or a
+ * second one started by hand): say how to pick another rather than only that it is taken.
+ */
+static void listen_failed(int r, const char *address, uint16_t port, const char *what,
+                          const char *key, const char *option)
+{
+        log_error_errno(r, "cannot listen on %s:%u (%s)", address, port, what);
+        if (r == -EADDRINUSE || r == -EACCES)
+                log_notice("%s on %s:%u: choose another address for the %s with %s: in the "
+                           "configuration (pomed --check-config shows what applies) or %s "
+                           "ADDRESS:PORT; port 0 picks a free one, which pomed.json then names",
+                           r == -EADDRINUSE ? "something else (another pomed?) listens"
+                                            : "only root may listen",
+                           address, port, what, key, option);
+}
+
 /* The first entry of systemd's $RUNTIME_DIRECTORY (or runtime_dir of pomed.conf): where
  * pomed.json is also written for `pome` run from anywhere. NULL outside systemd. */
 static char *discovery_dir(const Config *cfg)
@@ -540,8 +557,8 @@ int main(int argc, char **argv)
                             .refuse = control_refuse};
         r = httpd_new(e, &hcfg, control_handle, ctl, &hc);
         if (r < 0) {
-                log_error_errno(r, "cannot listen on %s:%u (control API)", cfg->control_address,
-                                cfg->control_port);
+                listen_failed(r, cfg->control_address, cfg->control_port, "control API",
+                              "control_listen", "--control-listen");
                 goto out;
         }
         hcfg.address = cfg->gateway_address;
@@ -550,8 +567,8 @@ int main(int argc, char **argv)
         hcfg.replied = gateway_replied;
         r = httpd_new(e, &hcfg, gateway_handle, gw, &hg);
         if (r < 0) {
-                log_error_errno(r, "cannot listen on %s:%u (twin gateway)", cfg->gateway_address,
-                                cfg->gateway_port);
+                listen_failed(r, cfg->gateway_address, cfg->gateway_port, "twin gateway",
+                              "gateway_listen", "--gateway-listen");
                 goto out;
         }
         stop.listeners[0] = hc;

@@ -792,6 +792,11 @@ const char *manager_public_url(const Manager *m)
         return m->public_url;
 }
 
+const Config *manager_config(const Manager *m)
+{
+        return m->cfg;
+}
+
 void manager_set_public_url(Manager *m, const char *url)
 {
         free(m->public_url);

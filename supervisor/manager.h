@@ -155,6 +155,9 @@ Metrics *manager_metrics(Manager *m);
  */
 int manager_write_metrics(Manager *m, FILE *f);
 
+/* The configuration m runs with (borrowed; replaced only by a restart). */
+const Config *manager_config(const Manager *m);
+
 const char *manager_public_url(const Manager *m);
 void manager_set_public_url(Manager *m, const char *url);
 const uint8_t *manager_secret(const Manager *m);

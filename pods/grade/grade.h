@@ -71,8 +71,12 @@ typedef struct GradeTask {
  * it wins over the inline ## Seed State. Accepted criterion markers (hosted Pome's grammar
  * plus one spelling): `[code]`, `[code:<twin>]`, `[model]`, `[model:<twin>]`, with
  * `always-scored` inside the marker (`[code:slack always-scored]`) or as the first word
- * after it (`[code:slack] always-scored …`); a line that reaches for a marker and misses
- * (`[code always]`, `[code, always-scored]`) is refused rather than read as prose.
+ * after it (`[code:slack] always-scored …`). A line of ## Success Criteria that reaches for
+ * a marker and misses is refused rather than dropped: hosted Pome's near misses (`[code
+ * always]`, `[code, always-scored]`) and, after an optional bullet, a `[` or the word code or
+ * model in any case followed by `:`, `]` or a blank (`- [Code:github]`, `- [cod:github]`,
+ * `[code] …` without its bullet, `- code:github …`, `- [Model]`); any other list item there
+ * is a warning ("not a criterion: no [code] or [model] marker; it is not graded").
  * Unknown ## Config keys are kept as warnings (hosted Pome ignores them, so refusing them
  * would refuse its task files); a known key with a bad value is an error.
  *
@@ -92,6 +96,16 @@ int grade_task_load(const char *path, GradeTask **ret, GradeError *e);
 
 /* Frees a task. Accepts NULL; returns NULL. */
 GradeTask *grade_task_free(GradeTask *t);
+
+/*
+ * Binds every `[code]` criterion of task against its twins' vocabularies, as grade_run will,
+ * without grading anything: so a sentence that binds no check is found before an agent runs
+ * rather than in its verdict. Returns the number of criteria that bind nothing (0 when all
+ * do), with *ret_problems a new NULL-terminated list of "<task name>:<line>: <why>" (why as
+ * the verdict's unmatched reason says it: the closest template and its bad value, or that no
+ * template has this shape), NULL when there are none; -ENOMEM.
+ */
+int grade_task_check(const GradeTask *task, char ***ret_problems);
 
 /* ---------------------------------------------------------------- inputs and verdict */
 

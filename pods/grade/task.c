@@ -468,11 +468,107 @@ static bool near_miss(const char *s, size_t n)
         return memchr(s + i, ']', n - i) != NULL;
 }
 
+/* The length of s's list bullet ("- ", "* ", "+ ", "1. ", "2) "), blanks after it included;
+ * 0 when the line is not a list item. A bullet glued to a bracket ("-[code]") counts too:
+ * it is a list item that reaches for a marker. */
+static size_t bullet_of(const char *s, size_t n)
+{
+        size_t i = 0;
+        if (n > 0 && (s[0] == '-' || s[0] == '*' || s[0] == '+'))
+                i = 1;
+        else {
+                while (i < n && i < 9 && s[i] >= '0' && s[i] <= '9')
+                        i++;
+                if (i == 0 || i >= n || (s[i] != '.' && s[i] != ')'))
+                        return 0;
+                i++;
+        }
+        size_t ws = i;
+        while (i < n && is_space(s[i]))
+                i++;
+        if (i == ws && !(i < n && s[i] == '['))
+                return 0; /* "---", "-1", "2.5": not a list item */
+        return i < n ? i : 0;
+}
+
+/* Whether s (n bytes) starts with word (ASCII, any case) followed by ':', ']', a blank or the
+ * end; *ret_exact says whether it is spelt as given. */
+static bool starts_with_word(const char *s, size_t n, const char *word, bool *ret_exact)
+{
+        size_t w = strlen(word);
+        if (n < w || strncasecmp(s, word, w) != 0)
+                return false;
+        if (w < n && s[w] != ':' && s[w] != ']' && !is_space(s[w]))
+                return false;
+        *ret_exact = memcmp(s, word, w) == 0;
+        return true;
+}
+
+/*
+ * A line of ## Success Criteria that is not a criterion (parse_criterion found no marker):
+ * one that reaches for a marker — a near miss of hosted Pome's, or, after an optional
+ * bullet, a '[' or the word code or model (any case) followed by ':', ']' or a blank — is
+ * refused naming the line, since dropping it would silently grade one criterion fewer; any
+ * other list item is kept as a warning; prose is prose. 0, -EINVAL, -ENOMEM.
+ */
+static int not_a_criterion(Parser *p, unsigned lineno, const char *s, size_t n)
+{
+        static const char grammar[] = "write - [code] …, - [code:<twin>] …, - [code:<twin> "
+                                      "always-scored] … or - [model] …";
+        int shown = (int)(n > 120 ? 120 : n);
+        if (near_miss(s, n))
+                return fail(p, lineno,
+                            "\"%.*s\" reaches for a criterion marker but is not one: write "
+                            "[code], [code:<twin>], [code:<twin> always-scored] or [model]",
+                            shown, s);
+        size_t b = bullet_of(s, n);
+        const char *rest = s + b;
+        size_t rn = n - b;
+        bool exact = false;
+        const char *hint = NULL;
+        if (rn > 0 && rest[0] == '[') {
+                /* a Markdown task-list box is a list item, not a marker */
+                if (b > 0 && rn >= 3 && strchr(" xX", rest[1]) && rest[2] == ']' &&
+                    (rn == 3 || is_space(rest[3])))
+                        return warn(p, lineno,
+                                    "not a criterion: no [code] or [model] marker; it is not "
+                                    "graded");
+                const char *w = rest + 1;
+                size_t wn = rn - 1;
+                while (wn > 0 && is_space(*w))
+                        w++, wn--;
+                if (starts_with_word(w, wn, "code", &exact) ||
+                    starts_with_word(w, wn, "model", &exact)) {
+                        if (!exact)
+                                hint = "markers are lower case";
+                        else if (b == 0)
+                                hint = "a criterion is a list item: start the line with \"- \"";
+                        else if (s[0] != '-' && s[0] != '*')
+                                hint = "a criterion's bullet is \"- \" or \"* \"";
+                        else
+                                hint = "the marker is malformed";
+                } else
+                        hint = "a bracket there opens a marker, and [code] and [model] are the "
+                               "only ones";
+        } else if (starts_with_word(rest, rn, "code", &exact) ||
+                   starts_with_word(rest, rn, "model", &exact))
+                hint = "a marker goes in brackets";
+        if (hint)
+                return fail(p, lineno,
+                            "\"%.*s\" reaches for a criterion marker but is not one (%s): %s",
+                            shown, s, hint, grammar);
+        if (b > 0)
+                return warn(p, lineno,
+                            "not a criterion: no [code] or [model] marker; it is not graded");
+        return 0;
+}
+
 /*
  * One criterion line: hosted Pome's grammar
  *   ^[-*]\s+\[(code|model)(?::([a-z][a-z0-9_-]*))?(\s+always-scored)?\]\s+(.+)$
  * plus `always-scored` as the sentence's first word. 1 with the criterion filled, 0 when the
- * line is not one (prose), -EINVAL for a near miss, -ENOMEM.
+ * line is not one (prose, or a list item kept as a warning), -EINVAL for a line that reaches
+ * for a marker and misses (not_a_criterion), -ENOMEM.
  */
 static int parse_criterion(Parser *p, unsigned lineno, const char *s, size_t n, GradeCriterion *ret)
 {
@@ -529,13 +625,8 @@ static int parse_criterion(Parser *p, unsigned lineno, const char *s, size_t n, 
                 ok = i > ws && i < n;
         }
         if (!ok) {
-                if (near_miss(s, n))
-                        return fail(p, lineno,
-                                    "\"%.*s\" reaches for a criterion marker but is "
-                                    "not one: write [code], [code:<twin>], [code:<twin> "
-                                    "always-scored] or [model]",
-                                    (int)(n > 120 ? 120 : n), s);
-                return 0;
+                int r = not_a_criterion(p, lineno, s, n);
+                return r < 0 ? r : 0;
         }
         const char *text = s + i;
         size_t tn = n - i;

@@ -4,6 +4,7 @@
  * Deterministic by construction: no clock, criteria in file order, evidence in world and tape
  * order, keys sorted when rendered.
  */
+#include <assert.h>
 #include <stdarg.h>
 
 #include "common/json-util.h"
@@ -51,6 +52,77 @@ static json_t *array_or_empty(json_t *a)
         return a ? json_incref(a) : json_array();
 }
 
+/*
+ * Binds [code] criterion c of task: tagged, in its twin's vocabulary; untagged, in each of the
+ * task's twins' in order (the first that binds wins). Returns 1 with the check, its arguments
+ * (a new object) and the twin (borrowed from task) in *ret_*; 0 with why nothing binds in
+ * *ret_reason (a new string: a near miss of one vocabulary, else that no template of any
+ * twin tried matches); -ENOMEM.
+ */
+static int bind_criterion(const GradeTask *task, const GradeCriterion *c,
+                          const GradeCheck **ret_check, json_t **ret_args, const char **ret_twin,
+                          char **ret_reason)
+{
+        _cleanup_free_ char *why = NULL;
+        size_t tried = 0;
+        for (char **tw = task->twins; tw && *tw; tw++) {
+                if (c->twin && !streq(c->twin, *tw))
+                        continue;
+                _cleanup_free_ char *reason = NULL;
+                int r = grade_bind(c->text, *tw, ret_check, ret_args, &reason);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        *ret_twin = *tw;
+                        return 1;
+                }
+                /* keep the most telling reason: a near miss beats "no template" */
+                tried++;
+                if (!why || (strstr(reason, "shape of") && !strstr(why, "shape of"))) {
+                        free(why);
+                        why = TAKE_PTR(reason);
+                }
+        }
+        if (tried > 1 && !strstr(why, "shape of")) {
+                free(why);
+                if (asprintf(&why,
+                             "no check of any of the task's %zu twins has a sentence template "
+                             "this matches",
+                             tried) < 0)
+                        why = NULL;
+        } else if (!why)
+                why = strdup("no twin to bind the sentence to");
+        if (!why)
+                return -ENOMEM;
+        *ret_reason = TAKE_PTR(why);
+        return 0;
+}
+
+int grade_task_check(const GradeTask *task, char ***ret_problems)
+{
+        _cleanup_strv_free_ char **problems = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < task->n_criteria; i++) {
+                const GradeCriterion *c = &task->criteria[i];
+                const GradeCheck *check;
+                const char *twin;
+                _cleanup_json_ json_t *args = NULL;
+                _cleanup_free_ char *why = NULL;
+                if (c->kind != GRADE_CRITERION_CODE)
+                        continue;
+                int r = bind_criterion(task, c, &check, &args, &twin, &why);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                if (strv_extendf(&problems, "%s:%u: %s", task->name, c->line, why) < 0)
+                        return -ENOMEM;
+                n++;
+        }
+        *ret_problems = TAKE_PTR(problems);
+        return (int)n;
+}
+
 /* Grades criterion c (index i) into a new verdict entry, counting into counts. */
 typedef struct Counts {
         size_t scored, passed, failed, unmatched, skipped, already;
@@ -71,51 +143,33 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
                 /* nothing here can judge it, and an unjudged criterion is never a pass */
                 r = grade_outcome_set(&out, GRADE_SKIPPED, MODEL_REASON);
         } else {
-                /* tagged: that twin's vocabulary; untagged: each twin's, in the task's order */
                 _cleanup_free_ char *why = NULL;
-                size_t tried = 0;
-                for (size_t k = 0; k < n_ts && !check; k++) {
-                        if (c->twin && !streq(c->twin, ts[k].name))
-                                continue;
-                        _cleanup_free_ char *reason = NULL;
-                        r = grade_bind(c->text, ts[k].name, &check, &args, &reason);
+                r = bind_criterion(task, c, &check, &args, &twin, &why);
+                if (r < 0)
+                        return r;
+                size_t k = 0;
+                while (r > 0 && k < n_ts && !streq(ts[k].name, twin))
+                        k++;
+                assert(r == 0 || k < n_ts); /* ts[k].name is task->twins[k] */
+                if (r > 0) {
+                        /* the verdict */
+                        r = grade_check_eval(check, args, twin_world(ts[k].seed_twin), ts[k].final,
+                                             ts[k].tape, &out);
                         if (r < 0)
-                                return r;
-                        if (r > 0) {
-                                twin = ts[k].name;
-                                /* the verdict */
-                                r = grade_check_eval(check, args, twin_world(ts[k].seed_twin),
-                                                     ts[k].final, ts[k].tape, &out);
+                                goto fail;
+                        /* already true before the agent ran: the seed world taken as the
+                         * final one, with no tape (a tape check never is) */
+                        if (check->substrate != GRADE_SUBSTRATE_TAPE) {
+                                GradeOutcome pre = {};
+                                json_t *seed = twin_world(ts[k].seed_twin);
+                                r = grade_check_eval(check, args, seed, seed, NULL, &pre);
+                                already = r >= 0 && pre.status == GRADE_PASSED;
+                                grade_outcome_done(&pre);
                                 if (r < 0)
                                         goto fail;
-                                /* already true before the agent ran: the seed world taken as
-                                 * the final one, with no tape (a tape check never is) */
-                                if (check->substrate != GRADE_SUBSTRATE_TAPE) {
-                                        GradeOutcome pre = {};
-                                        json_t *seed = twin_world(ts[k].seed_twin);
-                                        r = grade_check_eval(check, args, seed, seed, NULL, &pre);
-                                        already = r >= 0 && pre.status == GRADE_PASSED;
-                                        grade_outcome_done(&pre);
-                                        if (r < 0)
-                                                goto fail;
-                                }
-                                break;
                         }
-                        /* keep the most telling reason: a near miss beats "no template" */
-                        tried++;
-                        if (!why || (strstr(reason, "shape of") && !strstr(why, "shape of"))) {
-                                free(why);
-                                why = TAKE_PTR(reason);
-                        }
-                }
-                if (!check && tried > 1 && !strstr(why, "shape of"))
-                        r = grade_outcome_set(&out, GRADE_UNMATCHED,
-                                              "no check of any of the task's %zu twins has a "
-                                              "sentence template this matches",
-                                              tried);
-                else if (!check)
-                        r = grade_outcome_set(&out, GRADE_UNMATCHED, "%s",
-                                              why ? why : "no twin to bind the sentence to");
+                } else
+                        r = grade_outcome_set(&out, GRADE_UNMATCHED, "%s", why);
         }
         if (r < 0)
                 goto fail;

@@ -93,6 +93,20 @@ start_pomed() {
         export POME_API_URL=$CONTROL POME_API_KEY=$API_KEY POME_STATE_DIR=$TMP/state
 }
 
+# test_images_dir: $TMP/images, a copy of the shipped images with the test fixtures of
+# tests/sandbox-images laid over it (seeds that fail to load on purpose, which are never
+# shipped); for start_pomed "images_dir: $(test_images_dir)". Prints the path.
+test_images_dir() {
+        local d=$TMP/images
+        if [[ ! -d $d ]]; then
+                mkdir -p "$d"
+                cp -r "$SRC/sandbox-images/." "$d/"
+                cp -r "$SRC/tests/sandbox-images/." "$d/"
+                rm -f "$d/README.md"
+        fi
+        echo "$d"
+}
+
 # api METHOD PATH [BODY]: a control API call; sets STATUS and BODY.
 api() {
         local method=$1 path=$2 data=${3:-}

@@ -4,7 +4,15 @@
 # remains, and usage is unchanged.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
+# the shipped images offer no broken seed: the test's own are laid over a copy of them
+api_available() { jq -r '.error.details.available | sort | join(",")' <<<"$BODY"; }
 start_pomed
+api POST /v1/sandboxes '{"twins":["slack"],"seeds":{"slack":"broken"}}'
+assert_status 422 "the shipped images' broken seed"
+[[ $(api_available) != *broken* ]] || fail "the shipped images offer a broken seed: $(api_available)"
+assert_eq "$(api_available)" "default,hosted-task" "the slack seeds offered"
+stop_pomed
+start_pomed "images_dir: $(test_images_dir)"
 
 tree_dirs() { find /sys/fs/cgroup -type d -name "$1" 2>/dev/null; }
 
@@ -32,8 +40,7 @@ pass "broken seed → 503 naming slack ($reason: $detail), nothing left behind"
 
 # 2. The second twin's pod is killed by the OOM killer while loading (a seed too big
 #    for a 6 MiB limit is generated into a test images dir).
-imgs=$TMP/images
-cp -r "$SRC/sandbox-images" "$imgs"
+imgs=$(test_images_dir)
 jq -n '{channels: [{id: "C001", name: "general", messages: [range(25000) |
         {ts: "1700000000.\(1000000 + . | tostring | .[1:])", user: "U001", text: ("x" * 200)}]}]}' \
         >"$imgs/slack/seeds/huge.json"

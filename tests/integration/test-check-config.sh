@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # pomed --check-config: the main file and its FILE.d/*.conf drop-ins, applied in name
-# order, validated without starting anything; a bad drop-in is named; and a running pomed
-# applies the same drop-ins.
+# order, validated without starting anything; a bad drop-in is named FILE:LINE; a running
+# pomed applies the same drop-ins; and a second pomed on its port says how to choose another.
 source "$(dirname "$0")/lib.sh"
 
 CONF=$TMP/pomed.conf
@@ -23,7 +23,14 @@ printf 'limits:\n  lifetime: 2h\n' >"$CONF.d/30-bad.conf"
 status=0
 out=$("$POMED" --config "$CONF" --check-config 2>&1) || status=$?
 assert_eq "$status" 1 "--check-config with a bad drop-in"
-grep -q "30-bad.conf" <<<"$out" && grep -q "limits.lifetime" <<<"$out" || fail "the error: $out"
+grep -q "$CONF.d/30-bad.conf:2: limits.lifetime: must be between 1s and 30m" <<<"$out" ||
+        fail "the error does not name the drop-in's line: $out"
+printf 'bus: none\nlimits:\n  drain_timeout: 5s\n  lifetim: 5m\n' >"$CONF.d/30-bad.conf"
+status=0
+out=$("$POMED" --config "$CONF" --check-config 2>&1) || status=$?
+assert_eq "$status" 1 "--check-config with a misspelt key"
+grep -q "$CONF.d/30-bad.conf:4: unknown key 'limits.lifetim'" <<<"$out" ||
+        fail "the unknown key is not named FILE:LINE: $out"
 rm "$CONF.d/30-bad.conf"
 printf 'pod_user: no-such-user-here\n' >"$CONF.d/40-user.conf"
 status=0
@@ -31,7 +38,7 @@ out=$("$POMED" --config "$CONF" --check-config 2>&1) || status=$?
 assert_eq "$status" 1 "--check-config with a missing pod user"
 grep -q "pod_user 'no-such-user-here' does not exist" <<<"$out" || fail "the error: $out"
 rm "$CONF.d/40-user.conf"
-pass "a bad drop-in and a missing pod user are refused, named"
+pass "a bad drop-in (FILE:LINE of the value and of an unknown key) and a missing pod user are refused, named"
 
 # The running pomed reads the same drop-ins.
 "$POMED" --config "$CONF" >>"$TMP/pomed.log" 2>&1 &
@@ -42,3 +49,15 @@ API_KEY=$(head -1 "$TMP/state/api-key")
 api GET /v1/usage
 assert_jq .sessions_quota 4 "the drop-in's quota in the running pomed"
 pass "pomed applies the drop-ins it was checked with"
+
+# A second pomed on the first one's control port: refused, saying how to choose another.
+port=${CONTROL##*:}
+status=0
+timeout 20 "$POMED" --state-dir "$TMP/second" --control-listen "127.0.0.1:$port" \
+        --gateway-listen 127.0.0.1:0 --bus none >"$TMP/second.log" 2>&1 || status=$?
+[[ $status -ne 0 ]] || fail "a second pomed on a busy port started"
+grep -q "cannot listen on 127.0.0.1:$port (control API): Address already in use" "$TMP/second.log" ||
+        fail "the busy port is not named: $(cat "$TMP/second.log")"
+grep -q "choose another address for the control API with control_listen: in the configuration .* or --control-listen ADDRESS:PORT; port 0 picks a free one" "$TMP/second.log" ||
+        fail "pomed does not say how to choose another port: $(cat "$TMP/second.log")"
+pass "a busy port: named, with control_listen / --control-listen to choose another"

@@ -95,19 +95,19 @@ pass "good agent: exit 0, graded by pomed, the run directory complete, slot rele
 # the agent's environment: the secrets file's variables, never the team key
 cat >env-agent.sh <<'EOF'
 #!/usr/bin/env bash
-env | grep '^POME_' | cut -d= -f1 | sort >"$POME_RUN_DIR/env-names"
-printf '%s\n' "$POME_GITHUB_REST_URL" >"$POME_RUN_DIR/github-url"
+env | grep '^POME_' | cut -d= -f1 | sort | sed 's/^/name /'
+printf 'url %s\n' "$POME_GITHUB_REST_URL"
 cat >/dev/null
 EOF
 chmod +x env-agent.sh
-POME_GITHUB_REST_URL=http://stale.invalid "$POME" run "$TRIAGE/task.md" --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
+POME_GITHUB_REST_URL=http://stale.invalid POME_RUN_DIR=/stale "$POME" run "$TRIAGE/task.md" --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
 ENVDIR=$(ls -d runs-env/*)
-expected="POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_RUN_DIR POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
-got=$(grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL)' "$ENVDIR/env-names" | xargs)
+expected="POME_AGENT_TMP POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
+got=$(sed -n 's/^name //p' "$ENVDIR/stdout.txt" | grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL|AGENT_TMP)' | xargs)
 assert_eq "$got" "$(tr ' ' '\n' <<<"$expected" | sort | xargs)" "the agent's sandbox variables"
-[[ $(cat "$ENVDIR/github-url") == "$GATEWAY/github/s/$(basename "$ENVDIR")" ]] ||
-        fail "POME_GITHUB_REST_URL is $(cat "$ENVDIR/github-url"), not the sandbox's"
-pass "agent environment: the secrets file's variables, POME_TASK/RUN_DIR/TRIAL, no POME_API_KEY"
+[[ $(sed -n 's/^url //p' "$ENVDIR/stdout.txt") == "$GATEWAY/github/s/$(basename "$ENVDIR")" ]] ||
+        fail "POME_GITHUB_REST_URL is $(sed -n 's/^url //p' "$ENVDIR/stdout.txt"), not the sandbox's"
+pass "agent environment: the secrets file's variables, POME_TASK/AGENT_TMP/TRIAL, no POME_API_KEY or POME_RUN_DIR"
 
 # ---- the committed defect fails the Slack criterion, and only it
 set +e
@@ -180,23 +180,61 @@ assert_eq "$(jq -r '[.k, .passed, .pass_hat_k, (.trials | map(.session_id) | uni
         "3,3,1,3" "--local --trials 3: k, passed, pass^k, distinct runs"
 pass "--local: the same verdict as the sandbox runs (statuses, and byte for byte), for both agents; 3 local trials"
 
-# ---- --keep: no verdict, the sandbox stays open, finalize later
+# ---- --keep: no verdict, the sandbox stays open, finalize later, collect, eval
 "$POME" run "$TRIAGE/task.md" --keep --out kept -- "$TRIAGE/good-agent.sh" >keep.out 2>keep.err ||
         fail "--keep exited $?: $(cat keep.err)"
 KEPT=$(ls -d kept/*)
 KSID=$(basename "$KEPT")
 grep -q "pome sandbox finalize $KSID" keep.out || fail "--keep does not say how to finalize: $(cat keep.out)"
+grep -q "pome run collect $KSID $TMP/$KEPT" keep.out || fail "--keep does not say how to collect: $(cat keep.out)"
 grep -q "No verdict" keep.out || fail "--keep does not say there is no verdict"
 [[ ! -e $KEPT/verdict.json ]] || fail "--keep wrote a verdict"
 assert_eq "$(jq -r .outcome "$KEPT/meta.json")" kept_open "meta.json outcome"
 assert_eq "$(used)" 1 "sandboxes open after --keep"
 api GET "/v1/sandboxes/$KSID"
 assert_jq .state running "the kept sandbox"
+set +e
+"$POME" run collect "$KSID" "$KEPT" >collect-open.out 2>collect-open.err
+rc=$?
+set -e
+assert_eq "$rc" 1 "collect of a sandbox still open"
+grep -q "still open.*pome sandbox finalize $KSID" <(tr '\n' ' ' <collect-open.err) || fail "collect of an open sandbox: $(cat collect-open.err)"
 "$POME" sandbox finalize "$KSID" >/dev/null || fail "finalize the kept sandbox"
+# finalized but not collected: eval refuses rather than fail every criterion
+set +e
+"$POME" eval "$KEPT" >eval-kept.out 2>eval-kept.err
+rc=$?
+set -e
+assert_eq "$rc" 2 "pome eval of a kept run not yet collected"
+grep -q "left open by pome run --keep" eval-kept.err || fail "eval of a kept run: $(cat eval-kept.err)"
+grep -q "pome run collect $KSID $KEPT" eval-kept.err || fail "eval does not say how to collect: $(cat eval-kept.err)"
+[[ ! -s eval-kept.out ]] || fail "eval of a kept run printed a verdict: $(cat eval-kept.out)"
+"$POME" run collect "$KSID" "$KEPT" >collect.out 2>collect.err || fail "pome run collect: $(cat collect.err)"
+grep -q "Collected $KSID into $KEPT: 2 tapes, 2 final states, verdict.json (pass), summary.md" collect.out ||
+        fail "collect's report: $(cat collect.out)"
+for f in github.final.json slack.final.json verdict.json summary.md github.tape.jsonl slack.tape.jsonl; do
+        [[ -s $KEPT/$f ]] || fail "collect left $f out"
+done
+assert_eq "$(jq -r '[.outcome, .graded_by, .verdict.state, .trial] | join(",")' "$KEPT/meta.json")" \
+        "graded,pomed,pass,1" "meta.json after collect (the run's own fields kept)"
+cmp "$KEPT/verdict.json" "$TMP/state/runs/$KSID/verdict.json" || fail "the collected verdict.json is not pomed's"
+"$POME" eval "$KEPT" --json >eval-collected.json || fail "pome eval of the collected run: exit $?"
+cmp eval-collected.json "$KEPT/verdict.json" || fail "pome eval of the collected run differs from pomed's verdict"
+# into a new directory: what the API has; and never into another sandbox's run
+"$POME" run collect "$KSID" fresh >fresh.out || fail "collect into a new directory"
+grep -q "no task.md and no seeds" fresh.out || fail "collect into a new directory does not say what it lacks: $(cat fresh.out)"
+cmp fresh/verdict.json "$KEPT/verdict.json" || fail "the fresh directory's verdict"
+cmp fresh/slack.final.json "$KEPT/slack.final.json" || fail "the fresh directory's final state"
+set +e
+"$POME" run collect "$KSID" "$GOOD" >/dev/null 2>collect-other.err
+rc=$?
+set -e
+assert_eq "$rc" 2 "collect into another sandbox's run directory"
+grep -q "is the run directory of $GOOD_SID" collect-other.err || fail "collect into another run: $(cat collect-other.err)"
 "$POME" run show "$KSID" >show-id.txt || fail "pome run show $KSID"
 grep -q "Verdict: PASS" show-id.txt || fail "run show ID lacks the verdict: $(cat show-id.txt)"
 grep -q "Summary:" show-id.txt || fail "run show ID lacks the summary"
 "$POME" run show "$KSID" --json | jq -e '.verdict.passed == true and (.summary | length > 0)' >/dev/null ||
         fail "run show --json"
 assert_eq "$(used)" 0 "sandboxes open after finalizing it"
-pass "--keep: left open, no verdict; finalized later, pome run show ID shows verdict and summary"
+pass "--keep: left open, no verdict; eval refuses it until pome run collect completes it, then reproduces pomed's bytes"

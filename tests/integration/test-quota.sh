@@ -4,7 +4,7 @@
 # fails releases its slot at once; more than three twins is 422 whatever the quota.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-start_pomed "teams:" "  - id: local" "    sessions_quota: 3"
+start_pomed "teams:" "  - id: local" "    sessions_quota: 3" "images_dir: $(test_images_dir)"
 
 mkdir "$TMP/par"
 for i in $(seq 50); do

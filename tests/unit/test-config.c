@@ -219,11 +219,24 @@ static void test_dropins(void)
               strstr(c->files[1], "10-a.conf") && strstr(c->files[2], "50-b.conf"));
         config_free(c);
 
-        /* a bad drop-in is named */
+        /* a bad drop-in is named, with the line that set the value */
         snprintf(p, sizeof(p), "%s/60-bad.conf", d);
-        write_file(p, "limits:\n  lifetime: 2h\n");
+        write_file(p, "# a drop-in\nlimits:\n  lifetime: 2h\n");
         CHECK(config_load(main_path, &c, err, sizeof(err)) == -EINVAL);
-        CHECK(strstr(err, "60-bad.conf") && strstr(err, "lifetime"));
+        char want[700];
+        snprintf(want, sizeof(want), "%s:3: limits.lifetime: must be between 1s and 30m", p);
+        if (!streq(err, want)) {
+                fprintf(stderr, "wanted '%s', got '%s'\n", want, err);
+                check_failures++;
+        }
+        /* a later file setting the same key takes its line over; an unknown key is its own */
+        write_file(p, "limits:\n  lifetime: 5m\n  lifetim: 5s\n");
+        CHECK(config_load(main_path, &c, err, sizeof(err)) == -EINVAL);
+        snprintf(want, sizeof(want), "%s:3: unknown key 'limits.lifetim'", p);
+        if (!streq(err, want)) {
+                fprintf(stderr, "wanted '%s', got '%s'\n", want, err);
+                check_failures++;
+        }
         unlink(p);
 
         /* no main file: an error, unless optional (pomed without --config) */
@@ -242,8 +255,50 @@ static void test_dropins(void)
         CHECK(system(cmd) == 0);
 }
 
+/* Refusals name FILE:LINE of the key or value at fault (the line map of pome-yaml). */
+static void test_refusal_lines(void)
+{
+        static const struct {
+                const char *text;
+                unsigned line;
+                const char *message;
+        } cases[] = {
+                {"control_listen: 127.0.0.1:0\nlimits:\n  max_body: 2M\n  lifetim: 5s\n", 4,
+                 "unknown key 'limits.lifetim'"},
+                {"# pomed.conf\n\ncontol_listen: 1.2.3.4:5\n", 3, "unknown key 'contol_listen'"},
+                {"limits:\n  idle_timeout: soon\n", 2,
+                 "limits.idle_timeout: expected a duration like 90s, 15m, 1h or off"},
+                {"bus: none\ngateway_listen: localhost:7071\n", 2,
+                 "gateway_listen: expected IP-ADDRESS:PORT (e.g. 127.0.0.1:7071 or [::1]:7071; no "
+                 "host names), got 'localhost:7071'"},
+                {"pod:\n  cpu_weight: 1\n  memory_max: 1K\n", 3,
+                 "pod.memory_max: must be between 1M and 1P"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n  - id: b\n    sessions_quota: lots\n",
+                 5, "teams[1].sessions_quota: required, 0-100000"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n    colour: red\n", 4,
+                 "unknown key 'teams[0].colour'"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n  - id: a\n    sessions_quota: 2\n", 4,
+                 "teams[1].id: duplicate team 'a'"},
+                {"state_dir: [a, b]\n", 1, "'state_dir' must be a string"},
+                {"limits:\n  \"a/b~c\": 1\n", 2, "unknown key 'limits.a/b~c'"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *path = write_tmp(cases[i].text);
+                Config *c = NULL;
+                char err[512] = "", want[700];
+                CHECK(config_load(path, &c, err, sizeof(err)) == -EINVAL && !c);
+                snprintf(want, sizeof(want), "%s:%u: %s", path, cases[i].line, cases[i].message);
+                if (!streq(err, want)) {
+                        fprintf(stderr, "case %zu: wanted '%s', got '%s'\n", i, want, err);
+                        check_failures++;
+                }
+                unlink(path);
+        }
+}
+
 int main(void)
 {
+        test_refusal_lines();
         test_dropins();
         test_default();
         test_overlay();

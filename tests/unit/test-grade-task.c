@@ -4,6 +4,7 @@
  * marker spellings, section aliases, a prose seed and its sidecar), ## Config's defaults and
  * warnings, and every refusal naming file:line.
  */
+#include <dirent.h>
 #include <fcntl.h>
 
 #include "common/fileio.h"
@@ -179,10 +180,46 @@ static void test_task_criteria(void)
         EXPECT_TASK_ERROR("## Prompt\nGo \xff.\n## Success Criteria\n- [code] a\n",
                           "t.md:2: not valid UTF-8 text");
 
-        /* prose that only looks like a marker stays prose; fenced headings are not headings */
+        /* misspelt markers are refused naming the line, never dropped (the criteria count
+         * would fall by one and nothing would say so) */
+#define CRIT(line) "## Prompt\nGo.\n## Success Criteria\n- [code] a\n" line "\n"
+        EXPECT_TASK_ERROR(CRIT("- [Code:github] Issue #1 in `acme/api` is in state open"),
+                          "t.md:5: \"- [Code:github] Issue #1 in `acme/api` is in state open\" "
+                          "reaches for a criterion marker but is not one (markers are lower "
+                          "case): write - [code] …");
+        EXPECT_TASK_ERROR(CRIT("- [cod:github] Issue #1 in `acme/api` is in state open"),
+                          "t.md:5: \"- [cod:github] Issue #1 in `acme/api` is in state open\" "
+                          "reaches for a criterion marker but is not one (a bracket there "
+                          "opens a marker");
+        EXPECT_TASK_ERROR(CRIT("[code:github] Issue #1 in `acme/api` is in state open"),
+                          "t.md:5: \"[code:github] Issue #1 in `acme/api` is in state open\" "
+                          "reaches for a criterion marker but is not one (a criterion is a "
+                          "list item: start the line with \"- \")");
+        EXPECT_TASK_ERROR(CRIT("- code:github Issue #1 in `acme/api` is in state open"),
+                          "t.md:5: \"- code:github Issue #1 in `acme/api` is in state open\" "
+                          "reaches for a criterion marker but is not one (a marker goes in "
+                          "brackets)");
+        EXPECT_TASK_ERROR(CRIT("- [Model] The comment is polite"),
+                          "t.md:5: \"- [Model] The comment is polite\" reaches for a criterion "
+                          "marker but is not one (markers are lower case)");
+        EXPECT_TASK_ERROR(CRIT("- [MODEL:github] Polite"), "t.md:5: \"- [MODEL:github] Polite\" "
+                                                           "reaches for a criterion marker");
+        EXPECT_TASK_ERROR(CRIT("- Code: the fix compiles"), "(a marker goes in brackets)");
+        EXPECT_TASK_ERROR(CRIT("model] polite"), "t.md:5: \"model] polite\" reaches for");
+        EXPECT_TASK_ERROR(CRIT("-[code] glued"), "t.md:5: \"-[code] glued\" reaches for");
+        EXPECT_TASK_ERROR(CRIT("+ [code] plus"), "(a criterion's bullet is \"- \" or \"* \")");
+        EXPECT_TASK_ERROR(CRIT("2. [code:github] numbered"), "t.md:5: \"2. [code:github] "
+                                                             "numbered\" reaches for");
+        EXPECT_TASK_ERROR(CRIT("- [codex] prose"), "t.md:5: \"- [codex] prose\" reaches for");
+        EXPECT_TASK_ERROR(CRIT("* [ code ] spaced inside"), "t.md:5:");
+#undef CRIT
+
+        /* prose stays prose, a list item without a marker is a warning, a task-list box
+         * is a list item; fenced headings are not headings */
         const char *ok = "# T\n## Prompt\nGo.\n```\n## Success Criteria\n- [code] fenced\n```\n"
-                         "## Success Criteria\n- [codex] prose\n- [x] done\n* [code]  spaced  \n"
-                         "- [model:github] Polite.\n";
+                         "## Success Criteria\nEvery line below is graded.\n- [x] done\n"
+                         "* [code]  spaced  \n- [model:github] Polite.\n- the reviewer "
+                         "is happy\n1. a numbered note\n---\nCodes and models: prose.\n";
         GradeTask *t = NULL;
         GradeError e = {};
         CHECK_OK(grade_task_parse(ok, strlen(ok), "t.md", NULL, &t, &e));
@@ -191,11 +228,53 @@ static void test_task_criteria(void)
                 CHECK(t->criteria[0].line == 11 && streq(t->criteria[0].text, "spaced"));
                 CHECK(t->criteria[1].kind == GRADE_CRITERION_MODEL &&
                       streq_ptr(t->criteria[1].twin, "github"));
+                CHECK(strv_length(t->warnings) == 3);
+                CHECK(streq_ptr(t->warnings ? t->warnings[0] : NULL,
+                                "t.md:10: not a criterion: no [code] or [model] marker; it is "
+                                "not graded"));
+                CHECK(t->warnings && t->warnings[1] && startswith(t->warnings[1], "t.md:13: "));
+                CHECK(t->warnings && t->warnings[2] && startswith(t->warnings[2], "t.md:14: "));
         }
         grade_task_free(t);
         /* a [model:<twin>] tag names a twin of the task too */
         EXPECT_TASK_ERROR("## Prompt\nGo.\n## Success Criteria\n- [model:slack] Polite.\n",
                           "t.md:4: a criterion for the slack twin");
+}
+
+/* Every task this tree ships parses with no warning: the grammar stays hosted Pome's. */
+static void test_task_shipped(void)
+{
+        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
+        static const char *const dirs[] = {"tests/tasks", "examples"};
+        size_t seen = 0;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_free_ char *dir = NULL;
+                CHECK(asprintf(&dir, "%s/%s", src, dirs[i]) > 0);
+                DIR *d = opendir(dir);
+                CHECK(d);
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        _cleanup_free_ char *path = NULL;
+                        if (de->d_name[0] == '.')
+                                continue;
+                        CHECK(asprintf(&path, "%s/%s/task.md", dir, de->d_name) > 0);
+                        if (access(path, F_OK) < 0)
+                                continue;
+                        GradeTask *t = NULL;
+                        GradeError e = {};
+                        int r = grade_task_load(path, &t, &e);
+                        if (r < 0 || !t || t->warnings) {
+                                fprintf(stderr, "%s: %s\n", path,
+                                        r < 0 ? e.message : t->warnings[0]);
+                                check_failures++;
+                        }
+                        grade_task_free(t);
+                        seen++;
+                }
+                if (d)
+                        closedir(d);
+        }
+        CHECK(seen >= 8);
 }
 
 static void test_task_seeds(void)
@@ -244,5 +323,6 @@ int main(void)
         test_task_config();
         test_task_criteria();
         test_task_seeds();
+        test_task_shipped();
         return check_finish();
 }

@@ -469,7 +469,40 @@ static void test_verdict_rules(void)
         /* the near miss wins over the other twin's "no template" */
         CHECK(strstr(strempty(jps(w, "/criteria/1/reason")), "github.issue-exists") != NULL);
         CHECK(json_is_null(jp(w, "/criteria/0/twin")));
+
+        /* grade_task_check finds the same two before anything runs, in the verdict's words */
+        char **problems = NULL;
+        CHECK(grade_task_check(t, &problems) == 2);
+        CHECK(strv_length(problems) == 2);
+        if (strv_length(problems) == 2) {
+                _cleanup_free_ char *p0 = NULL, *p1 = NULL;
+                CHECK(asprintf(&p0, "t.md:4: %s", jps(w, "/criteria/0/reason")) > 0);
+                CHECK(asprintf(&p1, "t.md:5: %s", jps(w, "/criteria/1/reason")) > 0);
+                CHECK(streq(problems[0], p0) && streq(problems[1], p1));
+        }
+        strv_free(problems);
         json_decref(w);
+        grade_task_free(t);
+
+        /* a task whose [code] criteria all bind has no problem; [model] ones are not bound */
+        const char *fine = "## Prompt\nGo.\n## Success Criteria\n- [code:github] Issue #1 in "
+                           "`acme/api` is in state open\n- [code] No unsupported endpoint was "
+                           "called\n- [model] The moon is made of cheese\n## Config\n"
+                           "twins: [slack, github]\n";
+        CHECK_OK(grade_task_parse(fine, strlen(fine), "fine.md", NULL, &t, &e));
+        problems = NULL;
+        CHECK(grade_task_check(t, &problems) == 0 && !problems);
+        grade_task_free(t);
+        /* tagged: only that twin's vocabulary, and the near miss names its check */
+        const char *tagged = "## Prompt\nGo.\n## Success Criteria\n- [code:github] Issue #1 in "
+                             "`acme/api` is in state opened\n";
+        CHECK_OK(grade_task_parse(tagged, strlen(tagged), "tagged.md", NULL, &t, &e));
+        CHECK(grade_task_check(t, &problems) == 1);
+        CHECK(problems &&
+              startswith(problems[0], "tagged.md:4: the sentence has the shape of "
+                                      "github.issue-state") &&
+              strstr(problems[0], "got \"opened\""));
+        strv_free(problems);
         grade_task_free(t);
 }
 

@@ -788,9 +788,8 @@ static void test_pod_errors(void)
 
         /* a seed the twin rejects: STATUS + ERRNO=22 (sd_notify), exit 65 */
         char broken[4096];
-        snprintf(broken, sizeof(broken), "%s", seed_path);
-        char *slash = strrchr(broken, '/');
-        snprintf(slash, sizeof(broken) - (size_t)(slash - broken), "/broken.json");
+        snprintf(broken, sizeof(broken), "%s/tests/sandbox-images/github/seeds/broken.json",
+                 getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR);
         _cleanup_free_ char *seed = read_text(broken);
         if (!seed)
                 seed = strdup("{\"repositories\": 7}");

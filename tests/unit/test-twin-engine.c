@@ -4,6 +4,8 @@
  * dispatch (/_pome, MCP, the loud 501), argument precedence, reseeding, determinism.
  * Driven through the real github and slack kinds with their shipped seeds.
  */
+#include <dirent.h>
+
 #include "common/json-util.h"
 #include "pods/twin/engine.h"
 #include "tests/unit/check.h"
@@ -547,9 +549,49 @@ static void test_front_end_robustness(void)
         twin_free(t);
 }
 
+/*
+ * Every seed the images ship loads in its twin: `available` offers each of them to users,
+ * so one that fails to load (a test fixture) belongs in tests/sandbox-images, not there.
+ */
+static void test_shipped_seeds(void)
+{
+        const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
+        size_t seen = 0;
+        for (const char *const *k = twin_kind_names(); *k; k++) {
+                char dir[1024];
+                snprintf(dir, sizeof(dir), "%s/sandbox-images/%s/seeds", src, *k);
+                DIR *d = opendir(dir);
+                CHECK(d);
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        size_t n = strlen(de->d_name);
+                        if (n < 6 || !streq(de->d_name + n - 5, ".json"))
+                                continue;
+                        char path[1400], err[300] = "";
+                        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                        json_error_t je;
+                        _cleanup_json_ json_t *seed = json_load_file(path, 0, &je);
+                        Twin *t = NULL;
+                        int r = seed ? twin_new(twin_kind_find(*k), seed, &t, err, sizeof(err))
+                                     : -EBADMSG;
+                        if (r < 0) {
+                                fprintf(stderr, "%s: a shipped seed that does not load: %s\n", path,
+                                        seed ? err : je.text);
+                                check_failures++;
+                        }
+                        twin_free(t);
+                        seen++;
+                }
+                if (d)
+                        closedir(d);
+        }
+        CHECK(seen >= 9); /* github 4, slack 2, stripe 3 */
+}
+
 int main(void)
 {
         test_kinds();
+        test_shipped_seeds();
         test_form();
         test_route();
         test_args();

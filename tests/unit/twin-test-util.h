@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/json-util.h"
 #include "tests/unit/check.h"
@@ -48,13 +49,18 @@ static inline long long jpi(json_t *j, const char *ptr)
 
 /*
  * The shipped seed sandbox-images/<kind>/seeds/<name>.json below $POME_SOURCE_DIR (else
- * the configured source tree), as a new reference.
+ * the configured source tree), or the test fixture tests/sandbox-images/<kind>/seeds/
+ * <name>.json (a seed that must fail, never shipped), as a new reference.
  */
 static inline json_t *twin_test_seed(const char *kind, const char *name)
 {
         const char *src = getenv("POME_SOURCE_DIR") ? getenv("POME_SOURCE_DIR") : POME_SOURCE_DIR;
         char path[1024];
         snprintf(path, sizeof(path), "%s/sandbox-images/%s/seeds/%s.json", src, kind, name);
+        /* the test fixtures (broken seeds) are laid out as images of their own */
+        if (access(path, F_OK) < 0)
+                snprintf(path, sizeof(path), "%s/tests/sandbox-images/%s/seeds/%s.json", src, kind,
+                         name);
         json_error_t e;
         json_t *j = json_load_file(path, 0, &e);
         CHECK(j);
