@@ -472,22 +472,36 @@ static void handle_get(Call *c, const char *id)
  * GET /v1/sandboxes/{id}/events?twin=T[&after=&limit=]: a twin's tape, live or as the ended
  * run left it on disk, paged as /_pome/events is (front_reply_tape).
  */
+/* The ?twin= of a run read, answered with the refusal when it is not text; NULL when absent
+ * (the sandbox's first twin). false: answered. */
+static bool twin_param(Call *c, char **ret)
+{
+        if (query_param(c, "twin", ret))
+                return true;
+        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
+             "twin must be text (a NUL is not).");
+        return false;
+}
+
+/* Answers e (a manager refusal) and releases it. */
+static void reply_refusal(Call *c, SandboxError *e)
+{
+        reply_error(c, e);
+        sandbox_error_done(e);
+}
+
 static void handle_events(Call *c, const char *id)
 {
         _cleanup_free_ char *twin = NULL;
-        if (!query_param(c, "twin", &twin)) {
-                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
-                     "twin must be text (a NUL is not).");
+        if (!twin_param(c, &twin))
                 return;
-        }
         Tape *tape = NULL;
         bool owned = false;
         const char *name = NULL;
         SandboxError se = {};
         if (manager_run_tape(c->control->manager, c->team, id, twin, &tape, &owned, &name, &se) <
             0) {
-                reply_error(c, &se);
-                sandbox_error_done(&se);
+                reply_refusal(c, &se);
                 return;
         }
         char link[160];
@@ -519,31 +533,21 @@ static void handle_run_file(Call *c, const char *id, const char *what)
                 snprintf(name, sizeof(name), "summary.md");
         else {
                 _cleanup_free_ char *twin = NULL;
-                if (!query_param(c, "twin", &twin)) {
-                        fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "twin"),
-                             "twin must be text (a NUL is not).");
+                if (!twin_param(c, &twin))
                         return;
-                }
-                Tape *tape = NULL;
-                bool owned = false;
                 const char *kind = NULL;
                 SandboxError se = {};
                 /* the same rules for which twin: the first unless named, one the sandbox has */
-                if (manager_run_tape(c->control->manager, c->team, id, twin, &tape, &owned, &kind,
-                                     &se) < 0) {
-                        reply_error(c, &se);
-                        sandbox_error_done(&se);
+                if (manager_run_twin(c->control->manager, c->team, id, twin, &kind, &se) < 0) {
+                        reply_refusal(c, &se);
                         return;
                 }
-                if (owned)
-                        tape_free(tape);
                 snprintf(name, sizeof(name), "%s.final.json", kind);
         }
         _cleanup_free_ char *path = NULL;
         SandboxError se = {};
         if (manager_run_file(c->control->manager, c->team, id, name, &path, &se) < 0) {
-                reply_error(c, &se);
-                sandbox_error_done(&se);
+                reply_refusal(c, &se);
                 return;
         }
         if (streq(what, "summary")) {

@@ -645,8 +645,8 @@ int manager_run_file(Manager *m, const Team *team, const char *id, const char *n
         return 0;
 }
 
-int manager_run_tape(Manager *m, const Team *team, const char *id, const char *twin, Tape **ret,
-                     bool *ret_owned, const char **ret_twin, SandboxError *e)
+int manager_run_twin(Manager *m, const Team *team, const char *id, const char *twin,
+                     const char **ret_twin, SandboxError *e)
 {
         Sandbox *s;
         _cleanup_json_ json_t *doc = NULL;
@@ -670,6 +670,16 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
                                      json_pack("{s:s, s:O}", "field", "twin", "twins", twins),
                                      "Sandbox %s has no %s twin.", id, strempty(twin));
         *ret_twin = k->name;
+        return 0;
+}
+
+int manager_run_tape(Manager *m, const Team *team, const char *id, const char *twin, Tape **ret,
+                     bool *ret_owned, const char **ret_twin, SandboxError *e)
+{
+        if (manager_run_twin(m, team, id, twin, ret_twin, e) < 0)
+                return -1;
+        const TwinKind *k = twin_kind_find(*ret_twin);
+        Sandbox *s = manager_get(m, id);
         for (size_t t = 0; s && t < s->n_twins; t++)
                 if (s->twins[t].kind == k && s->twins[t].tape) {
                         *ret = s->twins[t].tape;

@@ -118,6 +118,15 @@ int manager_run_file(Manager *m, const Team *team, const char *id, const char *n
                      char **ret_path, SandboxError *e);
 
 /*
+ * Which twin of sandbox id of team a read names: twin, or the sandbox's first when NULL; its
+ * kind name into *ret_twin (borrowed from a static table). Returns 0, or -1 with e filled:
+ * SANDBOX_ERR_INVALID for a twin the sandbox lacks, SANDBOX_ERR_NOT_FOUND for a sandbox the
+ * team has none of.
+ */
+int manager_run_twin(Manager *m, const Team *team, const char *id, const char *twin,
+                     const char **ret_twin, SandboxError *e);
+
+/*
  * The tape of twin (NULL: the sandbox's first) of sandbox id of team, for reading: the live
  * one while pomed holds the sandbox (borrowed: *ret_owned false), else its run's file opened
  * read-only (*ret_owned true: the caller frees it). Its twin names and the first one's

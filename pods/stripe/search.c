@@ -438,29 +438,10 @@ static int search(TwinCall *c, TwinReply *rp, const char *collection)
 
         /* expand: "total_count" asks for the count; "data.x" expands x in every row */
         bool want_total = false;
-        _cleanup_json_ json_t *expand = json_array();
-        if (!expand)
-                return -ENOMEM;
-        json_t *ex = json_object_get(c->args, "expand");
-        _cleanup_json_ json_t *one = json_is_string(ex) ? json_pack("[O]", ex) : NULL;
-        if (one)
-                ex = one;
+        _cleanup_json_ json_t *expand = NULL;
+        if ((r = stripe_list_expansions(c, rp, &want_total, &expand)) <= 0)
+                return r;
         size_t i;
-        json_t *p;
-        json_array_foreach (ex, i, p) {
-                const char *s = json_string_value(p);
-                const char *rest = s ? startswith(s, "data.") : NULL;
-                if (streq_ptr(s, "total_count")) {
-                        want_total = true;
-                        continue;
-                }
-                if (!rest)
-                        return stripe_invalid(rp, NULL, "expand",
-                                              "This property cannot be expanded (%s).",
-                                              s ? s : "?");
-                if (json_array_append_new(expand, json_string(rest)) < 0)
-                        return -ENOMEM;
-        }
 
         json_t *rows = json_object_get(c->world, collection);
         _cleanup_json_ json_t *hits = json_array();

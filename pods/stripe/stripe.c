@@ -819,6 +819,45 @@ static int cmp_newest(const void *a, const void *b)
 }
 
 /*
+ * The expand argument of a list or search answer: each "data.x" path becomes "x", to expand
+ * in every row (a new array in *ret_paths); "total_count" sets *ret_total where the answer
+ * has one (ret_total not NULL), anything else is Stripe's 400 "This property cannot be
+ * expanded (x)." in rp. 1, 0 refused, -ENOMEM.
+ */
+int stripe_list_expansions(TwinCall *c, TwinReply *rp, bool *ret_total, json_t **ret_paths)
+{
+        _cleanup_json_ json_t *paths = json_array(), *one = NULL;
+        if (!paths)
+                return -ENOMEM;
+        json_t *ex = json_object_get(c->args, "expand");
+        if (json_is_string(ex) && json_string_length(ex) > 0) {
+                if (!(one = json_pack("[O]", ex)))
+                        return -ENOMEM;
+                ex = one;
+        }
+        size_t i;
+        json_t *p;
+        json_array_foreach (ex, i, p) {
+                const char *s = json_string_value(p);
+                const char *rest = s ? startswith(s, "data.") : NULL;
+                if (ret_total && streq_ptr(s, "total_count")) {
+                        *ret_total = true;
+                        continue;
+                }
+                if (!rest) {
+                        int r = stripe_invalid(rp, NULL, "expand",
+                                               "This property cannot be expanded (%s).",
+                                               s ? s : "?");
+                        return r < 0 ? r : 0;
+                }
+                if (json_array_append_new(paths, json_string(rest)) < 0)
+                        return -ENOMEM;
+        }
+        *ret_paths = TAKE_PTR(paths);
+        return 1;
+}
+
+/*
  * Answers a page of collection as Stripe's list object {object:"list", data, has_more, url}
  * (https://docs.stripe.com/api/pagination): the rows keep(c, row) accepts (all when NULL),
  * newest first, limit 1–100 (default 10), starting_after / ending_before an id of the list;
@@ -888,27 +927,9 @@ int stripe_list(TwinCall *c, TwinReply *rp, const char *collection, const char *
         }
 
         /* "data.x" expands x in every row */
-        _cleanup_json_ json_t *expand = json_array();
-        if (!expand)
-                return -ENOMEM;
-        json_t *ex = json_object_get(c->args, "expand");
-        if (json_is_string(ex) && json_string_length(ex) > 0)
-                ex = json_pack("[O]", ex);
-        else
-                json_incref(ex);
-        _cleanup_json_ json_t *exown = ex;
-        size_t i;
-        json_t *p;
-        json_array_foreach (ex, i, p) {
-                const char *s = json_string_value(p);
-                const char *rest = s ? startswith(s, "data.") : NULL;
-                if (!rest)
-                        return stripe_invalid(rp, NULL, "expand",
-                                              "This property cannot be expanded (%s).",
-                                              s ? s : "?");
-                if (json_array_append_new(expand, json_string(rest)) < 0)
-                        return -ENOMEM;
-        }
+        _cleanup_json_ json_t *expand = NULL;
+        if ((r = stripe_list_expansions(c, rp, NULL, &expand)) <= 0)
+                return r;
 
         _cleanup_json_ json_t *data = json_array();
         if (!data)

@@ -71,6 +71,7 @@ typedef bool (*StripeFilter)(TwinCall *c, json_t *row);
 int stripe_list(TwinCall *c, TwinReply *rp, const char *collection, const char *url,
                 StripeFilter keep);
 int stripe_expand(TwinCall *c, TwinReply *rp, json_t *obj, json_t *expand);
+int stripe_list_expansions(TwinCall *c, TwinReply *rp, bool *ret_total, json_t **ret_paths);
 
 /* ----- events (events.c) */
 int stripe_event(TwinCall *c, const char *type, const json_t *object, const json_t *previous);
