@@ -167,6 +167,10 @@ int64_t grade_arg_int(const GradeCheckInput *in, const char *name);
  * case-insensitively for tapes from other recorders), or NULL. */
 const char *grade_row_header(const json_t *row, const char *name);
 
+/* Writes the printf-style message into e (when not NULL) and returns r, for one-line
+ * refusals: return grade_error(e, -EINVAL, "task.md:%u: …", line). */
+int grade_error(GradeError *e, int r, const char *fmt, ...) _printf_(3, 4);
+
 /* ----- run directory files (load.c), for the loader and the summary */
 
 #define GRADE_SEED_MAX  (16u << 20)  /* bytes of a <twin>.seed.json */

@@ -631,3 +631,14 @@ int grade_checks_list(const char *twin, json_t **ret)
         *ret = out;
         return 0;
 }
+
+int grade_error(GradeError *e, int r, const char *fmt, ...)
+{
+        if (e) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(e->message, sizeof(e->message), fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}

@@ -13,18 +13,6 @@
 #include "common/strv.h"
 #include "pods/grade/check.h"
 
-static int error(GradeError *e, int r, const char *fmt, ...) _printf_(3, 4);
-static int error(GradeError *e, int r, const char *fmt, ...)
-{
-        if (e) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(e->message, sizeof(e->message), fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
-
 /* <dir>/<name> read whole: 0, 1 when it does not exist (*ret NULL), a negative errno. */
 static int read_in(const char *dir, const char *name, size_t max, char **ret, size_t *ret_len,
                    GradeError *e)
@@ -38,7 +26,7 @@ static int read_in(const char *dir, const char *name, size_t max, char **ret, si
                 return 1;
         }
         if (r < 0)
-                return error(e, r, "%s: %s", name, r == -EFBIG ? "too large" : strerror(-r));
+                return grade_error(e, r, "%s: %s", name, r == -EFBIG ? "too large" : strerror(-r));
         return 0;
 }
 
@@ -54,7 +42,7 @@ int grade_load_json(const char *dir, const char *name, size_t max, json_t **ret,
         json_error_t je;
         json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
         if (!j)
-                return error(e, -EINVAL, "%s:%d: not valid JSON: %s", name, je.line, je.text);
+                return grade_error(e, -EINVAL, "%s:%d: not valid JSON: %s", name, je.line, je.text);
         *ret = j;
         return 0;
 }
@@ -81,10 +69,10 @@ int grade_load_tape(const char *dir, const char *name, json_t **ret, GradeError 
                         json_t *row = json_loadb(text + at, end - at, 0, &je);
                         if (!json_is_object(row)) {
                                 json_decref(row);
-                                return error(e, -EINVAL,
-                                             "%s:%zu: not a tape row (a JSON "
-                                             "object)%s%s",
-                                             name, line, row ? "" : ": ", row ? "" : je.text);
+                                return grade_error(e, -EINVAL,
+                                                   "%s:%zu: not a tape row (a JSON "
+                                                   "object)%s%s",
+                                                   name, line, row ? "" : ": ", row ? "" : je.text);
                         }
                         if (json_array_append_new(rows, row) < 0)
                                 return -ENOMEM;

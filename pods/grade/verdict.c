@@ -35,18 +35,6 @@ static void twin_states_done(TwinStates *ts)
         free(ts->v);
 }
 
-static int error(GradeError *e, int r, const char *fmt, ...) _printf_(3, 4);
-static int error(GradeError *e, int r, const char *fmt, ...)
-{
-        if (e) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(e->message, sizeof(e->message), fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
-
 static json_t *array_or_empty(json_t *a)
 {
         return a ? json_incref(a) : json_array();
@@ -243,10 +231,12 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
                 while (k < n_ts && !streq(task->twins[k], runs[i].twin))
                         k++;
                 if (k == n_ts)
-                        return error(e, -EINVAL, "the run has a %s twin, which task %s does not",
-                                     runs[i].twin, task->name);
+                        return grade_error(e, -EINVAL,
+                                           "the run has a %s twin, which task %s does not",
+                                           runs[i].twin, task->name);
                 if (ts[k].name)
-                        return error(e, -EINVAL, "the run lists the %s twin twice", runs[i].twin);
+                        return grade_error(e, -EINVAL, "the run lists the %s twin twice",
+                                           runs[i].twin);
                 ts[k].name = task->twins[k];
                 ts[k].final = (json_t *)runs[i].final;
                 ts[k].tape = runs[i].tape;
@@ -266,7 +256,7 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
                 int r = twin_new(twin_kind_find(task->twins[k]), run ? run->seed : NULL,
                                  &ts[k].seed_twin, err, sizeof(err));
                 if (r == -EINVAL)
-                        return error(e, r, "the %s seed: %s", task->twins[k], err);
+                        return grade_error(e, r, "the %s seed: %s", task->twins[k], err);
                 if (r < 0)
                         return r;
                 json_t *rows = json_is_array(ts[k].tape)
