@@ -218,7 +218,7 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
                 return -ENOMEM;
         Counts counts = {};
         for (size_t i = 0; i < task->n_criteria; i++) {
-                json_t *entry;
+                json_t *entry = NULL;
                 int r = grade_criterion(task, ts, n_ts, i, &counts, &entry);
                 if (r < 0)
                         return r;

@@ -274,7 +274,7 @@ static int apply_items(TwinCall *c, TwinReply *rp, json_t *data, const char *cur
                 return stripe_invalid(rp, NULL, "items",
                                       "A subscription can have at most 20 items.");
         json_array_foreach (items, i, entry) {
-                json_t *price;
+                json_t *price = NULL;
                 int64_t quantity;
                 char param[48];
                 if ((r = item_arg(c, rp, entry, i, update, &price, &quantity)) <= 0)
