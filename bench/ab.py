@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+# Quick A/B numbers (not the benchmark harness, not a test): starts a pomed from each
+# binary directory given, runs the chosen figures against each in turn, interleaved
+# (A, B, A, B…), and prints the median of every figure per build.
+#
+#   bench/ab.py [--runs N] [--figures create,cold,churn,get,latency,fds,events] \
+#               NAME=BINDIR [NAME=BINDIR…]
+#
+# BINDIR holds pomed, pome-pod (and, for the events figure, nothing else): a release
+# build's supervisor/ and pods/ copied side by side, or a build tree (its supervisor/
+# and pods/ subdirectories are looked into). Needs root, wrk and the sources' images.
+import argparse, http.client, json, os, re, shutil, signal, statistics, subprocess
+import sys, tempfile, threading, time
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def find(bindir, name):
+    for sub in ("", "supervisor", "pods", "pods/pod", "cli"):
+        p = os.path.join(bindir, sub, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    sys.exit(f"ab: no {name} in {bindir}")
+
+
+class Pomed:
+    def __init__(self, bindir, extra=()):
+        self.tmp = tempfile.mkdtemp(prefix="pome-perf.")
+        os.chmod(self.tmp, 0o755)
+        conf = os.path.join(self.tmp, "pomed.conf")
+        with open(conf, "w") as f:
+            f.write(f"control_listen: 127.0.0.1:0\ngateway_listen: 127.0.0.1:0\n"
+                    f"state_dir: {self.tmp}/state\nbus: none\n"
+                    f"pod_exec: {find(bindir, 'pome-pod')}\n"
+                    f"images_dir: {SRC}/sandbox-images\npolicies_dir: {SRC}/policies\n"
+                    f"limits:\n  max_tape: 4G\n"
+                    f"teams:\n  - id: local\n    sessions_quota: 5000\n")
+            for line in extra:
+                f.write(line + "\n")
+        self.log = open(os.path.join(self.tmp, "pomed.log"), "w")
+        self.proc = subprocess.Popen([find(bindir, "pomed"), "--config", conf],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        info = os.path.join(self.tmp, "state", "pomed.json")
+        for _ in range(400):
+            if os.path.exists(info):
+                break
+            if self.proc.poll() is not None:
+                sys.exit(f"ab: pomed exited: see {self.log.name}")
+            time.sleep(0.025)
+        j = json.load(open(info))
+        self.control = j["control_url"].split("//")[1]
+        self.gateway = j["gateway_url"].split("//")[1]
+        self.key = open(os.path.join(self.tmp, "state", "api-key")).readline().strip()
+        self.pid = self.proc.pid
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class Client:
+    def __init__(self, p):
+        self.p = p
+        self.c = http.client.HTTPConnection(p.control, timeout=30)
+
+    def req(self, method, path, body=None):
+        h = {"Authorization": "Bearer " + self.p.key}
+        if body is not None:
+            h["Content-Type"] = "application/json"
+            body = json.dumps(body)
+        for attempt in (0, 1):
+            try:
+                self.c.request(method, path, body=body, headers=h)
+                r = self.c.getresponse()
+                data = r.read()
+                return r.status, data
+            except (ConnectionError, http.client.HTTPException):
+                self.c.close()
+                self.c = http.client.HTTPConnection(self.p.control, timeout=30)
+                if attempt:
+                    raise
+
+    def create(self, twins):
+        t0 = time.perf_counter()
+        st, data = self.req("POST", "/v1/sandboxes", {"twins": twins, "idle_timeout_seconds": 0})
+        ms = (time.perf_counter() - t0) * 1000
+        return st, ms, json.loads(data) if data else {}
+
+    def discard(self, sid):
+        st, data = self.req("DELETE", f"/v1/sandboxes/{sid}")
+        tok = json.loads(data)["error"]["details"]["discard_token"]
+        st, _ = self.req("DELETE", f"/v1/sandboxes/{sid}?confirm_discard={tok}")
+        return st
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+TWINS = {1: ["github"], 2: ["github", "slack"], 3: ["github", "slack", "stripe"]}
+
+
+def fig_create(p, n_twins, n=40, idle=0.0):
+    c = Client(p)
+    lat, errs = [], 0
+    for _ in range(n):
+        if idle:
+            time.sleep(idle)
+        st, ms, j = c.create(TWINS[n_twins])
+        if st != 201:
+            errs += 1
+            continue
+        lat.append(ms)
+        c.discard(j["session_id"])
+    return {"p50": statistics.median(lat), "p99": pct(lat, 0.99), "errors": errs}
+
+
+def fig_churn(p, clients=4, seconds=5.0, n_twins=2):
+    done, errs = [0], [0]
+    lock = threading.Lock()
+    end = time.perf_counter() + seconds
+
+    def run():
+        c = Client(p)
+        while time.perf_counter() < end:
+            st, _, j = c.create(TWINS[n_twins])
+            ok = st == 201 and c.discard(j["session_id"]) == 204
+            with lock:
+                if ok:
+                    done[0] += 1
+                else:
+                    errs[0] += 1
+
+    t0 = time.perf_counter()
+    ts = [threading.Thread(target=run) for _ in range(clients)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return {"per_s": done[0] / (time.perf_counter() - t0), "errors": errs[0]}
+
+
+def wrk(url, token, conns, seconds=3, threads=None, script=None):
+    args = ["wrk", f"-t{threads or min(conns, 2)}", f"-c{conns}", f"-d{seconds}s", "--latency",
+            "-H", f"Authorization: Bearer {token}"]
+    if script:
+        args += ["-s", script]
+    out = subprocess.run(args + [url], capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    m = re.search(r"\s50%\s+([\d.]+)(us|ms|s)", out)
+    p50 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    return {"rps": rps, "p50_ms": p50, "non2xx": int(non2xx.group(1)) if non2xx else 0,
+            "socket_errors": errors.group(1) if errors else ""}
+
+
+def sandbox_for_gateway(p):
+    c = Client(p)
+    st, _, j = c.create(["github"])
+    assert st == 201, j
+    return j["per_twin"]["github"]["rest_url"] + "/repos/acme/api/issues/1", j["session_token"]
+
+
+def fig_get(p, conns=64):
+    url, tok = sandbox_for_gateway(p)
+    wrk(url, tok, conns, 1)
+    return wrk(url, tok, conns, 3)
+
+
+POST_LUA = os.path.join(tempfile.gettempdir(), "pome-perf-post.lua")
+
+
+def fig_post(p, conns=64):
+    url, tok = sandbox_for_gateway(p)
+    url = url.rsplit("/", 1)[0] + "/1/comments"
+    with open(POST_LUA, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.body = \'{"body":"a comment"}\'\n'
+                'wrk.headers["Content-Type"] = "application/json"\n')
+    wrk(url, tok, conns, 1, script=POST_LUA)
+    return wrk(url, tok, conns, 3, script=POST_LUA)
+
+
+def fig_latency(p):
+    url, tok = sandbox_for_gateway(p)
+    wrk(url, tok, 1, 1, threads=1)
+    return wrk(url, tok, 1, 3, threads=1)
+
+
+def nfds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def fig_fds(p, n=50, n_twins=2):
+    c = Client(p)
+    before = nfds(p.pid)
+    ids = []
+    for _ in range(n):
+        st, _, j = c.create(TWINS[n_twins])
+        assert st == 201, j
+        ids.append(j["session_id"])
+    after = nfds(p.pid)
+    for sid in ids:
+        c.discard(sid)
+    return {"fds_per_sandbox": (after - before) / n}
+
+
+def fig_events(p, rows=100000, probes=20):
+    """Pages of /_pome/events on a tape of `rows` rows, and a GET of another sandbox
+    measured while they are served."""
+    url, tok = sandbox_for_gateway(p)
+    base = url.split("/repos/")[0]
+    # fill the tape fast: wrk for as long as it takes
+    host = base.split("//")[1].split("/")[0]
+    path0 = "/" + base.split("//")[1].split("/", 1)[1]
+    t0 = time.time()
+    while True:
+        conn = http.client.HTTPConnection(host, timeout=30)
+        conn.request("GET", path0 + "/_pome/events?limit=1",
+                     headers={"Authorization": "Bearer " + tok})
+        r = conn.getresponse()
+        r.read()
+        total = int(r.getheader("X-Pome-Total-Events"))
+        conn.close()
+        if total >= rows:
+            break
+        if time.time() - t0 > 600:
+            return {"error": "tape not filled"}
+        wrk(url, tok, 32, max(1, min(10, (rows - total) // 6000 + 1)))
+    # page latency: the first page, a middle one (after=), the last one
+    conn = http.client.HTTPConnection(host, timeout=30)
+
+    def get(q):
+        t = time.perf_counter()
+        conn.request("GET", path0 + "/_pome/events" + q, headers={"Authorization": "Bearer " + tok})
+        r = conn.getresponse()
+        r.read()
+        return (time.perf_counter() - t) * 1000, r
+
+    _, r = get("?limit=1000")
+    nxt = r.getheader("X-Pome-Next-After")
+    lat_first = [get("?limit=1000")[0] for _ in range(probes)]
+    lat_after = [get(f"?after={nxt}&limit=1000")[0] for _ in range(probes)]
+    # an ended run's tape over the control API: open + index + page
+    return {"rows": total, "first_page_ms": statistics.median(lat_first),
+            "after_page_ms": statistics.median(lat_after)}
+
+
+FIGURES = {
+    "create1": lambda p: fig_create(p, 1),
+    "create2": lambda p: fig_create(p, 2),
+    "create3": lambda p: fig_create(p, 3),
+    "cold2": lambda p: fig_create(p, 2, n=20, idle=0.06),
+    "cold3": lambda p: fig_create(p, 3, n=20, idle=0.06),
+    "churn": fig_churn,
+    "get": fig_get,
+    "post": fig_post,
+    "latency": fig_latency,
+    "fds": fig_fds,
+    "events": fig_events,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--figures", default="create1,create2,create3,cold3,churn,get,latency,fds")
+    ap.add_argument("--conf", action="append", default=[], help="NAME:YAML line for one build")
+    ap.add_argument("builds", nargs="+")
+    a = ap.parse_args()
+    builds = [b.split("=", 1) for b in a.builds]
+    extra = {}
+    for c in a.conf:
+        n, line = c.split(":", 1)
+        extra.setdefault(n, []).append(line)
+    res = {n: {} for n, _ in builds}
+    print("load:", open("/proc/loadavg").read().strip(), file=sys.stderr)
+    for run in range(a.runs):
+        for fig in a.figures.split(","):
+            for name, bindir in (builds if run % 2 == 0 else builds[::-1]):
+                p = Pomed(bindir, extra.get(name, []))
+                try:
+                    out = FIGURES[fig](p)
+                finally:
+                    p.stop()
+                res[name].setdefault(fig, []).append(out)
+                print(f"run {run} {fig} {name}: {out}", file=sys.stderr)
+    print("load:", open("/proc/loadavg").read().strip(), file=sys.stderr)
+    for name in res:
+        for fig, outs in res[name].items():
+            keys = [k for k, v in outs[0].items() if isinstance(v, (int, float))]
+            med = {k: round(statistics.median(o[k] for o in outs), 3) for k in keys}
+            print(f"{fig:10s} {name:8s} {med}")
+
+
+if __name__ == "__main__":
+    main()
