@@ -939,6 +939,12 @@ int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n)
         return 0;
 }
 
+void cg_pod_close_join_fds(CgPod *p)
+{
+        for (size_t i = 0; i < CG_N_CTRL; i++)
+                p->join_fds[i] = safe_close(p->join_fds[i]);
+}
+
 static const CgLeaf *leaf_of(const CgPod *p, const char *controller)
 {
         int c = ctrl_index(controller);
@@ -1045,8 +1051,7 @@ int cg_pod_oom(CgPod *p, char **ret_culprit)
 int cg_pod_release(CgPod *p)
 {
         int r = 0;
-        for (size_t i = 0; i < CG_N_CTRL; i++)
-                p->join_fds[i] = safe_close(p->join_fds[i]);
+        cg_pod_close_join_fds(p);
         for (size_t i = 0; i < p->n_leaf; i++) {
                 CgLeaf *l = &p->leaf[i];
                 if (!l->path)

@@ -100,10 +100,17 @@ int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits
 
 /*
  * The pre-opened cgroup.procs fds of the leaf, one per hierarchy (owned by the pod, valid
- * until cg_pod_destroy). A child joins every pod cgroup by writing "0" into each: a
- * single write(2), async-signal-safe (writing 0 moves the writer, cgroups(7)).
+ * until cg_pod_close_join_fds or cg_pod_destroy). A child joins every pod cgroup by
+ * writing "0" into each: a single write(2), async-signal-safe (writing 0 moves the
+ * writer, cgroups(7)).
  */
 int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n);
+
+/*
+ * Closes the join fds once the pod's first process has joined (spawn_pod returns after
+ * the child's execve): a live pod holds no fd in pomed it does not need. Idempotent.
+ */
+void cg_pod_close_join_fds(CgPod *p);
 
 /* Absolute path of the leaf in the hierarchy of controller ("memory", "pids", "cpu"), or NULL. */
 const char *cg_pod_path(const CgPod *p, const char *controller);

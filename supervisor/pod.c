@@ -466,6 +466,9 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         };
         int pidfd = -1;
         r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn);
+        /* CLONE_VFORK: the child has joined its cgroups (or failed) by now */
+        if (p->cg)
+                cg_pod_close_join_fds(p->cg);
         if (r < 0) {
                 snprintf(err, errlen, "cannot spawn the %s pod: %s", k->name, strerror(-r));
                 pod_free(p);
