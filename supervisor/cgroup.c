@@ -812,31 +812,22 @@ static void cgroup_freep_(struct cgroup **cg)
                 cgroup_free(cg);
 }
 
-/* Creates the leaf of one hierarchy with libcgroup and writes the values of its controllers. */
-static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char **values)
+/*
+ * Creates the leaf of one hierarchy with libcgroup, then writes the values of its
+ * controllers. libcgroup 2.0's cgroup_create_cgroup re-reads /proc/mounts before every
+ * directory it makes and every value it sets (cg_test_mounted_fs, not cached by
+ * cgroup_init): it is asked for the directory only, and the values — one write(2) each,
+ * as it would make them — go through our own open of the leaf, which pomed needs anyway.
+ */
+static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, const char *leaf,
+                       char **values)
 {
         _cleanup_(cgroup_freep_) struct cgroup *cg = cgroup_new_cgroup(rel);
         if (!cg)
                 return -ENOMEM;
-        for (int c = 0; c < CG_N_CTRL; c++) {
-                if (!(h->mask & (1u << c)))
-                        continue;
-                struct cgroup_controller *ctl = cgroup_add_controller(cg, ctrl_names[c]);
-                if (!ctl)
+        for (int c = 0; c < CG_N_CTRL; c++)
+                if ((h->mask & (1u << c)) && !cgroup_add_controller(cg, ctrl_names[c]))
                         return -ENOMEM;
-                size_t cl = strlen(ctrl_names[c]);
-                for (char **v = values; *v; v++) {
-                        if (strncmp(*v, ctrl_names[c], cl) != 0 || (*v)[cl] != '.')
-                                continue;
-                        const char *eq = strchr(*v, '=');
-                        _cleanup_free_ char *file = strndup(*v, (size_t)(eq - *v));
-                        if (!file)
-                                return -ENOMEM;
-                        int e = cgroup_add_value_string(ctl, file, eq + 1);
-                        if (e != 0)
-                                return cg_errno(e);
-                }
-        }
         /*
          * ignore_ownership=1: the files stay root's, and libcgroup skips a chown per
          * control file (most of its ~230 syscalls per create, DESIGN.md pitfalls).
@@ -844,14 +835,40 @@ static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char 
         int e = cgroup_create_cgroup(cg, 1);
         if (e != 0)
                 return cg_errno(e);
+        _cleanup_close_ int dfd = open(leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                if (!(h->mask & (1u << c)))
+                        continue;
+                size_t cl = strlen(ctrl_names[c]);
+                for (char **v = values; *v; v++) {
+                        if (strncmp(*v, ctrl_names[c], cl) != 0 || (*v)[cl] != '.')
+                                continue;
+                        const char *eq = strchr(*v, '=');
+                        char file[64];
+                        if ((size_t)(eq - *v) >= sizeof(file))
+                                return -EINVAL;
+                        memcpy(file, *v, (size_t)(eq - *v));
+                        file[eq - *v] = 0;
+                        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                return access_errno(negative_errno());
+                        size_t n = strlen(eq + 1);
+                        ssize_t k = write(fd, eq + 1, n);
+                        if (k < 0) /* a value the kernel refuses is a bad limit */
+                                return errno == EPERM || errno == EACCES ? -EACCES : -EINVAL;
+                        if ((size_t)k != n)
+                                return -EIO;
+                }
+        }
         if (s->layout == CG_LAYOUT_V2) {
                 /*
                  * The leaf must enable nothing for children or nobody could join it (no
                  * internal processes). libcgroup enables controllers in the parents only,
                  * but older releases also did it in the leaf: undo that if it happened.
                  */
-                _cleanup_free_ char *leaf = path_join(h->mount, rel);
-                _cleanup_free_ char *sc = leaf ? path_join(leaf, "cgroup.subtree_control") : NULL;
+                _cleanup_free_ char *sc = path_join(leaf, "cgroup.subtree_control");
                 _cleanup_free_ char *text = NULL;
                 if (!sc)
                         return -ENOMEM;
@@ -903,7 +920,7 @@ int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits
                         goto fail;
                 }
                 p->n_leaf = i + 1;
-                r = create_leaf(s, h, rel, values);
+                r = create_leaf(s, h, rel, l->path, values);
                 if (r < 0)
                         goto fail;
                 _cleanup_free_ char *procs = path_join(l->path, "cgroup.procs");
