@@ -69,7 +69,9 @@ static void hook_state_changed(Sandbox *s)
 
 /* ---- the record: registry row and runs/<sid>/sandbox.json ---- */
 
-static void persist(Sandbox *s)
+/* Registry row and, unless run_file is false (a sandbox still provisioning: its run record
+ * is first written once it is ready or has failed), runs/<sid>/sandbox.json. */
+static void persist_record(Sandbox *s, bool run_file)
 {
         _cleanup_json_ json_t *j = sandbox_to_json(s);
         if (!j)
@@ -90,10 +92,38 @@ static void persist(Sandbox *s)
         if (s->env->registry &&
             registry_put_sandbox(s->env->registry, j, s->created_at, s->ended_at) < 0)
                 log_warning("%s: cannot record the sandbox in the registry", s->id);
-        if (s->env->runs && !s->discard) {
+        if (s->env->runs && !s->discard && run_file) {
                 int r = rundir_write_json(s->env->runs, s->id, "sandbox.json", j);
                 if (r < 0 && r != -ENOENT)
                         log_warning_errno(r, "%s: cannot write sandbox.json", s->id);
+        }
+}
+
+static void persist(Sandbox *s)
+{
+        persist_record(s, true);
+}
+
+/*
+ * The seeds of a run that is kept, <twin>.seed.json next to its tapes (what grading and
+ * `pome eval` read): written once, when the run's fate is known (it ends without being
+ * discarded, or is finalized), not at every create — most sandboxes of a busy host are
+ * discarded, and an image seed is shared in memory until then (image_seed_get).
+ */
+static void keep_seeds(Sandbox *s)
+{
+        if (!s->env->runs || s->discard)
+                return;
+        for (size_t i = 0; i < s->n_twins; i++) {
+                SandboxTwin *t = &s->twins[i];
+                if (t->seed_kept || !t->seed)
+                        continue;
+                char name[64];
+                snprintf(name, sizeof(name), "%s.seed.json", t->kind->name);
+                int r = rundir_write(s->env->runs, s->id, name, t->seed->data, t->seed->len, false);
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "%s: cannot keep the %s seed", s->id, t->kind->name);
+                t->seed_kept = true;
         }
 }
 
@@ -107,6 +137,7 @@ void sandbox_abandon(Sandbox *s, const char *reason)
         free(s->reason);
         s->reason = strdup(reason);
         s->ended_at = now_sec();
+        keep_seeds(s);
         persist(s);
 }
 
@@ -134,6 +165,7 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         for (size_t i = 0; i < spec->n_twins; i++) {
                 s->twins[i].sandbox = s;
                 s->twins[i].kind = spec->images[i]->kind;
+                s->twins[i].seed = seed_text_ref(spec->seeds[i]);
                 if (!(s->twins[i].seed_name = strdup(spec->seed_names[i]))) {
                         sandbox_free(s);
                         return -ENOMEM;
@@ -151,6 +183,7 @@ void sandbox_free(Sandbox *s)
                 pod_free(s->twins[i].pod);
                 tape_free(s->twins[i].tape);
                 free(s->twins[i].seed_name);
+                seed_text_unref(s->twins[i].seed);
                 free(s->twins[i].exit_how);
                 free(s->twins[i].exit_detail);
         }
@@ -249,6 +282,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                         s->env->hooks.slot_released(s, s->env->hooks.userdata);
                 for (size_t i = 0; i < s->n_twins; i++)
                         pod_kill(s->twins[i].pod, NULL);
+                keep_seeds(s);
                 persist(s);
                 hook_state_changed(s);
         }
@@ -402,7 +436,7 @@ static int on_idle(sd_event_source *es _unused_, uint64_t usec _unused_, void *u
         return 0;
 }
 
-static int open_run(Sandbox *s, const SandboxSpec *spec)
+static int open_run(Sandbox *s)
 {
         RunDirs *runs = s->env->runs;
         int r = runs ? rundir_create(runs, s->id) : -ENOENT;
@@ -416,12 +450,9 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                 const char *twin = s->twins[i].kind->name;
                 char name[64];
                 _cleanup_free_ char *tp = NULL;
+                /* the seeds are written once the run is known to be kept (keep_seeds); the
+                 * tapes' files once they get a row (tape_open) */
                 if (have_dir) {
-                        snprintf(name, sizeof(name), "%s.seed.json", twin);
-                        r = rundir_write(runs, s->id, name, spec->seeds[i], spec->seed_lens[i],
-                                         false);
-                        if (r < 0)
-                                log_warning_errno(r, "%s: cannot keep the %s seed", s->id, twin);
                         snprintf(name, sizeof(name), "%s.tape.jsonl", twin);
                         if (!(tp = rundir_path(runs, s->id, name)))
                                 return -ENOMEM;
@@ -444,13 +475,13 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         s->on_created = cb;
         s->created_userdata = userdata;
         s->spawn_usec = now_usec(CLOCK_MONOTONIC);
-        int r = open_run(s, spec);
+        int r = open_run(s);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot open the tapes", s->id);
                 fail_start(s, "start_failed");
                 return;
         }
-        persist(s);
+        persist_record(s, false);
         hook_state_changed(s);
         log_struct(LOG_INFO,
                    &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_PROVISIONING,
@@ -483,8 +514,8 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
                 s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
-                r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i],
-                              spec->seed_lens[i], &spec->images[i]->limits, &pcb, s,
+                r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i]->data,
+                              spec->seeds[i]->len, &spec->images[i]->limits, &pcb, s,
                               &s->twins[i].pod, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s: %s", s->id, err);
@@ -693,6 +724,7 @@ int sandbox_finalize(Sandbox *s, SandboxGoneFn done, void *userdata, SandboxErro
         if (!f)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         *f = (Finalize){.sandbox = s, .done = done, .userdata = userdata};
+        keep_seeds(s); /* the run is kept: its seeds next to the finals, before any grading */
         /* +1 keeps the count from reaching 0 inside the loop */
         f->pending = 1;
         for (size_t i = 0; i < s->n_twins; i++) {

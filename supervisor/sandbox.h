@@ -88,6 +88,8 @@ typedef struct SandboxTwin {
         Sandbox *sandbox; /* the sandbox it belongs to */
         const TwinKind *kind;
         char *seed_name;
+        SeedText *seed;               /* what its pod loads; kept as <twin>.seed.json at the end */
+        bool seed_kept;               /* <twin>.seed.json is written */
         Pod *pod;                     /* NULL once reaped */
         uint64_t spawned_usec;        /* CLOCK_MONOTONIC when its pod was spawned */
         Tape *tape;                   /* NULL once the sandbox has ended */
@@ -150,8 +152,7 @@ struct Sandbox {
 typedef struct SandboxSpec {
         const Image *images[SANDBOX_TWINS_MAX];
         const char *seed_names[SANDBOX_TWINS_MAX];
-        const char *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed until sandbox_spawn */
-        size_t seed_lens[SANDBOX_TWINS_MAX];
+        SeedText *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed (sandbox_new refs it) */
         size_t n_twins;
         uint64_t ttl_usec;  /* lifetime: already capped */
         uint64_t idle_usec; /* idle clock: already capped; 0 = off */

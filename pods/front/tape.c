@@ -13,7 +13,10 @@ typedef struct TapeRow {
 } TapeRow;
 
 struct Tape {
-        int fd; /* O_RDWR | O_APPEND, or O_RDONLY (tape_open_readonly) */
+        int fd;        /* O_RDWR | O_APPEND, or O_RDONLY (tape_open_readonly); -1 until the
+                        * first row of a tape that has no file yet */
+        char *path;    /* where the file goes at the first row; NULL: anonymous */
+        bool readonly; /* tape_open_readonly: no row is ever appended */
         TapeRow *rows;
         size_t n, cap;
         uint64_t bytes;
@@ -96,9 +99,19 @@ int tape_open(const char *path, Tape **ret)
         Tape *t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
-        t->fd = path ? open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)
-                     : open_anonymous();
-        int r = t->fd < 0 ? (path ? negative_errno() : t->fd) : index_existing(t);
+        t->fd = -1;
+        int r = 0;
+        if (path) {
+                /* An existing tape (a restarted writer) is indexed now; a new one is created
+                 * by its first row, so a sandbox that serves no call costs no file. */
+                t->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+                if (t->fd >= 0)
+                        r = index_existing(t);
+                else if (errno != ENOENT)
+                        r = negative_errno();
+                else if (!(t->path = strdup(path)))
+                        r = -ENOMEM;
+        }
         if (r < 0) {
                 tape_free(t);
                 return r;
@@ -107,11 +120,29 @@ int tape_open(const char *path, Tape **ret)
         return 0;
 }
 
+/* The file of a tape that has none yet: created at its first row. 0 or negative errno. */
+static int ensure_file(Tape *t)
+{
+        if (t->fd >= 0)
+                return 0;
+        if (t->readonly)
+                return -EBADF;
+        t->fd = t->path ? open(t->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640)
+                        : open_anonymous();
+        if (t->fd < 0) {
+                int r = t->path ? negative_errno() : t->fd;
+                t->fd = -1;
+                return r;
+        }
+        return 0;
+}
+
 int tape_open_readonly(const char *path, Tape **ret)
 {
         Tape *t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
+        t->readonly = true;
         t->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         int r = t->fd < 0 ? negative_errno() : index_existing(t);
         if (r < 0) {
@@ -127,6 +158,7 @@ Tape *tape_free(Tape *t)
         if (!t)
                 return NULL;
         safe_close(t->fd);
+        free(t->path);
         free(t->rows);
         free(t);
         return NULL;
@@ -139,6 +171,9 @@ int tape_append(Tape *t, const json_t *row)
         if (r < 0)
                 return r;
         t->n--;
+        r = ensure_file(t);
+        if (r < 0)
+                return r;
         _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT | JSON_ENCODE_ANY);
         if (!line)
                 return -ENOMEM;
@@ -169,7 +204,7 @@ uint64_t tape_bytes(const Tape *t)
 
 int tape_reset(Tape *t)
 {
-        if (ftruncate(t->fd, 0) < 0)
+        if (t->fd >= 0 && ftruncate(t->fd, 0) < 0)
                 return negative_errno();
         t->n = 0;
         t->bytes = 0;

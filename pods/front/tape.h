@@ -20,9 +20,11 @@ typedef struct Tape Tape;
 #define TAPE_EVENT_ID_MAX 64 /* bytes of an event id, NUL included */
 
 /*
- * Opens (creating it with mode 0640, less the umask) the tape file at path, appending to
- * whatever it holds, or an anonymous temporary file in $TMPDIR (else /tmp) when path is NULL.
- * Returns 0 or negative errno.
+ * Opens the tape file at path, appending to whatever it holds, or — when there is none —
+ * a tape whose file (mode 0640, less the umask) is created by its first row; path NULL:
+ * an anonymous temporary file in $TMPDIR (else /tmp), also made at the first row. A tape
+ * that never gets a row holds no fd and leaves no file. Returns 0 or negative errno (of
+ * opening an existing file; a failure to create one is tape_append's).
  */
 int tape_open(const char *path, Tape **ret);
 
@@ -37,9 +39,10 @@ int tape_open_readonly(const char *path, Tape **ret);
 Tape *tape_free(Tape *t);
 
 /*
- * Appends row (borrowed; a JSON object whose "event_id" names it) as one line. Returns 0,
- * -ENOMEM, or the errno of the failed write (-EIO for a short one); on failure the file is
- * cut back to where it was, so a row is on the tape entirely or not at all.
+ * Appends row (borrowed; a JSON object whose "event_id" names it) as one line, creating the
+ * file at the first one. Returns 0, -ENOMEM, -EBADF for a read-only tape, or the errno of
+ * the failed creation or write (-EIO for a short one); on failure the file is cut back to
+ * where it was, so a row is on the tape entirely or not at all.
  */
 int tape_append(Tape *t, const json_t *row);
 

@@ -111,6 +111,24 @@ int main(void)
         CHECK(r.first == 3 && r.n == 2);
         tape_free(t);
         unlink(path);
+
+        /* a tape without a file gets one at its first row, not before */
+        CHECK_OK(tape_open(path, &t));
+        CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+        CHECK(tape_count(t) == 0 && tape_bytes(t) == 0);
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.n == 0 && !r.more);
+        CHECK_OK(tape_reset(t));
+        json_t *none = read_all(t, &r, 64);
+        CHECK(json_is_array(none) && json_array_size(none) == 0);
+        json_decref(none);
+        json_t *j = row(0);
+        CHECK_OK(tape_append(t, j));
+        json_decref(j);
+        CHECK(access(path, F_OK) == 0 && tape_count(t) == 1);
+        tape_free(t);
+        unlink(path);
+        CHECK(tape_open_readonly(path, &t) == -ENOENT);
         CHECK(tape_free(NULL) == NULL);
         return check_finish();
 }
