@@ -178,12 +178,17 @@ def fig_get(p, conns=64):
 POST_LUA = os.path.join(tempfile.gettempdir(), "pome-perf-post.lua")
 
 
-def fig_post(p, conns=64):
+def fig_post(p, conns=64, patch=False):
+    """POST a comment (the world grows with every call), or PATCH the issue's title (a
+    write whose world stays the same size)."""
     url, tok = sandbox_for_gateway(p)
-    url = url.rsplit("/", 1)[0] + "/1/comments"
+    if not patch:
+        url = url + "/comments"
     with open(POST_LUA, "w") as f:
-        f.write('wrk.method = "POST"\nwrk.body = \'{"body":"a comment"}\'\n'
-                'wrk.headers["Content-Type"] = "application/json"\n')
+        f.write(f'wrk.method = "{"PATCH" if patch else "POST"}"\n'
+                + ('wrk.body = \'{"title":"a new title"}\'\n' if patch
+                   else 'wrk.body = \'{"body":"a comment"}\'\n')
+                + 'wrk.headers["Content-Type"] = "application/json"\n')
     wrk(url, tok, conns, 1, script=POST_LUA)
     return wrk(url, tok, conns, 3, script=POST_LUA)
 
@@ -262,6 +267,7 @@ FIGURES = {
     "churn": fig_churn,
     "get": fig_get,
     "post": fig_post,
+    "patch": lambda p: fig_post(p, patch=True),
     "latency": fig_latency,
     "fds": fig_fds,
     "events": fig_events,

@@ -294,6 +294,13 @@ static int local_record(void *userdata, const json_t *row)
         return row ? tape_append(lt->tape, row) : -ENOMEM;
 }
 
+static int local_record_line(void *userdata, const char *line, size_t len, const char *event_id)
+{
+        LocalTwin *lt = userdata;
+        lt->calls++;
+        return line ? tape_append_line(lt->tape, line, len, event_id) : -ENOMEM;
+}
+
 /* /admin/…: the gate, then the call, its tape row (run_id "local"), and the reply. */
 static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const char *request_id)
 {
@@ -438,7 +445,10 @@ static void handle(HttpRequest *rq, void *userdata)
                 .rest = e,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
-                .backend = {.call = local_call, .record = local_record, .userdata = lt},
+                .backend = {.call = local_call,
+                            .record = local_record,
+                            .record_line = local_record_line,
+                            .userdata = lt},
         };
         front_serve(rq, &t);
 }

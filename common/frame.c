@@ -38,9 +38,15 @@ static uint64_t get_u64(const char *p)
         return le64toh(v);
 }
 
-int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
-                 size_t *ret_len)
+int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
+                       const size_t *lens, size_t n_parts, char **ret_buf, size_t *ret_len)
 {
+        size_t body_len = 0;
+        for (size_t i = 0; i < n_parts; i++) {
+                if (lens[i] > FRAME_MAX || body_len + lens[i] > FRAME_MAX)
+                        return -EMSGSIZE;
+                body_len += lens[i];
+        }
         _cleanup_free_ char *h = json_dumps(head, JSON_COMPACT);
         if (!h)
                 return -ENOMEM;
@@ -55,11 +61,22 @@ int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_
         put_u64(buf + 4, id);
         put_u32(buf + 12, (uint32_t)hl);
         memcpy(buf + FRAME_PREFIX, h, hl);
-        if (body_len)
-                memcpy(buf + FRAME_PREFIX + hl, body, body_len);
+        char *o = buf + FRAME_PREFIX + hl;
+        for (size_t i = 0; i < n_parts; i++)
+                if (lens[i]) {
+                        memcpy(o, parts[i], lens[i]);
+                        o += lens[i];
+                }
         *ret_buf = buf;
         *ret_len = n;
         return 0;
+}
+
+int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
+                 size_t *ret_len)
+{
+        const char *part = body;
+        return frame_encode_parts(id, head, &part, &body_len, 1, ret_buf, ret_len);
 }
 
 void frame_reader_done(FrameReader *r)

@@ -36,6 +36,13 @@ void frame_done(Frame *f);
 int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
                  size_t *ret_len);
 
+/*
+ * frame_encode with a body made of n pieces (parts[i], lens[i] bytes; a NULL part is
+ * empty), copied once into the frame. Same returns.
+ */
+int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
+                       const size_t *lens, size_t n, char **ret_buf, size_t *ret_len);
+
 /* Incremental decoder: append bytes, take whole frames out. */
 typedef struct FrameReader {
         char *buf;

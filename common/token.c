@@ -342,6 +342,75 @@ int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t t
         return verify_jwt(key, key_len, t, now, ret);
 }
 
+typedef struct TokenCacheEntry {
+        char *token; /* NULL: free */
+        size_t token_len;
+        uint8_t key[64];
+        size_t key_len;
+        TokenClaims claims; /* as token_verify filled them (signature good) */
+} TokenCacheEntry;
+
+static TokenCacheEntry token_cache[TOKEN_CACHE_SLOTS];
+static uint64_t token_cache_seed;
+
+static uint64_t token_hash(const char *s, size_t n)
+{
+        /* FNV-1a from a random seed, then a final mix: spreads tokens over the slots; the
+         * match itself is a constant-time compare of the whole token */
+        uint64_t h = token_cache_seed ^ UINT64_C(14695981039346656037);
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+        h ^= h >> 33;
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+        return h;
+}
+
+/* What token_verify says of claims it verified, at time now: its expiry rule. */
+static int claims_at(const TokenClaims *c, int64_t now)
+{
+        /* a session JWT always has exp; a provider token may have none (0) */
+        bool expired = c->provider[0] ? c->exp > 0 && c->exp <= now : c->exp <= now;
+        return expired ? -ETIME : 0;
+}
+
+int token_verify_cached(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
+                        int64_t now, TokenClaims *ret)
+{
+        if (key_len == 0 || key_len > sizeof(token_cache[0].key) || !token || token_len == 0 ||
+            token_len > TOKEN_MAX_LEN)
+                return token_verify(key, key_len, token, token_len, now, ret);
+        if (token_cache_seed == 0 && token_random_bytes(&token_cache_seed, sizeof(uint64_t)) < 0)
+                token_cache_seed = 1;
+        TokenCacheEntry *e = &token_cache[token_hash(token, token_len) % TOKEN_CACHE_SLOTS];
+        if (e->token && e->token_len == token_len && e->key_len == key_len &&
+            CRYPTO_memcmp(e->token, token, token_len) == 0 &&
+            CRYPTO_memcmp(e->key, key, key_len) == 0) {
+                int r = claims_at(&e->claims, now);
+                if (r == 0 && ret)
+                        *ret = e->claims;
+                return r;
+        }
+        /* verified with no expiry in the way, so that an expired token's good signature is
+         * remembered too (its holder is told "expired" by the rule above) */
+        TokenClaims c;
+        int r = token_verify(key, key_len, token, token_len, INT64_MIN, &c);
+        if (r < 0)
+                return r; /* -ETIME is the only answer that depends on now */
+        char *copy = malloc(token_len);
+        if (copy) {
+                memcpy(copy, token, token_len);
+                free(e->token);
+                *e = (TokenCacheEntry){
+                        .token = copy, .token_len = token_len, .key_len = key_len, .claims = c};
+                memcpy(e->key, key, key_len);
+        }
+        r = claims_at(&c, now);
+        if (r == 0 && ret)
+                *ret = c;
+        return r;
+}
+
 int token_random_bytes(void *buf, size_t n)
 {
         char *p = buf;

@@ -85,10 +85,10 @@ static PodCall *call_take(Pod *p, uint64_t id)
         return NULL;
 }
 
-static void call_finish(PodCall *c, int err, TwinReply *rp)
+static void call_finish(PodCall *c, int err, const TwinReplyBytes *rb)
 {
-        TwinReply empty = {};
-        c->cb(c->pod, err, rp ? rp : &empty, c->userdata);
+        static const TwinReplyBytes empty = {};
+        c->cb(c->pod, err, rb ? rb : &empty, c->userdata);
         call_free(c);
 }
 
@@ -210,10 +210,9 @@ static void on_frame(Pod *p, Frame *f)
         PodCall *c = call_take(p, f->id);
         if (!c)
                 return; /* a late reply to a call that already timed out */
-        TwinReply rp = {};
-        int r = podwire_decode_reply(f, &rp);
-        call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rp);
-        twin_reply_done(&rp);
+        TwinReplyBytes rb = {};
+        int r = podwire_decode_reply(f, &rb);
+        call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rb);
         if (r < 0) {
                 char why[128];
                 snprintf(why, sizeof(why),

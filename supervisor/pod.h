@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
 
 typedef struct Pod Pod;
@@ -89,11 +90,12 @@ const char *pod_cgroup_path(const Pod *p, const char *controller);
 void pod_notify(Pod *p, const char *msg);
 
 /*
- * The reply to one call. err: 0 (rp filled, caller owns and frees its content),
- * -ETIMEDOUT (deadline passed; a late reply will be dropped), -ECONNRESET (the pod
- * died or was killed first), -EPROTO (the pod sent garbage). rp is zeroed on error.
+ * The reply to one call. err: 0 (rb filled: bytes borrowed from the frame for the length of
+ * the callback — forward and splice them, copy what must outlive it), -ETIMEDOUT
+ * (deadline passed; a late reply will be dropped), -ECONNRESET (the pod died or was killed
+ * first), -EPROTO (the pod sent garbage). rb is zeroed on error.
  */
-typedef void (*PodReplyFn)(Pod *p, int err, TwinReply *rp, void *userdata);
+typedef void (*PodReplyFn)(Pod *p, int err, const TwinReplyBytes *rb, void *userdata);
 
 /*
  * Sends one request (frame) to the pod; cb runs exactly once, later, from the event

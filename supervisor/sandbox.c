@@ -568,12 +568,29 @@ void sandbox_touch(Sandbox *s)
                                                now_usec(CLOCK_BOOTTIME) + s->idle_usec);
 }
 
+static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
+                  const char *event_id);
+
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
+{
+        return record(s, t, row, NULL, 0, NULL);
+}
+
+int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len,
+                        const char *event_id)
+{
+        return record(s, t, NULL, line, len, event_id);
+}
+
+static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
+                  const char *event_id)
 {
         if (!t->tape)
                 return -ESHUTDOWN; /* ended meanwhile: nothing more goes on its tapes */
         uint64_t before = tape_bytes(t->tape);
-        int r = row ? tape_append(t->tape, row) : -ENOMEM;
+        int r = row    ? tape_append(t->tape, row)
+                : line ? tape_append_line(t->tape, line, len, event_id)
+                       : -ENOMEM;
         if (r >= 0)
                 metrics_tape_row(s->env->metrics, t->kind->name, tape_bytes(t->tape) - before);
         if (r < 0) {
@@ -666,13 +683,15 @@ static void finalize_finish(Finalize *f)
         free(f);
 }
 
-static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
+static void on_exported(Pod *p, int err, const TwinReplyBytes *rb, void *userdata)
 {
         Finalize *f = userdata;
         Sandbox *s = f->sandbox;
         const char *twin = pod_kind(p)->name;
         int r = err;
-        if (r >= 0 && (rp->status != 200 || !rp->body))
+        _cleanup_json_ json_t *world = NULL;
+        if (r >= 0 && (rb->status != 200 ||
+                       !(world = json_loadb(rb->body, rb->body_len, JSON_ALLOW_NUL, NULL))))
                 r = -EPROTO;
         /* changes the twin made on its own by the end (a scheduled message come due) go on
          * its tape before the final state is written, as they do ahead of a call */
@@ -680,7 +699,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
         for (size_t i = 0; i < s->n_twins; i++)
                 if (s->twins[i].pod == p)
                         st = &s->twins[i];
-        if (r >= 0 && st && json_array_size(rp->events) > 0) {
+        if (r >= 0 && st && json_array_size(rb->events) > 0) {
                 char request_id[25], mount[128];
                 if (front_request_id(request_id) < 0)
                         snprintf(request_id, sizeof(request_id), "req_finalize");
@@ -691,7 +710,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
                                 .ts_usec = (int64_t)now_usec(CLOCK_REALTIME)};
                 size_t i;
                 json_t *ev;
-                json_array_foreach (rp->events, i, ev) {
+                json_array_foreach (rb->events, i, ev) {
                         _cleanup_json_ json_t *row = front_event_row(&fc, mount, ev);
                         (void)sandbox_record(s, st, row);
                 }
@@ -700,7 +719,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
                 /* the world as the run ended: what grading reads next to the tape */
                 char name[64];
                 snprintf(name, sizeof(name), "%s.final.json", twin);
-                r = rundir_write_json(s->env->runs, s->id, name, rp->body);
+                r = rundir_write_json(s->env->runs, s->id, name, world);
         }
         if (r < 0 && !f->failed) {
                 f->failed = true;

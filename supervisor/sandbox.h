@@ -229,6 +229,10 @@ void sandbox_touch(Sandbox *s);
  */
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row);
 
+/* sandbox_record of a row already serialized (tape_append_line; line NULL: not built). */
+int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len,
+                        const char *event_id);
+
 /* Public JSON of a sandbox (no secrets). New reference. */
 json_t *sandbox_to_json(const Sandbox *s);
 

@@ -164,8 +164,10 @@ Tape *tape_free(Tape *t)
         return NULL;
 }
 
-int tape_append(Tape *t, const json_t *row)
+int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id)
 {
+        if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len - 1))
+                return -EINVAL;
         /* room in the index first: a row on disk is always indexed */
         int r = push_row(t, 0, "");
         if (r < 0)
@@ -174,22 +176,27 @@ int tape_append(Tape *t, const json_t *row)
         r = ensure_file(t);
         if (r < 0)
                 return r;
-        _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!line)
-                return -ENOMEM;
-        size_t n = strlen(line);
-        line[n] = '\n'; /* the NUL's byte carries the newline for this one write */
         /* One write: with O_APPEND a row is never interleaved with another. */
-        ssize_t k = write(t->fd, line, n + 1);
-        if (k != (ssize_t)(n + 1)) {
+        ssize_t k = write(t->fd, line, len);
+        if (k != (ssize_t)len) {
                 r = k < 0 ? negative_errno() : -EIO;
                 if (k > 0) /* a partial row would corrupt every later read: take it back */
                         (void)ftruncate(t->fd, (off_t)t->bytes);
                 return r;
         }
-        (void)push_row(t, t->bytes, strempty(json_get_str(row, "event_id"))); /* has room */
-        t->bytes += n + 1;
+        (void)push_row(t, t->bytes, strempty(event_id)); /* has room */
+        t->bytes += len;
         return 0;
+}
+
+int tape_append(Tape *t, const json_t *row)
+{
+        _cleanup_free_ char *line = json_dumps(row, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!line)
+                return -ENOMEM;
+        size_t n = strlen(line);
+        line[n] = '\n'; /* the NUL's byte carries the newline for this one write */
+        return tape_append_line(t, line, n + 1, json_get_str(row, "event_id"));
 }
 
 size_t tape_count(const Tape *t)

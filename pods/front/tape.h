@@ -46,6 +46,13 @@ Tape *tape_free(Tape *t);
  */
 int tape_append(Tape *t, const json_t *row);
 
+/*
+ * tape_append of a row already serialized: len bytes of one compact JSON object ending in
+ * its only '\n' (front_tape_line), whose event id is event_id. -EINVAL for anything else
+ * than one line; otherwise as tape_append.
+ */
+int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id);
+
 /* Rows appended so far, and the bytes they take on disk. */
 size_t tape_count(const Tape *t);
 uint64_t tape_bytes(const Tape *t);
