@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "common/text.h"
 
 int jsonbuf_reserve(JsonBuf *b, size_t n)
@@ -103,6 +105,22 @@ void jsonbuf_put_string(JsonBuf *b, const char *s, size_t n)
         jsonbuf_put(b, "\"", 1);
 }
 
+void jsonbuf_put_string_lossy(JsonBuf *b, const char *s, size_t n)
+{
+        if (utf8_valid(s, n)) {
+                jsonbuf_put_string(b, s, n);
+                return;
+        }
+        char *m;
+        size_t ml;
+        if (utf8_mend(s, n, &m, &ml) < 0) {
+                b->oom = true;
+                return;
+        }
+        jsonbuf_put_string(b, m, ml);
+        free(m);
+}
+
 void jsonbuf_put_int(JsonBuf *b, int64_t v)
 {
         char num[24];
@@ -122,11 +140,90 @@ void jsonbuf_put_real(JsonBuf *b, double v)
         for (char *p = num; *p; p++)
                 if (*p == ',')
                         *p = '.';
-        if (!strpbrk(num, ".eE") && !strpbrk(num, "ni")) { /* not inf/nan: callers keep finite */
+        char *e = strchr(num, 'e');
+        if (e) {
+                /* as jansson: no '+' and no leading zeros in the exponent ("1e300", "1e-5") */
+                char *start = e + 1, *end = start + 1;
+                if (*start == '-')
+                        start++;
+                while (*end == '0')
+                        end++;
+                if (end != start) {
+                        memmove(start, end, (size_t)k - (size_t)(end - num) + 1);
+                        k -= (int)(end - start);
+                }
+        } else if (!strchr(num, '.')) {
                 memcpy(num + k, ".0", 3);
                 k += 2;
         }
         jsonbuf_put(b, num, (size_t)k);
+}
+
+static void put_json(JsonBuf *b, const json_t *j, unsigned depth)
+{
+        if (depth > 4096) {
+                b->oom = true;
+                return;
+        }
+        switch (json_typeof(j)) {
+        case JSON_OBJECT: {
+                const char *k;
+                size_t kl;
+                json_t *v;
+                bool first = true;
+                jsonbuf_put(b, "{", 1);
+                json_object_keylen_foreach((json_t *)j, k, kl, v)
+                {
+                        if (!first)
+                                jsonbuf_put(b, ",", 1);
+                        first = false;
+                        jsonbuf_put_string(b, k, kl);
+                        jsonbuf_put(b, ":", 1);
+                        put_json(b, v, depth + 1);
+                }
+                jsonbuf_put(b, "}", 1);
+                return;
+        }
+        case JSON_ARRAY: {
+                size_t n = json_array_size(j);
+                jsonbuf_put(b, "[", 1);
+                for (size_t i = 0; i < n; i++) {
+                        if (i)
+                                jsonbuf_put(b, ",", 1);
+                        put_json(b, json_array_get(j, i), depth + 1);
+                }
+                jsonbuf_put(b, "]", 1);
+                return;
+        }
+        case JSON_STRING:
+                jsonbuf_put_string(b, json_string_value(j), json_string_length(j));
+                return;
+        case JSON_INTEGER:
+                jsonbuf_put_int(b, json_integer_value(j));
+                return;
+        case JSON_REAL:
+                jsonbuf_put_real(b, json_real_value(j));
+                return;
+        case JSON_TRUE:
+                jsonbuf_put(b, "true", 4);
+                return;
+        case JSON_FALSE:
+                jsonbuf_put(b, "false", 5);
+                return;
+        case JSON_NULL:
+                jsonbuf_put(b, "null", 4);
+                return;
+        }
+        b->oom = true;
+}
+
+void jsonbuf_put_json(JsonBuf *b, const json_t *j)
+{
+        if (!j) {
+                b->oom = true;
+                return;
+        }
+        put_json(b, j, 0);
 }
 
 void jsonbuf_done(JsonBuf *b)

@@ -35,10 +35,24 @@ void jsonbuf_puts(JsonBuf *b, const char *s);
  */
 void jsonbuf_put_string(JsonBuf *b, const char *s, size_t n);
 
+/* jsonbuf_put_string of bytes that need not be UTF-8: each byte of a malformed sequence
+ * becomes U+FFFD (as twin_json_string_lossy mends them). */
+void jsonbuf_put_string_lossy(JsonBuf *b, const char *s, size_t n);
+
 void jsonbuf_put_int(JsonBuf *b, int64_t v);
 
 /* A finite double as jansson dumps a real: "%.17g", with ".0" added to an integral value. */
 void jsonbuf_put_real(JsonBuf *b, double v);
+
+typedef struct json_t json_t;
+
+/*
+ * Appends j as json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) writes it, byte for byte (keys
+ * in the object's order, strings escaped as above, reals as jsonbuf_put_real), without
+ * jansson's per-code-point UTF-8 walk: the pods serialize every reply with it. A document
+ * nested deeper than 4096 levels sets oom.
+ */
+void jsonbuf_put_json(JsonBuf *b, const json_t *j);
 
 /* Frees the buffer and zeroes b. */
 void jsonbuf_done(JsonBuf *b);

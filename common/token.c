@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <sys/random.h>
 
 #include "common/json-util.h"
@@ -426,6 +427,16 @@ int token_random_bytes(void *buf, size_t n)
         return 0;
 }
 
+static unsigned char pool[4096];
+static size_t pool_used = sizeof(pool);
+static bool pool_hooked;
+
+static void pool_forget(void)
+{
+        explicit_bzero(pool, sizeof(pool));
+        pool_used = sizeof(pool);
+}
+
 int token_random_id(const char *prefix, size_t n, char **ret)
 {
         static const char alphabet[] =
@@ -435,22 +446,30 @@ int token_random_id(const char *prefix, size_t n, char **ret)
         if (!s)
                 return -ENOMEM;
         memcpy(s, prefix, pl);
-        /* One getrandom for the lot (the gateway mints an id per call); refill only
-         * when rejection sampling (keeps base62 uniform) used the buffer up. */
-        unsigned char buf[64];
-        size_t used = sizeof(buf);
+        /*
+         * Ids come from a process-wide pool of random bytes, refilled by one getrandom(2)
+         * per 4 KiB (the gateway mints an id per call: a syscall each was most of the cost
+         * of a request id). A pool inherited across fork(2) is refilled, never shared.
+         * Rejection sampling keeps base62 uniform.
+         */
+        if (!pool_hooked) {
+                /* fork(2)'s child starts with an empty pool (glibc runs the hook; a raw
+                 * clone(2) child, the spawner's, never mints ids) */
+                (void)pthread_atfork(NULL, NULL, pool_forget);
+                pool_hooked = true;
+        }
         for (size_t i = 0; i < n;) {
-                if (used == sizeof(buf)) {
-                        int r = token_random_bytes(buf, sizeof(buf));
+                if (pool_used == sizeof(pool)) {
+                        int r = token_random_bytes(pool, sizeof(pool));
                         if (r < 0)
                                 return r;
-                        used = 0;
+                        pool_used = 0;
                 }
-                unsigned char b = buf[used++];
+                unsigned char b = pool[pool_used];
+                pool[pool_used++] = 0; /* a byte handed out is not kept */
                 if (b < 248)
                         s[pl + i++] = alphabet[b % 62];
         }
-        explicit_bzero(buf, sizeof(buf));
         s[pl + n] = 0;
         *ret = TAKE_PTR(s);
         return 0;

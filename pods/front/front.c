@@ -379,23 +379,11 @@ static int put_lossy(JsonBuf *b, const char *s, size_t n)
 {
         if (utf8_valid(s, n))
                 return put_scrubbed(b, s, n);
-        _cleanup_free_ char *out = malloc(n * 3 + 1);
-        if (!out)
+        _cleanup_free_ char *m = NULL;
+        size_t ml;
+        if (utf8_mend(s, n, &m, &ml) < 0)
                 return -ENOMEM;
-        size_t o = 0;
-        for (size_t i = 0; i < n;) {
-                size_t len = utf8_char_len(s + i, n - i);
-                if (len) {
-                        memcpy(out + o, s + i, len);
-                        o += len;
-                        i += len;
-                } else {
-                        memcpy(out + o, "\xef\xbf\xbd", 3);
-                        o += 3;
-                        i++;
-                }
-        }
-        return put_scrubbed(b, out, o);
+        return put_scrubbed(b, m, ml);
 }
 
 /* A part the pod serialized (compact JSON, redacted), or null. */

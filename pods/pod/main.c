@@ -131,7 +131,7 @@ static int read_frame(FrameReader *r, Frame *f)
                         return k;
                 k = frame_reader_fill(r, POD_FD);
                 if (k == 0)
-                        return r->len > 0 ? -EPROTO : 0;
+                        return r->len > r->off ? -EPROTO : 0;
                 if (k < 0)
                         return k;
         }

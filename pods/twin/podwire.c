@@ -20,15 +20,27 @@ static int set_text(json_t *o, const char *key, const char *s)
 
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len)
 {
-        _cleanup_json_ json_t *head =
-                json_pack("{s:s, s:o}", "op", "call", "headers",
-                          rq->headers ? json_incref(rq->headers) : json_object());
-        if (!head || set_text(head, "method", strempty(rq->method)) < 0 ||
-            set_text(head, "path", strempty(rq->path)) < 0 ||
-            set_text(head, "query", strempty(rq->query)) < 0 ||
-            set_text(head, "base_url", strempty(rq->base_url)) < 0)
+        /* written as bytes: every call of the gateway goes through here */
+        _cleanup_(jsonbuf_done) JsonBuf h = {};
+        jsonbuf_puts(&h, "{\"op\":\"call\",\"headers\":");
+        if (rq->headers)
+                jsonbuf_put_json(&h, rq->headers);
+        else
+                jsonbuf_puts(&h, "{}");
+        static const char *const keys[] = {
+                ",\"method\":", ",\"path\":", ",\"query\":", ",\"base_url\":"};
+        const char *vals[] = {rq->method, rq->path, rq->query, rq->base_url};
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                const char *v = strempty(vals[i]);
+                jsonbuf_puts(&h, keys[i]);
+                jsonbuf_put_string_lossy(&h, v, strlen(v));
+        }
+        jsonbuf_put(&h, "}", 1);
+        if (h.oom)
                 return -ENOMEM;
-        return frame_encode(id, head, rq->body, rq->body_len, ret_buf, ret_len);
+        const char *body = rq->body;
+        size_t body_len = rq->body_len;
+        return frame_encode_raw(id, h.data, h.len, &body, &body_len, 1, ret_buf, ret_len);
 }
 
 int podwire_decode_request(const Frame *f, TwinRequest *rq)
@@ -54,7 +66,7 @@ int podwire_encode_reply(uint64_t id, const TwinReply *rp, const TwinRequest *rq
                          size_t *ret_len)
 {
         /* the HTTP body: a text body's own bytes, else compact JSON */
-        _cleanup_free_ char *json_body = NULL;
+        _cleanup_(jsonbuf_done) JsonBuf json_body = {};
         const char *body = NULL;
         size_t body_len = 0;
         const char *text = twin_reply_text(rp->headers, rp->body);
@@ -62,11 +74,11 @@ int podwire_encode_reply(uint64_t id, const TwinReply *rp, const TwinRequest *rq
                 body = text;
                 body_len = json_string_length(rp->body);
         } else if (rp->body) {
-                json_body = json_dumps(rp->body, JSON_COMPACT | JSON_ENCODE_ANY);
-                if (!json_body)
+                jsonbuf_put_json(&json_body, rp->body);
+                if (json_body.oom)
                         return -ENOMEM;
-                body = json_body;
-                body_len = strlen(json_body);
+                body = json_body.data;
+                body_len = json_body.len;
         }
         /* the tape's parts, redacted here, where the data is */
         _cleanup_free_ char *req = NULL, *delta = NULL, *resp = NULL;

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/text.h"
 #include "common/util.h"
 
@@ -356,10 +357,14 @@ int twin_redact_dumps(const json_t *j, char **ret, size_t *ret_len)
                         return -ENOMEM;
                 j = copy;
         }
-        char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (!text)
+        JsonBuf b = {};
+        jsonbuf_put_json(&b, j);
+        if (b.oom || jsonbuf_reserve(&b, 1) < 0) {
+                jsonbuf_done(&b);
                 return -ENOMEM;
-        *ret = text;
-        *ret_len = strlen(text);
+        }
+        b.data[b.len] = 0;
+        *ret = b.data;
+        *ret_len = b.len;
         return 0;
 }

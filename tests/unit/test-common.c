@@ -160,6 +160,27 @@ static void test_jsonbytes(void)
         json_decref(j);
         jsonbuf_done(&b);
 
+        /* the compact writer is json_dumps' bytes */
+        static const char *const docs[] = {
+                "{\"a\":[1,-2,3.5,1e300,-0.0,true,false,null],\"b\":{\"\":\"x\\u0000y\"}}",
+                "\"caf\\u00e9 \\u20ac \\ud83d\\ude00 \\t\\u007f/\"",
+                "[[],{},[{}],\"\\u0001\\u001f\\\"\\\\\"]",
+                "{\"z\":1,\"a\":2,\"m\":{\"k\":3}}",
+                "12345678901234",
+                "[0.1,1e-5,-2.5e-300,1e21,123456789012345678901234567890.0]",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(docs); i++) {
+                json_t *d = json_loads(docs[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+                CHECK(d);
+                char *want = json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY);
+                JsonBuf w = {};
+                jsonbuf_put_json(&w, d);
+                CHECK(!w.oom && w.len == strlen(want) && memcmp(w.data, want, w.len) == 0);
+                jsonbuf_done(&w);
+                free(want);
+                json_decref(d);
+        }
+
         static const char *const good[] = {
                 "0",        "-1.5e+3", "\"\"", "\"\\u0000\\ud83d\\ude00\\/\"",
                 "[]",       "{}",      "null", "{\"a\":[1,{\"b\":false}],\"c\":\"\xe2\x82\xac\"}",
