@@ -156,9 +156,12 @@ def wrk(url, token, conns, seconds=3, threads=None, script=None):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     m = re.search(r"\s50%\s+([\d.]+)(us|ms|s)", out)
     p50 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+    m99 = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)
+    p99 = float(m99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m99.group(2)] if m99 else 0
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": rps, "p50_ms": p50, "non2xx": int(non2xx.group(1)) if non2xx else 0,
+    return {"rps": rps, "p50_ms": p50, "p99_ms": p99,
+            "non2xx": int(non2xx.group(1)) if non2xx else 0,
             "socket_errors": errors.group(1) if errors else ""}
 
 
@@ -312,7 +315,23 @@ def responder(fig):
     return run
 
 
+def fig_gw_during_churn(p):
+    """One connection's GET latency on a sandbox while 4 clients create and discard 2-twin
+    sandboxes beside it: how much the creates hold the loop."""
+    url, tok = sandbox_for_gateway(p)
+    wrk(url, tok, 1, 1, threads=1)
+    res = {}
+    t = threading.Thread(target=lambda: res.update(fig_churn(p, seconds=4.0)))
+    t.start()
+    time.sleep(0.3)
+    out = wrk(url, tok, 1, 3, threads=1)
+    t.join()
+    out["churn_per_s"] = res.get("per_s", 0)
+    return out
+
+
 FIGURES = {
+    "gwchurn": fig_gw_during_churn,
     "responder_get": responder("get"),
     "responder_latency": responder("latency"),
     "create1": lambda p: fig_create(p, 1),

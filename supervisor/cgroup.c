@@ -24,7 +24,7 @@ static const char *const ctrl_names[CG_N_CTRL] = {"memory", "pids", "cpu"};
 #define CG_ROOT           "/sys/fs/cgroup"
 #define CG_WAIT_USEC      (1 * USEC_PER_SEC) /* how long a kill may take to empty a cgroup */
 #define CG_POLL_USEC      (1 * USEC_PER_MSEC)
-#define CG_MAX_DEPTH      8 /* below the tree: <sid>/<twin>, deeper only if a pod nested */
+#define CG_MAX_DEPTH      8 /* below the tree: <pod>, deeper only if a pod nested */
 #define CG_NAME_MAX       64
 #define CG_SHARES_MIN     UINT64_C(2)
 #define CG_SHARES_MAX     UINT64_C(262144)
@@ -53,8 +53,7 @@ struct CgSetup {
 
 typedef struct CgLeaf {
         const CgHier *hier; /* borrowed from the setup */
-        char *path;         /* absolute path of <tree>/<sid>/<twin> */
-        char *sid_path;     /* absolute path of <tree>/<sid> */
+        char *path;         /* absolute path of <tree>/<pod name> */
 } CgLeaf;
 
 struct CgPod {
@@ -881,11 +880,11 @@ static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, const
         return 0;
 }
 
-int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits *lim, CgPod **ret)
+int cg_pod_create(CgSetup *s, const char *name, const PodLimits *lim, CgPod **ret)
 {
         int r;
 
-        if (!valid_name(sid) || !valid_name(twin) || !limits_valid(lim))
+        if (!valid_name(name) || !limits_valid(lim))
                 return -EINVAL;
         if (!s->use_libcgroup)
                 return -EOPNOTSUPP;
@@ -905,11 +904,9 @@ int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits
         for (size_t i = 0; i < s->n_hier; i++) {
                 const CgHier *h = &s->hier[i];
                 CgLeaf *l = &p->leaf[i];
-                _cleanup_free_ char *sid_rel = path_join(h->tree_rel, sid);
-                _cleanup_free_ char *rel = sid_rel ? path_join(sid_rel, twin) : NULL;
+                _cleanup_free_ char *rel = path_join(h->tree_rel, name);
                 l->hier = h;
-                l->sid_path = path_join(h->tree, sid);
-                l->path = l->sid_path ? path_join(l->sid_path, twin) : NULL;
+                l->path = path_join(h->tree, name);
                 if (!rel || !l->path) {
                         r = -ENOMEM;
                         goto fail;
@@ -942,7 +939,6 @@ fail:
                 /* leave the existing leaf alone: forget it before cleaning up ours */
                 CgLeaf *l = &p->leaf[p->n_leaf];
                 free(l->path);
-                free(l->sid_path);
                 *l = (CgLeaf){};
         }
         (void)cg_pod_destroy(p);
@@ -1082,10 +1078,6 @@ int cg_pod_release(CgPod *p)
                                 r = k;
                         continue;
                 }
-                /* The other twins of the sandbox may still live in <sid>: then it stays. */
-                if (l->sid_path && rmdir(l->sid_path) < 0 && errno != ENOTEMPTY && errno != EBUSY &&
-                    errno != ENOENT && r == 0)
-                        r = negative_errno();
                 free(l->path);
                 l->path = NULL;
         }
@@ -1099,7 +1091,6 @@ CgPod *cg_pod_free(CgPod *p)
         for (size_t i = 0; i < CG_N_CTRL; i++) {
                 safe_close(p->join_fds[i]);
                 free(p->leaf[i].path);
-                free(p->leaf[i].sid_path);
         }
         free(p);
         return NULL;

@@ -9,6 +9,7 @@
 #include "supervisor/image.h"
 #include "supervisor/log.h"
 #include "supervisor/podhost.h"
+#include "supervisor/podpool.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
 
@@ -23,6 +24,7 @@ struct Manager {
         Teams *teams;
         Images *images;
         PodHost *host;
+        PodPool *pool; /* warm pods, or NULL when every pool_size is 0 */
         Registry *registry;
         RunDirs *runs;
         Metrics *metrics;
@@ -47,6 +49,8 @@ struct Manager {
 static void on_state_changed(Sandbox *s, void *userdata)
 {
         Manager *m = userdata;
+        if (s->state != SANDBOX_PROVISIONING)
+                podpool_kick(m->pool); /* a create answered: the pool may refill */
         if (m->observer.state_changed)
                 m->observer.state_changed(s, m->observer.userdata);
 }
@@ -227,6 +231,40 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         return 0;
 }
 
+/* The pool waits while a create waits for its pods: a spawn now would delay its READY. */
+static bool creates_waiting(void *userdata)
+{
+        Manager *m = userdata;
+        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                if (s->state == SANDBOX_PROVISIONING)
+                        return true;
+        return false;
+}
+
+/* The warm pool (podpool.h), sized by pool_size per twin kind; none when all are 0. */
+static int start_pool(Manager *m, char *err, size_t errlen)
+{
+        const Config *cfg = m->cfg;
+        for (size_t i = 0; i < cfg->n_pool_sizes; i++)
+                if (!images_find(m->images, cfg->pool_sizes[i].twin)) {
+                        snprintf(err, errlen, "pool_size.%s: no such twin (twins: %s%s%s)",
+                                 cfg->pool_sizes[i].twin, m->images->n ? "" : "none",
+                                 m->images->n ? m->images->images[0].kind->name : "",
+                                 m->images->n > 1 ? ", …" : "");
+                        return -EINVAL;
+                }
+        unsigned sizes[16] = {}, total = 0;
+        for (size_t i = 0; i < m->images->n && i < ELEMENTSOF(sizes); i++)
+                total += sizes[i] = config_pool_size(cfg, m->images->images[i].kind->name);
+        if (total == 0)
+                return 0;
+        int r = podpool_new(m->event, podhost_env(m->host), m->images, sizes, creates_waiting, m,
+                            &m->pool);
+        if (r < 0)
+                snprintf(err, errlen, "cannot start the pod pool: %s", strerror(-r));
+        return r;
+}
+
 /* One pod of the first image, started and stopped: a broken install stops pomed here. */
 static int trial(Manager *m, char *err, size_t errlen)
 {
@@ -266,6 +304,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 r = open_registry(m, err, errlen);
         if (r >= 0)
                 r = metrics_new(&m->metrics);
+        if (r >= 0)
+                r = start_pool(m, err, errlen);
         if (r < 0)
                 goto fail;
         teams_set_observer(m->teams, on_team_changed, m);
@@ -278,6 +318,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .secret = state->secret,
                 .public_url = (const char *const *)&m->public_url,
                 .metrics = m->metrics,
+                .pool = m->pool,
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -312,6 +353,7 @@ Manager *manager_free(Manager *m)
         }
         sd_event_source_disable_unref(m->gc_timer);
         sd_event_source_disable_unref(m->drain_timer);
+        m->pool = podpool_free(m->pool); /* its idle pods killed and reaped */
         hashmap_free(m->by_id);
         registry_close(m->registry);
         rundirs_free(m->runs);
@@ -339,11 +381,18 @@ json_t *manager_isolation_json(const Manager *m)
 {
         const CgSetup *cg = podhost_cgroups(m->host);
         const char *user = podhost_pod_user(m->host);
-        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?}", "cgroups", "active",
+        json_t *pool = json_object();
+        for (size_t i = 0; pool && i < m->images->n; i++) {
+                const Image *img = &m->images->images[i];
+                json_object_set_new(pool, img->kind->name,
+                                    json_pack("{s:i, s:i}", "idle", (int)podpool_idle(m->pool, img),
+                                              "size", (int)podpool_size(m->pool, img)));
+        }
+        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?, s:o*}", "cgroups", "active",
                          cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL, "tree",
                          cg ? cg_tree_path(cg, "memory") : NULL, "seccomp", 1, "namespaces",
                          *user != 0, "pod_user", *user ? user : NULL, "pod_uid_range",
-                         podhost_pod_uid_range(m->host));
+                         podhost_pod_uid_range(m->host), "pool", pool);
 }
 
 Teams *manager_teams(Manager *m)
@@ -769,6 +818,7 @@ void manager_drain(Manager *m, void (*done)(void *userdata), void *userdata)
                 return;
         }
         m->draining = true;
+        podpool_drain(m->pool); /* no pod is handed out again: the idle ones go now */
         m->drain_done = done;
         m->drain_userdata = userdata;
         m->drain_deadline = now_usec(CLOCK_MONOTONIC) + m->cfg->drain_timeout_usec;

@@ -9,6 +9,7 @@
 #include "common/token.h"
 #include "pods/front/front.h"
 #include "supervisor/log.h"
+#include "supervisor/podpool.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
 
@@ -481,8 +482,6 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 fail_start(s, "start_failed");
                 return;
         }
-        persist_record(s, false);
-        hook_state_changed(s);
         log_struct(LOG_INFO,
                    &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_PROVISIONING,
                                 .sandbox_id = s->id,
@@ -514,9 +513,19 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
                 s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
-                r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i]->data,
-                              spec->seeds[i]->len, &spec->images[i]->limits, &pcb, s,
-                              &s->twins[i].pod, err, sizeof(err));
+                /* a warm pod when the pool has one (podpool.h), else one spawned now */
+                Pod *warm = podpool_take(env->pool, spec->images[i]);
+                if (warm) {
+                        r = pod_load(warm, s->id, spec->seeds[i]->data, spec->seeds[i]->len, &pcb,
+                                     s, err, sizeof(err));
+                        if (r < 0)
+                                pod_free(warm); /* kills and reaps it: no pod half-given */
+                        else
+                                s->twins[i].pod = warm;
+                } else
+                        r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i]->data,
+                                      spec->seeds[i]->len, &spec->images[i]->limits, &pcb, s,
+                                      &s->twins[i].pod, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s: %s", s->id, err);
                         s->twins[i].exit_how = strdup("setup_failed");
@@ -528,6 +537,9 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 }
                 s->live_pods++;
         }
+        /* recorded while the pods load their seeds, not before they have them */
+        persist_record(s, false);
+        hook_state_changed(s);
 }
 
 /* ---- clocks and calls ---- */

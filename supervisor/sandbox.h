@@ -32,6 +32,7 @@
 
 typedef struct Registry Registry;
 typedef struct RunDirs RunDirs;
+typedef struct PodPool PodPool;
 
 typedef enum SandboxState {
         SANDBOX_PROVISIONING,
@@ -119,6 +120,7 @@ typedef struct SandboxEnv {
         const uint8_t *secret;
         const char *const *public_url; /* points at the owner's current value */
         Metrics *metrics;              /* may be NULL */
+        PodPool *pool;                 /* warm pods to hand out, or NULL */
         SandboxHooks hooks;
 } SandboxEnv;
 
