@@ -156,11 +156,13 @@ def wrk(url, token, conns, seconds=3, threads=None, script=None):
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     m = re.search(r"\s50%\s+([\d.]+)(us|ms|s)", out)
     p50 = float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
+    mx = re.search(r"Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s)", out)
+    mxv = float(mx.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[mx.group(2)] if mx else 0
     m99 = re.search(r"\s99%\s+([\d.]+)(us|ms|s)", out)
     p99 = float(m99.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m99.group(2)] if m99 else 0
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": rps, "p50_ms": p50, "p99_ms": p99,
+    return {"rps": rps, "p50_ms": p50, "p99_ms": p99, "max_ms": mxv,
             "non2xx": int(non2xx.group(1)) if non2xx else 0,
             "socket_errors": errors.group(1) if errors else ""}
 
@@ -266,7 +268,7 @@ def fig_events(p, rows=100000, probes=20):
             break
         if time.time() - t0 > 600:
             return {"error": "tape not filled"}
-        wrk(url, tok, 32, max(1, min(10, (rows - total) // 6000 + 1)))
+        wrk(url, tok, 32, max(1, min(10, (rows - total) // 15000 + 1)))
     # page latency: the first page, a middle one (after=), the last one
     conn = http.client.HTTPConnection(host, timeout=30)
 
@@ -281,9 +283,35 @@ def fig_events(p, rows=100000, probes=20):
     nxt = r.getheader("X-Pome-Next-After")
     lat_first = [get("?limit=1000")[0] for _ in range(probes)]
     lat_after = [get(f"?after={nxt}&limit=1000")[0] for _ in range(probes)]
-    # an ended run's tape over the control API: open + index + page
-    return {"rows": total, "first_page_ms": statistics.median(lat_first),
-            "after_page_ms": statistics.median(lat_after)}
+    # the last page: the newest rows, what a reader following along asks for
+    lat_last = []
+    for _ in range(probes):
+        ms, r = get("?limit=1")
+        lat_last.append(ms)
+    # the whole tape in one answer, and another sandbox's GET latency meanwhile
+    url2, tok2 = sandbox_for_gateway(p)
+    res = {}
+    def other():
+        res.update(wrk(url2, tok2, 1, 2, threads=1))
+    t = threading.Thread(target=other)
+    t.start()
+    time.sleep(0.2)
+    whole, _ = get("")
+    t.join()
+    # the same tape once its run has ended, over the control API: opened (indexed) per call
+    sid = base.split("/s/")[1]
+    cc = Client(p)
+    st, data = cc.req("POST", f"/v1/sandboxes/{sid}/finalize")
+    ended = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        st, _ = cc.req("GET", f"/v1/sandboxes/{sid}/events?twin=github&limit=1000")
+        ended.append((time.perf_counter() - t0) * 1000)
+    return {"rows": total, "ended_page_ms": statistics.median(ended),
+            "first_page_ms": statistics.median(lat_first),
+            "after_page_ms": statistics.median(lat_after),
+            "whole_tape_ms": whole, "other_p99_ms_meanwhile": res.get("p99_ms", 0),
+            "other_max_ms_meanwhile": res.get("max_ms", 0)}
 
 
 def responder(fig):

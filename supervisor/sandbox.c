@@ -214,6 +214,13 @@ static void finish_teardown(Sandbox *s)
                 return;
         s->gone = true;
         for (size_t i = 0; i < s->n_twins; i++) {
+                /* a kept run's long tape is read back page by page: its index goes with it */
+                if (!s->discard && s->twins[i].tape) {
+                        int r = tape_keep_index(s->twins[i].tape);
+                        if (r < 0)
+                                log_warning_errno(r, "%s: cannot keep the %s tape's index", s->id,
+                                                  s->twins[i].kind->name);
+                }
                 s->twins[i].tape = tape_free(s->twins[i].tape);
                 s->twins[i].pod = pod_free(s->twins[i].pod);
         }
