@@ -227,7 +227,8 @@ static bool http_get(const char *url, long *ret_status, json_t **ret_json, char 
         ClientError e = {};
         int r = client_request("GET", url, "", NULL, &resp, &e);
         if (r < 0) {
-                snprintf(err, errlen, "%s", e.message);
+                /* cut to errlen: a precision keeps -Wformat-truncation (release) quiet */
+                snprintf(err, errlen, "%.*s", (int)(errlen ? errlen - 1 : 0), e.message);
                 return false;
         }
         *ret_status = resp.status;

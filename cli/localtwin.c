@@ -194,6 +194,21 @@ static int local_record(void *userdata, const json_t *row)
         return r;
 }
 
+/* record for a row the front serialized already (the gateway's fast path): the bytes go to
+ * the file as they are; kept rows are parsed back from the same bytes. */
+static int local_record_line(void *userdata, const char *line, size_t len, const char *event_id)
+{
+        LocalTwin *lt = userdata;
+        lt->calls++;
+        int r = line ? tape_append_line(lt->tape, line, len, event_id) : -ENOMEM;
+        if (r >= 0 && lt->rows) {
+                json_t *row = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+                if (!row || json_array_append_new(lt->rows, row) < 0)
+                        r = -ENOMEM;
+        }
+        return r;
+}
+
 /* /admin/…: the gate, then the call, its tape row (run_id "local"), and the reply. */
 static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const char *request_id)
 {
@@ -338,7 +353,10 @@ static void handle(HttpRequest *rq, void *userdata)
                 .rest = e,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
-                .backend = {.call = local_call, .record = local_record, .userdata = lt},
+                .backend = {.call = local_call,
+                            .record = local_record,
+                            .record_line = local_record_line,
+                            .userdata = lt},
         };
         front_serve(rq, &t);
 }

@@ -4,6 +4,7 @@
 #include <endian.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/util.h"
 
 void frame_done(Frame *f)
@@ -38,13 +39,25 @@ static uint64_t get_u64(const char *p)
         return le64toh(v);
 }
 
-int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
-                 size_t *ret_len)
+int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
+                       const size_t *lens, size_t n_parts, char **ret_buf, size_t *ret_len)
 {
-        _cleanup_free_ char *h = json_dumps(head, JSON_COMPACT);
-        if (!h)
+        _cleanup_(jsonbuf_done) JsonBuf hb = {};
+        jsonbuf_put_json(&hb, head);
+        if (hb.oom)
                 return -ENOMEM;
-        size_t hl = strlen(h);
+        return frame_encode_raw(id, hb.data, hb.len, parts, lens, n_parts, ret_buf, ret_len);
+}
+
+int frame_encode_raw(uint64_t id, const char *h, size_t hl, const char *const *parts,
+                     const size_t *lens, size_t n_parts, char **ret_buf, size_t *ret_len)
+{
+        size_t body_len = 0;
+        for (size_t i = 0; i < n_parts; i++) {
+                if (lens[i] > FRAME_MAX || body_len + lens[i] > FRAME_MAX)
+                        return -EMSGSIZE;
+                body_len += lens[i];
+        }
         if (hl > FRAME_MAX || body_len > FRAME_MAX - 12 - hl)
                 return -EMSGSIZE;
         size_t n = FRAME_PREFIX + hl + body_len;
@@ -55,11 +68,22 @@ int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_
         put_u64(buf + 4, id);
         put_u32(buf + 12, (uint32_t)hl);
         memcpy(buf + FRAME_PREFIX, h, hl);
-        if (body_len)
-                memcpy(buf + FRAME_PREFIX + hl, body, body_len);
+        char *o = buf + FRAME_PREFIX + hl;
+        for (size_t i = 0; i < n_parts; i++)
+                if (lens[i]) {
+                        memcpy(o, parts[i], lens[i]);
+                        o += lens[i];
+                }
         *ret_buf = buf;
         *ret_len = n;
         return 0;
+}
+
+int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
+                 size_t *ret_len)
+{
+        const char *part = body;
+        return frame_encode_parts(id, head, &part, &body_len, 1, ret_buf, ret_len);
 }
 
 void frame_reader_done(FrameReader *r)
@@ -71,6 +95,12 @@ void frame_reader_done(FrameReader *r)
 int frame_reader_fill(FrameReader *r, int fd)
 {
         const size_t chunk = 64 * 1024;
+        if (r->off > 0 && r->cap - r->len < chunk) {
+                /* what frames were taken out of goes now, once per fill, not per frame */
+                memmove(r->buf, r->buf + r->off, r->len - r->off);
+                r->len -= r->off;
+                r->off = 0;
+        }
         if (r->cap - r->len < chunk) {
                 size_t cap = r->cap ? r->cap : chunk;
                 while (cap - r->len < chunk)
@@ -94,17 +124,21 @@ int frame_reader_fill(FrameReader *r, int fd)
 
 int frame_reader_next(FrameReader *r, Frame *ret)
 {
-        if (r->len < 4)
+        if (r->off == r->len)
+                r->off = r->len = 0;
+        const char *p = r->buf + r->off;
+        size_t avail = r->len - r->off;
+        if (avail < 4)
                 return 0;
-        uint32_t n = get_u32(r->buf);
+        uint32_t n = get_u32(p);
         if (n > FRAME_MAX)
                 return -EMSGSIZE;
         if (n < FRAME_PREFIX - 4)
                 return -EBADMSG;
-        if (r->len < 4 + (size_t)n)
+        if (avail < 4 + (size_t)n)
                 return 0;
-        uint64_t id = get_u64(r->buf + 4);
-        uint32_t hl = get_u32(r->buf + 12);
+        uint64_t id = get_u64(p + 4);
+        uint32_t hl = get_u32(p + 12);
         if (hl > n - 12)
                 return -EBADMSG;
         /*
@@ -112,8 +146,8 @@ int frame_reader_next(FrameReader *r, Frame *ret)
          * pods never put one in a world (pods/twin/form.c refuses NUL), but a head that
          * says so must still decode: a frame is refused for its framing, never its bytes.
          */
-        json_t *head = json_loadb(r->buf + FRAME_PREFIX, hl,
-                                  JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+        json_t *head =
+                json_loadb(p + FRAME_PREFIX, hl, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
         if (!json_is_object(head)) {
                 json_decref(head);
                 return -EBADMSG;
@@ -124,11 +158,11 @@ int frame_reader_next(FrameReader *r, Frame *ret)
                 json_decref(head);
                 return -ENOMEM;
         }
-        memcpy(body, r->buf + FRAME_PREFIX + hl, bl);
+        memcpy(body, p + FRAME_PREFIX + hl, bl);
         body[bl] = 0;
-        size_t used = 4 + (size_t)n;
-        memmove(r->buf, r->buf + used, r->len - used);
-        r->len -= used;
+        r->off += 4 + (size_t)n;
+        if (r->off == r->len)
+                r->off = r->len = 0;
         *ret = (Frame){.id = id, .head = head, .body = body, .body_len = bl};
         return 1;
 }

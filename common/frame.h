@@ -36,10 +36,22 @@ void frame_done(Frame *f);
 int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
                  size_t *ret_len);
 
+/*
+ * frame_encode with a body made of n pieces (parts[i], lens[i] bytes; a NULL part is
+ * empty), copied once into the frame. Same returns.
+ */
+int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
+                       const size_t *lens, size_t n, char **ret_buf, size_t *ret_len);
+
+/* frame_encode_parts with a head already serialized (head_len bytes of a JSON object). */
+int frame_encode_raw(uint64_t id, const char *head, size_t head_len, const char *const *parts,
+                     const size_t *lens, size_t n, char **ret_buf, size_t *ret_len);
+
 /* Incremental decoder: append bytes, take whole frames out. */
 typedef struct FrameReader {
         char *buf;
         size_t len, cap;
+        size_t off; /* bytes of buf already taken out as frames (moved out only on a fill) */
 } FrameReader;
 
 /* Frees the reader's buffer. */

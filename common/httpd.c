@@ -953,6 +953,14 @@ int httpd_new(sd_event *e, const HttpdConfig *cfg, HttpHandler handler, void *us
                 r = sd_event_add_time(e, &d->timer, CLOCK_MONOTONIC, 0, 1, on_timer, d);
         if (r >= 0)
                 r = sd_event_add_defer(e, &d->defer, on_defer, d);
+        /*
+         * "Run MHD again now" comes after every other source that is pending: a response
+         * MHD writes a block at a time (a tape of hundreds of MB) keeps asking, and at
+         * sd-event's normal priority the ask won every tie with the pods' sockets, so no
+         * other call got its reply until that response was done.
+         */
+        if (r >= 0)
+                r = sd_event_source_set_priority(d->defer, SD_EVENT_PRIORITY_NORMAL + 1);
         if (r < 0) {
                 httpd_free(d);
                 return r;

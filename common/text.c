@@ -81,3 +81,27 @@ int percent_decode(const char *s, size_t n, bool form, bool strict, char **ret, 
                 *ret_len = o;
         return 0;
 }
+
+int utf8_mend(const char *s, size_t n, char **ret, size_t *ret_len)
+{
+        char *out = n <= (SIZE_MAX - 1) / 3 ? malloc(n * 3 + 1) : NULL;
+        if (!out)
+                return -ENOMEM;
+        size_t o = 0;
+        for (size_t i = 0; i < n;) {
+                size_t len = utf8_char_len(s + i, n - i);
+                if (len) {
+                        memcpy(out + o, s + i, len);
+                        o += len;
+                        i += len;
+                } else {
+                        memcpy(out + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        i++;
+                }
+        }
+        out[o] = 0;
+        *ret = out;
+        *ret_len = o;
+        return 0;
+}

@@ -23,6 +23,13 @@ size_t utf8_char_len(const char *s, size_t n);
 bool utf8_valid(const char *s, size_t n);
 
 /*
+ * The n bytes at s with each byte of a malformed sequence replaced by U+FFFD (what
+ * twin_json_string_lossy makes of them): a new buffer of *ret_len bytes (NUL-terminated)
+ * in *ret. 0 or -ENOMEM.
+ */
+int utf8_mend(const char *s, size_t n, char **ret, size_t *ret_len);
+
+/*
  * Percent-decodes n bytes at s into a new NUL-terminated buffer (*ret_len bytes, which
  * may contain NULs decoded from %00). With form, '+' is a space. With strict, a malformed
  * escape fails the decode (-EINVAL); without, it is kept as it is, as browsers do. Returns

@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <sys/random.h>
 
 #include "common/json-util.h"
@@ -342,6 +343,75 @@ int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t t
         return verify_jwt(key, key_len, t, now, ret);
 }
 
+typedef struct TokenCacheEntry {
+        char *token; /* NULL: free */
+        size_t token_len;
+        uint8_t key[64];
+        size_t key_len;
+        TokenClaims claims; /* as token_verify filled them (signature good) */
+} TokenCacheEntry;
+
+static TokenCacheEntry token_cache[TOKEN_CACHE_SLOTS];
+static uint64_t token_cache_seed;
+
+static uint64_t token_hash(const char *s, size_t n)
+{
+        /* FNV-1a from a random seed, then a final mix: spreads tokens over the slots; the
+         * match itself is a constant-time compare of the whole token */
+        uint64_t h = token_cache_seed ^ UINT64_C(14695981039346656037);
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)s[i]) * UINT64_C(1099511628211);
+        h ^= h >> 33;
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+        return h;
+}
+
+/* What token_verify says of claims it verified, at time now: its expiry rule. */
+static int claims_at(const TokenClaims *c, int64_t now)
+{
+        /* a session JWT always has exp; a provider token may have none (0) */
+        bool expired = c->provider[0] ? c->exp > 0 && c->exp <= now : c->exp <= now;
+        return expired ? -ETIME : 0;
+}
+
+int token_verify_cached(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
+                        int64_t now, TokenClaims *ret)
+{
+        if (key_len == 0 || key_len > sizeof(token_cache[0].key) || !token || token_len == 0 ||
+            token_len > TOKEN_MAX_LEN)
+                return token_verify(key, key_len, token, token_len, now, ret);
+        if (token_cache_seed == 0 && token_random_bytes(&token_cache_seed, sizeof(uint64_t)) < 0)
+                token_cache_seed = 1;
+        TokenCacheEntry *e = &token_cache[token_hash(token, token_len) % TOKEN_CACHE_SLOTS];
+        if (e->token && e->token_len == token_len && e->key_len == key_len &&
+            CRYPTO_memcmp(e->token, token, token_len) == 0 &&
+            CRYPTO_memcmp(e->key, key, key_len) == 0) {
+                int r = claims_at(&e->claims, now);
+                if (r == 0 && ret)
+                        *ret = e->claims;
+                return r;
+        }
+        /* verified with no expiry in the way, so that an expired token's good signature is
+         * remembered too (its holder is told "expired" by the rule above) */
+        TokenClaims c;
+        int r = token_verify(key, key_len, token, token_len, INT64_MIN, &c);
+        if (r < 0)
+                return r; /* -ETIME is the only answer that depends on now */
+        char *copy = malloc(token_len);
+        if (copy) {
+                memcpy(copy, token, token_len);
+                free(e->token);
+                *e = (TokenCacheEntry){
+                        .token = copy, .token_len = token_len, .key_len = key_len, .claims = c};
+                memcpy(e->key, key, key_len);
+        }
+        r = claims_at(&c, now);
+        if (r == 0 && ret)
+                *ret = c;
+        return r;
+}
+
 int token_random_bytes(void *buf, size_t n)
 {
         char *p = buf;
@@ -357,6 +427,16 @@ int token_random_bytes(void *buf, size_t n)
         return 0;
 }
 
+static unsigned char pool[4096];
+static size_t pool_used = sizeof(pool);
+static bool pool_hooked;
+
+static void pool_forget(void)
+{
+        explicit_bzero(pool, sizeof(pool));
+        pool_used = sizeof(pool);
+}
+
 int token_random_id(const char *prefix, size_t n, char **ret)
 {
         static const char alphabet[] =
@@ -366,22 +446,30 @@ int token_random_id(const char *prefix, size_t n, char **ret)
         if (!s)
                 return -ENOMEM;
         memcpy(s, prefix, pl);
-        /* One getrandom for the lot (the gateway mints an id per call); refill only
-         * when rejection sampling (keeps base62 uniform) used the buffer up. */
-        unsigned char buf[64];
-        size_t used = sizeof(buf);
+        /*
+         * Ids come from a process-wide pool of random bytes, refilled by one getrandom(2)
+         * per 4 KiB (the gateway mints an id per call: a syscall each was most of the cost
+         * of a request id). A pool inherited across fork(2) is refilled, never shared.
+         * Rejection sampling keeps base62 uniform.
+         */
+        if (!pool_hooked) {
+                /* fork(2)'s child starts with an empty pool (glibc runs the hook; a raw
+                 * clone(2) child, the spawner's, never mints ids) */
+                (void)pthread_atfork(NULL, NULL, pool_forget);
+                pool_hooked = true;
+        }
         for (size_t i = 0; i < n;) {
-                if (used == sizeof(buf)) {
-                        int r = token_random_bytes(buf, sizeof(buf));
+                if (pool_used == sizeof(pool)) {
+                        int r = token_random_bytes(pool, sizeof(pool));
                         if (r < 0)
                                 return r;
-                        used = 0;
+                        pool_used = 0;
                 }
-                unsigned char b = buf[used++];
+                unsigned char b = pool[pool_used];
+                pool[pool_used++] = 0; /* a byte handed out is not kept */
                 if (b < 248)
                         s[pl + i++] = alphabet[b % 62];
         }
-        explicit_bzero(buf, sizeof(buf));
         s[pl + n] = 0;
         *ret = TAKE_PTR(s);
         return 0;

@@ -61,6 +61,20 @@ int token_mint_provider(const uint8_t *key, size_t key_len, const char *provider
 int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
                  int64_t now, TokenClaims *ret);
 
+/*
+ * token_verify, remembering the tokens it verified: a bounded cache (TOKEN_CACHE_SLOTS
+ * entries per process, direct-mapped by a hash of the token under a random per-process
+ * seed) keyed by the key and the token's bytes, both compared in constant time. A token
+ * seen again costs a hash and a compare instead of an HMAC (and, for a session JWT, a
+ * base64 decode and a JSON parse). Only tokens whose signature verified are kept; their
+ * exp is checked against now on every call, as token_verify checks it. Same results as
+ * token_verify. Not thread-safe (pomed and `pome twin start` are single-threaded).
+ */
+int token_verify_cached(const uint8_t *key, size_t key_len, const char *token, size_t token_len,
+                        int64_t now, TokenClaims *ret);
+
+#define TOKEN_CACHE_SLOTS 1024u
+
 /* base64url without padding (RFC 4648 §5) of n bytes into a new string. NULL on OOM. */
 char *token_base64url(const void *data, size_t n);
 

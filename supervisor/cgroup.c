@@ -24,7 +24,7 @@ static const char *const ctrl_names[CG_N_CTRL] = {"memory", "pids", "cpu"};
 #define CG_ROOT           "/sys/fs/cgroup"
 #define CG_WAIT_USEC      (1 * USEC_PER_SEC) /* how long a kill may take to empty a cgroup */
 #define CG_POLL_USEC      (1 * USEC_PER_MSEC)
-#define CG_MAX_DEPTH      8 /* below the tree: <sid>/<twin>, deeper only if a pod nested */
+#define CG_MAX_DEPTH      8 /* below the tree: <pod>, deeper only if a pod nested */
 #define CG_NAME_MAX       64
 #define CG_SHARES_MIN     UINT64_C(2)
 #define CG_SHARES_MAX     UINT64_C(262144)
@@ -53,8 +53,7 @@ struct CgSetup {
 
 typedef struct CgLeaf {
         const CgHier *hier; /* borrowed from the setup */
-        char *path;         /* absolute path of <tree>/<sid>/<twin> */
-        char *sid_path;     /* absolute path of <tree>/<sid> */
+        char *path;         /* absolute path of <tree>/<pod name> */
 } CgLeaf;
 
 struct CgPod {
@@ -812,31 +811,22 @@ static void cgroup_freep_(struct cgroup **cg)
                 cgroup_free(cg);
 }
 
-/* Creates the leaf of one hierarchy with libcgroup and writes the values of its controllers. */
-static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char **values)
+/*
+ * Creates the leaf of one hierarchy with libcgroup, then writes the values of its
+ * controllers. libcgroup 2.0's cgroup_create_cgroup re-reads /proc/mounts before every
+ * directory it makes and every value it sets (cg_test_mounted_fs, not cached by
+ * cgroup_init): it is asked for the directory only, and the values — one write(2) each,
+ * as it would make them — go through our own open of the leaf, which pomed needs anyway.
+ */
+static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, const char *leaf,
+                       char **values)
 {
         _cleanup_(cgroup_freep_) struct cgroup *cg = cgroup_new_cgroup(rel);
         if (!cg)
                 return -ENOMEM;
-        for (int c = 0; c < CG_N_CTRL; c++) {
-                if (!(h->mask & (1u << c)))
-                        continue;
-                struct cgroup_controller *ctl = cgroup_add_controller(cg, ctrl_names[c]);
-                if (!ctl)
+        for (int c = 0; c < CG_N_CTRL; c++)
+                if ((h->mask & (1u << c)) && !cgroup_add_controller(cg, ctrl_names[c]))
                         return -ENOMEM;
-                size_t cl = strlen(ctrl_names[c]);
-                for (char **v = values; *v; v++) {
-                        if (strncmp(*v, ctrl_names[c], cl) != 0 || (*v)[cl] != '.')
-                                continue;
-                        const char *eq = strchr(*v, '=');
-                        _cleanup_free_ char *file = strndup(*v, (size_t)(eq - *v));
-                        if (!file)
-                                return -ENOMEM;
-                        int e = cgroup_add_value_string(ctl, file, eq + 1);
-                        if (e != 0)
-                                return cg_errno(e);
-                }
-        }
         /*
          * ignore_ownership=1: the files stay root's, and libcgroup skips a chown per
          * control file (most of its ~230 syscalls per create, DESIGN.md pitfalls).
@@ -844,14 +834,40 @@ static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char 
         int e = cgroup_create_cgroup(cg, 1);
         if (e != 0)
                 return cg_errno(e);
+        _cleanup_close_ int dfd = open(leaf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return negative_errno();
+        for (int c = 0; c < CG_N_CTRL; c++) {
+                if (!(h->mask & (1u << c)))
+                        continue;
+                size_t cl = strlen(ctrl_names[c]);
+                for (char **v = values; *v; v++) {
+                        if (strncmp(*v, ctrl_names[c], cl) != 0 || (*v)[cl] != '.')
+                                continue;
+                        const char *eq = strchr(*v, '=');
+                        char file[64];
+                        if ((size_t)(eq - *v) >= sizeof(file))
+                                return -EINVAL;
+                        memcpy(file, *v, (size_t)(eq - *v));
+                        file[eq - *v] = 0;
+                        _cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
+                        if (fd < 0)
+                                return access_errno(negative_errno());
+                        size_t n = strlen(eq + 1);
+                        ssize_t k = write(fd, eq + 1, n);
+                        if (k < 0) /* a value the kernel refuses is a bad limit */
+                                return errno == EPERM || errno == EACCES ? -EACCES : -EINVAL;
+                        if ((size_t)k != n)
+                                return -EIO;
+                }
+        }
         if (s->layout == CG_LAYOUT_V2) {
                 /*
                  * The leaf must enable nothing for children or nobody could join it (no
                  * internal processes). libcgroup enables controllers in the parents only,
                  * but older releases also did it in the leaf: undo that if it happened.
                  */
-                _cleanup_free_ char *leaf = path_join(h->mount, rel);
-                _cleanup_free_ char *sc = leaf ? path_join(leaf, "cgroup.subtree_control") : NULL;
+                _cleanup_free_ char *sc = path_join(leaf, "cgroup.subtree_control");
                 _cleanup_free_ char *text = NULL;
                 if (!sc)
                         return -ENOMEM;
@@ -864,11 +880,11 @@ static int create_leaf(const CgSetup *s, const CgHier *h, const char *rel, char 
         return 0;
 }
 
-int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits *lim, CgPod **ret)
+int cg_pod_create(CgSetup *s, const char *name, const PodLimits *lim, CgPod **ret)
 {
         int r;
 
-        if (!valid_name(sid) || !valid_name(twin) || !limits_valid(lim))
+        if (!valid_name(name) || !limits_valid(lim))
                 return -EINVAL;
         if (!s->use_libcgroup)
                 return -EOPNOTSUPP;
@@ -888,11 +904,9 @@ int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits
         for (size_t i = 0; i < s->n_hier; i++) {
                 const CgHier *h = &s->hier[i];
                 CgLeaf *l = &p->leaf[i];
-                _cleanup_free_ char *sid_rel = path_join(h->tree_rel, sid);
-                _cleanup_free_ char *rel = sid_rel ? path_join(sid_rel, twin) : NULL;
+                _cleanup_free_ char *rel = path_join(h->tree_rel, name);
                 l->hier = h;
-                l->sid_path = path_join(h->tree, sid);
-                l->path = l->sid_path ? path_join(l->sid_path, twin) : NULL;
+                l->path = path_join(h->tree, name);
                 if (!rel || !l->path) {
                         r = -ENOMEM;
                         goto fail;
@@ -903,7 +917,7 @@ int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits
                         goto fail;
                 }
                 p->n_leaf = i + 1;
-                r = create_leaf(s, h, rel, values);
+                r = create_leaf(s, h, rel, l->path, values);
                 if (r < 0)
                         goto fail;
                 _cleanup_free_ char *procs = path_join(l->path, "cgroup.procs");
@@ -925,7 +939,6 @@ fail:
                 /* leave the existing leaf alone: forget it before cleaning up ours */
                 CgLeaf *l = &p->leaf[p->n_leaf];
                 free(l->path);
-                free(l->sid_path);
                 *l = (CgLeaf){};
         }
         (void)cg_pod_destroy(p);
@@ -937,6 +950,12 @@ int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n)
         *ret_fds = p->join_fds;
         *ret_n = p->n_leaf;
         return 0;
+}
+
+void cg_pod_close_join_fds(CgPod *p)
+{
+        for (size_t i = 0; i < CG_N_CTRL; i++)
+                p->join_fds[i] = safe_close(p->join_fds[i]);
 }
 
 static const CgLeaf *leaf_of(const CgPod *p, const char *controller)
@@ -1045,8 +1064,7 @@ int cg_pod_oom(CgPod *p, char **ret_culprit)
 int cg_pod_release(CgPod *p)
 {
         int r = 0;
-        for (size_t i = 0; i < CG_N_CTRL; i++)
-                p->join_fds[i] = safe_close(p->join_fds[i]);
+        cg_pod_close_join_fds(p);
         for (size_t i = 0; i < p->n_leaf; i++) {
                 CgLeaf *l = &p->leaf[i];
                 if (!l->path)
@@ -1060,10 +1078,6 @@ int cg_pod_release(CgPod *p)
                                 r = k;
                         continue;
                 }
-                /* The other twins of the sandbox may still live in <sid>: then it stays. */
-                if (l->sid_path && rmdir(l->sid_path) < 0 && errno != ENOTEMPTY && errno != EBUSY &&
-                    errno != ENOENT && r == 0)
-                        r = negative_errno();
                 free(l->path);
                 l->path = NULL;
         }
@@ -1077,7 +1091,6 @@ CgPod *cg_pod_free(CgPod *p)
         for (size_t i = 0; i < CG_N_CTRL; i++) {
                 safe_close(p->join_fds[i]);
                 free(p->leaf[i].path);
-                free(p->leaf[i].sid_path);
         }
         free(p);
         return NULL;

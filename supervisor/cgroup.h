@@ -5,7 +5,8 @@
  * pomed builds one tree, <own cgroup>/<tree_name>, in every hierarchy it needs
  * (v1: memory, pids, cpu; v2: the unified one), where <own cgroup> is read from
  * /proc/self/cgroup, so pods nest inside whatever limits the host put on pomed. A pod
- * is the leaf <tree>/<sid>/<twin>. Nothing is written outside <own cgroup>, except
+ * is the leaf <tree>/<pod name>: named by pod, not by sandbox, so that it can be made
+ * before the pod has a sandbox (the warm pool). Nothing is written outside <own cgroup>, except
  * on v2 the "+controller" that libcgroup writes into the ancestors' subtree_control
  * (a no-op there: a controller is in our cgroup.controllers only when every ancestor
  * already enabled it).
@@ -76,34 +77,41 @@ const char *cg_tree_path(const CgSetup *s, const char *controller);
  * At pomed start: SIGKILLs every process in every cgroup below the tree (leftovers of a
  * previous instance; cgroup.kill where the kernel has it), waits until they are gone
  * (up to 1 s), and removes every directory below the tree. *ret_sids receives the
- * sandbox ids found (NULL-terminated strv, caller frees each string and the array;
- * an empty array when none). Returns the number of sandbox ids, or a negative errno:
+ * names of the pod cgroups found (NULL-terminated strv, caller frees each string and the
+ * array; an empty array when none). Returns their number, or a negative errno:
  * -EBUSY when a cgroup would not empty or a directory would not go (whatever could be
  * removed was; *ret_sids untouched).
  */
 int cg_cleanup_leftovers(CgSetup *s, char ***ret_sids);
 
 /*
- * Creates the pod leaf <tree>/<sid>/<twin> in every hierarchy with libcgroup and
+ * Creates the pod leaf <tree>/<name> in every hierarchy with libcgroup and
  * writes the limits: v2 memory.max, memory.swap.max=0, pids.max, cpu.weight; v1
  * memory.limit_in_bytes, memory.memsw.limit_in_bytes (= memory.limit_in_bytes, so the
  * limit covers swap too) when swap accounting exists, pids.max, cpu.shares (weight
  * mapped as systemd does: shares = weight * 1024 / 100, clamped to 2..262144).
  * Opens each leaf's cgroup.procs O_WRONLY|O_CLOEXEC for the child to join with
- * (cg_pod_join_fds). sid and twin are one path component each ([A-Za-z0-9_.-], at most
- * 64 bytes, not "." or ".."). s is borrowed and must outlive the pod.
+ * (cg_pod_join_fds). name is one path component ([A-Za-z0-9_.-], at most 64 bytes, not
+ * "." or ".."). s is borrowed and must outlive the pod.
  * Returns 0 and a new CgPod (release with cg_pod_destroy), -EINVAL for a bad name or
  * limit, -EEXIST when the leaf exists already, -EACCES, -ENOMEM, or the errno behind
  * a libcgroup failure (-EIO when libcgroup gives none). Nothing is left on failure.
  */
-int cg_pod_create(CgSetup *s, const char *sid, const char *twin, const PodLimits *lim, CgPod **ret);
+int cg_pod_create(CgSetup *s, const char *name, const PodLimits *lim, CgPod **ret);
 
 /*
  * The pre-opened cgroup.procs fds of the leaf, one per hierarchy (owned by the pod, valid
- * until cg_pod_destroy). A child joins every pod cgroup by writing "0" into each: a
- * single write(2), async-signal-safe (writing 0 moves the writer, cgroups(7)).
+ * until cg_pod_close_join_fds or cg_pod_destroy). A child joins every pod cgroup by
+ * writing "0" into each: a single write(2), async-signal-safe (writing 0 moves the
+ * writer, cgroups(7)).
  */
 int cg_pod_join_fds(const CgPod *p, const int **ret_fds, size_t *ret_n);
+
+/*
+ * Closes the join fds once the pod's first process has joined (spawn_pod returns after
+ * the child's execve): a live pod holds no fd in pomed it does not need. Idempotent.
+ */
+void cg_pod_close_join_fds(CgPod *p);
 
 /* Absolute path of the leaf in the hierarchy of controller ("memory", "pids", "cpu"), or NULL. */
 const char *cg_pod_path(const CgPod *p, const char *controller);
@@ -133,9 +141,9 @@ int cg_oom_attribute(CgLayout layout, const char *mount, const char *leaf, char 
 /*
  * One non-blocking step of a pod's teardown, for an event loop: closes the join fds,
  * SIGKILLs whatever is still in the pod's cgroups (v2 cgroup.kill when present, else each
- * pid of cgroup.procs) and removes every leaf that is empty, and the <sid> directory once
- * it is. Returns 0 when every leaf is gone, -EBUSY when a dying process still holds one
- * (call again a little later), other negative errno on failure. p stays allocated.
+ * pid of cgroup.procs) and removes every leaf that is empty. Returns 0 when every leaf is gone,
+ * -EBUSY when a dying process still holds one (call again a little later), other negative errno on
+ * failure. p stays allocated.
  */
 int cg_pod_release(CgPod *p);
 
@@ -154,8 +162,8 @@ int cg_pod_destroy(CgPod *p);
  * in the state directory): SIGKILLs every process below it, removes every cgroup below it
  * and the tree itself. Refuses (-EINVAL) a path outside /sys/fs/cgroup, on another file
  * system or whose last component does not start with "pome-". Blocking (up to 1 s per
- * cgroup). Returns the number of sandbox directories reaped (their names in *ret_sids
- * when not NULL; caller frees), 0 when the path does not exist, or negative errno.
+ * cgroup). Returns the number of pod directories reaped (their names in *ret_sids when not
+ * NULL; caller frees), 0 when the path does not exist, or negative errno.
  */
 int cg_reap_tree(const char *path, char ***ret_sids);
 

@@ -32,6 +32,7 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  max_connections_per_client: 256\n"
                                        "  header_timeout: 10s\n"
                                        "  body_timeout: 30s\n"
+                                       "pool_size: 2\n"
                                        "teams:\n"
                                        "  - id: local\n"
                                        "    sessions_quota: 10\n"
@@ -285,6 +286,55 @@ static int get_size(const json_t *o, const char *key, const char *where, uint64_
         return 0;
 }
 
+static int pool_count(const json_t *v, const char *where, const char *twin, unsigned *ret,
+                      CfgError *e)
+{
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > CONFIG_POOL_SIZE_MAX) {
+                char ptr[128];
+                snprintf(ptr, sizeof(ptr), "/%s%s%s", where, twin ? "/" : "", strempty(twin));
+                return cfg_fail(e, ptr, "%s%s%s: expected a number of pods from 0 (no pool) to %u",
+                                where, twin ? "." : "", strempty(twin), CONFIG_POOL_SIZE_MAX);
+        }
+        *ret = (unsigned)json_integer_value(v);
+        return 0;
+}
+
+/* pool_size: N for every twin kind, or {twin: N, …} (kinds not named keep the default). */
+static int parse_pool_size(Config *c, const json_t *v, CfgError *e)
+{
+        c->pool_size = CONFIG_POOL_SIZE_DEFAULT;
+        if (!v)
+                return 0;
+        if (!json_is_object(v))
+                return pool_count(v, "pool_size", NULL, &c->pool_size, e);
+        const char *twin;
+        json_t *n;
+        json_object_foreach ((json_t *)v, twin, n) {
+                if (c->n_pool_sizes == ELEMENTSOF(c->pool_sizes) ||
+                    strlen(twin) >= sizeof(c->pool_sizes[0].twin) || !*twin) {
+                        char ptr[128];
+                        snprintf(ptr, sizeof(ptr), "/pool_size/%.100s", twin);
+                        return cfg_fail(e, ptr, "pool_size.%s: not a twin", twin);
+                }
+                int r = pool_count(n, "pool_size", twin, &c->pool_sizes[c->n_pool_sizes].size, e);
+                if (r < 0)
+                        return r;
+                snprintf(c->pool_sizes[c->n_pool_sizes].twin, sizeof(c->pool_sizes[0].twin), "%s",
+                         twin);
+                c->n_pool_sizes++;
+        }
+        return 0;
+}
+
+unsigned config_pool_size(const Config *c, const char *twin)
+{
+        for (size_t i = 0; i < c->n_pool_sizes; i++)
+                if (streq(c->pool_sizes[i].twin, twin))
+                        return c->pool_sizes[i].size;
+        return c->pool_size;
+}
+
 static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 {
         static const char *const team_keys[] = {"id", "sessions_quota", "plan_tier",
@@ -375,6 +425,7 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                                "pod",
                                                "teams",
                                                "pod_uid_range",
+                                               "pool_size",
                                                NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
@@ -540,6 +591,8 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                         return cfg_fail(e, "/pod/cpu_weight",
                                         "pod.cpu_weight: must be between 1 and 10000");
         }
+        if ((r = parse_pool_size(c, json_object_get(j, "pool_size"), e)) < 0)
+                return r;
         return parse_teams(c, json_object_get(j, "teams"), e);
 }
 

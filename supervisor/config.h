@@ -55,6 +55,14 @@ typedef struct Config {
         uint64_t header_timeout_usec; /* request line + headers must arrive within (per request) */
         uint64_t body_timeout_usec;   /* a request body must arrive within */
 
+        /* pool_size: idle pods kept ready per twin kind (podpool.h); 0 = no pool */
+        unsigned pool_size; /* every kind not named below */
+        struct {
+                char twin[32];
+                unsigned size;
+        } pool_sizes[8]; /* pool_size as a mapping: per kind */
+        size_t n_pool_sizes;
+
         uint64_t pod_memory_max; /* bytes; 0 = the image's limits profile */
         uint64_t pod_pids_max;   /* 0 = the image's limits profile */
         uint64_t pod_cpu_weight; /* 0 = the image's limits profile */
@@ -87,6 +95,12 @@ static inline int config_load(const char *path, Config **ret, char *err, size_t 
 }
 
 Config *config_free(Config *c);
+
+/* The pool size of twin kind twin (pool_size). */
+unsigned config_pool_size(const Config *c, const char *twin);
+
+#define CONFIG_POOL_SIZE_DEFAULT 2u
+#define CONFIG_POOL_SIZE_MAX     64u
 
 /* The team with this id, or NULL. */
 TeamConfig *config_find_team(const Config *c, const char *id);

@@ -49,9 +49,9 @@ static void reply_expired(HttpRequest *rq, const char *sid, const char *reason,
 
 /* ---- the backend: a sandbox's pod ---- */
 
-static void on_pod_reply(Pod *p _unused_, int err, TwinReply *rp, void *userdata)
+static void on_pod_reply(Pod *p _unused_, int err, const TwinReplyBytes *rb, void *userdata)
 {
-        front_exchange_done(userdata, err, rp);
+        front_exchange_done_bytes(userdata, err, rb);
 }
 
 static int pod_backend_call(void *userdata, const TwinRequest *rq, FrontExchange *x)
@@ -69,6 +69,13 @@ static int pod_backend_record(void *userdata, const json_t *row)
 {
         SandboxTwin *st = userdata;
         return sandbox_record(st->sandbox, st, row);
+}
+
+static int pod_backend_record_line(void *userdata, const char *line, size_t len,
+                                   const char *event_id)
+{
+        SandboxTwin *st = userdata;
+        return sandbox_record_line(st->sandbox, st, line, len, event_id);
 }
 
 /* ---- routing ---- */
@@ -213,7 +220,10 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .rest = rest,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
-                .backend = {.call = pod_backend_call, .record = pod_backend_record, .userdata = st},
+                .backend = {.call = pod_backend_call,
+                            .record = pod_backend_record,
+                            .record_line = pod_backend_record_line,
+                            .userdata = st},
         };
         front_serve(rq, &t);
 }

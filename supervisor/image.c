@@ -4,10 +4,111 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"
+
+SeedText *seed_text_new(const char *data, size_t len)
+{
+        SeedText *t = malloc(sizeof(*t) + len + 1);
+        if (!t)
+                return NULL;
+        t->n_ref = 1;
+        t->len = len;
+        memcpy(t->data, data, len);
+        t->data[len] = 0;
+        return t;
+}
+
+SeedText *seed_text_ref(SeedText *t)
+{
+        if (t)
+                t->n_ref++;
+        return t;
+}
+
+SeedText *seed_text_unref(SeedText *t)
+{
+        if (t && --t->n_ref == 0)
+                free(t);
+        return NULL;
+}
+
+#define SEED_CACHE_MAX 32 /* seeds of one image kept; the oldest goes first */
+
+typedef struct SeedEntry {
+        char name[65];
+        struct stat st; /* of the file when it was read */
+        SeedText *text;
+} SeedEntry;
+
+struct SeedCache {
+        SeedEntry e[SEED_CACHE_MAX];
+        size_t n, next; /* entries used; the one to replace when full */
+};
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+               a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+int image_seed_get(const Image *img, const char *name, SeedText **ret)
+{
+        if (!image_valid_name(name))
+                return -ENOENT;
+        char path[PATH_MAX];
+        if ((size_t)snprintf(path, sizeof(path), "%s/seeds/%s.json", img->dir, name) >=
+            sizeof(path))
+                return -ENAMETOOLONG;
+        struct stat st;
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ENOENT : negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -ENOENT; /* a symlink or a directory: as read_file_at refuses them */
+        SeedCache *c = img->seeds;
+        for (size_t i = 0; c && i < c->n; i++)
+                if (streq(c->e[i].name, name) && same_file(&c->e[i].st, &st)) {
+                        *ret = seed_text_ref(c->e[i].text);
+                        return 0;
+                }
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        int r = image_read_seed(img, name, &data, &len);
+        if (r < 0)
+                return r;
+        SeedText *t = seed_text_new(data, len);
+        if (!t)
+                return -ENOMEM;
+        if (c) {
+                /* a file that changed since it was read replaces its entry */
+                size_t i;
+                for (i = 0; i < c->n && !streq(c->e[i].name, name); i++)
+                        ;
+                if (i == c->n) {
+                        if (c->n < SEED_CACHE_MAX)
+                                c->n++;
+                        else
+                                i = c->next++ % SEED_CACHE_MAX;
+                }
+                seed_text_unref(c->e[i].text);
+                snprintf(c->e[i].name, sizeof(c->e[i].name), "%s", name);
+                c->e[i].st = st;
+                c->e[i].text = seed_text_ref(t);
+        }
+        *ret = t;
+        return 0;
+}
+
+static SeedCache *seed_cache_free(SeedCache *c)
+{
+        for (size_t i = 0; c && i < c->n; i++)
+                seed_text_unref(c->e[i].text);
+        free(c);
+        return NULL;
+}
 
 bool image_valid_name(const char *s)
 {
@@ -102,7 +203,8 @@ static int load_image(const Config *cfg, Images *im, const char *name, char *err
         Image *img = &im->images[im->n];
         *img = (Image){.kind = twin_kind_find(name)};
         if (asprintf(&lp, "%s/limits/%s.json", im->policies_dir, limits) < 0 ||
-            !(img->default_seed = strdup(seed ? seed : "default")))
+            !(img->default_seed = strdup(seed ? seed : "default")) ||
+            !(img->seeds = calloc(1, sizeof(SeedCache))))
                 return -ENOMEM;
         img->dir = TAKE_PTR(dir);
         im->n++;
@@ -152,6 +254,7 @@ Images *images_free(Images *im)
         for (size_t i = 0; i < im->n; i++) {
                 free(im->images[i].dir);
                 free(im->images[i].default_seed);
+                seed_cache_free(im->images[i].seeds);
         }
         free(im->images);
         free(im->images_dir);

@@ -15,11 +15,35 @@
 #include "supervisor/config.h"
 #include "supervisor/pod-limits.h"
 
+/*
+ * The text of one seed, shared by every sandbox started from it (reference-counted): what
+ * the pod loads and what a kept run's <twin>.seed.json holds, written from it once the run
+ * ends (sandbox.c), so a sandbox that is discarded never copies its seeds.
+ */
+typedef struct SeedText {
+        unsigned n_ref;
+        size_t len;
+        char data[]; /* len bytes, NUL-terminated */
+} SeedText;
+
+/* A new seed text holding a copy of the len bytes at data (1 reference), or NULL. */
+SeedText *seed_text_new(const char *data, size_t len);
+SeedText *seed_text_ref(SeedText *t);
+/* Drops one reference; frees on the last. Accepts NULL; returns NULL. */
+SeedText *seed_text_unref(SeedText *t);
+static inline void seed_text_unrefp(SeedText **t)
+{
+        seed_text_unref(*t);
+}
+
+typedef struct SeedCache SeedCache;
+
 typedef struct Image {
         const TwinKind *kind;
         char *dir;          /* sandbox-images/<twin>, absolute */
         char *default_seed; /* seed name */
         PodLimits limits;   /* the profile, overridden by pomed.conf's pod: section */
+        SeedCache *seeds;   /* seed texts read so far (image_seed_get) */
 } Image;
 
 typedef struct Images {
@@ -53,6 +77,14 @@ bool image_valid_name(const char *s);
  * Returns 0, -ENOENT (no such seed, or a bad name), -EFBIG (> IMAGE_SEED_MAX), -errno.
  */
 int image_read_seed(const Image *img, const char *name, char **ret, size_t *ret_len);
+
+/*
+ * The seed called name of img as a shared text (a new reference in *ret), read once and
+ * kept while its file stays the same (device, inode, size and mtime: one stat(2) per call,
+ * instead of reading it again; a changed file is read anew, and sandboxes holding the old
+ * text keep it). Same errors as image_read_seed.
+ */
+int image_seed_get(const Image *img, const char *name, SeedText **ret);
 
 /* The seed names of img (JSON array, new reference). */
 json_t *image_seeds_json(const Image *img);

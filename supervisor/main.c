@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <systemd/sd-daemon.h>
@@ -423,6 +424,35 @@ static void listen_failed(int r, const char *address, uint16_t port, const char 
                            address, port, what, key, option);
 }
 
+/*
+ * Every open sandbox holds a few fds in pomed (per pod its socket and pidfd; per twin a
+ * tape once it has a row) and every connection one: the soft RLIMIT_NOFILE of a plain shell
+ * (1024) would cap a host at ~80 sandboxes. pomed raises it to the hard limit (the unit's
+ * LimitNOFILE=, or the shell's `ulimit -Hn`); the pods get their own 64 (spawn.c), so
+ * nothing inherits the raised one. pomed calls no select(2), the one API that breaks past
+ * FD_SETSIZE.
+ */
+static void raise_nofile(void)
+{
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                log_warning_errno(-errno, "cannot read RLIMIT_NOFILE");
+                return;
+        }
+        rlim_t was = rl.rlim_cur;
+        if (rl.rlim_cur != rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                        log_warning_errno(-errno, "cannot raise RLIMIT_NOFILE from %llu to %llu",
+                                          (unsigned long long)was, (unsigned long long)rl.rlim_max);
+                        return;
+                }
+        }
+        log_info("file descriptors: soft limit %llu (was %llu, hard limit %llu)",
+                 (unsigned long long)rl.rlim_cur, (unsigned long long)was,
+                 (unsigned long long)rl.rlim_max);
+}
+
 /* The first entry of systemd's $RUNTIME_DIRECTORY (or runtime_dir of pomed.conf): where
  * pomed.json is also written for `pome` run from anywhere. NULL outside systemd. */
 static char *discovery_dir(const Config *cfg)
@@ -463,6 +493,8 @@ int main(int argc, char **argv)
                 config_free(cfg);
                 return r;
         }
+
+        raise_nofile();
 
         /* SIGCHLD must be blocked for sd-event's child sources; the others become events. */
         sigset_t ss;

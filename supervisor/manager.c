@@ -10,6 +10,7 @@
 #include "supervisor/image.h"
 #include "supervisor/log.h"
 #include "supervisor/podhost.h"
+#include "supervisor/podpool.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
 
@@ -24,6 +25,7 @@ struct Manager {
         Teams *teams;
         Images *images;
         PodHost *host;
+        PodPool *pool; /* warm pods, or NULL when every pool_size is 0 */
         Registry *registry;
         RunDirs *runs;
         Metrics *metrics;
@@ -48,6 +50,8 @@ struct Manager {
 static void on_state_changed(Sandbox *s, void *userdata)
 {
         Manager *m = userdata;
+        if (s->state != SANDBOX_PROVISIONING)
+                podpool_kick(m->pool); /* a create answered: the pool may refill */
         if (m->observer.state_changed)
                 m->observer.state_changed(s, m->observer.userdata);
 }
@@ -169,6 +173,29 @@ static int on_gc(sd_event_source *es _unused_, uint64_t usec _unused_, void *use
 
 /* ---- set-up ---- */
 
+/*
+ * A run a previous pomed left open was never told it is kept, so its image seeds were not
+ * written (sandbox.c keeps them at the end): write them now from the images, by the name
+ * its record gives. An inline seed is not on record; grading falls back to the task's.
+ */
+static void restore_seeds(Manager *m, const char *id, const json_t *doc)
+{
+        const char *twin;
+        json_t *pt;
+        json_object_foreach ((json_t *)json_object_get(doc, "per_twin"), twin, pt) {
+                const Image *img = images_find(m->images, twin);
+                const char *seed = json_get_str(pt, "seed");
+                char name[64];
+                snprintf(name, sizeof(name), "%s.seed.json", twin);
+                _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+                _cleanup_(seed_text_unrefp) SeedText *t = NULL;
+                if (!img || !seed || !path || access(path, F_OK) == 0 ||
+                    image_seed_get(img, seed, &t) < 0)
+                        continue;
+                (void)rundir_write(m->runs, id, name, t->data, t->len, false);
+        }
+}
+
 static int open_registry(Manager *m, char *err, size_t errlen)
 {
         _cleanup_free_ char *path = NULL;
@@ -197,10 +224,46 @@ static int open_registry(Manager *m, char *err, size_t errlen)
                 log_notice("%s: failed (supervisor_restarted): it was open when the previous "
                            "pomed ended",
                            id);
-                if (rundir_exists(m->runs, id))
+                if (rundir_exists(m->runs, id)) {
                         (void)rundir_write_json(m->runs, id, "sandbox.json", doc);
+                        restore_seeds(m, id, doc);
+                }
         }
         return 0;
+}
+
+/* The pool waits while a create waits for its pods: a spawn now would delay its READY. */
+static bool creates_waiting(void *userdata)
+{
+        Manager *m = userdata;
+        for (Sandbox *s = m->sandboxes; s; s = s->next)
+                if (s->state == SANDBOX_PROVISIONING)
+                        return true;
+        return false;
+}
+
+/* The warm pool (podpool.h), sized by pool_size per twin kind; none when all are 0. */
+static int start_pool(Manager *m, char *err, size_t errlen)
+{
+        const Config *cfg = m->cfg;
+        for (size_t i = 0; i < cfg->n_pool_sizes; i++)
+                if (!images_find(m->images, cfg->pool_sizes[i].twin)) {
+                        snprintf(err, errlen, "pool_size.%s: no such twin (twins: %s%s%s)",
+                                 cfg->pool_sizes[i].twin, m->images->n ? "" : "none",
+                                 m->images->n ? m->images->images[0].kind->name : "",
+                                 m->images->n > 1 ? ", …" : "");
+                        return -EINVAL;
+                }
+        unsigned sizes[16] = {}, total = 0;
+        for (size_t i = 0; i < m->images->n && i < ELEMENTSOF(sizes); i++)
+                total += sizes[i] = config_pool_size(cfg, m->images->images[i].kind->name);
+        if (total == 0)
+                return 0;
+        int r = podpool_new(m->event, podhost_env(m->host), m->images, sizes, creates_waiting, m,
+                            &m->pool);
+        if (r < 0)
+                snprintf(err, errlen, "cannot start the pod pool: %s", strerror(-r));
+        return r;
 }
 
 /* One pod of the first image, started and stopped: a broken install stops pomed here. */
@@ -242,6 +305,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 r = open_registry(m, err, errlen);
         if (r >= 0)
                 r = metrics_new(&m->metrics);
+        if (r >= 0)
+                r = start_pool(m, err, errlen);
         if (r < 0)
                 goto fail;
         teams_set_observer(m->teams, on_team_changed, m);
@@ -254,6 +319,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .secret = state->secret,
                 .public_url = (const char *const *)&m->public_url,
                 .metrics = m->metrics,
+                .pool = m->pool,
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -288,6 +354,7 @@ Manager *manager_free(Manager *m)
         }
         sd_event_source_disable_unref(m->gc_timer);
         sd_event_source_disable_unref(m->drain_timer);
+        m->pool = podpool_free(m->pool); /* its idle pods killed and reaped */
         hashmap_free(m->by_id);
         registry_close(m->registry);
         rundirs_free(m->runs);
@@ -315,11 +382,18 @@ json_t *manager_isolation_json(const Manager *m)
 {
         const CgSetup *cg = podhost_cgroups(m->host);
         const char *user = podhost_pod_user(m->host);
-        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?}", "cgroups", "active",
+        json_t *pool = json_object();
+        for (size_t i = 0; pool && i < m->images->n; i++) {
+                const Image *img = &m->images->images[i];
+                json_object_set_new(pool, img->kind->name,
+                                    json_pack("{s:i, s:i}", "idle", (int)podpool_idle(m->pool, img),
+                                              "size", (int)podpool_size(m->pool, img)));
+        }
+        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?, s:o*}", "cgroups", "active",
                          cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL, "tree",
                          cg ? cg_tree_path(cg, "memory") : NULL, "seccomp", 1, "namespaces",
                          *user != 0, "pod_user", *user ? user : NULL, "pod_uid_range",
-                         podhost_pod_uid_range(m->host));
+                         podhost_pod_uid_range(m->host), "pool", pool);
 }
 
 Teams *manager_teams(Manager *m)
@@ -343,7 +417,7 @@ int manager_reload_teams(Manager *m, const Config *cfg)
 
 /* What validate prepares for a create and the spec borrows until sandbox_spawn. */
 typedef struct Seeds {
-        char *data[SANDBOX_TWINS_MAX];
+        SeedText *data[SANDBOX_TWINS_MAX];
         GradeTask *task;
         char *task_name; /* the task's title, when the create names no task */
 } Seeds;
@@ -351,7 +425,7 @@ typedef struct Seeds {
 static void seeds_done(Seeds *s)
 {
         for (size_t i = 0; i < SANDBOX_TWINS_MAX; i++)
-                free(s->data[i]);
+                seed_text_unref(s->data[i]);
         grade_task_free(s->task);
         free(s->task_name);
 }
@@ -361,8 +435,7 @@ static void seeds_done(Seeds *s)
  * (*ret_len bytes): checked with the twin's own seed loader first, so a bad seed is the
  * caller's 422 naming what is wrong, not a pod that never gets ready. 0, or -1 with e.
  */
-static int inline_seed(const char *twin, const json_t *doc, char **ret, size_t *ret_len,
-                       SandboxError *e)
+static int inline_seed(const char *twin, const json_t *doc, SeedText **ret, SandboxError *e)
 {
         const TwinKind *k = twin_kind_find(twin);
         char err[512] = "";
@@ -376,19 +449,18 @@ static int inline_seed(const char *twin, const json_t *doc, char **ret, size_t *
                                      json_pack("{s:s, s:s, s:s}", "field", "seeds", "twin", twin,
                                                "seed_error", err),
                                      "The inline seed of twin %s is refused: %s", twin, err);
-        char *text = json_dumps(doc, JSON_COMPACT);
+        _cleanup_free_ char *text = json_dumps(doc, JSON_COMPACT);
         if (!text)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
-        if (strlen(text) > IMAGE_SEED_MAX) {
-                free(text);
+        if (strlen(text) > IMAGE_SEED_MAX)
                 return sandbox_error(e, SANDBOX_ERR_INVALID,
                                      json_pack("{s:s, s:s, s:i}", "field", "seeds", "twin", twin,
                                                "max_bytes", (int)IMAGE_SEED_MAX),
                                      "The inline seed of twin %s is larger than %u bytes.", twin,
                                      IMAGE_SEED_MAX);
-        }
-        *ret_len = strlen(text);
-        *ret = text;
+        *ret = seed_text_new(text, strlen(text));
+        if (!*ret)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         return 0;
 }
 
@@ -450,14 +522,14 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                                 : NULL;
                 if (rq->seed_docs[i] || task_seed) {
                         if (inline_seed(rq->twins[i], rq->seed_docs[i] ?: task_seed,
-                                        &seeds->data[i], &spec->seed_lens[i], e) < 0)
+                                        &seeds->data[i], e) < 0)
                                 return -1;
                         spec->seed_names[i] = rq->seed_docs[i] ? "inline" : "task";
                         spec->seeds[i] = seeds->data[i];
                         continue;
                 }
                 const char *name = rq->seeds[i] ? rq->seeds[i] : img->default_seed;
-                int r = image_read_seed(img, name, &seeds->data[i], &spec->seed_lens[i]);
+                int r = image_seed_get(img, name, &seeds->data[i]);
                 if (r == -ENOENT)
                         return sandbox_error(e, SANDBOX_ERR_INVALID,
                                              json_pack("{s:s, s:s, s:s, s:o}", "field", "seeds",
@@ -688,10 +760,18 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
                 }
         char name[64];
         snprintf(name, sizeof(name), "%s.tape.jsonl", k->name);
-        _cleanup_free_ char *path = NULL;
-        if (manager_run_file(m, team, id, name, &path, e) < 0)
-                return -1;
+        if (!m->runs || !rundir_exists(m->runs, id)) {
+                _cleanup_json_ json_t *doc = NULL;
+                (void)manager_record(m, id, &doc);
+                return refuse_no_run(id, doc, e);
+        }
+        _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+        if (!path)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         int r = tape_open_readonly(path, ret);
+        /* a twin that served no call never made its tape's file: its tape is empty */
+        if (r == -ENOENT)
+                r = tape_open(NULL, ret);
         if (r < 0)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "cannot read %s: %s", path,
                                      strerror(-r));
@@ -777,6 +857,7 @@ void manager_drain(Manager *m, void (*done)(void *userdata), void *userdata)
                 return;
         }
         m->draining = true;
+        podpool_drain(m->pool); /* no pod is handed out again: the idle ones go now */
         m->drain_done = done;
         m->drain_userdata = userdata;
         m->drain_deadline = now_usec(CLOCK_MONOTONIC) + m->cfg->drain_timeout_usec;

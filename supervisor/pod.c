@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <linux/filter.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,7 +36,10 @@ struct PodCall {
 struct Pod {
         const PodEnv *env;
         const TwinKind *kind;
-        char *sid;
+        char *sid;     /* NULL until pod_load: a pooled pod belongs to no sandbox yet */
+        char name[32]; /* its cgroup's name: "pod-<n>" */
+        bool loaded;   /* the load frame went out */
+        int report_fd; /* fork-style spawn: the child's step report until it exec'd, or -1 */
         CgPod *cg;
         pid_t pid;
         sd_event_source *child; /* owns the pidfd */
@@ -85,10 +89,10 @@ static PodCall *call_take(Pod *p, uint64_t id)
         return NULL;
 }
 
-static void call_finish(PodCall *c, int err, TwinReply *rp)
+static void call_finish(PodCall *c, int err, const TwinReplyBytes *rb)
 {
-        TwinReply empty = {};
-        c->cb(c->pod, err, rp ? rp : &empty, c->userdata);
+        static const TwinReplyBytes empty = {};
+        c->cb(c->pod, err, rb ? rb : &empty, c->userdata);
         call_free(c);
 }
 
@@ -210,10 +214,9 @@ static void on_frame(Pod *p, Frame *f)
         PodCall *c = call_take(p, f->id);
         if (!c)
                 return; /* a late reply to a call that already timed out */
-        TwinReply rp = {};
-        int r = podwire_decode_reply(f, &rp);
-        call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rp);
-        twin_reply_done(&rp);
+        TwinReplyBytes rb = {};
+        int r = podwire_decode_reply(f, &rb);
+        call_finish(c, r < 0 ? -EPROTO : 0, r < 0 ? NULL : &rb);
         if (r < 0) {
                 char why[128];
                 snprintf(why, sizeof(why),
@@ -323,6 +326,10 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
         p->io = sd_event_source_disable_unref(p->io);
         p->fd = safe_close(p->fd);
         fail_calls(p, -ECONNRESET);
+        if (p->report_fd >= 0) { /* fork-style spawn: a failed setup step reported itself */
+                p->spawn = spawn_read_failure(p->report_fd);
+                p->report_fd = safe_close(p->report_fd);
+        }
 
         _cleanup_free_ char *culprit = NULL;
         int oom = p->cg ? cg_pod_oom(p->cg, &culprit) : CG_OOM_NONE;
@@ -384,9 +391,13 @@ static int send_load(Pod *p, const TwinKind *k, const char *seed, size_t seed_le
         return queue_out(p, buf, len);
 }
 
-int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
-              size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
-              Pod **ret, char *err, size_t errlen)
+/* Names pods "pod-<instance>-<n>": unique for this pomed, and not one a predecessor's
+ * leftover (reaped at start, but maybe still going) could hold. */
+static uint64_t pod_counter;
+static uint32_t pod_instance;
+
+int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, bool no_wait,
+              const PodCallbacks *cb, void *userdata, Pod **ret, char *err, size_t errlen)
 {
         Pod *p = calloc(1, sizeof(*p));
         if (!p)
@@ -394,6 +405,7 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         p->env = env;
         p->kind = k;
         p->fd = -1;
+        p->report_fd = -1;
         p->cb = *cb;
         p->userdata = userdata;
         p->next_id = 1;
@@ -401,9 +413,15 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         p->range_slot = -1;
         p->uid = env->uid;
         p->gid = env->gid;
-        p->sid = strdup(sid);
-        int r = p->sid ? 0 : -ENOMEM;
-        if (r >= 0 && env->namespaces && env->range_n) {
+        while (pod_instance == 0 && getrandom(&pod_instance, sizeof(pod_instance), 0) < 0 &&
+               errno == EINTR)
+                ;
+        if (pod_instance == 0)
+                pod_instance = (uint32_t)getpid();
+        snprintf(p->name, sizeof(p->name), "pod-%08" PRIx32 "-%" PRIu64, pod_instance,
+                 ++pod_counter);
+        int r = 0;
+        if (env->namespaces && env->range_n) {
                 /* the lowest free uid: no two live pods share one, so neither can signal,
                  * trace or read the other, seccomp or not */
                 size_t i = 0;
@@ -423,7 +441,7 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
         }
 
         if (r >= 0 && env->cgroups) {
-                r = cg_pod_create(env->cgroups, sid, k->name, limits, &p->cg);
+                r = cg_pod_create(env->cgroups, p->name, limits, &p->cg);
                 if (r < 0)
                         snprintf(err, errlen, "cannot create the cgroup of the %s pod: %s", k->name,
                                  strerror(-r));
@@ -463,9 +481,14 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
                 .stderr_fd = STDERR_FILENO,
                 .hostname = k->name,
                 .unprivileged = !env->namespaces,
+                .no_wait = no_wait,
         };
         int pidfd = -1;
-        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn);
+        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn, &p->report_fd);
+        /* vfork-style: the child has joined its cgroups (or failed) by now; fork-style: it
+         * has its own copies of the fds (closed at its execve) */
+        if (p->cg)
+                cg_pod_close_join_fds(p->cg);
         if (r < 0) {
                 snprintf(err, errlen, "cannot spawn the %s pod: %s", k->name, strerror(-r));
                 pod_free(p);
@@ -497,13 +520,6 @@ int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char 
                          strerror(-r));
                 goto fail_running;
         }
-
-        r = send_load(p, k, seed, seed_len);
-        if (r < 0) {
-                snprintf(err, errlen, "cannot send the seed to the %s pod: %s", k->name,
-                         strerror(-r));
-                goto fail_running;
-        }
         *ret = p;
         return 0;
 
@@ -518,6 +534,58 @@ fail_running:
         p->exited = true;
         pod_free(p);
         return r;
+}
+
+bool pod_is_idle(const Pod *p)
+{
+        return p && !p->loaded && !p->exited && !p->broken && !p->kill_sent && !p->reaping;
+}
+
+int pod_load(Pod *p, const char *sid, const char *seed, size_t seed_len, const PodCallbacks *cb,
+             void *userdata, char *err, size_t errlen)
+{
+        if (!pod_is_idle(p)) {
+                snprintf(err, errlen, "the %s pod is not waiting for a seed", p->kind->name);
+                return -ENOTCONN;
+        }
+        free(p->sid);
+        p->sid = strdup(sid);
+        if (!p->sid) {
+                p->cb = (PodCallbacks){};
+                return -ENOMEM;
+        }
+        p->cb = *cb;
+        p->userdata = userdata;
+        p->loaded = true;
+        int r = send_load(p, p->kind, seed, seed_len);
+        if (r == -EPIPE || r == -ECONNRESET) {
+                /* it is dying (a failed exec, a kill): its exit, not this send, says why */
+                mark_broken(p, -ECONNRESET, NULL);
+                return 0;
+        }
+        if (r < 0) {
+                snprintf(err, errlen, "cannot send the seed to the %s pod: %s", p->kind->name,
+                         strerror(-r));
+                p->cb = (PodCallbacks){}; /* the caller frees it: no callbacks for a failure */
+        }
+        return r;
+}
+
+int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
+              size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
+              Pod **ret, char *err, size_t errlen)
+{
+        Pod *p = NULL;
+        int r = pod_spawn(env, k, limits, false, cb, userdata, &p, err, errlen);
+        if (r < 0)
+                return r;
+        r = pod_load(p, sid, seed, seed_len, cb, userdata, err, errlen);
+        if (r < 0) {
+                pod_free(p); /* kills and reaps it */
+                return r;
+        }
+        *ret = p;
+        return 0;
 }
 
 void pod_kill(Pod *p, const char *why)
@@ -548,6 +616,7 @@ Pod *pod_free(Pod *p)
         sd_event_source_disable_unref(p->child);
         sd_event_source_disable_unref(p->release_timer);
         safe_close(p->fd);
+        safe_close(p->report_fd);
         cg_pod_destroy(p->cg);
         frame_reader_done(&p->rd);
         free(p->out);
@@ -600,6 +669,8 @@ void pod_notify(Pod *p, const char *msg)
         free(ready);
         if (is_ready && !p->ready && !p->exited && !p->broken) {
                 p->ready = true;
+                /* READY=1 comes from the pod program: the child exec'd, nothing to report */
+                p->report_fd = safe_close(p->report_fd);
                 if (p->cb.ready)
                         p->cb.ready(p, p->userdata);
         }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
 
 typedef struct Pod Pod;
@@ -55,9 +56,33 @@ typedef struct PodCallbacks {
 } PodCallbacks;
 
 /*
- * Starts the pod for twin kind k of sandbox sid: cgroup leaf with limits, socketpair,
- * spawn, and the load frame (seed JSON of seed_len bytes, then the stage-2 program).
- * Returns 0, or negative errno with a sentence in err (errlen bytes) naming the step.
+ * Spawns a pod for twin kind k that waits for its seed: its own cgroup leaf with limits
+ * ("pod-<n>": named by the pod, so it can be made before there is a sandbox), socketpair,
+ * spawn. cb and userdata hear of it until pod_load gives it new ones (a pool's: an idle pod
+ * that dies is reported as any other). no_wait: a fork-style spawn (PodSpec.no_wait), which
+ * never blocks the loop on the child's cgroup join; a failed setup step is then reported
+ * at the pod's exit. Returns 0, or negative errno with a sentence in err (errlen bytes)
+ * naming the step.
+ */
+int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, bool no_wait,
+              const PodCallbacks *cb, void *userdata, Pod **ret, char *err, size_t errlen);
+
+/* A spawned pod still waiting for its seed, alive and unharmed (a pool may hand it out). */
+bool pod_is_idle(const Pod *p);
+
+/*
+ * Gives an idle pod its sandbox sid and seed: from now on cb and userdata hear of it, and
+ * the load frame (seed JSON of seed_len bytes, then the stage-2 program, installed by the
+ * pod once the seed is loaded) goes out; READY=1 follows. Returns 0, -ENOTCONN for a pod
+ * that is not idle, -ENOMEM, or the errno of queueing the frame, with a sentence in err;
+ * on failure the pod has no callbacks left and is the caller's to pod_free (kill and reap).
+ */
+int pod_load(Pod *p, const char *sid, const char *seed, size_t seed_len, const PodCallbacks *cb,
+             void *userdata, char *err, size_t errlen);
+
+/*
+ * pod_spawn and pod_load at once: the pod for twin kind k of sandbox sid. Returns 0, or
+ * negative errno with a sentence in err (errlen bytes) naming the step (nothing is left).
  */
 int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
               size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
@@ -89,11 +114,12 @@ const char *pod_cgroup_path(const Pod *p, const char *controller);
 void pod_notify(Pod *p, const char *msg);
 
 /*
- * The reply to one call. err: 0 (rp filled, caller owns and frees its content),
- * -ETIMEDOUT (deadline passed; a late reply will be dropped), -ECONNRESET (the pod
- * died or was killed first), -EPROTO (the pod sent garbage). rp is zeroed on error.
+ * The reply to one call. err: 0 (rb filled: bytes borrowed from the frame for the length of
+ * the callback — forward and splice them, copy what must outlive it), -ETIMEDOUT
+ * (deadline passed; a late reply will be dropped), -ECONNRESET (the pod died or was killed
+ * first), -EPROTO (the pod sent garbage). rb is zeroed on error.
  */
-typedef void (*PodReplyFn)(Pod *p, int err, TwinReply *rp, void *userdata);
+typedef void (*PodReplyFn)(Pod *p, int err, const TwinReplyBytes *rb, void *userdata);
 
 /*
  * Sends one request (frame) to the pod; cb runs exactly once, later, from the event

@@ -9,11 +9,13 @@
 
 #include "common/fileio.h"
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "pods/front/front.h"
 #include "pods/grade/grade.h"
 #include "supervisor/log.h"
+#include "supervisor/podpool.h"
 #include "supervisor/registry.h"
 #include "supervisor/rundir.h"
 
@@ -74,7 +76,9 @@ static void hook_state_changed(Sandbox *s)
 
 /* ---- the record: registry row and runs/<sid>/sandbox.json ---- */
 
-static void persist(Sandbox *s)
+/* Registry row and, unless run_file is false (a sandbox still provisioning: its run record
+ * is first written once it is ready or has failed), runs/<sid>/sandbox.json. */
+static void persist_record(Sandbox *s, bool run_file)
 {
         _cleanup_json_ json_t *j = sandbox_to_json(s);
         if (!j)
@@ -95,10 +99,38 @@ static void persist(Sandbox *s)
         if (s->env->registry &&
             registry_put_sandbox(s->env->registry, j, s->created_at, s->ended_at) < 0)
                 log_warning("%s: cannot record the sandbox in the registry", s->id);
-        if (s->env->runs && !s->discard) {
+        if (s->env->runs && !s->discard && run_file) {
                 int r = rundir_write_json(s->env->runs, s->id, "sandbox.json", j);
                 if (r < 0 && r != -ENOENT)
                         log_warning_errno(r, "%s: cannot write sandbox.json", s->id);
+        }
+}
+
+static void persist(Sandbox *s)
+{
+        persist_record(s, true);
+}
+
+/*
+ * The seeds of a run that is kept, <twin>.seed.json next to its tapes (what grading and
+ * `pome eval` read): written once, when the run's fate is known (it ends without being
+ * discarded, or is finalized), not at every create — most sandboxes of a busy host are
+ * discarded, and an image seed is shared in memory until then (image_seed_get).
+ */
+static void keep_seeds(Sandbox *s)
+{
+        if (!s->env->runs || s->discard)
+                return;
+        for (size_t i = 0; i < s->n_twins; i++) {
+                SandboxTwin *t = &s->twins[i];
+                if (t->seed_kept || !t->seed)
+                        continue;
+                char name[64];
+                snprintf(name, sizeof(name), "%s.seed.json", t->kind->name);
+                int r = rundir_write(s->env->runs, s->id, name, t->seed->data, t->seed->len, false);
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "%s: cannot keep the %s seed", s->id, t->kind->name);
+                t->seed_kept = true;
         }
 }
 
@@ -112,6 +144,7 @@ void sandbox_abandon(Sandbox *s, const char *reason)
         free(s->reason);
         s->reason = strdup(reason);
         s->ended_at = now_sec();
+        keep_seeds(s);
         persist(s);
 }
 
@@ -141,6 +174,7 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         for (size_t i = 0; i < spec->n_twins; i++) {
                 s->twins[i].sandbox = s;
                 s->twins[i].kind = spec->images[i]->kind;
+                s->twins[i].seed = seed_text_ref(spec->seeds[i]);
                 if (!(s->twins[i].seed_name = strdup(spec->seed_names[i]))) {
                         sandbox_free(s);
                         return -ENOMEM;
@@ -158,6 +192,7 @@ void sandbox_free(Sandbox *s)
                 pod_free(s->twins[i].pod);
                 tape_free(s->twins[i].tape);
                 free(s->twins[i].seed_name);
+                seed_text_unref(s->twins[i].seed);
                 free(s->twins[i].exit_how);
                 free(s->twins[i].exit_detail);
         }
@@ -191,6 +226,13 @@ static void finish_teardown(Sandbox *s)
                 return;
         s->gone = true;
         for (size_t i = 0; i < s->n_twins; i++) {
+                /* a kept run's long tape is read back page by page: its index goes with it */
+                if (!s->discard && s->twins[i].tape) {
+                        int r = tape_keep_index(s->twins[i].tape);
+                        if (r < 0)
+                                log_warning_errno(r, "%s: cannot keep the %s tape's index", s->id,
+                                                  s->twins[i].kind->name);
+                }
                 s->twins[i].tape = tape_free(s->twins[i].tape);
                 s->twins[i].pod = pod_free(s->twins[i].pod);
         }
@@ -263,6 +305,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 /* a finalize still grading did not finish: its child goes too (the teardown
                  * waits for it to be reaped) */
                 grader_kill(s);
+                keep_seeds(s);
                 persist(s);
                 hook_state_changed(s);
         }
@@ -437,12 +480,9 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                 const char *twin = s->twins[i].kind->name;
                 char name[64];
                 _cleanup_free_ char *tp = NULL;
+                /* the seeds are written once the run is known to be kept (keep_seeds); the
+                 * tapes' files once they get a row (tape_open) */
                 if (have_dir) {
-                        snprintf(name, sizeof(name), "%s.seed.json", twin);
-                        r = rundir_write(runs, s->id, name, spec->seeds[i], spec->seed_lens[i],
-                                         false);
-                        if (r < 0)
-                                log_warning_errno(r, "%s: cannot keep the %s seed", s->id, twin);
                         snprintf(name, sizeof(name), "%s.tape.jsonl", twin);
                         if (!(tp = rundir_path(runs, s->id, name)))
                                 return -ENOMEM;
@@ -471,8 +511,6 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 fail_start(s, "start_failed");
                 return;
         }
-        persist(s);
-        hook_state_changed(s);
         log_struct(LOG_INFO,
                    &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_PROVISIONING,
                                 .sandbox_id = s->id,
@@ -504,9 +542,19 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
                 s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
-                r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i],
-                              spec->seed_lens[i], &spec->images[i]->limits, &pcb, s,
-                              &s->twins[i].pod, err, sizeof(err));
+                /* a warm pod when the pool has one (podpool.h), else one spawned now */
+                Pod *warm = podpool_take(env->pool, spec->images[i]);
+                if (warm) {
+                        r = pod_load(warm, s->id, spec->seeds[i]->data, spec->seeds[i]->len, &pcb,
+                                     s, err, sizeof(err));
+                        if (r < 0)
+                                pod_free(warm); /* kills and reaps it: no pod half-given */
+                        else
+                                s->twins[i].pod = warm;
+                } else
+                        r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i]->data,
+                                      spec->seeds[i]->len, &spec->images[i]->limits, &pcb, s,
+                                      &s->twins[i].pod, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s: %s", s->id, err);
                         s->twins[i].exit_how = strdup("setup_failed");
@@ -518,6 +566,9 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 }
                 s->live_pods++;
         }
+        /* recorded while the pods load their seeds, not before they have them */
+        persist_record(s, false);
+        hook_state_changed(s);
 }
 
 /* ---- clocks and calls ---- */
@@ -558,12 +609,29 @@ void sandbox_touch(Sandbox *s)
                                                now_usec(CLOCK_BOOTTIME) + s->idle_usec);
 }
 
+static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
+                  const char *event_id);
+
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row)
+{
+        return record(s, t, row, NULL, 0, NULL);
+}
+
+int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len,
+                        const char *event_id)
+{
+        return record(s, t, NULL, line, len, event_id);
+}
+
+static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
+                  const char *event_id)
 {
         if (!t->tape)
                 return -ESHUTDOWN; /* ended meanwhile: nothing more goes on its tapes */
         uint64_t before = tape_bytes(t->tape);
-        int r = row ? tape_append(t->tape, row) : -ENOMEM;
+        int r = row    ? tape_append(t->tape, row)
+                : line ? tape_append_line(t->tape, line, len, event_id)
+                       : -ENOMEM;
         if (r >= 0)
                 metrics_tape_row(s->env->metrics, t->kind->name, tape_bytes(t->tape) - before);
         if (r < 0) {
@@ -1008,13 +1076,16 @@ static void finalize_finish(Finalize *f)
         finalize_complete(f);
 }
 
-static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
+static void on_exported(Pod *p, int err, const TwinReplyBytes *rb, void *userdata)
 {
         Finalize *f = userdata;
         Sandbox *s = f->sandbox;
         const char *twin = pod_kind(p)->name;
         int r = err;
-        if (r >= 0 && (rp->status != 200 || !rp->body))
+        /* the world as the pod wrote it (compact JSON): checked in one pass and kept as
+         * bytes, not parsed and dumped again on the loop (10 MB worlds took ~200 ms) */
+        if (r >= 0 &&
+            (rb->status != 200 || !rb->body || !json_scan_compact(rb->body, rb->body_len, 4096)))
                 r = -EPROTO;
         /* changes the twin made on its own by the end (a scheduled message come due) go on
          * its tape before the final state is written, as they do ahead of a call */
@@ -1022,7 +1093,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
         for (size_t i = 0; i < s->n_twins; i++)
                 if (s->twins[i].pod == p)
                         st = &s->twins[i];
-        if (r >= 0 && st && json_array_size(rp->events) > 0) {
+        if (r >= 0 && st && json_array_size(rb->events) > 0) {
                 char request_id[25], mount[128];
                 if (front_request_id(request_id) < 0)
                         snprintf(request_id, sizeof(request_id), "req_finalize");
@@ -1033,7 +1104,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
                                 .ts_usec = (int64_t)now_usec(CLOCK_REALTIME)};
                 size_t i;
                 json_t *ev;
-                json_array_foreach (rp->events, i, ev) {
+                json_array_foreach (rb->events, i, ev) {
                         _cleanup_json_ json_t *row = front_event_row(&fc, mount, ev);
                         (void)sandbox_record(s, st, row);
                 }
@@ -1042,7 +1113,7 @@ static void on_exported(Pod *p, int err, TwinReply *rp, void *userdata)
                 /* the world as the run ended: what grading reads next to the tape */
                 char name[64];
                 snprintf(name, sizeof(name), "%s.final.json", twin);
-                r = rundir_write_json(s->env->runs, s->id, name, rp->body);
+                r = rundir_write(s->env->runs, s->id, name, rb->body, rb->body_len, true);
         }
         if (r < 0 && !f->failed) {
                 f->failed = true;
@@ -1075,6 +1146,7 @@ int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, San
         *f = (Finalize){.sandbox = s, .done = done, .userdata = userdata};
         /* from now on the worlds and tapes are what the run ends with: no more twin calls */
         s->finalizing = true;
+        keep_seeds(s); /* the run is kept: its seeds next to the finals, before any grading */
         /* +1 keeps the count from reaching 0 inside the loop */
         f->pending = 1;
         for (size_t i = 0; i < s->n_twins; i++) {

@@ -33,6 +33,7 @@
 typedef struct Registry Registry;
 typedef struct RunDirs RunDirs;
 typedef struct GradeTask GradeTask;
+typedef struct PodPool PodPool;
 
 typedef enum SandboxState {
         SANDBOX_PROVISIONING,
@@ -91,6 +92,8 @@ typedef struct SandboxTwin {
         Sandbox *sandbox; /* the sandbox it belongs to */
         const TwinKind *kind;
         char *seed_name;
+        SeedText *seed;               /* what its pod loads; kept as <twin>.seed.json at the end */
+        bool seed_kept;               /* <twin>.seed.json is written */
         Pod *pod;                     /* NULL once reaped */
         uint64_t spawned_usec;        /* CLOCK_MONOTONIC when its pod was spawned */
         Tape *tape;                   /* NULL once the sandbox has ended */
@@ -120,6 +123,7 @@ typedef struct SandboxEnv {
         const uint8_t *secret;
         const char *const *public_url; /* points at the owner's current value */
         Metrics *metrics;              /* may be NULL */
+        PodPool *pool;                 /* warm pods to hand out, or NULL */
         SandboxHooks hooks;
 } SandboxEnv;
 
@@ -159,8 +163,7 @@ struct Sandbox {
 typedef struct SandboxSpec {
         const Image *images[SANDBOX_TWINS_MAX];
         const char *seed_names[SANDBOX_TWINS_MAX];
-        const char *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed until sandbox_spawn */
-        size_t seed_lens[SANDBOX_TWINS_MAX];
+        SeedText *seeds[SANDBOX_TWINS_MAX]; /* seed JSON text, borrowed (sandbox_new refs it) */
         size_t n_twins;
         uint64_t ttl_usec;         /* lifetime: already capped */
         uint64_t idle_usec;        /* idle clock: already capped; 0 = off */
@@ -259,6 +262,10 @@ void sandbox_touch(Sandbox *s);
  * not on the tape.
  */
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row);
+
+/* sandbox_record of a row already serialized (tape_append_line; line NULL: not built). */
+int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len,
+                        const char *event_id);
 
 /* Public JSON of a sandbox (no secrets). New reference. */
 json_t *sandbox_to_json(const Sandbox *s);

@@ -266,8 +266,19 @@ static int read_cap_last(void)
         return v;
 }
 
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure)
+SpawnFailure spawn_read_failure(int report_fd)
 {
+        SpawnFailure failure = {};
+        if (report_fd < 0 || read(report_fd, &failure, sizeof(failure)) != (ssize_t)sizeof(failure))
+                failure = (SpawnFailure){};
+        return failure;
+}
+
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure,
+              int *ret_report_fd)
+{
+        if (s && s->no_wait && !ret_report_fd)
+                return -EINVAL;
         if (!s || !s->exec_path || s->exec_path[0] != '/' || !s->argv || !s->envp ||
             s->pod_fd < 0 || s->n_cgroup_fds > SPAWN_MAX_CGROUPS ||
             (s->n_cgroup_fds > 0 && !s->cgroup_fds))
@@ -338,8 +349,10 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         int ns = s->unprivileged
                          ? 0
                          : CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
+        /* no_wait: the child works on its own copy of everything it reads (c, s, the stack) */
+        int share = s->no_wait ? 0 : CLONE_VM | CLONE_VFORK;
         pid_t pid = clone(child_main, (char *)stack + SPAWN_STACK_SIZE,
-                          CLONE_VM | CLONE_VFORK | CLONE_PIDFD | ns | SIGCHLD, &c, &pidfd);
+                          share | CLONE_PIDFD | ns | SIGCHLD, &c, &pidfd);
         int r = pid < 0 ? negative_errno() : 0;
 
         if (dumpable == 1)
@@ -348,11 +361,16 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         munmap(stack, SPAWN_STACK_SIZE);
         if (r < 0)
                 return r;
-        /* CLONE_VFORK: the child has exec'd (closing its end) or exited by now. */
-        SpawnFailure failure = {};
         rep_write = safe_close(rep_write);
-        if (read(rep_read, &failure, sizeof(failure)) != (ssize_t)sizeof(failure))
-                failure = (SpawnFailure){};
+        SpawnFailure failure = {};
+        if (s->no_wait)
+                *ret_report_fd = TAKE_FD(rep_read); /* the child is still setting up */
+        else {
+                /* CLONE_VFORK: the child has exec'd (closing its end) or exited by now. */
+                failure = spawn_read_failure(rep_read);
+                if (ret_report_fd)
+                        *ret_report_fd = -1;
+        }
         *ret_pid = pid;
         *ret_pidfd = pidfd;
         if (ret_failure)

@@ -83,6 +83,14 @@ typedef struct PodSpec {
         size_t n_rlimits;
         const char *hostname; /* NULL: "pod" */
         bool unprivileged;    /* pomed is not root: no namespaces, no uid or capability change */
+        /*
+         * Fork-style: clone without CLONE_VM|CLONE_VFORK, so pomed does not wait for the
+         * child's setup (its first write to a v1 memory cgroup.procs can take an RCU grace
+         * period, ~10 ms after a quiet spell) and pods start side by side. The price is a
+         * copy of pomed's page tables. The step report then comes later: spawn_pod hands
+         * back the report pipe instead of reading it (spawn_read_failure).
+         */
+        bool no_wait;
 } PodSpec;
 
 /*
@@ -106,12 +114,20 @@ typedef struct SpawnFailure {
  * *ret_pid and a pidfd (O_CLOEXEC, for sd_event_add_child_pidfd and waitid(P_PIDFD)) in
  * *ret_pidfd, both owned by the caller, who must reap the child. A child that fails a
  * setup step still counts as started: it exits with a SpawnChildError code, and
- * *ret_failure (may be NULL) says which step and errno; {0, 0} when it exec'd.
+ * *ret_failure (may be NULL) says which step and errno; {0, 0} when it exec'd. With
+ * no_wait, *ret_failure is {0, 0} and *ret_report_fd (must not be NULL) receives the
+ * report pipe's read end (O_CLOEXEC|O_NONBLOCK, owned by the caller): read it with
+ * spawn_read_failure once the child has exited or exec'd (its write end closes at execve).
+ * Without no_wait, ret_report_fd may be NULL and is set to -1.
  * Returns -EINVAL for a bad spec (relative exec_path, more than 8 cgroup fds or rlimits,
  * pod_fd < 0), or the errno of the parent's preparation or of clone(2) (-EPERM without
  * root, -ENOMEM, -EAGAIN at the pids limit).
  */
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure);
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure,
+              int *ret_report_fd);
+
+/* The child's step report from a no_wait report pipe: {0, 0} when it wrote none. */
+SpawnFailure spawn_read_failure(int report_fd);
 
 /* How a pod ended (DESIGN.md "Exit classification"): the base of the `how` word. */
 typedef enum PodExit {

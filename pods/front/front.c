@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/text.h"
 #include "common/timeutil.h"
 #include "common/util.h"
@@ -145,7 +146,8 @@ void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, 
         TokenClaims c;
         sid[0] = 0;
         if (front_credential(k, headers, query, body, body_len, &cred, &cred_len) == 0 &&
-            token_verify(key, key_len, cred, cred_len, INT64_MIN, &c) == 0 && strlen(c.sid) < sl)
+            token_verify_cached(key, key_len, cred, cred_len, INT64_MIN, &c) == 0 &&
+            strlen(c.sid) < sl)
                 strcpy(sid, c.sid);
 }
 
@@ -167,12 +169,12 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
         if (r < 0)
                 return FRONT_AUTH_INVALID;
         TokenClaims c;
-        r = token_verify(key, key_len, cred, cred_len, now, &c);
+        r = token_verify_cached(key, key_len, cred, cred_len, now, &c);
         if (r == -ETIME) {
                 /* Expired, but only say so to the holder of a good token of this twin for
                  * this sandbox. */
                 TokenClaims c2;
-                if (token_verify(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
+                if (token_verify_cached(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
                     streq(c2.sid, sid) && provider_fits(k, &c2))
                         return FRONT_AUTH_EXPIRED;
                 return FRONT_AUTH_INVALID;
@@ -309,17 +311,17 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         const char *corr = json_get_str(fc->headers, "x-pome-correlation-id");
         const char *step = json_get_str(fc->headers, "x-pome-scenario-step-id");
         _cleanup_json_ json_t *row = json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:O, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
+                "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
                 "s:o, s:s, s:o}",
                 "kind", "TwinHttpEvent", "event_id", fc->request_id, "ts", ts, "run_id", fc->run_id,
                 "twin", fc->twin, "method", fc->method, "path",
                 /* the caller's bytes: invalid UTF-8 mended, never a row lost */
                 twin_json_string_lossy(full ? full : fc->path, strlen(full ? full : fc->path)),
-                "request_headers", fc->headers ? fc->headers : json_object(), "request_body",
-                request_body ? request_body : json_null(), "status", rp->status, "response_body",
-                rp->body ? rp->body : json_null(), "latency_ms", fc->latency_ms, "tool",
-                json_string_or_null(rp->tool), "state_mutation", rp->state_mutation, "state_delta",
-                rp->state_delta ? rp->state_delta : json_null(), "fidelity",
+                "request_headers", fc->headers ? json_incref(fc->headers) : json_object(),
+                "request_body", request_body ? request_body : json_null(), "status", rp->status,
+                "response_body", rp->body ? rp->body : json_null(), "latency_ms", fc->latency_ms,
+                "tool", json_string_or_null(rp->tool), "state_mutation", rp->state_mutation,
+                "state_delta", rp->state_delta ? rp->state_delta : json_null(), "fidelity",
                 rp->fidelity ? rp->fidelity : "semantic", "error",
                 rp->status >= 400 ? json_string(rp->error ? rp->error : "error") : json_null(),
                 "correlation_id", corr ? corr : fc->request_id, "task_step_id",
@@ -336,6 +338,196 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         if (!copy || twin_redact_json(copy) < 0)
                 return NULL;
         return TAKE_PTR(copy);
+}
+
+/* s (n bytes, valid UTF-8) as a JSON string with its token-looking words scrubbed. */
+static int put_scrubbed(JsonBuf *b, const char *s, size_t n)
+{
+        _cleanup_free_ char *c = NULL;
+        size_t l;
+        int r = twin_redact_string(s, n, &c, &l);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                jsonbuf_put_string(b, c, l);
+        else
+                jsonbuf_put_string(b, s, n);
+        return 0;
+}
+
+/* put_scrubbed of a C string that must be UTF-8 (json_pack's "s" refused anything else). */
+static int put_text(JsonBuf *b, const char *s)
+{
+        size_t n = strlen(s);
+        if (!utf8_valid(s, n))
+                return -EINVAL;
+        return put_scrubbed(b, s, n);
+}
+
+static int put_text_or_null(JsonBuf *b, const char *s)
+{
+        if (!s) {
+                jsonbuf_puts(b, "null");
+                return 0;
+        }
+        return put_text(b, s);
+}
+
+/* Bytes as text, each byte of a malformed sequence mended to U+FFFD (as
+ * twin_json_string_lossy), then scrubbed. */
+static int put_lossy(JsonBuf *b, const char *s, size_t n)
+{
+        if (utf8_valid(s, n))
+                return put_scrubbed(b, s, n);
+        _cleanup_free_ char *m = NULL;
+        size_t ml;
+        if (utf8_mend(s, n, &m, &ml) < 0)
+                return -ENOMEM;
+        return put_scrubbed(b, m, ml);
+}
+
+/* A part the pod serialized (compact JSON, redacted), or null. */
+static void put_part(JsonBuf *b, const char *p, size_t n)
+{
+        if (p)
+                jsonbuf_put(b, p, n);
+        else
+                jsonbuf_puts(b, "null");
+}
+
+/*
+ * The request headers as the row holds them: each value under a secret key "[REDACTED]",
+ * every other value and every name scrubbed. A name that would itself be scrubbed (rare:
+ * a token used as a header name) takes the document path, whose renaming rules are
+ * twin_redact_json's own.
+ */
+static int put_headers(JsonBuf *b, json_t *headers)
+{
+        const char *k;
+        json_t *v;
+        bool simple = true;
+        json_object_foreach (headers, k, v) {
+                size_t l;
+                if (!json_is_string(v) || twin_redact_find(k, strlen(k), 0, &l) < strlen(k) ||
+                    !utf8_valid(k, strlen(k))) {
+                        simple = false;
+                        break;
+                }
+        }
+        if (!simple) {
+                _cleanup_json_ json_t *copy = json_deep_copy(headers);
+                if (!copy || twin_redact_json(copy) < 0)
+                        return -ENOMEM;
+                _cleanup_free_ char *text = json_dumps(copy, JSON_COMPACT);
+                if (!text)
+                        return -ENOMEM;
+                jsonbuf_puts(b, text);
+                return 0;
+        }
+        jsonbuf_put(b, "{", 1);
+        bool first = true;
+        json_object_foreach (headers, k, v) {
+                if (!first)
+                        jsonbuf_put(b, ",", 1);
+                first = false;
+                jsonbuf_put_string(b, k, strlen(k));
+                jsonbuf_put(b, ":", 1);
+                if (twin_redact_key(k))
+                        jsonbuf_puts(b, "\"" TWIN_REDACTED "\"");
+                else {
+                        int r = put_scrubbed(b, json_string_value(v), json_string_length(v));
+                        if (r < 0)
+                                return r;
+                }
+        }
+        jsonbuf_put(b, "}", 1);
+        return 0;
+}
+
+int front_tape_line(const FrontCall *fc, const TwinReplyBytes *rb, char **ret, size_t *ret_len)
+{
+        char ts[40];
+        format_rfc3339_usec(fc->ts_usec, ts, sizeof(ts));
+        const char *corr = json_get_str(fc->headers, "x-pome-correlation-id");
+        const char *step = json_get_str(fc->headers, "x-pome-scenario-step-id");
+        _cleanup_(jsonbuf_done) JsonBuf b = {};
+        if (jsonbuf_reserve(&b, 1024 + rb->request_body_len + rb->response_body_len +
+                                        rb->state_delta_len) < 0)
+                return -ENOMEM;
+        int r;
+        /* the keys in front_tape_row's order; event_id near the start (tape_event_id) */
+        jsonbuf_puts(&b, "{\"kind\":\"TwinHttpEvent\",\"event_id\":");
+        if ((r = put_text(&b, fc->request_id)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"ts\":");
+        if ((r = put_text(&b, ts)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"run_id\":");
+        if ((r = put_text(&b, fc->run_id)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"twin\":");
+        if ((r = put_text(&b, fc->twin)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"method\":");
+        if ((r = put_text(&b, fc->method)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"path\":");
+        if (fc->query && *fc->query) {
+                _cleanup_free_ char *full = NULL;
+                if (asprintf(&full, "%s?%s", fc->path, fc->query) < 0)
+                        return -ENOMEM;
+                r = put_lossy(&b, full, strlen(full));
+        } else
+                r = put_lossy(&b, fc->path, strlen(fc->path));
+        if (r < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"request_headers\":");
+        if (fc->headers)
+                r = put_headers(&b, fc->headers);
+        else
+                jsonbuf_puts(&b, "{}");
+        if (r < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"request_body\":");
+        put_part(&b, rb->request_body, rb->request_body_len);
+        jsonbuf_puts(&b, ",\"status\":");
+        jsonbuf_put_int(&b, rb->status);
+        jsonbuf_puts(&b, ",\"response_body\":");
+        put_part(&b, rb->response_body, rb->response_body_len);
+        jsonbuf_puts(&b, ",\"latency_ms\":");
+        jsonbuf_put_real(&b, fc->latency_ms);
+        jsonbuf_puts(&b, ",\"tool\":");
+        if ((r = put_text_or_null(&b, rb->tool)) < 0)
+                return r;
+        jsonbuf_puts(&b,
+                     rb->state_mutation ? ",\"state_mutation\":true" : ",\"state_mutation\":false");
+        jsonbuf_puts(&b, ",\"state_delta\":");
+        put_part(&b, rb->state_delta, rb->state_delta_len);
+        jsonbuf_puts(&b, ",\"fidelity\":");
+        if ((r = put_text(&b, rb->fidelity ? rb->fidelity : "semantic")) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"error\":");
+        if (rb->status >= 400)
+                r = put_text(&b, rb->error ? rb->error : "error");
+        else
+                jsonbuf_puts(&b, "null");
+        if (r < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"correlation_id\":");
+        if ((r = put_text(&b, corr ? corr : fc->request_id)) < 0)
+                return r;
+        jsonbuf_puts(&b, ",\"task_step_id\":");
+        if ((r = put_text_or_null(&b, step)) < 0)
+                return r;
+        if (streq(fc->twin, "stripe"))
+                jsonbuf_puts(&b, rb->idempotency_dedupe ? ",\"idempotency_dedupe\":true"
+                                                        : ",\"idempotency_dedupe\":false");
+        jsonbuf_put(&b, "}\n", 2);
+        if (b.oom)
+                return -ENOMEM;
+        *ret_len = b.len;
+        *ret = TAKE_PTR(b.data);
+        return 0;
 }
 
 json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_t *event)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/token.h"
+#include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
 
 typedef enum FrontAuth {
@@ -134,9 +135,22 @@ typedef struct FrontCall {
  * Builds the tape row for a call and its reply, redacted by twin_redact_json
  * (pods/twin/redact.h: values under secret keys, token-looking strings anywhere, object
  * keys included). Returns a new reference, NULL on OOM (also when redaction could not
- * finish: a row is redacted whole or not built).
+ * finish: a row is redacted whole or not built). The document form of a row: the
+ * gateway splices its rows as bytes (front_tape_line), checked against this one.
  */
 json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
+
+/*
+ * The tape row of a call and its reply as one line of bytes, '\n' included (a new buffer
+ * of *ret_len bytes in *ret), spliced from what is already serialized: the reply's tape
+ * parts as the pod redacted them (podwire.h), the rest written around them with the same
+ * redaction (token-looking words scrubbed from every string, values under secret keys of
+ * the request headers replaced). Parses to the same JSON as front_tape_row for the reply
+ * rb was encoded from (the unit test holds them side by side), without building or
+ * dumping a document. Returns 0, -EINVAL for a string that is not UTF-8 where the
+ * document builder would have refused it too, -ENOMEM.
+ */
+int front_tape_line(const FrontCall *fc, const TwinReplyBytes *rb, char **ret, size_t *ret_len);
 
 /*
  * Builds the tape row of a world change the twin made on its own before serving the call

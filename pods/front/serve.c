@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "pods/front/serve.h"
 
+#include "common/frame.h"
 #include "common/json-util.h"
 #include "common/timeutil.h"
 #include "common/util.h"
@@ -251,7 +252,18 @@ bool front_exchange_recorded(const FrontExchange *x)
         return x->recorded;
 }
 
-void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
+/* A row onto the backend's tape: as bytes when it takes them, else parsed back. */
+static void record_line(FrontExchange *x, char *line, size_t len, const char *event_id)
+{
+        if (x->backend.record_line) {
+                (void)x->backend.record_line(x->backend.userdata, line, len, event_id);
+                return;
+        }
+        _cleanup_json_ json_t *row = line ? json_loadb(line, len, 0, NULL) : NULL;
+        (void)x->backend.record(x->backend.userdata, row);
+}
+
+void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *rb)
 {
         HttpRequest *rq = x->rq;
         if (err == -ETIMEDOUT)
@@ -284,20 +296,56 @@ void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
                 };
                 /* What the twin did on its own before this call (a scheduled message
                  * delivered) is on the tape first, whatever the call: a /_pome/state
-                 * read that let it happen adds those rows and none of its own. */
+                 * read that let it happen adds those rows and none of its own. Rare: these
+                 * rows are built as documents. */
                 size_t i;
                 json_t *ev;
-                json_array_foreach (rp->events, i, ev) {
+                json_array_foreach (rb->events, i, ev) {
                         _cleanup_json_ json_t *erow = front_event_row(&fc, x->mount, ev);
-                        (void)x->backend.record(x->backend.userdata, erow);
+                        _cleanup_free_ char *text =
+                                erow ? json_dumps(erow, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+                        size_t n = text ? strlen(text) : 0;
+                        if (text)
+                                text[n++] = '\n'; /* over the NUL: a line */
+                        record_line(x, text, n, json_get_str(erow, "event_id"));
                 }
                 if (x->recorded) {
                         /* The row is on the tape before the caller sees the response; a row
                          * that cannot be built (NULL) is the backend's to report. */
-                        _cleanup_json_ json_t *row = front_tape_row(&fc, rp);
-                        (void)x->backend.record(x->backend.userdata, row);
+                        _cleanup_free_ char *line = NULL;
+                        size_t n = 0;
+                        if (front_tape_line(&fc, rb, &line, &n) < 0)
+                                line = NULL;
+                        record_line(x, line, n, x->request_id);
                 }
-                front_reply(rq, rp->status, rp->headers, rp->body, x->request_id);
+                _cleanup_json_ json_t *h = rb->headers ? json_incref(rb->headers) : json_object();
+                if (h)
+                        json_object_set_new(h, "X-Request-Id", json_string(x->request_id));
+                (void)http_reply(rq, rb->status, h, rb->body, rb->body_len);
         }
         exchange_free(x);
+}
+
+void front_exchange_done(FrontExchange *x, int err, TwinReply *rp)
+{
+        if (err < 0) {
+                front_exchange_done_bytes(x, err, NULL);
+                return;
+        }
+        size_t body_len;
+        const char *body = http_request_body(x->rq, &body_len);
+        TwinRequest rq = {.body = body, .body_len = body_len};
+        Frame f = {};
+        TwinReplyBytes rb;
+        int r = podwire_reply_bytes(rp, &rq, &f, &rb);
+        if (r < 0) {
+                front_reply_error(x->rq, x->kind, 500, "internal_error",
+                                  r == -EMSGSIZE ? "The reply is too large."
+                                                 : "The reply could not be encoded.",
+                                  x->request_id);
+                exchange_free(x);
+                return;
+        }
+        front_exchange_done_bytes(x, 0, &rb);
+        frame_done(&f);
 }

@@ -14,6 +14,7 @@
 
 #include "common/httpd.h"
 #include "pods/front/tape.h"
+#include "pods/twin/podwire.h"
 #include "pods/twin/twin.h"
 
 typedef struct FrontExchange FrontExchange;
@@ -34,6 +35,12 @@ typedef struct FrontBackend {
          * still goes out: the world has changed).
          */
         int (*record)(void *userdata, const json_t *row);
+        /*
+         * The same for a row already serialized (front_tape_line: len bytes ending in '\n',
+         * event id event_id); line is NULL when it could not be built. Preferred when set:
+         * without it, the line is parsed back for record.
+         */
+        int (*record_line)(void *userdata, const char *line, size_t len, const char *event_id);
         void *userdata;
 } FrontBackend;
 
@@ -71,7 +78,14 @@ int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max
 /* Whether the call of x is agent activity that goes on the tape (not a /_pome/ read). */
 bool front_exchange_recorded(const FrontExchange *x);
 
-/* The backend's answer to the call of x (err: 0 with rp, or -ETIMEDOUT, -ECONNRESET, -EPROTO). */
+/*
+ * The backend's answer to the call of x (err: 0 with rb, or -ETIMEDOUT, -ECONNRESET,
+ * -EPROTO): the tape row spliced from rb's bytes, then rb's body forwarded as it is.
+ * rb is borrowed for the call.
+ */
+void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *rb);
+
+/* front_exchange_done_bytes for a backend that has a TwinReply (an in-process twin). */
 void front_exchange_done(FrontExchange *x, int err, TwinReply *rp);
 
 /*

@@ -157,8 +157,9 @@ int grade_verdict_render(const json_t *verdict, char **ret, size_t *ret_len);
  * Grades a run directory (supervisor/rundir.h's layout): the task at task_path (NULL =
  * <dir>/task.md, with <dir>/task.seed.json as its sidecar), and for each twin of the task
  * <dir>/<twin>.seed.json (absent: the task's seed for that twin, else the kind's empty
- * world, with a warning in the verdict), <dir>/<twin>.final.json and <dir>/<twin>.tape.jsonl
- * (each absent: missing, as GradeTwinRun says). Returns 0 with the rendered verdict
+ * world, with a warning in the verdict), <dir>/<twin>.final.json (absent: missing, as
+ * GradeTwinRun says) and <dir>/<twin>.tape.jsonl (absent: an empty tape — pomed makes the
+ * file with its first row). Returns 0 with the rendered verdict
  * (grade_verdict_render) in *ret and *ret_len, a negative errno with e naming the file and
  * line (a task that does not parse, a file that is not JSON, a tape line that is not a JSON
  * object), -ENOMEM.

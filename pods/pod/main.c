@@ -131,7 +131,7 @@ static int read_frame(FrameReader *r, Frame *f)
                         return k;
                 k = frame_reader_fill(r, POD_FD);
                 if (k == 0)
-                        return r->len > 0 ? -EPROTO : 0;
+                        return r->len > r->off ? -EPROTO : 0;
                 if (k < 0)
                         return k;
         }
@@ -159,7 +159,7 @@ static void send_error(Twin *t, uint64_t id, const char *message, bool mutated)
         rp.error = strdup(message);
         char *buf;
         size_t len;
-        int r = podwire_encode_reply(id, &rp, &buf, &len);
+        int r = podwire_encode_reply(id, &rp, NULL, &buf, &len);
         twin_reply_done(&rp);
         if (r < 0)
                 die(EXIT_OSERR, "encoding a 500 reply: %s", strerror(-r));
@@ -167,21 +167,43 @@ static void send_error(Twin *t, uint64_t id, const char *message, bool mutated)
 }
 
 /*
- * An upper bound of the raw bytes in the world: the seed, plus each request's bytes and
- * 4 KiB for what the twin adds to a row (ids, times, URLs).
+ * An upper bound of the world's compact JSON size (bytes): measured (json_dumpb, no
+ * allocation) when the pod loads its seed and again whenever the estimate would call for a
+ * snapshot, grown in between by what each write may add (its request escaped, 6 bytes per
+ * byte, and 4 KiB for what the twin adds to a row: ids, times, URLs). An estimate that
+ * only grew (4 KiB a write) would make every write of a long run copy the whole world.
  */
 static size_t world_bound;
 
-/*
- * Whether the reply to a request of `in` bytes might not fit in a frame. A reply repeats
- * the request (request_body), the touched row before and after (state_delta) and the
- * rendered row (body); JSON may write each byte as 6 ("\u0001"): 6·in + 18·(world + in)
- * stays below 24·(world + in).
- */
-static bool reply_may_overflow(size_t in)
+static size_t world_size(Twin *t)
 {
-        size_t w = world_bound + in;
-        return w < world_bound || w > (FRAME_MAX - 64 * 1024) / 24;
+        return json_dumpb(twin_world(t), NULL, 0, JSON_COMPACT);
+}
+
+/* Whether a reply of at most 6·in + 8·(world + 6·in) bytes might not fit in a frame. */
+static bool bound_overflows(size_t world, size_t in)
+{
+        const size_t lim = FRAME_MAX - 64 * 1024;
+        if (in > lim / 60)
+                return true;
+        size_t w = world + 6 * in;
+        return w < world || w > (lim - 6 * in) / 8;
+}
+
+/*
+ * Whether the reply to a write of `in` bytes might not fit in a frame. It repeats the
+ * request (request_body), the touched row before and after (state_delta) and the rendered
+ * row (body, and the body's redacted copy for the tape when it holds a secret), each no
+ * larger than the world and the request: 6·in + 8·(world + 6·in) bounds it (a redaction
+ * mark may be longer than the secret it replaces). A reply that outgrows even that is a
+ * 500 that says the world changed (send_error's mutated).
+ */
+static bool reply_may_overflow(Twin *t, size_t in)
+{
+        if (!bound_overflows(world_bound, in))
+                return false;
+        world_bound = world_size(t); /* the estimate says maybe: look */
+        return bound_overflows(world_bound, in);
 }
 
 static void serve_call(Twin *t, const Frame *f)
@@ -199,12 +221,14 @@ static void serve_call(Twin *t, const Frame *f)
         bool reads = streq(rq.method, "GET") || streq(rq.method, "HEAD");
         /* a snapshot only when a reply could fail: its cost is the world's size */
         _cleanup_json_ json_t *snapshot =
-                !reads && reply_may_overflow(in) ? json_deep_copy(twin_world(t)) : NULL;
-        size_t grown = world_bound + in + 4096;
-        world_bound = grown < world_bound ? SIZE_MAX : grown;
+                !reads && reply_may_overflow(t, in) ? json_deep_copy(twin_world(t)) : NULL;
+        if (!reads) {
+                size_t grown = world_bound + 6 * in + 4096;
+                world_bound = grown < world_bound ? SIZE_MAX : grown;
+        }
 
         twin_handle(t, &rq, &rp);
-        int r = podwire_encode_reply(f->id, &rp, &buf, &len);
+        int r = podwire_encode_reply(f->id, &rp, &rq, &buf, &len);
         /* deliveries the twin made before the call (rp.events) changed the world too */
         bool mutated = rp.state_mutation || json_array_size(rp.events) > 0;
         twin_reply_done(&rp);
@@ -237,8 +261,11 @@ static void serve_export(Twin *t, const Frame *f)
                            events != NULL);
                 return;
         }
-        _cleanup_json_ json_t *head = json_pack("{s:i, s:O*}", "status", 200, "events", events);
         _cleanup_free_ char *world = json_dumps(twin_world(t), JSON_COMPACT);
+        /* the world is the HTTP-style body of the reply, and nothing goes on a tape */
+        _cleanup_json_ json_t *head =
+                json_pack("{s:i, s:O*, s:[I, i, i, i]}", "status", 200, "events", events, "parts",
+                          (json_int_t)(world ? strlen(world) : 0), -1, -1, -2);
         char *buf;
         size_t len;
         int r = head && world ? frame_encode(f->id, head, world, strlen(world), &buf, &len)
@@ -292,7 +319,6 @@ int main(int argc, char **argv)
             json_integer_value(sl) < 0 || (uint64_t)json_integer_value(sl) > f.body_len)
                 die(EXIT_DATA, "first frame is not a load of %s with a valid seed_len", twin_name);
         size_t seed_len = (size_t)json_integer_value(sl);
-        world_bound = seed_len;
         size_t bpf_len = f.body_len - seed_len;
         if (bpf_len % sizeof(struct sock_filter) != 0 ||
             bpf_len / sizeof(struct sock_filter) > BPF_MAXINSNS)
@@ -316,6 +342,7 @@ int main(int argc, char **argv)
                 seed_rejected(err[0] ? err : "invalid seed");
         if (r < 0)
                 die(EXIT_OSERR, "creating the twin: %s", strerror(-r));
+        world_bound = world_size(t);
 
         int nfd = notify_connect();
         if (nfd < 0 && nfd != -ENOENT)

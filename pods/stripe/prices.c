@@ -69,7 +69,7 @@ static int apply_recurring(TwinReply *rp, const json_t *rec, const char *param, 
         static const char *const keys[] = {"interval", "interval_count", "usage_type",
                                            "trial_period_days", NULL};
         static const char *const usages[] = {"licensed", "metered", NULL};
-        char p[128]; /* param (at most 96) and a suffix */
+        char p[128]; /* param (< 96 bytes, the caller's buffer) + "[trial_period_days]" */
         const char *interval, *usage;
         int64_t count = 1, trial = -1;
         int r;

@@ -16,22 +16,10 @@ json_t *twin_json_string_lossy(const char *s, size_t n)
                 return j;
 
         /* jansson refused it: invalid UTF-8 (or OOM). Rebuild with U+FFFD for each bad byte. */
-        _cleanup_free_ char *out = malloc(n * 3 + 1);
-        if (!out)
+        _cleanup_free_ char *out = NULL;
+        size_t o;
+        if (utf8_mend(s, n, &out, &o) < 0)
                 return NULL;
-        size_t o = 0;
-        for (size_t i = 0; i < n;) {
-                size_t len = utf8_char_len(s + i, n - i);
-                if (len) {
-                        memcpy(out + o, s + i, len);
-                        o += len;
-                        i += len;
-                } else {
-                        memcpy(out + o, "\xef\xbf\xbd", 3);
-                        o += 3;
-                        i++;
-                }
-        }
         return json_stringn(out, o);
 }
 

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/text.h"
 #include "common/util.h"
 
@@ -301,5 +302,69 @@ int twin_redact_json(json_t *j)
         }
         if (renamed && json_object_update(j, renamed) < 0)
                 return -ENOMEM;
+        return 0;
+}
+
+static bool string_needs(const char *s, size_t n)
+{
+        size_t l;
+        return twin_redact_find(s, n, 0, &l) < n;
+}
+
+bool twin_redact_needed(const json_t *j)
+{
+        const char *k;
+        json_t *v;
+        size_t i;
+        if (json_is_string(j))
+                return string_needs(json_string_value(j), json_string_length(j));
+        if (json_is_array(j)) {
+                json_array_foreach ((json_t *)j, i, v)
+                        if (twin_redact_needed(v))
+                                return true;
+                return false;
+        }
+        if (!json_is_object(j))
+                return false;
+        json_object_foreach ((json_t *)j, k, v) {
+                if ((twin_redact_key(k) && !json_is_null(v)) || string_needs(k, strlen(k)) ||
+                    twin_redact_needed(v))
+                        return true;
+        }
+        return false;
+}
+
+int twin_redact_dumps(const json_t *j, char **ret, size_t *ret_len)
+{
+        if (!j) {
+                *ret = NULL;
+                *ret_len = 0;
+                return 0;
+        }
+        _cleanup_json_ json_t *copy = NULL;
+        if (twin_redact_needed(j)) {
+                if (json_is_string(j)) {
+                        _cleanup_free_ char *c = NULL;
+                        size_t l;
+                        int r = twin_redact_string(json_string_value(j), json_string_length(j), &c,
+                                                   &l);
+                        if (r < 0)
+                                return r;
+                        copy = json_stringn_nocheck(c, l);
+                } else if ((copy = json_deep_copy(j)) && twin_redact_json(copy) < 0)
+                        return -ENOMEM;
+                if (!copy)
+                        return -ENOMEM;
+                j = copy;
+        }
+        JsonBuf b = {};
+        jsonbuf_put_json(&b, j);
+        if (b.oom || jsonbuf_reserve(&b, 1) < 0) {
+                jsonbuf_done(&b);
+                return -ENOMEM;
+        }
+        b.data[b.len] = 0;
+        *ret = b.data;
+        *ret_len = b.len;
         return 0;
 }

@@ -50,3 +50,18 @@ bool twin_redact_key(const char *k);
  * must not show it).
  */
 int twin_redact_json(json_t *j);
+
+/*
+ * Whether twin_redact_json (or, for a string, twin_redact_string) would change j: a
+ * non-null value under a secret key, or a secret in any string or key. Walks j once with
+ * the scanner and allocates nothing: most replies hold no secret, and their redacted form
+ * is then their own bytes.
+ */
+bool twin_redact_needed(const json_t *j);
+
+/*
+ * The compact JSON text of j as a tape row holds it: j itself when it holds no secret,
+ * else a redacted copy (j is not changed). NULL j gives NULL (the row's null). Returns 0
+ * with a new string of *ret_len bytes in *ret, -ENOMEM.
+ */
+int twin_redact_dumps(const json_t *j, char **ret, size_t *ret_len);

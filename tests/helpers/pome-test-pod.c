@@ -130,10 +130,12 @@ static int probe_case(const char *name)
         return -1;
 }
 
-/* A reply frame {"status":S} with body. 0 or negative errno. */
+/* A reply frame {"status":S} with body (JSON, also the tape's response_body: parts
+ * pods/twin/podwire.h). 0 or negative errno. */
 static int probe_reply(uint64_t id, int status, const char *body)
 {
-        _cleanup_json_ json_t *head = json_pack("{s:i}", "status", status);
+        _cleanup_json_ json_t *head = json_pack("{s:i, s:[I, i, i, i]}", "status", status, "parts",
+                                                (json_int_t)strlen(body), -1, -1, -1);
         char *buf;
         size_t len;
         int r = head ? frame_encode(id, head, body, strlen(body), &buf, &len) : -ENOMEM;
@@ -268,8 +270,10 @@ static int serve(void)
                         if (fd >= 0)
                                 close(fd);
                 }
+                /* the body echoed is whatever came: no tape response_body of it */
                 _cleanup_json_ json_t *head =
-                        json_pack("{s:i, s:s, s:i}", "status", 200, "op", op, "errno", err);
+                        json_pack("{s:i, s:s, s:i, s:[I, i, i, i]}", "status", 200, "op", op,
+                                  "errno", err, "parts", (json_int_t)f.body_len, -1, -1, -2);
                 char *buf;
                 size_t len;
                 if (!head || frame_encode(f.id, head, f.body, f.body_len, &buf, &len) < 0)

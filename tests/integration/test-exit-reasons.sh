@@ -55,7 +55,8 @@ POMED_REAL=$POMED
 printf '#!/usr/bin/env bash\nexec prlimit --nproc=64: "%s" "$@"\n' "$POMED_REAL" >"$TMP/pomed-nproc"
 chmod +x "$TMP/pomed-nproc"
 POMED=$TMP/pomed-nproc
-start_pomed
+# no warm pool: the pod must be spawned at the create, once the uid is at its limit
+start_pomed "pool_size: 0"
 POMED=$POMED_REAL
 uid=$(id -u nobody)
 # (the kernel refuses when the uid already has more processes than the limit)

@@ -286,16 +286,17 @@ pass "finalize sets the task; its refusals leave the sandbox open; an unbindable
 create_with '{twins: ["github", "slack"], task_markdown: $task, task: "Broken run"}'
 assert_jq .task "Broken run" "an explicit name wins over the title"
 good_github
-printf 'this is not JSON\n' >"$TMP/state/runs/$SID/github.seed.json"
+# finalize writes the seeds before it grades: a tape that is not JSON Lines breaks grading
+printf 'this is not JSON\n' >>"$TMP/state/runs/$SID/github.tape.jsonl"
 api POST "/v1/sandboxes/$SID/finalize"
 assert_status 200 "finalize of a run that cannot be graded"
 assert_jq .state done
 assert_jq .verdict null
-[[ $(jq -r .verdict_error <<<"$BODY") == "github.seed.json:1: not valid JSON"* ]] || fail "verdict_error: $BODY"
+[[ $(jq -r .verdict_error <<<"$BODY") == "github.tape.jsonl:"*": not a tape row"* ]] || fail "verdict_error: $BODY"
 [[ ! -e $TMP/state/runs/$SID/verdict.json ]] || fail "a verdict.json was written anyway"
 api GET "/v1/sandboxes/$SID/verdict"
 assert_status 404 "no verdict for a run that could not be graded"
-grep -q "$SID: finalized without a verdict: github.seed.json:1" "$TMP/pomed.log" || fail "the grading failure is not logged"
+grep -q "$SID: finalized without a verdict: github.tape.jsonl:" "$TMP/pomed.log" || fail "the grading failure is not logged"
 assert_eq "$(used)" 0 "slots after an ungraded finalize"
 kill -0 "$POMED_PID" || fail "pomed died"
 pass "a grading failure leaves the run finalized with verdict_error, logged"

@@ -102,6 +102,9 @@ twin_call POST "$POME_SLACK_REST_URL/auth.test" "$POME_AUTH_TOKEN"
 assert_jq .user_id U_PRIMARY "the inline seed's bot in a sandbox"
 api GET "/v1/sandboxes/$POME_SESSION_ID"
 assert_jq .per_twin.github.seed inline
+# the run keeps its seeds once it is kept (finalize writes them next to the finals)
+api POST "/v1/sandboxes/$POME_SESSION_ID/finalize"
+assert_status 200 "finalize the inline-seeded sandbox"
 cmp -s <(jq -S . "$SEED") <(jq -S . "$TMP/state/runs/$POME_SESSION_ID/github.seed.json") ||
         fail "the run does not keep the inline seed as it was sent"
 before=$(used)

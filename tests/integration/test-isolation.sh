@@ -5,6 +5,7 @@
 # the expected fds.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
+shopt -s extglob
 [[ -d /sys/fs/cgroup/memory || -f /sys/fs/cgroup/cgroup.controllers ]] || skip "no cgroup memory controller here"
 start_pomed "pod:" "  memory_max: 48M" "  pids_max: 24"
 create_sandbox github slack
@@ -48,8 +49,10 @@ for twin in github slack; do
         if [[ -d /sys/fs/cgroup/memory ]]; then
                 mem=$(cgroup_of "$pid" memory)
                 pids=$(cgroup_of "$pid" pids)
-                [[ $mem == */$SID/$twin ]] || fail "$twin: memory cgroup $mem is not the pod's own"
-                [[ $pids == */$SID/$twin ]] || fail "$twin: pids cgroup $pids is not the pod's own"
+                # named by the pod (made before it had a sandbox), and no other pod's
+                [[ $mem == */pod-+([0-9a-f])-+([0-9]) ]] || fail "$twin: memory cgroup $mem is not a pod's own"
+                [[ $pids == "${pids%/*}/${mem##*/}" ]] || fail "$twin: pids cgroup $pids is not the pod's own"
+                assert_eq "$(wc -l <"/sys/fs/cgroup/memory$mem/cgroup.procs")" 1 "$twin: processes in its cgroup"
                 assert_eq "$(cat /sys/fs/cgroup/memory$mem/memory.limit_in_bytes)" $((48 << 20)) "$twin: memory limit"
                 assert_eq "$(cat /sys/fs/cgroup/pids$pids/pids.max)" 24 "$twin: pids limit"
                 grep -qx "$pid" "/sys/fs/cgroup/memory$mem/cgroup.procs" || fail "$twin: pid not in its cgroup"
@@ -73,6 +76,5 @@ for p in $pids; do
 done
 for c in $cgs; do
         [[ ! -d $c ]] || fail "cgroup $c remains after the sandbox stopped"
-        [[ ! -d $(dirname "$c") ]] || fail "sandbox cgroup $(dirname "$c") remains"
 done
 pass "stop leaves no pod process and no cgroup directory"

@@ -97,6 +97,21 @@ api GET "/v1/sandboxes/$SID/events?twin=github"
 assert_status 404 "a discarded run's tape"
 assert_jq .error.details.reason discarded
 pass "a discarded run says it was thrown away"
+[[ -e $TMP/state/runs/$SID ]] && fail "a discarded run left its directory"
+
+# 3b. a twin that served no call: no tape file, an empty tape; the kept run has its seeds
+create_sandbox github slack
+api POST "/v1/sandboxes/$SID/finalize"
+assert_status 200 "finalize without a call"
+[[ -e $TMP/state/runs/$SID/slack.tape.jsonl ]] && fail "a tape file without a row"
+api GET "/v1/sandboxes/$SID/events?twin=slack"
+assert_status 200 "the tape of a twin that served no call"
+assert_eq "$BODY" "[]" "its rows"
+for twin in github slack; do
+        cmp -s "$TMP/state/runs/$SID/$twin.seed.json" "$SRC/sandbox-images/$twin/seeds/default.json" ||
+                fail "the kept run's $twin.seed.json is not the seed it started from"
+done
+pass "no call, no tape file; a kept run keeps its seeds"
 
 # 4. another team's sandbox is not found, with the same body as an unknown id
 api GET "/v1/sandboxes/ses_doesnotexist/events"

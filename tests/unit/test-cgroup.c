@@ -263,7 +263,7 @@ static void test_fake_v2(const char *tmp)
         }
         free(v);
         CgPod *p = NULL;
-        CHECK(cg_pod_create(s, "ses_1", "github", &lim, &p) == -EOPNOTSUPP && !p);
+        CHECK(cg_pod_create(s, "pod-1", &lim, &p) == -EOPNOTSUPP && !p);
 
         /* the tree is locked while s lives */
         CgSetup *s2 = NULL;
@@ -431,7 +431,7 @@ static int test_real(void)
 
         PodLimits lim = {.memory_max = 48u << 20, .pids_max = 16, .cpu_weight = 200};
         CgPod *p = NULL;
-        CHECK_OK(cg_pod_create(s, "ses_real1", "github", &lim, &p));
+        CHECK_OK(cg_pod_create(s, "pod-real1", &lim, &p));
         if (!p) {
                 cg_setup_free(s);
                 return 0;
@@ -457,20 +457,17 @@ static int test_real(void)
 
         /* the same leaf again: refused, and the existing one untouched */
         CgPod *dup = NULL;
-        CHECK(cg_pod_create(s, "ses_real1", "github", &lim, &dup) == -EEXIST && !dup);
+        CHECK(cg_pod_create(s, "pod-real1", &lim, &dup) == -EEXIST && !dup);
         CHECK(access(mem, F_OK) == 0 && access(pids, F_OK) == 0);
-        CHECK(cg_pod_create(s, "../etc", "github", &lim, &dup) == -EINVAL);
-        CHECK(cg_pod_create(s, "ses_x", "git/hub", &lim, &dup) == -EINVAL);
+        CHECK(cg_pod_create(s, "..", &lim, &dup) == -EINVAL);
+        CHECK(cg_pod_create(s, "pod/x", &lim, &dup) == -EINVAL);
         PodLimits bad = lim;
         bad.cpu_weight = 0;
-        CHECK(cg_pod_create(s, "ses_x", "github", &bad, &dup) == -EINVAL);
+        CHECK(cg_pod_create(s, "pod-x", &bad, &dup) == -EINVAL);
 
         /* a process joins through the fds; destroy kills it and removes every directory */
         pid_t pid = join_sleeper(p, true);
         CHECK(pid > 0 && in_cgroup(pid, mem) && in_cgroup(pid, pids) && in_cgroup(pid, cpu));
-        char sid_dir[4096];
-        snprintf(sid_dir, sizeof(sid_dir), "%s", pids);
-        *strrchr(sid_dir, '/') = 0;
         char paths[3][4096];
         snprintf(paths[0], sizeof(paths[0]), "%s", mem);
         snprintf(paths[1], sizeof(paths[1]), "%s", pids);
@@ -480,17 +477,15 @@ static int test_real(void)
         CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         for (size_t i = 0; i < 3; i++)
                 CHECK(access(paths[i], F_OK) < 0 && errno == ENOENT);
-        CHECK(access(sid_dir, F_OK) < 0 && errno == ENOENT);
 
-        /* two twins of one sandbox: the <sid> directory goes with the last one */
-        CgPod *a = NULL, *b = NULL;
-        CHECK_OK(cg_pod_create(s, "ses_real2", "github", &lim, &a));
-        CHECK_OK(cg_pod_create(s, "ses_real2", "slack", &lim, &b));
-        snprintf(sid_dir, sizeof(sid_dir), "%s/ses_real2", cg_tree_path(s, "pids"));
+        /* a pod's leaf is right below the tree, named by the pod: nothing between them */
+        CgPod *a = NULL;
+        CHECK_OK(cg_pod_create(s, "pod-real2", &lim, &a));
+        char want_leaf[4096];
+        snprintf(want_leaf, sizeof(want_leaf), "%s/pod-real2", cg_tree_path(s, "pids"));
+        CHECK(streq_ptr(cg_pod_path(a, "pids"), want_leaf));
         CHECK_OK(cg_pod_destroy(a));
-        CHECK(access(sid_dir, F_OK) == 0);
-        CHECK_OK(cg_pod_destroy(b));
-        CHECK(access(sid_dir, F_OK) < 0);
+        CHECK(access(want_leaf, F_OK) < 0);
         CHECK(cg_pod_destroy(NULL) == 0);
         s = cg_setup_free(s);
 
@@ -507,9 +502,9 @@ static int test_real(void)
                 CgSetup *cs = NULL;
                 CgPod *p1 = NULL, *p2 = NULL, *p3 = NULL;
                 if (cg_setup(tree_name, &cs, warn, sizeof(warn)) < 0 ||
-                    cg_pod_create(cs, "ses_left1", "github", &lim, &p1) < 0 ||
-                    cg_pod_create(cs, "ses_left1", "slack", &lim, &p2) < 0 ||
-                    cg_pod_create(cs, "ses_left2", "github", &lim, &p3) < 0)
+                    cg_pod_create(cs, "pod-left1", &lim, &p1) < 0 ||
+                    cg_pod_create(cs, "pod-left2", &lim, &p2) < 0 ||
+                    cg_pod_create(cs, "pod-left3", &lim, &p3) < 0)
                         _exit(1);
                 pid_t orphan = join_sleeper(p3, false);
                 if (!in_cgroup(orphan, cg_pod_path(p3, "memory")) || !fds_closed(orphan))
@@ -529,15 +524,15 @@ static int test_real(void)
                 return 0;
         sids = NULL;
         r = cg_cleanup_leftovers(s, &sids);
-        CHECK(r == 2);
-        bool l1 = false, l2 = false;
+        CHECK(r == 3);
+        bool l1 = false, l3 = false;
         for (size_t i = 0; sids && sids[i]; i++) {
-                l1 |= streq(sids[i], "ses_left1");
-                l2 |= streq(sids[i], "ses_left2");
+                l1 |= streq(sids[i], "pod-left1");
+                l3 |= streq(sids[i], "pod-left3");
                 free(sids[i]);
         }
         free(sids);
-        CHECK(l1 && l2);
+        CHECK(l1 && l3);
         if (orphan > 0) {
                 CHECK(waitpid(orphan, &st, 0) == orphan && WIFSIGNALED(st) &&
                       WTERMSIG(st) == SIGKILL);

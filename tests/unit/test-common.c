@@ -7,6 +7,8 @@
 #include "check.h"
 #include "common/fileio.h"
 #include "common/hashmap.h"
+#include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/strv.h"
 #include "common/timeutil.h"
 
@@ -132,8 +134,98 @@ static void test_time(void)
         CHECK(now_usec(CLOCK_MONOTONIC) > 0 && now_sec() > 1700000000);
 }
 
+/* JSON bytes: the writer's strings and reals parse back; the scanner takes what
+ * json_dumps(JSON_COMPACT) writes and nothing that would break a line or a parser. */
+static void test_jsonbytes(void)
+{
+        JsonBuf b = {};
+        jsonbuf_put(&b, "[", 1);
+        jsonbuf_put_string(&b, "a\"b\\c\n\x01\0z\xc3\xa9", 12);
+        jsonbuf_put(&b, ",", 1);
+        jsonbuf_put_real(&b, 2.0);
+        jsonbuf_put(&b, ",", 1);
+        jsonbuf_put_real(&b, 0.1);
+        jsonbuf_put(&b, ",", 1);
+        jsonbuf_put_int(&b, INT64_MIN);
+        jsonbuf_put(&b, "]", 1);
+        CHECK(!b.oom && json_scan_compact(b.data, b.len, 16));
+        json_t *j = json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
+        CHECK(j && json_string_length(json_array_get(j, 0)) == 12 &&
+              memcmp(json_string_value(json_array_get(j, 0)), "a\"b\\c\n\x01\0z\xc3\xa9", 12) == 0);
+        CHECK(json_real_value(json_array_get(j, 1)) == 2.0 && json_is_real(json_array_get(j, 1)));
+        CHECK(json_real_value(json_array_get(j, 2)) == 0.1);
+        CHECK(json_integer_value(json_array_get(j, 3)) == INT64_MIN);
+        _cleanup_free_ char *dump = json_dumps(j, JSON_COMPACT);
+        CHECK(dump && strlen(dump) == b.len && memcmp(dump, b.data, b.len) == 0);
+        json_decref(j);
+        jsonbuf_done(&b);
+
+        /* the compact writer is json_dumps' bytes */
+        static const char *const docs[] = {
+                "{\"a\":[1,-2,3.5,1e300,-0.0,true,false,null],\"b\":{\"\":\"x\\u0000y\"}}",
+                "\"caf\\u00e9 \\u20ac \\ud83d\\ude00 \\t\\u007f/\"",
+                "[[],{},[{}],\"\\u0001\\u001f\\\"\\\\\"]",
+                "{\"z\":1,\"a\":2,\"m\":{\"k\":3}}",
+                "12345678901234",
+                "[0.1,1e-5,-2.5e-300,1e21,123456789012345678901234567890.0]",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(docs); i++) {
+                json_t *d = json_loads(docs[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+                CHECK(d);
+                char *want = json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY);
+                JsonBuf w = {};
+                jsonbuf_put_json(&w, d);
+                CHECK(!w.oom && w.len == strlen(want) && memcmp(w.data, want, w.len) == 0);
+                jsonbuf_done(&w);
+                free(want);
+                json_decref(d);
+        }
+
+        static const char *const good[] = {
+                "0",        "-1.5e+3", "\"\"", "\"\\u0000\\ud83d\\ude00\\/\"",
+                "[]",       "{}",      "null", "{\"a\":[1,{\"b\":false}],\"c\":\"\xe2\x82\xac\"}",
+                "[[[[]]]]",
+        };
+        static const char *const bad[] = {
+                "",
+                " 1",
+                "1 ",
+                "[1, 2]",
+                "{\"a\" :1}",
+                "[1,]",
+                "{\"a\":1,}",
+                "01",
+                "1.",
+                "-",
+                "1e",
+                "+1",
+                "\"\x01\"",
+                "\"\n\"",
+                "\"\xff\"",
+                "\"\xc0\xae\"",
+                "\"\\ud800\"",
+                "\"\\udc00\"",
+                "\"\\x\"",
+                "[1]]",
+                "{\"a\"}",
+                "{1:2}",
+                "tru",
+                "nul",
+                "[1][2]",
+                "[[[[[]]]]]",
+                "\"abc",
+                "[\"a\"\n]",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(good); i++)
+                CHECK(json_scan_compact(good[i], strlen(good[i]), 4));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                if (json_scan_compact(bad[i], strlen(bad[i]), 4))
+                        CHECK(!bad[i]);
+}
+
 int main(void)
 {
+        test_jsonbytes();
         test_hashmap_strings();
         test_hashmap_integers();
         test_strv();

@@ -76,6 +76,23 @@ static void test_overlay(void)
         config_free(c);
 }
 
+/* pool_size: 2 by default, a number for every twin, or a mapping per twin. */
+static void test_pool_size(void)
+{
+        Config *c = NULL;
+        char err[256] = "";
+        CHECK_OK(config_load(NULL, &c, err, sizeof(err)));
+        CHECK(config_pool_size(c, "github") == 2 && config_pool_size(c, "stripe") == 2);
+        c = config_free(c);
+        CHECK_OK(load_text("pool_size: 0\n", &c, err, sizeof(err)));
+        CHECK(c && config_pool_size(c, "slack") == 0);
+        c = config_free(c);
+        CHECK_OK(load_text("pool_size:\n  github: 5\n  stripe: 0\n", &c, err, sizeof(err)));
+        CHECK(c && config_pool_size(c, "github") == 5 && config_pool_size(c, "stripe") == 0 &&
+              config_pool_size(c, "slack") == 2);
+        config_free(c);
+}
+
 static void test_refusals(void)
 {
         static const struct {
@@ -103,6 +120,10 @@ static void test_refusals(void)
                 {"pod:\n  memory_max: 1K\n", "pod.memory_max: must be between 1M"},
                 {"public_url: not a url\n", "public_url: expected an http"},
                 {"control_listen: localhost:7070\n", "no host names"},
+                {"pool_size: -1\n", "pool_size: expected a number of pods from 0"},
+                {"pool_size: 65\n", "pool_size: expected"},
+                {"pool_size: many\n", "pool_size: expected"},
+                {"pool_size:\n  github: two\n", "pool_size.github: expected"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Config *c = NULL;
@@ -303,6 +324,7 @@ int main(void)
         test_default();
         test_overlay();
         test_refusals();
+        test_pool_size();
         test_parsers();
         test_yaml_bombs();
         return check_finish();

@@ -9,7 +9,9 @@
 #include "common/json-util.h"
 #include "common/token.h"
 #include "common/util.h"
+#include "common/frame.h"
 #include "pods/front/front.h"
+#include "pods/twin/podwire.h"
 #include "tests/unit/check.h"
 
 static const uint8_t key[TOKEN_SECRET_LEN] = "0123456789abcdef0123456789abcdef";
@@ -416,6 +418,179 @@ static void test_tape_row(void)
         twin_reply_done(&rp);
 }
 
+/* n bytes of c, NUL-terminated (a huge string for a body). */
+static char *repeat(char c, size_t n)
+{
+        char *s = malloc(n + 1);
+        memset(s, c, n);
+        s[n] = 0;
+        return s;
+}
+
+/* JSON nested depth arrays deep around a value: [[[…"x"…]]]. */
+static json_t *nested(int depth)
+{
+        json_t *j = json_string("ghp_deepdeepdeepdeepdeep");
+        for (int i = 0; i < depth; i++) {
+                json_t *a = json_array();
+                json_array_append_new(a, j);
+                j = a;
+        }
+        return j;
+}
+
+/*
+ * The gateway's tape row is spliced from bytes (front_tape_line) where it used to be
+ * built as a document (front_tape_row): for a table of hostile calls and replies, both
+ * parse to the same JSON, and the line is one line.
+ */
+static void test_tape_line(void)
+{
+        _cleanup_free_ char *huge = repeat('a', 3u << 20);
+        char jwt[] = "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiJ4In0.c2lnbmF0dXJlc2lnbmF0dXJl";
+        struct {
+                const char *twin, *method, *path, *query, *body;
+                size_t body_len;
+                json_t *headers;
+                TwinReply rp;
+        } cases[] = {
+                /* secrets in nested bodies, headers, the query, the error, the delta */
+                {"github",
+                 "POST",
+                 "/github/s/" SID "/repos/acme/api/issues",
+                 "token=" KEY32 "&q=1",
+                 "{\"title\":\"t\",\"api_key\":\"k\",\"deep\":{\"password\":\"p\"}}",
+                 0,
+                 json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "authorization", "Bearer " KEY32,
+                           "cookie", "a=b", "x-api-key", "abc", "x-custom", jwt,
+                           "x-pome-correlation-id", "corr-" KEY32, "x-pome-scenario-step-id",
+                           "step 1"),
+                 {.status = 422,
+                  .body = json_pack("{s:{s:[{s:s, s:s, s:n}]}, s:s}", "a", "b", "password", "x",
+                                    "note", "ghp_abcdefghijklmnopqrstuvwx", "token", "message",
+                                    "echo " KEY32),
+                  .error = strdup("bad key " KEY32),
+                  .tool = strdup("create_issue"),
+                  .state_delta = json_pack("{s:n, s:{s:s, s:s}}", "before", "after", "text",
+                                           "xoxb-123-456-abcdef", KEY32 "=1", "v")}},
+                /* invalid UTF-8 in the path and query: mended, never a lost row */
+                {"github",
+                 "GET",
+                 "/github/s/" SID "/repos/\xff\xfe/x\xc0\xae",
+                 "a=\xe2\x82&b=%FF",
+                 NULL,
+                 0,
+                 json_pack("{s:s}", "user-agent", "caf\xc3\xa9"),
+                 {.status = 404, .body = json_pack("{s:s}", "message", "Not Found")}},
+                /* a body with \u0000: refused by the request-body parser (null on the tape);
+                 * a reply string with a NUL travels as \u0000 */
+                {"slack",
+                 "POST",
+                 "/slack/s/" SID "/chat.postMessage",
+                 "",
+                 "{\"text\":\"a\\u0000b\"}",
+                 0,
+                 json_pack("{s:s}", "content-type", "application/json"),
+                 {.status = 200,
+                  .body = json_pack("{s:b, s:s%}", "ok", 1, "text", "x\0y", (size_t)3)}},
+                /* huge bodies, and a deep one */
+                {"github",
+                 "POST",
+                 "/github/s/" SID "/repos/acme/api/issues/1/comments",
+                 "",
+                 NULL,
+                 0,
+                 json_object(),
+                 {.status = 201,
+                  .body = json_pack("{s:s, s:o}", "body", huge, "deep", nested(500)),
+                  .request_body = json_pack("{s:s}", "body", huge),
+                  .state_mutation = true,
+                  .tool = strdup("add_issue_comment")}},
+                /* a text body with a secret; a top-level string */
+                {"github",
+                 "GET",
+                 "/github/s/" SID "/raw",
+                 "",
+                 NULL,
+                 0,
+                 NULL,
+                 {.status = 200,
+                  .body = json_string("line one\nsk_test_abcdefghijklmnop\n"),
+                  .headers = json_pack("{s:s}", "Content-Type", "text/plain")}},
+                /* Stripe: idempotency_dedupe; no tool; unsupported; an error without text */
+                {"stripe",
+                 "POST",
+                 "/stripe/s/" SID "/v1/nope",
+                 "",
+                 "a=1&client_secret=s",
+                 0,
+                 json_pack("{s:s}", "idempotency-key", "k1"),
+                 {.status = 501,
+                  .body = json_pack("{s:{s:s}}", "error", "message", "unsupported"),
+                  .fidelity = "unsupported",
+                  .idempotency_dedupe = true}},
+                /* a header whose name is a token (the document path), reals, big ints, keys
+                 * that are secrets, an empty reply */
+                {"github",
+                 "DELETE",
+                 "/github/s/" SID "/x",
+                 "",
+                 NULL,
+                 0,
+                 json_pack("{s:s, s:s}", "ghp_abcdefghijklmnopqrstuv", "1", "accept", "*/*"),
+                 {.status = 204,
+                  .request_body = json_pack("{s:f, s:f, s:I, s:i}", "r", 1.5, "big", 1e300, "i",
+                                            (json_int_t)INT64_MAX, KEY32, 1),
+                  .state_mutation = true}},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                if (cases[i].body && !cases[i].body_len)
+                        cases[i].body_len = strlen(cases[i].body);
+                FrontCall fc = {
+                        .twin = cases[i].twin,
+                        .run_id = SID,
+                        .request_id = "req_0123456789abcdefghij",
+                        .method = cases[i].method,
+                        .path = cases[i].path,
+                        .query = cases[i].query,
+                        .headers = cases[i].headers,
+                        .body = cases[i].body,
+                        .body_len = cases[i].body_len,
+                        .latency_ms = 0.1 + (double)i / 3,
+                        .ts_usec = INT64_C(1780000000) * 1000000 + 123456,
+                };
+                TwinReply *rp = &cases[i].rp;
+                if (!rp->fidelity)
+                        rp->fidelity = "semantic";
+                _cleanup_json_ json_t *old = front_tape_row(&fc, rp);
+                CHECK(old);
+                TwinRequest rq = {.body = cases[i].body, .body_len = cases[i].body_len};
+                Frame f = {};
+                TwinReplyBytes rb;
+                CHECK_OK(podwire_reply_bytes(rp, &rq, &f, &rb));
+                _cleanup_free_ char *line = NULL;
+                size_t len = 0;
+                CHECK_OK(front_tape_line(&fc, &rb, &line, &len));
+                CHECK(len > 0 && line[len - 1] == '\n' && !memchr(line, '\n', len - 1));
+                json_error_t je;
+                _cleanup_json_ json_t *got = json_loadb(line, len, JSON_ALLOW_NUL, &je);
+                if (!got)
+                        fprintf(stderr, "case %zu: not JSON: %s\n", i, je.text);
+                if (!json_equal(got, old)) {
+                        _cleanup_free_ char *a = json_dumps(old, JSON_COMPACT);
+                        fprintf(stderr, "case %zu:\n old %.600s\n new %.600s\n", i, a, line);
+                }
+                CHECK(got && json_equal(got, old));
+                CHECK(!memmem(line, len, KEY32, strlen(KEY32)));
+                /* the body the caller gets is the reply's, secrets and all */
+                if (i == 0)
+                        CHECK(memmem(rb.body, rb.body_len, "ghp_abcdefghijklmnopqrstuvwx", 28));
+                frame_done(&f);
+                twin_reply_done(rp);
+                json_decref(cases[i].headers);
+        }
+}
+
 int main(void)
 {
         test_decode_path();
@@ -424,5 +599,6 @@ int main(void)
         test_credentials();
         test_auth_words();
         test_tape_row();
+        test_tape_line();
         return check_finish();
 }

@@ -102,6 +102,10 @@ static void handler(HttpRequest *rq, void *userdata)
         handled++;
         if (streq(path, "/stream"))
                 CHECK_OK(stream(rq, 100000, 100000, UINT64_MAX));
+        else if (streq(path, "/big-stream")) /* many turns of the loop: throttled between */
+                CHECK_OK(stream(rq, 3000000, 3000000, UINT64_MAX));
+        else if (streq(path, "/big-chunked"))
+                CHECK_OK(stream(rq, 2000000, UINT64_MAX, UINT64_MAX));
         else if (streq(path, "/chunked"))
                 CHECK_OK(stream(rq, 5000, UINT64_MAX, UINT64_MAX));
         else if (streq(path, "/empty-stream"))
@@ -298,6 +302,16 @@ static void test_streams(void)
         CHECK(has_header(&r, "\r\nTransfer-Encoding: chunked\r\n"));
         ssize_t n = dechunk(r.body, r.body_len);
         CHECK(n == 5000 && pattern_ok(r.body, (size_t)n, 0));
+        resp_done(&r);
+
+        /* bodies of many turns' budget: sent a share per turn, whole and in order */
+        REQ(port, "GET /big-stream HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", &r);
+        CHECK(r.status == 200 && has_header(&r, "\r\nContent-Length: 3000000\r\n"));
+        CHECK(r.body_len == 3000000 && pattern_ok(r.body, r.body_len, 0));
+        resp_done(&r);
+        REQ(port, "GET /big-chunked HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", &r);
+        n = dechunk(r.body, r.body_len);
+        CHECK(r.status == 200 && n == 2000000 && pattern_ok(r.body, (size_t)n, 0));
         resp_done(&r);
 
         /* HTTP/1.0 has no chunked coding: the body ends with the connection. */
@@ -648,7 +662,7 @@ int main(void)
         CHECK(srv_hook == NULL);
         CHECK(httpd_pending(srv) == 0);
         /* every stream's userdata was released exactly once, sent in full or not */
-        CHECK(streams_freed == 10);
+        CHECK(streams_freed == 12);
         srv = httpd_free(srv);
         close(done_fd);
         sd_event_unref(loop);

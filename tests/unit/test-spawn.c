@@ -48,7 +48,10 @@ typedef struct Run {
         char notify_path[256];
         uint64_t t_start, t_spawned; /* µs, CLOCK_MONOTONIC */
         SpawnFailure failure;
+        int report_fd; /* no_wait: the step report, read once the child has exited */
 } Run;
+
+static bool spawn_no_wait; /* the spawn style of run_start: fork-style when set */
 
 static char last_how[96]; /* the `how` of the last run_wait */
 
@@ -347,10 +350,10 @@ static int make_notify(Run *r)
 static int run_start(Run *r, const char *twin, const PodLimits *lim, const char *exe,
                      char *const *argv, bool pod_fd_at_3, int cgroup_fd_override)
 {
-        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1};
-        char sid[32];
-        snprintf(sid, sizeof(sid), "ses_t%u", ++run_counter);
-        int k = cg_pod_create(cg, sid, twin, lim, &r->pod);
+        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1, .report_fd = -1};
+        char name[48];
+        snprintf(name, sizeof(name), "pod-%s-t%u", twin, ++run_counter);
+        int k = cg_pod_create(cg, name, lim, &r->pod);
         if (k < 0)
                 return k;
         if ((k = make_notify(r)) < 0)
@@ -389,9 +392,10 @@ static int run_start(Run *r, const char *twin, const PodLimits *lim, const char 
                 .pod_fd = child_end,
                 .stderr_fd = ep[1],
                 .hostname = twin,
+                .no_wait = spawn_no_wait,
         };
         r->t_start = now_usec();
-        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->failure);
+        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->failure, &r->report_fd);
         r->t_spawned = now_usec();
         close(child_end);
         close(ep[1]);
@@ -489,6 +493,8 @@ static PodExit run_wait(Run *r, char *detail, size_t len, int timeout_ms)
                 return _POD_EXIT_MAX;
         }
         r->pid = 0;
+        if (r->report_fd >= 0) /* fork-style: the step report is read once the child is gone */
+                r->failure = spawn_read_failure(r->report_fd);
         _cleanup_free_ char *culprit = NULL;
         int oom = cg_pod_oom(r->pod, &culprit);
         PodDeath d = {
@@ -528,9 +534,6 @@ static void run_end(Run *r)
         for (size_t i = 0; i < 3; i++)
                 if (paths[i][0]) {
                         CHECK(access(paths[i], F_OK) < 0 && errno == ENOENT);
-                        char *slash = strrchr(paths[i], '/'); /* the <sid> directory */
-                        *slash = 0;
-                        CHECK(access(paths[i], F_OK) < 0 && errno == ENOENT);
                 }
         if (r->pid > 0) {
                 siginfo_t si;
@@ -540,9 +543,10 @@ static void run_end(Run *r)
         safe_close(r->sock);
         safe_close(r->notify);
         safe_close(r->err_rd);
+        safe_close(r->report_fd);
         if (r->notify_path[0])
                 unlink(r->notify_path);
-        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1};
+        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1, .report_fd = -1};
 }
 
 /* ----- scenarios ----- */
@@ -935,7 +939,9 @@ static void test_setup_failures(void)
         pid_t pid;
         int pidfd;
         PodSpec bad = {.exec_path = "relative", .argv = argv, .envp = argv + 1, .pod_fd = 0};
-        CHECK(spawn_pod(&bad, &pid, &pidfd, NULL) == -EINVAL);
+        CHECK(spawn_pod(&bad, &pid, &pidfd, NULL, NULL) == -EINVAL);
+        PodSpec no_fd = {.exec_path = "/bin/true", .argv = argv, .envp = argv + 1, .no_wait = true};
+        CHECK(spawn_pod(&no_fd, &pid, &pidfd, NULL, NULL) == -EINVAL);
 }
 
 /* The pod's socket already at fd 3 in pomed (dup2 onto itself keeps FD_CLOEXEC). */
@@ -1073,14 +1079,22 @@ int main(void)
                         pod_bin);
         test_violations();
         test_oom();
-        test_setup_failures();
-        test_fd3();
-        char *hargv[] = {helper, "serve", NULL};
-        measure(helper, hargv, "helper", 20);
-        if (pod_ok) {
-                char *pargv[] = {pod_bin, "--twin", "github", NULL};
-                measure(pod_bin, pargv, "github", 20);
+        /* both spawn styles: vfork-style (pomed waits for the exec) and fork-style */
+        for (int style = 0; style < 2; style++) {
+                spawn_no_wait = style == 1;
+                fprintf(stderr, "info: spawn style: %s\n", spawn_no_wait ? "fork" : "vfork");
+                if (spawn_no_wait && pod_ok)
+                        test_pod(true);
+                test_setup_failures();
+                test_fd3();
+                char *hargv[] = {helper, "serve", NULL};
+                measure(helper, hargv, "helper", 20);
+                if (pod_ok) {
+                        char *pargv[] = {pod_bin, "--twin", "github", NULL};
+                        measure(pod_bin, pargv, "github", 20);
+                }
         }
+        spawn_no_wait = false;
 
         /* the tree itself: empty now, ours to remove */
         static const char *const ctrls[] = {"memory", "pids", "cpu"};

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tapes: rows on disk, pages by event id and bytes, the JSON array a reader produces. */
+#include <fcntl.h>
+
 #include "check.h"
 #include "common/json-util.h"
 #include "pods/front/tape.h"
@@ -110,6 +112,60 @@ int main(void)
         CHECK_OK(tape_select(t, "req_0002", 10, 1 << 20, &r));
         CHECK(r.first == 3 && r.n == 2);
         tape_free(t);
+        unlink(path);
+
+        /* a tape without a file gets one at its first row, not before */
+        CHECK_OK(tape_open(path, &t));
+        CHECK(access(path, F_OK) < 0 && errno == ENOENT);
+        CHECK(tape_count(t) == 0 && tape_bytes(t) == 0);
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.n == 0 && !r.more);
+        CHECK_OK(tape_reset(t));
+        json_t *none = read_all(t, &r, 64);
+        CHECK(json_is_array(none) && json_array_size(none) == 0);
+        json_decref(none);
+        json_t *j = row(0);
+        CHECK_OK(tape_append(t, j));
+        json_decref(j);
+        CHECK(access(path, F_OK) == 0 && tape_count(t) == 1);
+        tape_free(t);
+        unlink(path);
+        CHECK(tape_open_readonly(path, &t) == -ENOENT);
+
+        /* a long finished tape keeps its index beside it; reopened, the index is read, and
+         * once the file changes the scan takes over again */
+        CHECK_OK(tape_open(path, &t));
+        for (int i = 0; i < 1200; i++) {
+                json_t *ri = row(i);
+                CHECK_OK(tape_append(t, ri));
+                json_decref(ri);
+        }
+        CHECK_OK(tape_keep_index(t));
+        tape_free(t);
+        char idx[sizeof(path) + 8];
+        snprintf(idx, sizeof(idx), "%s.idx", path);
+        CHECK(access(idx, F_OK) == 0);
+        CHECK_OK(tape_open_readonly(path, &t));
+        CHECK(tape_count(t) == 1200);
+        CHECK_OK(tape_select(t, "req_1100", 10, 1 << 20, &r));
+        CHECK(r.first == 1101 && r.n == 10);
+        CHECK_OK(tape_event_id(t, 1199, id));
+        CHECK(streq(id, "req_1199"));
+        json_t *ten = read_all(t, &r, 4096);
+        CHECK(json_array_size(ten) == 10 &&
+              json_integer_value(json_object_get(json_array_get(ten, 0), "n")) == 1101);
+        json_decref(ten);
+        tape_free(t);
+        int afd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        CHECK(afd >= 0 &&
+              write(afd, "{\"kind\":\"TwinHttpEvent\",\"event_id\":\"req_x\"}\n", 44) == 44);
+        close(afd);
+        CHECK_OK(tape_open_readonly(path, &t));
+        CHECK(tape_count(t) == 1201);
+        CHECK_OK(tape_event_id(t, 1200, id));
+        CHECK(streq(id, "req_x"));
+        tape_free(t);
+        unlink(idx);
         unlink(path);
         CHECK(tape_free(NULL) == NULL);
         return check_finish();

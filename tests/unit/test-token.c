@@ -305,8 +305,42 @@ static void test_secret_as_given(void)
               -EINVAL);
 }
 
+/* The cache gives token_verify's answers: expiry on every call, another key, bad tokens. */
+static void test_cached(void)
+{
+        _cleanup_free_ char *jwt = NULL, *gh = NULL, *noexp = NULL;
+        CHECK_OK(token_mint_session(key, sizeof key, "ses_abc", "local", 2000, NULL, NULL, &jwt));
+        CHECK_OK(token_mint_provider(key, sizeof key, "github", "ses_abc", 3000, &gh));
+        CHECK_OK(token_mint_provider(key, sizeof key, "slack", "ses_abc", 0, &noexp));
+        const char *toks[] = {jwt, gh, noexp};
+        static const int64_t nows[] = {1000, 1999, 2000, 2999, 3000, 5000, INT64_MIN, 1000};
+        for (int round = 0; round < 2; round++) /* the second round is served from the cache */
+                for (size_t i = 0; i < ELEMENTSOF(toks); i++)
+                        for (size_t j = 0; j < ELEMENTSOF(nows); j++) {
+                                TokenClaims a = {}, b = {};
+                                int ra = token_verify(key, sizeof key, toks[i], strlen(toks[i]),
+                                                      nows[j], &a);
+                                int rb = token_verify_cached(key, sizeof key, toks[i],
+                                                             strlen(toks[i]), nows[j], &b);
+                                CHECK(ra == rb);
+                                CHECK(ra < 0 || memcmp(&a, &b, sizeof(a)) == 0);
+                                /* another key never hits a cached token */
+                                CHECK(token_verify_cached(other, sizeof other, toks[i],
+                                                          strlen(toks[i]), nows[j], &b) == -EPERM);
+                        }
+        /* a token one byte off, or with a byte more, is not the cached one */
+        _cleanup_free_ char *bad = strdup(gh);
+        bad[strlen(bad) - 1] ^= 1;
+        TokenClaims c;
+        CHECK(token_verify_cached(key, sizeof key, bad, strlen(bad), 1000, &c) ==
+              token_verify(key, sizeof key, bad, strlen(bad), 1000, &c));
+        CHECK(token_verify_cached(key, sizeof key, gh, strlen(gh) + 1, 1000, &c) < 0);
+        CHECK(token_verify_cached(key, sizeof key, gh, strlen(gh) - 1, 1000, &c) < 0);
+}
+
 int main(void)
 {
+        test_cached();
         test_secret_as_given();
         test_jwt();
         test_provider();
