@@ -275,7 +275,7 @@ int front_decode_path(const char *raw, char **ret)
                 }
                 /* a segment ends at '/' or at an escaped one: "a%2F..%2Fb" walks too */
                 const char *e = s;
-                while (*e && *e != '/' && !strncmp(e, "%2F", 3) == 0)
+                while (*e && *e != '/' && strncmp(e, "%2F", 3) != 0)
                         e++;
                 size_t l = (size_t)(e - s);
                 if ((l == 1 && s[0] == '.') || (l == 2 && s[0] == '.' && s[1] == '.'))

@@ -400,7 +400,6 @@ static int parse_config(Parser *p)
         const char *key;
         json_t *v;
         json_object_foreach (cfg, key, v) {
-                _cleanup_free_ char *tok = NULL;
                 char ptr[300];
                 snprintf(ptr, sizeof(ptr), "/%s", key);
                 unsigned line = yaml_line(lines, ptr, base);

@@ -31,6 +31,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/stripe/stripe.h"
 #include "pods/twin/sha1.h"
 
@@ -340,6 +341,16 @@ static int refuse(X402Check *k, const char *code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(k->why, sizeof(k->why), fmt, ap);
         va_end(ap);
+        /* the reason quotes the caller's bytes (a member, jansson's parse error) and may be
+         * cut inside a character: each byte of a malformed sequence becomes '?', so the
+         * 402's JSON can carry it */
+        for (size_t i = 0, n = strlen(k->why); i < n;) {
+                size_t l = utf8_char_len(k->why + i, n - i);
+                if (l == 0)
+                        k->why[i++] = '?';
+                else
+                        i += l;
+        }
         k->code = code;
         return 0;
 }
