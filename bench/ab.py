@@ -24,7 +24,7 @@ def find(bindir, name):
 
 
 class Pomed:
-    def __init__(self, bindir, extra=()):
+    def __init__(self, bindir, extra=(), preexec_fn=None):
         self.tmp = tempfile.mkdtemp(prefix="pome-perf.")
         os.chmod(self.tmp, 0o755)
         conf = os.path.join(self.tmp, "pomed.conf")
@@ -39,7 +39,8 @@ class Pomed:
                 f.write(line + "\n")
         self.log = open(os.path.join(self.tmp, "pomed.log"), "w")
         self.proc = subprocess.Popen([find(bindir, "pomed"), "--config", conf],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=preexec_fn)
         info = os.path.join(self.tmp, "state", "pomed.json")
         for _ in range(400):
             if os.path.exists(info):

@@ -2,9 +2,9 @@
 /*
  * The gateway's baseline: a minimal libmicrohttpd responder on one thread (its own epoll
  * loop), answering every request with the same bytes (a file given on the command line:
- * the twin's reply body), as fast as the HTTP library goes. Not built by CMake: bench/ab.py
- * compiles it (cc -O2 bench/responder.c -lmicrohttpd).
- *   responder PORT BODYFILE
+ * the twin's reply body), as fast as the HTTP library goes. Not built by CMake: bench/run.sh
+ * and bench/ab.py compile it (cc -O2 bench/responder.c -lmicrohttpd).
+ *   responder PORT BODYFILE    (PORT 0: any free port; the port is printed on stdout)
  */
 #include <microhttpd.h>
 #include <signal.h>
@@ -52,6 +52,9 @@ int main(int argc, char **argv)
                 (size_t)64 * 1024, MHD_OPTION_END);
         if (!d)
                 return 1;
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+        printf("%u\n", info ? (unsigned)info->port : 0u);
+        fflush(stdout);
         sigset_t s;
         sigemptyset(&s);
         sigaddset(&s, SIGTERM);
