@@ -275,6 +275,7 @@ def floor_hold(tools, n):
         return run_json([os.path.join(tools, "floor"), "--servers", "3", "--hold", str(n),
                          "--server", os.path.join(tools, "floor-server")])
     except Exception as e:
+        err("density (floor)", str(e))
         return {"error": str(e)}
 
 
@@ -297,7 +298,8 @@ def perf_top(pid, seconds, tmp, name):
         m = re.match(r"\s+([\d.]+)%\s+(\S+)\s+\[\.\]\s+(.*)", line) or \
             re.match(r"\s+([\d.]+)%\s+(\S+)\s+\[k\]\s+(.*)", line)
         if m:
-            lines.append(f"{m.group(1)}% {m.group(3).strip()} ({m.group(2)})")
+            sym = re.sub(r"(\s+-)+\s*$", "", m.group(3)).strip()
+            lines.append(f"{m.group(1)}% {sym} ({m.group(2)})")
     return lines[:10] or ["(no samples)"]
 
 
@@ -495,7 +497,7 @@ def main():
             th = threading.Thread(target=loop)
             th.start()
             time.sleep(0.5)
-            profiles["create + discard, 3 twins, back to back — pomed"] = perf_top(
+            profiles["create + discard, 3 twins, back to back — pomed and the pods it spawns"] = perf_top(
                 p.pid, 3, tmp, "create")
             stop.set()
             th.join()
