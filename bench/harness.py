@@ -327,7 +327,8 @@ def fmt(x, unit=""):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description="Every benchmark figure beside its same-run "
+                                 "baseline; rewrites BENCHMARKS.md (see bench/run.sh).")
     ap.add_argument("--bin", required=True, help="a release build tree")
     ap.add_argument("--tools", required=True, help="where floor, floor-server, responder are")
     ap.add_argument("--runs", type=int, default=5)

@@ -9,7 +9,7 @@
 #   bench/run.sh 3 --only start,gateway        (some areas: start churn gateway density tape)
 #
 # Needs root (cgroups, namespaces), wrk, bubblewrap and perf (installed here when missing).
-# Takes about 15 minutes at 5 runs on a 2-core host. Exits 1 when any figure met an error
+# Takes about 8 minutes at 5 runs on a 2-core host. Exits 1 when any figure met an error
 # (every error is also listed in BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
