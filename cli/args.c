@@ -30,6 +30,20 @@ int args_error(const char *command, const char *fmt, ...)
         return -EINVAL;
 }
 
+int args_parse_format(const char *command, const char *value, bool allow_env, ArgsFormat *ret)
+{
+        if (streq(value, "text"))
+                *ret = ARGS_FORMAT_TEXT;
+        else if (streq(value, "json"))
+                *ret = ARGS_FORMAT_JSON;
+        else if (allow_env && streq(value, "env"))
+                *ret = ARGS_FORMAT_ENV;
+        else
+                return args_error(command, "invalid --format '%s': expected %s", value,
+                                  allow_env ? "text, json or env" : "text or json");
+        return 0;
+}
+
 static const ArgOption *find_option(const ArgParser *p, const char *name, size_t len)
 {
         for (size_t i = 0; i < p->n_options; i++)

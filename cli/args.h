@@ -57,6 +57,19 @@ int args_next(ArgParser *p, const char **ret_value);
  */
 int args_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* What --format asks a command to print. */
+typedef enum ArgsFormat {
+        ARGS_FORMAT_TEXT,
+        ARGS_FORMAT_JSON,
+        ARGS_FORMAT_ENV, /* only where the command accepts it (allow_env) */
+} ArgsFormat;
+
+/*
+ * Parses a --format value: "text" or "json", and "env" too with allow_env. Returns 0 and
+ * *ret, or -EINVAL after args_error naming the values the command accepts.
+ */
+int args_parse_format(const char *command, const char *value, bool allow_env, ArgsFormat *ret);
+
 /*
  * Parses a decimal integer in [min, max] with nothing around it. Returns 0 and
  * *ret, -EINVAL (not a number) or -ERANGE.

@@ -112,7 +112,7 @@ int cmd_checks(int argc, char **argv)
         };
         _cleanup_json_ json_t *list = NULL;
         const char *twin = NULL, *v;
-        bool json = false;
+        ArgsFormat format = ARGS_FORMAT_TEXT;
         ArgParser p;
         int r;
 
@@ -129,15 +129,8 @@ int cmd_checks(int argc, char **argv)
                         twin = v;
                         break;
                 case OPT_FORMAT:
-                        if (streq(v, "json"))
-                                json = true;
-                        else if (streq(v, "text"))
-                                json = false;
-                        else {
-                                args_error("checks", "invalid --format '%s': expected text or json",
-                                           v);
+                        if (args_parse_format("checks", v, false, &format) < 0)
                                 return POME_EXIT_USAGE;
-                        }
                         break;
                 default:
                         return POME_EXIT_USAGE;
@@ -156,6 +149,6 @@ int cmd_checks(int argc, char **argv)
                 fputs("pome: out of memory\n", stderr);
                 return POME_EXIT_ERROR;
         }
-        r = json ? output_json(list) : print_text(list);
+        r = format == ARGS_FORMAT_JSON ? output_json(list) : print_text(list);
         return r < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;
 }

@@ -188,12 +188,6 @@ enum {
         OPT_DISCARD,
 };
 
-typedef enum Format {
-        FORMAT_TEXT,
-        FORMAT_JSON,
-        FORMAT_ENV,
-} Format;
-
 #define SANDBOX_ID_MAX 128
 
 /* A sandbox id goes into a URL path: accept only what ids are made of (ses_ + base62). */
@@ -208,20 +202,6 @@ static bool sandbox_id_valid(const char *id)
                       (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
                         return false;
         return true;
-}
-
-static int parse_format(const char *command, const char *value, bool allow_env, Format *ret)
-{
-        if (streq(value, "text"))
-                *ret = FORMAT_TEXT;
-        else if (streq(value, "json"))
-                *ret = FORMAT_JSON;
-        else if (allow_env && streq(value, "env"))
-                *ret = FORMAT_ENV;
-        else
-                return args_error(command, "invalid --format '%s': expected text, json%s", value,
-                                  allow_env ? " or env" : "");
-        return 0;
 }
 
 /* "/v1/sandboxes/<escaped id>" into a new string. */
@@ -427,7 +407,7 @@ typedef struct CreateArgs {
         const char *api_url;
         const char *secrets_file;
         bool show_secrets;
-        Format format;
+        ArgsFormat format;
 } CreateArgs;
 
 static int parse_create(int argc, char **argv, const char *command, CreateArgs *a)
@@ -495,7 +475,7 @@ static int parse_create(int argc, char **argv, const char *command, CreateArgs *
                         a->task = v;
                         break;
                 case OPT_FORMAT:
-                        r = parse_format(command, v, true, &a->format);
+                        r = args_parse_format(command, v, true, &a->format);
                         if (r < 0)
                                 return r;
                         break;
@@ -667,12 +647,12 @@ static int sandbox_create(int argc, char **argv, const char *command)
         }
 
         switch (a.format) {
-        case FORMAT_JSON:
+        case ARGS_FORMAT_JSON:
                 if (!a.show_secrets && secrets_mask_json(reply.json) < 0)
                         return api_exit_status(-ENOMEM, NULL);
                 r = output_json(reply.json);
                 break;
-        case FORMAT_ENV:
+        case ARGS_FORMAT_ENV:
                 r = secrets_print_env(stdout, &vars, a.show_secrets);
                 if (!a.show_secrets && r >= 0) {
                         if (a.secrets_file && !file_failed)
@@ -688,7 +668,7 @@ static int sandbox_create(int argc, char **argv, const char *command)
                                         sid);
                 }
                 break;
-        case FORMAT_TEXT:
+        case ARGS_FORMAT_TEXT:
                 r = print_sandbox(reply.json, true, a.show_secrets);
                 if (r < 0)
                         break;
@@ -727,7 +707,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
         _cleanup_free_ char *path = NULL;
         const char *state = "running", *api_url = NULL, *v;
         unsigned long long limit = 20;
-        Format format = FORMAT_TEXT;
+        ArgsFormat format = ARGS_FORMAT_TEXT;
         const json_t *data, *s;
         bool known, any_reason = false, any_verdict = false;
         ArgParser p;
@@ -766,7 +746,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
                         }
                         break;
                 case OPT_FORMAT:
-                        if (parse_format(command, v, false, &format) < 0)
+                        if (args_parse_format(command, v, false, &format) < 0)
                                 return POME_EXIT_USAGE;
                         break;
                 case OPT_API_URL:
@@ -799,7 +779,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
                 if (secrets_mask_json((json_t *)s) < 0)
                         return api_exit_status(-ENOMEM, NULL);
 
-        if (format == FORMAT_JSON)
+        if (format == ARGS_FORMAT_JSON)
                 return output_json(reply.json) < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;
 
         if (json_array_size(data) == 0) {
@@ -850,7 +830,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
 /* What get, env, finalize and stop take after the ID. */
 typedef struct IdArgs {
         const char *id, *api_url, *secrets_file;
-        Format format;
+        ArgsFormat format;
         bool discard, show_secrets;
 } IdArgs;
 
@@ -875,7 +855,7 @@ static int parse_id_command(int argc, char **argv, const char *command, const ch
                         a->id = v;
                         break;
                 case OPT_FORMAT:
-                        r = parse_format(command, v, false, &a->format);
+                        r = args_parse_format(command, v, false, &a->format);
                         if (r < 0)
                                 return r;
                         break;
@@ -1004,7 +984,7 @@ static int sandbox_show(int argc, char **argv, const char *command, const char *
         if (r != 0)
                 return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
         const char *id = a.id;
-        Format format = a.format;
+        ArgsFormat format = a.format;
 
         r = config_load(a.api_url, &config);
         if (r < 0)
@@ -1014,8 +994,8 @@ static int sandbox_show(int argc, char **argv, const char *command, const char *
                 r = fetch_credentials(&config, id, &reply);
                 if (r != 0)
                         return r;
-                r = format == FORMAT_JSON ? output_json(reply.json)
-                                          : print_sandbox(reply.json, true, true);
+                r = format == ARGS_FORMAT_JSON ? output_json(reply.json)
+                                               : print_sandbox(reply.json, true, true);
                 return r < 0 ? api_exit_status(r, NULL) : POME_EXIT_OK;
         }
         base = sandbox_path(id);
@@ -1033,8 +1013,8 @@ static int sandbox_show(int argc, char **argv, const char *command, const char *
         if (secrets_mask_json(reply.json) < 0)
                 return api_exit_status(-ENOMEM, NULL);
 
-        r = format == FORMAT_JSON ? output_json(reply.json)
-                                  : print_sandbox(reply.json, false, false);
+        r = format == ARGS_FORMAT_JSON ? output_json(reply.json)
+                                       : print_sandbox(reply.json, false, false);
         return r < 0 ? api_exit_status(r, NULL) : POME_EXIT_OK;
 }
 

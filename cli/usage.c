@@ -50,7 +50,7 @@ int cmd_usage(int argc, char **argv)
         _cleanup_(api_reply_done) ApiReply reply = {};
         _cleanup_(config_done) Config config = {};
         const char *api_url = NULL, *v;
-        bool json = false;
+        ArgsFormat format = ARGS_FORMAT_TEXT;
         ArgParser p;
         int r;
 
@@ -64,15 +64,8 @@ int cmd_usage(int argc, char **argv)
                         args_error("usage", "unexpected argument '%s'", v);
                         return POME_EXIT_USAGE;
                 case OPT_FORMAT:
-                        if (streq(v, "json"))
-                                json = true;
-                        else if (streq(v, "text"))
-                                json = false;
-                        else {
-                                args_error("usage", "invalid --format '%s': expected text or json",
-                                           v);
+                        if (args_parse_format("usage", v, false, &format) < 0)
                                 return POME_EXIT_USAGE;
-                        }
                         break;
                 case OPT_API_URL:
                         api_url = v;
@@ -92,7 +85,7 @@ int cmd_usage(int argc, char **argv)
                 fputs("pome: pomed answered GET /v1/usage with an empty body\n", stderr);
                 return POME_EXIT_ERROR;
         }
-        if (json)
+        if (format == ARGS_FORMAT_JSON)
                 return output_json(reply.json) < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;
 
         fputs("Sandboxes open: ", stdout);
