@@ -23,8 +23,7 @@ static char *sandbox_path(const char *sid, const char *suffix)
 }
 
 /* <dir>/<name> := len bytes of data, atomically. 0 or -errno (said). */
-static int write_in(const char *who, const char *dir, const char *name, const void *data,
-                    size_t len)
+int collect_write(const char *who, const char *dir, const char *name, const void *data, size_t len)
 {
         _cleanup_free_ char *path = NULL;
         if (asprintf(&path, "%s/%s", dir, name) < 0)
@@ -33,6 +32,21 @@ static int write_in(const char *who, const char *dir, const char *name, const vo
         if (r < 0)
                 fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(-r));
         return r;
+}
+
+int collect_write_json(const char *who, const char *dir, const char *name, const json_t *j,
+                       size_t flags)
+{
+        _cleanup_free_ char *s = json_dumps(j, flags);
+        if (!s)
+                return -ENOMEM;
+        size_t n = strlen(s);
+        _cleanup_free_ char *line = malloc(n + 2);
+        if (!line)
+                return -ENOMEM;
+        memcpy(line, s, n);
+        line[n] = '\n';
+        return collect_write(who, dir, name, line, n + 1);
 }
 
 int collect_tape(const Config *c, const char *who, const char *sid, const char *dir,
@@ -100,7 +114,7 @@ int collect_state(const Config *c, const char *who, const char *sid, const char 
                   const char *twin, char **ret_why)
 {
         _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *q = NULL, *p = NULL, *s = NULL;
+        _cleanup_free_ char *q = NULL, *p = NULL;
         char name[64];
         if (asprintf(&q, "/state?twin=%s", twin) < 0 || !(p = sandbox_path(sid, q)))
                 return -ENOMEM;
@@ -115,17 +129,8 @@ int collect_state(const Config *c, const char *who, const char *sid, const char 
                 return r;
         }
         /* one line, every digit: the world pomed kept, read back as the same document */
-        s = json_dumps(reply.json, JSON_COMPACT);
-        if (!s)
-                return -ENOMEM;
-        size_t n = strlen(s);
-        _cleanup_free_ char *line = malloc(n + 2);
-        if (!line)
-                return -ENOMEM;
-        memcpy(line, s, n);
-        line[n] = '\n';
         snprintf(name, sizeof(name), "%s.final.json", twin);
-        return write_in(who, dir, name, line, n + 1);
+        return collect_write_json(who, dir, name, reply.json, JSON_COMPACT);
 }
 
 int collect_verdict(const Config *c, const char *who, const char *sid, const char *dir,
@@ -149,7 +154,7 @@ int collect_verdict(const Config *c, const char *who, const char *sid, const cha
         r = grade_verdict_render(reply.json, &bytes, &len);
         if (r < 0)
                 return r;
-        r = write_in(who, dir, "verdict.json", bytes, len);
+        r = collect_write(who, dir, "verdict.json", bytes, len);
         if (r < 0)
                 return r;
         if (ret_verdict)
@@ -166,5 +171,5 @@ int collect_summary(const Config *c, const char *who, const char *sid, const cha
         int r = api_request(c, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
         if (r < 0 || reply.body_len == 0)
                 return 1;
-        return write_in(who, dir, "summary.md", reply.body, reply.body_len);
+        return collect_write(who, dir, "summary.md", reply.body, reply.body_len);
 }

@@ -16,6 +16,13 @@
 
 #include "cli/config.h"
 
+/* <dir>/<name> := len bytes of data, whole or not at all. 0 or -errno (said). */
+int collect_write(const char *who, const char *dir, const char *name, const void *data, size_t len);
+
+/* <dir>/<name> := j dumped with jansson's flags, and a newline. 0 or -errno (said). */
+int collect_write_json(const char *who, const char *dir, const char *name, const json_t *j,
+                       size_t flags);
+
 /* <dir>/<twin>.tape.jsonl: the tape of twin of sandbox sid. 0 or -errno (said). */
 int collect_tape(const Config *c, const char *who, const char *sid, const char *dir,
                  const char *twin);

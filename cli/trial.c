@@ -175,17 +175,6 @@ static void say(Trial *t, const char *fmt, ...)
 /* ---------------------------------------------------------------- files */
 
 /* <dir>/<name> := len bytes of data, atomically. 0 or negative errno (said). */
-static int write_in(Trial *t, const char *name, const void *data, size_t len)
-{
-        _cleanup_free_ char *path = NULL;
-        if (asprintf(&path, "%s/%s", t->dir, name) < 0)
-                return -ENOMEM;
-        int r = write_file_at(AT_FDCWD, path, data, len, 0644, true);
-        if (r < 0)
-                fprintf(stderr, "pome run: cannot write %s: %s\n", path, strerror(-r));
-        return r;
-}
-
 /* How write_json_in lays a document out. */
 typedef enum JsonLayout {
         JSON_FOR_PEOPLE, /* indented, 6 significant digits: durations in seconds, not
@@ -194,22 +183,18 @@ typedef enum JsonLayout {
         JSON_DENSE,      /* one line, every digit (final states) */
 } JsonLayout;
 
+static int write_in(Trial *t, const char *name, const void *data, size_t len)
+{
+        return collect_write("pome run", t->dir, name, data, len);
+}
+
 /* <dir>/<name> := j as JSON laid out as asked, and a newline. */
 static int write_json_in(Trial *t, const char *name, const json_t *j, JsonLayout layout)
 {
         size_t flags = layout == JSON_FOR_PEOPLE ? JSON_INDENT(2) | JSON_REAL_PRECISION(6)
                        : layout == JSON_EXACT    ? JSON_INDENT(2)
                                                  : JSON_COMPACT;
-        _cleanup_free_ char *s = json_dumps(j, flags);
-        if (!s)
-                return -ENOMEM;
-        size_t n = strlen(s);
-        _cleanup_free_ char *line = malloc(n + 2);
-        if (!line)
-                return -ENOMEM;
-        memcpy(line, s, n);
-        line[n] = '\n';
-        return write_in(t, name, line, n + 1);
+        return collect_write_json("pome run", t->dir, name, j, flags);
 }
 
 static const char *signal_name(int sig)
