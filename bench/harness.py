@@ -305,14 +305,7 @@ def perf_top(pid, seconds, tmp, name):
 
 # ---------------------------------------------------------------- the table
 
-class Row:
-    def __init__(self, area, what, unit, value, base_name, base, target, met, errors,
-                 note="", lower_is_better=True):
-        self.__dict__.update(locals())
-        del self.__dict__["self"]
-
-
-def fmt(x, unit=""):
+def fmt(x):
     if x is None or (isinstance(x, float) and x != x):
         return "—"
     if isinstance(x, str):
@@ -348,7 +341,6 @@ def main():
     load0 = open("/proc/loadavg").read().split()[:3]
     started = datetime.datetime.now(datetime.timezone.utc)
     res = {}
-    rows = []
     profiles = {}
 
     def note(fig, **kw):
@@ -543,10 +535,6 @@ def ratio(a, b):
         return a / b
     except (TypeError, ZeroDivisionError):
         return float("nan")
-
-
-def errs_of(prefix):
-    return sum(1 for f, _ in ERRORS if f.split(" ")[0] == prefix or f.startswith(prefix))
 
 
 def write_md(a, res, profiles, load0, load1, started, finished):
