@@ -162,6 +162,9 @@ def gateway_with_cpu(p, fig, url, tok, conns, threads, script):
         return ab.with_cpu(p, run)
     except ZeroDivisionError:  # no request served: wrk_checked said why
         return None
+    except FileNotFoundError:  # /proc/PID of a pod that died during the run
+        err(fig, "a pod exited during the run (see pomed's log)")
+        return None
 
 
 class Responder:
@@ -412,7 +415,9 @@ def main():
             gw, rsp, twn = [], [], []
             cpu = []
             for r in range(R):
-                p = Pomed(B)
+                # a POST run adds ~100 000 comments to one issue (~1 KiB each in the pod):
+                # a pod memory limit that holds them, so the figure measures the gateway
+                p = Pomed(B, extra=("pod:", "  memory_max: 1G"))
                 twin = InProcessTwin(B)
                 try:
                     url, tok = ab.sandbox_for_gateway(p)

@@ -167,43 +167,31 @@ static void send_error(Twin *t, uint64_t id, const char *message, bool mutated)
 }
 
 /*
- * An upper bound of the world's compact JSON size (bytes): measured (json_dumpb, no
- * allocation) when the pod loads its seed and again whenever the estimate would call for a
- * snapshot, grown in between by what each write may add (its request escaped, 6 bytes per
- * byte, and 4 KiB for what the twin adds to a row: ids, times, URLs). An estimate that
- * only grew (4 KiB a write) would make every write of a long run copy the whole world.
+ * Whether the reply to a write of `in` bytes might not fit in a frame for a reason the
+ * request itself brings: it repeats the request (request_body) and renders what the call
+ * wrote (body, and its redacted copy for the tape when it holds a secret), each at most
+ * 6·in bytes once escaped, a redaction mark being longer than the secret it replaces;
+ * ROW_ALLOWANCE stands for what a rendered row adds to that (ids, times, URLs, and the
+ * fields the twins cap at the vendor's own limits: 65 536 characters an issue body…).
+ * Only a large request passes it (about 400 KB and up), and only then is the world copied to undo
+ * the call: the copy costs the world's size, paid by the request that may need it, never by every
+ * write of a long run. What can outgrow a frame without a large request is the tape's state_delta
+ * (a row before and after: an issue with its comments), which serve_call gives up instead.
  */
-static size_t world_bound;
+#define ROW_ALLOWANCE (1024u * 1024u)
 
-static size_t world_size(Twin *t)
-{
-        return json_dumpb(twin_world(t), NULL, 0, JSON_COMPACT);
-}
-
-/* Whether a reply of at most 6·in + 8·(world + 6·in) bytes might not fit in a frame. */
-static bool bound_overflows(size_t world, size_t in)
+static bool reply_may_overflow(size_t in)
 {
         const size_t lim = FRAME_MAX - 64 * 1024;
-        if (in > lim / 60)
-                return true;
-        size_t w = world + 6 * in;
-        return w < world || w > (lim - 6 * in) / 8;
+        return in > lim / 30 || 4 * ROW_ALLOWANCE + 30 * in > lim;
 }
 
-/*
- * Whether the reply to a write of `in` bytes might not fit in a frame. It repeats the
- * request (request_body), the touched row before and after (state_delta) and the rendered
- * row (body, and the body's redacted copy for the tape when it holds a secret), each no
- * larger than the world and the request: 6·in + 8·(world + 6·in) bounds it (a redaction
- * mark may be longer than the secret it replaces). A reply that outgrows even that is a
- * 500 that says the world changed (send_error's mutated).
- */
-static bool reply_may_overflow(Twin *t, size_t in)
+/* The tape's state_delta of a row too large to travel (it stays in the world). */
+static json_t *delta_omitted(void)
 {
-        if (!bound_overflows(world_bound, in))
-                return false;
-        world_bound = world_size(t); /* the estimate says maybe: look */
-        return bound_overflows(world_bound, in);
+        return json_pack("{s:s}", "omitted",
+                         "The touched row is too large for the tape; the call's other parts "
+                         "and the final world have it.");
 }
 
 static void serve_call(Twin *t, const Frame *f)
@@ -221,16 +209,18 @@ static void serve_call(Twin *t, const Frame *f)
         bool reads = streq(rq.method, "GET") || streq(rq.method, "HEAD");
         /* a snapshot only when a reply could fail: its cost is the world's size */
         _cleanup_json_ json_t *snapshot =
-                !reads && reply_may_overflow(t, in) ? json_deep_copy(twin_world(t)) : NULL;
-        if (!reads) {
-                size_t grown = world_bound + 6 * in + 4096;
-                world_bound = grown < world_bound ? SIZE_MAX : grown;
-        }
+                !reads && reply_may_overflow(in) ? json_deep_copy(twin_world(t)) : NULL;
 
         twin_handle(t, &rq, &rp);
         int r = podwire_encode_reply(f->id, &rp, &rq, &buf, &len);
         /* deliveries the twin made before the call (rp.events) changed the world too */
         bool mutated = rp.state_mutation || json_array_size(rp.events) > 0;
+        if (r == -EMSGSIZE && mutated && !snapshot && rp.state_delta) {
+                /* a small call on a huge row: the call stands, its row is not repeated */
+                json_decref(rp.state_delta);
+                rp.state_delta = delta_omitted();
+                r = rp.state_delta ? podwire_encode_reply(f->id, &rp, &rq, &buf, &len) : -ENOMEM;
+        }
         twin_reply_done(&rp);
         if (r >= 0) {
                 send_frame(buf, len);
@@ -342,7 +332,6 @@ int main(int argc, char **argv)
                 seed_rejected(err[0] ? err : "invalid seed");
         if (r < 0)
                 die(EXIT_OSERR, "creating the twin: %s", strerror(-r));
-        world_bound = world_size(t);
 
         int nfd = notify_connect();
         if (nfd < 0 && nfd != -ENOENT)
