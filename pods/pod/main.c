@@ -29,6 +29,7 @@
 #include <inttypes.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
@@ -286,6 +287,14 @@ int main(int argc, char **argv)
                 return EXIT_USAGE;
         }
 
+        /*
+         * The surface is parsed now, while a pooled pod waits for its load frame: off the
+         * create's path, and before the world, so that the world's allocations reuse what
+         * the parse freed instead of pinning it in the heap.
+         */
+        if (!twin_kind_surface(kind))
+                die(EXIT_OSERR, "the embedded surface of %s does not load", twin_name);
+
         /* No core dump of a world, no /proc/<pod> readable by other pods' uid. */
         (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* A write to a closed socket is an EPIPE to handle, not a death. */
@@ -346,6 +355,11 @@ int main(int argc, char **argv)
                 close(nfd);
         }
         frame_done(&f);
+        if (rd.off == rd.len) /* the load frame's buffer (a seed's size) is not kept */
+                frame_reader_done(&rd);
+        /* what loading freed (the seed's text, the surface parsed to check it) goes back to
+         * the kernel: an idle pod holds its world and little else */
+        (void)malloc_trim(0);
 
         for (;;) {
                 r = read_frame(&rd, &f);

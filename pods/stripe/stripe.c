@@ -1128,11 +1128,16 @@ static int check_length(TwinReply *rp, const char *param, const json_t *v, size_
  */
 static int check_params(TwinCall *c, TwinReply *rp, const char *tool)
 {
-        const TwinSurface *s = twin_kind_surface(twin_kind(c->twin));
-        json_t *props = NULL;
-        for (size_t i = 0; s && i < s->n_actions; i++)
+        const TwinKind *kind = twin_kind(c->twin);
+        const TwinSurface *s = twin_kind_surface(kind);
+        const TwinAction *a = NULL;
+        for (size_t i = 0; s && i < s->n_actions && !a; i++)
                 if (streq(s->actions[i].tool, tool))
-                        props = json_object_get(s->actions[i].input_schema, "properties");
+                        a = &s->actions[i];
+        const json_t *schema = a ? twin_action_input_schema(kind, a) : NULL;
+        if (a && !schema)
+                return -ENOMEM;
+        json_t *props = json_object_get(schema, "properties");
         const char *k;
         json_t *v;
         json_object_foreach (c->args, k, v) {

@@ -156,16 +156,18 @@ int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen)
 json_t *twin_kind_tools(const TwinKind *k)
 {
         const TwinSurface *s = twin_kind_surface(k);
-        _cleanup_json_ json_t *tools = json_array();
-        if (!tools || !s)
+        _cleanup_json_ json_t *tools = json_array(), *doc = twin_kind_surface_tools(k);
+        if (!tools || !s || !doc)
                 return NULL;
         for (size_t i = 0; i < s->n_actions; i++) {
                 const TwinAction *a = &s->actions[i];
                 if (!a->mcp)
                         continue;
-                json_t *tool = json_pack("{s:s, s:s, s:O, s:{s:b}}", "name", a->tool, "description",
-                                         a->description, "inputSchema", a->input_schema,
-                                         "annotations", "readOnlyHint", a->read_only);
+                json_t *d = json_array_get(doc, i);
+                json_t *tool = json_pack("{s:s, s:O, s:O, s:{s:b}}", "name", a->tool, "description",
+                                         json_object_get(d, "description"), "inputSchema",
+                                         json_object_get(d, "inputSchema"), "annotations",
+                                         "readOnlyHint", a->read_only);
                 if (json_array_append_new(tools, tool) < 0)
                         return NULL;
         }

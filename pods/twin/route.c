@@ -101,14 +101,18 @@ json_t *twin_kind_supported(const TwinKind *k)
 
 /* One operation of the OpenAPI document: the action's name and sentence, and its
  * input schema as the JSON request body (what both REST and MCP callers send). */
-static json_t *openapi_operation(const TwinKind *k, const TwinRoute *route, bool with_body)
+static json_t *openapi_operation(const TwinKind *k, json_t *tools, const TwinRoute *route,
+                                 bool with_body)
 {
         const TwinAction *a = twin_kind_action(k, route->tool);
+        json_t *tool =
+                a ? json_array_get(tools, (size_t)(a - twin_kind_surface(k)->actions)) : NULL;
+        const char *summary = json_string_value(json_object_get(tool, "description"));
         json_t *op = json_pack("{s:s, s:s, s:s, s:{s:{s:s}}}", "operationId", route->tool,
-                               "summary", a ? a->description : route->tool, "x-pome-tool",
+                               "summary", summary ? summary : route->tool, "x-pome-tool",
                                route->tool, "responses", "default", "description",
                                "The vendor's response shape (see the vendor's API reference).");
-        json_t *schema = a ? json_incref(a->input_schema) : NULL;
+        json_t *schema = json_incref(json_object_get(tool, "inputSchema"));
         if (op && schema && with_body)
                 json_object_set_new(op, "requestBody",
                                     json_pack("{s:{s:{s:o}}}", "content", "application/json",
@@ -121,8 +125,8 @@ static json_t *openapi_operation(const TwinKind *k, const TwinRoute *route, bool
 json_t *twin_kind_openapi(const TwinKind *k, const char *base_url)
 {
         const TwinSurface *surface = twin_kind_surface(k);
-        _cleanup_json_ json_t *paths = json_object();
-        if (!paths || !surface)
+        _cleanup_json_ json_t *paths = json_object(), *tools = twin_kind_surface_tools(k);
+        if (!paths || !surface || !tools)
                 return NULL;
         for (size_t i = 0; i < surface->n_routes; i++) {
                 const TwinRoute *route = &surface->routes[i];
@@ -145,7 +149,8 @@ json_t *twin_kind_openapi(const TwinKind *k, const char *base_url)
                                 verb[l] = (char)(verbs[v][l] | 0x20);
                         verb[l] = 0;
                         bool body = !streq(verb, "get") && !streq(verb, "delete");
-                        if (json_object_set_new(item, verb, openapi_operation(k, route, body)) < 0)
+                        if (json_object_set_new(item, verb,
+                                                openapi_operation(k, tools, route, body)) < 0)
                                 return NULL;
                 }
         }

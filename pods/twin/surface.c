@@ -2,7 +2,8 @@
 /*
  * A kind's surface as data: its tools (names, descriptions, input schemas) and REST routes
  * come from pods/<kind>/surface.json, embedded at build time, and are bound here to the
- * kind's C handlers by name. Parsed once per process.
+ * kind's C handlers by name. Parsed once per process; what stays is names, flags and
+ * routes, copied out of the document, which is then freed (twin.h, twin_kind_surface).
  */
 #include <stdarg.h>
 
@@ -12,7 +13,7 @@
 typedef struct SurfaceCache {
         const TwinKind *kind;
         TwinSurface *surface;
-        json_t *doc; /* the parsed surface.json the surface's strings point into */
+        json_t **schemas; /* per action: its input schema once asked for, else NULL */
 } SurfaceCache;
 
 /* One slot per kind; kinds are few and static. */
@@ -46,9 +47,13 @@ static TwinSurface *surface_free(TwinSurface *s)
         if (!s)
                 return NULL;
         for (size_t i = 0; i < s->n_actions; i++)
-                json_decref(s->actions[i].input_schema);
-        for (size_t i = 0; i < s->n_routes; i++)
+                free((char *)s->actions[i].tool);
+        for (size_t i = 0; i < s->n_routes; i++) {
+                free((char *)s->routes[i].pattern);
                 json_decref(s->routes[i].args);
+        }
+        for (size_t i = 0; i < s->n_vendor_routes; i++)
+                free((char *)s->vendor_routes[i].pattern);
         free(s->actions);
         free(s->routes);
         free(s->vendor_routes);
@@ -61,18 +66,19 @@ static void surface_freep(TwinSurface **s)
         surface_free(*s);
 }
 
-static bool method_valid(const char *m)
+/* The static spelling of method m, NULL when it is not a method a route may name. */
+static const char *method_valid(const char *m)
 {
         static const char *const methods[] = {"GET", "POST", "PATCH", "PUT", "DELETE", "*"};
-        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+        for (size_t i = 0; m && i < ELEMENTSOF(methods); i++)
                 if (streq(m, methods[i]))
-                        return true;
-        return false;
+                        return methods[i];
+        return NULL;
 }
 
 /*
- * Parses the surface of k into *ret. The strings point into doc (kept alive by the
- * caller: the cache never frees it).
+ * Parses the surface of k into *ret. Nothing in it points into doc: names and patterns
+ * are copies, a route's fixed args hold a reference of their own.
  */
 static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char *err,
                          size_t errlen)
@@ -89,9 +95,6 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
         if (prefixes && !json_is_array(prefixes))
                 return surface_error(err, errlen, k, "\"prefixes\" must be an array of strings");
         size_t n_prefixes = prefixes ? json_array_size(prefixes) : 1;
-        json_t *joined = json_array();
-        if (!joined || json_object_set_new(doc, " joined patterns", joined) < 0)
-                return -ENOMEM;
         if (n_prefixes == 0)
                 return surface_error(err, errlen, k, "\"prefixes\" must not be empty");
 
@@ -126,10 +129,10 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                 TwinActionFn fn = handler_find(k, name);
                 if (!fn)
                         return surface_error(err, errlen, k, "tool %s has no handler in C", name);
-                TwinAction *a = &s->actions[s->n_actions++];
-                a->tool = name;
-                a->description = json_string_value(json_object_get(v, "description"));
-                a->input_schema = json_incref(schema);
+                TwinAction *a = &s->actions[s->n_actions];
+                if (!(a->tool = strdup(name)))
+                        return -ENOMEM;
+                s->n_actions++;
                 a->fn = fn;
                 a->read_only = json_is_true(ro);
                 a->mcp = !mcp || json_is_true(mcp);
@@ -164,28 +167,19 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                                         "routes[%zu]: must be [METHOD, \"/pattern\", tool, "
                                         "{fixed args}?]",
                                         i);
-                        bool known = false;
+                        const char *known = NULL;
                         for (size_t j = 0; j < s->n_actions && !known; j++)
-                                known = streq(s->actions[j].tool, tool);
+                                if (streq(s->actions[j].tool, tool))
+                                        known = s->actions[j].tool;
                         if (!known)
                                 return surface_error(err, errlen, k, "routes[%zu]: unknown tool %s",
                                                      i, tool);
-                        TwinRoute *r = &s->routes[s->n_routes++];
-                        r->method = method;
-                        r->tool = tool;
-                        r->args = json_incref(args);
-                        if (prefix[0]) {
-                                /* the joined pattern lives in doc, which the cache keeps */
-                                char *p2;
-                                if (asprintf(&p2, "%s%s", prefix, pattern) < 0)
-                                        return -ENOMEM;
-                                json_t *js = json_string(p2);
-                                free(p2);
-                                if (!js || json_array_append_new(joined, js) < 0)
-                                        return -ENOMEM;
-                                r->pattern = json_string_value(js);
-                        } else
-                                r->pattern = pattern;
+                        TwinRoute *r = &s->routes[s->n_routes];
+                        char *joined;
+                        if (asprintf(&joined, "%s%s", prefix, pattern) < 0)
+                                return -ENOMEM;
+                        *r = (TwinRoute){method_valid(method), joined, known, json_incref(args)};
+                        s->n_routes++;
                 }
         }
         json_array_foreach (vendor, i, v) {
@@ -196,14 +190,17 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                         return surface_error(err, errlen, k,
                                              "vendor_routes[%zu]: must be [METHOD, \"/pattern\"]",
                                              i);
-                s->vendor_routes[s->n_vendor_routes++] = (TwinRoute){method, pattern, NULL, NULL};
+                char *copy = strdup(pattern);
+                if (!copy)
+                        return -ENOMEM;
+                s->vendor_routes[s->n_vendor_routes++] =
+                        (TwinRoute){method_valid(method), copy, NULL, NULL};
         }
         *ret = TAKE_PTR(s);
         return 0;
 }
 
-static int surface_load(const TwinKind *k, json_t **ret_doc, TwinSurface **ret, char *err,
-                        size_t errlen)
+static int surface_load(const TwinKind *k, TwinSurface **ret, char *err, size_t errlen)
 {
         if (!k->surface)
                 return surface_error(err, errlen, k, "not embedded");
@@ -211,38 +208,63 @@ static int surface_load(const TwinKind *k, json_t **ret_doc, TwinSurface **ret, 
         _cleanup_json_ json_t *doc = json_loads(k->surface, 0, &e);
         if (!doc)
                 return surface_error(err, errlen, k, "line %d: %s", e.line, e.text);
-        int r = surface_parse(k, doc, ret, err, errlen);
-        if (r < 0)
-                return r;
-        *ret_doc = TAKE_PTR(doc);
-        return 0;
+        return surface_parse(k, doc, ret, err, errlen);
 }
 
-const TwinSurface *twin_kind_surface(const TwinKind *k)
+static SurfaceCache *cache_of(const TwinKind *k)
 {
         for (size_t i = 0; i < ELEMENTSOF(cache); i++) {
                 if (cache[i].kind == k)
-                        return cache[i].surface;
+                        return &cache[i];
                 if (!cache[i].kind) {
-                        json_t *doc;
                         TwinSurface *s;
-                        if (surface_load(k, &doc, &s, NULL, 0) < 0)
+                        if (surface_load(k, &s, NULL, 0) < 0)
                                 return NULL;
-                        /* doc holds the strings the surface points at: kept for the process */
-                        cache[i] = (SurfaceCache){k, s, doc};
-                        return s;
+                        json_t **schemas = calloc(s->n_actions + 1, sizeof(json_t *));
+                        if (!schemas) {
+                                surface_free(s);
+                                return NULL;
+                        }
+                        cache[i] = (SurfaceCache){k, s, schemas};
+                        return &cache[i];
                 }
         }
         return NULL;
 }
 
+const TwinSurface *twin_kind_surface(const TwinKind *k)
+{
+        SurfaceCache *c = cache_of(k);
+        return c ? c->surface : NULL;
+}
+
+json_t *twin_kind_surface_tools(const TwinKind *k)
+{
+        if (!twin_kind_surface(k)) /* checks the document once */
+                return NULL;
+        _cleanup_json_ json_t *doc = json_loads(k->surface, 0, NULL);
+        return json_incref(json_object_get(doc, "tools"));
+}
+
+const json_t *twin_action_input_schema(const TwinKind *k, const TwinAction *a)
+{
+        SurfaceCache *c = cache_of(k);
+        if (!c || a < c->surface->actions || a >= c->surface->actions + c->surface->n_actions)
+                return NULL;
+        size_t i = (size_t)(a - c->surface->actions);
+        if (!c->schemas[i]) {
+                _cleanup_json_ json_t *tools = twin_kind_surface_tools(k);
+                c->schemas[i] =
+                        json_incref(json_object_get(json_array_get(tools, i), "inputSchema"));
+        }
+        return c->schemas[i];
+}
+
 int twin_kind_check(const TwinKind *k, char *err, size_t errlen)
 {
-        json_t *doc = NULL;
         TwinSurface *s = NULL;
-        int r = surface_load(k, &doc, &s, err, errlen);
+        int r = surface_load(k, &s, err, errlen);
         surface_free(s);
-        json_decref(doc);
         return r;
 }
 

@@ -89,9 +89,7 @@ typedef struct TwinHandler {
 
 /* One action of a kind, as its surface declares it. */
 typedef struct TwinAction {
-        const char *tool;        /* MCP tool name == tape `tool` value */
-        const char *description; /* one sentence for tools/list */
-        json_t *input_schema;    /* JSON Schema (object), for tools/list */
+        const char *tool; /* MCP tool name == tape `tool` value */
         TwinActionFn fn;
         bool read_only; /* MCP annotation readOnlyHint */
         bool mcp;       /* listed and callable as an MCP tool (false: a REST-only action) */
@@ -264,9 +262,27 @@ int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_u
 /*
  * The surface of kind k, parsed once per process and kept (not thread-safe on the first
  * call; the engine is single-threaded). NULL when the embedded data is broken (see
- * twin_kind_check) or on OOM.
+ * twin_kind_check) or on OOM. It keeps names, flags and routes only (a few KiB): the
+ * descriptions and input schemas, most of surface.json and ~600 KiB once parsed for
+ * GitHub, are read from the embedded text when asked for (twin_kind_surface_tools,
+ * twin_action_input_schema), so that an idle pod holds its world and little else.
  */
 const TwinSurface *twin_kind_surface(const TwinKind *k);
+
+/*
+ * The "tools" array of kind k's surface.json, parsed anew (new reference; element i is
+ * the tool of twin_kind_surface(k)->actions[i]), with every description and input
+ * schema. A parse of the embedded text, under a millisecond: for tools/list and the
+ * OpenAPI document. NULL on OOM or a broken surface.
+ */
+json_t *twin_kind_surface_tools(const TwinKind *k);
+
+/*
+ * The input schema (a JSON Schema object) of action a of kind k: borrowed, parsed on
+ * first use and kept for the process, one action at a time (Stripe reads the schema of
+ * every action it serves). NULL on OOM.
+ */
+const json_t *twin_action_input_schema(const TwinKind *k, const TwinAction *a);
 
 /*
  * Checks kind k's embedded surface: valid JSON of the shape above, every tool bound to a

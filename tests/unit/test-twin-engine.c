@@ -37,7 +37,9 @@ static void test_kinds(void)
                 for (size_t i = 0; i < s->n_routes; i++)
                         CHECK(twin_kind_action(k, s->routes[i].tool));
                 for (size_t i = 0; i < s->n_actions; i++)
-                        CHECK(streq(jps(s->actions[i].input_schema, "/type"), "object"));
+                        CHECK(streq(
+                                jps((json_t *)twin_action_input_schema(k, &s->actions[i]), "/type"),
+                                "object"));
                 /* a vendor route is one the twin does not serve */
                 for (size_t i = 0; i < s->n_vendor_routes; i++)
                         for (size_t j = 0; j < s->n_routes; j++)
