@@ -50,6 +50,7 @@ struct Pod {
         size_t out_len, out_cap;
         bool ready, exited, kill_sent, broken, registered;
         bool reaping;               /* on_exit_ is draining the socket: nothing left to kill */
+        bool draining;              /* on_io is handing out the replies of one read */
         const char *kill_why;       /* static: the `how` of pomed's SIGKILL ("killed"…) */
         char *kill_detail;          /* a sentence for kill_why, or NULL */
         sd_event_source *eof_timer; /* the pod closed its socket: grace before a kill */
@@ -269,9 +270,19 @@ static int on_io(sd_event_source *s _unused_, int fd _unused_, uint32_t revents,
                         return 0;
                 }
         }
-        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        if (revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+                p->draining = true;
                 drain(p);
+                p->draining = false;
+                if (p->cb.replies_done)
+                        p->cb.replies_done(p, p->userdata);
+        }
         return 0;
+}
+
+bool pod_draining(const Pod *p)
+{
+        return p && p->draining;
 }
 
 /* The pid index maps live pods only: a recycled pid never reaches a dead pod. */

@@ -53,6 +53,9 @@ typedef struct PodCallbacks {
          * "protocol_error"); detail: a sentence (the pod's STATUS= when it sent one and
          * exited by itself). */
         void (*exited)(Pod *p, const char *how, const char *detail, void *userdata);
+        /* the replies of one read from the pod's socket went to their calls (pod_draining
+         * was true meanwhile): what they left to write in one go, the owner writes now */
+        void (*replies_done)(Pod *p, void *userdata);
 } PodCallbacks;
 
 /*
@@ -137,3 +140,10 @@ size_t pod_pending(const Pod *p);
 /* Asks the pod for its whole world (unredacted, for final state files). cb gets a reply
  * whose body is the world. Same contract as pod_call. */
 int pod_export(Pod *p, uint64_t timeout_usec, PodReplyFn cb, void *userdata);
+
+/*
+ * Whether p is handing out the replies of one read from its socket right now: a caller's
+ * reply callback may then leave work for the replies_done callback (the tape rows of a
+ * batch, written together).
+ */
+bool pod_draining(const Pod *p);

@@ -273,6 +273,9 @@ static void add_waiter(Sandbox *s, SandboxGoneFn gone, void *userdata)
 
 static void created_reply(Sandbox *s, void *userdata);
 
+static void flush_tapes(Sandbox *s, bool fail);
+static void on_pod_replies(Pod *p, void *userdata);
+
 void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discard,
                  SandboxGoneFn gone, void *userdata)
 {
@@ -283,6 +286,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
         add_waiter(s, gone, userdata);
         if (sandbox_state_is_open(s->state)) {
                 assert(!sandbox_state_is_open(state));
+                flush_tapes(s, false); /* the run's files hold every row from here on */
                 s->state = state;
                 free(s->reason);
                 s->reason = reason ? strdup(reason) : NULL;
@@ -495,6 +499,7 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                 }
                 if (r < 0)
                         return r;
+                tape_set_deferred(s->twins[i].tape, true);
         }
         return 0;
 }
@@ -538,7 +543,8 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 fail_start(s, "start_failed");
                 return;
         }
-        static const PodCallbacks pcb = {.ready = on_pod_ready, .exited = on_pod_exited};
+        static const PodCallbacks pcb = {
+                .ready = on_pod_ready, .exited = on_pod_exited, .replies_done = on_pod_replies};
         for (size_t i = 0; i < s->n_twins; i++) {
                 char err[256] = "";
                 s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
@@ -623,6 +629,41 @@ int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len
         return record(s, t, NULL, line, len, event_id);
 }
 
+/* A tape that cannot take a row: the sandbox fails, its tapes say what they hold. */
+static void tape_failed(Sandbox *s, SandboxTwin *t, int r)
+{
+        log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
+        char reason[64];
+        snprintf(reason, sizeof(reason), "tape_error:%s", t->kind->name);
+        if (sandbox_state_is_open(s->state))
+                sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
+}
+
+/*
+ * Writes the rows the tapes kept (tape_set_deferred): every twin's, one write each. A
+ * tape that cannot take them fails the sandbox (fail), or is only logged (the sandbox
+ * is ending already).
+ */
+static void flush_tapes(Sandbox *s, bool fail)
+{
+        for (size_t i = 0; i < s->n_twins; i++) {
+                int r = tape_flush(s->twins[i].tape);
+                if (r < 0 && fail) {
+                        tape_failed(s, &s->twins[i], r);
+                        return;
+                }
+                if (r < 0)
+                        log_error_errno(r, "%s: cannot write the %s tape", s->id,
+                                        s->twins[i].kind->name);
+        }
+}
+
+/* A pod's batch of replies is done: the rows they left on the tapes go in one write. */
+static void on_pod_replies(Pod *p _unused_, void *userdata)
+{
+        flush_tapes(userdata, true);
+}
+
 static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
                   const char *event_id)
 {
@@ -635,13 +676,14 @@ static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *lin
         if (r >= 0)
                 metrics_tape_row(s->env->metrics, t->kind->name, tape_bytes(t->tape) - before);
         if (r < 0) {
-                log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
-                char reason[64];
-                snprintf(reason, sizeof(reason), "tape_error:%s", t->kind->name);
-                if (sandbox_state_is_open(s->state))
-                        sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
+                tape_failed(s, t, r);
                 return r;
         }
+        /* The rows of the replies of one read from a pod are written together, by
+         * on_pod_replies, before MHD sends any of their answers; any other row now. Every
+         * read of a tape (tape.h) flushes first, and so does the end of the sandbox. */
+        if (!pod_draining(t->pod))
+                flush_tapes(s, true);
         if (!sandbox_state_is_open(s->state))
                 return 0;
         uint64_t bytes = 0;
@@ -1013,6 +1055,7 @@ static int grader_start(Finalize *f)
         Sandbox *s = f->sandbox;
         if (!s->env->runs || !rundir_exists(s->env->runs, s->id))
                 return -ENOENT;
+        flush_tapes(s, false); /* the child grades the files */
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();

@@ -20,7 +20,14 @@ struct Tape {
         bool readonly; /* tape_open_readonly: no row is ever appended */
         TapeRow *rows;
         size_t n, cap;
-        uint64_t bytes;
+        uint64_t bytes; /* the rows' bytes, on disk and pending */
+        /* tape_set_deferred: rows wait in pend for tape_flush; the file holds the first
+         * n_disk rows, bytes_disk bytes; failed is the errno of a flush that lost rows */
+        bool deferred;
+        char *pend;
+        size_t pend_len, pend_cap, n_disk;
+        uint64_t bytes_disk;
+        int failed;
 };
 
 struct TapeReader {
@@ -28,6 +35,8 @@ struct TapeReader {
         uint64_t pos, end; /* file bytes [pos, end) still to emit */
         bool opened, closed, empty;
 };
+
+static int flush_for_read(Tape *t);
 
 static uint64_t id_hash(const char *s, size_t n)
 {
@@ -163,8 +172,11 @@ static int unlink_index(const char *path)
         return unlink(ip) < 0 && errno != ENOENT ? negative_errno() : 0;
 }
 
-int tape_keep_index(const Tape *t)
+int tape_keep_index(Tape *t)
 {
+        int r0 = flush_for_read(t);
+        if (r0 < 0)
+                return r0;
         /* below a thousand rows (a few MB) the scan takes about a millisecond */
         if (!t->path || t->fd < 0 || t->n < 1000)
                 return 0;
@@ -248,6 +260,8 @@ int tape_open(const char *path, Tape **ret)
                 tape_free(t);
                 return r;
         }
+        t->n_disk = t->n;
+        t->bytes_disk = t->bytes;
         *ret = t;
         return 0;
 }
@@ -286,6 +300,8 @@ int tape_open_readonly(const char *path, Tape **ret)
                 tape_free(t);
                 return r;
         }
+        t->n_disk = t->n;
+        t->bytes_disk = t->bytes;
         *ret = t;
         return 0;
 }
@@ -294,36 +310,107 @@ Tape *tape_free(Tape *t)
 {
         if (!t)
                 return NULL;
+        (void)tape_flush(t); /* an owner that needs the error flushes first */
         safe_close(t->fd);
+        free(t->pend);
         free(t->path);
         free(t->rows);
         free(t);
         return NULL;
 }
 
+/* One write of len bytes at the end of the file: all of them, or the file as it was. */
+static int write_rows(Tape *t, const char *data, size_t len)
+{
+        int r = ensure_file(t);
+        if (r < 0)
+                return r;
+        /* One write: with O_APPEND a row is never interleaved with another. */
+        ssize_t k = write(t->fd, data, len);
+        if (k == (ssize_t)len)
+                return 0;
+        r = k < 0 ? negative_errno() : -EIO;
+        if (k > 0) /* a partial row would corrupt every later read: take it back */
+                (void)ftruncate(t->fd, (off_t)t->bytes_disk);
+        return r;
+}
+
 int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id)
 {
         if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len - 1))
                 return -EINVAL;
+        if (t->failed)
+                return t->failed;
+        if (t->deferred && !t->readonly) {
+                if (t->pend_len + len > t->pend_cap) {
+                        size_t cap = t->pend_cap ? t->pend_cap : 64 * 1024;
+                        while (cap < t->pend_len + len)
+                                cap *= 2;
+                        char *b = realloc(t->pend, cap);
+                        if (!b)
+                                return -ENOMEM;
+                        t->pend = b;
+                        t->pend_cap = cap;
+                }
+                int r = push_row(t, t->bytes, strempty(event_id));
+                if (r < 0)
+                        return r;
+                memcpy(t->pend + t->pend_len, line, len);
+                t->pend_len += len;
+                t->bytes += len;
+                return 0;
+        }
         /* room in the index first: a row on disk is always indexed */
         int r = push_row(t, 0, "");
         if (r < 0)
                 return r;
         t->n--;
-        r = ensure_file(t);
+        r = write_rows(t, line, len);
         if (r < 0)
                 return r;
-        /* One write: with O_APPEND a row is never interleaved with another. */
-        ssize_t k = write(t->fd, line, len);
-        if (k != (ssize_t)len) {
-                r = k < 0 ? negative_errno() : -EIO;
-                if (k > 0) /* a partial row would corrupt every later read: take it back */
-                        (void)ftruncate(t->fd, (off_t)t->bytes);
-                return r;
-        }
         (void)push_row(t, t->bytes, strempty(event_id)); /* has room */
         t->bytes += len;
+        t->n_disk = t->n;
+        t->bytes_disk = t->bytes;
         return 0;
+}
+
+/* Before a read: the kept rows written. A tape that lost rows earlier still reads what its
+ * file holds; only a failure now is the reader's. */
+static int flush_for_read(Tape *t)
+{
+        return t->pend_len > 0 ? tape_flush(t) : 0;
+}
+
+void tape_set_deferred(Tape *t, bool deferred)
+{
+        if (!deferred)
+                (void)tape_flush(t);
+        t->deferred = deferred;
+}
+
+int tape_flush(Tape *t)
+{
+        if (!t || t->failed || t->pend_len == 0)
+                return t ? t->failed : 0;
+        int r = write_rows(t, t->pend, t->pend_len);
+        if (r < 0) {
+                /* the rows that did not reach the file leave the index too: the tape is
+                 * what its file says, and says so from now on */
+                t->n = t->n_disk;
+                t->bytes = t->bytes_disk;
+                t->failed = r;
+        } else {
+                t->n_disk = t->n;
+                t->bytes_disk = t->bytes;
+        }
+        t->pend_len = 0;
+        if (t->pend_cap > 1024 * 1024) { /* a burst of large rows: not kept for life */
+                free(t->pend);
+                t->pend = NULL;
+                t->pend_cap = 0;
+        }
+        return r;
 }
 
 int tape_append(Tape *t, const json_t *row)
@@ -350,8 +437,10 @@ int tape_reset(Tape *t)
 {
         if (t->fd >= 0 && ftruncate(t->fd, 0) < 0)
                 return negative_errno();
-        t->n = 0;
-        t->bytes = 0;
+        t->n = t->n_disk = 0;
+        t->bytes = t->bytes_disk = 0;
+        t->pend_len = 0;
+        t->failed = 0;
         return 0;
 }
 
@@ -360,7 +449,7 @@ static uint64_t row_end(const Tape *t, size_t i)
         return i + 1 < t->n ? t->rows[i + 1].offset : t->bytes;
 }
 
-int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
+static int event_id_at(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
 {
         if (i >= t->n)
                 return -ERANGE;
@@ -385,6 +474,12 @@ int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
         return 0;
 }
 
+int tape_event_id(Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
+{
+        int r = flush_for_read(t);
+        return r < 0 ? r : event_id_at(t, i, buf);
+}
+
 /* Row number of the row whose event id is id, or -ENOENT. */
 static ssize_t find_row(const Tape *t, const char *id)
 {
@@ -394,14 +489,17 @@ static ssize_t find_row(const Tape *t, const char *id)
                 if (t->rows[i].id_hash != h)
                         continue;
                 char got[TAPE_EVENT_ID_MAX];
-                if (tape_event_id(t, i, got) == 0 && streq(got, id))
+                if (event_id_at(t, i, got) == 0 && streq(got, id))
                         return (ssize_t)i;
         }
         return -ENOENT;
 }
 
-int tape_select(const Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret)
+int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret)
 {
+        int r = flush_for_read(t);
+        if (r < 0)
+                return r;
         size_t first = 0;
         if (after && *after) {
                 ssize_t i = find_row(t, after);
@@ -427,8 +525,11 @@ int tape_select(const Tape *t, const char *after, size_t limit, uint64_t max_byt
         return 0;
 }
 
-int tape_reader_new(const Tape *t, const TapeRange *range, TapeReader **ret)
+int tape_reader_new(Tape *t, const TapeRange *range, TapeReader **ret)
 {
+        int r = flush_for_read(t);
+        if (r < 0)
+                return r;
         TapeReader *rd = calloc(1, sizeof(*rd));
         if (!rd)
                 return -ENOMEM;

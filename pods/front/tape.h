@@ -3,7 +3,9 @@
  * A twin's tape: the ordered rows of the calls it served (CONTRACT.md "Tape
  * row"), as JSON Lines in a file — a run's <twin>.tape.jsonl, or an unlinked
  * temporary file for a local twin. A row is one write(2) with O_APPEND, made
- * before the response goes out. Memory holds only 16 bytes per row (its offset
+ * before the response goes out — or, on a deferred tape (tape_set_deferred, pomed's),
+ * the rows of one loop iteration in one write(2) by tape_flush, which every read
+ * through this API does first. Memory holds only 16 bytes per row (its offset
  * and a hash of its event id), so a tape of any length is read back page by
  * page straight from the file (/_pome/events), never loaded whole.
  */
@@ -43,9 +45,10 @@ int tape_open_readonly(const char *path, Tape **ret);
  * rows (a scan of them takes about a millisecond) get none. 0 (also when none is written)
  * or negative errno.
  */
-int tape_keep_index(const Tape *t);
+int tape_keep_index(Tape *t);
 
-/* Closes the file and frees the index. Accepts NULL; returns NULL. */
+/* Flushes (tape_flush, errors ignored), closes the file and frees the index. Accepts NULL;
+ * returns NULL. */
 Tape *tape_free(Tape *t);
 
 /*
@@ -63,7 +66,20 @@ int tape_append(Tape *t, const json_t *row);
  */
 int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id);
 
-/* Rows appended so far, and the bytes they take on disk. */
+/*
+ * Deferred: tape_append and tape_append_line keep the row in memory (indexed, counted) and
+ * tape_flush writes every kept row in one write(2). The owner flushes once per loop
+ * iteration; every read below flushes first. A flush that fails takes its rows off the
+ * tape (the file is cut back to its last whole row) and every later append and flush
+ * returns the same errno. Turning it off flushes.
+ */
+void tape_set_deferred(Tape *t, bool deferred);
+
+/* Writes the kept rows of a deferred tape. 0 (also with none kept) or the negative errno
+ * of the write, then of every later call. Accepts NULL. */
+int tape_flush(Tape *t);
+
+/* Rows appended so far (kept ones included), and the bytes they take on disk. */
 size_t tape_count(const Tape *t);
 uint64_t tape_bytes(const Tape *t);
 
@@ -83,10 +99,10 @@ typedef struct TapeRange {
  * max_bytes bytes (but at least one row). Returns 0, -ENOENT when no row has the event id
  * after, or the errno of a failed read.
  */
-int tape_select(const Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret);
+int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret);
 
 /* The event id of row i into buf (TAPE_EVENT_ID_MAX bytes). 0, -ERANGE, -EBADMSG, -errno. */
-int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX]);
+int tape_event_id(Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX]);
 
 /*
  * A reader that turns a range into the JSON array of its rows ("[row,row]"), reading the
@@ -96,7 +112,7 @@ int tape_event_id(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX]);
 typedef struct TapeReader TapeReader;
 
 /* 0 or negative errno. */
-int tape_reader_new(const Tape *t, const TapeRange *range, TapeReader **ret);
+int tape_reader_new(Tape *t, const TapeRange *range, TapeReader **ret);
 
 /* Bytes the reader produces in all. */
 uint64_t tape_reader_size(const TapeReader *rd);

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Tapes: rows on disk, pages by event id and bytes, the JSON array a reader produces. */
+/* Tapes: rows on disk, pages by event id and bytes, the JSON array a reader produces; a
+ * deferred tape's rows in one write, read back before they are written, and lost whole
+ * with the write that failed. */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "common/json-util.h"
@@ -33,6 +38,64 @@ static json_t *read_all(Tape *t, const TapeRange *range, size_t chunk)
                 fprintf(stderr, "not JSON: %.*s\n", (int)n, buf);
         free(buf);
         return j;
+}
+
+static off_t file_size(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void test_deferred(const char *path)
+{
+        Tape *t = NULL;
+        unlink(path);
+        CHECK_OK(tape_open(path, &t));
+        tape_set_deferred(t, true);
+        for (int i = 0; i < 10; i++) {
+                json_t *j = row(i);
+                CHECK_OK(tape_append(t, j));
+                json_decref(j);
+        }
+        /* kept, counted, not yet written (the file is made by the first write) */
+        CHECK(tape_count(t) == 10 && tape_bytes(t) > 0 && file_size(path) == -1);
+        /* a read writes them first */
+        TapeRange r;
+        CHECK_OK(tape_select(t, "req_0004", 3, 1 << 20, &r));
+        CHECK(r.first == 5 && r.n == 3 && r.more);
+        CHECK(file_size(path) == (off_t)tape_bytes(t));
+        json_t *page = read_all(t, &r, 64);
+        CHECK(json_array_size(page) == 3 &&
+              json_integer_value(json_object_get(json_array_get(page, 0), "n")) == 5);
+        json_decref(page);
+        uint64_t on_disk = tape_bytes(t);
+
+        /* a write that fails (the file size limit) takes its rows off the tape, whole; the
+         * rows before it stay readable */
+        struct rlimit old;
+        CHECK_OK(getrlimit(RLIMIT_FSIZE, &old));
+        struct rlimit small = {.rlim_cur = (rlim_t)on_disk + 100, .rlim_max = old.rlim_max};
+        signal(SIGXFSZ, SIG_IGN);
+        CHECK_OK(setrlimit(RLIMIT_FSIZE, &small));
+        for (int i = 10; i < 20; i++) {
+                json_t *j = row(i);
+                CHECK_OK(tape_append(t, j));
+                json_decref(j);
+        }
+        CHECK(tape_count(t) == 20);
+        CHECK(tape_flush(t) == -EIO); /* a short write: cut back to the last whole row */
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+        CHECK(tape_count(t) == 10 && tape_bytes(t) == on_disk);
+        CHECK(file_size(path) == (off_t)on_disk);
+        /* and says so from then on */
+        json_t *j = row(20);
+        CHECK(tape_append(t, j) == -EIO);
+        json_decref(j);
+        CHECK(tape_flush(t) == -EIO);
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.n == 10 && !r.more);
+        tape_free(t);
+        unlink(path);
 }
 
 int main(void)
@@ -168,5 +231,6 @@ int main(void)
         unlink(idx);
         unlink(path);
         CHECK(tape_free(NULL) == NULL);
+        test_deferred(path);
         return check_finish();
 }
