@@ -15,9 +15,9 @@ extern const TwinKind twin_kind_slack;
 extern const TwinKind twin_kind_stripe;
 
 /* Each kind's pods/<kind>/surface.json, embedded at build time (pods/CMakeLists.txt). */
-extern const char twin_surface_github[];
-extern const char twin_surface_slack[];
-extern const char twin_surface_stripe[];
+extern const TwinSurfaceText twin_surface_github;
+extern const TwinSurfaceText twin_surface_slack;
+extern const TwinSurfaceText twin_surface_stripe;
 
 /*
  * Readers of args[key]. All return 0 and write *ret; -ENOENT when the key is absent

@@ -77,10 +77,12 @@ static const char *method_valid(const char *m)
 }
 
 /*
- * Parses the surface of k into *ret. Nothing in it points into doc: names and patterns
- * are copies, a route's fixed args hold a reference of their own.
+ * Parses the surface of k into *ret: from the whole document (full: the tools' descriptions
+ * and input schemas are checked too) or from its part without them. Nothing in it points
+ * into doc: names and patterns are copies, a route's fixed args hold a reference of their
+ * own.
  */
-static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char *err,
+static int surface_parse(const TwinKind *k, json_t *doc, bool full, TwinSurface **ret, char *err,
                          size_t errlen)
 {
         json_t *tools = json_object_get(doc, "tools"), *routes = json_object_get(doc, "routes"),
@@ -114,9 +116,10 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
                 json_t *schema = json_object_get(v, "inputSchema"),
                        *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp"),
                        *any = json_object_get(v, "anyBody");
-                if (!name || !json_is_object(schema) || !json_is_boolean(ro) ||
-                    (mcp && !json_is_boolean(mcp)) || (any && !json_is_boolean(any)) ||
-                    !json_is_string(json_object_get(v, "description")))
+                if (!name || !json_is_boolean(ro) || (mcp && !json_is_boolean(mcp)) ||
+                    (any && !json_is_boolean(any)) ||
+                    (full && (!json_is_object(schema) ||
+                              !json_is_string(json_object_get(v, "description")))))
                         return surface_error(err, errlen, k,
                                              "tools[%zu]: needs name, description, readOnly "
                                              "(and mcp, anyBody) of the right types and an "
@@ -200,15 +203,15 @@ static int surface_parse(const TwinKind *k, json_t *doc, TwinSurface **ret, char
         return 0;
 }
 
-static int surface_load(const TwinKind *k, TwinSurface **ret, char *err, size_t errlen)
+static int surface_load(const TwinKind *k, bool full, TwinSurface **ret, char *err, size_t errlen)
 {
-        if (!k->surface)
+        if (!k->surface || !k->surface->full || !k->surface->min)
                 return surface_error(err, errlen, k, "not embedded");
         json_error_t e;
-        _cleanup_json_ json_t *doc = json_loads(k->surface, 0, &e);
+        _cleanup_json_ json_t *doc = json_loads(full ? k->surface->full : k->surface->min, 0, &e);
         if (!doc)
                 return surface_error(err, errlen, k, "line %d: %s", e.line, e.text);
-        return surface_parse(k, doc, ret, err, errlen);
+        return surface_parse(k, doc, full, ret, err, errlen);
 }
 
 static SurfaceCache *cache_of(const TwinKind *k)
@@ -218,7 +221,8 @@ static SurfaceCache *cache_of(const TwinKind *k)
                         return &cache[i];
                 if (!cache[i].kind) {
                         TwinSurface *s;
-                        if (surface_load(k, &s, NULL, 0) < 0)
+                        if (surface_load(k, false, &s, NULL, 0) < 0 ||
+                            s->n_actions != k->surface->n_schemas)
                                 return NULL;
                         json_t **schemas = calloc(s->n_actions + 1, sizeof(json_t *));
                         if (!schemas) {
@@ -242,7 +246,7 @@ json_t *twin_kind_surface_tools(const TwinKind *k)
 {
         if (!twin_kind_surface(k)) /* checks the document once */
                 return NULL;
-        _cleanup_json_ json_t *doc = json_loads(k->surface, 0, NULL);
+        _cleanup_json_ json_t *doc = json_loads(k->surface->full, 0, NULL);
         return json_incref(json_object_get(doc, "tools"));
 }
 
@@ -252,20 +256,28 @@ const json_t *twin_action_input_schema(const TwinKind *k, const TwinAction *a)
         if (!c || a < c->surface->actions || a >= c->surface->actions + c->surface->n_actions)
                 return NULL;
         size_t i = (size_t)(a - c->surface->actions);
-        if (!c->schemas[i]) {
-                _cleanup_json_ json_t *tools = twin_kind_surface_tools(k);
-                c->schemas[i] =
-                        json_incref(json_object_get(json_array_get(tools, i), "inputSchema"));
-        }
+        if (!c->schemas[i])
+                c->schemas[i] = json_loads(k->surface->schemas[i], 0, NULL);
         return c->schemas[i];
 }
 
 int twin_kind_check(const TwinKind *k, char *err, size_t errlen)
 {
-        TwinSurface *s = NULL;
-        int r = surface_load(k, &s, err, errlen);
-        surface_free(s);
-        return r;
+        _cleanup_(surface_freep) TwinSurface *s = NULL, *m = NULL;
+        int r = surface_load(k, true, &s, err, errlen);
+        if (r >= 0)
+                r = surface_load(k, false, &m, err, errlen);
+        if (r < 0)
+                return r;
+        /* the build's parts (cmake/embed-surface.cmake) are the document's */
+        bool same = m->n_actions == s->n_actions && m->n_routes == s->n_routes &&
+                    k->surface->n_schemas == s->n_actions;
+        for (size_t i = 0; same && i < s->n_actions; i++)
+                same = streq(s->actions[i].tool, m->actions[i].tool);
+        if (!same)
+                return surface_error(err, errlen, k,
+                                     "the embedded parts do not match the document");
+        return 0;
 }
 
 const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)

@@ -155,11 +155,23 @@ enum {
         TWIN_KIND_FORM_BODY = 1u << 3,
 };
 
+/*
+ * A kind's surface.json as embedded at build time (cmake/embed-surface.cmake): the whole
+ * document; the same without the tools' descriptions and input schemas (names, flags,
+ * routes: what a process parses at start); each tool's input schema alone, in the order
+ * of "tools".
+ */
+typedef struct TwinSurfaceText {
+        const char *full, *min;
+        const char *const *schemas; /* n_schemas of them */
+        size_t n_schemas;
+} TwinSurfaceText;
+
 typedef struct TwinKind {
-        const char *name;           /* "github", "slack", "stripe" */
-        const char *implementation; /* "pome-github" */
-        unsigned flags;             /* TWIN_KIND_* */
-        const char *surface;        /* surface.json text, embedded at build time */
+        const char *name;               /* "github", "slack", "stripe" */
+        const char *implementation;     /* "pome-github" */
+        unsigned flags;                 /* TWIN_KIND_* */
+        const TwinSurfaceText *surface; /* its surface.json, embedded at build time */
         const TwinHandler *handlers;
         size_t n_handlers;
 
@@ -262,10 +274,11 @@ int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_u
 /*
  * The surface of kind k, parsed once per process and kept (not thread-safe on the first
  * call; the engine is single-threaded). NULL when the embedded data is broken (see
- * twin_kind_check) or on OOM. It keeps names, flags and routes only (a few KiB): the
- * descriptions and input schemas, most of surface.json and ~600 KiB once parsed for
- * GitHub, are read from the embedded text when asked for (twin_kind_surface_tools,
- * twin_action_input_schema), so that an idle pod holds its world and little else.
+ * twin_kind_check) or on OOM. It keeps names, flags and routes only (a few KiB), parsed
+ * from TwinSurfaceText.min: the descriptions and input schemas, most of surface.json and
+ * ~600 KiB once parsed for GitHub, are read from the embedded text when asked for
+ * (twin_kind_surface_tools, twin_action_input_schema), so that an idle pod holds its
+ * world and little else.
  */
 const TwinSurface *twin_kind_surface(const TwinKind *k);
 
@@ -278,9 +291,9 @@ const TwinSurface *twin_kind_surface(const TwinKind *k);
 json_t *twin_kind_surface_tools(const TwinKind *k);
 
 /*
- * The input schema (a JSON Schema object) of action a of kind k: borrowed, parsed on
- * first use and kept for the process, one action at a time (Stripe reads the schema of
- * every action it serves). NULL on OOM.
+ * The input schema (a JSON Schema object) of action a of kind k: borrowed, parsed from
+ * its own embedded text on first use and kept for the process, one action at a time
+ * (Stripe reads the schema of every action it serves). NULL on OOM.
  */
 const json_t *twin_action_input_schema(const TwinKind *k, const TwinAction *a);
 
