@@ -341,6 +341,7 @@ int main(int argc, char **argv)
                 seed_rejected(err[0] ? err : "invalid seed");
         if (r < 0)
                 die(EXIT_OSERR, "creating the twin: %s", strerror(-r));
+        json_decref(TAKE_PTR(seed)); /* the world is built: the seed is not kept for life */
 
         int nfd = notify_connect();
         if (nfd < 0 && nfd != -ENOENT)
@@ -357,8 +358,8 @@ int main(int argc, char **argv)
         frame_done(&f);
         if (rd.off == rd.len) /* the load frame's buffer (a seed's size) is not kept */
                 frame_reader_done(&rd);
-        /* what loading freed (the seed's text, the surface parsed to check it) goes back to
-         * the kernel: an idle pod holds its world and little else */
+        /* what loading freed (the seed, the load frame) goes back to the kernel: an idle
+         * pod holds its world and little else */
         (void)malloc_trim(0);
 
         for (;;) {
