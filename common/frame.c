@@ -101,16 +101,8 @@ int frame_reader_fill(FrameReader *r, int fd)
                 r->len -= r->off;
                 r->off = 0;
         }
-        if (r->cap - r->len < chunk) {
-                size_t cap = r->cap ? r->cap : chunk;
-                while (cap - r->len < chunk)
-                        cap *= 2;
-                char *b = realloc(r->buf, cap);
-                if (!b)
-                        return -ENOMEM;
-                r->buf = b;
-                r->cap = cap;
-        }
+        if (buf_reserve(&r->buf, &r->cap, r->len + chunk, chunk) < 0)
+                return -ENOMEM;
         for (;;) {
                 ssize_t k = read(fd, r->buf + r->len, chunk);
                 if (k < 0 && errno == EINTR)

@@ -63,6 +63,28 @@ static inline void fclosep(FILE **f)
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
+/*
+ * Makes *buf (*cap bytes) hold at least need bytes: the capacity doubles from *cap, or from
+ * min for a buffer that has none yet. 0, or -ENOMEM with *buf and *cap unchanged.
+ */
+static inline int buf_reserve(char **buf, size_t *cap, size_t need, size_t min)
+{
+        if (need <= *cap)
+                return 0;
+        size_t c = *cap ? *cap : min;
+        while (c < need) {
+                if (c > SIZE_MAX / 2)
+                        return -ENOMEM;
+                c *= 2;
+        }
+        char *b = realloc(*buf, c);
+        if (!b)
+                return -ENOMEM;
+        *buf = b;
+        *cap = c;
+        return 0;
+}
+
 /* Negative errno of the last failed libc call, never 0 (defaults to -EIO). */
 static inline int negative_errno(void)
 {

@@ -133,17 +133,9 @@ static int flush_out(Pod *p)
 
 static int queue_out(Pod *p, char *buf, size_t len)
 {
-        if (p->out_len + len > p->out_cap) {
-                size_t cap = p->out_cap ? p->out_cap : 64 * 1024;
-                while (cap < p->out_len + len)
-                        cap *= 2;
-                char *b = realloc(p->out, cap);
-                if (!b) {
-                        free(buf);
-                        return -ENOMEM;
-                }
-                p->out = b;
-                p->out_cap = cap;
+        if (buf_reserve(&p->out, &p->out_cap, p->out_len + len, 64 * 1024) < 0) {
+                free(buf);
+                return -ENOMEM;
         }
         memcpy(p->out + p->out_len, buf, len);
         p->out_len += len;

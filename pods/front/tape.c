@@ -342,17 +342,9 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
         if (t->failed)
                 return t->failed;
         if (t->deferred && !t->readonly) {
-                if (t->pend_len + len > t->pend_cap) {
-                        size_t cap = t->pend_cap ? t->pend_cap : 64 * 1024;
-                        while (cap < t->pend_len + len)
-                                cap *= 2;
-                        char *b = realloc(t->pend, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        t->pend = b;
-                        t->pend_cap = cap;
-                }
-                int r = push_row(t, t->bytes, strempty(event_id));
+                int r = buf_reserve(&t->pend, &t->pend_cap, t->pend_len + len, 64 * 1024);
+                if (r >= 0)
+                        r = push_row(t, t->bytes, strempty(event_id));
                 if (r < 0)
                         return r;
                 memcpy(t->pend + t->pend_len, line, len);
