@@ -1129,11 +1129,7 @@ static int check_length(TwinReply *rp, const char *param, const json_t *v, size_
 static int check_params(TwinCall *c, TwinReply *rp, const char *tool)
 {
         const TwinKind *kind = twin_kind(c->twin);
-        const TwinSurface *s = twin_kind_surface(kind);
-        const TwinAction *a = NULL;
-        for (size_t i = 0; s && i < s->n_actions && !a; i++)
-                if (streq(s->actions[i].tool, tool))
-                        a = &s->actions[i];
+        const TwinAction *a = twin_kind_action(kind, tool);
         const json_t *schema = a ? twin_action_input_schema(kind, a) : NULL;
         if (a && !schema)
                 return -ENOMEM;

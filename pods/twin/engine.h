@@ -90,9 +90,6 @@ size_t twin_json_depth(const json_t *j, size_t limit);
  */
 int twin_route_match(const char *pattern, const char *path, json_t *params);
 
-/* The kind's action called tool, or NULL. */
-const TwinAction *twin_kind_action(const TwinKind *k, const char *tool);
-
 /*
  * "METHOD pattern" for each route plus the engine's own surfaces (new array), for the
  * 501 body. NULL on OOM.

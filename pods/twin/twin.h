@@ -290,6 +290,9 @@ const TwinSurface *twin_kind_surface(const TwinKind *k);
  */
 json_t *twin_kind_surface_tools(const TwinKind *k);
 
+/* The kind's action called tool (borrowed from twin_kind_surface), or NULL. */
+const TwinAction *twin_kind_action(const TwinKind *k, const char *tool);
+
 /*
  * The input schema (a JSON Schema object) of action a of kind k: borrowed, parsed from
  * its own embedded text on first use and kept for the process, one action at a time
