@@ -33,6 +33,8 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  header_timeout: 10s\n"
                                        "  body_timeout: 30s\n"
                                        "pool_size: 2\n"
+                                       "pod:\n"
+                                       "  pack_after: 2s\n"
                                        "teams:\n"
                                        "  - id: local\n"
                                        "    sessions_quota: 10\n"
@@ -261,15 +263,17 @@ static int get_string(const json_t *o, const char *key, char **ret, CfgError *e)
         return 0;
 }
 
-static int get_duration(const json_t *o, const char *key, uint64_t *ret, CfgError *e)
+static int get_duration(const json_t *o, const char *key, const char *where, uint64_t *ret,
+                        CfgError *e)
 {
         json_t *v = json_object_get(o, key);
-        char ptr[256];
+        char base[64], ptr[256];
         if (!v)
                 return 0;
+        snprintf(base, sizeof(base), "/%s", where);
         if (config_parse_duration(v, ret) < 0)
-                return cfg_fail(e, ptr_join(ptr, sizeof(ptr), "/limits", key),
-                                "limits.%s: expected a duration like 90s, 15m, 1h or off", key);
+                return cfg_fail(e, ptr_join(ptr, sizeof(ptr), base, key),
+                                "%s.%s: expected a duration like 90s, 15m, 1h or off", where, key);
         return 0;
 }
 
@@ -441,7 +445,8 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                                  "header_timeout",
                                                  "body_timeout",
                                                  NULL};
-        static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", NULL};
+        static const char *const pod_keys[] = {"memory_max", "pids_max", "cpu_weight", "pack_after",
+                                               NULL};
         int r = check_keys(j, "", "", top_keys, e);
         if (r < 0)
                 return r;
@@ -499,14 +504,19 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 if (!json_is_object(lim))
                         return cfg_fail(e, "/limits", "'limits' must be a mapping");
                 if ((r = check_keys(lim, "limits", "/limits", limit_keys, e)) < 0 ||
-                    (r = get_duration(lim, "lifetime", &c->lifetime_usec, e)) < 0 ||
-                    (r = get_duration(lim, "idle_timeout", &c->idle_timeout_usec, e)) < 0 ||
-                    (r = get_duration(lim, "start_timeout", &c->start_timeout_usec, e)) < 0 ||
-                    (r = get_duration(lim, "request_timeout", &c->request_timeout_usec, e)) < 0 ||
-                    (r = get_duration(lim, "retention", &c->retention_usec, e)) < 0 ||
-                    (r = get_duration(lim, "drain_timeout", &c->drain_timeout_usec, e)) < 0 ||
-                    (r = get_duration(lim, "header_timeout", &c->header_timeout_usec, e)) < 0 ||
-                    (r = get_duration(lim, "body_timeout", &c->body_timeout_usec, e)) < 0)
+                    (r = get_duration(lim, "lifetime", "limits", &c->lifetime_usec, e)) < 0 ||
+                    (r = get_duration(lim, "idle_timeout", "limits", &c->idle_timeout_usec, e)) <
+                            0 ||
+                    (r = get_duration(lim, "start_timeout", "limits", &c->start_timeout_usec, e)) <
+                            0 ||
+                    (r = get_duration(lim, "request_timeout", "limits", &c->request_timeout_usec,
+                                      e)) < 0 ||
+                    (r = get_duration(lim, "retention", "limits", &c->retention_usec, e)) < 0 ||
+                    (r = get_duration(lim, "drain_timeout", "limits", &c->drain_timeout_usec, e)) <
+                            0 ||
+                    (r = get_duration(lim, "header_timeout", "limits", &c->header_timeout_usec,
+                                      e)) < 0 ||
+                    (r = get_duration(lim, "body_timeout", "limits", &c->body_timeout_usec, e)) < 0)
                         return r;
                 uint64_t mb = c->max_body, mc = c->max_connections,
                          mpc = c->max_connections_per_client, mp = c->max_pending_calls;
@@ -577,8 +587,13 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 if ((r = check_keys(pod, "pod", "/pod", pod_keys, e)) < 0 ||
                     (r = get_size(pod, "memory_max", "pod", &c->pod_memory_max, e)) < 0 ||
                     (r = get_size(pod, "pids_max", "pod", &c->pod_pids_max, e)) < 0 ||
-                    (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, e)) < 0)
+                    (r = get_size(pod, "cpu_weight", "pod", &c->pod_cpu_weight, e)) < 0 ||
+                    (r = get_duration(pod, "pack_after", "pod", &c->pod_pack_after_usec, e)) < 0)
                         return r;
+                if (c->pod_pack_after_usec > POD_PACK_AFTER_MAX_USEC ||
+                    (c->pod_pack_after_usec && c->pod_pack_after_usec < USEC_PER_MSEC))
+                        return cfg_fail(e, "/pod/pack_after",
+                                        "pod.pack_after: must be off or between 1ms and 24h");
                 /* the same bounds as a limits profile (policies/limits/) */
                 if (c->pod_memory_max &&
                     (c->pod_memory_max < POD_MEMORY_MIN || c->pod_memory_max > POD_MEMORY_MAX))

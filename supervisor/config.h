@@ -66,11 +66,14 @@ typedef struct Config {
         uint64_t pod_memory_max; /* bytes; 0 = the image's limits profile */
         uint64_t pod_pids_max;   /* 0 = the image's limits profile */
         uint64_t pod_cpu_weight; /* 0 = the image's limits profile */
+        /* a pod idle this long packs its world (pods/pod/main.c); 0 = never */
+        uint64_t pod_pack_after_usec;
 
         TeamConfig *teams;
         size_t n_teams;
 } Config;
 
+#define POD_PACK_AFTER_MAX_USEC  (86400 * UINT64_C(1000000))
 #define CONFIG_LIFETIME_MAX_USEC (30 * 60 * UINT64_C(1000000))
 #define CONFIG_POD_UID_RANGE_MAX 65536u /* pods at once; the range costs one byte per uid */
 

@@ -379,8 +379,9 @@ static int send_load(Pod *p, const TwinKind *k, const char *seed, size_t seed_le
         const struct sock_fprog *s2 = p->env->stage2 ? scp_program(p->env->stage2) : NULL;
         size_t bpf_len = s2 ? s2->len * sizeof(struct sock_filter) : 0;
         _cleanup_free_ char *body = malloc(seed_len + bpf_len + 1);
-        _cleanup_json_ json_t *head = json_pack("{s:s, s:s, s:I}", "op", "load", "twin", k->name,
-                                                "seed_len", (json_int_t)seed_len);
+        _cleanup_json_ json_t *head =
+                json_pack("{s:s, s:s, s:I, s:I}", "op", "load", "twin", k->name, "seed_len",
+                          (json_int_t)seed_len, "pack_after_ms", (json_int_t)p->env->pack_after_ms);
         if (!body || !head)
                 return -ENOMEM;
         memcpy(body, seed, seed_len);

@@ -41,6 +41,8 @@ typedef struct PodEnv {
         size_t range_n;
         Hashmap *by_pid;      /* pid → live Pod, kept by pod.c: notify datagrams find their pod */
         unsigned max_pending; /* calls queued or in flight per pod before -EBUSY; 0 = no bound */
+        unsigned pack_after_ms; /* pod.pack_after: idle time before a pod packs its world; 0 = never
+                                 */
 } PodEnv;
 
 typedef struct PodLimits PodLimits;

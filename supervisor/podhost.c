@@ -476,6 +476,7 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 .range_n = h->range_used ? cfg->pod_uid_count : 0,
                 .by_pid = h->by_pid,
                 .max_pending = cfg->max_pending_calls,
+                .pack_after_ms = (unsigned)(cfg->pod_pack_after_usec / USEC_PER_MSEC),
         };
         if (h->missing[0])
                 log_struct(LOG_WARNING,

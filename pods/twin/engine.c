@@ -4,16 +4,20 @@
  * argument merging and reply stamping. One mechanism for every kind; kinds only bring
  * tables and action functions.
  */
+#include <sys/mman.h>
 #include <time.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "pods/twin/engine.h"
 #include "pods/twin/redact.h"
 
 struct Twin {
         const TwinKind *kind;
-        json_t *world;
+        json_t *world; /* NULL while packed */
         int64_t clock; /* pinned time in seconds since the epoch, 0 = the real clock */
+        char *packed;  /* twin_pack: the world as compact JSON in pages of its own, or NULL */
+        size_t packed_len, packed_cap;
 };
 
 /* Kinds in the fixed order of twin_kind_names(). */
@@ -110,13 +114,80 @@ int twin_new(const TwinKind *k, const json_t *seed, Twin **ret, char *err, size_
         return 0;
 }
 
+static void packed_free(Twin *t)
+{
+        if (t->packed)
+                (void)munmap(t->packed, t->packed_cap);
+        t->packed = NULL;
+        t->packed_len = t->packed_cap = 0;
+}
+
 Twin *twin_free(Twin *t)
 {
         if (t) {
                 json_decref(t->world);
+                packed_free(t);
                 free(t);
         }
         return NULL;
+}
+
+/* JSON_ALLOW_NUL: a world string may hold U+0000 (json_stringn), which dumps as \u0000. */
+#define PACK_LOAD_FLAGS (JSON_ALLOW_NUL | JSON_DECODE_ANY)
+/* jansson's parser goes no deeper (JSON_PARSER_MAX_DEPTH) */
+#define PACK_MAX_DEPTH 2048
+
+int twin_pack(Twin *t)
+{
+        if (t->packed || !t->world)
+                return 0;
+        /* 0: a string that is not UTF-8 (json_stringn_nocheck), or no memory to dump */
+        size_t n = json_dumpb(t->world, NULL, 0, JSON_COMPACT);
+        if (n == 0)
+                return -EBADMSG;
+        long page = sysconf(_SC_PAGESIZE);
+        if (n < (size_t)page)
+                return 0; /* a page of its own would cost more than the tree it frees */
+        size_t cap = (n + (size_t)page - 1) / (size_t)page * (size_t)page;
+        /* pages of its own, not the heap: the heap the tree held can then go back whole */
+        char *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return -ENOMEM;
+        if (json_dumpb(t->world, p, n, JSON_COMPACT) != n) {
+                (void)munmap(p, cap);
+                return -ENOMEM;
+        }
+        /* the bytes must load back into this very world, or the tree stays (a world deeper
+         * than jansson's parser goes would not). Checked by a scan, not a parse: a parse's freed
+         * objects would stay cached by malloc at the heap's top and keep the pages packing is for.
+         * Numbers come back the same (integers as written, reals at 17 digits). */
+        if (!json_scan_compact(p, n, PACK_MAX_DEPTH)) {
+                (void)munmap(p, cap);
+                return -EBADMSG;
+        }
+        json_decref(t->world);
+        t->world = NULL;
+        t->packed = p;
+        t->packed_len = n;
+        t->packed_cap = cap;
+        return 1;
+}
+
+int twin_unpack(Twin *t)
+{
+        if (!t->packed)
+                return 0;
+        json_t *w = json_loadb(t->packed, t->packed_len, PACK_LOAD_FLAGS, NULL);
+        if (!w)
+                return -ENOMEM; /* twin_pack checked that the bytes load: only memory can fail */
+        t->world = w;
+        packed_free(t);
+        return 1;
+}
+
+bool twin_packed(const Twin *t)
+{
+        return t->packed != NULL;
 }
 
 const TwinKind *twin_kind(const Twin *t)
@@ -134,6 +205,7 @@ void twin_world_replace(Twin *t, json_t *world)
         if (!world)
                 return;
         json_decref(t->world);
+        packed_free(t);
         t->world = world;
 }
 
@@ -149,6 +221,7 @@ int twin_reseed(Twin *t, const json_t *seed, char *err, size_t errlen)
         if (r < 0)
                 return r;
         json_decref(t->world);
+        packed_free(t);
         t->world = world;
         return 0;
 }

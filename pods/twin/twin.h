@@ -226,8 +226,32 @@ Twin *twin_free(Twin *t);
 
 const TwinKind *twin_kind(const Twin *t);
 
-/* The live world (borrowed; valid until the next call that mutates it). */
+/* The live world (borrowed; valid until the next call that mutates it); NULL while the
+ * twin is packed (twin_pack). */
 json_t *twin_world(Twin *t);
+
+/*
+ * Packs the world of an idle twin: dumps it as compact JSON into pages of its own
+ * (mmap) and frees the tree, whose jansson objects take ~8× the bytes (the GitHub
+ * default world: ~65 KiB of heap, 7.6 KB packed). The bytes are checked to load back
+ * (json_scan_compact) before the tree goes; a world that would not dump or load back the
+ * same (a string made with json_stringn_nocheck from bytes that are not UTF-8) stays a
+ * tree. Until twin_unpack, twin_world is NULL and nothing but twin_unpack,
+ * twin_packed, twin_world_replace, twin_reseed and twin_free may be called.
+ * 1 packed, 0 nothing to do (already packed, or a world of less than a page, whose
+ * pages would cost more than its tree), -EBADMSG the world does not round-trip or
+ * there was no memory to dump it (left as it was), -ENOMEM (left as it was).
+ */
+int twin_pack(Twin *t);
+
+/*
+ * Loads the packed world back into a tree (a parse of the packed bytes: ~0.1 ms for the
+ * default seeds). 1 unpacked, 0 not packed, -ENOMEM (still packed, nothing lost).
+ */
+int twin_unpack(Twin *t);
+
+/* Whether the world is packed (twin_pack) and not yet unpacked. */
+bool twin_packed(const Twin *t);
 
 /*
  * Replaces the live world with world (takes the reference), as when a call is undone:

@@ -40,6 +40,7 @@ static void test_default(void)
         CHECK(c->idle_timeout_usec == 10 * 60 * USEC_PER_SEC);
         CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
         CHECK(c->max_body == 1u << 20);
+        CHECK(c->pod_pack_after_usec == 2 * USEC_PER_SEC);
         CHECK(c->n_teams == 1 && streq(c->teams[0].id, "local") && !c->teams[0].key_hashes[0]);
         config_free(c);
 
@@ -67,6 +68,7 @@ static void test_overlay(void)
         CHECK(c->idle_timeout_usec == 0 && c->lifetime_usec == 90 * USEC_PER_SEC);
         CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
         CHECK(c->pod_memory_max == 48u << 20 && c->pod_pids_max == 24);
+        CHECK(c->pod_pack_after_usec == 2 * USEC_PER_SEC); /* pod: merged key by key */
         /* teams replace the default list as a whole */
         CHECK(c->n_teams == 1 && streq(c->teams[0].id, "ci") && c->teams[0].sessions_quota == 50);
         CHECK(streq(c->teams[0].key_hashes[0],
@@ -118,6 +120,8 @@ static void test_refusals(void)
                 {"key: [unclosed\n", "line"},
                 {"pod:\n  memory_max: -5\n", "pod.memory_max"},
                 {"pod:\n  memory_max: 1K\n", "pod.memory_max: must be between 1M"},
+                {"pod:\n  pack_after: soon\n", "pod.pack_after: expected a duration"},
+                {"pod:\n  pack_after: 2d\n", "pod.pack_after: must be off or between 1ms and 24h"},
                 {"public_url: not a url\n", "public_url: expected an http"},
                 {"control_listen: localhost:7070\n", "no host names"},
                 {"pool_size: -1\n", "pool_size: expected a number of pods from 0"},

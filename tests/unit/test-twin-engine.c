@@ -539,6 +539,55 @@ static void test_seed_lifecycle(void)
         twin_free(s2);
 }
 
+/* An idle pod's world packed into bytes and back (pods/pod/main.c, pod.pack_after). */
+static void test_pack(void)
+{
+        Twin *t = twin_test_new("github", "default");
+        TwinReply rp = {};
+        twin_test_req(t, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL, "application/json",
+                      "{\"body\":\"\\u00e9 \\ud83d\\ude00 1e300\"}");
+        CHECK(rp.status == 201);
+        twin_reply_done(&rp);
+        /* U+0000 inside a string, and a real that only 17 digits give back */
+        CHECK(json_object_set_new(twin_world(t), "x_nul", json_stringn("a\0b", 3)) == 0);
+        CHECK(json_object_set_new(twin_world(t), "x_real", json_real(0.1 + 0.2)) == 0);
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+
+        CHECK(twin_pack(t) == 1 && twin_packed(t) && !twin_world(t));
+        CHECK(twin_pack(t) == 0); /* already packed */
+        CHECK(twin_unpack(t) == 1 && !twin_packed(t));
+        CHECK(twin_unpack(t) == 0);
+        CHECK(json_equal(before, twin_world(t)));
+        CHECK(json_real_value(json_object_get(twin_world(t), "x_real")) == 0.1 + 0.2);
+        /* the unpacked world serves and changes as before */
+        twin_test_req(t, &rp, "PATCH", "/repos/acme/api/issues/1", NULL, "application/json",
+                      "{\"title\":\"after the pack\"}");
+        CHECK(rp.status == 200);
+        twin_reply_done(&rp);
+        CHECK(streq(jps(twin_world(t), "/repositories/0/issues/0/title"), "after the pack"));
+
+        /* a world that would not load back (not UTF-8) stays a tree, unchanged */
+        CHECK(json_object_set_new(twin_world(t), "x_bad", json_stringn_nocheck("\xff\xfe", 2)) ==
+              0);
+        _cleanup_json_ json_t *kept = json_deep_copy(twin_world(t));
+        CHECK(twin_pack(t) == -EBADMSG && !twin_packed(t) && json_equal(kept, twin_world(t)));
+        CHECK(json_object_del(twin_world(t), "x_bad") == 0);
+
+        /* packed, then replaced (a reseed): the bytes go, the new world is the tree */
+        CHECK(twin_pack(t) == 1);
+        _cleanup_json_ json_t *seed = twin_test_seed("github", "default");
+        char err[256];
+        CHECK_OK(twin_reseed(t, seed, err, sizeof(err)));
+        CHECK(!twin_packed(t) && jpi(twin_world(t), "/repositories/0/issues/0/number") == 1);
+        CHECK(twin_pack(t) == 1);
+        twin_free(t); /* packed: freed without a leak (ASan) */
+
+        /* a world smaller than a page is left a tree */
+        Twin *s = twin_test_new("stripe", "default");
+        CHECK(twin_pack(s) == 0 && !twin_packed(s) && twin_world(s));
+        twin_free(s);
+}
+
 static void test_front_end_robustness(void)
 {
         Twin *t = twin_test_new("github", "default");
@@ -601,6 +650,7 @@ int main(void)
         test_mcp();
         test_args_merge();
         test_seed_lifecycle();
+        test_pack();
         test_front_end_robustness();
         return check_finish();
 }
