@@ -235,6 +235,10 @@ def pss_kib(pid):
     return 0
 
 
+PACK_AFTER_S = 2.0  # pomed's default pod.pack_after
+WAKE_SAMPLES = 50
+
+
 def density(p, n, fig):
     """n open 3-twin sandboxes: host memory (MemAvailable drop), pomed's fds, PSS per pod."""
     c = ab.Client(p)
@@ -242,7 +246,7 @@ def density(p, n, fig):
     time.sleep(0.5)
     avail0, fds0 = meminfo("MemAvailable"), ab.nfds(p.pid)
     rss0 = int(re.search(r"VmRSS:\s+(\d+)", open(f"/proc/{p.pid}/status").read()).group(1))
-    ids, t0 = [], time.perf_counter()
+    ids, made, t0 = [], [], time.perf_counter()
     for i in range(n):
         st, _, j = c.create(ab.TWINS[3])
         if st != 201:
@@ -251,8 +255,11 @@ def density(p, n, fig):
                 break
             continue
         ids.append(j["session_id"])
+        made.append(j)
     open_s = time.perf_counter() - t0
-    time.sleep(1.0)  # let the pool refill, so it is counted in the steady state
+    # idle pods: the pool refilled, and every pod past pod.pack_after (2 s by default) with
+    # no call, as an agent's pods are while it thinks
+    time.sleep(PACK_AFTER_S + 1.0)
     pods = ab.pods_of(p.pid)
     pss = [pss_kib(x) for x in pods]
     out = {"open": len(ids), "open_s": open_s, "pods": len(pods),
@@ -267,6 +274,27 @@ def density(p, n, fig):
     st, data = c.req("GET", "/v1/usage")
     if st != 200:
         err(fig, f"GET /v1/usage with {len(ids)} open → {st}")
+    # the first call to an idle (packed) pod unpacks its world: its cost, beside the call
+    # after it, on a sample of the GitHub pods (each right, or an error). A call to the
+    # sandbox's Stripe pod (a world too small to pack) comes first: a sandbox's first call
+    # also records it as running.
+    first, then = [], []
+    for j in made[:: max(1, len(made) // WAKE_SAMPLES)][:WAKE_SAMPLES]:
+        st, body = http_body(j["per_twin"]["stripe"]["rest_url"] + "/v1/balance",
+                             j["session_token"])
+        if st != 200:
+            err(fig, f"GET /v1/balance of {j['session_id']} → {st} {body[:200]!r}")
+        url = j["per_twin"]["github"]["rest_url"] + "/repos/acme/api/issues/1"
+        for lat in (first, then):
+            t1 = time.perf_counter()
+            st, body = http_body(url, j["session_token"])
+            lat.append((time.perf_counter() - t1) * 1000)
+            if st != 200 or json.loads(body).get("number") != 1:
+                err(fig, f"GET issue 1 of {j['session_id']} → {st} {body[:200]!r}")
+    out["idle_call_p50_ms"] = statistics.median(first) if first else 0
+    out["idle_call_p99_ms"] = pct(first, 0.99) if first else 0
+    out["next_call_p50_ms"] = statistics.median(then) if then else 0
+    out["next_call_p99_ms"] = pct(then, 0.99) if then else 0
     for sid in ids:
         if c.discard(sid) != 204:
             err(fig, f"discard {sid} failed")
@@ -649,7 +677,8 @@ def write_md(a, res, profiles, load0, load1, started, finished):
         d = res["density"]
         fl = res.get("density-floor", {})
         w(f"### Density ({d['open']} open 3-twin sandboxes, pomed started with soft "
-          "`ulimit -n` 1024, default pool)")
+          "`ulimit -n` 1024, default pool; measured 3 s after the last create: idle pods, "
+          "packed after `pod.pack_after`, 2 s)")
         w("")
         w("| figure | pomed | baseline | target | |")
         w("| --- | --- | --- | --- | --- |")
@@ -665,6 +694,9 @@ def write_md(a, res, profiles, load0, load1, started, finished):
           f"{fmt(d['pomed_rss_kib_per_sandbox'])}) | — | ≤ 1 024 | "
           f"{mark(d['host_kib_per_sandbox'] <= 1024)} |")
         w(f"| pomed fds per sandbox | {fmt(d['fds_per_sandbox'])} | — | — | — |")
+        w(f"| GET an issue, first call to an idle (packed) pod, ms p50 / p99 | "
+          f"{fmt(d['idle_call_p50_ms'])} / {fmt(d['idle_call_p99_ms'])} | the call after it: "
+          f"{fmt(d['next_call_p50_ms'])} / {fmt(d['next_call_p99_ms'])} | — | — |")
         w("")
     if "tape" in res:
         t = res["tape"]
