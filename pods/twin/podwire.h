@@ -13,8 +13,10 @@
  *                (R bytes; -1: the HTTP body's own bytes, -2: null) — each already redacted
  *                by the pod (pods/twin/redact.h), so pomed forwards and splices bytes and
  *                never parses a body (DESIGN.md "The supervisor").
- * Other ops (pomed → pod): {"op":"load","twin","seed_len"} with body = seed JSON then the
- * stage-2 seccomp BPF (struct sock_filter[]); {"op":"export"} → reply body = the full world.
+ * Other ops (pomed → pod): {"op":"load","twin","seed_len","pack_after_ms"?} with body =
+ * seed JSON then the stage-2 seccomp BPF (struct sock_filter[]); pack_after_ms: idle time
+ * before the pod packs its world (0 or absent: never); {"op":"export"} → reply body = the
+ * full world.
  */
 #pragma once
 
