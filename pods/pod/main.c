@@ -130,6 +130,8 @@ static int install_stage2(const char *insns, size_t size)
 
 /* Milliseconds without a frame after which a loaded pod packs its world; 0 = never. */
 static int pack_after_ms;
+/* Whether reads of fd 3 time out now (after an idle pack they wait for ever). */
+static bool timing;
 
 /* How long a read of fd 3 may wait (SO_RCVTIMEO): ms, 0 = for ever. 0 or -errno. */
 static int set_read_timeout(int ms)
@@ -150,17 +152,19 @@ static void pack_idle(Twin *t, FrameReader *r)
         if (r->off == r->len)
                 frame_reader_done(r);
         (void)malloc_trim(0);
-        (void)set_read_timeout(0);
+        if (set_read_timeout(0) == 0)
+                timing = false;
 }
 
-/* A frame came: the world is needed again, and idleness is timed anew. 0 or -ENOMEM. */
+/*
+ * A frame came: the world is needed again, and idleness is timed anew (a world left a tree
+ * because it was smaller than a page may have grown since). 0 or -ENOMEM.
+ */
 static int unpack(Twin *t)
 {
-        if (!twin_packed(t))
-                return 0;
         int r = twin_unpack(t);
-        if (r >= 0 && pack_after_ms > 0)
-                (void)set_read_timeout(pack_after_ms);
+        if (r >= 0 && !timing && pack_after_ms > 0 && set_read_timeout(pack_after_ms) == 0)
+                timing = true;
         return r < 0 ? r : 0;
 }
 
@@ -417,6 +421,7 @@ int main(int argc, char **argv)
         (void)malloc_trim(0);
         if (pack_after_ms > 0 && set_read_timeout(pack_after_ms) < 0)
                 pack_after_ms = 0; /* a filter without setsockopt: the world stays a tree */
+        timing = pack_after_ms > 0;
 
         for (;;) {
                 r = read_frame(&rd, &f, t);

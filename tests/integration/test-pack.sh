@@ -19,16 +19,22 @@ grow() {
         done
 }
 
+# idle_github TWIN…: a sandbox of TWIN… whose GitHub world grows, then the GitHub pod's
+# Pss_Anon right after a call (awake: its world is a tree) and after 1.2 s without one
+idle_github() {
+        create_sandbox "$@"
+        gh_url=$(rest_url github)
+        pid=$(pod_pid github)
+        grow "$gh_url" 300
+        world_state "$gh_url" "$TMP/before.json"
+        awake=$(pss_anon "$pid")
+        sleep 1.2
+        idle=$(pss_anon "$pid")
+}
+
 start_pomed "pod:" "  pack_after: 300ms"
-create_sandbox github slack
-gh_url=$(rest_url github)
-pid=$(pod_pid github)
-grow "$gh_url" 300
-world_state "$gh_url" "$TMP/before.json"
-# world_state was a call: the pod is awake and holds its world as a tree now
-awake=$(pss_anon "$pid")
-sleep 1.2
-packed=$(pss_anon "$pid")
+idle_github github slack
+packed=$idle
 ((awake - packed >= 100)) ||
         fail "the idle pod's anonymous memory went from $awake to $packed KiB (expected 100 KiB less)"
 pass "an idle pod packs its world: Pss_Anon $awake → $packed KiB"
@@ -63,13 +69,7 @@ discard "$SID"
 stop_pomed || fail "pomed did not stop"
 
 start_pomed "pod:" "  pack_after: off"
-create_sandbox github
-gh_url=$(rest_url github)
-pid=$(pod_pid github)
-grow "$gh_url" 300
-world_state "$gh_url" "$TMP/before.json"
-awake=$(pss_anon "$pid")
-sleep 1.2
-tree=$(pss_anon "$pid")
+idle_github github
+tree=$idle
 ((awake - tree < 100)) || fail "pack_after: off, yet the pod's memory went from $awake to $tree KiB"
 pass "pack_after: off keeps the world a tree ($awake → $tree KiB)"
