@@ -467,7 +467,16 @@ int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, boo
         snprintf(twin_arg, sizeof(twin_arg), "%s", k->name);
         snprintf(notify_env, sizeof(notify_env), "NOTIFY_SOCKET=%s", env->notify_path);
         char *argv[] = {(char *)"pome-pod", (char *)"--twin", twin_arg, NULL};
-        char *envp[] = {notify_env, (char *)"LANG=C.UTF-8", NULL};
+        /*
+         * No malloc tcache in a pod: the up to 7 freed chunks a size it keeps stay "in use"
+         * and pin pages of a world the pod freed, so an idle pod that packs its world gives
+         * back far less (packed heap, GitHub's default world: 108 KiB resident with it, 40
+         * without; pod Pss_Anon GitHub 168 → 92, Slack 124 → 88 KiB). Measured cost: the
+         * engine's loop 21.8 → 23.2 µs a request; gateway GET and 1-connection latency
+         * within noise in an interleaved A/B (18.6k vs 19.2k req/s).
+         */
+        char *envp[] = {notify_env, (char *)"LANG=C.UTF-8",
+                        (char *)"GLIBC_TUNABLES=glibc.malloc.tcache_count=0", NULL};
         const int *cg_fds = NULL;
         size_t n_cg_fds = 0;
         if (p->cg)
