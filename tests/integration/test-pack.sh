@@ -66,6 +66,28 @@ assert_jq '.messages[0].text' "packed?" "slack's last message after a pack"
 assert_eq "$(pod_pid slack)" "$sl_pid" "the slack pod after the pack"
 pass "a slack world comes back after an idle pack too"
 discard "$SID"
+
+# A world too small to pack (Stripe's default, under a page) is left a tree when the pod
+# goes idle; once calls grow it, the next idle spell packs it.
+create_sandbox stripe
+st_pid=$(pod_pid stripe)
+key=$(jq -r .provider_credentials.stripe.api_key <<<"$CREATED")
+base=$(jq -r .provider_credentials.stripe.api_base <<<"$CREATED")
+sleep 0.6 # an idle spell with nothing worth packing
+for i in $(seq 40); do
+        code=$(curl -s -o /dev/null -w '%{http_code}' -u "$key:" "$base/v1/customers" \
+                -d "name=Customer $i of the pack test" -d "email=c$i@example.com" \
+                -d "description=a customer with enough words to weigh in the world")
+        [[ $code == 200 ]] || fail "customer $i answered $code"
+done
+awake=$(pss_anon "$st_pid")
+sleep 1.2
+idle=$(pss_anon "$st_pid")
+((awake - idle >= 40)) ||
+        fail "the grown Stripe world did not pack: Pss_Anon $awake → $idle KiB (expected 40 KiB less)"
+assert_eq "$(curl -s -u "$key:" "$base/v1/customers?limit=100" | jq '.data | length')" 40 \
+        "Stripe customers after the pack"
+pass "a world that grew past a page packs at the next idle spell ($awake → $idle KiB)"
 stop_pomed || fail "pomed did not stop"
 
 start_pomed "pod:" "  pack_after: off"
