@@ -374,11 +374,9 @@ static int flush_for_read(Tape *t)
         return t->pend_len > 0 ? tape_flush(t) : 0;
 }
 
-void tape_set_deferred(Tape *t, bool deferred)
+void tape_set_deferred(Tape *t)
 {
-        if (!deferred)
-                (void)tape_flush(t);
-        t->deferred = deferred;
+        t->deferred = true;
 }
 
 int tape_flush(Tape *t)

@@ -71,9 +71,9 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
  * tape_flush writes every kept row in one write(2). The owner flushes once per loop
  * iteration; every read below flushes first. A flush that fails takes its rows off the
  * tape (the file is cut back to its last whole row) and every later append and flush
- * returns the same errno. Turning it off flushes.
+ * returns the same errno. Once deferred, a tape stays so for its life.
  */
-void tape_set_deferred(Tape *t, bool deferred);
+void tape_set_deferred(Tape *t);
 
 /* Writes the kept rows of a deferred tape. 0 (also with none kept) or the negative errno
  * of the write, then of every later call. Accepts NULL. */

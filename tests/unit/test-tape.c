@@ -51,7 +51,7 @@ static void test_deferred(const char *path)
         Tape *t = NULL;
         unlink(path);
         CHECK_OK(tape_open(path, &t));
-        tape_set_deferred(t, true);
+        tape_set_deferred(t);
         for (int i = 0; i < 10; i++) {
                 json_t *j = row(i);
                 CHECK_OK(tape_append(t, j));
