@@ -311,11 +311,12 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp)
         const char *corr = json_get_str(fc->headers, "x-pome-correlation-id");
         const char *step = json_get_str(fc->headers, "x-pome-scenario-step-id");
         _cleanup_json_ json_t *row = json_pack(
-                "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
+                "{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:O, s:f, s:o, s:b, s:O, s:s, "
                 "s:o, s:s, s:o}",
                 "kind", "TwinHttpEvent", "event_id", fc->request_id, "ts", ts, "run_id", fc->run_id,
-                "twin", fc->twin, "method", fc->method, "path",
-                /* the caller's bytes: invalid UTF-8 mended, never a row lost */
+                "twin", fc->twin, "method",
+                /* the caller's bytes, method and path: invalid UTF-8 mended, never a row lost */
+                twin_json_string_lossy(fc->method, strlen(fc->method)), "path",
                 twin_json_string_lossy(full ? full : fc->path, strlen(full ? full : fc->path)),
                 "request_headers", fc->headers ? json_incref(fc->headers) : json_object(),
                 "request_body", request_body ? request_body : json_null(), "status", rp->status,
@@ -469,7 +470,7 @@ int front_tape_line(const FrontCall *fc, const TwinReplyBytes *rb, char **ret, s
         if ((r = put_text(&b, fc->twin)) < 0)
                 return r;
         jsonbuf_puts(&b, ",\"method\":");
-        if ((r = put_text(&b, fc->method)) < 0)
+        if ((r = put_lossy(&b, fc->method, strlen(fc->method))) < 0) /* the caller's bytes */
                 return r;
         jsonbuf_puts(&b, ",\"path\":");
         if (fc->query && *fc->query) {

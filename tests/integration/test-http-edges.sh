@@ -171,6 +171,16 @@ raw_http "$GP" "POST $P/mcp HTTP/1.1\r\n${g_headers}Content-Length: 1000000000\r
 answered "gateway Content-Length 1e9" 413
 pass "bodies: max_body served, max_body + 1 refused with 413 (Content-Length and chunked)"
 
+# A method that is not UTF-8 reaches the twin, and its tape row has it mended (U+FFFD):
+# the row used to fail to build, which failed the sandbox (tape_error) on a caller's bytes.
+raw_http "$GP" "G\xffT $P/repos/acme/api/issues/1 HTTP/1.1\r\n${g_headers}\r\n"
+[[ -n $RAW_STATUS ]] || fail "no answer to a method that is not UTF-8: ${RAW:0:200}"
+api GET "/v1/sandboxes/$SID"
+assert_jq .state running "the sandbox after a method that is not UTF-8"
+curl -s -H "Authorization: Bearer $TOKEN" "$GATEWAY$P/_pome/events" | jq -c '.[-1]' >"$TMP/row"
+assert_eq "$(jq -r .method "$TMP/row")" $'G\uFFFDT' "the taped method"
+pass "a method that is not UTF-8: answered $RAW_STATUS, taped mended, the sandbox runs on"
+
 # The server is still fine, on both listeners.
 twin_call GET "$GATEWAY$P/_pome/health" "$TOKEN"
 assert_status 200 "gateway after the sweep"
