@@ -632,7 +632,6 @@ int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len
 /* A tape that cannot take a row: the sandbox fails, its tapes say what they hold. */
 static void tape_failed(Sandbox *s, SandboxTwin *t, int r)
 {
-        t->tape_broken = true;
         log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
         char reason[64];
         snprintf(reason, sizeof(reason), "tape_error:%s", t->kind->name);
@@ -643,24 +642,22 @@ static void tape_failed(Sandbox *s, SandboxTwin *t, int r)
 /*
  * Writes the rows the tapes kept (tape_set_deferred): every twin's, one write each. A
  * tape that cannot take them fails the sandbox (fail), or is only logged (the sandbox
- * is ending already). A tape that failed before keeps its error (tape.h) and was said
- * then: it is skipped.
+ * is ending already). A tape whose write failed before keeps its error (tape_error) and
+ * was said then: it is skipped, not said again.
  */
 static void flush_tapes(Sandbox *s, bool fail)
 {
         for (size_t i = 0; i < s->n_twins; i++) {
-                if (s->twins[i].tape_broken)
+                if (tape_error(s->twins[i].tape) < 0)
                         continue;
                 int r = tape_flush(s->twins[i].tape);
                 if (r < 0 && fail) {
                         tape_failed(s, &s->twins[i], r);
                         return;
                 }
-                if (r < 0) {
-                        s->twins[i].tape_broken = true;
+                if (r < 0)
                         log_error_errno(r, "%s: cannot write the %s tape", s->id,
                                         s->twins[i].kind->name);
-                }
         }
 }
 

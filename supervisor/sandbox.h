@@ -97,7 +97,6 @@ typedef struct SandboxTwin {
         Pod *pod;                     /* NULL once reaped */
         uint64_t spawned_usec;        /* CLOCK_MONOTONIC when its pod was spawned */
         Tape *tape;                   /* NULL once the sandbox has ended */
-        bool tape_broken;             /* its tape failed a write: said once, not flushed again */
         char *exit_how, *exit_detail; /* set when the pod exited */
 } SandboxTwin;
 

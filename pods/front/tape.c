@@ -379,6 +379,11 @@ void tape_set_deferred(Tape *t)
         t->deferred = true;
 }
 
+int tape_error(const Tape *t)
+{
+        return t ? t->failed : 0;
+}
+
 int tape_flush(Tape *t)
 {
         if (!t || t->failed || t->pend_len == 0)

@@ -79,6 +79,10 @@ void tape_set_deferred(Tape *t);
  * of the write, then of every later call. Accepts NULL. */
 int tape_flush(Tape *t);
 
+/* The negative errno of the flush that failed (what every later call returns), or 0 while
+ * none has. Accepts NULL (0). */
+int tape_error(const Tape *t);
+
 /* Rows appended so far (kept ones included), and the bytes they take on disk. */
 size_t tape_count(const Tape *t);
 uint64_t tape_bytes(const Tape *t);

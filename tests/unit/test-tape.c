@@ -82,8 +82,9 @@ static void test_deferred(const char *path)
                 CHECK_OK(tape_append(t, j));
                 json_decref(j);
         }
-        CHECK(tape_count(t) == 20);
+        CHECK(tape_count(t) == 20 && tape_error(t) == 0);
         CHECK(tape_flush(t) == -EIO); /* a short write: cut back to the last whole row */
+        CHECK(tape_error(t) == -EIO);
         CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
         CHECK(tape_count(t) == 10 && tape_bytes(t) == on_disk);
         CHECK(file_size(path) == (off_t)on_disk);
