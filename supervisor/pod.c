@@ -36,10 +36,10 @@ struct PodCall {
 struct Pod {
         const PodEnv *env;
         const TwinKind *kind;
-        char *sid;     /* NULL until pod_load: a pooled pod belongs to no sandbox yet */
-        char name[32]; /* its cgroup's name: "pod-<n>" */
-        bool loaded;   /* the load frame went out */
-        int report_fd; /* fork-style spawn: the child's step report until it exec'd, or -1 */
+        char *sid;         /* NULL until pod_load: a pooled pod belongs to no sandbox yet */
+        char name[32];     /* its cgroup's name: "pod-<n>" */
+        bool loaded;       /* the load frame went out */
+        SpawnChild *setup; /* no_wait spawn: the child until it exec'd or was reaped, or NULL */
         CgPod *cg;
         pid_t pid;
         sd_event_source *child; /* owns the pidfd */
@@ -329,10 +329,8 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
         p->io = sd_event_source_disable_unref(p->io);
         p->fd = safe_close(p->fd);
         fail_calls(p, -ECONNRESET);
-        if (p->report_fd >= 0) { /* fork-style spawn: a failed setup step reported itself */
-                p->spawn = spawn_read_failure(p->report_fd);
-                p->report_fd = safe_close(p->report_fd);
-        }
+        if (p->setup) /* no_wait spawn: a failed setup step reported itself */
+                p->setup = spawn_child_release(p->setup, &p->spawn);
 
         _cleanup_free_ char *culprit = NULL;
         int oom = p->cg ? cg_pod_oom(p->cg, &culprit) : CG_OOM_NONE;
@@ -409,7 +407,6 @@ int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, boo
         p->env = env;
         p->kind = k;
         p->fd = -1;
-        p->report_fd = -1;
         p->cb = *cb;
         p->userdata = userdata;
         p->next_id = 1;
@@ -497,9 +494,9 @@ int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, boo
                 .no_wait = no_wait,
         };
         int pidfd = -1;
-        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn, &p->report_fd);
-        /* vfork-style: the child has joined its cgroups (or failed) by now; fork-style: it
-         * has its own copies of the fds (closed at its execve) */
+        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn, &p->setup);
+        /* vfork-style: the child has joined its cgroups (or failed) by now; no_wait: it has
+         * its own copies of the fds (closed at its execve) */
         if (p->cg)
                 cg_pod_close_join_fds(p->cg);
         if (r < 0) {
@@ -629,7 +626,7 @@ Pod *pod_free(Pod *p)
         sd_event_source_disable_unref(p->child);
         sd_event_source_disable_unref(p->release_timer);
         safe_close(p->fd);
-        safe_close(p->report_fd);
+        spawn_child_release(p->setup, NULL); /* reaped above */
         cg_pod_destroy(p->cg);
         frame_reader_done(&p->rd);
         free(p->out);
@@ -683,7 +680,7 @@ void pod_notify(Pod *p, const char *msg)
         if (is_ready && !p->ready && !p->exited && !p->broken) {
                 p->ready = true;
                 /* READY=1 comes from the pod program: the child exec'd, nothing to report */
-                p->report_fd = safe_close(p->report_fd);
+                p->setup = spawn_child_release(p->setup, NULL);
                 if (p->cb.ready)
                         p->cb.ready(p, p->userdata);
         }

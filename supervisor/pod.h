@@ -64,7 +64,7 @@ typedef struct PodCallbacks {
  * Spawns a pod for twin kind k that waits for its seed: its own cgroup leaf with limits
  * ("pod-<n>": named by the pod, so it can be made before there is a sandbox), socketpair,
  * spawn. cb and userdata hear of it until pod_load gives it new ones (a pool's: an idle pod
- * that dies is reported as any other). no_wait: a fork-style spawn (PodSpec.no_wait), which
+ * that dies is reported as any other). no_wait: a concurrent spawn (PodSpec.no_wait), which
  * never blocks the loop on the child's cgroup join; a failed setup step is then reported
  * at the pod's exit. Returns 0, or negative errno with a sentence in err (errlen bytes)
  * naming the step.

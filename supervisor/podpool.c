@@ -91,7 +91,7 @@ static int spawn_one(PoolKind *k)
         if (!pp_pod)
                 return -ENOMEM;
         char err[256] = "";
-        /* fork-style: a refill never holds the loop through the child's cgroup join (an
+        /* no_wait: a refill never holds the loop through the child's cgroup join (an
          * RCU grace period on cgroup v1 after a quiet spell, ~10 ms) */
         int r = pod_spawn(pp->env, k->image->kind, &k->image->limits, true, &pool_callbacks, pp_pod,
                           &pp_pod->pod, err, sizeof(err));

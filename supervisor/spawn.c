@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <stdalign.h>
 #include <time.h>
 
 #include "common/util.h"
@@ -24,22 +25,82 @@
 /*
  * The child runs on its own stack but in pomed's memory (CLONE_VM): no sanitizer
  * instrumentation (it would poison shadow memory pomed later reuses), no libc wrapper
- * that allocates, locks, or talks to other threads. Only raw syscall(2).
+ * that allocates, locks, talks to other threads or sets errno (pomed's, in the TLS the
+ * child shares: with no_wait pomed runs on meanwhile). Only child_sys().
  */
 #define CHILD_FN __attribute__((no_sanitize("address", "undefined"), noinline))
 
-/* Everything the child reads, prepared by the parent before clone. */
+/*
+ * A raw system call: the kernel's result, -errno on failure, errno untouched. Where the
+ * architecture has none written here, no_wait falls back to a fork-style clone (the
+ * child's copy of errno is its own).
+ */
+#if defined(__x86_64__)
+#define SPAWN_CONCURRENT_VM 1
+static inline __attribute__((always_inline)) long child_sys6(long n, long a, long b, long c, long d,
+                                                             long e, long f)
+{
+        register long r10 __asm__("r10") = d;
+        register long r8 __asm__("r8") = e;
+        register long r9 __asm__("r9") = f;
+        long ret;
+        __asm__ volatile("syscall"
+                         : "=a"(ret)
+                         : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                         : "rcx", "r11", "memory");
+        return ret;
+}
+#elif defined(__aarch64__)
+#define SPAWN_CONCURRENT_VM 1
+static inline __attribute__((always_inline)) long child_sys6(long n, long a, long b, long c, long d,
+                                                             long e, long f)
+{
+        register long x8 __asm__("x8") = n;
+        register long x0 __asm__("x0") = a;
+        register long x1 __asm__("x1") = b;
+        register long x2 __asm__("x2") = c;
+        register long x3 __asm__("x3") = d;
+        register long x4 __asm__("x4") = e;
+        register long x5 __asm__("x5") = f;
+        __asm__ volatile("svc 0"
+                         : "+r"(x0)
+                         : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+                         : "memory");
+        return x0;
+}
+#else
+#define SPAWN_CONCURRENT_VM 0
+static inline long child_sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+        long r = syscall(n, a, b, c, d, e, f);
+        return r < 0 ? -errno : r;
+}
+#endif
+#define CHILD_SYS_(n, a, b, c, d, e, f, ...) \
+        child_sys6((long)(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#define child_sys(...) CHILD_SYS_(__VA_ARGS__, 0, 0, 0, 0, 0, 0)
+
+/*
+ * Everything the child reads, copied by the parent before clone into the mapping that
+ * also holds the child's stack (SpawnChild): nothing points into the caller's memory,
+ * which a no_wait caller reuses while the child still reads.
+ */
 typedef struct ChildCtx {
-        const PodSpec *spec;
+        PodSpec spec;     /* its pointers point into the same mapping */
         int devnull;      /* O_RDWR|O_CLOEXEC */
         int parent_pidfd; /* pidfd of pomed, -1 if the kernel has no pidfd_open */
         int report_fd;    /* write end of the report pipe (O_CLOEXEC) */
         int cap_last;     /* /proc/sys/kernel/cap_last_cap */
-        const char *hostname;
         size_t hostname_len;
         PodRlimit rlimits[SPAWN_MAX_RLIMITS]; /* clamped to the current hard limits */
         size_t n_rlimits;
 } ChildCtx;
+
+struct SpawnChild {
+        void *map; /* the child's stack, then (at the low end) ChildCtx and its copies */
+        size_t map_size;
+        int report_fd; /* the report pipe's read end */
+};
 
 static const PodRlimit default_rlimits[] = {
         {RLIMIT_NOFILE, 64, 64},
@@ -94,7 +155,7 @@ CHILD_FN _noreturn_ static void child_fail(int fd, int report_fd, SpawnChildErro
 {
         SpawnFailure rep = {.step = (int)step, .err = err};
         if (report_fd >= 0)
-                (void)syscall(SYS_write, report_fd, &rep, sizeof(rep));
+                (void)child_sys(SYS_write, report_fd, &rep, sizeof(rep));
         char buf[128];
         size_t n = 0;
         const char *parts[] = {"pome-spawn: ", spawn_child_error_str(step), ": errno "};
@@ -112,30 +173,33 @@ CHILD_FN _noreturn_ static void child_fail(int fd, int report_fd, SpawnChildErro
                 buf[n++] = digits[--d];
         buf[n++] = '\n';
         if (fd >= 0)
-                (void)syscall(SYS_write, fd, buf, n);
-        syscall(SYS_exit_group, (int)step);
+                (void)child_sys(SYS_write, fd, buf, n);
+        child_sys(SYS_exit_group, (int)step);
         for (;;)
                 ;
 }
 
-/* -1 → fail with errno, for raw syscalls. */
-#define CHILD_TRY(expr, fd, step)                                   \
-        do {                                                        \
-                if ((long)(expr) < 0)                               \
-                        child_fail((fd), report_fd, (step), errno); \
+/* A child_sys() result < 0 → fail the step with its errno. */
+#define CHILD_TRY(expr, fd, step)                                      \
+        do {                                                           \
+                long r_ = (expr);                                      \
+                if (r_ < 0)                                            \
+                        child_fail((fd), report_fd, (step), (int)-r_); \
         } while (0)
 
 CHILD_FN static int child_main(void *arg)
 {
         const ChildCtx *c = arg;
-        const PodSpec *s = c->spec;
+        const PodSpec *s = &c->spec;
         int errfd = s->stderr_fd;     /* becomes 2 at the fds step */
         int report_fd = c->report_fd; /* becomes 4 at the fds step */
 
         /* 1. cgroups first, so that everything below is accounted to the pod */
-        for (size_t i = 0; i < s->n_cgroup_fds; i++)
-                if (syscall(SYS_write, s->cgroup_fds[i], "0", 1) != 1)
-                        child_fail(errfd, report_fd, SPAWN_ERR_CGROUP, errno);
+        for (size_t i = 0; i < s->n_cgroup_fds; i++) {
+                long w = child_sys(SYS_write, s->cgroup_fds[i], "0", 1);
+                if (w != 1)
+                        child_fail(errfd, report_fd, SPAWN_ERR_CGROUP, w < 0 ? (int)-w : EIO);
+        }
 
         /* Without root (PodSpec.unprivileged) there are no namespaces to shape and no
          * credentials to drop: the pod keeps pomed's uid, with seccomp, no_new_privs,
@@ -152,19 +216,21 @@ CHILD_FN static int child_main(void *arg)
                 .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
                 .propagation = MS_PRIVATE,
         };
-        CHILD_TRY(syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ma, sizeof(ma)), errfd,
+        CHILD_TRY(child_sys(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &ma, sizeof(ma)), errfd,
                   SPAWN_ERR_NAMESPACE);
-        CHILD_TRY(syscall(SYS_chdir, "/"), errfd, SPAWN_ERR_NAMESPACE);
+        CHILD_TRY(child_sys(SYS_chdir, "/"), errfd, SPAWN_ERR_NAMESPACE);
 
         /* 3. */
-        CHILD_TRY(syscall(SYS_sethostname, c->hostname, c->hostname_len), errfd,
+        CHILD_TRY(child_sys(SYS_sethostname, s->hostname, c->hostname_len), errfd,
                   SPAWN_ERR_HOSTNAME);
 
         /* 4. Needs CAP_SETPCAP, so before the uid change. */
-        for (int cap = 0; cap <= c->cap_last; cap++)
-                if (syscall(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-                        child_fail(errfd, report_fd, SPAWN_ERR_CAPABILITIES, errno);
-        CHILD_TRY(syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), errfd,
+        for (int cap = 0; cap <= c->cap_last; cap++) {
+                long k = child_sys(SYS_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0);
+                if (k < 0 && k != -EINVAL)
+                        child_fail(errfd, report_fd, SPAWN_ERR_CAPABILITIES, (int)-k);
+        }
+        CHILD_TRY(child_sys(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), errfd,
                   SPAWN_ERR_CAPABILITIES);
 
         /*
@@ -173,26 +239,26 @@ CHILD_FN static int child_main(void *arg)
          * change to nonzero uids empties the permitted and effective sets; capset
          * then empties inheritable too (and everything for a uid-0 pod).
          */
-        CHILD_TRY(syscall(SYS_setgroups, 0, NULL), errfd, SPAWN_ERR_CREDENTIALS);
-        CHILD_TRY(syscall(SYS_setresgid, s->gid, s->gid, s->gid), errfd, SPAWN_ERR_CREDENTIALS);
-        CHILD_TRY(syscall(SYS_setresuid, s->uid, s->uid, s->uid), errfd, SPAWN_ERR_CREDENTIALS);
+        CHILD_TRY(child_sys(SYS_setgroups, 0, NULL), errfd, SPAWN_ERR_CREDENTIALS);
+        CHILD_TRY(child_sys(SYS_setresgid, s->gid, s->gid, s->gid), errfd, SPAWN_ERR_CREDENTIALS);
+        CHILD_TRY(child_sys(SYS_setresuid, s->uid, s->uid, s->uid), errfd, SPAWN_ERR_CREDENTIALS);
         struct __user_cap_header_struct ch = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct cd[_LINUX_CAPABILITY_U32S_3];
         for (size_t i = 0; i < ELEMENTSOF(cd); i++)
                 cd[i].effective = cd[i].permitted = cd[i].inheritable = 0;
-        CHILD_TRY(syscall(SYS_capset, &ch, cd), errfd, SPAWN_ERR_CAPABILITIES);
+        CHILD_TRY(child_sys(SYS_capset, &ch, cd), errfd, SPAWN_ERR_CAPABILITIES);
 
         /*
          * 6. Parent death. The credential change above cleared any earlier
          * PDEATHSIG (commit_creds()), so it is set now; getppid() says 0 in a new pid
          * namespace, so a pidfd of pomed tells whether it died before this point.
          */
-        CHILD_TRY(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), errfd,
+        CHILD_TRY(child_sys(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), errfd,
                   SPAWN_ERR_PARENT_DIED);
         if (c->parent_pidfd >= 0) {
                 struct pollfd pfd = {.fd = c->parent_pidfd, .events = POLLIN};
                 struct timespec zero = {0, 0};
-                if (syscall(SYS_ppoll, &pfd, 1, &zero, NULL, 0) != 0)
+                if (child_sys(SYS_ppoll, &pfd, 1, &zero, NULL, 0) != 0)
                         child_fail(errfd, report_fd, SPAWN_ERR_PARENT_DIED, 0);
         }
 
@@ -202,29 +268,31 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
          * report pipe goes first, so that it ends up at 4 (close-on-exec) and survives
          * close_range.
          */
-        int t_rep = (int)syscall(SYS_fcntl, report_fd, F_DUPFD_CLOEXEC, 4);
+        long t_rep = child_sys(SYS_fcntl, report_fd, F_DUPFD_CLOEXEC, 4);
         if (t_rep < 0)
-                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
-        report_fd = t_rep;
-        int t_null = (int)syscall(SYS_fcntl, c->devnull, F_DUPFD_CLOEXEC, 4);
-        int t_err = (int)syscall(SYS_fcntl, s->stderr_fd >= 0 ? s->stderr_fd : c->devnull,
-                                 F_DUPFD_CLOEXEC, 4);
-        int t_pod = (int)syscall(SYS_fcntl, s->pod_fd, F_DUPFD_CLOEXEC, 4);
-        if (t_null < 0 || t_err < 0 || t_pod < 0)
-                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
+                child_fail(errfd, report_fd, SPAWN_ERR_FDS, (int)-t_rep);
+        report_fd = (int)t_rep;
+        long t_null = child_sys(SYS_fcntl, c->devnull, F_DUPFD_CLOEXEC, 4);
+        CHILD_TRY(t_null, errfd, SPAWN_ERR_FDS);
+        long t_err = child_sys(SYS_fcntl, s->stderr_fd >= 0 ? s->stderr_fd : c->devnull,
+                               F_DUPFD_CLOEXEC, 4);
+        CHILD_TRY(t_err, errfd, SPAWN_ERR_FDS);
+        long t_pod = child_sys(SYS_fcntl, s->pod_fd, F_DUPFD_CLOEXEC, 4);
+        CHILD_TRY(t_pod, errfd, SPAWN_ERR_FDS);
         /* dup3(…, 0) to another number never carries FD_CLOEXEC over (the fd-3 pitfall). */
-        if (syscall(SYS_dup3, t_null, 0, 0) < 0 || syscall(SYS_dup3, t_err, 1, 0) < 0 ||
-            syscall(SYS_dup3, t_err, 2, 0) < 0 || syscall(SYS_dup3, t_pod, 3, 0) < 0)
-                child_fail(errfd, report_fd, SPAWN_ERR_FDS, errno);
+        CHILD_TRY(child_sys(SYS_dup3, t_null, 0, 0), errfd, SPAWN_ERR_FDS);
+        CHILD_TRY(child_sys(SYS_dup3, t_err, 1, 0), errfd, SPAWN_ERR_FDS);
+        CHILD_TRY(child_sys(SYS_dup3, t_err, 2, 0), errfd, SPAWN_ERR_FDS);
+        CHILD_TRY(child_sys(SYS_dup3, t_pod, 3, 0), errfd, SPAWN_ERR_FDS);
         errfd = 2;
         if (report_fd != 4) {
-                CHILD_TRY(syscall(SYS_dup3, report_fd, 4, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
+                CHILD_TRY(child_sys(SYS_dup3, report_fd, 4, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
                 report_fd = 4;
         }
-        CHILD_TRY(syscall(SYS_close_range, 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
+        CHILD_TRY(child_sys(SYS_close_range, 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
         for (size_t i = 0; i < c->n_rlimits; i++) {
                 struct rlimit rl = {.rlim_cur = c->rlimits[i].cur, .rlim_max = c->rlimits[i].max};
-                CHILD_TRY(syscall(SYS_prlimit64, 0, c->rlimits[i].resource, &rl, NULL), errfd,
+                CHILD_TRY(child_sys(SYS_prlimit64, 0, c->rlimits[i].resource, &rl, NULL), errfd,
                           SPAWN_ERR_FDS);
         }
         /*
@@ -239,20 +307,20 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
                 unsigned long mask;
         } dfl = {.handler = SIG_DFL};
         for (int sig = 1; sig < _NSIG; sig++)
-                (void)syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
+                (void)child_sys(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
         unsigned long empty = 0;
-        CHILD_TRY(syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, sizeof(empty)), errfd,
+        CHILD_TRY(child_sys(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, sizeof(empty)), errfd,
                   SPAWN_ERR_FDS);
 
         /* 8. NO_NEW_PRIVS: required for an unprivileged filter, and no setuid exec ever. */
-        CHILD_TRY(syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), errfd, SPAWN_ERR_SECCOMP);
+        CHILD_TRY(child_sys(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), errfd, SPAWN_ERR_SECCOMP);
         if (s->stage1)
-                CHILD_TRY(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, s->stage1), errfd,
+                CHILD_TRY(child_sys(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, s->stage1), errfd,
                           SPAWN_ERR_SECCOMP);
 
         /* 9. */
-        syscall(SYS_execve, s->exec_path, s->argv, s->envp);
-        child_fail(errfd, report_fd, SPAWN_ERR_EXEC, errno);
+        long e = child_sys(SYS_execve, s->exec_path, s->argv, s->envp);
+        child_fail(errfd, report_fd, SPAWN_ERR_EXEC, (int)-e);
 }
 
 /* ----- the parent ----- */
@@ -266,28 +334,151 @@ static int read_cap_last(void)
         return v;
 }
 
-SpawnFailure spawn_read_failure(int report_fd)
+/* Bytes from a bump region of the child's mapping (NULL only when the sizing was wrong). */
+typedef struct Bump {
+        char *at, *end;
+} Bump;
+
+static void *bump_copy(Bump *b, const void *src, size_t n)
+{
+        size_t pad = (size_t)(-(uintptr_t)b->at & (alignof(max_align_t) - 1));
+        if ((size_t)(b->end - b->at) < pad + n)
+                return NULL;
+        void *dst = b->at + pad;
+        memcpy(dst, src, n);
+        b->at += pad + n;
+        return dst;
+}
+
+static size_t strv_bytes(char *const *v)
+{
+        size_t n = sizeof(char *);
+        for (; *v; v++)
+                n += sizeof(char *) + alignof(max_align_t) + strlen(*v) + 1;
+        return n;
+}
+
+static char **strv_copy(Bump *b, char *const *v)
+{
+        size_t n = 0;
+        while (v[n])
+                n++;
+        char **out = bump_copy(b, v, (n + 1) * sizeof(char *));
+        for (size_t i = 0; out && i < n; i++)
+                if (!(out[i] = bump_copy(b, v[i], strlen(v[i]) + 1)))
+                        return NULL;
+        return out;
+}
+
+/*
+ * One mapping: ChildCtx and copies of everything the spec points to at the low end, the
+ * stack above them (it grows down, from the top). Returns NULL with errno set.
+ */
+static SpawnChild *child_map(const PodSpec *s, const char *hostname)
+{
+        size_t strings = strlen(s->exec_path) + 1 + strv_bytes(s->argv) + strv_bytes(s->envp) +
+                         strlen(hostname) + 1 + s->n_cgroup_fds * sizeof(int) +
+                         (s->stage1 ? sizeof(*s->stage1) +
+                                              (size_t)s->stage1->len * sizeof(struct sock_filter)
+                                    : 0) +
+                         8 * alignof(max_align_t);
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t low = (sizeof(SpawnChild) + sizeof(ChildCtx) + strings + page - 1) & ~(page - 1);
+        size_t size = low + SPAWN_STACK_SIZE;
+        void *map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (map == MAP_FAILED)
+                return NULL;
+        SpawnChild *h = map;
+        *h = (SpawnChild){.map = map, .map_size = size, .report_fd = -1};
+        ChildCtx *c = (ChildCtx *)(h + 1);
+        *c = (ChildCtx){.spec = *s, .parent_pidfd = -1, .report_fd = -1, .devnull = -1};
+        Bump b = {.at = (char *)(c + 1), .end = (char *)map + low};
+        PodSpec *cs = &c->spec;
+        cs->exec_path = bump_copy(&b, s->exec_path, strlen(s->exec_path) + 1);
+        cs->argv = strv_copy(&b, s->argv);
+        cs->envp = strv_copy(&b, s->envp);
+        cs->hostname = bump_copy(&b, hostname, strlen(hostname) + 1);
+        cs->cgroup_fds = s->n_cgroup_fds
+                                 ? bump_copy(&b, s->cgroup_fds, s->n_cgroup_fds * sizeof(int))
+                                 : NULL;
+        cs->rlimits = NULL; /* ChildCtx.rlimits, clamped, is what the child reads */
+        bool ok = cs->exec_path && cs->argv && cs->envp && cs->hostname &&
+                  (!s->n_cgroup_fds || cs->cgroup_fds);
+        if (ok && s->stage1) {
+                struct sock_fprog *fp = bump_copy(&b, s->stage1, sizeof(*s->stage1));
+                ok = fp &&
+                     (fp->filter = bump_copy(&b, s->stage1->filter,
+                                             (size_t)s->stage1->len * sizeof(struct sock_filter)));
+                cs->stage1 = fp;
+        }
+        if (!ok) { /* the sizing above is wrong: a bug, not a state */
+                munmap(map, size);
+                errno = ENOBUFS;
+                return NULL;
+        }
+        return h;
+}
+
+static ChildCtx *child_ctx(SpawnChild *h)
+{
+        return (ChildCtx *)(h + 1);
+}
+
+/*
+ * pomed's own PR_GET_DUMPABLE, restored after each child: a child's uid change marks the
+ * mm it shares non-dumpable (commit_creds()), which would leave pomed without core dumps
+ * and with root-only /proc files. Read while no child of ours can have changed it.
+ */
+static int own_dumpable = -1;
+static unsigned children_in_setup;
+
+static void restore_dumpable(void)
+{
+        if (own_dumpable == 1)
+                (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+SpawnChild *spawn_child_release(SpawnChild *h, SpawnFailure *ret_failure)
 {
         SpawnFailure failure = {};
-        if (report_fd < 0 || read(report_fd, &failure, sizeof(failure)) != (ssize_t)sizeof(failure))
-                failure = (SpawnFailure){};
-        return failure;
+        if (!h) {
+                if (ret_failure)
+                        *ret_failure = failure;
+                return NULL;
+        }
+        bool done = true;
+        if (h->report_fd >= 0) {
+                if (read(h->report_fd, &failure, sizeof(failure)) != (ssize_t)sizeof(failure))
+                        failure = (SpawnFailure){};
+                /* the write end closes at execve or exit: until then the child is running
+                 * on this mapping, which must then stay (a bug of the caller's, leaked) */
+                struct pollfd pfd = {.fd = h->report_fd, .events = POLLIN};
+                done = poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP);
+                h->report_fd = safe_close(h->report_fd);
+        }
+        if (ret_failure)
+                *ret_failure = failure;
+        if (children_in_setup > 0)
+                children_in_setup--;
+        restore_dumpable();
+        if (done)
+                munmap(h->map, h->map_size);
+        return NULL;
 }
 
 int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure,
-              int *ret_report_fd)
+              SpawnChild **ret_child)
 {
-        if (s && s->no_wait && !ret_report_fd)
+        if (s && s->no_wait && !ret_child)
                 return -EINVAL;
         if (!s || !s->exec_path || s->exec_path[0] != '/' || !s->argv || !s->envp ||
             s->pod_fd < 0 || s->n_cgroup_fds > SPAWN_MAX_CGROUPS ||
             (s->n_cgroup_fds > 0 && !s->cgroup_fds))
                 return -EINVAL;
-
-        ChildCtx c = {.spec = s, .parent_pidfd = -1};
-        c.hostname = s->hostname ? s->hostname : "pod";
-        c.hostname_len = strlen(c.hostname);
-        if (c.hostname_len == 0 || c.hostname_len > SPAWN_HOSTNAME_MAX)
+        const char *hostname = s->hostname ? s->hostname : "pod";
+        size_t hostname_len = strlen(hostname);
+        if (hostname_len == 0 || hostname_len > SPAWN_HOSTNAME_MAX)
                 return -EINVAL;
 
         const PodRlimit *rl = s->rlimits;
@@ -296,6 +487,7 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
                 rl = spawn_default_rlimits(&n_rl);
         if (n_rl > SPAWN_MAX_RLIMITS)
                 return -EINVAL;
+        PodRlimit clamped[SPAWN_MAX_RLIMITS];
         for (size_t i = 0; i < n_rl; i++) {
                 struct rlimit cur;
                 if (getrlimit(rl[i].resource, &cur) < 0)
@@ -306,30 +498,33 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
                         r.max = cur.rlim_max;
                 if (r.cur > r.max)
                         r.cur = r.max;
-                c.rlimits[c.n_rlimits++] = r;
+                clamped[i] = r;
         }
-        c.cap_last = read_cap_last();
 
         _cleanup_close_ int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (devnull < 0)
                 return negative_errno();
-        c.devnull = devnull;
         _cleanup_close_ int self = (int)syscall(SYS_pidfd_open, getpid(), 0);
         if (self < 0 && errno != ENOSYS)
                 return negative_errno();
-        c.parent_pidfd = self;
         /* A child's SpawnFailure: 8 bytes, atomic in a pipe (PIPE_BUF). */
         int rep[2];
         if (pipe2(rep, O_CLOEXEC | O_NONBLOCK) < 0)
                 return negative_errno();
         _cleanup_close_ int rep_read = rep[0];
         _cleanup_close_ int rep_write = rep[1];
-        c.report_fd = rep_write;
 
-        void *stack = mmap(NULL, SPAWN_STACK_SIZE, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (stack == MAP_FAILED)
+        SpawnChild *h = child_map(s, hostname);
+        if (!h)
                 return negative_errno();
+        ChildCtx *c = child_ctx(h);
+        c->devnull = devnull;
+        c->parent_pidfd = self;
+        c->report_fd = rep_write;
+        c->cap_last = read_cap_last();
+        c->hostname_len = hostname_len;
+        memcpy(c->rlimits, clamped, n_rl * sizeof(PodRlimit));
+        c->n_rlimits = n_rl;
 
         /*
          * Block every signal across the clone: the child inherits the mask and resets
@@ -338,38 +533,41 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-
-        /*
-         * The child's uid change marks the shared mm non-dumpable (commit_creds()), which
-         * would leave pomed without core dumps and with root-only /proc files: restore.
-         */
-        int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+        if (children_in_setup == 0)
+                own_dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 
         int pidfd = -1;
         int ns = s->unprivileged
                          ? 0
                          : CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNS;
-        /* no_wait: the child works on its own copy of everything it reads (c, s, the stack) */
-        int share = s->no_wait ? 0 : CLONE_VM | CLONE_VFORK;
-        pid_t pid = clone(child_main, (char *)stack + SPAWN_STACK_SIZE,
-                          share | CLONE_PIDFD | ns | SIGCHLD, &c, &pidfd);
+        /*
+         * Always pomed's memory, never a copy of its page tables (nor the copy-on-write
+         * faults pomed would take on every page it writes afterwards); no_wait only drops
+         * CLONE_VFORK, and the mapping lives on until the child has exec'd or exited.
+         */
+        int share = CLONE_VM | CLONE_VFORK;
+        if (s->no_wait)
+                share = SPAWN_CONCURRENT_VM ? CLONE_VM : 0;
+        pid_t pid = clone(child_main, (char *)h->map + h->map_size,
+                          share | CLONE_PIDFD | ns | SIGCHLD, c, &pidfd);
         int r = pid < 0 ? negative_errno() : 0;
-
-        if (dumpable == 1)
-                (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
-        munmap(stack, SPAWN_STACK_SIZE);
-        if (r < 0)
+        if (r < 0) {
+                restore_dumpable();
+                munmap(h->map, h->map_size);
                 return r;
+        }
         rep_write = safe_close(rep_write);
+        h->report_fd = TAKE_FD(rep_read);
+        children_in_setup++;
         SpawnFailure failure = {};
         if (s->no_wait)
-                *ret_report_fd = TAKE_FD(rep_read); /* the child is still setting up */
+                *ret_child = h; /* the child is still setting up */
         else {
                 /* CLONE_VFORK: the child has exec'd (closing its end) or exited by now. */
-                failure = spawn_read_failure(rep_read);
-                if (ret_report_fd)
-                        *ret_report_fd = -1;
+                spawn_child_release(h, &failure);
+                if (ret_child)
+                        *ret_child = NULL;
         }
         *ret_pid = pid;
         *ret_pidfd = pidfd;

@@ -48,10 +48,10 @@ typedef struct Run {
         char notify_path[256];
         uint64_t t_start, t_spawned; /* µs, CLOCK_MONOTONIC */
         SpawnFailure failure;
-        int report_fd; /* no_wait: the step report, read once the child has exited */
+        SpawnChild *setup; /* no_wait: the child's setup, released once it has exited */
 } Run;
 
-static bool spawn_no_wait; /* the spawn style of run_start: fork-style when set */
+static bool spawn_no_wait; /* the spawn style of run_start: concurrent when set */
 
 static char last_how[96]; /* the `how` of the last run_wait */
 
@@ -350,7 +350,7 @@ static int make_notify(Run *r)
 static int run_start(Run *r, const char *twin, const PodLimits *lim, const char *exe,
                      char *const *argv, bool pod_fd_at_3, int cgroup_fd_override)
 {
-        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1, .report_fd = -1};
+        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1};
         char name[48];
         snprintf(name, sizeof(name), "pod-%s-t%u", twin, ++run_counter);
         int k = cg_pod_create(cg, name, lim, &r->pod);
@@ -395,8 +395,12 @@ static int run_start(Run *r, const char *twin, const PodLimits *lim, const char 
                 .no_wait = spawn_no_wait,
         };
         r->t_start = now_usec();
-        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->failure, &r->report_fd);
+        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->failure, &r->setup);
         r->t_spawned = now_usec();
+        /* spawn_pod copied the spec: a no_wait child still setting up in our memory must
+         * not read this frame, which is gone once we return (READY=1 needs NOTIFY_SOCKET) */
+        memset(env_notify, 'x', sizeof(env_notify) - 1);
+        envp[0] = envp[1] = NULL;
         close(child_end);
         close(ep[1]);
         return k;
@@ -493,8 +497,8 @@ static PodExit run_wait(Run *r, char *detail, size_t len, int timeout_ms)
                 return _POD_EXIT_MAX;
         }
         r->pid = 0;
-        if (r->report_fd >= 0) /* fork-style: the step report is read once the child is gone */
-                r->failure = spawn_read_failure(r->report_fd);
+        if (r->setup) /* no_wait: the step report is read once the child is gone */
+                r->setup = spawn_child_release(r->setup, &r->failure);
         _cleanup_free_ char *culprit = NULL;
         int oom = cg_pod_oom(r->pod, &culprit);
         PodDeath d = {
@@ -543,10 +547,10 @@ static void run_end(Run *r)
         safe_close(r->sock);
         safe_close(r->notify);
         safe_close(r->err_rd);
-        safe_close(r->report_fd);
+        r->setup = spawn_child_release(r->setup, NULL); /* reaped above */
         if (r->notify_path[0])
                 unlink(r->notify_path);
-        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1, .report_fd = -1};
+        *r = (Run){.pidfd = -1, .sock = -1, .notify = -1, .err_rd = -1};
 }
 
 /* ----- scenarios ----- */
@@ -769,8 +773,10 @@ static void test_pod(bool real_pod)
         sigemptyset(&after);
         pthread_sigmask(SIG_SETMASK, NULL, &before);
         CHECK_OK(run_start(&r, "github", &lim, exe, real_pod ? argv_pod : argv_helper, false, -1));
-        /* the child's uid change must not leave pomed non-dumpable, nor its mask changed */
-        CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == dumpable);
+        /* the child's uid change must not leave pomed non-dumpable (a no_wait child may
+         * still be setting up: checked once released, below), nor its mask changed */
+        if (!spawn_no_wait)
+                CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == dumpable);
         pthread_sigmask(SIG_SETMASK, NULL, &after);
         for (int sig = 1; sig < SIGRTMIN; sig++)
                 if (sigismember(&before, sig) != sigismember(&after, sig)) {
@@ -781,6 +787,7 @@ static void test_pod(bool real_pod)
         if (r.pid > 0)
                 pod_session(&r, real_pod);
         run_end(&r);
+        CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == dumpable);
 }
 
 /* pome-pod's own refusals: a rejected seed over NOTIFY_SOCKET, a bad frame, bad usage. */
@@ -1079,10 +1086,10 @@ int main(void)
                         pod_bin);
         test_violations();
         test_oom();
-        /* both spawn styles: vfork-style (pomed waits for the exec) and fork-style */
+        /* both spawn styles: vfork-style (pomed waits for the exec) and concurrent (no_wait) */
         for (int style = 0; style < 2; style++) {
                 spawn_no_wait = style == 1;
-                fprintf(stderr, "info: spawn style: %s\n", spawn_no_wait ? "fork" : "vfork");
+                fprintf(stderr, "info: spawn style: %s\n", spawn_no_wait ? "no_wait" : "vfork");
                 if (spawn_no_wait && pod_ok)
                         test_pod(true);
                 test_setup_failures();
