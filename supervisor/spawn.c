@@ -371,6 +371,40 @@ static char **strv_copy(Bump *b, char *const *v)
 }
 
 /*
+ * Mappings of children that are done, kept for the next spawns: a new one would take
+ * page faults in the child, and each munmap of a mapping a child used on another CPU
+ * costs pomed a TLB shootdown (perf over churn: 4.6 % of pomed's samples).
+ */
+static struct {
+        void *map;
+        size_t size;
+} spare[4];
+
+static void *map_take(size_t size)
+{
+        for (size_t i = 0; i < ELEMENTSOF(spare); i++)
+                if (spare[i].map && spare[i].size == size) {
+                        void *m = spare[i].map;
+                        spare[i].map = NULL;
+                        return m;
+                }
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                       -1, 0);
+        return m == MAP_FAILED ? NULL : m;
+}
+
+static void map_give(void *map, size_t size)
+{
+        for (size_t i = 0; i < ELEMENTSOF(spare); i++)
+                if (!spare[i].map) {
+                        spare[i].map = map;
+                        spare[i].size = size;
+                        return;
+                }
+        munmap(map, size);
+}
+
+/*
  * One mapping: ChildCtx and copies of everything the spec points to at the low end, the
  * stack above them (it grows down, from the top). Returns NULL with errno set.
  */
@@ -385,9 +419,8 @@ static SpawnChild *child_map(const PodSpec *s, const char *hostname)
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t low = (sizeof(SpawnChild) + sizeof(ChildCtx) + strings + page - 1) & ~(page - 1);
         size_t size = low + SPAWN_STACK_SIZE;
-        void *map = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (map == MAP_FAILED)
+        void *map = map_take(size);
+        if (!map)
                 return NULL;
         SpawnChild *h = map;
         *h = (SpawnChild){.map = map, .map_size = size, .report_fd = -1};
@@ -413,7 +446,7 @@ static SpawnChild *child_map(const PodSpec *s, const char *hostname)
                 cs->stage1 = fp;
         }
         if (!ok) { /* the sizing above is wrong: a bug, not a state */
-                munmap(map, size);
+                map_give(map, size);
                 errno = ENOBUFS;
                 return NULL;
         }
@@ -463,7 +496,7 @@ SpawnChild *spawn_child_release(SpawnChild *h, SpawnFailure *ret_failure)
                 children_in_setup--;
         restore_dumpable();
         if (done)
-                munmap(h->map, h->map_size);
+                map_give(h->map, h->map_size);
         return NULL;
 }
 
@@ -554,7 +587,7 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (r < 0) {
                 restore_dumpable();
-                munmap(h->map, h->map_size);
+                map_give(h->map, h->map_size);
                 return r;
         }
         rep_write = safe_close(rep_write);
