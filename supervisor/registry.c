@@ -87,8 +87,14 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
         }
         if (q == 0 &&
             sqlite3_prepare_v3(r->db,
-                               "INSERT OR REPLACE INTO sandboxes(id, team_id, state, created_at, "
-                               "ended_at, doc) VALUES (?, ?, ?, ?, ?, ?)",
+                               /* an update in place, not REPLACE's delete and insert
+                                * under a new rowid, and of the columns that change: a
+                                * sandbox's id, team and creation time never do, so their
+                                * indexes are not written again */
+                               "INSERT INTO sandboxes(id, team_id, state, created_at, "
+                               "ended_at, doc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO "
+                               "UPDATE SET state = excluded.state, ended_at = "
+                               "excluded.ended_at, doc = excluded.doc",
                                -1, SQLITE_PREPARE_PERSISTENT, &r->put_sandbox, NULL) != SQLITE_OK)
                 q = fail(r->db, err, errlen, path);
         if (q < 0) {

@@ -79,3 +79,26 @@ as "$CI_KEY" GET /v1/usage
 assert_jq .sessions_quota 3 "teams after a refused reload"
 API_KEY=$CI_KEY discard "$CI_SID"
 pass "a broken configuration is refused on reload; the running one stays"
+
+# A listing is newest first, and a record written again (at its end) keeps its place:
+# two ci sandboxes created within the same second, the older one ended first. (The
+# registry's INSERT OR REPLACE gave a rewritten row a new rowid, the tie-breaker.)
+for _ in $(seq 5); do
+        as "$CI_KEY" POST /v1/sandboxes '{"twins":["stripe"]}'
+        assert_status 201 "ci's first sandbox of a pair"
+        OLDER=$(jq -r .session_id <<<"$BODY") OLDER_AT=$(jq -r .created_at <<<"$BODY")
+        as "$CI_KEY" POST /v1/sandboxes '{"twins":["stripe"]}'
+        assert_status 201 "ci's second sandbox of a pair"
+        NEWER=$(jq -r .session_id <<<"$BODY") NEWER_AT=$(jq -r .created_at <<<"$BODY")
+        [[ $OLDER_AT == "$NEWER_AT" ]] && break
+        API_KEY=$CI_KEY discard "$OLDER"
+        API_KEY=$CI_KEY discard "$NEWER"
+done
+[[ $OLDER_AT == "$NEWER_AT" ]] || skip "no two sandboxes created within one second in 5 tries"
+API_KEY=$CI_KEY discard "$OLDER"
+as "$CI_KEY" GET "/v1/sandboxes?state=all"
+assert_status 200 "ci's listing"
+order=$(jq -r --arg a "$OLDER" --arg b "$NEWER" \
+        '[.data[].session_id | select(. == $a or . == $b)] | join(" ")' <<<"$BODY")
+assert_eq "$order" "$NEWER $OLDER" "newest first, the ended one in its place"
+pass "a rewritten record keeps its place in the listing"
