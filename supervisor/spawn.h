@@ -4,13 +4,15 @@
  *
  * spawn_pod() clones a child with CLONE_VM|CLONE_VFORK (as posix_spawn does: no page
  * table copy of pomed, pomed waits until execve or _exit, a few hundred µs; no_wait drops
- * CLONE_VFORK and pomed runs on while the child sets up in its memory) into new
- * pid, net, ipc, uts and mount namespaces and with CLONE_PIDFD. Everything the child
+ * CLONE_VFORK and pomed runs on while the child sets up in its memory) into a new pid
+ * namespace and with CLONE_PIDFD. Everything the child
  * needs is prepared beforehand; the child runs only raw syscalls (no allocation, no
  * sanitizer interceptor, no glibc set*id broadcast to pomed's threads), in this order:
  *   1. join the pod cgroups: write "0" to each pre-opened cgroup.procs   (exit 120)
- *   2. mount namespace: "/" and below MS_PRIVATE, then read-only, nosuid,
- *      nodev, recursively (mount_setattr(2), AT_RECURSIVE)                (exit 121)
+ *   2. namespaces: unshare(2) net, ipc, uts and mount, in the child and after
+ *      step 1 (their kernel memory is charged to the pod, and pomed's loop
+ *      does not build a network namespace); "/" and below MS_PRIVATE, then
+ *      read-only, nosuid, nodev, recursively (mount_setattr(2))           (exit 121)
  *   3. sethostname                                                       (exit 122)
  *   4. empty the capability bounding set, clear ambient capabilities    (exit 124)
  *   5. setgroups(0), setresgid, setresuid: no keep-caps, so the permitted
@@ -50,7 +52,7 @@
 typedef enum SpawnChildError {
         SPAWN_ERR_PARENT_DIED = 119, /* pomed died during setup (nobody will see this) */
         SPAWN_ERR_CGROUP = 120,
-        SPAWN_ERR_NAMESPACE = 121, /* mount namespace setup */
+        SPAWN_ERR_NAMESPACE = 121, /* net, ipc, uts and mount namespaces, the mount view */
         SPAWN_ERR_HOSTNAME = 122,
         SPAWN_ERR_CREDENTIALS = 123,
         SPAWN_ERR_CAPABILITIES = 124,

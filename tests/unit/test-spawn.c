@@ -85,7 +85,7 @@ static const struct {
          "cgroup join"},
         {{.code = CLD_EXITED, .status = 121, .spawn = {SPAWN_ERR_NAMESPACE, EPERM}},
          POD_EXIT_SETUP_FAILED,
-         "setup_failed:mount_namespace:EPERM",
+         "setup_failed:namespaces:EPERM",
          "Operation not permitted"},
         {{.code = CLD_EXITED, .status = 119, .spawn = {SPAWN_ERR_PARENT_DIED, 0}},
          POD_EXIT_SETUP_FAILED,
