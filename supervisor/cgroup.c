@@ -1069,8 +1069,13 @@ int cg_pod_release(CgPod *p)
                 CgLeaf *l = &p->leaf[i];
                 if (!l->path)
                         continue;
-                (void)kill_subtree(l->path, p->setup->has_kill, 0);
-                int k = remove_subtree(l->path, 0);
+                /* the usual case, a reaped pod's leaf: empty, no children, one rmdir (the
+                 * walk below is four more syscalls a controller, on every discard's path) */
+                int k = rmdir(l->path) < 0 && errno != ENOENT ? -errno : 0;
+                if (k < 0) {
+                        (void)kill_subtree(l->path, p->setup->has_kill, 0);
+                        k = remove_subtree(l->path, 0);
+                }
                 if (k == -ENOTEMPTY)
                         k = -EBUSY;
                 if (k < 0) {
