@@ -1006,6 +1006,9 @@ Httpd *httpd_free(Httpd *d)
 void httpd_quiesce(Httpd *d)
 {
         d->closing = true;
+        /* pomed frees the manager (the gateway's hook counts into its metrics) before
+         * httpd_free flushes the last replies: ASan caught the hook reading it freed */
+        d->replied = NULL;
         int fd = MHD_quiesce_daemon(d->mhd);
         if (fd >= 0)
                 close(fd);

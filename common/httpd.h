@@ -128,7 +128,8 @@ Httpd *httpd_free(Httpd *d);
 
 /*
  * Stops accepting new connections (listener closed); from now on a request that completes
- * is answered 503 shutting_down without reaching the handler, whose state may be gone.
+ * is answered 503 shutting_down without reaching the handler, whose state may be gone,
+ * and no reply reaches the replied hook (HttpdConfig.replied) either, for the same reason.
  */
 void httpd_quiesce(Httpd *d);
 
