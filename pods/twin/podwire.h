@@ -23,7 +23,11 @@
 #include "common/frame.h"
 #include "pods/twin/twin.h"
 
-/* Encodes rq as a "call" frame with id into a new buffer. 0, -EMSGSIZE, -ENOMEM. */
+/*
+ * Encodes rq as a "call" frame with id into a new buffer: its headers without the ones
+ * twin_redact_key names (authorization, cookie, x-api-key…: pomed has checked the
+ * credential, the pod never gets it). 0, -EMSGSIZE, -ENOMEM.
+ */
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len);
 
 /*

@@ -43,18 +43,29 @@ static bool is(char c, unsigned cls)
         return char_class[(uint8_t)c] & cls;
 }
 
-static const char *const secret_keys[] = {
-        "authorization", "cookie", "x-api-key",    "api_key",       "client_secret", "password",
-        "secret",        "token",  "access_token", "refresh_token", "agent_token",
+#define KEY(s)                   \
+        {                        \
+                s, sizeof(s) - 1 \
+        }
+static const struct {
+        const char *name;
+        size_t len;
+} secret_keys[] = {
+        KEY("authorization"), KEY("cookie"),        KEY("x-api-key"),   KEY("api_key"),
+        KEY("client_secret"), KEY("password"),      KEY("secret"),      KEY("token"),
+        KEY("access_token"),  KEY("refresh_token"), KEY("agent_token"),
 };
+#undef KEY
 
 bool twin_redact_key(const char *k)
 {
-        /* Every secret key starts with one of these: most keys are out after one test. */
+        /* Every secret key starts with one of these: most keys are out after one test, and
+         * most of the rest after a length compare (a tree walk asks for every key). */
         if (!*k || !strchr("acprstxACPRSTX", *k))
                 return false;
+        size_t n = strnlen(k, sizeof("refresh_token"));
         for (size_t i = 0; i < ELEMENTSOF(secret_keys); i++)
-                if (strcasecmp(k, secret_keys[i]) == 0)
+                if (secret_keys[i].len == n && strcasecmp(k, secret_keys[i].name) == 0)
                         return true;
         return false;
 }

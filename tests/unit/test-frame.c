@@ -70,7 +70,9 @@ static void test_malformed(void)
 
 static void test_podwire(void)
 {
-        _cleanup_json_ json_t *headers = json_pack("{s:s}", "content-type", "application/json");
+        _cleanup_json_ json_t *headers =
+                json_pack("{s:s, s:s, s:s, s:s}", "content-type", "application/json",
+                          "authorization", "Bearer ghp_secret", "cookie", "s=1", "accept", "*/*");
         TwinRequest rq = {.method = "POST",
                           .path = "/repos/acme/api/issues/1/comments",
                           .query = "a=1",
@@ -90,6 +92,10 @@ static void test_podwire(void)
         CHECK(back.body_len == 12 && memcmp(back.body, rq.body, 12) == 0);
         CHECK(streq(back.base_url, rq.base_url));
         CHECK(streq(json_get_str(back.headers, "content-type"), "application/json"));
+        CHECK(streq(json_get_str(back.headers, "accept"), "*/*"));
+        /* the credentials pomed checked never reach the pod */
+        CHECK(json_object_size(back.headers) == 2);
+        CHECK(!memmem(buf, len, "ghp_secret", 10) && !memmem(buf, len, "s=1", 3));
         frame_done(&f);
         frame_reader_done(&r);
 
