@@ -5,9 +5,9 @@
  * spawn_pod() clones a child with CLONE_VM|CLONE_VFORK (as posix_spawn does: no page
  * table copy of pomed, pomed waits until execve or _exit, a few hundred µs; no_wait drops
  * CLONE_VFORK and pomed runs on while the child sets up in its memory) into a new pid
- * namespace and with CLONE_PIDFD. Everything the child
- * needs is prepared beforehand; the child runs only raw syscalls (no allocation, no
- * sanitizer interceptor, no glibc set*id broadcast to pomed's threads), in this order:
+ * namespace and with CLONE_PIDFD. Everything the child needs is prepared and copied
+ * beforehand; the child runs only raw syscalls (no allocation, no sanitizer
+ * interceptor, no glibc set*id broadcast to pomed's threads, no errno), in this order:
  *   1. join the pod cgroups: write "0" to each pre-opened cgroup.procs   (exit 120)
  *   2. namespaces: unshare(2) net, ipc, uts and mount, in the child and after
  *      step 1 (their kernel memory is charged to the pod, and pomed's loop
@@ -28,9 +28,9 @@
  *   9. execve                                                            (exit 127)
  * A failing step writes {step, errno} (SpawnFailure) to an O_CLOEXEC pipe that
  * spawn_pod() reads once clone returns (CLONE_VFORK: the child has exec'd, closing the
- * pipe, or exited; no_wait: spawn_child_release reads it), writes "pome-spawn: <step>: errno N" to
- * the pod's stderr for humans, and _exits with the code above; spawn_classify() names the step and
- * the errno.
+ * pipe, or exited; no_wait: spawn_child_release reads it), writes "pome-spawn: <step>:
+ * errno N" to the pod's stderr for humans, and _exits with the code above;
+ * spawn_classify() names the step and the errno.
  *
  * Needs root (CAP_SYS_ADMIN for the namespaces, CAP_SETUID/SETGID); not thread-safe
  * with respect to signal masks (pomed is single-threaded).
