@@ -86,8 +86,10 @@ int pod_load(Pod *p, const char *sid, const char *seed, size_t seed_len, const P
              void *userdata, char *err, size_t errlen);
 
 /*
- * pod_spawn and pod_load at once: the pod for twin kind k of sandbox sid. Returns 0, or
- * negative errno with a sentence in err (errlen bytes) naming the step (nothing is left).
+ * pod_spawn (no_wait: a create's pods start side by side, and pomed's loop never waits on
+ * a child's cgroup join) and pod_load at once: the pod for twin kind k of sandbox sid.
+ * Returns 0, or negative errno with a sentence in err (errlen bytes) naming the step
+ * (nothing is left).
  */
 int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
               size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,
