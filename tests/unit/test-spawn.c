@@ -951,6 +951,51 @@ static void test_setup_failures(void)
         CHECK(spawn_pod(&no_fd, &pid, &pidfd, NULL, NULL) == -EINVAL);
 }
 
+/*
+ * A no_wait child released while it is still setting up runs on a mapping that must stay
+ * where it is: spawn_child_release leaves it mapped (and out of reuse) until the report
+ * pipe says the child exec'd or died. The child blocks in its cgroup "join" on a full
+ * pipe; it is released early, a second child is spawned (which would take a mapping given
+ * back), then the pipe drains: both must still exec and say READY=1.
+ */
+static void test_release_during_setup(void)
+{
+        PodLimits lim = POD_LIMITS_DEFAULT;
+        char msg[64], detail[128];
+        int p[2];
+        CHECK_OK(pipe2(p, O_CLOEXEC));
+        _cleanup_close_ int rd = p[0], wr = p[1];
+        (void)fcntl(wr, F_SETFL, O_NONBLOCK);
+        (void)fcntl(rd, F_SETFL, O_NONBLOCK);
+        char fill[4096] = {0};
+        while (write(wr, fill, sizeof(fill)) > 0)
+                ;
+        while (write(wr, fill, 1) == 1)
+                ;
+        (void)fcntl(wr, F_SETFL, 0); /* the child's write now blocks */
+
+        char *hargv[] = {helper, "serve", NULL};
+        Run a, b;
+        CHECK_OK(run_start(&a, "helper", &lim, helper, hargv, false, wr));
+        usleep(20 * 1000);
+        SpawnFailure f = {.step = -1};
+        a.setup = spawn_child_release(a.setup, &f);
+        CHECK(f.step == 0); /* nothing reported yet */
+        CHECK_OK(run_start(&b, "helper", &lim, helper, hargv, false, -1));
+        while (read(rd, fill, sizeof(fill)) > 0)
+                ;
+        CHECK_OK(send_load(&a, "helper", "{}", 2, true));
+        CHECK_OK(send_load(&b, "helper", "{}", 2, true));
+        CHECK_OK(wait_notify(&a, msg, sizeof(msg), 5000));
+        CHECK_OK(wait_notify(&b, msg, sizeof(msg), 5000));
+        a.sock = safe_close(a.sock);
+        b.sock = safe_close(b.sock);
+        CHECK(run_wait(&a, detail, sizeof(detail), 5000) == POD_EXIT_NORMAL);
+        CHECK(run_wait(&b, detail, sizeof(detail), 5000) == POD_EXIT_NORMAL);
+        run_end(&a);
+        run_end(&b);
+}
+
 /* The pod's socket already at fd 3 in pomed (dup2 onto itself keeps FD_CLOEXEC). */
 static void test_fd3(void)
 {
@@ -1093,6 +1138,8 @@ int main(void)
                 if (spawn_no_wait && pod_ok)
                         test_pod(true);
                 test_setup_failures();
+                if (spawn_no_wait)
+                        test_release_during_setup();
                 test_fd3();
                 char *hargv[] = {helper, "serve", NULL};
                 measure(helper, hargv, "helper", 20);
