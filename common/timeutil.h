@@ -15,7 +15,7 @@
 /* Microseconds of clock (CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME) now. */
 uint64_t now_usec(clockid_t clock);
 
-/* Seconds since the epoch now (CLOCK_REALTIME). */
+/* Seconds since the epoch now (CLOCK_REALTIME, the clock now_usec reads: never behind it). */
 int64_t now_sec(void);
 
 /*
