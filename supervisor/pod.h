@@ -64,13 +64,13 @@ typedef struct PodCallbacks {
  * Spawns a pod for twin kind k that waits for its seed: its own cgroup leaf with limits
  * ("pod-<n>": named by the pod, so it can be made before there is a sandbox), socketpair,
  * spawn. cb and userdata hear of it until pod_load gives it new ones (a pool's: an idle pod
- * that dies is reported as any other). no_wait: a concurrent spawn (PodSpec.no_wait), which
- * never blocks the loop on the child's cgroup join; a failed setup step is then reported
- * at the pod's exit. Returns 0, or negative errno with a sentence in err (errlen bytes)
- * naming the step.
+ * that dies is reported as any other). The spawn is concurrent (PodSpec.no_wait): it never
+ * blocks the loop on the child's cgroup join, a create's pods start side by side, and a
+ * failed setup step is reported at the pod's exit. Returns 0, or negative errno with a
+ * sentence in err (errlen bytes) naming the step.
  */
-int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, bool no_wait,
-              const PodCallbacks *cb, void *userdata, Pod **ret, char *err, size_t errlen);
+int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, const PodCallbacks *cb,
+              void *userdata, Pod **ret, char *err, size_t errlen);
 
 /* A spawned pod still waiting for its seed, alive and unharmed (a pool may hand it out). */
 bool pod_is_idle(const Pod *p);
@@ -86,10 +86,8 @@ int pod_load(Pod *p, const char *sid, const char *seed, size_t seed_len, const P
              void *userdata, char *err, size_t errlen);
 
 /*
- * pod_spawn (no_wait: a create's pods start side by side, and pomed's loop never waits on
- * a child's cgroup join) and pod_load at once: the pod for twin kind k of sandbox sid.
- * Returns 0, or negative errno with a sentence in err (errlen bytes) naming the step
- * (nothing is left).
+ * pod_spawn and pod_load at once: the pod for twin kind k of sandbox sid. Returns 0, or
+ * negative errno with a sentence in err (errlen bytes) naming the step (nothing is left).
  */
 int pod_start(const PodEnv *env, const char *sid, const TwinKind *k, const char *seed,
               size_t seed_len, const PodLimits *limits, const PodCallbacks *cb, void *userdata,

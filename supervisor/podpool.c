@@ -91,9 +91,9 @@ static int spawn_one(PoolKind *k)
         if (!pp_pod)
                 return -ENOMEM;
         char err[256] = "";
-        /* no_wait: a refill never holds the loop through the child's cgroup join (an
-         * RCU grace period on cgroup v1 after a quiet spell, ~10 ms) */
-        int r = pod_spawn(pp->env, k->image->kind, &k->image->limits, true, &pool_callbacks, pp_pod,
+        /* a refill never holds the loop through the child's cgroup join (an RCU grace
+         * period on cgroup v1 after a quiet spell, ~10 ms): pod_spawn does not wait */
+        int r = pod_spawn(pp->env, k->image->kind, &k->image->limits, &pool_callbacks, pp_pod,
                           &pp_pod->pod, err, sizeof(err));
         if (r < 0) {
                 free(pp_pod);

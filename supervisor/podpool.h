@@ -24,7 +24,7 @@ typedef struct PodPool PodPool;
 
 /*
  * A pool of sizes[i] idle pods for images->images[i] (both borrowed for the pool's life),
- * filled from the next idle turn of e on, spawned concurrently (pod_spawn's no_wait). hold
+ * filled from the next idle turn of e on, spawned concurrently (pod_spawn). hold
  * (may be NULL) is asked before each spawn: while it says true (creates wait for their
  * pods' READY=1) nothing is spawned until podpool_kick. Returns 0 or -ENOMEM.
  */
