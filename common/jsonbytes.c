@@ -172,8 +172,7 @@ static void put_json(JsonBuf *b, const json_t *j, unsigned depth)
                 json_t *v;
                 bool first = true;
                 jsonbuf_put(b, "{", 1);
-                json_object_keylen_foreach((json_t *)j, k, kl, v)
-                {
+                json_object_keylen_foreach ((json_t *)j, k, kl, v) {
                         if (!first)
                                 jsonbuf_put(b, ",", 1);
                         first = false;

@@ -51,13 +51,11 @@ static json_t *delta_copy(const json_t *j)
         json_t *v;
         if (json_is_object(j)) {
                 json_t *o = json_object();
-                json_object_keylen_foreach((json_t *)j, k, kl,
-                                           v) if (!o ||
-                                                  json_object_setn_new(o, k, kl, delta_copy(v)) < 0)
-                {
-                        json_decref(o);
-                        return NULL;
-                }
+                json_object_keylen_foreach ((json_t *)j, k, kl, v)
+                        if (!o || json_object_setn_new(o, k, kl, delta_copy(v)) < 0) {
+                                json_decref(o);
+                                return NULL;
+                        }
                 return o;
         }
         if (json_is_array(j)) {
