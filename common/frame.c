@@ -131,30 +131,43 @@ int frame_reader_next(FrameReader *r, Frame *ret)
                 return 0;
         uint64_t id = get_u64(p + 4);
         uint32_t hl = get_u32(p + 12);
-        if (hl > n - 12)
+        if (hl > n - 12 || hl == 0)
                 return -EBADMSG;
-        /*
-         * JSON_ALLOW_NUL: a string may hold U+0000 ("\u0000" is valid JSON, RFC 8259 §7). The
-         * pods never put one in a world (pods/twin/form.c refuses NUL), but a head that
-         * says so must still decode: a frame is refused for its framing, never its bytes.
-         */
-        json_t *head =
-                json_loadb(p + FRAME_PREFIX, hl, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
-        if (!json_is_object(head)) {
-                json_decref(head);
-                return -EBADMSG;
+        const char *h = p + FRAME_PREFIX;
+        bool binary = h[0] == FRAME_HEAD_CALL || h[0] == FRAME_HEAD_REPLY;
+        json_t *head = NULL;
+        if (!binary) {
+                /*
+                 * JSON_ALLOW_NUL: a string may hold U+0000 ("\u0000" is valid JSON, RFC 8259
+                 * §7). The pods never put one in a world (pods/twin/form.c refuses NUL), but a
+                 * head that says so must still decode: a frame is refused for its framing,
+                 * never its bytes.
+                 */
+                head = json_loadb(h, hl, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+                if (!json_is_object(head)) {
+                        json_decref(head);
+                        return -EBADMSG;
+                }
         }
+        /* one allocation: the body, its NUL, then a binary head's bytes */
         size_t bl = n - 12 - hl;
-        char *body = malloc(bl + 1);
+        char *body = malloc(bl + 1 + (binary ? hl : 0));
         if (!body) {
                 json_decref(head);
                 return -ENOMEM;
         }
-        memcpy(body, p + FRAME_PREFIX + hl, bl);
+        memcpy(body, h + hl, bl);
         body[bl] = 0;
+        if (binary)
+                memcpy(body + bl + 1, h, hl);
         r->off += 4 + (size_t)n;
         if (r->off == r->len)
                 r->off = r->len = 0;
-        *ret = (Frame){.id = id, .head = head, .body = body, .body_len = bl};
+        *ret = (Frame){.id = id,
+                       .head = head,
+                       .bin = binary ? body + bl + 1 : NULL,
+                       .bin_len = binary ? hl : 0,
+                       .body = body,
+                       .body_len = bl};
         return 1;
 }

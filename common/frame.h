@@ -6,7 +6,11 @@
  *   u32 length   bytes that follow this field (>= 12, <= FRAME_MAX)
  *   u64 id       request id; a response carries the id of its request
  *   u32 head_len length of the head
- *   head         a JSON object (UTF-8, head_len bytes; strings may hold \u0000)
+ *   head         head_len bytes: a JSON object (UTF-8; strings may hold \u0000), the head
+ *                of the rare frames (load, export, a pod's seccomp report), or a binary
+ *                head whose first byte is its kind (FRAME_HEAD_CALL, FRAME_HEAD_REPLY: a
+ *                call and its reply, every request of the gateway; their layout is
+ *                pods/twin/podwire.h's), which the reader keeps as bytes
  *   body         raw bytes, the rest of the frame
  * A SOCK_STREAM socketpair carries them, so a frame has no size cap but ours.
  */
@@ -19,10 +23,21 @@
 #define FRAME_PREFIX 16u                   /* length + id + head_len */
 #define FRAME_MAX    (16u * 1024u * 1024u) /* bytes after the length field */
 
+/* The first byte of a binary head: what the frame is. A JSON head starts with '{'. */
+enum {
+        FRAME_HEAD_CALL = 0x01,  /* pomed → pod: one call of the gateway */
+        FRAME_HEAD_REPLY = 0x02, /* pod → pomed: the reply to a call or an export */
+};
+
 typedef struct Frame {
         uint64_t id;
-        json_t *head; /* owned */
-        char *body;   /* owned, NUL-terminated for convenience; body_len excludes the NUL */
+        json_t *head;    /* owned: a JSON head, parsed; for a binary head NULL, or what its
+                          * decoder made of it (podwire_decode_*) */
+        const char *bin; /* a binary head's bytes (bin[0] is its kind), inside body's
+                          * allocation; NULL for a JSON head */
+        size_t bin_len;
+        char *body; /* owned (with bin), NUL-terminated for convenience; body_len excludes
+                     * the NUL */
         size_t body_len;
 } Frame;
 
@@ -66,7 +81,8 @@ int frame_reader_fill(FrameReader *r, int fd);
 /*
  * Takes the next complete frame out of the buffer into *ret (caller frees with frame_done).
  * Returns 1 when a frame was produced, 0 when more bytes are needed, -EBADMSG for a
- * malformed frame (bad lengths, head not a JSON object) and -EMSGSIZE past FRAME_MAX;
+ * malformed frame (bad lengths, a head neither a JSON object nor a binary head's kind) and
+ * -EMSGSIZE past FRAME_MAX;
  * after an error the stream is unusable.
  */
 int frame_reader_next(FrameReader *r, Frame *ret);

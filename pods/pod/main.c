@@ -248,7 +248,7 @@ static json_t *delta_omitted(void)
                          "and the final world have it.");
 }
 
-static void serve_call(Twin *t, const Frame *f)
+static void serve_call(Twin *t, Frame *f)
 {
         TwinRequest rq;
         TwinReply rp = {};
@@ -307,13 +307,13 @@ static void serve_export(Twin *t, const Frame *f)
         }
         _cleanup_free_ char *world = json_dumps(twin_world(t), JSON_COMPACT);
         /* the world is the HTTP-style body of the reply, and nothing goes on a tape */
-        _cleanup_json_ json_t *head =
-                json_pack("{s:i, s:O*, s:[I, i, i, i]}", "status", 200, "events", events, "parts",
-                          (json_int_t)(world ? strlen(world) : 0), -1, -1, -2);
+        TwinReplyBytes rb = {.status = 200,
+                             .body = world,
+                             .body_len = world ? strlen(world) : 0,
+                             .events = events};
         char *buf;
         size_t len;
-        int r = head && world ? frame_encode(f->id, head, world, strlen(world), &buf, &len)
-                              : -ENOMEM;
+        int r = world ? podwire_encode_reply_bytes(f->id, &rb, &buf, &len) : -ENOMEM;
         if (r < 0) {
                 send_error(t, f->id,
                            r == -EMSGSIZE ? "The world is larger than a frame."
@@ -430,7 +430,8 @@ int main(int argc, char **argv)
                 if (r < 0)
                         die(r == -ENOMEM ? EXIT_OSERR : EXIT_DATA, "reading frames: %s",
                             strerror(-r));
-                const char *op = json_get_str(f.head, "op");
+                /* a call has a binary head, the rare ops a JSON one */
+                const char *op = podwire_is_call(&f) ? "call" : json_get_str(f.head, "op");
                 if (unpack(t) < 0)
                         /* still packed, nothing lost: the next frame tries again */
                         send_error(t, f.id, "The twin could not unpack its idle world.", false);

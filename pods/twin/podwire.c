@@ -1,54 +1,165 @@
 /* SPDX-License-Identifier: MIT */
 #include "pods/twin/podwire.h"
 
+#include <endian.h>
+
 #include "common/json-util.h"
 #include "common/jsonbytes.h"
-#include "pods/twin/kind.h"
+#include "common/text.h"
+#include "common/util.h"
 #include "pods/twin/redact.h"
 
 /*
- * A string member from bytes that need not be UTF-8 (a raw query, a decoded path): mended
- * with U+FFFD rather than refused, so that a caller's bad bytes reach the twin, which
- * answers them in its own envelope, instead of failing the frame (jansson refuses
- * invalid UTF-8 in json_string and json_pack "s").
+ * The binary heads of a call and its reply (layout in podwire.h). Strings travel as
+ * u32 length, the bytes, then a NUL, so that the decoder can hand out pointers into the
+ * frame as C strings without copying; a u32 of PODWIRE_NONE stands for no string.
  */
-static int set_text(json_t *o, const char *key, const char *s)
+#define PODWIRE_NONE UINT32_MAX
+
+static void put_u32(JsonBuf *b, uint32_t v)
 {
-        json_t *v = s ? twin_json_string_lossy(s, strlen(s)) : json_null();
-        return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
+        v = htole32(v);
+        jsonbuf_put(b, (const char *)&v, 4);
+}
+
+static void put_str(JsonBuf *b, const char *s, size_t n)
+{
+        if (n >= PODWIRE_NONE) {
+                b->oom = true; /* cannot happen below FRAME_MAX; never a wrong length */
+                return;
+        }
+        put_u32(b, (uint32_t)n);
+        jsonbuf_put(b, s, n);
+        jsonbuf_put(b, "", 1);
+}
+
+/*
+ * A string that need not be UTF-8 (a raw query, a decoded path, a message quoting the
+ * caller): mended with U+FFFD rather than refused, so that a caller's bad bytes reach the
+ * twin, which answers them in its own envelope, instead of failing the frame. NULL: none.
+ */
+static void put_text(JsonBuf *b, const char *s)
+{
+        if (!s) {
+                put_u32(b, PODWIRE_NONE);
+                return;
+        }
+        size_t n = strlen(s);
+        if (utf8_valid(s, n)) {
+                put_str(b, s, n);
+                return;
+        }
+        _cleanup_free_ char *m = NULL;
+        size_t ml;
+        if (utf8_mend(s, n, &m, &ml) < 0) {
+                b->oom = true;
+                return;
+        }
+        put_str(b, m, ml);
+}
+
+/* A header object's string members as a count and name/value pairs; skip(name) leaves one out. */
+static void put_headers(JsonBuf *b, const json_t *headers, bool (*skip)(const char *))
+{
+        size_t at = b->len;
+        uint32_t n = 0;
+        put_u32(b, 0);
+        const char *key;
+        json_t *v;
+        json_object_foreach ((json_t *)headers, key, v) {
+                if (!json_is_string(v) || (skip && skip(key)))
+                        continue;
+                put_text(b, key);
+                put_text(b, json_string_value(v));
+                n++;
+        }
+        if (!b->oom) {
+                n = htole32(n);
+                memcpy(b->data + at, &n, 4);
+        }
+}
+
+typedef struct Cursor {
+        const char *p;
+        size_t left;
+        bool bad; /* the head ended early or broke a rule: every read after it fails */
+} Cursor;
+
+static const void *take(Cursor *c, size_t n)
+{
+        if (c->bad || c->left < n) {
+                c->bad = true;
+                return NULL;
+        }
+        const char *p = c->p;
+        c->p += n;
+        c->left -= n;
+        return p;
+}
+
+static uint32_t get_u32(Cursor *c)
+{
+        uint32_t v = 0;
+        const void *p = take(c, 4);
+        if (p)
+                memcpy(&v, p, 4);
+        return le32toh(v);
+}
+
+/*
+ * The next string: well-formed UTF-8 without a NUL inside, NUL-terminated in the frame.
+ * NULL for PODWIRE_NONE when nullable, else a broken head (and NULL).
+ */
+static const char *get_text(Cursor *c, bool nullable, size_t *ret_len)
+{
+        uint32_t n = get_u32(c);
+        if (c->bad || (n == PODWIRE_NONE && nullable))
+                return NULL;
+        const char *s = n < PODWIRE_NONE ? take(c, (size_t)n + 1) : NULL;
+        if (!s || s[n] != 0 || memchr(s, 0, n) || !utf8_valid(s, n)) {
+                c->bad = true;
+                return NULL;
+        }
+        if (ret_len)
+                *ret_len = n;
+        return s;
+}
+
+/* The pairs put_headers wrote, as a new object (names unique); NULL for a broken head. */
+static json_t *get_headers(Cursor *c)
+{
+        uint32_t n = get_u32(c);
+        _cleanup_json_ json_t *o = json_object();
+        if (!o)
+                c->bad = true;
+        for (uint32_t i = 0; i < n && !c->bad; i++) {
+                size_t vl = 0;
+                const char *k = get_text(c, false, NULL), *v = get_text(c, false, &vl);
+                if (c->bad)
+                        break;
+                if (json_object_get(o, k) ||
+                    json_object_set_new_nocheck(o, k, json_stringn_nocheck(v, vl)) < 0)
+                        c->bad = true;
+        }
+        return c->bad ? NULL : TAKE_PTR(o);
+}
+
+bool podwire_is_call(const Frame *f)
+{
+        return f->bin && f->bin[0] == FRAME_HEAD_CALL;
 }
 
 int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, size_t *ret_len)
 {
-        /* written as bytes: every call of the gateway goes through here */
         _cleanup_(jsonbuf_done) JsonBuf h = {};
-        jsonbuf_puts(&h, "{\"op\":\"call\",\"headers\":{");
+        jsonbuf_put(&h, (const char[]){FRAME_HEAD_CALL}, 1);
+        const char *vals[] = {rq->method, rq->path, rq->query, rq->base_url};
+        for (size_t i = 0; i < ELEMENTSOF(vals); i++)
+                put_text(&h, strempty(vals[i]));
         /* The caller's credentials stay with pomed, which checked them: no twin reads them
          * (the pod knows its sandbox from its load frame), a pod never holds an agent's
          * token, and a bearer JWT was most of the bytes the pod parsed per call. */
-        const char *key;
-        json_t *hv;
-        bool first = true;
-        json_object_foreach (rq->headers, key, hv) {
-                if (twin_redact_key(key))
-                        continue;
-                if (!first)
-                        jsonbuf_put(&h, ",", 1);
-                first = false;
-                jsonbuf_put_string_lossy(&h, key, strlen(key));
-                jsonbuf_put(&h, ":", 1);
-                jsonbuf_put_json(&h, hv);
-        }
-        jsonbuf_put(&h, "}", 1);
-        static const char *const keys[] = {
-                ",\"method\":", ",\"path\":", ",\"query\":", ",\"base_url\":"};
-        const char *vals[] = {rq->method, rq->path, rq->query, rq->base_url};
-        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
-                const char *v = strempty(vals[i]);
-                jsonbuf_puts(&h, keys[i]);
-                jsonbuf_put_string_lossy(&h, v, strlen(v));
-        }
-        jsonbuf_put(&h, "}", 1);
+        put_headers(&h, rq->headers, twin_redact_key);
         if (h.oom)
                 return -ENOMEM;
         const char *body = rq->body;
@@ -56,23 +167,85 @@ int podwire_encode_request(uint64_t id, const TwinRequest *rq, char **ret_buf, s
         return frame_encode_raw(id, h.data, h.len, &body, &body_len, 1, ret_buf, ret_len);
 }
 
-int podwire_decode_request(const Frame *f, TwinRequest *rq)
+int podwire_decode_request(Frame *f, TwinRequest *rq)
 {
-        json_t *h = f->head;
-        const char *method = json_get_str(h, "method"), *path = json_get_str(h, "path");
-        json_t *headers = json_object_get(h, "headers");
-        if (!method || !path || !json_is_object(headers) || path[0] != '/')
+        if (!podwire_is_call(f))
                 return -EBADMSG;
+        Cursor c = {.p = f->bin + 1, .left = f->bin_len - 1};
+        const char *v[4];
+        for (size_t i = 0; i < ELEMENTSOF(v); i++)
+                v[i] = get_text(&c, false, NULL);
+        json_t *headers = get_headers(&c);
+        if (c.bad || c.left != 0 || v[1][0] != '/') {
+                json_decref(headers);
+                return -EBADMSG;
+        }
+        json_decref(f->head);
+        f->head = headers;
         *rq = (TwinRequest){
-                .method = method,
-                .path = path,
-                .query = strempty(json_get_str(h, "query")),
+                .method = v[0],
+                .path = v[1],
+                .query = v[2],
                 .headers = headers,
                 .body = f->body,
                 .body_len = f->body_len,
-                .base_url = strempty(json_get_str(h, "base_url")),
+                .base_url = v[3],
         };
         return 0;
+}
+
+enum {
+        REPLY_STATE_MUTATION = 1u << 0,
+        REPLY_IDEMPOTENCY_DEDUPE = 1u << 1,
+        REPLY_UNSUPPORTED = 1u << 2, /* fidelity "unsupported"; else "semantic" */
+};
+
+int podwire_encode_reply_bytes(uint64_t id, const TwinReplyBytes *rb, char **ret_buf,
+                               size_t *ret_len)
+{
+        if (rb->status < 100 || rb->status > 599)
+                return -EINVAL;
+        bool same = rb->response_body && rb->response_body == rb->body && rb->body_len > 0;
+        _cleanup_(jsonbuf_done) JsonBuf h = {};
+        jsonbuf_put(&h, (const char[]){FRAME_HEAD_REPLY}, 1);
+        put_u32(&h, (uint32_t)rb->status);
+        uint32_t flags = (rb->state_mutation ? REPLY_STATE_MUTATION : 0) |
+                         (rb->idempotency_dedupe ? REPLY_IDEMPOTENCY_DEDUPE : 0) |
+                         (streq_ptr(rb->fidelity, "unsupported") ? REPLY_UNSUPPORTED : 0);
+        put_u32(&h, flags);
+        const int64_t parts[] = {
+                (int64_t)rb->body_len,
+                rb->request_body ? (int64_t)rb->request_body_len : -1,
+                rb->state_delta ? (int64_t)rb->state_delta_len : -1,
+                same                ? -1
+                : rb->response_body ? (int64_t)rb->response_body_len
+                                    : -2,
+        };
+        for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
+                if (parts[i] > (int64_t)FRAME_MAX)
+                        return -EMSGSIZE;
+                put_u32(&h, (uint32_t)(int32_t)parts[i]);
+        }
+        put_text(&h, rb->tool);
+        put_text(&h, rb->error);
+        put_headers(&h, rb->headers, NULL);
+        /* what the twin did on its own before the call: rare, so a document */
+        _cleanup_free_ char *events = rb->events ? json_dumps(rb->events, JSON_COMPACT) : NULL;
+        if (rb->events && !events)
+                return -ENOMEM;
+        if (events)
+                put_str(&h, events, strlen(events));
+        else
+                put_u32(&h, PODWIRE_NONE);
+        if (h.oom)
+                return -ENOMEM;
+        const char *const bytes[] = {rb->body, rb->request_body, rb->state_delta,
+                                     same ? NULL : rb->response_body};
+        const size_t lens[] = {rb->body_len, rb->request_body ? rb->request_body_len : 0,
+                               rb->state_delta ? rb->state_delta_len : 0,
+                               same || !rb->response_body ? 0 : rb->response_body_len};
+        return frame_encode_raw(id, h.data, h.len, bytes, lens, ELEMENTSOF(bytes), ret_buf,
+                                ret_len);
 }
 
 int podwire_encode_reply(uint64_t id, const TwinReply *rp, const TwinRequest *rq, char **ret_buf,
@@ -114,71 +287,82 @@ int podwire_encode_reply(uint64_t id, const TwinReply *rp, const TwinRequest *rq
                 r = twin_redact_dumps(rp->body, &resp, &resp_len);
         if (r < 0)
                 return r;
-
-        _cleanup_json_ json_t *head = json_pack(
-                "{s:i, s:b, s:s, s:b, s:[I, I, I, I]}", "status", rp->status, "state_mutation",
-                rp->state_mutation, "fidelity", rp->fidelity ? rp->fidelity : "semantic",
-                "idempotency_dedupe", rp->idempotency_dedupe, "parts", (json_int_t)body_len,
-                req ? (json_int_t)req_len : -1, delta ? (json_int_t)delta_len : -1,
-                same   ? -1
-                : resp ? (json_int_t)resp_len
-                       : -2);
-        if (!head)
-                return -ENOMEM;
-        if (set_text(head, "tool", rp->tool) < 0 || set_text(head, "error", rp->error) < 0 ||
-            json_object_set(head, "headers", rp->headers ? rp->headers : json_null()) < 0 ||
-            (rp->events && json_object_set(head, "events", rp->events) < 0))
-                return -ENOMEM;
-        const char *const parts[] = {body, req, delta, resp};
-        const size_t lens[] = {body_len, req_len, delta_len, resp_len};
-        return frame_encode_parts(id, head, parts, lens, ELEMENTSOF(parts), ret_buf, ret_len);
-}
-
-/* A tape part of the parts list: its length, or -1 for null (-2 too, for the response). */
-static bool part_len(json_t *v, json_int_t min, json_int_t *ret)
-{
-        if (!json_is_integer(v) || json_integer_value(v) < min ||
-            json_integer_value(v) > (json_int_t)FRAME_MAX)
-                return false;
-        *ret = json_integer_value(v);
-        return true;
+        TwinReplyBytes rb = {
+                .status = rp->status,
+                .headers = rp->headers,
+                .body = body,
+                .body_len = body_len,
+                .request_body = req,
+                .request_body_len = req_len,
+                .state_delta = delta,
+                .state_delta_len = delta_len,
+                .response_body = same ? body : resp,
+                .response_body_len = same ? body_len : resp_len,
+                .tool = rp->tool,
+                .error = rp->error,
+                .fidelity = rp->fidelity,
+                .state_mutation = rp->state_mutation,
+                .idempotency_dedupe = rp->idempotency_dedupe,
+                .events = rp->events,
+        };
+        return podwire_encode_reply_bytes(id, &rb, ret_buf, ret_len);
 }
 
 /* jansson's parser goes no deeper (JSON_PARSER_MAX_DEPTH): neither does a tape row. */
 #define TAPE_PART_DEPTH 2048
 
-int podwire_decode_reply(const Frame *f, TwinReplyBytes *rb)
+int podwire_decode_reply(Frame *f, TwinReplyBytes *rb)
 {
-        json_t *h = f->head;
-        json_t *status = json_object_get(h, "status"), *parts = json_object_get(h, "parts");
-        if (!json_is_integer(status) || json_integer_value(status) < 100 ||
-            json_integer_value(status) > 599 || json_array_size(parts) != 4)
+        if (!f->bin || f->bin[0] != FRAME_HEAD_REPLY)
                 return -EBADMSG;
-        json_int_t b, q, d, rl;
-        if (!part_len(json_array_get(parts, 0), 0, &b) ||
-            !part_len(json_array_get(parts, 1), -1, &q) ||
-            !part_len(json_array_get(parts, 2), -1, &d) ||
-            !part_len(json_array_get(parts, 3), -2, &rl))
+        Cursor c = {.p = f->bin + 1, .left = f->bin_len - 1};
+        uint32_t status = get_u32(&c), flags = get_u32(&c);
+        int32_t part[4];
+        for (size_t i = 0; i < ELEMENTSOF(part); i++)
+                part[i] = (int32_t)get_u32(&c);
+        const char *tool = get_text(&c, true, NULL), *error = get_text(&c, true, NULL);
+        _cleanup_json_ json_t *headers = get_headers(&c);
+        size_t el = 0;
+        const char *ev = get_text(&c, true, &el);
+        if (c.bad || c.left != 0 || status < 100 || status > 599 || flags > 7)
+                return -EBADMSG;
+        int64_t b = part[0], q = part[1], d = part[2], rl = part[3];
+        if (b < 0 || q < -1 || d < -1 || rl < -2 || (rl == -1 && b == 0))
                 return -EBADMSG;
         /* the parts must fill the body exactly */
         uint64_t want = (uint64_t)b + (uint64_t)(q > 0 ? q : 0) + (uint64_t)(d > 0 ? d : 0) +
                         (uint64_t)(rl > 0 ? rl : 0);
-        if (want != f->body_len || (rl == -1 && b == 0))
+        if (want != f->body_len)
                 return -EBADMSG;
+        _cleanup_json_ json_t *events =
+                ev ? json_loadb(ev, el, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        if (ev && !json_is_array(events))
+                return -EBADMSG;
+        /* what the decoder made lives as long as the frame */
+        if (json_object_size(headers) == 0)
+                json_decref(TAKE_PTR(headers));
+        if (headers || events) {
+                json_t *own = json_object();
+                if (!own || (headers && json_object_set(own, "headers", headers) < 0) ||
+                    (events && json_object_set(own, "events", events) < 0)) {
+                        json_decref(own);
+                        return -ENOMEM;
+                }
+                json_decref(f->head);
+                f->head = own;
+        }
         const char *p = f->body;
-        json_t *headers = json_object_get(h, "headers"), *events = json_object_get(h, "events");
         *rb = (TwinReplyBytes){
-                .status = (int)json_integer_value(status),
-                .headers = json_is_object(headers) ? headers : NULL,
+                .status = (int)status,
+                .headers = headers,
                 .body = p,
                 .body_len = (size_t)b,
-                .tool = json_get_str(h, "tool"),
-                .error = json_get_str(h, "error"),
-                .fidelity = streq_ptr(json_get_str(h, "fidelity"), "unsupported") ? "unsupported"
-                                                                                  : "semantic",
-                .state_mutation = json_is_true(json_object_get(h, "state_mutation")),
-                .idempotency_dedupe = json_is_true(json_object_get(h, "idempotency_dedupe")),
-                .events = json_is_array(events) ? events : NULL,
+                .tool = tool,
+                .error = error,
+                .fidelity = flags & REPLY_UNSUPPORTED ? "unsupported" : "semantic",
+                .state_mutation = flags & REPLY_STATE_MUTATION,
+                .idempotency_dedupe = flags & REPLY_IDEMPOTENCY_DEDUPE,
+                .events = events,
         };
         p += b;
         if (q >= 0) {

@@ -3,7 +3,8 @@
  * libFuzzer: the pod wire decoders on arbitrary frames (the input is one frame's bytes).
  * A request decodes or is refused, and a decoded request encodes and decodes again to
  * the same method and path; a reply decodes or is refused, and a decoded reply's parts
- * all lie inside the frame's body (pomed splices them into tape rows unparsed).
+ * all lie inside the frame's body (pomed splices them into tape rows unparsed) and it
+ * encodes back to the same reply.
  */
 #include "common/frame.h"
 #include "common/json-util.h"
@@ -39,7 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 if (frame_reader_next(&r2, &g) != 1 ||
                                     podwire_decode_request(&g, &rq2) != 0 ||
                                     !streq_ptr(rq.method, rq2.method) ||
-                                    !streq_ptr(rq.path, rq2.path))
+                                    !streq_ptr(rq.path, rq2.path) ||
+                                    !streq_ptr(rq.query, rq2.query) ||
+                                    !json_equal(rq.headers, rq2.headers))
                                         abort();
                                 frame_done(&g);
                                 frame_reader_done(&r2);
@@ -54,6 +57,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         part_inside(&f, rb.request_body, rb.request_body_len);
                         part_inside(&f, rb.state_delta, rb.state_delta_len);
                         part_inside(&f, rb.response_body, rb.response_body_len);
+                        /* and encodes back to a reply that decodes the same */
+                        char *buf;
+                        size_t len;
+                        if (podwire_encode_reply_bytes(f.id, &rb, &buf, &len) == 0) {
+                                FrameReader r2 = {.buf = buf, .len = len, .cap = len};
+                                Frame g = {};
+                                TwinReplyBytes rb2 = {};
+                                if (frame_reader_next(&r2, &g) != 1 ||
+                                    podwire_decode_reply(&g, &rb2) != 0 ||
+                                    rb2.status != rb.status || rb2.body_len != rb.body_len ||
+                                    !streq_ptr(rb2.tool, rb.tool) ||
+                                    !streq_ptr(rb2.error, rb.error) ||
+                                    !json_equal(rb2.headers, rb.headers) ||
+                                    !json_equal(rb2.events, rb.events) ||
+                                    g.body_len != f.body_len ||
+                                    memcmp(g.body, f.body, f.body_len) != 0)
+                                        abort();
+                                frame_done(&g);
+                                frame_reader_done(&r2);
+                        }
                 }
                 frame_done(&f);
         }

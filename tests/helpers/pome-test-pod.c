@@ -38,6 +38,7 @@
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "common/util.h"
+#include "pods/twin/podwire.h"
 #include "pods/pod/sigsys.h"
 
 static int notify_connect(void);
@@ -130,15 +131,16 @@ static int probe_case(const char *name)
         return -1;
 }
 
-/* A reply frame {"status":S} with body (JSON, also the tape's response_body: parts
- * pods/twin/podwire.h). 0 or negative errno. */
+/* A reply frame of status with body (JSON, also the tape's response_body), in the pod
+ * wire's reply head (pods/twin/podwire.h). 0 or negative errno. */
 static int probe_reply(uint64_t id, int status, const char *body)
 {
-        _cleanup_json_ json_t *head = json_pack("{s:i, s:[I, i, i, i]}", "status", status, "parts",
-                                                (json_int_t)strlen(body), -1, -1, -1);
+        TwinReplyBytes rb = {.status = status, .body = body, .body_len = strlen(body)};
+        rb.response_body = rb.body;
+        rb.response_body_len = rb.body_len;
         char *buf;
         size_t len;
-        int r = head ? frame_encode(id, head, body, strlen(body), &buf, &len) : -ENOMEM;
+        int r = podwire_encode_reply_bytes(id, &rb, &buf, &len);
         if (r < 0)
                 return r;
         r = write_all(3, buf, len);
@@ -229,13 +231,14 @@ static int probe(void)
         frame_done(&f);
 
         while ((k = next_frame(&rd, &f)) > 0) {
-                const char *op = strempty(json_get_str(f.head, "op"));
-                const char *path = strempty(json_get_str(f.head, "path"));
+                TwinRequest rq = {};
+                bool call = podwire_decode_request(&f, &rq) == 0;
+                const char *path = strempty(rq.path);
                 char body[64] = "{}";
                 int status = 200;
-                if (streq(op, "call") && streq(path, "/probe/stage1"))
+                if (call && streq(path, "/probe/stage1"))
                         snprintf(body, sizeof(body), "{\"errno\":%d}", stage1_errno);
-                else if (streq(op, "call") && startswith(path, "/probe/")) {
+                else if (call && startswith(path, "/probe/")) {
                         int e = probe_case(path + strlen("/probe/"));
                         status = e < 0 ? 404 : 200;
                         snprintf(body, sizeof(body), "{\"errno\":%d}", e);

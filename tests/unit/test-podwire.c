@@ -3,6 +3,8 @@
  * The pod wire with hostile bytes: what the pod can send, pomed decodes (U+0000 in heads
  * and bodies); what a caller sends (a raw query or path in bad UTF-8) still encodes.
  */
+#include <endian.h>
+
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "pods/twin/podwire.h"
@@ -116,55 +118,181 @@ static void test_request_bad_utf8(void)
         frame_done(&f);
 }
 
-/* A frame of head (JSON text) and body, as a pod could send it. */
-static Frame frame_of(const char *head, const char *body)
+/* A frame as a pod could send it: head_len bytes of head, then body. */
+static Frame frame_of(const char *head, size_t head_len, const char *body)
 {
-        return (Frame){
-                .head = json_loads(head, 0, NULL), .body = strdup(body), .body_len = strlen(body)};
+        char *buf;
+        size_t len;
+        size_t bl = strlen(body);
+        Frame f = {};
+        CHECK_OK(frame_encode_raw(1, head, head_len, &body, &bl, 1, &buf, &len));
+        CHECK(reread(buf, len, &f) == 1);
+        return f;
+}
+
+static size_t put32(char *p, uint32_t v)
+{
+        v = htole32(v);
+        memcpy(p, &v, 4);
+        return 4;
+}
+
+/* A string of the binary heads: length, bytes, NUL (what a pod's encoder writes). */
+static size_t putstr(char *p, const char *s, size_t n)
+{
+        size_t k = put32(p, (uint32_t)n);
+        memcpy(p + k, s, n);
+        p[k + n] = 0;
+        return k + n + 1;
+}
+
+/* A reply head: status, flags, parts, no tool, error or events, no headers. */
+static size_t reply_head(char *p, uint32_t status, uint32_t flags, int32_t b, int32_t q, int32_t d,
+                         int32_t r)
+{
+        size_t k = 0;
+        p[k++] = FRAME_HEAD_REPLY;
+        k += put32(p + k, status);
+        k += put32(p + k, flags);
+        k += put32(p + k, (uint32_t)b);
+        k += put32(p + k, (uint32_t)q);
+        k += put32(p + k, (uint32_t)d);
+        k += put32(p + k, (uint32_t)r);
+        k += put32(p + k, UINT32_MAX); /* tool */
+        k += put32(p + k, UINT32_MAX); /* error */
+        k += put32(p + k, 0);          /* headers */
+        k += put32(p + k, UINT32_MAX); /* events */
+        return k;
+}
+
+static int decode_reply(const char *head, size_t n, const char *body)
+{
+        Frame f = frame_of(head, n, body);
+        TwinReplyBytes rb = {};
+        int r = podwire_decode_reply(&f, &rb);
+        frame_done(&f);
+        return r;
 }
 
 static void test_refusals(void)
 {
-        /* a reply without a valid status or parts */
-        static const char *const heads[] = {
-                "{}",
-                "{\"status\":99,\"parts\":[0,-1,-1,-2]}",
-                "{\"status\":\"200\",\"parts\":[0,-1,-1,-2]}",
-                "{\"status\":200}",
-                "{\"status\":200,\"parts\":[0,-1,-1]}",
-                "{\"status\":200,\"parts\":[0,-2,-1,-2]}",
-                "{\"status\":200,\"parts\":[0,-1,-1,-1]}", /* the body's bytes, but none */
+        char h[512];
+        size_t n;
+        /* not a reply head: a JSON one, a call's */
+        static const char json_reply[] = "{\"status\":200,\"parts\":[0,-1,-1,-2]}";
+        CHECK(decode_reply(json_reply, strlen(json_reply), "") == -EBADMSG);
+        h[0] = FRAME_HEAD_CALL;
+        CHECK(decode_reply(h, 1, "") == -EBADMSG);
+        /* the well-formed head these cases break */
+        n = reply_head(h, 200, 0, 0, -1, -1, -2);
+        CHECK(decode_reply(h, n, "") == 0);
+        CHECK(decode_reply(h, n - 1, "") == -EBADMSG); /* cut short */
+        h[n] = 0;
+        CHECK(decode_reply(h, n + 1, "") == -EBADMSG); /* a byte left over */
+        static const struct {
+                uint32_t status, flags;
+                int32_t parts[4];
+        } heads[] = {
+                /* a status out of range, an unknown flag, parts out of range; the last:
+                 * the body's own bytes as the response, but there is no body */
+                {99, 0, {0, -1, -1, -2}},   {600, 0, {0, -1, -1, -2}}, {200, 8, {0, -1, -1, -2}},
+                {200, 0, {-1, -1, -1, -2}}, {200, 0, {0, -2, -1, -2}}, {200, 0, {0, -1, -2, -2}},
+                {200, 0, {0, -1, -1, -3}},  {200, 0, {0, -1, -1, -1}},
         };
         for (size_t i = 0; i < ELEMENTSOF(heads); i++) {
-                Frame f = frame_of(heads[i], "");
-                TwinReplyBytes rb = {};
-                CHECK(podwire_decode_reply(&f, &rb) == -EBADMSG);
-                frame_done(&f);
+                n = reply_head(h, heads[i].status, heads[i].flags, heads[i].parts[0],
+                               heads[i].parts[1], heads[i].parts[2], heads[i].parts[3]);
+                CHECK(decode_reply(h, n, "") == -EBADMSG);
         }
         /* parts that do not add up, and tape parts that would break a tape line */
         static const struct {
-                const char *head, *body;
+                int32_t parts[4];
+                const char *body;
                 int want;
         } bodies[] = {
-                {"{\"status\":200,\"parts\":[4,-1,-1,-1]}", "{}", -EBADMSG},
-                {"{\"status\":200,\"parts\":[5,-1,-1,-1]}", "{nope", -EBADMSG},
-                {"{\"status\":200,\"parts\":[9,-1,-1,-1]}", "{\"a\":\n1}", -EBADMSG},
-                {"{\"status\":200,\"parts\":[0,8,-1,-2]}", "{\"a\":1}X", -EBADMSG},
-                {"{\"status\":200,\"parts\":[0,-1,7,-2]}", "[1,2],3", -EBADMSG},
-                {"{\"status\":200,\"parts\":[0,-1,-1,4]}", "\"\xff\"", -EBADMSG},
-                {"{\"status\":200,\"parts\":[0,-1,-1,8]}", "\"\\ud800\"", -EBADMSG},
-                {"{\"status\":200,\"parts\":[5,-1,-1,2]}", "{nope{}", 0}, /* text body */
-                {"{\"status\":200,\"parts\":[7,-1,-1,-1]}", "{\"a\":1}", 0},
+                {{4, -1, -1, -1}, "{}", -EBADMSG},
+                {{5, -1, -1, -1}, "{nope", -EBADMSG},
+                {{9, -1, -1, -1}, "{\"a\":\n1}", -EBADMSG},
+                {{0, 8, -1, -2}, "{\"a\":1}X", -EBADMSG},
+                {{0, -1, 7, -2}, "[1,2],3", -EBADMSG},
+                {{0, -1, -1, 4}, "\"\xff\"", -EBADMSG},
+                {{0, -1, -1, 8}, "\"\\ud800\"", -EBADMSG},
+                {{5, -1, -1, 2}, "{nope{}", 0}, /* text body */
+                {{7, -1, -1, -1}, "{\"a\":1}", 0},
         };
         for (size_t i = 0; i < ELEMENTSOF(bodies); i++) {
-                Frame f = frame_of(bodies[i].head, bodies[i].body);
-                TwinReplyBytes rb = {};
-                CHECK(podwire_decode_reply(&f, &rb) == bodies[i].want);
-                frame_done(&f);
+                n = reply_head(h, 200, 0, bodies[i].parts[0], bodies[i].parts[1],
+                               bodies[i].parts[2], bodies[i].parts[3]);
+                CHECK(decode_reply(h, n, bodies[i].body) == bodies[i].want);
         }
-        /* a request without a method or with a relative path */
-        Frame q = {.head = json_pack("{s:s, s:s, s:{}}", "op", "call", "path", "x", "headers")};
+        /* strings: the tool (after status, flags, parts) as a pod could mangle it */
+        static const struct {
+                const char *s;
+                size_t n;
+                int want;
+        } tools[] = {
+                {"some_tool", 9, 0},
+                {"bad\xff", 4, -EBADMSG},
+                {"nu\0l", 4, -EBADMSG},
+                {"\xc0\xae", 2, -EBADMSG}, /* overlong */
+        };
+        size_t at = 1 + 4 * 6;
+        for (size_t i = 0; i < ELEMENTSOF(tools); i++) {
+                n = reply_head(h, 200, 0, 0, -1, -1, -2);
+                char tail[64];
+                memcpy(tail, h + at + 4, n - at - 4);
+                size_t k = at + putstr(h + at, tools[i].s, tools[i].n);
+                memcpy(h + k, tail, n - at - 4);
+                CHECK(decode_reply(h, k + n - at - 4, "") == tools[i].want);
+        }
+        /* a string without its NUL, and one whose length runs past the head */
+        n = reply_head(h, 200, 0, 0, -1, -1, -2);
+        put32(h + at, 2);
+        memcpy(h + at + 4, "ab!", 3);
+        CHECK(decode_reply(h, at + 7, "") == -EBADMSG);
+        put32(h + at, UINT32_MAX - 1);
+        CHECK(decode_reply(h, n, "") == -EBADMSG);
+        /* headers: a repeated name; events that are not an array */
+        n = reply_head(h, 200, 0, 0, -1, -1, -2) - 8;
+        n += put32(h + n, 2);
+        for (int i = 0; i < 2; i++) {
+                n += putstr(h + n, "etag", 4);
+                n += putstr(h + n, "x", 1);
+        }
+        n += put32(h + n, UINT32_MAX);
+        CHECK(decode_reply(h, n, "") == -EBADMSG);
+        n = reply_head(h, 200, 0, 0, -1, -1, -2) - 4;
+        n += putstr(h + n, "{\"a\":1}", 7);
+        CHECK(decode_reply(h, n, "") == -EBADMSG);
+        n = reply_head(h, 200, 0, 0, -1, -1, -2) - 4;
+        n += putstr(h + n, "[{\"tool\":\"x\"}]", 14);
+        CHECK(decode_reply(h, n, "") == 0);
+
+        /* a request: not a call head, a relative path, a head cut short */
         TwinRequest rq;
+        static const char json_call[] =
+                "{\"op\":\"call\",\"method\":\"GET\",\"path\":\"/x\",\"headers\":{}}";
+        Frame q = frame_of(json_call, strlen(json_call), "");
+        CHECK(podwire_decode_request(&q, &rq) == -EBADMSG);
+        frame_done(&q);
+        n = 0;
+        h[n++] = FRAME_HEAD_CALL;
+        n += putstr(h + n, "GET", 3);
+        size_t path_at = n;
+        n += putstr(h + n, "/x", 2);
+        n += putstr(h + n, "", 0);
+        n += putstr(h + n, "http://h", 8);
+        n += put32(h + n, 0);
+        q = frame_of(h, n, "");
+        CHECK_OK(podwire_decode_request(&q, &rq));
+        CHECK(streq(rq.path, "/x") && streq(rq.base_url, "http://h") &&
+              json_object_size(rq.headers) == 0);
+        frame_done(&q);
+        q = frame_of(h, n - 1, "");
+        CHECK(podwire_decode_request(&q, &rq) == -EBADMSG);
+        frame_done(&q);
+        h[path_at + 4] = 'x';
+        q = frame_of(h, n, "");
         CHECK(podwire_decode_request(&q, &rq) == -EBADMSG);
         frame_done(&q);
 }
