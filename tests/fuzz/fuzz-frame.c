@@ -41,9 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 FrameReader r2 = {.buf = buf, .len = len, .cap = len};
                                 if (frame_reader_next(&r2, &g) != 1 || g.id != f.id ||
                                     g.body_len != f.body_len ||
-                                    memcmp(g.body, f.body, f.body_len) != 0 ||
-                                    !json_equal(g.head, f.head) || g.bin_len != f.bin_len ||
-                                    (f.bin && memcmp(g.bin, f.bin, f.bin_len) != 0))
+                                    memcmp(g.body, f.body, f.body_len) != 0 || !g.bin != !f.bin ||
+                                    g.bin_len != f.bin_len ||
+                                    (f.bin ? memcmp(g.bin, f.bin, f.bin_len) != 0
+                                           : !json_equal(g.head, f.head)))
                                         abort();
                                 frame_done(&g);
                                 frame_reader_done(&r2);
