@@ -49,6 +49,63 @@ static void test_kinds(void)
         CHECK(twin_kind_surface(&twin_kind_github)->n_vendor_routes > 0);
 }
 
+static int act_noop(TwinCall *c _unused_, TwinReply *rp _unused_)
+{
+        return 0;
+}
+
+/* A surface that does not bind to its handlers is refused, naming what is wrong. */
+static void test_surface_refusals(void)
+{
+        static const TwinHandler handlers[] = {{"a", act_noop}, {"b", act_noop}};
+        static const char *const schemas[] = {"{\"type\":\"object\"}", "{\"type\":\"object\"}",
+                                              "{\"type\":\"object\"}"};
+#define TOOL(n)                                                        \
+        "{\"name\":\"" n "\",\"description\":\"d\",\"readOnly\":true," \
+        "\"inputSchema\":{\"type\":\"object\"}}"
+        static const struct {
+                const char *doc;
+                size_t n_tools;
+                const char *want; /* in the error, or NULL: accepted */
+        } cases[] = {
+                {"{\"tools\":[" TOOL("a") "," TOOL("b") "],\"routes\":[[\"GET\",\"/a\",\"a\"],"
+                                                        "[\"POST\",\"/b/{id}\",\"b\"]]}",
+                 2, NULL},
+                {"{\"tools\":[" TOOL("a") "," TOOL("b") "," TOOL("a") "],\"routes\":[]}", 3,
+                 "tool a declared twice"},
+                {"{\"tools\":[" TOOL("a") "," TOOL("b") "," TOOL("c") "],\"routes\":[]}", 3,
+                 "tool c has no handler in C"},
+                {"{\"tools\":[" TOOL("a") "],\"routes\":[]}", 1,
+                 "handler b is not a declared tool"},
+                {"{\"tools\":[" TOOL("a") "," TOOL("b") "],\"routes\":[[\"GET\",\"/a\",\"a\"],"
+                                                        "[\"GET\",\"/c\",\"c\"]]}",
+                 2, "routes[1]: unknown tool c"},
+        };
+#undef TOOL
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                TwinSurfaceText text = {cases[i].doc, cases[i].doc, schemas, cases[i].n_tools};
+                TwinKind k = {.name = "fake",
+                              .surface = &text,
+                              .handlers = handlers,
+                              .n_handlers = ELEMENTSOF(handlers)};
+                char err[256] = "";
+                int r = twin_kind_check(&k, err, sizeof(err));
+                if (!cases[i].want)
+                        CHECK(r == 0);
+                else {
+                        CHECK(r < 0 && strstr(err, cases[i].want));
+                        if (!strstr(err, cases[i].want))
+                                fprintf(stderr, "case %zu: %s\n", i, err);
+                }
+        }
+        /* one name bound to two functions in C */
+        static const TwinHandler twice[] = {{"b", act_noop}, {"a", act_noop}, {"b", act_noop}};
+        TwinSurfaceText text = {cases[0].doc, cases[0].doc, schemas, cases[0].n_tools};
+        TwinKind k = {.name = "fake", .surface = &text, .handlers = twice, .n_handlers = 3};
+        char err[256] = "";
+        CHECK(twin_kind_check(&k, err, sizeof(err)) < 0 && strstr(err, "handler b bound twice"));
+}
+
 static void test_form(void)
 {
         static const struct {
@@ -642,6 +699,7 @@ static void test_shipped_seeds(void)
 int main(void)
 {
         test_kinds();
+        test_surface_refusals();
         test_shipped_seeds();
         test_form();
         test_route();
