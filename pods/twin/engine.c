@@ -731,6 +731,11 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
                 const TwinRoute *route = &s->routes[i];
                 if (!streq(route->method, "*") && !streq(route->method, as))
                         continue;
+                /* matched bare first: filling params decodes each parameter segment, and
+                 * most routes a path is tried against share its first ones
+                 * ("/repos/{owner}/{repo}/…") before they fail */
+                if (twin_route_match(route->pattern, path, NULL) == 0)
+                        continue;
                 _cleanup_json_ json_t *params = json_object();
                 if (!params)
                         return -ENOMEM;
