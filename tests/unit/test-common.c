@@ -224,9 +224,71 @@ static void test_jsonbytes(void)
                         CHECK(!bad[i]);
 }
 
+/* The writer's runs and escapes and the scanner: each special byte at each place of a
+ * 40-byte string, and a long string with escapes throughout. */
+static void test_jsonbytes_runs(void)
+{
+        static const struct {
+                const char *ins; /* in a JSON text, between 'a's */
+                bool ok;
+        } scan[] = {
+                {"\x01", false},    {"\x1f", false}, {"\"", false},     {"\\", false},
+                {"\xff", false},    {"\x80", false}, {"\x7f", true},    {" ", true},
+                {"\xc3\xa9", true}, {"\\n", true},   {"\\u00e9", true}, {"\xe2\x82", false},
+        };
+        for (size_t c = 0; c < ELEMENTSOF(scan); c++)
+                for (size_t pos = 0; pos <= 40; pos++) {
+                        char t[64];
+                        int n = snprintf(t, sizeof(t), "\"%.*s%s%.*s\"", (int)pos,
+                                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", scan[c].ins,
+                                         (int)(40 - pos),
+                                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+                        CHECK(json_scan_compact(t, (size_t)n, 4) == scan[c].ok);
+                }
+        static const char *const raw[] = {"\x01", "\x1f", "\"", "\\", "\x7f", "\xc3\xa9", "\n"};
+        for (size_t c = 0; c < ELEMENTSOF(raw); c++)
+                for (size_t pos = 0; pos <= 40; pos++) {
+                        char t[64];
+                        int n = snprintf(t, sizeof(t), "%.*s%s%.*s", (int)pos,
+                                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", raw[c],
+                                         (int)(40 - pos),
+                                         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+                        json_t *j = json_stringn(t, (size_t)n);
+                        char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+                        JsonBuf w = {};
+                        jsonbuf_put_string(&w, t, (size_t)n);
+                        CHECK(want && !w.oom && w.len == strlen(want) &&
+                              memcmp(w.data, want, w.len) == 0);
+                        jsonbuf_done(&w);
+                        free(want);
+                        json_decref(j);
+                }
+        /* a long string, escapes at its ends and throughout */
+        size_t big = 10000;
+        char *t = malloc(big);
+        CHECK(t);
+        if (!t)
+                return;
+        for (size_t i = 0; i < big; i++)
+                t[i] = (char)('a' + i % 26);
+        static const size_t at[] = {0, 4095, 4096, 4097, 8191, 8192, 9999};
+        for (size_t i = 0; i < ELEMENTSOF(at); i++)
+                t[at[i]] = i % 2 ? '\n' : '\x01';
+        json_t *j = json_stringn(t, big);
+        char *want = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+        JsonBuf w = {};
+        jsonbuf_put_string(&w, t, big);
+        CHECK(want && !w.oom && w.len == strlen(want) && memcmp(w.data, want, w.len) == 0);
+        jsonbuf_done(&w);
+        free(want);
+        json_decref(j);
+        free(t);
+}
+
 int main(void)
 {
         test_jsonbytes();
+        test_jsonbytes_runs();
         test_hashmap_strings();
         test_hashmap_integers();
         test_strv();
