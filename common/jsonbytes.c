@@ -123,17 +123,8 @@ void jsonbuf_put_string_lossy(JsonBuf *b, const char *s, size_t n)
 
 void jsonbuf_put_int(JsonBuf *b, int64_t v)
 {
-        /* by hand: every id and count of every reply comes here, and snprintf's format
-         * machinery was most of the cost of writing one */
-        char num[24];
-        char *p = num + sizeof(num);
-        uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-        do
-                *--p = (char)('0' + u % 10);
-        while (u /= 10);
-        if (v < 0)
-                *--p = '-';
-        jsonbuf_put(b, p, (size_t)(num + sizeof(num) - p));
+        char num[DECIMAL_MAX];
+        jsonbuf_puts(b, format_int(num, v));
 }
 
 void jsonbuf_put_real(JsonBuf *b, double v)

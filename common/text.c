@@ -5,6 +5,19 @@
 
 #include "common/util.h"
 
+const char *format_int(char buf[static DECIMAL_MAX], int64_t v)
+{
+        char *p = buf + DECIMAL_MAX - 1;
+        uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+        *p = 0;
+        do
+                *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (v < 0)
+                *--p = '-';
+        return p;
+}
+
 int unhex(char c)
 {
         if (c >= '0' && c <= '9')

@@ -8,9 +8,20 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The value of a hex digit (either case), or -1. */
 int unhex(char c);
+
+/* Room for any int64_t in decimal, its sign and a NUL. */
+#define DECIMAL_MAX 21
+
+/*
+ * v in decimal (as "%" PRId64 prints it) at the end of buf, NUL-terminated: returns where
+ * it starts inside buf. By hand, without printf's format machinery: the JSON writer and
+ * the twins' URLs format a number for nearly every field of a reply.
+ */
+const char *format_int(char buf[static DECIMAL_MAX], int64_t v);
 
 /*
  * Length in bytes of the well-formed UTF-8 sequence at the start of the n bytes at s (1 to

@@ -30,6 +30,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/github/github.h"
 
 /* ------------------------------------------------------------------ world helpers */
@@ -890,20 +891,6 @@ static char *cat_strv(const char *const *parts, size_t n)
         cat_strv((const char *const[]){__VA_ARGS__}, \
                  sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 
-/* v in decimal, in buf (24 bytes). */
-static const char *dec(char buf[static 24], long long v)
-{
-        char *p = buf + 23;
-        unsigned long long u = v < 0 ? -(unsigned long long)v : (unsigned long long)v;
-        *p = 0;
-        do
-                *--p = (char)('0' + u % 10);
-        while (u /= 10);
-        if (v < 0)
-                *--p = '-';
-        return p;
-}
-
 json_t *gh_render_user(TwinCall *c, const char *login)
 {
         json_t *u = login ? gh_user_find(c->world, login) : NULL;
@@ -1037,8 +1024,8 @@ json_t *gh_render_issue(TwinCall *c, json_t *repo, json_t *issue)
         const char *owner = json_get_str(repo, "owner"), *name = json_get_str(repo, "name");
         long long n = json_integer_value(json_object_get(issue, "number"));
         _cleanup_free_ char *repo_url = NULL, *url = NULL, *html = NULL;
-        char num[24];
-        const char *ns = dec(num, n);
+        char num[DECIMAL_MAX];
+        const char *ns = format_int(num, n);
         if (!(repo_url = CAT(c->base_url, "/repos/", owner, "/", name)) ||
             !(url = CAT(repo_url, "/issues/", ns)) ||
             !(html = CAT(GH_HTML_BASE "/", owner, "/", name, "/issues/", ns)))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The shared helpers of common/: hash map, string vectors, file I/O, RFC 3339 time. */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -10,6 +11,7 @@
 #include "common/json-util.h"
 #include "common/jsonbytes.h"
 #include "common/strv.h"
+#include "common/text.h"
 #include "common/timeutil.h"
 
 static void test_hashmap_strings(void)
@@ -108,6 +110,16 @@ static void test_fileio(void)
         close(dfd);
         CHECK_OK(rm_rf_at(AT_FDCWD, dir));
         CHECK(access(dir, F_OK) < 0);
+}
+
+static void test_format_int(void)
+{
+        static const int64_t values[] = {0, 1, -1, 9, 10, -10, 1796476106, INT64_MAX, INT64_MIN};
+        for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+                char want[32], buf[DECIMAL_MAX];
+                snprintf(want, sizeof(want), "%" PRId64, values[i]);
+                CHECK(streq(format_int(buf, values[i]), want));
+        }
 }
 
 static void test_time(void)
@@ -294,5 +306,6 @@ int main(void)
         test_strv();
         test_fileio();
         test_time();
+        test_format_int();
         return check_finish();
 }
