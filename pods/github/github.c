@@ -1138,20 +1138,27 @@ json_t *gh_render_comment(TwinCall *c, json_t *repo, json_t *issue, json_t *comm
         long long n = json_integer_value(json_object_get(issue, "number"));
         long long id = json_integer_value(json_object_get(comment, "id"));
         _cleanup_free_ char *url = NULL, *html = NULL, *issue_url = NULL;
-        if (asprintf(&url, "%s/repos/%s/%s/issues/comments/%lld", c->base_url, owner, name, id) <
-                    0 ||
-            asprintf(&html, GH_HTML_BASE "/%s/%s/issues/%lld#issuecomment-%lld", owner, name, n,
-                     id) < 0 ||
-            asprintf(&issue_url, "%s/repos/%s/%s/issues/%lld", c->base_url, owner, name, n) < 0)
+        char num[DECIMAL_MAX], idn[DECIMAL_MAX];
+        const char *ns = format_int(num, n), *ids = format_int(idn, id);
+        if (!(url = CAT(c->base_url, "/repos/", owner, "/", name, "/issues/comments/", ids)) ||
+            !(html = CAT(GH_HTML_BASE "/", owner, "/", name, "/issues/", ns, "#issuecomment-",
+                         ids)) ||
+            !(issue_url = CAT(c->base_url, "/repos/", owner, "/", name, "/issues/", ns)))
                 return NULL;
+        /* built member by member, as an issue is: every comment read and write renders it */
         const char *user = json_get_str(comment, "user");
-        return json_pack("{s:I, s:O, s:s, s:s, s:s, s:O, s:o, s:O, s:O, s:s}", "id", (json_int_t)id,
-                         "node_id", json_object_get(comment, "node_id"), "url", url, "html_url",
-                         html, "issue_url", issue_url, "body", json_object_get(comment, "body"),
-                         "user", gh_render_user(c, user), "created_at",
-                         json_object_get(comment, "created_at"), "updated_at",
-                         json_object_get(comment, "updated_at"), "author_association",
-                         gh_association(repo, user));
+        _cleanup_json_ json_t *o = json_object();
+        if (!o || !set_int(o, "id", (json_int_t)id) ||
+            !set_ref(o, "node_id", json_object_get(comment, "node_id")) ||
+            !set_str(o, "url", url) || !set_str(o, "html_url", html) ||
+            !set_str(o, "issue_url", issue_url) ||
+            !set_ref(o, "body", json_object_get(comment, "body")) ||
+            !set_new(o, "user", gh_render_user(c, user)) ||
+            !set_ref(o, "created_at", json_object_get(comment, "created_at")) ||
+            !set_ref(o, "updated_at", json_object_get(comment, "updated_at")) ||
+            !set_str(o, "author_association", gh_association(repo, user)))
+                return NULL;
+        return TAKE_PTR(o);
 }
 
 json_int_t gh_open_count(json_t *repo)
