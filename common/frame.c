@@ -39,16 +39,6 @@ static uint64_t get_u64(const char *p)
         return le64toh(v);
 }
 
-int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
-                       const size_t *lens, size_t n_parts, char **ret_buf, size_t *ret_len)
-{
-        _cleanup_(jsonbuf_done) JsonBuf hb = {};
-        jsonbuf_put_json(&hb, head);
-        if (hb.oom)
-                return -ENOMEM;
-        return frame_encode_raw(id, hb.data, hb.len, parts, lens, n_parts, ret_buf, ret_len);
-}
-
 int frame_encode_raw(uint64_t id, const char *h, size_t hl, const char *const *parts,
                      const size_t *lens, size_t n_parts, char **ret_buf, size_t *ret_len)
 {
@@ -82,8 +72,12 @@ int frame_encode_raw(uint64_t id, const char *h, size_t hl, const char *const *p
 int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
                  size_t *ret_len)
 {
+        _cleanup_(jsonbuf_done) JsonBuf hb = {};
+        jsonbuf_put_json(&hb, head);
+        if (hb.oom)
+                return -ENOMEM;
         const char *part = body;
-        return frame_encode_parts(id, head, &part, &body_len, 1, ret_buf, ret_len);
+        return frame_encode_raw(id, hb.data, hb.len, &part, &body_len, 1, ret_buf, ret_len);
 }
 
 void frame_reader_done(FrameReader *r)

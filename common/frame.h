@@ -45,20 +45,17 @@ typedef struct Frame {
 void frame_done(Frame *f);
 
 /*
- * Serialises one frame into a new malloc'ed buffer (*ret_buf, *ret_len bytes).
- * head is borrowed. Returns 0, -EMSGSIZE when it would exceed FRAME_MAX, -ENOMEM.
+ * Serialises one frame with a JSON head into a new malloc'ed buffer (*ret_buf, *ret_len
+ * bytes). head is borrowed. Returns 0, -EMSGSIZE when it would exceed FRAME_MAX, -ENOMEM.
  */
 int frame_encode(uint64_t id, const json_t *head, const void *body, size_t body_len, char **ret_buf,
                  size_t *ret_len);
 
 /*
- * frame_encode with a body made of n pieces (parts[i], lens[i] bytes; a NULL part is
- * empty), copied once into the frame. Same returns.
+ * A frame whose head is already bytes (head_len of them: a serialized JSON object or a
+ * binary head) and whose body is made of n pieces (parts[i], lens[i] bytes; a NULL part
+ * is empty), copied once into the frame. Same returns as frame_encode.
  */
-int frame_encode_parts(uint64_t id, const json_t *head, const char *const *parts,
-                       const size_t *lens, size_t n, char **ret_buf, size_t *ret_len);
-
-/* frame_encode_parts with a head already serialized (head_len bytes of a JSON object). */
 int frame_encode_raw(uint64_t id, const char *head, size_t head_len, const char *const *parts,
                      const size_t *lens, size_t n, char **ret_buf, size_t *ret_len);
 
