@@ -68,10 +68,9 @@ static int cmp_handler(const void *a, const void *b)
                       (*(const TwinHandler *const *)b)->tool);
 }
 
-static int cmp_action(const void *a, const void *b, void *actions)
+static int cmp_action(const void *a, const void *b)
 {
-        const TwinAction *x = actions;
-        return strcmp(x[*(const size_t *)a].tool, x[*(const size_t *)b].tool);
+        return strcmp((*(const TwinAction *const *)a)->tool, (*(const TwinAction *const *)b)->tool);
 }
 
 /* The handler of tool in the sorted by_tool (n of them), or NULL. */
@@ -84,21 +83,13 @@ static const TwinHandler *handler_find(const TwinHandler *const *by_tool, size_t
         return h ? *h : NULL;
 }
 
-/* The action named tool, through order (indices of s->actions sorted by name), or NULL. */
-static const TwinAction *action_find(const TwinSurface *s, const size_t *order, const char *tool)
+/* The action named tool in the sorted by_name (n of them), or NULL. */
+static const TwinAction *action_find(const TwinAction *const *by_name, size_t n, const char *tool)
 {
-        size_t lo = 0, hi = s->n_actions;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(tool, s->actions[order[mid]].tool);
-                if (c == 0)
-                        return &s->actions[order[mid]];
-                if (c < 0)
-                        hi = mid;
-                else
-                        lo = mid + 1;
-        }
-        return NULL;
+        TwinAction key = {.tool = tool};
+        const TwinAction *pk = &key;
+        const TwinAction *const *a = bsearch(&pk, by_name, n, sizeof(*by_name), cmp_action);
+        return a ? *a : NULL;
 }
 
 static int surface_error(char *err, size_t errlen, const TwinKind *k, const char *fmt, ...)
@@ -177,15 +168,15 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
         /* scratch from the parse's arena, which goes away after it: the heap the surface
          * keeps is left as it was (a freed index among the kept copies, or a deeper stack,
          * cost a pod a page of PSS) */
-        _cleanup_free_ void *by_tool_heap = NULL, *order_heap = NULL;
+        _cleanup_free_ void *by_tool_heap = NULL, *by_name_heap = NULL;
         size_t n_tools = json_array_size(tools);
         const TwinHandler **by_tool = arena_take(scratch, k->n_handlers * sizeof(*by_tool));
         if (!by_tool)
                 by_tool = by_tool_heap = calloc(k->n_handlers + 1, sizeof(*by_tool));
-        size_t *order = arena_take(scratch, n_tools * sizeof(*order));
-        if (!order)
-                order = order_heap = calloc(n_tools + 1, sizeof(*order));
-        if (!by_tool || !order)
+        const TwinAction **by_name = arena_take(scratch, n_tools * sizeof(*by_name));
+        if (!by_name)
+                by_name = by_name_heap = calloc(n_tools + 1, sizeof(*by_name));
+        if (!by_tool || !by_name)
                 return -ENOMEM;
         for (size_t h = 0; h < k->n_handlers; h++)
                 by_tool[h] = &k->handlers[h];
@@ -226,21 +217,20 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
                 TwinAction *a = &s->actions[s->n_actions];
                 if (!(a->tool = strdup(name)))
                         return -ENOMEM;
-                order[s->n_actions] = s->n_actions;
-                s->n_actions++;
+                by_name[s->n_actions++] = a;
                 a->fn = handler->fn;
                 a->read_only = json_is_true(ro);
                 a->mcp = !mcp || json_is_true(mcp);
                 a->any_body = json_is_true(any);
                 s->n_tools += a->mcp;
         }
-        qsort_r(order, s->n_actions, sizeof(*order), cmp_action, s->actions);
+        qsort(by_name, s->n_actions, sizeof(*by_name), cmp_action);
         for (size_t j = 1; j < s->n_actions; j++)
-                if (streq(s->actions[order[j - 1]].tool, s->actions[order[j]].tool))
+                if (streq(by_name[j - 1]->tool, by_name[j]->tool))
                         return surface_error(err, errlen, k, "tool %s declared twice",
-                                             s->actions[order[j]].tool);
+                                             by_name[j]->tool);
         for (size_t h = 0; h < k->n_handlers; h++)
-                if (!action_find(s, order, k->handlers[h].tool))
+                if (!action_find(by_name, s->n_actions, k->handlers[h].tool))
                         return surface_error(err, errlen, k, "handler %s is not a declared tool",
                                              k->handlers[h].tool);
 
@@ -263,7 +253,7 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
                                         "routes[%zu]: must be [METHOD, \"/pattern\", tool, "
                                         "{fixed args}?]",
                                         i);
-                        const TwinAction *action = action_find(s, order, tool);
+                        const TwinAction *action = action_find(by_name, s->n_actions, tool);
                         const char *known = action ? action->tool : NULL;
                         if (!known)
                                 return surface_error(err, errlen, k, "routes[%zu]: unknown tool %s",
