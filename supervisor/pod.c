@@ -39,7 +39,7 @@ struct Pod {
         char *sid;         /* NULL until pod_load: a pooled pod belongs to no sandbox yet */
         char name[32];     /* its cgroup's name: "pod-<n>" */
         bool loaded;       /* the load frame went out */
-        SpawnChild *setup; /* no_wait spawn: the child until it exec'd or was reaped, or NULL */
+        SpawnChild *setup; /* the child until it exec'd or was reaped, or NULL */
         CgPod *cg;
         pid_t pid;
         sd_event_source *child; /* owns the pidfd */
@@ -329,7 +329,7 @@ static int on_exit_(sd_event_source *s _unused_, const siginfo_t *si, void *user
         p->io = sd_event_source_disable_unref(p->io);
         p->fd = safe_close(p->fd);
         fail_calls(p, -ECONNRESET);
-        if (p->setup) /* no_wait spawn: a failed setup step reported itself */
+        if (p->setup) /* a failed setup step reported itself */
                 p->setup = spawn_child_release(p->setup, &p->spawn);
 
         _cleanup_free_ char *culprit = NULL;
@@ -491,13 +491,9 @@ int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, con
                 .stderr_fd = STDERR_FILENO,
                 .hostname = k->name,
                 .unprivileged = !env->namespaces,
-                /* measured against the vfork-style spawn: pool refills no longer hold the
-                 * loop, and with pool_size 0 a 3-twin create went 9.83 → 9.21 ms, churn 117 →
-                 * 130/s (4 interleaved pairs, every pair the same way) */
-                .no_wait = true,
         };
         int pidfd = -1;
-        r = spawn_pod(&spec, &p->pid, &pidfd, &p->spawn, &p->setup);
+        r = spawn_pod(&spec, &p->pid, &pidfd, &p->setup);
         /* the child has its own copies of the fds (closed at its execve) */
         if (p->cg)
                 cg_pod_close_join_fds(p->cg);

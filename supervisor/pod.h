@@ -64,7 +64,7 @@ typedef struct PodCallbacks {
  * Spawns a pod for twin kind k that waits for its seed: its own cgroup leaf with limits
  * ("pod-<n>": named by the pod, so it can be made before there is a sandbox), socketpair,
  * spawn. cb and userdata hear of it until pod_load gives it new ones (a pool's: an idle pod
- * that dies is reported as any other). The spawn is concurrent (PodSpec.no_wait): it never
+ * that dies is reported as any other). The spawn is concurrent (spawn_pod): it never
  * blocks the loop on the child's cgroup join, a create's pods start side by side, and a
  * failed setup step is reported at the pod's exit. Returns 0, or negative errno with a
  * sentence in err (errlen bytes) naming the step.

@@ -26,13 +26,13 @@
  * The child runs on its own stack but in pomed's memory (CLONE_VM): no sanitizer
  * instrumentation (it would poison shadow memory pomed later reuses), no libc wrapper
  * that allocates, locks, talks to other threads or sets errno (pomed's, in the TLS the
- * child shares: with no_wait pomed runs on meanwhile). Only child_sys().
+ * child shares: pomed runs on meanwhile). Only child_sys().
  */
 #define CHILD_FN __attribute__((no_sanitize("address", "undefined"), noinline))
 
 /*
  * A raw system call: the kernel's result, -errno on failure, errno untouched. Written for
- * x86-64 only (what this is built and tested on): elsewhere no_wait falls back to a
+ * x86-64 only (what this is built and tested on): elsewhere the spawn falls back to a
  * fork-style clone, whose child has its own copy of errno and of everything else.
  */
 #if defined(__x86_64__)
@@ -65,7 +65,7 @@ static inline long child_sys6(long n, long a, long b, long c, long d, long e, lo
 /*
  * Everything the child reads, copied by the parent before clone into the mapping that
  * also holds the child's stack (SpawnChild): nothing points into the caller's memory,
- * which a no_wait caller reuses while the child still reads.
+ * which the caller reuses while the child still reads.
  */
 typedef struct ChildCtx {
         PodSpec spec;     /* its pointers point into the same mapping */
@@ -490,12 +490,9 @@ SpawnChild *spawn_child_release(SpawnChild *h, SpawnFailure *ret_failure)
         return NULL;
 }
 
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure,
-              SpawnChild **ret_child)
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnChild **ret_child)
 {
-        if (s && s->no_wait && !ret_child)
-                return -EINVAL;
-        if (!s || !s->exec_path || s->exec_path[0] != '/' || !s->argv || !s->envp ||
+        if (!s || !ret_child || !s->exec_path || s->exec_path[0] != '/' || !s->argv || !s->envp ||
             s->pod_fd < 0 || s->n_cgroup_fds > SPAWN_MAX_CGROUPS ||
             (s->n_cgroup_fds > 0 && !s->cgroup_fds))
                 return -EINVAL;
@@ -562,13 +559,12 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         int pidfd = -1;
         int ns = s->unprivileged ? 0 : CLONE_NEWPID;
         /*
-         * Always pomed's memory, never a copy of its page tables (nor the copy-on-write
-         * faults pomed would take on every page it writes afterwards); no_wait only drops
-         * CLONE_VFORK, and the mapping lives on until the child has exec'd or exited.
+         * pomed's memory, never a copy of its page tables (nor the copy-on-write faults
+         * pomed would take on every page it writes afterwards), and no CLONE_VFORK: pomed
+         * does not wait through the child's setup. The mapping lives on until the child
+         * has exec'd or exited (spawn_child_release).
          */
-        int share = CLONE_VM | CLONE_VFORK;
-        if (s->no_wait)
-                share = SPAWN_CONCURRENT_VM ? CLONE_VM : 0;
+        int share = SPAWN_CONCURRENT_VM ? CLONE_VM : 0;
         pid_t pid = clone(child_main, (char *)h->map + h->map_size,
                           share | CLONE_PIDFD | ns | SIGCHLD, c, &pidfd);
         int r = pid < 0 ? negative_errno() : 0;
@@ -581,19 +577,9 @@ int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *re
         rep_write = safe_close(rep_write);
         h->report_fd = TAKE_FD(rep_read);
         children_in_setup++;
-        SpawnFailure failure = {};
-        if (s->no_wait)
-                *ret_child = h; /* the child is still setting up */
-        else {
-                /* CLONE_VFORK: the child has exec'd (closing its end) or exited by now. */
-                spawn_child_release(h, &failure);
-                if (ret_child)
-                        *ret_child = NULL;
-        }
+        *ret_child = h; /* the child is still setting up */
         *ret_pid = pid;
         *ret_pidfd = pidfd;
-        if (ret_failure)
-                *ret_failure = failure;
         return 0;
 }
 

@@ -2,10 +2,13 @@
 /*
  * Starting a pod (DESIGN.md "Pod isolation (the spawner)") and naming how it ended.
  *
- * spawn_pod() clones a child with CLONE_VM|CLONE_VFORK (as posix_spawn does: no page
- * table copy of pomed, pomed waits until execve or _exit, a few hundred µs; no_wait drops
- * CLONE_VFORK and pomed runs on while the child sets up in its memory) into a new pid
- * namespace and with CLONE_PIDFD. Everything the child needs is prepared and copied
+ * spawn_pod() clones a child with CLONE_VM, without CLONE_VFORK, into a new pid namespace
+ * and with CLONE_PIDFD: no copy of pomed's page tables (nor copy-on-write faults in pomed
+ * after it), and pomed runs on while the child sets up in its memory (its first write to
+ * a v1 memory cgroup.procs can take an RCU grace period, ~10 ms after a quiet spell), so
+ * pods start side by side. The child runs on a mapping spawn_pod hands back
+ * (SpawnChild) that holds its stack and its own copy of the spec; fork-style on
+ * architectures without a raw syscall here. Everything the child needs is prepared and copied
  * beforehand; the child runs only raw syscalls (no allocation, no sanitizer
  * interceptor, no glibc set*id broadcast to pomed's threads, no errno), in this order:
  *   1. join the pod cgroups: write "0" to each pre-opened cgroup.procs   (exit 120)
@@ -27,9 +30,8 @@
  *   8. PR_SET_NO_NEW_PRIVS, seccomp(SECCOMP_SET_MODE_FILTER, stage 1)      (exit 126)
  *   9. execve                                                            (exit 127)
  * A failing step writes {step, errno} (SpawnFailure) to an O_CLOEXEC pipe that
- * spawn_pod() reads once clone returns (CLONE_VFORK: the child has exec'd, closing the
- * pipe, or exited; no_wait: spawn_child_release reads it), writes "pome-spawn: <step>:
- * errno N" to the pod's stderr for humans, and _exits with the code above;
+ * spawn_child_release() reads once the child has exec'd (closing the pipe) or exited, writes
+ * "pome-spawn: <step>: errno N" to the pod's stderr for humans, and _exits with the code above;
  * spawn_classify() names the step and the errno.
  *
  * Needs root (CAP_SYS_ADMIN for the namespaces, CAP_SETUID/SETGID); not thread-safe
@@ -87,16 +89,6 @@ typedef struct PodSpec {
         size_t n_rlimits;
         const char *hostname; /* NULL: "pod" */
         bool unprivileged;    /* pomed is not root: no namespaces, no uid or capability change */
-        /*
-         * Concurrent: clone without CLONE_VFORK, so pomed does not wait for the child's
-         * setup (its first write to a v1 memory cgroup.procs can take an RCU grace period,
-         * ~10 ms after a quiet spell) and pods start side by side. The child still runs in
-         * pomed's memory (CLONE_VM: no copy of pomed's page tables, no copy-on-write faults
-         * in pomed after it), on a mapping spawn_pod hands back (SpawnChild) that holds its
-         * stack and its own copy of this spec, and reports its step later
-         * (spawn_child_release). Fork-style on architectures without a raw syscall here.
-         */
-        bool no_wait;
 } PodSpec;
 
 /*
@@ -115,28 +107,25 @@ typedef struct SpawnFailure {
         int err;  /* the step's errno (positive), 0 when it has none (parent died) */
 } SpawnFailure;
 
-/* A no_wait child still setting up: the mapping it runs on and its report pipe. */
+/* A child still setting up: the mapping it runs on and its report pipe. */
 typedef struct SpawnChild SpawnChild;
 
 /*
  * Starts a pod as described above. Returns 0 with the pid (in pomed's pid namespace) in
  * *ret_pid and a pidfd (O_CLOEXEC, for sd_event_add_child_pidfd and waitid(P_PIDFD)) in
  * *ret_pidfd, both owned by the caller, who must reap the child. A child that fails a
- * setup step still counts as started: it exits with a SpawnChildError code, and
- * *ret_failure (may be NULL) says which step and errno; {0, 0} when it exec'd. With
- * no_wait, *ret_failure is {0, 0} and *ret_child (must not be NULL) receives the child's
- * SpawnChild, owned by the caller: release it (spawn_child_release) once the child has
- * exec'd or been reaped, never before. Without no_wait, ret_child may be NULL and is set
- * to NULL. Everything *s points to is copied: the caller may reuse it on return.
+ * setup step still counts as started: it exits with a SpawnChildError code, which
+ * spawn_child_release reports. *ret_child receives the child's SpawnChild, owned by the
+ * caller: release it (spawn_child_release) once the child has exec'd or been reaped,
+ * never before. Everything *s points to is copied: the caller may reuse it on return.
  * Returns -EINVAL for a bad spec (relative exec_path, more than 8 cgroup fds or rlimits,
- * pod_fd < 0), or the errno of the parent's preparation or of clone(2) (-EPERM without
- * root, -ENOMEM, -EAGAIN at the pids limit).
+ * pod_fd < 0) or a NULL ret_child, or the errno of the parent's preparation or of clone(2) (-EPERM
+ * without root, -ENOMEM, -EAGAIN at the pids limit).
  */
-int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnFailure *ret_failure,
-              SpawnChild **ret_child);
+int spawn_pod(const PodSpec *s, pid_t *ret_pid, int *ret_pidfd, SpawnChild **ret_child);
 
 /*
- * Ends a no_wait child's setup phase, once it has exec'd (its READY=1) or been reaped:
+ * Ends a child's setup phase, once it has exec'd (its READY=1) or been reaped:
  * *ret_failure (may be NULL) gets the step it reported, {0, 0} when none; its mapping is
  * unmapped (left mapped, leaked, if the child is in fact still setting up: its report
  * pipe's write end is still open) and pomed's dumpable flag restored. NULL is a no-op.

@@ -49,10 +49,8 @@ typedef struct Run {
         char notify_path[256];
         uint64_t t_start, t_spawned; /* µs, CLOCK_MONOTONIC */
         SpawnFailure failure;
-        SpawnChild *setup; /* no_wait: the child's setup, released once it has exited */
+        SpawnChild *setup; /* the child's setup, released once it has exited */
 } Run;
-
-static bool spawn_no_wait; /* the spawn style of run_start: concurrent when set */
 
 static char last_how[96]; /* the `how` of the last run_wait */
 
@@ -393,12 +391,11 @@ static int run_start(Run *r, const char *twin, const PodLimits *lim, const char 
                 .pod_fd = child_end,
                 .stderr_fd = ep[1],
                 .hostname = twin,
-                .no_wait = spawn_no_wait,
         };
         r->t_start = now_usec();
-        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->failure, &r->setup);
+        k = spawn_pod(&spec, &r->pid, &r->pidfd, &r->setup);
         r->t_spawned = now_usec();
-        /* spawn_pod copied the spec: a no_wait child still setting up in our memory must
+        /* spawn_pod copied the spec: a child still setting up in our memory must
          * not read this frame, which is gone once we return (READY=1 needs NOTIFY_SOCKET) */
         memset(env_notify, 'x', sizeof(env_notify) - 1);
         envp[0] = envp[1] = NULL;
@@ -529,7 +526,7 @@ static PodExit run_wait(Run *r, char *detail, size_t len, int timeout_ms)
                 return _POD_EXIT_MAX;
         }
         r->pid = 0;
-        if (r->setup) /* no_wait: the step report is read once the child is gone */
+        if (r->setup) /* the step report is read once the child is gone */
                 r->setup = spawn_child_release(r->setup, &r->failure);
         _cleanup_free_ char *culprit = NULL;
         int oom = cg_pod_oom(r->pod, &culprit);
@@ -807,10 +804,8 @@ static void test_pod(bool real_pod)
         sigemptyset(&after);
         pthread_sigmask(SIG_SETMASK, NULL, &before);
         CHECK_OK(run_start(&r, "github", &lim, exe, real_pod ? argv_pod : argv_helper, false, -1));
-        /* the child's uid change must not leave pomed non-dumpable (a no_wait child may
-         * still be setting up: checked once released, below), nor its mask changed */
-        if (!spawn_no_wait)
-                CHECK(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == dumpable);
+        /* the child's uid change must not leave pomed non-dumpable (the child may still be
+         * setting up: checked once released, below), nor its mask changed */
         pthread_sigmask(SIG_SETMASK, NULL, &after);
         for (int sig = 1; sig < SIGRTMIN; sig++)
                 if (sigismember(&before, sig) != sigismember(&after, sig)) {
@@ -987,13 +982,15 @@ static void test_setup_failures(void)
         pid_t pid;
         int pidfd;
         PodSpec bad = {.exec_path = "relative", .argv = argv, .envp = argv + 1, .pod_fd = 0};
-        CHECK(spawn_pod(&bad, &pid, &pidfd, NULL, NULL) == -EINVAL);
-        PodSpec no_fd = {.exec_path = "/bin/true", .argv = argv, .envp = argv + 1, .no_wait = true};
-        CHECK(spawn_pod(&no_fd, &pid, &pidfd, NULL, NULL) == -EINVAL);
+        SpawnChild *child;
+        CHECK(spawn_pod(&bad, &pid, &pidfd, &child) == -EINVAL);
+        /* nowhere to hand the child's setup to */
+        PodSpec good = {.exec_path = "/bin/true", .argv = argv, .envp = argv + 1};
+        CHECK(spawn_pod(&good, &pid, &pidfd, NULL) == -EINVAL);
 }
 
 /*
- * A no_wait child released while it is still setting up runs on a mapping that must stay
+ * A child released while it is still setting up runs on a mapping that must stay
  * where it is: spawn_child_release leaves it mapped (and out of reuse) until the report
  * pipe says the child exec'd or died. The child blocks in its cgroup "join" on a full
  * pipe; it is released early, a second child is spawned (which would take a mapping given
@@ -1172,24 +1169,15 @@ int main(void)
                         pod_bin);
         test_violations();
         test_oom();
-        /* both spawn styles: vfork-style (pomed waits for the exec) and concurrent (no_wait) */
-        for (int style = 0; style < 2; style++) {
-                spawn_no_wait = style == 1;
-                fprintf(stderr, "info: spawn style: %s\n", spawn_no_wait ? "no_wait" : "vfork");
-                if (spawn_no_wait && pod_ok)
-                        test_pod(true);
-                test_setup_failures();
-                if (spawn_no_wait)
-                        test_release_during_setup();
-                test_fd3();
-                char *hargv[] = {helper, "serve", NULL};
-                measure(helper, hargv, "helper", 20);
-                if (pod_ok) {
-                        char *pargv[] = {pod_bin, "--twin", "github", NULL};
-                        measure(pod_bin, pargv, "github", 20);
-                }
+        test_setup_failures();
+        test_release_during_setup();
+        test_fd3();
+        char *hargv[] = {helper, "serve", NULL};
+        measure(helper, hargv, "helper", 20);
+        if (pod_ok) {
+                char *pargv[] = {pod_bin, "--twin", "github", NULL};
+                measure(pod_bin, pargv, "github", 20);
         }
-        spawn_no_wait = false;
 
         /* the tree itself: empty now, ours to remove */
         static const char *const ctrls[] = {"memory", "pids", "cpu"};
