@@ -221,8 +221,8 @@ static json_t *doc_url(const char *code)
         return json_string(buf);
 }
 
-static int fail_v(TwinReply *rp, int status, const char *type, const char *code, const char *param,
-                  const char *fmt, va_list ap)
+_printf_(6, 0) static int fail_v(TwinReply *rp, int status, const char *type, const char *code,
+                                 const char *param, const char *fmt, va_list ap)
 {
         _cleanup_free_ char *msg = NULL;
         if (vasprintf(&msg, fmt, ap) < 0)

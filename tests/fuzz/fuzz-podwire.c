@@ -9,6 +9,7 @@
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "pods/twin/podwire.h"
+#include "pods/twin/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -16,6 +17,19 @@ static void part_inside(const Frame *f, const char *p, size_t len)
 {
         if (p && (p < f->body || p + len > f->body + f->body_len))
                 abort();
+}
+
+/* The headers a call carries across the pod hop: rq's, less the credentials
+ * podwire_encode_request leaves with pomed (twin_redact_key names). */
+static json_t *headers_sent(const json_t *headers)
+{
+        json_t *o = json_object();
+        const char *k;
+        json_t *v;
+        json_object_foreach ((json_t *)headers, k, v)
+                if (o && json_is_string(v) && !twin_redact_key(k) && json_object_set(o, k, v) < 0)
+                        abort();
+        return o;
 }
 
 /* json_equal, with two NULLs (nothing there) equal */
@@ -43,12 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                 FrameReader r2 = {.buf = buf, .len = len, .cap = len};
                                 Frame g = {};
                                 TwinRequest rq2;
-                                if (frame_reader_next(&r2, &g) != 1 ||
+                                _cleanup_json_ json_t *sent = headers_sent(rq.headers);
+                                if (!sent || frame_reader_next(&r2, &g) != 1 ||
                                     podwire_decode_request(&g, &rq2) != 0 ||
                                     !streq_ptr(rq.method, rq2.method) ||
                                     !streq_ptr(rq.path, rq2.path) ||
                                     !streq_ptr(rq.query, rq2.query) ||
-                                    !json_equal(rq.headers, rq2.headers))
+                                    !json_equal(sent, rq2.headers))
                                         abort();
                                 frame_done(&g);
                                 frame_reader_done(&r2);

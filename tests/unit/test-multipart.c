@@ -32,8 +32,8 @@ static void test_boundary(void)
                 "multipart/form-data; boundary=a; boundary=b",
                 "multipart/form-data; boundary=\"unterminated",
                 "multipart/form-data; boundary=\"bad\\\"char\"",
-                "multipart/form-data; boundary="
-                "12345678901234567890123456789012345678901234567890123456789012345678901",
+                ("multipart/form-data; boundary="
+                 "12345678901234567890123456789012345678901234567890123456789012345678901"),
                 "multipart/form-data; boundary=abc junk",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {

@@ -271,8 +271,8 @@ static void test_secret_as_given(void)
         static const char *const minted[] = {
                 "ghp_pome_c2VzX2thdA_4102444800_goGRKZ_aJgIpWndhONYfff",
                 "xoxb-pome-c2VzX2thdA_4102444800_g3nnORqzmyZ5Oece1jVTxv",
-                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiJzZXNfa2F0IiwidGVhbV9pZCI6InRtX2Nv"
-                "bnRyYWN0IiwiZXhwIjo0MTAyNDQ0ODAwfQ.umjJlE19WtLuKpZtDXVktHjqnixUwO2PFKfFdXNYibg",
+                ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiJzZXNfa2F0IiwidGVhbV9pZCI6InRtX2Nv"
+                 "bnRyYWN0IiwiZXhwIjo0MTAyNDQ0ODAwfQ.umjJlE19WtLuKpZtDXVktHjqnixUwO2PFKfFdXNYibg"),
         };
         const uint8_t *k = (const uint8_t *)secret;
         size_t kl = sizeof(secret) - 1;
