@@ -2,13 +2,15 @@
 /*
  * A kind's surface as data: its tools (names, descriptions, input schemas) and REST routes
  * come from pods/<kind>/surface.json, embedded at build time, and are bound here to the
- * kind's C handlers by name. Parsed once per process; what stays is names, flags and
- * routes, copied out of the document, which is then freed (twin.h, twin_kind_surface).
+ * kind's C handlers by name. What a process keeps (names, flags, routes) comes from the
+ * tables the build makes of the document, bound once per process without parsing JSON
+ * (twin.h, twin_kind_surface); twin_kind_check reads the document itself and checks that
+ * the tables say the same.
  */
 #include <stdarg.h>
-#include <sys/mman.h>
 
 #include "common/json-util.h"
+#include "common/strv.h"
 #include "pods/twin/engine.h"
 
 typedef struct SurfaceCache {
@@ -21,46 +23,8 @@ typedef struct SurfaceCache {
 static SurfaceCache cache[8];
 
 /*
- * A bump arena for jansson (json_set_alloc_funcs) that the document kept parsed for life
- * (the part without descriptions and schemas) is parsed into: the document then goes
- * away whole with the arena, and what is kept from it (copies, made with malloc) lies
- * together at the bottom of the heap instead of spread over the pages the parse used.
- * Measured for GitHub: 24 KiB of heap resident for the kept surface instead of 72 KiB.
- * Frees are no-ops; a full arena fails the parse, which is then made on the heap.
- * jansson's allocator is process-wide: no program of ours runs threads.
- */
-typedef struct Arena {
-        char *base;
-        size_t used, cap;
-} Arena;
-
-static Arena *arena_now;
-
-/* n bytes (16-aligned) of arena a, or NULL when it has no room (or is NULL). */
-static void *arena_take(Arena *a, size_t n)
-{
-        n = (n + 15) & ~(size_t)15;
-        if (!a || n > a->cap - a->used)
-                return NULL;
-        void *p = a->base + a->used;
-        a->used += n;
-        return p;
-}
-
-static void *arena_alloc(size_t n)
-{
-        return arena_take(arena_now, n);
-}
-
-static void arena_free(void *p)
-{
-        (void)p;
-}
-
-/*
- * Names are matched through sorted arrays, not pairwise: a pod parses its surface at
- * every start, and checking each of GitHub's 102 tools against every other, every
- * handler and every route was ~21 000 strcmp (sorted: 60-75 µs less a parse).
+ * Names are matched through sorted arrays, not pairwise: checking each of GitHub's 102
+ * tools against every other, every handler and every route was ~21 000 strcmp.
  */
 static int cmp_handler(const void *a, const void *b)
 {
@@ -111,14 +75,8 @@ static TwinSurface *surface_free(TwinSurface *s)
 {
         if (!s)
                 return NULL;
-        for (size_t i = 0; i < s->n_actions; i++)
-                free((char *)s->actions[i].tool);
-        for (size_t i = 0; i < s->n_routes; i++) {
-                free((char *)s->routes[i].pattern);
+        for (size_t i = 0; i < s->n_routes; i++)
                 json_decref(s->routes[i].args);
-        }
-        for (size_t i = 0; i < s->n_vendor_routes; i++)
-                free((char *)s->vendor_routes[i].pattern);
         free(s->actions);
         free(s->routes);
         free(s->vendor_routes);
@@ -142,13 +100,122 @@ static const char *method_valid(const char *m)
 }
 
 /*
- * Parses the surface of k into *ret: from the whole document (full: the tools' descriptions
- * and input schemas are checked too) or from its part without them. Nothing in it points
- * into doc: names and patterns are copies, so are a route's fixed args. scratch (or NULL:
- * the heap) lends the memory of the name lookups.
+ * Builds the surface of k from the tables of t into *ret: every tool bound to its handler,
+ * every route to its tool. Names and patterns point into t's strings (which must outlive
+ * the surface); a route's fixed args are parsed from their text.
  */
-static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scratch,
-                         TwinSurface **ret, char *err, size_t errlen)
+static int surface_build(const TwinKind *k, const TwinSurfaceText *t, TwinSurface **ret, char *err,
+                         size_t errlen)
+{
+        _cleanup_free_ const TwinHandler **by_tool = calloc(k->n_handlers + 1, sizeof(*by_tool));
+        _cleanup_free_ const TwinAction **by_name = calloc(t->n_tools + 1, sizeof(*by_name));
+        if (!by_tool || !by_name)
+                return -ENOMEM;
+        for (size_t h = 0; h < k->n_handlers; h++)
+                by_tool[h] = &k->handlers[h];
+        qsort(by_tool, k->n_handlers, sizeof(*by_tool), cmp_handler);
+        for (size_t h = 1; h < k->n_handlers; h++)
+                if (streq(by_tool[h - 1]->tool, by_tool[h]->tool))
+                        return surface_error(err, errlen, k, "handler %s bound twice",
+                                             by_tool[h]->tool);
+
+        _cleanup_(surface_freep) TwinSurface *s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->actions = calloc(t->n_tools + 1, sizeof(TwinAction));
+        s->routes = calloc(t->n_routes + 1, sizeof(TwinRoute));
+        s->vendor_routes = calloc(t->n_vendor_routes + 1, sizeof(TwinRoute));
+        if (!s->actions || !s->routes || !s->vendor_routes)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < t->n_tools; i++) {
+                const TwinToolDef *d = &t->tools[i];
+                const TwinHandler *handler = handler_find(by_tool, k->n_handlers, d->name);
+                if (!handler)
+                        return surface_error(err, errlen, k, "tool %s has no handler in C",
+                                             d->name);
+                TwinAction *a = &s->actions[s->n_actions];
+                *a = (TwinAction){d->name, handler->fn, d->read_only, d->mcp, d->any_body};
+                by_name[s->n_actions++] = a;
+                s->n_tools += a->mcp;
+        }
+        qsort(by_name, s->n_actions, sizeof(*by_name), cmp_action);
+        for (size_t j = 1; j < s->n_actions; j++)
+                if (streq(by_name[j - 1]->tool, by_name[j]->tool))
+                        return surface_error(err, errlen, k, "tool %s declared twice",
+                                             by_name[j]->tool);
+        for (size_t h = 0; h < k->n_handlers; h++)
+                if (!action_find(by_name, s->n_actions, k->handlers[h].tool))
+                        return surface_error(err, errlen, k, "handler %s is not a declared tool",
+                                             k->handlers[h].tool);
+
+        for (size_t i = 0; i < t->n_routes; i++) {
+                const TwinRouteDef *d = &t->routes[i];
+                const char *method = method_valid(d->method);
+                if (!method || !d->pattern || d->pattern[0] != '/')
+                        return surface_error(err, errlen, k,
+                                             "routes[%zu]: must be [METHOD, \"/pattern\", tool, "
+                                             "{fixed args}?]",
+                                             i);
+                const TwinAction *action = action_find(by_name, s->n_actions, d->tool);
+                if (!action)
+                        return surface_error(err, errlen, k, "routes[%zu]: unknown tool %s", i,
+                                             d->tool);
+                TwinRoute *r = &s->routes[s->n_routes++];
+                *r = (TwinRoute){method, d->pattern, action->tool, NULL};
+                if (!d->args)
+                        continue;
+                r->args = json_loads(d->args, 0, NULL);
+                if (!json_is_object(r->args)) /* a macro: its argument is read twice */
+                        return r->args ? surface_error(err, errlen, k,
+                                                       "routes[%zu]: fixed args must be an object",
+                                                       i)
+                                       : -ENOMEM;
+        }
+        for (size_t i = 0; i < t->n_vendor_routes; i++) {
+                const TwinRouteDef *d = &t->vendor_routes[i];
+                const char *method = method_valid(d->method);
+                if (!method || streq(method, "*") || !d->pattern || d->pattern[0] != '/')
+                        return surface_error(err, errlen, k,
+                                             "vendor_routes[%zu]: must be [METHOD, \"/pattern\"]",
+                                             i);
+                s->vendor_routes[s->n_vendor_routes++] =
+                        (TwinRoute){method, d->pattern, NULL, NULL};
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* The tables read from a document: def arrays, and the strings made for them. */
+typedef struct DocTables {
+        TwinSurfaceText text;
+        char **made; /* joined patterns, fixed args' text */
+        size_t n_made;
+} DocTables;
+
+static void doc_tables_done(DocTables *d)
+{
+        free((void *)d->text.tools);
+        free((void *)d->text.routes);
+        free((void *)d->text.vendor_routes);
+        strv_free(d->made);
+        *d = (DocTables){};
+}
+
+/* a then b, as a string of d's (freed with it); NULL when a is NULL or on OOM. */
+static const char *made(DocTables *d, const char *a, const char *b)
+{
+        if (!a || strv_extendf(&d->made, "%s%s", a, b) < 0)
+                return NULL;
+        return d->made[d->n_made++];
+}
+
+/*
+ * Reads the whole document doc of k (the shape in twin.h, every tool with its description
+ * and input schema) into the tables cmake/embed-surface.cmake makes of it at build time:
+ * names and patterns point into doc, joined patterns and args into d->made.
+ */
+static int doc_tables(const TwinKind *k, json_t *doc, DocTables *d, char *err, size_t errlen)
 {
         json_t *tools = json_object_get(doc, "tools"), *routes = json_object_get(doc, "routes"),
                *prefixes = json_object_get(doc, "prefixes"),
@@ -165,75 +232,33 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
         if (n_prefixes == 0)
                 return surface_error(err, errlen, k, "\"prefixes\" must not be empty");
 
-        /* scratch from the parse's arena, which goes away after it: the heap the surface
-         * keeps is left as it was (a freed index among the kept copies, or a deeper stack,
-         * cost a pod a page of PSS) */
-        _cleanup_free_ void *by_tool_heap = NULL, *by_name_heap = NULL;
-        size_t n_tools = json_array_size(tools);
-        const TwinHandler **by_tool = arena_take(scratch, k->n_handlers * sizeof(*by_tool));
-        if (!by_tool)
-                by_tool = by_tool_heap = calloc(k->n_handlers + 1, sizeof(*by_tool));
-        const TwinAction **by_name = arena_take(scratch, n_tools * sizeof(*by_name));
-        if (!by_name)
-                by_name = by_name_heap = calloc(n_tools + 1, sizeof(*by_name));
-        if (!by_tool || !by_name)
-                return -ENOMEM;
-        for (size_t h = 0; h < k->n_handlers; h++)
-                by_tool[h] = &k->handlers[h];
-        qsort(by_tool, k->n_handlers, sizeof(*by_tool), cmp_handler);
-        for (size_t h = 1; h < k->n_handlers; h++)
-                if (streq(by_tool[h - 1]->tool, by_tool[h]->tool))
-                        return surface_error(err, errlen, k, "handler %s bound twice",
-                                             by_tool[h]->tool);
-
-        _cleanup_(surface_freep) TwinSurface *s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        s->actions = calloc(json_array_size(tools) + 1, sizeof(TwinAction));
-        s->routes = calloc(json_array_size(routes) * n_prefixes + 1, sizeof(TwinRoute));
-        s->vendor_routes = calloc(json_array_size(vendor) + 1, sizeof(TwinRoute));
-        if (!s->actions || !s->routes || !s->vendor_routes)
+        TwinToolDef *td = calloc(json_array_size(tools) + 1, sizeof(*td));
+        TwinRouteDef *rd = calloc(json_array_size(routes) * n_prefixes + 1, sizeof(*rd)),
+                     *vd = calloc(json_array_size(vendor) + 1, sizeof(*vd));
+        d->text.tools = td;
+        d->text.routes = rd;
+        d->text.vendor_routes = vd;
+        if (!td || !rd || !vd)
                 return -ENOMEM;
 
         size_t i;
         json_t *v;
         json_array_foreach (tools, i, v) {
                 const char *name = json_string_value(json_object_get(v, "name"));
-                json_t *schema = json_object_get(v, "inputSchema"),
-                       *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp"),
+                json_t *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp"),
                        *any = json_object_get(v, "anyBody");
                 if (!name || !json_is_boolean(ro) || (mcp && !json_is_boolean(mcp)) ||
                     (any && !json_is_boolean(any)) ||
-                    (full && (!json_is_object(schema) ||
-                              !json_is_string(json_object_get(v, "description")))))
+                    !json_is_object(json_object_get(v, "inputSchema")) ||
+                    !json_is_string(json_object_get(v, "description")))
                         return surface_error(err, errlen, k,
                                              "tools[%zu]: needs name, description, readOnly "
                                              "(and mcp, anyBody) of the right types and an "
                                              "inputSchema object",
                                              i);
-                const TwinHandler *handler = handler_find(by_tool, k->n_handlers, name);
-                if (!handler)
-                        return surface_error(err, errlen, k, "tool %s has no handler in C", name);
-                TwinAction *a = &s->actions[s->n_actions];
-                if (!(a->tool = strdup(name)))
-                        return -ENOMEM;
-                by_name[s->n_actions++] = a;
-                a->fn = handler->fn;
-                a->read_only = json_is_true(ro);
-                a->mcp = !mcp || json_is_true(mcp);
-                a->any_body = json_is_true(any);
-                s->n_tools += a->mcp;
+                td[d->text.n_tools++] = (TwinToolDef){name, json_is_true(ro),
+                                                      !mcp || json_is_true(mcp), json_is_true(any)};
         }
-        qsort(by_name, s->n_actions, sizeof(*by_name), cmp_action);
-        for (size_t j = 1; j < s->n_actions; j++)
-                if (streq(by_name[j - 1]->tool, by_name[j]->tool))
-                        return surface_error(err, errlen, k, "tool %s declared twice",
-                                             by_name[j]->tool);
-        for (size_t h = 0; h < k->n_handlers; h++)
-                if (!action_find(by_name, s->n_actions, k->handlers[h].tool))
-                        return surface_error(err, errlen, k, "handler %s is not a declared tool",
-                                             k->handlers[h].tool);
-
         /* routes, once per prefix, in order of prefix then table */
         for (size_t p = 0; p < n_prefixes; p++) {
                 const char *prefix = prefixes ? json_string_value(json_array_get(prefixes, p)) : "";
@@ -253,18 +278,12 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
                                         "routes[%zu]: must be [METHOD, \"/pattern\", tool, "
                                         "{fixed args}?]",
                                         i);
-                        const TwinAction *action = action_find(by_name, s->n_actions, tool);
-                        const char *known = action ? action->tool : NULL;
-                        if (!known)
-                                return surface_error(err, errlen, k, "routes[%zu]: unknown tool %s",
-                                                     i, tool);
-                        TwinRoute *r = &s->routes[s->n_routes];
-                        char *joined;
-                        if (asprintf(&joined, "%s%s", prefix, pattern) < 0)
+                        TwinRouteDef *r = &rd[d->text.n_routes++];
+                        *r = (TwinRouteDef){method, pattern, tool, NULL};
+                        if (prefix[0] && !(r->pattern = made(d, prefix, pattern)))
                                 return -ENOMEM;
-                        *r = (TwinRoute){method_valid(method), joined, known, json_deep_copy(args)};
-                        s->n_routes++;
-                        if (args && !r->args)
+                        _cleanup_free_ char *text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+                        if (args && !(r->args = made(d, text, "")))
                                 return -ENOMEM;
                 }
         }
@@ -276,55 +295,9 @@ static int surface_parse(const TwinKind *k, json_t *doc, bool full, Arena *scrat
                         return surface_error(err, errlen, k,
                                              "vendor_routes[%zu]: must be [METHOD, \"/pattern\"]",
                                              i);
-                char *copy = strdup(pattern);
-                if (!copy)
-                        return -ENOMEM;
-                s->vendor_routes[s->n_vendor_routes++] =
-                        (TwinRoute){method_valid(method), copy, NULL, NULL};
+                vd[d->text.n_vendor_routes++] = (TwinRouteDef){method, pattern, NULL, NULL};
         }
-        *ret = TAKE_PTR(s);
         return 0;
-}
-
-static void arena_use(Arena *a)
-{
-        arena_now = a;
-        if (a)
-                json_set_alloc_funcs(arena_alloc, arena_free);
-        else
-                json_set_alloc_funcs(malloc, free);
-}
-
-static int surface_load(const TwinKind *k, bool full, TwinSurface **ret, char *err, size_t errlen)
-{
-        if (!k->surface || !k->surface->full || !k->surface->min)
-                return surface_error(err, errlen, k, "not embedded");
-        const char *text = full ? k->surface->full : k->surface->min;
-        /* the kept parse only: the full document's tools are handed out (tools/list) */
-        Arena a = {.cap = full ? 0 : 32 * strlen(text) + 65536};
-        if (a.cap) {
-                a.base = mmap(NULL, a.cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                              0);
-                if (a.base == MAP_FAILED)
-                        a = (Arena){};
-        }
-        json_error_t e;
-        arena_use(a.base ? &a : NULL);
-        json_t *doc = json_loads(text, 0, &e);
-        arena_use(NULL);
-        if (!doc && a.base)
-                doc = json_loads(text, 0, &e); /* the arena was too small: on the heap */
-        int r = doc ? surface_parse(k, doc, full, a.base ? &a : NULL, ret, err, errlen)
-                    : surface_error(err, errlen, k, "line %d: %s", e.line, e.text);
-        if (doc && a.base && (char *)doc >= a.base && (char *)doc < a.base + a.cap) {
-                arena_use(&a);
-                json_decref(doc);
-                arena_use(NULL);
-        } else
-                json_decref(doc);
-        if (a.base)
-                (void)munmap(a.base, a.cap);
-        return r;
 }
 
 static SurfaceCache *cache_of(const TwinKind *k)
@@ -333,16 +306,14 @@ static SurfaceCache *cache_of(const TwinKind *k)
                 if (cache[i].kind == k)
                         return &cache[i];
                 if (!cache[i].kind) {
-                        TwinSurface *s;
-                        if (surface_load(k, false, &s, NULL, 0) < 0 ||
+                        _cleanup_(surface_freep) TwinSurface *s = NULL;
+                        if (!k->surface || surface_build(k, k->surface, &s, NULL, 0) < 0 ||
                             s->n_actions != k->surface->n_schemas)
                                 return NULL;
                         json_t **schemas = calloc(s->n_actions + 1, sizeof(json_t *));
-                        if (!schemas) {
-                                surface_free(s);
+                        if (!schemas)
                                 return NULL;
-                        }
-                        cache[i] = (SurfaceCache){k, s, schemas};
+                        cache[i] = (SurfaceCache){k, TAKE_PTR(s), schemas};
                         return &cache[i];
                 }
         }
@@ -374,22 +345,55 @@ const json_t *twin_action_input_schema(const TwinKind *k, const TwinAction *a)
         return c->schemas[i];
 }
 
+static bool same_route(const TwinRoute *a, const TwinRoute *b)
+{
+        return streq(a->method, b->method) && streq(a->pattern, b->pattern) &&
+               streq_ptr(a->tool, b->tool) &&
+               (a->args || b->args ? json_equal(a->args, b->args) : true);
+}
+
+/* Whether the surfaces built from the document (d) and from the tables (t) are the same. */
+static bool same_surface(const TwinSurface *d, const TwinSurface *t)
+{
+        if (d->n_actions != t->n_actions || d->n_routes != t->n_routes ||
+            d->n_vendor_routes != t->n_vendor_routes)
+                return false;
+        for (size_t i = 0; i < d->n_actions; i++) {
+                const TwinAction *x = &d->actions[i], *y = &t->actions[i];
+                if (!streq(x->tool, y->tool) || x->fn != y->fn || x->read_only != y->read_only ||
+                    x->mcp != y->mcp || x->any_body != y->any_body)
+                        return false;
+        }
+        for (size_t i = 0; i < d->n_routes; i++)
+                if (!same_route(&d->routes[i], &t->routes[i]))
+                        return false;
+        for (size_t i = 0; i < d->n_vendor_routes; i++)
+                if (!same_route(&d->vendor_routes[i], &t->vendor_routes[i]))
+                        return false;
+        return true;
+}
+
 int twin_kind_check(const TwinKind *k, char *err, size_t errlen)
 {
+        if (!k->surface || !k->surface->full)
+                return surface_error(err, errlen, k, "not embedded");
+        json_error_t e;
+        _cleanup_json_ json_t *doc = json_loads(k->surface->full, 0, &e);
+        if (!doc)
+                return surface_error(err, errlen, k, "line %d: %s", e.line, e.text);
+        _cleanup_(doc_tables_done) DocTables d = {};
         _cleanup_(surface_freep) TwinSurface *s = NULL, *m = NULL;
-        int r = surface_load(k, true, &s, err, errlen);
+        int r = doc_tables(k, doc, &d, err, errlen);
         if (r >= 0)
-                r = surface_load(k, false, &m, err, errlen);
+                r = surface_build(k, &d.text, &s, err, errlen);
+        if (r >= 0)
+                r = surface_build(k, k->surface, &m, err, errlen);
         if (r < 0)
                 return r;
-        /* the build's parts (cmake/embed-surface.cmake) are the document's */
-        bool same = m->n_actions == s->n_actions && m->n_routes == s->n_routes &&
-                    k->surface->n_schemas == s->n_actions;
-        for (size_t i = 0; same && i < s->n_actions; i++)
-                same = streq(s->actions[i].tool, m->actions[i].tool);
-        if (!same)
+        /* the build's tables and schemas (cmake/embed-surface.cmake) are the document's */
+        if (k->surface->n_schemas != s->n_actions || !same_surface(s, m))
                 return surface_error(err, errlen, k,
-                                     "the embedded parts do not match the document");
+                                     "the embedded tables do not match the document");
         return 0;
 }
 

@@ -109,7 +109,8 @@ typedef struct TwinRoute {
 } TwinRoute;
 
 /*
- * A kind's surface, parsed from its embedded surface.json:
+ * A kind's surface, as its surface.json declares it (the shape; built from the tables the
+ * build makes of it, see TwinSurfaceText):
  *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "anyBody"?: false,
  *               "inputSchema"}],
  *    "prefixes"?: ["", "/api"],   every route is also served under each prefix
@@ -155,16 +156,36 @@ enum {
         TWIN_KIND_FORM_BODY = 1u << 3,
 };
 
+/* A tool of a kind's surface as a table holds it: surface.json's name, readOnly, mcp (absent:
+ * true) and anyBody (absent: false). */
+typedef struct TwinToolDef {
+        const char *name;
+        bool read_only, mcp, any_body;
+} TwinToolDef;
+
+/* A route as a table holds it: pattern with its prefix already in front, args the fixed
+ * arguments' JSON text (an object) or NULL; a vendor route has tool and args NULL. */
+typedef struct TwinRouteDef {
+        const char *method, *pattern, *tool, *args;
+} TwinRouteDef;
+
 /*
  * A kind's surface.json as embedded at build time (cmake/embed-surface.cmake): the whole
- * document; the same without the tools' descriptions and input schemas (names, flags,
- * routes: what a process parses at start); each tool's input schema alone, in the order
- * of "tools".
+ * document; each tool's input schema alone, in the order of "tools"; and what a process
+ * keeps of it (names, flags, routes) as tables, in the document's order, every route once
+ * per prefix, so that a pod starts without parsing JSON. twin_kind_check compares the
+ * tables with the document.
  */
 typedef struct TwinSurfaceText {
-        const char *full, *min;
+        const char *full;
         const char *const *schemas; /* n_schemas of them */
         size_t n_schemas;
+        const TwinToolDef *tools;
+        size_t n_tools;
+        const TwinRouteDef *routes;
+        size_t n_routes;
+        const TwinRouteDef *vendor_routes;
+        size_t n_vendor_routes;
 } TwinSurfaceText;
 
 typedef struct TwinKind {
@@ -298,9 +319,10 @@ int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_u
 /*
  * The surface of kind k, parsed once per process and kept (not thread-safe on the first
  * call; the engine is single-threaded). NULL when the embedded data is broken (see
- * twin_kind_check) or on OOM. It keeps names, flags and routes only (a few KiB), parsed
- * from TwinSurfaceText.min: the descriptions and input schemas, most of surface.json and
- * ~600 KiB once parsed for GitHub, are read from the embedded text when asked for
+ * twin_kind_check) or on OOM. It keeps names, flags and routes only, built from the
+ * TwinSurfaceText tables (their strings are used in place, not copied): the descriptions
+ * and input schemas, most of surface.json and ~600 KiB once parsed for GitHub, are read
+ * from the embedded text when asked for
  * (twin_kind_surface_tools, twin_action_input_schema), so that an idle pod holds its
  * world and little else.
  */

@@ -82,8 +82,18 @@ static void test_surface_refusals(void)
                  2, "routes[1]: unknown tool c"},
         };
 #undef TOOL
+        /* the tables the build would make of cases[0] (cmake/embed-surface.cmake) */
+        static const TwinToolDef tools[] = {{"a", true, true, false}, {"b", true, true, false}};
+        static const TwinRouteDef routes[] = {{"GET", "/a", "a", NULL},
+                                              {"POST", "/b/{id}", "b", NULL}};
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                TwinSurfaceText text = {cases[i].doc, cases[i].doc, schemas, cases[i].n_tools};
+                TwinSurfaceText text = {.full = cases[i].doc,
+                                        .schemas = schemas,
+                                        .n_schemas = cases[i].n_tools,
+                                        .tools = tools,
+                                        .n_tools = ELEMENTSOF(tools),
+                                        .routes = routes,
+                                        .n_routes = ELEMENTSOF(routes)};
                 TwinKind k = {.name = "fake",
                               .surface = &text,
                               .handlers = handlers,
@@ -100,10 +110,51 @@ static void test_surface_refusals(void)
         }
         /* one name bound to two functions in C */
         static const TwinHandler twice[] = {{"b", act_noop}, {"a", act_noop}, {"b", act_noop}};
-        TwinSurfaceText text = {cases[0].doc, cases[0].doc, schemas, cases[0].n_tools};
+        TwinSurfaceText text = {.full = cases[0].doc,
+                                .schemas = schemas,
+                                .n_schemas = 2,
+                                .tools = tools,
+                                .n_tools = 2,
+                                .routes = routes,
+                                .n_routes = 2};
         TwinKind k = {.name = "fake", .surface = &text, .handlers = twice, .n_handlers = 3};
         char err[256] = "";
         CHECK(twin_kind_check(&k, err, sizeof(err)) < 0 && strstr(err, "handler b bound twice"));
+
+        /* tables that say something else than the document: a flag, a pattern, a route's
+         * fixed args, a route too few, a vendor route too many */
+        static const TwinToolDef writable[] = {{"a", true, true, false}, {"b", false, true, false}};
+        static const TwinRouteDef moved[] = {{"GET", "/a", "a", NULL},
+                                             {"POST", "/b/{x}", "b", NULL}};
+        static const TwinRouteDef fixed[] = {{"GET", "/a", "a", "{\"m\":1}"},
+                                             {"POST", "/b/{id}", "b", NULL}};
+        static const TwinRouteDef vendor[] = {{"GET", "/c", NULL, NULL}};
+        const struct {
+                const TwinToolDef *tools;
+                const TwinRouteDef *routes;
+                size_t n_routes, n_vendor;
+        } wrong[] = {
+                {writable, routes, 2, 0}, {tools, moved, 2, 0},  {tools, fixed, 2, 0},
+                {tools, routes, 1, 0},    {tools, routes, 2, 1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(wrong); i++) {
+                text.tools = wrong[i].tools;
+                text.routes = wrong[i].routes;
+                text.n_routes = wrong[i].n_routes;
+                text.vendor_routes = vendor;
+                text.n_vendor_routes = wrong[i].n_vendor;
+                k.handlers = handlers;
+                k.n_handlers = ELEMENTSOF(handlers);
+                err[0] = 0;
+                CHECK(twin_kind_check(&k, err, sizeof(err)) < 0 &&
+                      strstr(err, "the embedded tables do not match the document"));
+        }
+        /* and once they match again, the kind is accepted */
+        text.tools = tools;
+        text.routes = routes;
+        text.n_routes = 2;
+        text.n_vendor_routes = 0;
+        CHECK(twin_kind_check(&k, err, sizeof(err)) == 0);
 }
 
 static void test_form(void)
