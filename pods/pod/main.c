@@ -341,10 +341,16 @@ int main(int argc, char **argv)
         }
 
         /*
-         * The surface is parsed now, while a pooled pod waits for its load frame: off the
-         * create's path, and before the world, so that the world's allocations reuse what
-         * the parse freed instead of pinning it in the heap.
+         * jansson seeds its hash function from /dev/urandom on first use; the pod's
+         * read-only, nodev view refuses that, and stage 2 refuses open(2) altogether. So
+         * before the first object (a route's fixed args, just below).
          */
+        size_t hseed;
+        if (getrandom(&hseed, sizeof(hseed), 0) == (ssize_t)sizeof(hseed))
+                json_object_seed(hseed ? hseed : 1);
+
+        /* The surface is bound now, while a pooled pod waits for its load frame: off the
+         * create's path (its tables are built in: no parse). */
         if (!twin_kind_surface(kind))
                 die(EXIT_OSERR, "the embedded surface of %s does not load", twin_name);
 
@@ -352,13 +358,6 @@ int main(int argc, char **argv)
         (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         /* A write to a closed socket is an EPIPE to handle, not a death. */
         signal(SIGPIPE, SIG_IGN);
-        /*
-         * jansson seeds its hash function from /dev/urandom on first use; the pod's
-         * read-only, nodev view refuses that, and stage 2 refuses open(2) altogether.
-         */
-        size_t hseed;
-        if (getrandom(&hseed, sizeof(hseed), 0) == (ssize_t)sizeof(hseed))
-                json_object_seed(hseed ? hseed : 1);
 
         FrameReader rd = {};
         Frame f = {};
