@@ -78,6 +78,7 @@ static TwinSurface *surface_free(TwinSurface *s)
         for (size_t i = 0; i < s->n_routes; i++)
                 json_decref(s->routes[i].args);
         free(s->actions);
+        free(s->by_name);
         free(s->routes);
         free(s->vendor_routes);
         free(s);
@@ -182,6 +183,7 @@ static int surface_build(const TwinKind *k, const TwinSurfaceText *t, TwinSurfac
                 s->vendor_routes[s->n_vendor_routes++] =
                         (TwinRoute){method, d->pattern, NULL, NULL};
         }
+        s->by_name = TAKE_PTR(by_name);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -400,10 +402,5 @@ int twin_kind_check(const TwinKind *k, char *err, size_t errlen)
 const TwinAction *twin_kind_action(const TwinKind *k, const char *tool)
 {
         const TwinSurface *s = twin_kind_surface(k);
-        if (!tool || !s)
-                return NULL;
-        for (size_t i = 0; i < s->n_actions; i++)
-                if (streq(s->actions[i].tool, tool))
-                        return &s->actions[i];
-        return NULL;
+        return tool && s ? action_find(s->by_name, s->n_actions, tool) : NULL;
 }

@@ -124,7 +124,8 @@ typedef struct TwinRoute {
 typedef struct TwinSurface {
         TwinAction *actions;
         size_t n_actions;
-        size_t n_tools; /* actions with mcp = true */
+        const TwinAction **by_name; /* the actions sorted by tool, for twin_kind_action */
+        size_t n_tools;             /* actions with mcp = true */
         TwinRoute *routes;
         size_t n_routes;
         TwinRoute *vendor_routes; /* served by the vendor, not by the twin (tool NULL) */
