@@ -58,8 +58,43 @@
 
 static const char *twin_name = "?";
 
-static _noreturn_ _printf_(2, 3) void die(int status, const char *fmt, ...)
+static _noreturn_ _printf_(2, 3) void die(int status, const char *fmt, ...);
+
+/*
+ * Replies wait here while the calls after them are already read (a burst from pomed, which
+ * sends as its connections ask): one write for the burst instead of one a reply. Written
+ * before the pod waits for more frames, before a reply that would overflow the batch, and
+ * before the pod dies (die). A reply so waits at most for the calls read with it, each of
+ * which has its own deadline in pomed, as long as the first's. Measured (bench/ab.py, 4
+ * pairs): the pod's CPU a GET 18.7 -> 14.2 us, every pair faster.
+ */
+#define REPLY_BATCH_MAX (64 * 1024)
+static struct {
+        char *data; /* REPLY_BATCH_MAX bytes once a reply was batched */
+        size_t len;
+} out;
+
+/* len bytes of frames to pomed: the pod exits when pomed is gone, dies on another error. */
+static void write_frames(const char *buf, size_t len)
 {
+        int r = write_all(POD_FD, buf, len);
+        if (r == -EPIPE || r == -ECONNRESET)
+                exit(0); /* pomed closed its end: nobody left to serve */
+        if (r < 0)
+                die(EXIT_OSERR, "write: %s", strerror(-r));
+}
+
+static void flush_replies(void)
+{
+        size_t n = out.len;
+        out.len = 0;
+        if (n > 0)
+                write_frames(out.data, n);
+}
+
+static void die(int status, const char *fmt, ...)
+{
+        flush_replies(); /* the calls before what kills the pod were served */
         va_list ap;
         fprintf(stderr, "pome-pod[%s]: ", twin_name);
         va_start(ap, fmt);
@@ -151,6 +186,8 @@ static void pack_idle(Twin *t, FrameReader *r)
                 pack_after_ms = 0; /* this world does not round-trip: never try again */
         if (r->off == r->len)
                 frame_reader_done(r);
+        free(out.data); /* empty: flushed before the read that timed out */
+        out.data = NULL;
         (void)malloc_trim(0);
         if (set_read_timeout(0) == 0)
                 timing = false;
@@ -179,6 +216,7 @@ static int read_frame(FrameReader *r, Frame *f, Twin *t)
                 int k = frame_reader_next(r, f);
                 if (k != 0)
                         return k;
+                flush_replies();
                 k = frame_reader_fill(r, POD_FD);
                 if (k == -EAGAIN && t) {
                         pack_idle(t, r);
@@ -191,14 +229,19 @@ static int read_frame(FrameReader *r, Frame *f, Twin *t)
         }
 }
 
+/* One frame to pomed (buf is freed): batched with the replies before it, see out. */
 static void send_frame(char *buf, size_t len)
 {
-        int r = write_all(POD_FD, buf, len);
+        if (out.len + len > REPLY_BATCH_MAX)
+                flush_replies();
+        if (!out.data)
+                out.data = malloc(REPLY_BATCH_MAX);
+        if (out.data && out.len + len <= REPLY_BATCH_MAX) {
+                memcpy(out.data + out.len, buf, len);
+                out.len += len;
+        } else
+                write_frames(buf, len); /* larger than a batch (or no memory for one): alone */
         free(buf);
-        if (r == -EPIPE || r == -ECONNRESET)
-                exit(0); /* pomed closed its end: nobody left to serve */
-        if (r < 0)
-                die(EXIT_OSERR, "write: %s", strerror(-r));
 }
 
 /*
