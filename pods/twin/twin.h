@@ -318,14 +318,13 @@ int twin_advance(Twin *t, TwinReply *rp);
 int twin_call_action(Twin *t, const char *tool, json_t *args, const char *base_url, TwinReply *rp);
 
 /*
- * The surface of kind k, parsed once per process and kept (not thread-safe on the first
+ * The surface of kind k, built once per process and kept (not thread-safe on the first
  * call; the engine is single-threaded). NULL when the embedded data is broken (see
  * twin_kind_check) or on OOM. It keeps names, flags and routes only, built from the
  * TwinSurfaceText tables (their strings are used in place, not copied): the descriptions
  * and input schemas, most of surface.json and ~600 KiB once parsed for GitHub, are read
- * from the embedded text when asked for
- * (twin_kind_surface_tools, twin_action_input_schema), so that an idle pod holds its
- * world and little else.
+ * from the embedded text when asked for (twin_kind_surface_tools,
+ * twin_action_input_schema), so that an idle pod holds its world and little else.
  */
 const TwinSurface *twin_kind_surface(const TwinKind *k);
 
