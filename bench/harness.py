@@ -167,6 +167,52 @@ def gateway_with_cpu(p, fig, url, tok, conns, threads, script):
         return None
 
 
+def host_busy(run):
+    """run() and the share of the host's CPU time (every core) that was not idle meanwhile."""
+    def stat():
+        v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return sum(v), v[3] + v[4]  # all, idle + iowait
+    t0, i0 = stat()
+    out = run()
+    t1, i1 = stat()
+    return out, 1 - (i1 - i0) / max(1, t1 - t0)
+
+
+def shard_ceiling(B, fig, r):
+    """GET through two sandboxes at once, 32 connections each (one wrk per sandbox): served by
+    one pomed, then by two pomeds with one sandbox each. Two processes that share nothing are
+    what sharding the gateway across threads by sandbox could be at best (no lock, no
+    hand-off), so their sum over one pomed's bounds that design's gain on this host.
+    Returns {"one": (req/s, host busy), "two": (…)} for the figures that ran clean."""
+    out = {}
+    order = ("one", "two") if r % 2 == 0 else ("two", "one")
+    for who in order:
+        ps = [Pomed(B)]
+        try:
+            if who == "two":
+                ps.append(Pomed(B))
+            boxes = [ab.sandbox_for_gateway(ps[0]), ab.sandbox_for_gateway(ps[-1])]
+
+            def both(seconds):
+                got = [None, None]
+                ths = [threading.Thread(target=lambda i=i: got.__setitem__(
+                    i, wrk_checked(f"{fig} ({who} pomed)", boxes[i][0], boxes[i][1], 32,
+                                   seconds, 1))) for i in range(2)]
+                for t in ths:
+                    t.start()
+                for t in ths:
+                    t.join()
+                return None if None in got else sum(g["rps"] for g in got)
+            both(1)
+            rps, busy = host_busy(lambda: both(3))
+            if rps is not None:
+                out[who] = (rps, busy)
+        finally:
+            for p in ps:
+                p.stop()
+    return out
+
+
 class Responder:
     """bench/responder.c answering body (bytes) on a port of its own."""
 
@@ -508,6 +554,18 @@ def main():
                  responder_p99_ms=med(rsp, "p99_ms"), twin_rps=med(twn, "rps"),
                  twin_p50_ms=med(twn, "p50_ms"), twin_p99_ms=med(twn, "p99_ms"))
 
+        one, two = [], []
+        for r in range(R):
+            got = shard_ceiling(B, "shard", r)
+            if "one" in got and "two" in got:
+                one.append(got["one"])
+                two.append(got["two"])
+        med = lambda xs, i: statistics.median(x[i] for x in xs) if xs else float("nan")
+        note("shard", one_rps=med(one, 0), one_busy=med(one, 1), two_rps=med(two, 0),
+             two_busy=med(two, 1),
+             gain=statistics.median(b[0] / a[0] for a, b in zip(one, two)) if one
+             else float("nan"))
+
     # ---- create profile (hot creates, 3 twins), once
     if "start" in only and not a.no_profile:
         p = Pomed(B)
@@ -672,6 +730,19 @@ def write_md(a, res, profiles, load0, load1, started, finished):
               f"{fmt(g('latency', 'responder_p99_ms'))} | {fmt(r)}× | "
               f"{fmt(g('latency', 'twin_p50_ms'))} / {fmt(g('latency', 'twin_p99_ms'))} | "
               f"p50 ≤ 3× | {mark(r <= 3)} |")
+        if "shard" in res:
+            w("")
+            w("Sharding ceiling: GET through two sandboxes at once (32 connections each, one "
+              "wrk each), served by one pomed and by two pomeds with a sandbox each — two "
+              "event loops that share nothing, the best that sharding the gateway across "
+              "threads by sandbox could do on this host. Median of the runs; host busy = the "
+              "share of all cores' time not idle.")
+            w("")
+            w("| figure | one pomed | two pomeds | gain (median of the runs' ratios) |")
+            w("| --- | --- | --- | --- |")
+            w(f"| GET, 2 sandboxes × 32 conns, req/s (host busy) | {fmt(g('shard', 'one_rps'))} "
+              f"({g('shard', 'one_busy'):.0%}) | {fmt(g('shard', 'two_rps'))} "
+              f"({g('shard', 'two_busy'):.0%}) | {fmt(g('shard', 'gain'))}× |")
         w("")
     if "density" in res:
         d = res["density"]
