@@ -26,16 +26,17 @@
  *
  * Our own refusals are written straight to the socket and the connection is then
  * dropped (the handler returns MHD_NO), instead of being queued through MHD: MHD
- * builds a queued reply's header in what is left of the connection's 64 KiB pool,
- * and a header block that filled it left no room — the connection was closed with no
- * answer at all (requests of ~65 000 bytes). An over-long request-target is refused
- * from the URI callback already: right after it MHD stores the query arguments, and
- * when the request line nearly fills the pool that fails, MHD queues a 431, fails
- * again on the headers and drops the connection silently, skipping the completion
- * callback (the leaked URI copy). Our limits (HTTPD_MAX_*) bind well before the pool
- * does, so MHD answers by itself only beyond them: a header block over ~65 200 bytes
- * or ~900 tiny fields (431), a request line over the pool (414), a malformed chunked
- * body (400) — complete answers with MHD's HTML body, "Connection: close" — and a
+ * builds a queued reply's header in what is left of the connection's pool, and a
+ * header block that filled it left no room — the connection was closed with no
+ * answer at all (requests of ~65 000 bytes with the 64 KiB pool of old). An
+ * over-long request-target is refused from the URI callback already: right after it
+ * MHD stores the query arguments, and when the request line nearly fills the pool
+ * that fails, MHD queues a 431, fails again on the headers and drops the connection
+ * silently, skipping the completion callback (the leaked URI copy). Our limits
+ * (HTTPD_MAX_*) bind well before the pool does, so MHD answers by itself only beyond
+ * them: a header block over ~32 560 bytes or ~440 tiny fields (431), a
+ * request line over the pool (414), a malformed chunked body (400) — complete answers
+ * with MHD's HTML body, "Connection: close" — and a
  * malformed single Content-Length (400, or 413 past 2^64), parsed before our code
  * runs, where 0.9.75 sends the status line and headers twice: the client sees the
  * right status and a garbled body, then the connection closes. No option of 0.9.75
@@ -64,8 +65,10 @@
 
 /* MHD's per-connection memory: must hold a header block of HTTPD_MAX_HEADER_BLOCK + 1
  * bytes and HTTPD_MAX_HEADERS + 1 field records (56 bytes each) so that our 431
- * binds first, and leave room for a reply's header. */
-#define POOL_SIZE ((size_t)64 * 1024)
+ * binds first, and leave room for a reply's header. No larger: MHD 0.9.75 zeroes the
+ * whole pool before every request of a keep-alive connection (MHD_pool_reset), which
+ * at 64 KiB was 5–6 % of pomed's CPU under GET load. */
+#define POOL_SIZE ((size_t)32 * 1024)
 /* Read-ahead of a streamed reply, bytes. */
 #define STREAM_BLOCK ((size_t)16 * 1024)
 
@@ -572,7 +575,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
                 /* Refuse an over-long target now, before MHD stores its query arguments:
                  * when the request line nearly fills the pool that fails, MHD queues a 431,
                  * then fails again on the headers and drops the connection with no answer
-                 * and without our completion callback (targets of ~65 400–65 500 bytes). */
+                 * and without our completion callback (targets of ~65 400–65 500 bytes
+                 * with a 64 KiB pool). */
                 if (n > HTTPD_MAX_TARGET) {
                         refuse_on_fd(r->d, c->fd, r->path, false, 414, "uri_too_long",
                                      "The request-target is too long.");
@@ -688,7 +692,7 @@ static bool check_request(Httpd *d, HttpRequest *r, struct MHD_Connection *conn,
                 MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
         if (!ci || ci->header_size > HTTPD_MAX_HEADER_BLOCK)
                 return refused(ref, 431, "headers_too_large",
-                               "The request line and headers exceed 32768 bytes.");
+                               "The request line and headers exceed 16384 bytes.");
         /* method SP target SP version CRLF, in place: every byte accounted for */
         size_t ml = strlen(method), vl = strlen(version);
         const char *end = method + ci->header_size;

@@ -30,8 +30,8 @@
  *   the connection's accept or of the end of its previous response, or the body not
  *   within body_timeout of the end of the headers (a connection that has not sent a
  *   request line yet is closed without an answer, like an idle keep-alive one).
- * Beyond MHD's per-connection memory (64 KiB: a header block of about 65 200 bytes,
- * about 900 tiny header fields, a longer request line) and for a malformed single
+ * Beyond MHD's per-connection memory (32 KiB: a header block of about 32 560 bytes,
+ * about 440 tiny header fields, a request line of about 32 740) and for a malformed single
  * Content-Length or a malformed chunked body, libmicrohttpd answers by itself
  * (431/414/400/413, its HTML body, Connection: close); see httpd.c for what 0.9.75
  * sends there.
@@ -53,9 +53,11 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-/* Limits that bind before libmicrohttpd's own (its per-connection pool is 64 KiB). */
+/* Limits that bind before libmicrohttpd's own (its per-connection pool is 32 KiB). The
+ * header block's is Node.js's default (http.maxHeaderSize, 16 KiB), the runtime of the
+ * hosted service's twins. */
 #define HTTPD_MAX_TARGET       8192u  /* bytes of request-target; more → 414 */
-#define HTTPD_MAX_HEADER_BLOCK 32768u /* bytes of request line + header fields; more → 431 */
+#define HTTPD_MAX_HEADER_BLOCK 16384u /* bytes of request line + header fields; more → 431 */
 #define HTTPD_MAX_HEADERS      128u   /* header fields; more → 431 */
 
 /* Defaults used when the matching HttpdConfig field is 0. */
