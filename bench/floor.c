@@ -19,9 +19,11 @@
  * each (untimed), close the sockets, reap, rmdir the leaves (teardown_ms).
  * Churn mode (--clients C): C forked clients each run such rounds for S seconds; per_s is
  * the rounds completed per second by all clients together.
- * Hold mode (--hold H): H×N servers alive at once; their mean Pss, and an isolation check
- * of the first one (credentials, no_new_privs, seccomp, capabilities, cgroups, namespaces,
- * read-only mounts).
+ * Hold mode (--hold H): H×N servers alive at once; their mean Pss, the host's MemAvailable
+ * drop per set of N (read before the first spawn and 1 s after the last READY, as pomed's
+ * density figure reads it after its sandboxes settle), and an isolation check of the first
+ * one (credentials, no_new_privs, seccomp, capabilities, cgroups, namespaces, read-only
+ * mounts).
  * One JSON object on stdout. A failed step counts in "errors" (the first few say why on
  * stderr, one line each); a round with an error leaves no timing.
  *
@@ -825,6 +827,20 @@ static bool isolated(const Server *s)
         return ok;
 }
 
+/* MemAvailable from /proc/meminfo, KiB; -1 when unreadable. */
+static long mem_available_kib(void)
+{
+        FILE *f = fopen("/proc/meminfo", "re");
+        char line[256];
+        long v = -1;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "MemAvailable: %ld kB", &v) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        return v;
+}
+
 static void hold(int servers, int sets)
 {
         int n = servers * sets, started = 0;
@@ -842,6 +858,7 @@ static void hold(int servers, int sets)
                 exit(1);
         for (int i = 0; i < n; i++)
                 server_init(&s[i]);
+        long avail0 = mem_available_kib(), avail1 = -1;
         for (; started < n && !stop; started++)
                 if (make_leaves(&s[started]) < 0 || spawn(&s[started]) < 0)
                         break;
@@ -853,11 +870,16 @@ static void hold(int servers, int sets)
                         pss += atol(v);
                 }
                 iso = isolated(&s[0]);
+                sleep(1);
+                avail1 = mem_available_kib();
         }
         teardown(s, started < n ? started + 1 : n);
-        printf("{\"servers\":%d,\"held\":%d,\"pss_kib_per_server\":%.1f,\"isolated\":%s,"
-               "\"errors\":%u}\n",
-               servers, sets, (double)pss / n, iso ? "true" : "false", g.errors);
+        if (avail0 < 0 || avail1 < 0)
+                bad("no MemAvailable in /proc/meminfo");
+        printf("{\"servers\":%d,\"held\":%d,\"pss_kib_per_server\":%.1f,"
+               "\"host_kib_per_set\":%.1f,\"isolated\":%s,\"errors\":%u}\n",
+               servers, sets, (double)pss / n, (double)(avail0 - avail1) / sets,
+               iso ? "true" : "false", g.errors);
         free(s);
 }
 
