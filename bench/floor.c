@@ -20,9 +20,9 @@
  * Churn mode (--clients C): C forked clients each run such rounds for S seconds; per_s is
  * the rounds completed per second by all clients together.
  * Hold mode (--hold H): H×N servers alive at once; their mean Pss, the host's MemAvailable
- * drop per set of N (read before the first spawn and 1 s after the last READY, as pomed's
- * density figure reads it after its sandboxes settle), and an isolation check of the first
- * one (credentials, no_new_privs, seccomp, capabilities, cgroups, namespaces, read-only
+ * drop per set of N (read before the first spawn and 1 s after every server answered;
+ * bench/harness.py starts it on a settled host), and an isolation check of the first one
+ * (credentials, no_new_privs, seccomp, capabilities, cgroups, namespaces, read-only
  * mounts).
  * One JSON object on stdout. A failed step counts in "errors" (the first few say why on
  * stderr, one line each); a round with an error leaves no timing.
@@ -862,7 +862,8 @@ static void hold(int servers, int sets)
         for (; started < n && !stop; started++)
                 if (make_leaves(&s[started]) < 0 || spawn(&s[started]) < 0)
                         break;
-        if (started == n && wait_ready(s, n) == 0 && ping(s, n) == 0) {
+        bool held = started == n && wait_ready(s, n) == 0 && ping(s, n) == 0;
+        if (held) {
                 for (int i = 0; i < n; i++) {
                         char v[64];
                         if (!proc_field(s[i].pid, "smaps_rollup", "Pss", v, sizeof(v)))
@@ -874,11 +875,12 @@ static void hold(int servers, int sets)
                 avail1 = mem_available_kib();
         }
         teardown(s, started < n ? started + 1 : n);
-        if (avail0 < 0 || avail1 < 0)
+        if (held && (avail0 < 0 || avail1 < 0))
                 bad("no MemAvailable in /proc/meminfo");
         printf("{\"servers\":%d,\"held\":%d,\"pss_kib_per_server\":%.1f,"
                "\"host_kib_per_set\":%.1f,\"isolated\":%s,\"errors\":%u}\n",
-               servers, sets, (double)pss / n, (double)(avail0 - avail1) / sets,
+               servers, sets, (double)pss / n,
+               avail0 >= 0 && avail1 >= 0 ? (double)(avail0 - avail1) / sets : 0.0,
                iso ? "true" : "false", g.errors);
         free(s);
 }

@@ -34,13 +34,12 @@
  * that fails, MHD queues a 431, fails again on the headers and drops the connection
  * silently, skipping the completion callback (the leaked URI copy). Our limits
  * (HTTPD_MAX_*) bind well before the pool does, so MHD answers by itself only beyond
- * them: a header block over ~32 560 bytes or ~440 tiny fields (431), a
- * request line over the pool (414), a malformed chunked body (400) — complete answers
- * with MHD's HTML body, "Connection: close" — and a
- * malformed single Content-Length (400, or 413 past 2^64), parsed before our code
- * runs, where 0.9.75 sends the status line and headers twice: the client sees the
- * right status and a garbled body, then the connection closes. No option of 0.9.75
- * changes those bodies.
+ * them: a header block over ~32 560 bytes or ~440 tiny fields (431), a request line
+ * over the pool (414), a malformed chunked body (400) — complete answers with MHD's
+ * HTML body, "Connection: close" — and a malformed single Content-Length (400, or 413
+ * past 2^64), parsed before our code runs, where 0.9.75 sends the status line and
+ * headers twice: the client sees the right status and a garbled body, then the
+ * connection closes. No option of 0.9.75 changes those bodies.
  *
  * Connections: MHD_OPTION_NOTIFY_CONNECTION gives each one a HttpConn that owns the
  * request in progress (so a request MHD drops without its completion callback is

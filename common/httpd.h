@@ -31,8 +31,8 @@
  *   within body_timeout of the end of the headers (a connection that has not sent a
  *   request line yet is closed without an answer, like an idle keep-alive one).
  * Beyond MHD's per-connection memory (32 KiB: a header block of about 32 560 bytes,
- * about 440 tiny header fields, a request line of about 32 740) and for a malformed single
- * Content-Length or a malformed chunked body, libmicrohttpd answers by itself
+ * about 440 tiny header fields, a request line of about 32 740) and for a malformed
+ * single Content-Length or a malformed chunked body, libmicrohttpd answers by itself
  * (431/414/400/413, its HTML body, Connection: close); see httpd.c for what 0.9.75
  * sends there.
  *
