@@ -15,6 +15,9 @@
  * charge.failed, payment_intent.payment_failed are emitted. Unlike other refusals this one
  * changes the world, as on Stripe.
  *
+ * A crypto intent (payment_method_types[]=crypto, deposit mode) takes the other road,
+ * requires_action → processing → succeeded through its deposit (crypto.c).
+ *
  * An invoice pays through the same attempt (stripe_pi_attempt): its intent carries
  * "invoice", and whichever call makes the attempt — a subscription's first invoice, a
  * renewal, or the agent confirming the intent itself — the invoice and its subscription
@@ -106,14 +109,43 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *pi)
                 return r;
         if ((r = stripe_arg_enum(c, rp, "capture_method", captures, &capture)) <= 0)
                 return r;
+        json_t *types = json_object_get(c->args, "payment_method_types");
+        if (types) {
+                if (!json_is_array(types) || json_array_size(types) == 0)
+                        return stripe_invalid(rp, NULL, "payment_method_types", "Invalid array");
+                size_t i, cards = 0;
+                json_t *t;
+                json_array_foreach (types, i, t) {
+                        const char *ty = json_string_value(t);
+                        if (!streq_ptr(ty, "card") && !streq_ptr(ty, "crypto"))
+                                return stripe_invalid(
+                                        rp, "payment_intent_invalid_parameter",
+                                        "payment_method_types",
+                                        "The payment method type \"%s\" is invalid or not "
+                                        "supported by the pome Stripe twin (card, or crypto in "
+                                        "deposit mode).",
+                                        strempty(ty));
+                        cards += streq(ty, "card");
+                }
+                if (cards && cards != json_array_size(types))
+                        return stripe_invalid(rp, "payment_intent_invalid_parameter",
+                                              "payment_method_types",
+                                              "The pome Stripe twin takes card or crypto in "
+                                              "payment_method_types, not both: a crypto "
+                                              "PaymentIntent is paid to deposit addresses.");
+                if (json_object_set(pi, "payment_method_types", types) < 0 ||
+                    json_object_set_new(pi, "automatic_payment_methods", json_null()) < 0)
+                        return -ENOMEM;
+        }
         if (amount >= 0 && json_object_set_new(pi, "amount", json_integer(amount)) < 0)
                 return -ENOMEM;
         if (currency && json_object_set_new(pi, "currency", json_string(currency)) < 0)
                 return -ENOMEM;
-        /* Stripe's minimum charge amounts: $0.50 and its like */
+        /* Stripe's minimum charge amounts: $0.50 and its like for a card; a stablecoin
+         * payment may be a cent (Stripe's x402 guide charges $0.01 a request) */
         int64_t a = json_integer_value(json_object_get(pi, "amount"));
         const char *cur = json_get_str(pi, "currency");
-        if (streq_ptr(cur, "usd") && a < 50)
+        if (streq_ptr(cur, "usd") && a < 50 && !stripe_pi_is_crypto(pi))
                 return stripe_invalid(rp, "amount_too_small", "amount",
                                       "Amount must be at least $0.50 usd");
         if (a < 1)
@@ -131,25 +163,6 @@ static int apply_fields(TwinCall *c, TwinReply *rp, json_t *pi)
                 return -ENOMEM;
         if (capture && json_object_set_new(pi, "capture_method", json_string(capture)) < 0)
                 return -ENOMEM;
-        json_t *types = json_object_get(c->args, "payment_method_types");
-        if (types) {
-                if (!json_is_array(types) || json_array_size(types) == 0)
-                        return stripe_invalid(rp, NULL, "payment_method_types", "Invalid array");
-                size_t i;
-                json_t *t;
-                json_array_foreach (types, i, t) {
-                        if (!streq_ptr(json_string_value(t), "card"))
-                                return stripe_invalid(
-                                        rp, "payment_intent_invalid_parameter",
-                                        "payment_method_types",
-                                        "The payment method type \"%s\" is invalid or not "
-                                        "supported by the pome Stripe twin (card only).",
-                                        strempty(json_string_value(t)));
-                }
-                if (json_object_set(pi, "payment_method_types", types) < 0 ||
-                    json_object_set_new(pi, "automatic_payment_methods", json_null()) < 0)
-                        return -ENOMEM;
-        }
         if ((r = stripe_set_strings(c, rp, pi, strings)) <= 0)
                 return r;
         return stripe_apply_metadata(c, rp, pi);
@@ -365,6 +378,38 @@ static void attempt_flags(TwinCall *c, bool *ret_off, bool *ret_error_on_action)
         (void)twin_arg_bool(c->args, "error_on_requires_action", ret_error_on_action);
 }
 
+/*
+ * A card intent's create takes neither of the crypto parameters: payment_method_options
+ * (crypto's, or any other method's the twin does not model: Stripe's unknown-parameter
+ * refusal, naming the member) and payment_method_data. 1, 0 with the 400 in rp, -ENOMEM.
+ */
+static int card_only(TwinCall *c, TwinReply *rp)
+{
+        json_t *opts = json_object_get(c->args, "payment_method_options");
+        const char *k;
+        json_t *v;
+        int r;
+        json_object_foreach (opts, k, v) {
+                if (streq(k, "crypto"))
+                        return stripe_invalid(rp, NULL, "payment_method_options[crypto]",
+                                              "payment_method_options[crypto] is only valid with "
+                                              "payment_method_types[]=crypto.");
+                char name[96];
+                snprintf(name, sizeof(name), "payment_method_options[%.60s]", k);
+                r = stripe_invalid(rp, "parameter_unknown", name, "Received unknown parameter: %s",
+                                   name);
+                return r < 0 ? r : 0;
+        }
+        if (opts && !json_is_object(opts))
+                return stripe_invalid(rp, NULL, "payment_method_options", "Invalid object");
+        if (json_object_get(c->args, "payment_method_data"))
+                return stripe_invalid(rp, NULL, "payment_method_data",
+                                      "The pome Stripe twin takes payment_method_data only for a "
+                                      "crypto PaymentIntent ({type: crypto}); name a card with "
+                                      "payment_method (pm_card_visa, a pm_… id).");
+        return 1;
+}
+
 int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
 {
         int64_t amount;
@@ -381,10 +426,15 @@ int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
                 return -ENOMEM;
         if ((r = apply_fields(c, rp, pi)) <= 0)
                 return r;
+        bool crypto = stripe_pi_is_crypto(pi);
+        if (crypto && (r = stripe_crypto_prepare(c, rp, pi)) <= 0)
+                return r;
+        if (!crypto && (r = card_only(c, rp)) <= 0)
+                return r;
         cus = json_get_str(pi, "customer");
         if (ref && (r = check_pm(c, rp, cus, ref)) <= 0)
                 return r;
-        if (do_confirm && !ref)
+        if (do_confirm && !ref && !crypto)
                 return stripe_invalid(rp, "payment_intent_unexpected_state", "payment_method",
                                       "You cannot confirm this PaymentIntent because it's "
                                       "missing a payment method. You can either update the "
@@ -410,9 +460,12 @@ int stripe_act_create_payment_intent(TwinCall *c, TwinReply *rp)
         if ((r = stripe_row_add(c->world, "payment_intents", json_incref(pi))) < 0 ||
             (r = stripe_event(c, "payment_intent.created", pi, NULL)) < 0)
                 return r;
+        /* a crypto intent awaits its deposit whether confirmed or not (crypto.c) */
+        if (crypto && (r = stripe_crypto_open(c, pi)) < 0)
+                return r;
         bool declined = false, off, error_on_action;
         attempt_flags(c, &off, &error_on_action);
-        if (do_confirm &&
+        if (do_confirm && !crypto &&
             (r = stripe_pi_attempt(c, rp, pi, NULL, off, error_on_action, &declined)) < 0)
                 return r;
         if ((r = stripe_mutated(rp, NULL, pi)) < 0)
@@ -436,8 +489,9 @@ int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp)
         int r = arg_pi(c, rp, &pi, &idx);
         if (r <= 0)
                 return r;
-        if (!status_open(pi)) {
-                /* a settled intent keeps its money fields (Stripe's rule) */
+        if (!status_open(pi) || stripe_pi_is_crypto(pi)) {
+                /* a settled intent keeps its money fields (Stripe's rule), and so does a
+                 * crypto one: its deposit addresses were handed out for its amount */
                 static const char *const settled_ok[] = {"id",       "description",
                                                          "metadata", "receipt_email",
                                                          "expand",   "statement_descriptor"};
@@ -447,6 +501,14 @@ int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp)
                         bool ok = false;
                         for (size_t i = 0; i < ELEMENTSOF(settled_ok) && !ok; i++)
                                 ok = streq(k, settled_ok[i]);
+                        if (!ok && stripe_pi_is_crypto(pi))
+                                return stripe_invalid(
+                                        rp, "payment_intent_unexpected_state", k,
+                                        "This PaymentIntent's %s could not be updated: a crypto "
+                                        "PaymentIntent in deposit mode may only have its "
+                                        "description, metadata, receipt_email or "
+                                        "statement_descriptor updated.",
+                                        k);
                         if (!ok)
                                 return stripe_invalid(
                                         rp, "payment_intent_unexpected_state", k,
@@ -461,6 +523,11 @@ int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp)
                 return -ENOMEM;
         if ((r = apply_fields(c, rp, next)) <= 0)
                 return r;
+        if (stripe_pi_is_crypto(next) && !stripe_pi_is_crypto(pi))
+                return stripe_invalid(rp, "payment_intent_invalid_parameter",
+                                      "payment_method_types",
+                                      "A PaymentIntent is made a crypto one at its creation "
+                                      "(with payment_method_options[crypto]), not by an update.");
         const char *ref;
         if ((r = stripe_arg_str(c, rp, "payment_method", false, &ref)) <= 0)
                 return r;
@@ -499,6 +566,15 @@ int stripe_act_confirm_payment_intent(TwinCall *c, TwinReply *rp)
             (r = stripe_arg_bool(c, rp, "off_session", &b)) <= 0 ||
             (r = stripe_arg_bool(c, rp, "error_on_requires_action", &b)) <= 0)
                 return r;
+        if (stripe_pi_is_crypto(pi)) {
+                /* deposit mode: the intent awaits (or had) its deposit; confirming it again
+                 * changes nothing (hosted Pome's rule), unless it is over */
+                if (status_is(pi, "canceled"))
+                        return stripe_invalid(rp, "payment_intent_unexpected_state", NULL,
+                                              "You cannot confirm this PaymentIntent because it "
+                                              "has a status of canceled.");
+                return stripe_reply_object(c, rp, 200, pi);
+        }
         _cleanup_json_ json_t *before = json_deep_copy(pi);
         if (!before)
                 return -ENOMEM;

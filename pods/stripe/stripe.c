@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Stripe twin (kind "stripe"): Stripe's REST API under /v1 (https://docs.stripe.com/api)
- * for customers, payment methods, payment intents, charges, refunds, the balance, events,
- * and billing (products, prices, subscriptions, invoices, test clocks), and the x402 resources
- * a seed declares (x402.c: HTTP 402 payments, not Stripe's API), with form bodies in
+ * for customers, payment methods, payment intents (cards, and crypto in deposit mode:
+ * crypto.c), charges, refunds, the balance, events, and billing (products, prices,
+ * subscriptions, invoices, test clocks), and x402 resources (x402.c: HTTP 402 payments, not
+ * Stripe's API: the seed's, and hosted Pome's default one), with form bodies in
  * Stripe's bracket convention (nested parameters checked as the top level is), JSON
  * replies, Stripe's error envelope {error:{type, code?, message, param?, doc_url?}},
  * Idempotency-Key replays and the failure injection a task seed asks for. This file holds
@@ -20,9 +21,12 @@
  *                       authenticates minted sk_test_pome_… keys, not these
  *   x402_resources[], x402_payments[]
  *                       the seed's paid resources and the payments settled for them (x402.c);
- *                       both absent unless the seed declares x402_resources
- *   failure_injection[] {method, path, attempt, status, body}: the attempt-th call of
- *                       method + path answers status/body and changes nothing else
+ *                       both absent unless the seed declares x402_resources, the second
+ *                       made too when the default resource (/x402/protected-resource) is paid
+ *   failure_injection[] {method, path, attempt, mode, status, body}: the attempt-th call of
+ *                       method + path answers status/body; mode before_handler changes
+ *                       nothing else, after_handler (the default, as hosted Pome's) runs
+ *                       the action first and keeps its change (stripe_serve)
  *   attempts            {"POST /v1/payment_intents": n}: calls counted for failure injection
  *   idempotency_keys    {key: {endpoint, params, status, body}}: first replies to replay
  *   next_id             counter behind the generated ids (deterministic per seed)
@@ -1001,16 +1005,75 @@ static bool rule_matches(json_t *rule, const char *endpoint)
 }
 
 /*
- * Failure injection: when a rule names endpoint, counts this attempt (in the world, so the
- * count survives snapshots) and, when a rule names this attempt, answers its status and body
- * (default: Stripe's 500 api_error) in rp — nothing else changes. 1 answered, 0 not, -ENOMEM.
+ * The injected answer of rule (the n-th call of endpoint) into rp: its status and body
+ * (default: Stripe's 500 api_error), with Stripe-Should-Retry on a 5xx or 409 as Stripe's
+ * SDKs read it. Whatever rp held before (an after_handler action's real answer, with its
+ * headers) is replaced; its state_mutation and state_delta are kept. 0 or -ENOMEM.
  */
-static int inject(TwinCall *c, TwinReply *rp, const char *endpoint)
+static int injected_reply(TwinReply *rp, json_t *rule, json_int_t n, const char *endpoint)
+{
+        json_int_t status = json_integer_value(json_object_get(rule, "status"));
+        json_t *body = json_object_get(rule, "body");
+        if (status < 100 || status > 599)
+                status = 500;
+        json_decref(rp->headers);
+        rp->headers = NULL;
+        free(rp->error);
+        rp->error = NULL;
+        if (json_is_object(body)) {
+                twin_reply_json(rp, (int)status, json_deep_copy(body));
+                if (!rp->body)
+                        return -ENOMEM;
+        } else {
+                int r = stripe_fail(rp, (int)status,
+                                    status >= 500 ? "api_error" : "invalid_request_error", NULL,
+                                    NULL,
+                                    "An unknown error occurred (injected by the task's seed: "
+                                    "attempt %lld of %s).",
+                                    (long long)n, endpoint);
+                if (r < 0)
+                        return r;
+        }
+        /* what Stripe's SDKs read to decide on a retry */
+        if (status >= 500 || status == 409) {
+                rp->headers = json_pack("{s:s}", "Stripe-Should-Retry", "true");
+                if (!rp->headers)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/*
+ * An injected failure the action runs under (hosted Pome's after_handler mode): the rule
+ * and which attempt it fired on. rule NULL: none.
+ */
+typedef struct StripeOverride {
+        json_t *rule; /* a reference of its own: the world may be replaced meanwhile */
+        json_int_t attempt;
+} StripeOverride;
+
+static void override_done(StripeOverride *o)
+{
+        json_decref(o->rule);
+        o->rule = NULL;
+}
+
+/*
+ * Failure injection (hosted Pome's FDRS-339, packages/sdk/src/failure-injection.ts): when
+ * a rule names endpoint, counts this attempt (in the world, so the count survives
+ * snapshots); when a rule names this attempt, by its mode:
+ * - before_handler: its status and body answer in rp and nothing else changes (1);
+ * - after_handler: the action still runs and keeps its change; *ret_override says which rule
+ *   replaces the answer the caller gets (0), see stripe_serve.
+ * 0 when no rule fires, -ENOMEM.
+ */
+static int inject(TwinCall *c, TwinReply *rp, const char *endpoint, StripeOverride *ret_override)
 {
         json_t *rules = json_object_get(c->world, "failure_injection");
         size_t i;
         json_t *rule;
         bool named = false;
+        *ret_override = (StripeOverride){};
         json_array_foreach (rules, i, rule) {
                 named = named || rule_matches(rule, endpoint);
         }
@@ -1029,31 +1092,12 @@ static int inject(TwinCall *c, TwinReply *rp, const char *endpoint)
                 if (!rule_matches(rule, endpoint) ||
                     json_integer_value(json_object_get(rule, "attempt")) != n)
                         continue;
-                json_int_t status = json_integer_value(json_object_get(rule, "status"));
-                json_t *body = json_object_get(rule, "body");
-                if (status < 100 || status > 599)
-                        status = 500;
-                if (json_is_object(body)) {
-                        twin_reply_json(rp, (int)status, json_deep_copy(body));
-                        if (!rp->body)
-                                return -ENOMEM;
-                } else {
-                        int r = stripe_fail(rp, (int)status,
-                                            status >= 500 ? "api_error" : "invalid_request_error",
-                                            NULL, NULL,
-                                            "An unknown error occurred (injected by the task's "
-                                            "seed: attempt %lld of %s).",
-                                            (long long)n, endpoint);
-                        if (r < 0)
-                                return r;
+                if (streq_ptr(json_get_str(rule, "mode"), "after_handler")) {
+                        *ret_override = (StripeOverride){.rule = json_incref(rule), .attempt = n};
+                        return 0;
                 }
-                /* what Stripe's SDKs read to decide on a retry */
-                if (status >= 500 || status == 409) {
-                        rp->headers = json_pack("{s:s}", "Stripe-Should-Retry", "true");
-                        if (!rp->headers)
-                                return -ENOMEM;
-                }
-                return 1;
+                int r = injected_reply(rp, rule, n, endpoint);
+                return r < 0 ? r : 1;
         }
         return 0;
 }
@@ -1224,15 +1268,23 @@ static int idempotency_save(TwinCall *c, TwinReply *rp, const char *key, const c
 }
 
 /*
- * Every action's pipeline: failure injection (the seed's attempt-th call answers its
- * status/body and changes nothing), Idempotency-Key replay or refusal, unknown-parameter
- * refusal, the action, and keeping its reply under the key. 0 or -ENOMEM.
+ * Every action's pipeline: failure injection (before_handler: the seed's attempt-th call
+ * answers its status/body and changes nothing), Idempotency-Key replay or refusal,
+ * unknown-parameter refusal, the action, keeping its reply under the key, and last an
+ * after_handler injection replacing what the caller gets. That last one models "the server
+ * did it but the reply was lost" (hosted Pome's FDRS-339 and F-1138,
+ * packages/twin-stripe/src/idempotency.ts): the change stays and is on the tape
+ * (state_mutation, state_delta), and the key keeps the action's real reply — as Stripe
+ * writes its idempotency record server-side whatever reached the client — so a retry under
+ * the same key replays the real result instead of doing it again. A replayed or refused key
+ * runs no action and gets no override. 0 or -ENOMEM.
  */
 static int stripe_serve(TwinCall *c, TwinReply *rp, const char *tool, TwinActionFn fn)
 {
         char endpoint[512];
+        _cleanup_(override_done) StripeOverride over = {};
         endpoint_of(c, tool, endpoint, sizeof(endpoint));
-        int r = inject(c, rp, endpoint);
+        int r = inject(c, rp, endpoint, &over);
         if (r != 0)
                 return r < 0 ? r : 0;
         const char *key = idempotency_key(c);
@@ -1242,25 +1294,28 @@ static int stripe_serve(TwinCall *c, TwinReply *rp, const char *tool, TwinAction
                         return r < 0 ? r : 0;
         }
         r = check_params(c, rp, tool);
-        if (r <= 0)
-                return r;
-        /* expand is applied to the reply, after the change: an expansion Stripe refuses (a
-         * 400) must not leave the change behind, so a call that asks for one can be undone */
-        _cleanup_json_ json_t *before =
-                json_object_get(c->args, "expand") ? json_deep_copy(c->world) : NULL;
-        r = fn(c, rp);
         if (r < 0)
                 return r;
-        if (before && rp->status >= 400 && rp->status != 402) {
-                twin_world_replace(c->twin, TAKE_PTR(before));
-                c->world = twin_world(c->twin);
-                rp->state_mutation = false;
-                json_decref(rp->state_delta);
-                rp->state_delta = NULL;
+        if (r > 0) {
+                /* expand is applied to the reply, after the change: an expansion Stripe
+                 * refuses (a 400) must not leave the change behind, so a call that asks for
+                 * one can be undone */
+                _cleanup_json_ json_t *before =
+                        json_object_get(c->args, "expand") ? json_deep_copy(c->world) : NULL;
+                r = fn(c, rp);
+                if (r < 0)
+                        return r;
+                if (before && rp->status >= 400 && rp->status != 402) {
+                        twin_world_replace(c->twin, TAKE_PTR(before));
+                        c->world = twin_world(c->twin);
+                        rp->state_mutation = false;
+                        json_decref(rp->state_delta);
+                        rp->state_delta = NULL;
+                }
+                if (key && (r = idempotency_save(c, rp, key, endpoint)) < 0)
+                        return r;
         }
-        if (!key)
-                return r;
-        return idempotency_save(c, rp, key, endpoint);
+        return over.rule ? injected_reply(rp, over.rule, over.attempt, endpoint) : 0;
 }
 
 /* ------------------------------------------------------------------ rows */
@@ -2166,6 +2221,12 @@ static int seed_ledger(TwinSeed *s)
         return 0;
 }
 
+/*
+ * The seed's failure_injection[{method ("POST"), path, attempt (1), mode ("after_handler"),
+ * status (500), body?}] (hosted Pome's rule shape, packages/sdk/src/failure-injection-rules.ts,
+ * mode defaulting as there) into the world's rules. 0, -EINVAL with the message in s->err,
+ * -ENOMEM.
+ */
 static int seed_failures(TwinSeed *s, const json_t *seed)
 {
         json_t *a, *v;
@@ -2178,15 +2239,23 @@ static int seed_failures(TwinSeed *s, const json_t *seed)
                 return -ENOMEM;
         json_array_foreach (a, i, v) {
                 char p[64];
-                const char *method, *path;
+                const char *method, *path, *mode;
                 snprintf(p, sizeof(p), "failure_injection[%zu]", i);
                 if (!json_is_object(v))
                         return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
                 if ((r = TWIN_SEED_KNOWN(s, v, p, "failure injection", "method", "path", "attempt",
-                                         "status", "body")) < 0 ||
+                                         "mode", "status", "body")) < 0 ||
                     (r = twin_seed_str(s, v, "method", p, "POST", TWIN_NULL_ABSENT, &method)) < 0 ||
-                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &path)) < 0)
+                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &path)) < 0 ||
+                    (r = twin_seed_str(s, v, "mode", p, "after_handler", TWIN_NULL_ABSENT, &mode)) <
+                            0)
                         return r;
+                if (!streq(mode, "before_handler") && !streq(mode, "after_handler"))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.mode: must be \"before_handler\" (fail, change "
+                                               "nothing) or \"after_handler\" (the default: do it, "
+                                               "then fail the reply)",
+                                               p);
                 if (!path || path[0] != '/')
                         return twin_seed_error(s->err, s->errlen,
                                                "%s.path: needs a path starting with '/' "
@@ -2203,9 +2272,10 @@ static int seed_failures(TwinSeed *s, const json_t *seed)
                                                "%s.status: must be an HTTP status (100-599)", p);
                 if (body && !json_is_object(body) && !json_is_null(body))
                         return twin_seed_error(s->err, s->errlen, "%s.body: must be an object", p);
-                json_t *rule = json_pack("{s:s, s:s, s:I, s:I}", "method", method, "path", path,
-                                         "attempt", at ? json_integer_value(at) : (json_int_t)1,
-                                         "status", st ? json_integer_value(st) : (json_int_t)500);
+                json_t *rule =
+                        json_pack("{s:s, s:s, s:I, s:s, s:I}", "method", method, "path", path,
+                                  "attempt", at ? json_integer_value(at) : (json_int_t)1, "mode",
+                                  mode, "status", st ? json_integer_value(st) : (json_int_t)500);
                 if (!rule || (json_is_object(body) && json_object_set(rule, "body", body) < 0) ||
                     json_array_append_new(rules, rule) < 0) {
                         json_decref(rule);
@@ -2369,6 +2439,7 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(confirm_payment_intent)        \
         X(cancel_payment_intent)         \
         X(capture_payment_intent)        \
+        X(simulate_crypto_deposit)       \
         X(list_payment_intents)          \
         X(retrieve_charge)               \
         X(list_charges)                  \
@@ -2417,19 +2488,22 @@ STRIPE_ACTIONS(SERVE)
 #undef SERVE
 
 /*
- * The x402 resources' pipeline: the seed's failure injection, then the action. They are not
- * Stripe's API, so neither of its other steps applies: a payment's nonce is its own replay
- * guard (no Idempotency-Key), and a resource server takes whatever query or body its client
- * sends (no unknown-parameter refusal).
+ * The x402 resources' pipeline: the seed's failure injection (either mode), around the
+ * action. They are not Stripe's API, so neither of its other steps applies: a payment's
+ * nonce is its own replay guard (no Idempotency-Key), and a resource server takes whatever
+ * query or body its client sends (no unknown-parameter refusal).
  */
 static int serve_x402_fetch(TwinCall *c, TwinReply *rp)
 {
         char endpoint[512];
+        _cleanup_(override_done) StripeOverride over = {};
         endpoint_of(c, "x402_fetch", endpoint, sizeof(endpoint));
-        int r = inject(c, rp, endpoint);
+        int r = inject(c, rp, endpoint, &over);
         if (r != 0)
                 return r < 0 ? r : 0;
-        return stripe_act_x402_fetch(c, rp);
+        if ((r = stripe_act_x402_fetch(c, rp)) < 0)
+                return r;
+        return over.rule ? injected_reply(rp, over.rule, over.attempt, endpoint) : 0;
 }
 
 #define ENTRY(name) {#name, serve_##name},

@@ -2,9 +2,9 @@
 /*
  * The Stripe twin's private header: the world helpers, replies, argument readers, lists,
  * expansion and events the resource-family files (customers.c, payment_methods.c,
- * payment_intents.c, charges.c, refunds.c, balance.c, events.c, search.c, products.c,
- * prices.c, subscriptions.c, invoices.c, test_clocks.c, x402.c) share with stripe.c and with each
- * other, and
+ * payment_intents.c, crypto.c, charges.c, refunds.c, balance.c, events.c, search.c,
+ * products.c, prices.c, subscriptions.c, invoices.c, test_clocks.c, x402.c) share with stripe.c
+ * and with each other, and
  * the action handlers the kind's table (stripe.c) binds to pods/stripe/surface.json. Each
  * function's comment is at its definition. Not for anything outside pods/stripe.
  */
@@ -80,6 +80,16 @@ int stripe_event(TwinCall *c, const char *type, const json_t *object, const json
 int stripe_pi_attempt(TwinCall *c, TwinReply *rp, json_t *pi, const char *ref, bool off,
                       bool error_on_action, bool *ret_declined);
 
+/* ----- crypto payment intents in deposit mode (crypto.c) */
+bool stripe_pi_is_crypto(const json_t *pi);
+int stripe_crypto_prepare(TwinCall *c, TwinReply *rp, json_t *pi);
+int stripe_crypto_open(TwinCall *c, json_t *pi);
+const char *stripe_crypto_address(const json_t *pi, const char *network);
+int stripe_crypto_settle(TwinCall *c, json_t *pi, const char *network, const char *buyer,
+                         const char *tx, json_t **ret_charge);
+int stripe_crypto_intent_new(TwinCall *c, int64_t amount, const char *network,
+                             const json_t *metadata, json_t **ret);
+
 /* ----- products and prices (products.c, prices.c) */
 int stripe_product_fields(TwinReply *rp, const json_t *obj, const char *prefix, json_t *row);
 int stripe_product_make(TwinCall *c, TwinReply *rp, const json_t *obj, const char *prefix,
@@ -131,6 +141,7 @@ int stripe_act_update_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_confirm_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_cancel_payment_intent(TwinCall *c, TwinReply *rp);
 int stripe_act_capture_payment_intent(TwinCall *c, TwinReply *rp);
+int stripe_act_simulate_crypto_deposit(TwinCall *c, TwinReply *rp);
 int stripe_act_list_payment_intents(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_charge(TwinCall *c, TwinReply *rp);
 int stripe_act_list_charges(TwinCall *c, TwinReply *rp);

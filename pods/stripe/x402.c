@@ -24,6 +24,11 @@
  * broadcast. No Stripe event is emitted: api.stripe.com has no event type for an on-chain
  * settlement, so /v1/events lists what Stripe's would; the settlement is in the world
  * (x402_payments[]) and on the tape.
+ *
+ * Without a seed, as hosted Pome's twin does, the twin also serves one resource of its own at
+ * /x402/protected-resource (unless the seed declares that path): priced $0.01 on Base
+ * Sepolia, paid to the deposit address of a crypto PaymentIntent the challenge opens, the
+ * paid retry settling that intent through Stripe's own rail (default_fetch).
  */
 #include <ctype.h>
 #include <inttypes.h>
@@ -44,10 +49,18 @@
 #define X402_ASSET_NAME    "USDC"
 #define X402_ASSET_VERSION "2"
 #define X402_PAY_TO        "0x506f6d6500000000000000000000000000000402"
-#define X402_TIMEOUT       60   /* maxTimeoutSeconds of every resource */
-#define X402_PATH_MAX      200  /* bytes of a resource's path */
-#define X402_SIG_MAX       4096 /* hex digits of a signature (a smart wallet's run long) */
-#define X402_VALUE_MAX     78   /* decimal digits of a uint256 */
+#define X402_TIMEOUT       60  /* maxTimeoutSeconds of every resource */
+#define X402_PATH_MAX      200 /* bytes of a resource's path */
+/* hosted Pome's default resource: its path, its price ($0.01: 10000 atomic units of USDC,
+ * 6 decimals, and 1 cent as the PaymentIntent's amount), its network (Base Sepolia, as
+ * CAIP-2) and the network of its PaymentIntent's deposit address */
+#define X402_DEFAULT_PATH    "protected-resource"
+#define X402_DEFAULT_PRICE   10000
+#define X402_DEFAULT_CENTS   1
+#define X402_DEFAULT_NETWORK "eip155:84532"
+#define X402_DEFAULT_DEPOSIT "base"
+#define X402_SIG_MAX         4096 /* hex digits of a signature (a smart wallet's run long) */
+#define X402_VALUE_MAX       78   /* decimal digits of a uint256 */
 
 /* ------------------------------------------------------------------ formats */
 
@@ -558,9 +571,15 @@ static void transaction_hash(const char *id, const char *nonce, char ret[static 
         snprintf(ret, 67, "0x%s%.24s", a, b);
 }
 
-/* Settles the payment k for res: a row of x402_payments[] (the tape's state_delta), the
- * content with its Content-Type and X-PAYMENT-RESPONSE. 0 or -ENOMEM. */
-static int settle(TwinCall *c, TwinReply *rp, const json_t *res, const X402Check *k)
+/*
+ * Settles the payment k for res: a row of x402_payments[] (the tape's state_delta), the
+ * content with its Content-Type and X-PAYMENT-RESPONSE. With pi (the default resource's
+ * challenge, a crypto PaymentIntent in the world) the payment is that intent's deposit, as
+ * Stripe books an x402 payment: the intent succeeds with its charge and events
+ * (stripe_crypto_settle), the payment row names it, and the intent is the state_delta.
+ * 0 or -ENOMEM.
+ */
+static int settle(TwinCall *c, TwinReply *rp, const json_t *res, const X402Check *k, json_t *pi)
 {
         char id[40], tx[67], nonce[67];
         int r = stripe_new_id(c->world, "x402", id);
@@ -583,8 +602,14 @@ static int settle(TwinCall *c, TwinReply *rp, const json_t *res, const X402Check
                 "price", json_object_get(res, "price"), "value", k->value, "valid_after",
                 k->valid_after, "valid_before", k->valid_before, "nonce", nonce, "transaction", tx,
                 "created", (json_int_t)c->now);
-        if (!row || stripe_row_add(c->world, "x402_payments", json_incref(row)) < 0 ||
-            stripe_mutated(rp, NULL, row) < 0)
+        _cleanup_json_ json_t *before = pi ? json_deep_copy(pi) : NULL;
+        if (!row || (pi && !before))
+                return -ENOMEM;
+        if (pi && ((r = stripe_crypto_settle(c, pi, X402_DEFAULT_DEPOSIT, k->from, tx, NULL)) < 0 ||
+                   json_object_set(row, "payment_intent", json_object_get(pi, "id")) < 0))
+                return r < 0 ? r : -ENOMEM;
+        if (stripe_row_add(c->world, "x402_payments", json_incref(row)) < 0 ||
+            (pi ? stripe_mutated(rp, before, pi) : stripe_mutated(rp, NULL, row)) < 0)
                 return -ENOMEM;
         rp->headers = json_pack("{s:s}", "Content-Type", json_get_str(res, "mime_type"));
         if (!rp->headers)
@@ -597,21 +622,99 @@ static int settle(TwinCall *c, TwinReply *rp, const json_t *res, const X402Check
         return twin_reply_body(rp, 200, json_deep_copy(json_object_get(res, "content")));
 }
 
+/* ------------------------------------------------------------------ the default resource */
+
+/*
+ * The challenge of the default resource waiting for its payment: the newest crypto
+ * PaymentIntent the twin opened for it that still awaits its deposit (borrowed), or NULL.
+ */
+static json_t *open_challenge(TwinCall *c)
+{
+        json_t *pis = json_object_get(c->world, "payment_intents");
+        for (size_t i = json_array_size(pis); i-- > 0;) {
+                json_t *pi = json_array_get(pis, i);
+                if (streq_ptr(json_get_str(pi, "status"), "requires_action") &&
+                    streq_ptr(json_get_str(json_object_get(pi, "metadata"), "x402_resource"),
+                              X402_DEFAULT_PATH) &&
+                    stripe_crypto_address(pi, X402_DEFAULT_DEPOSIT))
+                        return pi;
+        }
+        return NULL;
+}
+
+/*
+ * The default resource (hosted Pome's GET /x402/protected-resource,
+ * packages/twin-stripe/src/session.ts) as a resource row: $0.01 (10000 atomic units of
+ * USDC, which hosted Pome's challenge names "USDC") on Base Sepolia, paid to the deposit
+ * address of the challenge's PaymentIntent pi, and hosted Pome's content. New reference.
+ */
+static json_t *default_resource(const json_t *pi)
+{
+        return json_pack(
+                "{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:{s:b, s:s, s:s}}", "path", X402_DEFAULT_PATH,
+                "price", X402_DEFAULT_PRICE, "asset", "USDC", "network", X402_DEFAULT_NETWORK,
+                "pay_to", stripe_crypto_address(pi, X402_DEFAULT_DEPOSIT), "description",
+                "Unlock the hosted Stripe x402 protected resource", "mime_type", "application/json",
+                "content", "ok", true, "resource", "stripe-x402-protected-resource", "message",
+                "Payment verified by the Stripe twin.");
+}
+
+/*
+ * The default resource, served when the seed declares none at its path. As on Stripe's x402
+ * guide (https://docs.stripe.com/payments/machine/x402) and in hosted Pome's twin, its
+ * challenge opens a crypto PaymentIntent (deposit mode, $0.01, metadata x402_resource) whose
+ * deposit address is the payTo; later challenges name the same intent while it waits, and a
+ * paid retry to that address is its deposit (settle): the intent succeeds with its charge,
+ * balance transaction and events. So the 402 that opens an intent changes the world (the
+ * intent is its state_delta): Stripe's intent exists before anything is paid. Payments are
+ * checked as a seeded resource's are (verify).
+ */
+static int default_fetch(TwinCall *c, TwinReply *rp, const char *header)
+{
+        json_t *pi = open_challenge(c);
+        bool opened = false;
+        int r;
+        if (!pi) {
+                _cleanup_json_ json_t *meta =
+                        json_pack("{s:s}", "x402_resource", X402_DEFAULT_PATH);
+                if (!meta || (r = stripe_crypto_intent_new(c, X402_DEFAULT_CENTS,
+                                                           X402_DEFAULT_DEPOSIT, meta, &pi)) < 0)
+                        return meta ? r : -ENOMEM;
+                opened = true;
+        }
+        _cleanup_json_ json_t *res = default_resource(pi);
+        if (!res)
+                return -ENOMEM;
+        _cleanup_(x402_check_done) X402Check k = {};
+        r = header ? verify(c, res, header, &k) : 0;
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return settle(c, rp, res, &k, pi);
+        if (opened && (r = stripe_mutated(rp, NULL, pi)) < 0)
+                return r;
+        if (!header)
+                return challenge(c, rp, res, "payment required", NULL, NULL);
+        return challenge(c, rp, res, k.why, k.code, evm_address(k.from) ? k.from : NULL);
+}
+
 /* ------------------------------------------------------------------ the action */
 
 int stripe_act_x402_fetch(TwinCall *c, TwinReply *rp)
 {
         const char *path = json_get_str(c->args, "path");
+        const char *header = c->request ? json_get_str(c->request->headers, "x-payment") : NULL;
         json_t *res = NULL, *row;
         size_t i;
         json_array_foreach (json_object_get(c->world, "x402_resources"), i, row) {
                 if (streq_ptr(json_get_str(row, "path"), path))
                         res = row;
         }
+        if (!res && streq_ptr(path, X402_DEFAULT_PATH))
+                return default_fetch(c, rp, header);
         if (!res)
                 return stripe_fail(rp, 404, "invalid_request_error", "resource_missing", "path",
                                    "No such x402 resource: '%s'", strempty(path));
-        const char *header = c->request ? json_get_str(c->request->headers, "x-payment") : NULL;
         if (!header)
                 return challenge(c, rp, res, "X-PAYMENT header is required", NULL, NULL);
         _cleanup_(x402_check_done) X402Check k = {};
@@ -620,5 +723,5 @@ int stripe_act_x402_fetch(TwinCall *c, TwinReply *rp)
                 return r;
         if (r == 0)
                 return challenge(c, rp, res, k.why, k.code, evm_address(k.from) ? k.from : NULL);
-        return settle(c, rp, res, &k);
+        return settle(c, rp, res, &k, NULL);
 }

@@ -8,7 +8,11 @@
  * subscriptions and the invoices they pay through the payment intents' own attempt, test
  * clocks that renew them, and the seeds' billing rows. x402: the 402 challenge of a seeded
  * resource, the paid retry and its settlement, every refusal (the world unchanged), nonces
- * spent once, and the seed's x402_resources checked as strictly as the rest.
+ * spent once, and the seed's x402_resources checked as strictly as the rest. Hosted Pome's
+ * task features (issue 23): failure injection's after_handler and before_handler modes (a
+ * kept refund under a lost reply, its Idempotency-Key replaying it), crypto PaymentIntents in
+ * deposit mode and the simulate_crypto_deposit helper, and the x402 resource served without
+ * a seed, paid as a PaymentIntent.
  */
 #include <stdarg.h>
 
@@ -598,8 +602,10 @@ static void test_failure_injection(void)
 {
         Twin *t = twin_seed_text(
                 "{\"failure_injection\": [{\"method\": \"POST\", \"path\": "
-                "\"/v1/payment_intents\", \"attempt\": 1, \"status\": 500},"
-                "{\"method\": \"GET\", \"path\": \"/v1/balance\", \"attempt\": 2, \"status\": 503,"
+                "\"/v1/payment_intents\", \"attempt\": 1, \"mode\": \"before_handler\","
+                " \"status\": 500},"
+                "{\"method\": \"GET\", \"path\": \"/v1/balance\", \"attempt\": 2,"
+                " \"mode\": \"before_handler\", \"status\": 503,"
                 " \"body\": {\"error\": {\"type\": \"api_error\", \"message\": \"busy\"}}}]}");
         TwinReply rp = {};
         const char *form = "amount=2000&currency=usd&payment_method=pm_card_visa&confirm=true";
@@ -785,7 +791,7 @@ static void test_mcp(void)
         Twin *rest = twin_test_new("stripe", "default"), *m = twin_test_new("stripe", "default");
         TwinReply rp = {};
         twin_test_mcp(m, &rp, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
-        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 54);
+        CHECK(json_array_size(jp(rp.body, "/result/tools")) == 55);
 
         post(rest, &rp, "/v1/customers", "email=a%40b.c&metadata[k]=v");
         post(rest, &rp, "/v1/payment_intents",
@@ -2334,7 +2340,7 @@ static void test_x402_surface(void)
         t = twin_seed_text(
                 "{\"x402_resources\": [{\"path\": \"r\", \"price\": 1, \"content\": {}}],"
                 " \"failure_injection\": [{\"method\": \"GET\", \"path\": \"/x402/r\","
-                " \"attempt\": 1, \"status\": 503}]}");
+                " \"attempt\": 1, \"mode\": \"before_handler\", \"status\": 503}]}");
         x402(t, &rp, "GET", "/x402/r", payment(pay, 1, (Pay){.value = "\"1\""}), NULL);
         CHECK(rp.status == 503 && streq(rp.tool, "x402_fetch") && rows(t, "x402_payments") == 0);
         x402(t, &rp, "GET", "/x402/r", pay, NULL);
@@ -2403,6 +2409,421 @@ static void test_x402_surface(void)
               strstr(err, "unknown key \"x402_payments\""));
 }
 
+/* ------------------------------------------------------------------ failure injection modes */
+
+/* The row of collection whose id is id (borrowed), NULL when none. */
+static json_t *find_row(Twin *t, const char *collection, const char *id)
+{
+        size_t i;
+        json_t *row;
+        json_array_foreach (json_object_get(twin_world(t), collection), i, row) {
+                if (streq_ptr(json_get_str(row, "id"), id))
+                        return row;
+        }
+        return NULL;
+}
+
+/* A seed in the shape of hosted Pome's task 14 (cli/tasks/14-stripe-refund-retry.md: its
+ * row keys account_id, *_id, updated, captured_at): a settled $300 crypto charge whose first
+ * refund is done but its reply lost (after_handler, the default mode); mode names another
+ * mode ("" for none). */
+static Twin *refund_retry_twin(const char *mode)
+{
+        char seed[2048];
+        snprintf(seed, sizeof(seed),
+                 "{\"api_keys\": [{\"key\": \"sk_test_pome_default\", \"sid\": \"default\","
+                 " \"account_id\": \"acct_retry\"}],"
+                 " \"payment_intents\": [{\"id\": \"pi_LostReply0001\", \"account_id\":"
+                 " \"acct_retry\", \"amount\": 30000, \"currency\": \"usd\", \"status\":"
+                 " \"succeeded\", \"latest_charge_id\": \"ch_LostReply0001\","
+                 " \"payment_method_types\": [\"crypto\"], \"created\": 1767225600,"
+                 " \"updated\": 1767225600, \"captured_at\": 1767225600}],"
+                 " \"charges\": [{\"id\": \"ch_LostReply0001\", \"account_id\": \"acct_retry\","
+                 " \"payment_intent_id\": \"pi_LostReply0001\", \"amount\": 30000,"
+                 " \"amount_captured\": 30000, \"amount_refunded\": 0, \"status\": \"succeeded\","
+                 " \"currency\": \"usd\", \"captured\": true, \"created\": 1767225600}],"
+                 " \"failure_injection\": [{\"method\": \"POST\", \"path\": \"/v1/refunds\","
+                 " \"attempt\": 1, %s \"status\": 402, \"body\": {\"error\": {\"type\":"
+                 " \"card_error\", \"code\": \"card_declined\", \"message\": \"Reply lost\"}}}]}",
+                 mode);
+        return twin_seed_text(seed);
+}
+
+static long long refunded(Twin *t)
+{
+        return jpi(twin_world(t), "/charges/0/amount_refunded");
+}
+
+static void test_failure_injection_modes(void)
+{
+        TwinReply rp = {};
+        const char *form = "charge=ch_LostReply0001&amount=7500";
+
+        /* a blind retry: the first refund is saved under the 402, the retry makes a second */
+        Twin *t = refund_retry_twin("");
+        CHECK(streq(jps(twin_world(t), "/failure_injection/0/mode"), "after_handler"));
+        call(t, &rp, "POST", "/v1/refunds", form, "sdk-key-1");
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error/type"), "card_error") &&
+              streq(jps(rp.body, "/error/message"), "Reply lost"));
+        CHECK(streq(rp.error, "Reply lost") && streq(rp.tool, "create_refund"));
+        CHECK(rp.state_mutation && json_is_null(jp(rp.state_delta, "/before")) &&
+              strncmp(jps(rp.state_delta, "/after/id"), "re_", 3) == 0);
+        CHECK(!json_get_str(rp.headers, "Stripe-Should-Retry"));
+        CHECK(rows(t, "refunds") == 1 && refunded(t) == 7500);
+        char first[40];
+        snprintf(first, sizeof(first), "%s", jps(rp.state_delta, "/after/id"));
+        call(t, &rp, "POST", "/v1/refunds", form, "sdk-key-2");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/object"), "refund") &&
+              !streq(jps(rp.body, "/id"), first));
+        CHECK(rows(t, "refunds") == 2 && refunded(t) == 15000);
+        get(t, &rp, "/v1/refunds", "charge=ch_LostReply0001");
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 2);
+        twin_free(t);
+
+        /* the same Idempotency-Key: the key kept the real refund, the retry replays it */
+        t = refund_retry_twin("");
+        call(t, &rp, "POST", "/v1/refunds", form, "one-key");
+        CHECK(rp.status == 402 && rp.state_mutation && rows(t, "refunds") == 1);
+        snprintf(first, sizeof(first), "%s", jps(rp.state_delta, "/after/id"));
+        call(t, &rp, "POST", "/v1/refunds", form, "one-key");
+        CHECK(rp.status == 200 && rp.idempotency_dedupe && !rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/id"), first) && jpi(rp.body, "/amount") == 7500);
+        CHECK(streq(json_get_str(rp.headers, "Idempotent-Replayed"), "true"));
+        CHECK(rows(t, "refunds") == 1 && refunded(t) == 7500);
+        twin_free(t);
+
+        /* verify, then decide: the refund listed after the 402 is the one made */
+        t = refund_retry_twin("");
+        call(t, &rp, "POST", "/v1/refunds", form, NULL);
+        CHECK(rp.status == 402);
+        get(t, &rp, "/v1/refunds", "charge=ch_LostReply0001");
+        CHECK(json_array_size(jp(rp.body, "/data")) == 1 &&
+              jpi(rp.body, "/data/0/amount") == 7500 &&
+              streq(jps(rp.body, "/data/0/charge"), "ch_LostReply0001"));
+        twin_free(t);
+
+        /* before_handler: the 402 and nothing else, the retry makes the one refund */
+        t = refund_retry_twin("\"mode\": \"before_handler\",");
+        _cleanup_json_ json_t *w0 = json_deep_copy(twin_world(t));
+        call(t, &rp, "POST", "/v1/refunds", form, "k");
+        CHECK(rp.status == 402 && !rp.state_mutation && !rp.state_delta);
+        CHECK(rows(t, "refunds") == 0 && rows(t, "events") == 0);
+        _cleanup_json_ json_t *w1 = json_deep_copy(twin_world(t));
+        json_object_del(w1, "attempts");
+        CHECK(json_equal(w0, w1));
+        call(t, &rp, "POST", "/v1/refunds", form, "k");
+        CHECK(rp.status == 200 && !rp.idempotency_dedupe && rows(t, "refunds") == 1);
+        twin_free(t);
+
+        /* over MCP the action runs too: a tool error with the refund saved */
+        t = refund_retry_twin("");
+        twin_test_call(t, &rp, "create_refund",
+                       "{\"charge\": \"ch_LostReply0001\", \"amount\": 7500}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        CHECK(rows(t, "refunds") == 1 && refunded(t) == 7500);
+        twin_free(t);
+
+        /* an action the injection overrides that fails on its own stays a failure that
+         * changed nothing; its key is not kept (a 400), so the retry runs it again */
+        t = refund_retry_twin("");
+        call(t, &rp, "POST", "/v1/refunds", "charge=ch_nope", "bad");
+        CHECK(rp.status == 402 && !rp.state_mutation && rows(t, "refunds") == 0);
+        call(t, &rp, "POST", "/v1/refunds", "charge=ch_nope", "bad");
+        CHECK(rp.status == 404 && !rp.idempotency_dedupe);
+        twin_free(t);
+
+        /* a 5xx injected after the action still tells the SDK to retry */
+        t = twin_seed_text(
+                "{\"failure_injection\": [{\"path\": \"/v1/customers\", \"status\": 503}]}");
+        call(t, &rp, "POST", "/v1/customers", "email=a@example.com", "ck");
+        CHECK(rp.status == 503 && streq(jps(rp.body, "/error/type"), "api_error") &&
+              streq(json_get_str(rp.headers, "Stripe-Should-Retry"), "true"));
+        CHECK(rp.state_mutation && rows(t, "customers") == 1);
+        call(t, &rp, "POST", "/v1/customers", "email=a@example.com", "ck");
+        CHECK(rp.status == 200 && rp.idempotency_dedupe && rows(t, "customers") == 1);
+        twin_free(t);
+
+        /* a mode the twin does not know is the seed's error */
+        _cleanup_json_ json_t *bad = json_loads(
+                "{\"failure_injection\": [{\"path\": \"/v1/refunds\", \"mode\": \"sometimes\"}]}",
+                0, NULL);
+        char err[256] = "";
+        Twin *x = NULL;
+        CHECK(twin_new(&twin_kind_stripe, bad, &x, err, sizeof(err)) == -EINVAL && !x);
+        CHECK(strstr(err, "failure_injection[0].mode: must be \"before_handler\""));
+        twin_reply_done(&rp);
+}
+
+/* ------------------------------------------------------------------ crypto */
+
+#define CRYPTO_PI                                                 \
+        "amount=10000&currency=usd&payment_method_types[]=crypto" \
+        "&payment_method_options[crypto][mode]=deposit"           \
+        "&payment_method_options[crypto][deposit_options][networks][]=base"
+
+static void test_crypto_intents(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char types[512];
+
+        /* created: requires_action with a deposit address per network, in Stripe's shape */
+        post(t, &rp, "/v1/payment_intents",
+             CRYPTO_PI "&payment_method_options[crypto][deposit_options][networks][]=solana");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "requires_action"));
+        CHECK(jpi(rp.body, "/amount") == 10000 && streq(jps(rp.body, "/currency"), "usd"));
+        CHECK(streq(jps(rp.body, "/payment_method_types/0"), "crypto") &&
+              streq(jps(rp.body, "/payment_method_options/crypto/mode"), "deposit"));
+        CHECK(streq(jps(rp.body, "/next_action/type"), "crypto_display_details"));
+        json_t *base = jp(rp.body, "/next_action/crypto_display_details/deposit_addresses/base");
+        const char *addr = jps(base, "/address");
+        CHECK(addr && strlen(addr) == 42 && strncmp(addr, "0x", 2) == 0 &&
+              strspn(addr + 2, "0123456789abcdef") == 40);
+        CHECK(streq(jps(base, "/supported_tokens/0/token_currency"), "usdc") &&
+              streq(jps(base, "/supported_tokens/0/token_contract_address"),
+                    "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"));
+        const char *sol = jps(rp.body, "/next_action/crypto_display_details/deposit_addresses/"
+                                       "solana/address");
+        CHECK(sol && strlen(sol) >= 32 && strlen(sol) <= 44 &&
+              strspn(sol, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz") ==
+                      strlen(sol));
+        CHECK(rp.state_mutation && streq(rp.tool, "create_payment_intent"));
+        CHECK(streq(event_types(t, types, sizeof(types)),
+                    "payment_intent.created payment_intent.requires_action"));
+        char id[40], path[160];
+        snprintf(id, sizeof(id), "%s", jps(rp.body, "/id"));
+
+        /* confirming it again changes nothing; an update may not touch its amount */
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm", id);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && !rp.state_mutation &&
+              streq(jps(rp.body, "/status"), "requires_action"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s", id);
+        post(t, &rp, path, "amount=5000");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/param"), "amount"));
+        post(t, &rp, path, "metadata[order]=42");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/metadata/order"), "42"));
+
+        /* the deposit: processing, then succeeded with a charge and its balance transaction */
+        snprintf(path, sizeof(path), "/v1/test_helpers/payment_intents/%s/simulate_crypto_deposit",
+                 id);
+        post(t, &rp, path, "buyer_wallet=" X402_FROM "&transaction_hash=0xabc");
+        CHECK(rp.status == 200 && streq(rp.tool, "simulate_crypto_deposit") && rp.state_mutation);
+        CHECK(streq(jps(rp.body, "/status"), "succeeded") &&
+              jpi(rp.body, "/amount_received") == 10000);
+        CHECK(json_is_null(jp(rp.body, "/next_action")));
+        CHECK(streq(jps(rp.state_delta, "/before/status"), "requires_action") &&
+              streq(jps(rp.state_delta, "/after/status"), "succeeded"));
+        char ch[40];
+        snprintf(ch, sizeof(ch), "%s", strempty(jps(rp.body, "/latest_charge")));
+        json_t *charge = find_row(t, "charges", ch);
+        CHECK(charge && streq(jps(charge, "/status"), "succeeded") &&
+              jpi(charge, "/amount") == 10000 && streq(jps(charge, "/payment_intent"), id));
+        CHECK(streq(jps(charge, "/payment_method_details/type"), "crypto") &&
+              streq(jps(charge, "/payment_method_details/crypto/network"), "base") &&
+              streq(jps(charge, "/payment_method_details/crypto/buyer_address"), X402_FROM) &&
+              streq(jps(charge, "/payment_method_details/crypto/transaction_hash"), "0xabc"));
+        json_t *txn = find_row(t, "balance_transactions", jps(charge, "/balance_transaction"));
+        CHECK(txn && jpi(txn, "/amount") == 10000 && jpi(txn, "/fee") == 150 &&
+              jpi(txn, "/net") == 9850 && streq(jps(txn, "/source"), ch));
+        CHECK(streq(event_types(t, types, sizeof(types)),
+                    "payment_intent.created payment_intent.requires_action "
+                    "payment_intent.processing charge.succeeded payment_intent.succeeded"));
+        /* once settled it is over */
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/code"), "payment_intent_unexpected_state"));
+        /* and the charge refunds as any */
+        char form[128];
+        snprintf(form, sizeof(form), "charge=%s&amount=2500", ch);
+        post(t, &rp, "/v1/refunds", form);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+
+        /* refusals, each Stripe's 400 invalid_request_error, the world unchanged */
+        static const struct {
+                const char *form, *param;
+        } bad[] = {
+                {"amount=10000&currency=usd&payment_method_types[]=crypto",
+                 "payment_method_options[crypto][mode]"},
+                {"amount=10000&currency=usd&payment_method_types[]=crypto"
+                 "&payment_method_options[crypto][mode]=deposit",
+                 "payment_method_options[crypto][deposit_options][networks]"},
+                {CRYPTO_PI "&payment_method_options[crypto][deposit_options][networks][]=ethereum",
+                 "payment_method_options[crypto][deposit_options][networks]"},
+                {"amount=10000&currency=usd&payment_method_types[]=crypto"
+                 "&payment_method_options[crypto][mode]=custom",
+                 "payment_method_options[crypto][mode]"},
+                {"amount=10000&currency=eur&payment_method_types[]=crypto"
+                 "&payment_method_options[crypto][mode]=deposit"
+                 "&payment_method_options[crypto][deposit_options][networks][]=base",
+                 "currency"},
+                {CRYPTO_PI "&payment_method=pm_card_visa", "payment_method"},
+                {CRYPTO_PI "&capture_method=manual", "capture_method"},
+                {CRYPTO_PI "&payment_method_data[type]=card", "payment_method_data[type]"},
+                {"amount=10000&currency=usd&payment_method_types[]=crypto"
+                 "&payment_method_types[]=card",
+                 "payment_method_types"},
+                {"amount=10000&currency=usd&payment_method_types[]=card"
+                 "&payment_method_options[crypto][mode]=deposit",
+                 "payment_method_options[crypto]"},
+                {"amount=-5&currency=usd&payment_method_types[]=crypto", "amount"},
+        };
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                post(t, &rp, "/v1/payment_intents", bad[i].form);
+                CHECK(rp.status == 400 &&
+                      streq(jps(rp.body, "/error/type"), "invalid_request_error") &&
+                      !rp.state_mutation);
+                if (!streq_ptr(jps(rp.body, "/error/param"), bad[i].param)) {
+                        fprintf(stderr, "crypto refusal %zu: param %s, wanted %s (%s)\n", i,
+                                strempty(jps(rp.body, "/error/param")), bad[i].param,
+                                strempty(jps(rp.body, "/error/message")));
+                        check_failures++;
+                }
+        }
+        CHECK(json_equal(w, twin_world(t)));
+        /* the helper refuses what awaits no deposit */
+        post(t, &rp, "/v1/payment_intents", "amount=2000&currency=usd&payment_method=pm_card_visa");
+        snprintf(path, sizeof(path), "/v1/test_helpers/payment_intents/%s/simulate_crypto_deposit",
+                 jps(rp.body, "/id"));
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/error/code"), "payment_intent_unexpected_state"));
+        post(t, &rp, "/v1/test_helpers/payment_intents/pi_nope/simulate_crypto_deposit", NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/code"), "resource_missing"));
+        /* a card PaymentIntent is what it was: $0.50 at least, card only */
+        post(t, &rp, "/v1/payment_intents", "amount=10&currency=usd");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/error/code"), "amount_too_small"));
+        post(t, &rp, "/v1/payment_intents", "amount=1000&currency=usd");
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/payment_method_types/0"), "card") &&
+              streq(jps(rp.body, "/status"), "requires_payment_method"));
+
+        /* a canceled one takes no deposit and no confirm */
+        post(t, &rp, "/v1/payment_intents", CRYPTO_PI);
+        snprintf(id, sizeof(id), "%s", jps(rp.body, "/id"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/cancel", id);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "canceled"));
+        snprintf(path, sizeof(path), "/v1/payment_intents/%s/confirm", id);
+        post(t, &rp, path, NULL);
+        CHECK(rp.status == 400);
+        twin_free(t);
+
+        /* over MCP, with typed JSON and confirm (Stripe's guide confirms at create) */
+        t = twin_test_new("stripe", "default");
+        twin_test_call(t, &rp, "create_payment_intent",
+                       "{\"amount\": 10000, \"currency\": \"usd\", \"payment_method_types\":"
+                       " [\"crypto\"], \"payment_method_data\": {\"type\": \"crypto\"},"
+                       " \"confirm\": true, \"payment_method_options\": {\"crypto\": {\"mode\":"
+                       " \"deposit\", \"deposit_options\": {\"networks\": [\"base\"]}}}}");
+        CHECK(json_is_false(jp(rp.body, "/result/isError")) &&
+              streq(jps(rp.body, "/result/structuredContent/status"), "requires_action"));
+        char args[128];
+        snprintf(args, sizeof(args), "{\"id\": \"%s\"}",
+                 jps(rp.body, "/result/structuredContent/id"));
+        twin_test_call(t, &rp, "simulate_crypto_deposit", args);
+        CHECK(json_is_false(jp(rp.body, "/result/isError")) &&
+              streq(jps(rp.body, "/result/structuredContent/status"), "succeeded"));
+        CHECK(rows(t, "charges") == 1);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* ------------------------------------------------------------------ x402 without a seed */
+
+static void test_x402_default_resource(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        char pay[2048], types[512];
+
+        /* the challenge opens a crypto PaymentIntent whose deposit address is the payTo */
+        x402(t, &rp, "GET", "/x402/protected-resource", NULL, NULL);
+        CHECK(rp.status == 402 && streq(rp.tool, "x402_fetch"));
+        CHECK(jpi(rp.body, "/x402Version") == 1 &&
+              streq(jps(rp.body, "/error"), "payment required"));
+        json_t *req = jp(rp.body, "/accepts/0");
+        CHECK(streq(jps(req, "/scheme"), "exact") && streq(jps(req, "/network"), "eip155:84532") &&
+              streq(jps(req, "/maxAmountRequired"), "10000") && streq(jps(req, "/asset"), "USDC"));
+        CHECK(streq(jps(req, "/resource"), TWIN_TEST_BASE("stripe") "/x402/protected-resource") &&
+              streq(jps(req, "/mimeType"), "application/json") &&
+              jpi(req, "/maxTimeoutSeconds") == 60 &&
+              streq(jps(req, "/description"), "Unlock the hosted Stripe x402 protected resource"));
+        CHECK(rows(t, "payment_intents") == 1 && rp.state_mutation);
+        json_t *pi = jp(twin_world(t), "/payment_intents/0");
+        CHECK(streq(jps(pi, "/status"), "requires_action") && jpi(pi, "/amount") == 1 &&
+              streq(jps(pi, "/metadata/x402_resource"), "protected-resource"));
+        char pay_to[64];
+        snprintf(pay_to, sizeof(pay_to), "%s", jps(req, "/payTo"));
+        CHECK(streq(pay_to, jps(pi, "/next_action/crypto_display_details/deposit_addresses/base/"
+                                    "address")));
+
+        /* asked again, the same intent, nothing new */
+        x402(t, &rp, "GET", "/x402/protected-resource", NULL, NULL);
+        CHECK(rp.status == 402 && !rp.state_mutation && rows(t, "payment_intents") == 1 &&
+              streq(jps(rp.body, "/accepts/0/payTo"), pay_to));
+
+        /* a payment to another address, or on another network, is refused; nothing changes */
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        x402(t, &rp, "GET", "/x402/protected-resource",
+             payment(pay, 1, (Pay){.network = "eip155:84532"}), NULL);
+        CHECK(rp.status == 402 && !rp.state_mutation &&
+              strstr(jps(rp.body, "/error"), "is not this resource's payTo"));
+        x402(t, &rp, "GET", "/x402/protected-resource", payment(pay, 1, (Pay){.to = pay_to}), NULL);
+        CHECK(rp.status == 402 && strstr(jps(rp.body, "/error"), "network"));
+        CHECK(json_equal(w, twin_world(t)));
+
+        /* paid: the intent succeeds through Stripe's rail, the content unlocks */
+        x402(t, &rp, "GET", "/x402/protected-resource",
+             payment(pay, 2, (Pay){.to = pay_to, .network = "eip155:84532"}), NULL);
+        CHECK(rp.status == 200 && rp.state_mutation);
+        CHECK(json_is_true(jp(rp.body, "/ok")) &&
+              streq(jps(rp.body, "/resource"), "stripe-x402-protected-resource") &&
+              streq(jps(rp.body, "/message"), "Payment verified by the Stripe twin."));
+        _cleanup_json_ json_t *settled = payment_response(&rp);
+        CHECK(json_is_true(jp(settled, "/success")) &&
+              streq(jps(settled, "/network"), "eip155:84532") &&
+              streq(jps(settled, "/payer"), X402_FROM));
+        pi = jp(twin_world(t), "/payment_intents/0");
+        CHECK(streq(jps(pi, "/status"), "succeeded") &&
+              streq(jps(rp.state_delta, "/after/status"), "succeeded") &&
+              streq(jps(rp.state_delta, "/before/status"), "requires_action"));
+        json_t *ch = find_row(t, "charges", jps(pi, "/latest_charge"));
+        CHECK(ch && streq(jps(ch, "/status"), "succeeded") && jpi(ch, "/amount") == 1 &&
+              streq(jps(ch, "/payment_method_details/crypto/buyer_address"), X402_FROM) &&
+              streq(jps(ch, "/payment_method_details/crypto/transaction_hash"),
+                    jps(settled, "/transaction")));
+        CHECK(streq(event_types(t, types, sizeof(types)),
+                    "payment_intent.created payment_intent.requires_action "
+                    "payment_intent.processing charge.succeeded payment_intent.succeeded"));
+        CHECK(rows(t, "x402_payments") == 1 &&
+              streq(jps(twin_world(t), "/x402_payments/0/payment_intent"), jps(pi, "/id")));
+        /* paid once: the same payment again is refused (its intent is settled) and the
+         * challenge names a new intent; nothing is settled twice */
+        x402(t, &rp, "GET", "/x402/protected-resource", pay, NULL);
+        CHECK(rp.status == 402 && strstr(jps(rp.body, "/error"), "is not this resource's payTo"));
+        CHECK(rows(t, "payment_intents") == 2 && rows(t, "x402_payments") == 1 &&
+              rows(t, "charges") == 1 && !streq(jps(rp.body, "/accepts/0/payTo"), pay_to));
+        /* paid to the new one with the spent nonce: the nonce is what refuses it */
+        snprintf(pay_to, sizeof(pay_to), "%s", jps(rp.body, "/accepts/0/payTo"));
+        x402(t, &rp, "GET", "/x402/protected-resource",
+             payment(pay, 2, (Pay){.to = pay_to, .network = "eip155:84532"}), NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/error"), "nonce already used"));
+        CHECK(streq(jps(twin_world(t), "/payment_intents/1/status"), "requires_action"));
+        twin_reply_done(&rp);
+        twin_free(t);
+
+        /* a seed that declares the path serves its own resource there, and opens nothing */
+        t = twin_seed_text("{\"x402_resources\": [{\"path\": \"protected-resource\", \"price\": 5,"
+                           " \"content\": {\"mine\": true}}]}");
+        x402(t, &rp, "GET", "/x402/protected-resource", NULL, NULL);
+        CHECK(rp.status == 402 && streq(jps(rp.body, "/accepts/0/payTo"), X402_PAY_TO) &&
+              streq(jps(rp.body, "/accepts/0/maxAmountRequired"), "5"));
+        CHECK(!rp.state_mutation && rows(t, "payment_intents") == 0);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
         test_payment();
@@ -2429,5 +2850,8 @@ int main(void)
         test_x402_challenge_and_pay();
         test_x402_refusals();
         test_x402_surface();
+        test_failure_injection_modes();
+        test_crypto_intents();
+        test_x402_default_resource();
         return check_finish();
 }
