@@ -480,6 +480,105 @@ static int seed_branch_add(TwinSeed *s, json_t *repo, const char *name, const ch
                        : 0;
 }
 
+/*
+ * A seeded branch's protection {required_status_checks: {strict, contexts[], checks[{context,
+ * app_id}]} | null, enforce_admins, required_pull_request_reviews:
+ * {required_approving_review_count} | null} — the body of GitHub's "Update branch
+ * protection" (PUT /repos/{o}/{r}/branches/{b}/protection), so a seed says what an admin
+ * would have sent — onto the branch row b (borrowed), which it protects. The world keeps
+ * what that PUT keeps (repos.c gh_act_update_branch_protection). 0, -EINVAL, -ENOMEM.
+ */
+static int seed_protection(TwinSeed *s, json_t *b, const json_t *v, const char *path)
+{
+        char p[300];
+        snprintf(p, sizeof(p), "%s.protection", path);
+        if (!json_is_object(v))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s: must be an object {required_status_checks, "
+                                       "enforce_admins, required_pull_request_reviews}",
+                                       p);
+        bool enforce, strict;
+        json_t *checks = json_object_get(v, "required_status_checks"),
+               *reviews = json_object_get(v, "required_pull_request_reviews");
+        int r;
+        if ((r = TWIN_SEED_KNOWN(s, v, p, "branch protection", "required_status_checks",
+                                 "enforce_admins", "required_pull_request_reviews",
+                                 "restrictions")) < 0 ||
+            (r = twin_seed_bool(s, v, "enforce_admins", p, false, &enforce)) < 0)
+                return r;
+        _cleanup_json_ json_t *contexts = NULL, *rv = NULL;
+        if (checks && !json_is_null(checks)) {
+                char q[340];
+                snprintf(q, sizeof(q), "%s.required_status_checks", p);
+                json_t *ctx, *runs, *x;
+                size_t i;
+                if (!json_is_object(checks))
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: must be an object {strict, contexts} or null",
+                                               q);
+                if ((r = TWIN_SEED_KNOWN(s, checks, q, "required status checks", "strict",
+                                         "contexts", "checks")) < 0 ||
+                    (r = twin_seed_bool(s, checks, "strict", q, false, &strict)) < 0 ||
+                    (r = twin_seed_array(s, checks, "contexts", q, &ctx)) < 0 ||
+                    (r = twin_seed_array(s, checks, "checks", q, &runs)) < 0)
+                        return r;
+                if (!(contexts = json_array()))
+                        return -ENOMEM;
+                json_array_foreach (ctx, i, x) {
+                        if (!json_is_string(x) || json_string_length(x) == 0)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.contexts[%zu]: must be a status "
+                                                       "context (\"ci/test\")",
+                                                       q, i);
+                        if (!gh_strv_has(contexts, json_string_value(x)) &&
+                            json_array_append(contexts, x) < 0)
+                                return -ENOMEM;
+                }
+                /* the newer form: checks[{context, app_id}] */
+                json_array_foreach (runs, i, x) {
+                        json_t *name = json_object_get(x, "context");
+                        if (!json_is_string(name) || json_string_length(name) == 0)
+                                return twin_seed_error(s->err, s->errlen,
+                                                       "%s.checks[%zu].context: must be a status "
+                                                       "context (\"ci/test\")",
+                                                       q, i);
+                        if (!gh_strv_has(contexts, json_string_value(name)) &&
+                            json_array_append(contexts, name) < 0)
+                                return -ENOMEM;
+                }
+                if (!(checks = json_pack("{s:b, s:O}", "strict", strict, "contexts", contexts)))
+                        return -ENOMEM;
+        } else
+                checks = json_null();
+        if (reviews && !json_is_null(reviews)) {
+                char q[340];
+                int64_t count = 1;
+                snprintf(q, sizeof(q), "%s.required_pull_request_reviews", p);
+                if (!json_is_object(reviews) ||
+                    twin_seed_known(s, reviews, q, "required reviews",
+                                    (const char *const[]){"required_approving_review_count",
+                                                          "dismiss_stale_reviews",
+                                                          "require_code_owner_reviews"},
+                                    3) < 0 ||
+                    twin_arg_int(reviews, "required_approving_review_count", 0, 6, &count) ==
+                            -EINVAL)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s: must be an object "
+                                               "{required_approving_review_count: 0-6} or null",
+                                               q);
+                if (!(rv = json_pack("{s:I}", "required_approving_review_count",
+                                     (json_int_t)count)))
+                        return -ENOMEM;
+        }
+        json_t *prot =
+                json_pack("{s:b, s:o, s:O?}", "enforce_admins", enforce, "required_status_checks",
+                          checks, "required_pull_request_reviews", rv);
+        if (!prot || json_object_set_new(b, "protection", prot) < 0 ||
+            json_object_set_new(b, "protected", json_true()) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* tags[]: names (at the default head) or {name, ref (branch, tag or sha), message}. */
 static int seed_tags(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
 {
@@ -597,8 +696,9 @@ static int seed_releases(TwinSeed *s, const json_t *r0, json_t *repo, const char
  * The git part of repository seed r0 (borrowed) at path into repo: files[] {path, content,
  * branch?} make the default branch's initial commit (its files) and, for each other branch
  * named, a commit on top of it whose tree is the default tree overlaid with that branch's
- * files (hosted Pome's task-seed format); branches[] (names, or {name, protected, from})
- * add branches at the default head (or at `from`) and mark protection. Every repository
+ * files (hosted Pome's task-seed format); branches[] (names, or {name, protected, from,
+ * protection}) add branches at the default head (or at `from`) and mark protection (with
+ * the rules of seed_protection). Every repository
  * gets its default branch, with an empty initial commit when no file is seeded, so refs,
  * contents and pull requests have something to start from. tags[] and releases[] follow
  * (see seed_tags, seed_releases). Returns 0, -EINVAL with a
@@ -712,17 +812,24 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                 char p[256];
                 snprintf(p, sizeof(p), "%s.branches[%zu]", path, i);
                 const char *name = json_string_value(v), *from = NULL;
+                json_t *protection = json_object_get(v, "protection");
                 bool protect = false;
                 if (json_is_object(v) &&
-                    ((r = TWIN_SEED_KNOWN(s, v, p, "branch", "name", "protected", "from")) < 0 ||
+                    ((r = TWIN_SEED_KNOWN(s, v, p, "branch", "name", "protected", "from",
+                                          "protection")) < 0 ||
                      (r = twin_seed_str(s, v, "name", p, NULL, TWIN_NULL_REFUSED, &name)) < 0 ||
                      (r = twin_seed_str(s, v, "from", p, NULL, TWIN_NULL_ABSENT, &from)) < 0 ||
-                     (r = twin_seed_bool(s, v, "protected", p, false, &protect)) < 0))
+                     (r = twin_seed_bool(s, v, "protected", p, protection != NULL, &protect)) < 0))
                         return r;
                 if (!json_is_object(v) && !json_is_string(v))
                         return twin_seed_error(s->err, s->errlen,
                                                "%s: must be a branch name or {name, protected, "
-                                               "from}",
+                                               "from, protection}",
+                                               p);
+                if (protection && !protect)
+                        return twin_seed_error(s->err, s->errlen,
+                                               "%s.protected: a branch with a protection is "
+                                               "protected",
                                                p);
                 if (!gh_branch_name_valid(name))
                         return twin_seed_error(s->err, s->errlen,
@@ -736,6 +843,8 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                                                        p, name);
                         if (json_object_set_new(row, "protected", json_boolean(protect)) < 0)
                                 return -ENOMEM;
+                        if (protection && (r = seed_protection(s, row, protection, p)) < 0)
+                                return r;
                         continue;
                 }
                 const char *sha = from ? gh_ref_sha(repo, from) : head;
@@ -744,6 +853,9 @@ int gh_seed_git(TwinSeed *s, const json_t *r0, json_t *repo, const char *path)
                                                "%s.from: \"%s\" names no branch, tag or commit", p,
                                                from);
                 if ((r = seed_branch_add(s, repo, name, sha, protect)) < 0)
+                        return r;
+                if (protection &&
+                    (r = seed_protection(s, gh_branch_find(repo, name), protection, p)) < 0)
                         return r;
         }
         if ((r = seed_tags(s, r0, repo, path)) < 0)

@@ -15,6 +15,9 @@
 #define GH_SEED_TIME    "2026-01-01T00:00:00Z" /* created_at of seeded rows without one */
 #define GH_DEFAULT_USER "pome-agent"           /* the viewer when a seed names none */
 
+/* the documentation_url of a merge a protection rule refuses, as github.com answers it */
+#define GH_PROTECTION_DOCS_URL "https://docs.github.com/articles/about-protected-branches"
+
 /* ----- world (github.c) */
 json_t *gh_world_users(json_t *w);
 json_t *gh_user_find(json_t *w, const char *login);

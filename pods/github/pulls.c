@@ -7,8 +7,11 @@
  * A pull request row keeps every issue field and adds head/base (branch names), head_sha/
  * base_sha (the tips when last touched; while the pull request is open the branches' live
  * tips win), draft, merged, merged_at, merged_by, merge_commit_sha, requested_reviewers,
- * reviews[] and review_comments[] (reviews.c). What a pull request changes is what
- * github.com shows: the head tree against the merge base of head and base ("three-dot").
+ * reviews[] and review_comments[] (reviews.c), and required_contexts[] (the contexts of the
+ * statuses its seed put on its head: required not to be failing when it merges,
+ * gh_pr_blocked).
+ * What a pull request changes is what github.com shows: the head tree against the merge
+ * base of head and base ("three-dot").
  */
 #include <strings.h>
 #include <time.h>
@@ -566,13 +569,50 @@ static const char *check_state(json_t *repo, const char *sha, const char *contex
 }
 
 /*
- * Whether the base branch's protection refuses merging pr now (GitHub "About protected
- * branches": required status checks on the head commit, strict = head up to date with base,
- * required approving reviews; an admin passes when enforce_admins is off). Writes GitHub's
- * 405 message into msg (len bytes) when it does.
+ * Whether one of contexts (an array of strings) holds the merge of sha back: strict (branch
+ * protection's rule), its latest status (or check run) on sha is not success; else (a pull
+ * request's seeded contexts), it is failing (failure or error). Writes GitHub's 405 message
+ * into msg (len bytes) when so: "Required status check \"ci/test\" is failing." (failure,
+ * error) or "... is expected." (pending, or nothing reported yet) — the words github.com
+ * answers a merge with.
+ */
+static bool contexts_unmet(json_t *repo, const char *sha, json_t *contexts, bool strict, char *msg,
+                           size_t len)
+{
+        size_t i;
+        json_t *ctx;
+        json_array_foreach (contexts, i, ctx) {
+                const char *st = check_state(repo, sha, json_string_value(ctx));
+                bool failing = streq_ptr(st, "failure") || streq_ptr(st, "error");
+                if (strict ? !streq_ptr(st, "success") : failing) {
+                        snprintf(msg, len, "Required status check \"%s\" is %s.",
+                                 json_string_value(ctx),
+                                 !st || streq(st, "pending") ? "expected" : "failing");
+                        return true;
+                }
+        }
+        return false;
+}
+
+/*
+ * Whether merging pr is refused now, and why (GitHub's 405 message into msg, len bytes):
+ * - the pull request's own required contexts (required_contexts[], which its seed's
+ *   statuses mark) while one's latest status on the head is failing — for everyone, as a
+ *   branch seeded protected without details is. That is hosted Pome's gate
+ *   (packages/twin-github/src/domain/pulls.ts mergePullRequest refuses a failing combined
+ *   status), kept to the contexts the seed named: a seeded status says CI ran and what it
+ *   found, not that CI must report again on every new head (a pending or not yet reported
+ *   context does not hold the merge back; a seed wanting GitHub's whole rule declares the
+ *   base branch's protection);
+ * - the base branch's protection (GitHub "About protected branches": required status checks
+ *   on the head commit, strict = head up to date with base, required approving reviews; an
+ *   admin passes when enforce_admins is off).
  */
 bool gh_pr_blocked(TwinCall *c, json_t *repo, json_t *pr, char *msg, size_t len)
 {
+        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
+        if (contexts_unmet(repo, head, json_object_get(pr, "required_contexts"), false, msg, len))
+                return true;
         json_t *b = gh_branch_find(repo, json_get_str(pr, "base"));
         json_t *p = json_object_get(b, "protection");
         if (!json_is_true(json_object_get(b, "protected")) || !json_is_object(p))
@@ -581,19 +621,10 @@ bool gh_pr_blocked(TwinCall *c, json_t *repo, json_t *pr, char *msg, size_t len)
         if (viewer && strcasecmp(viewer, json_get_str(repo, "owner")) == 0 &&
             !json_is_true(json_object_get(p, "enforce_admins")))
                 return false;
-        const char *head = gh_pr_head_sha(repo, pr), *base = gh_pr_base_sha(repo, pr);
         json_t *checks = json_object_get(p, "required_status_checks");
         size_t i;
-        json_t *ctx;
-        json_array_foreach (json_object_get(checks, "contexts"), i, ctx) {
-                const char *st = check_state(repo, head, json_string_value(ctx));
-                if (!streq_ptr(st, "success")) {
-                        snprintf(msg, len, "Required status check \"%s\" is %s.",
-                                 json_string_value(ctx),
-                                 !st || streq(st, "pending") ? "expected" : "failing");
-                        return true;
-                }
-        }
+        if (contexts_unmet(repo, head, json_object_get(checks, "contexts"), true, msg, len))
+                return true;
         if (json_is_true(json_object_get(checks, "strict")) && head && base &&
             !gh_pr_is_ancestor(repo, base, head)) {
                 snprintf(msg, len, "Head branch is out of date. Review and try the merge again.");
@@ -1383,9 +1414,19 @@ int gh_act_merge_pull_request(TwinCall *c, TwinReply *rp)
         if (sha && !streq(sha, head))
                 return gh_fail(rp, 409,
                                "Head branch was modified. Review and try the merge again.");
+        /* A merge the rules refuse is GitHub's 405 "Method Not Allowed if merge cannot be
+         * performed" (REST "Merge a pull request"), its message the protection's own
+         * ("Required status check \"ci/test\" is failing."). Hosted Pome's twin answers 409
+         * "Required status check failed"; the twin answers as github.com does, which
+         * clients already handle: 409 there means the sha did not match. */
         char why[256];
-        if (gh_pr_blocked(c, repo, pr, why, sizeof(why)))
-                return gh_fail(rp, 405, why);
+        if (gh_pr_blocked(c, repo, pr, why, sizeof(why))) {
+                if ((r = gh_fail(rp, 405, why)) < 0 ||
+                    json_object_set_new(rp->body, "documentation_url",
+                                        json_string(GH_PROTECTION_DOCS_URL)) < 0)
+                        return r < 0 ? r : -ENOMEM;
+                return 0;
+        }
         _cleanup_json_ json_t *tree = NULL;
         if ((r = pr_merge_tree(repo, pr, &tree)) < 0)
                 return r;
@@ -1547,7 +1588,8 @@ static int seed_merge(TwinSeed *s, json_t *repo, json_t *pr, const char *merged_
  * The pull request part of a repository seed's pull_requests[] entry v at path, onto row
  * (the issue fields github.c's seed_item made): head and base (branches; a head branch the
  * seed lacks starts at base), author (the user), draft, merged (merged_by, merged_at),
- * requested_reviewers, reviews, and statuses and check_runs on the head commit. Unknown
+ * requested_reviewers, reviews, and statuses and check_runs on the head commit; the
+ * statuses' contexts must not be failing when it merges (required_contexts). Unknown
  * keys are refused naming their path. 0, -EINVAL with the message in s->err, -ENOMEM.
  */
 int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const char *path)
@@ -1676,6 +1718,27 @@ int gh_seed_pull(TwinSeed *s, json_t *repo, const json_t *v, json_t *row, const 
             (r = gh_seed_statuses(s, repo, v, hs, json_get_str(repo, "owner"), path)) < 0 ||
             (r = gh_seed_check_runs(s, repo, v, hs, path)) < 0)
                 return r;
+        /* the contexts its seeded statuses name must not be failing when it merges */
+        _cleanup_json_ json_t *required = json_array();
+        json_t *st;
+        if (!required)
+                return -ENOMEM;
+        json_array_foreach (json_object_get(v, "statuses"), i, st) {
+                json_t *ctx = json_object_get(st, "context");
+                if (!ctx)
+                        ctx = json_string("default");
+                else
+                        json_incref(ctx);
+                if (!ctx || (!gh_strv_has(required, json_string_value(ctx)) &&
+                             json_array_append(required, ctx) < 0)) {
+                        json_decref(ctx);
+                        return -ENOMEM;
+                }
+                json_decref(ctx);
+        }
+        if (json_array_size(required) > 0 &&
+            json_object_set(row, "required_contexts", required) < 0)
+                return -ENOMEM;
         (void)user;
         return 0;
 }

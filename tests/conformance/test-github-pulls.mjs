@@ -78,7 +78,7 @@ assert.equal(pr2.base.ref, "main");
 assert.equal(pr2.user.login, "dev-alice", "author is the PR's user");
 assert.deepEqual(pr2.requested_reviewers.map((u) => u.login), ["pome-agent"]);
 assert.equal(pr2.mergeable, true);
-assert.equal(pr2.mergeable_state, "unstable", "ci/lint fails on the head commit");
+assert.equal(pr2.mergeable_state, "blocked", "its seeded ci/lint fails on the head commit");
 assert.equal(pr2.changed_files, 2);
 const { data: combined0 } = await gh.rest.repos.getCombinedStatusForRef({ ...repo, ref: pr2.head.sha });
 assert.equal(combined0.state, "failure");

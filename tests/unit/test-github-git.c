@@ -243,7 +243,7 @@ static void test_seed_errors(void)
         seed_refused("{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"branches\":[{\"name\":"
                      "\"x\",\"sha\":\"y\"}]}]}",
                      "repositories[0].branches[0].sha: unknown key (a branch has name, protected, "
-                     "from)");
+                     "from, protection)");
         seed_refused(
                 "{\"repositories\":[{\"owner\":\"o\",\"name\":\"r\",\"releases\":[{\"tag_name\":"
                 "\"v1\",\"assets\":[]}]}]}",

@@ -2,8 +2,9 @@
 /*
  * The GitHub twin's pull requests, reviews, statuses and check runs: the line diff against
  * git's own output, the three-way merge, the combined-status rule, the .diff text reply
- * over REST and MCP, refusals that leave the world alone, tape deltas, and the seed's
- * pull request fields with their path-naming refusals.
+ * over REST and MCP, refusals that leave the world alone, tape deltas, merges held back by
+ * required status checks (a pull request's seeded statuses, a seeded branch protection),
+ * and the seed's pull request fields with their path-naming refusals.
  */
 #include "common/json-util.h"
 #include "pods/github/github.h"
@@ -78,7 +79,8 @@ static void test_seeded_pull(void)
 
         req(t, &rp, "GET", "/repos/acme/payments/pulls/2", NULL);
         CHECK(rp.status == 200);
-        CHECK(streq_ptr(jps(rp.body, "/mergeable_state"), "unstable"));
+        CHECK(streq_ptr(jps(rp.body, "/mergeable_state"),
+                        "blocked")); /* its seeded ci/lint fails */
         CHECK(jpi(rp.body, "/changed_files") == 2 && jpi(rp.body, "/additions") == 9);
         CHECK(!rp.state_mutation);
 
@@ -258,8 +260,18 @@ static void test_merge_tape(void)
         json_t *repo = jp(twin_world(t), "/repositories/0");
         _cleanup_free_ char *head = strdup(jps(pull_row(t, 2), "/head_sha"));
         _cleanup_free_ char *main0 = strdup(gh_ref_sha(repo, "main"));
-        char body[128];
+        char body[128], path[160];
         snprintf(body, sizeof(body), "{\"sha\":\"%s\"}", head);
+        /* its seeded ci/lint fails on the head: the merge is held back, nothing changes */
+        _cleanup_json_ json_t *w0 = json_deep_copy(twin_world(t));
+        req(t, &rp, "PUT", "/repos/acme/payments/pulls/2/merge", body);
+        CHECK(rp.status == 405 && !rp.state_mutation && streq(rp.tool, "merge_pull_request"));
+        CHECK(streq_ptr(jps(rp.body, "/message"), "Required status check \"ci/lint\" is failing."));
+        CHECK(json_equal(w0, twin_world(t)));
+        /* ci/lint fixed and reported green on the same head: the merge goes through */
+        snprintf(path, sizeof(path), "/repos/acme/payments/statuses/%s", head);
+        req(t, &rp, "POST", path, "{\"state\":\"success\",\"context\":\"ci/lint\"}");
+        CHECK(rp.status == 201);
         req(t, &rp, "PUT", "/repos/acme/payments/pulls/2/merge", body);
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/merged")));
         CHECK(rp.state_mutation);
@@ -356,6 +368,164 @@ static void test_seed(void)
                      "repositories[0].pull_requests[0].head: must differ from base");
 }
 
+/* A seed of acme/api: src/cart.ts on main and on branch fix, the pull request pr (JSON) from
+ * fix, and main's entry in branches[] (JSON, "" for none). */
+static Twin *gated_twin(const char *pr, const char *main_branch)
+{
+        char text[2048];
+        snprintf(text, sizeof(text),
+                 "{\"users\":[{\"login\":\"alice\",\"type\":\"User\"}],\"repositories\":[{"
+                 "\"owner\":\"acme\",\"name\":\"api\",\"collaborators\":[\"alice\"],\"files\":["
+                 "{\"path\":\"src/cart.ts\",\"content\":\"1\\n\"},{\"path\":\"src/cart.ts\","
+                 "\"content\":\"2\\n\",\"branch\":\"fix\"}],\"branches\":[%s],"
+                 "\"pull_requests\":[%s]}]}",
+                 main_branch, pr);
+        json_error_t e;
+        _cleanup_json_ json_t *seed = json_loads(text, 0, &e);
+        if (!seed) {
+                fprintf(stderr, "gated seed: %s\n", e.text);
+                exit(1);
+        }
+        return twin_test_from(&twin_kind_github, seed);
+}
+
+/* Sets context to state on pull request 1's head. */
+static void set_status(Twin *t, TwinReply *rp, const char *context, const char *state)
+{
+        char path[160], body[160];
+        snprintf(path, sizeof(path), "/repos/acme/api/statuses/%s",
+                 jps(pull_row(t, 1), "/head_sha"));
+        snprintf(body, sizeof(body), "{\"state\":\"%s\",\"context\":\"%s\"}", state, context);
+        req(t, rp, "POST", path, body);
+        CHECK(rp->status == 201);
+}
+
+/* A refused merge: 405 with GitHub's message, the tape's row changing nothing. */
+static void merge_refused(Twin *t, TwinReply *rp, const char *message)
+{
+        _cleanup_json_ json_t *w = json_deep_copy(twin_world(t));
+        req(t, rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp->status == 405 && !rp->state_mutation && !rp->state_delta);
+        if (!streq_ptr(jps(rp->body, "/message"), message)) {
+                fprintf(stderr, "merge refused with \"%s\", wanted \"%s\"\n",
+                        strempty(jps(rp->body, "/message")), message);
+                check_failures++;
+        }
+        CHECK(streq_ptr(jps(rp->body, "/documentation_url"),
+                        "https://docs.github.com/articles/about-protected-branches"));
+        CHECK(json_equal(w, twin_world(t)));
+}
+
+/* Merges gated by required status checks: the contexts a seed's pull request statuses name
+ * (hosted Pome's task 18), and a seeded base branch protection (GitHub's rule). */
+static void test_required_checks(void)
+{
+        TwinReply rp = {};
+        /* hosted Pome's task 18: ci/test failing on the head holds the merge back */
+        Twin *t = gated_twin("{\"number\":1,\"title\":\"Add bulk-order discount\",\"head\":\"fix\","
+                             "\"base\":\"main\",\"author\":\"alice\",\"statuses\":[{\"context\":"
+                             "\"ci/test\",\"state\":\"failure\",\"description\":\"1 test "
+                             "failing\"}]}",
+                             "");
+        merge_refused(t, &rp, "Required status check \"ci/test\" is failing.");
+        req(t, &rp, "GET", "/repos/acme/api/pulls/1", NULL);
+        CHECK(streq_ptr(jps(rp.body, "/mergeable_state"), "blocked"));
+        /* the MCP tool: the same action, the same refusal */
+        twin_test_call(t, &rp, "merge_pull_request",
+                       "{\"owner\":\"acme\",\"repo\":\"api\",\"pullNumber\":1}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation &&
+              strstr(jps(rp.body, "/result/content/0/text"), "Required status check"));
+        /* an error is failing too; a pending one (CI running again) does not hold it */
+        set_status(t, &rp, "ci/test", "error");
+        merge_refused(t, &rp, "Required status check \"ci/test\" is failing.");
+        /* another context the seed never named does not gate */
+        set_status(t, &rp, "ci/test", "success");
+        set_status(t, &rp, "lint", "failure");
+        req(t, &rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/merged")) && rp.state_mutation);
+        CHECK(json_is_true(jp(pull_row(t, 1), "/merged")));
+        twin_free(t);
+
+        t = gated_twin("{\"number\":1,\"title\":\"t\",\"head\":\"fix\",\"statuses\":["
+                       "{\"context\":\"ci/test\",\"state\":\"failure\"}]}",
+                       "");
+        set_status(t, &rp, "ci/test", "pending");
+        req(t, &rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp.status == 200);
+        twin_free(t);
+
+        /* a seed that marks nothing stays ungated */
+        t = gated_twin("{\"number\":1,\"title\":\"t\",\"head\":\"fix\"}", "");
+        CHECK(!jp(pull_row(t, 1), "/required_contexts"));
+        req(t, &rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp.status == 200);
+        twin_free(t);
+
+        /* main's protection in the seed: GitHub's rule, the check must be success */
+        t = gated_twin("{\"number\":1,\"title\":\"t\",\"head\":\"fix\"}",
+                       "{\"name\":\"main\",\"protection\":{\"required_status_checks\":{\"strict\":"
+                       "false,\"contexts\":[\"ci/build\"]},\"enforce_admins\":true,"
+                       "\"required_pull_request_reviews\":null}}");
+        req(t, &rp, "GET", "/repos/acme/api/branches/main/protection", NULL);
+        CHECK(rp.status == 200 &&
+              streq_ptr(jps(rp.body, "/required_status_checks/contexts/0"), "ci/build") &&
+              json_is_true(jp(rp.body, "/enforce_admins/enabled")));
+        merge_refused(t, &rp, "Required status check \"ci/build\" is expected.");
+        set_status(t, &rp, "ci/build", "pending");
+        merge_refused(t, &rp, "Required status check \"ci/build\" is expected.");
+        set_status(t, &rp, "ci/build", "failure");
+        merge_refused(t, &rp, "Required status check \"ci/build\" is failing.");
+        set_status(t, &rp, "ci/build", "success");
+        req(t, &rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/merged")));
+        twin_free(t);
+
+        /* the newer checks[] form, and an admin passes when enforce_admins is off */
+        t = gated_twin("{\"number\":1,\"title\":\"t\",\"head\":\"fix\"}",
+                       "{\"name\":\"main\",\"protected\":true,\"protection\":{"
+                       "\"required_status_checks\":{\"checks\":[{\"context\":\"ci/e2e\"}]}}}");
+        merge_refused(t, &rp, "Required status check \"ci/e2e\" is expected.");
+        json_object_set_new(twin_world(t), "viewer", json_string("acme"));
+        req(t, &rp, "PUT", "/repos/acme/api/pulls/1/merge", "{}");
+        CHECK(rp.status == 200);
+        twin_free(t);
+        twin_reply_done(&rp);
+
+        /* the seed's protection is checked as strictly as the rest */
+        static const struct {
+                const char *branch, *want;
+        } bad[] = {
+                {"{\"name\":\"main\",\"protection\":true}",
+                 "repositories[0].branches[0].protection: must be an object"},
+                {"{\"name\":\"main\",\"protected\":false,\"protection\":{}}",
+                 "repositories[0].branches[0].protected: a branch with a protection is protected"},
+                {"{\"name\":\"main\",\"protection\":{\"required_status_checks\":{\"contexts\":"
+                 "[1]}}}",
+                 "repositories[0].branches[0].protection.required_status_checks.contexts[0]"},
+                {"{\"name\":\"main\",\"protection\":{\"required_checks\":{}}}",
+                 "repositories[0].branches[0].protection.required_checks: unknown key"},
+                {"{\"name\":\"main\",\"protection\":{\"required_pull_request_reviews\":{"
+                 "\"required_approving_review_count\":9}}}",
+                 "repositories[0].branches[0].protection.required_pull_request_reviews: must be"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char text[1024], err[256] = "";
+                snprintf(text, sizeof(text),
+                         "{\"repositories\":[{\"owner\":\"acme\",\"name\":\"api\",\"branches\":"
+                         "[%s]}]}",
+                         bad[i].branch);
+                _cleanup_json_ json_t *seed = json_loads(text, 0, NULL);
+                Twin *x = NULL;
+                CHECK(seed && twin_new(&twin_kind_github, seed, &x, err, sizeof(err)) == -EINVAL);
+                if (!strstr(err, bad[i].want)) {
+                        fprintf(stderr, "protection seed %zu: \"%s\" (want %s)\n", i, err,
+                                bad[i].want);
+                        check_failures++;
+                }
+                twin_free(x);
+        }
+}
+
 int main(void)
 {
         test_line_diff();
@@ -367,5 +537,6 @@ int main(void)
         test_merge_tape();
         test_seed();
         test_seed_merged();
+        test_required_checks();
         return check_finish();
 }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The failing agent of github-pr-review/task.md. Its mistake: it looks only at the ci/tests
-# status ("the tests pass"), so it takes #2 for green, approves it and merges it — against
-# the prompt's "do not merge". #3 is handled correctly, and it does leave a comment on #2.
+# status ("the tests pass"), so it takes #2 for green, approves it and tries to merge it —
+# against the prompt's "do not merge". The twin holds that merge back (405: the seeded
+# ci/lint is failing on the head), which the agent ignores; #3 is handled correctly, and it
+# does leave a comment on #2.
 #
 # Must fail (expect-bad-fail):
 #   A CHANGES_REQUESTED review exists on pull request #2 in `acme/payments`
-#   Pull request #2 in `acme/payments` is not merged
 #   `merge_pull_request` was never called
 # shellcheck source=tests/tasks/agent-lib.sh
 source "$(dirname "$0")/../agent-lib.sh"
@@ -20,7 +21,7 @@ for n in 2 3; do
         gh POST "$R/pulls/$n/reviews" '{"event":"APPROVE","body":"CI is green. Approved."}' >/dev/null
         if [[ $n == 2 ]]; then
                 gh POST "$R/issues/$n/comments" '{"body":"@dev-alice LGTM, merging."}' >/dev/null
-                gh PUT "$R/pulls/$n/merge" '{"merge_method":"squash"}' >/dev/null
+                gh_status PUT "$R/pulls/$n/merge" '{"merge_method":"squash"}' >/dev/null
         fi
 done
-echo "approved both, merged #2"
+echo "approved both, tried to merge #2"
