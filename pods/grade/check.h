@@ -21,10 +21,12 @@ typedef enum GradeStatus {
         GRADE_FAILED,
         GRADE_UNMATCHED, /* no check binds the sentence, or the check cannot decide which row
                           * the sentence means (several PaymentIntents for "The …") */
-        GRADE_SKIPPED,   /* not graded here ([model]) */
+        GRADE_SKIPPED,   /* not graded: a [model] criterion with no judge, or --code-only */
+        GRADE_ERROR,     /* the judge of a [model] criterion could not be asked, or answered
+                          * something else than a verdict */
 } GradeStatus;
 
-/* "passed", "failed", "unmatched", "skipped". */
+/* "passed", "failed", "unmatched", "skipped", "error". */
 const char *grade_status_to_string(GradeStatus s);
 
 typedef enum GradeSubstrate {
@@ -131,7 +133,9 @@ GradePolarity grade_check_polarity(const GradeCheck *c, const json_t *args);
  * the template's literal text, backticks and double quotes included, must match exactly.
  * Returns 1 with the check in *ret_check and its arguments (a new object, slot → value) in
  * *ret_args; 0 when nothing binds, with why in *ret_reason (a new string: the closest
- * template and its invalid parameter, or that no template has this shape); -ENOMEM.
+ * template and its invalid parameter, or that no template has this shape, followed by
+ * "; did you mean: `TEMPLATE`… (the sentence differs: …«was→wanted»…)" naming up to three
+ * nearest templates, the differences marked, when any is near); -ENOMEM.
  */
 int grade_bind(const char *sentence, const char *twin, const GradeCheck **ret_check,
                json_t **ret_args, char **ret_reason);

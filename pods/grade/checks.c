@@ -25,6 +25,8 @@ const char *grade_status_to_string(GradeStatus s)
                 return "unmatched";
         case GRADE_SKIPPED:
                 return "skipped";
+        case GRADE_ERROR:
+                return "error";
         }
         return "failed";
 }
@@ -353,6 +355,524 @@ static char *normalize(const char *s)
         return out;
 }
 
+/* ---------------------------------------------------------------- did you mean */
+
+/*
+ * A sentence that binds nothing is compared with each template of its twin by an edit
+ * distance (Levenshtein, one per inserted, dropped or replaced character) in which a {slot}
+ * stands for one or more characters its type can hold at no cost (none at all costs one, a
+ * character it cannot hold two): so the distance counts what differs in the literal text,
+ * which is what has to match exactly, and values that cannot be values. The nearest
+ * templates are named, and the sentence is shown with each difference marked «what it
+ * says→what the template says», widened to whole words: marks inside the line read the same
+ * in a terminal, after a "task.md:12: " prefix and inside a JSON string, where a caret line
+ * under the sentence would lose its alignment. Everything is a pure function of the sentence
+ * and the vocabulary: the reason lands in the byte-compared verdict.
+ */
+#define SUGGEST_MAX      3    /* templates named */
+#define SUGGEST_TOKENS   256  /* a template's literal bytes and slots */
+#define SUGGEST_SHOWN    240  /* bytes of a marked sentence before unchanged runs are cut */
+#define SUGGEST_CONTEXT  24   /* bytes kept on each side of a cut unchanged run */
+#define SUGGEST_SLOT_TOK (-1) /* tok[] value of slot k: SUGGEST_SLOT_TOK - k */
+
+static inline uint32_t min_u32(uint32_t a, uint32_t b)
+{
+        return a < b ? a : b;
+}
+
+/* A template as the distance reads it: each literal byte, and each slot as one token. */
+typedef struct Tokens {
+        int tok[SUGGEST_TOKENS];
+        size_t n, literal; /* tokens; literal bytes among them */
+} Tokens;
+
+static void tokens_of(const char *tpl, Tokens *t)
+{
+        *t = (Tokens){};
+        int slot = 0;
+        for (const char *p = tpl; *p && t->n < SUGGEST_TOKENS; p++) {
+                const char *close = *p == '{' ? strchr(p, '}') : NULL;
+                if (close) {
+                        t->tok[t->n++] = SUGGEST_SLOT_TOK - slot++;
+                        p = close;
+                } else {
+                        t->tok[t->n++] = (unsigned char)*p;
+                        t->literal++;
+                }
+        }
+        assert(!tpl[0] || t->n < SUGGEST_TOKENS);
+}
+
+/* The sentence as code points (templates are ASCII; a character is one edit, not its bytes),
+ * with each one's byte offset (off[m] = the byte length). */
+typedef struct Chars {
+        uint32_t *cp;
+        size_t *off;
+        size_t m;
+} Chars;
+
+static void chars_done(Chars *c)
+{
+        free(c->cp);
+        free(c->off);
+}
+
+static int chars_of(const char *s, size_t n, Chars *c)
+{
+        *c = (Chars){.cp = malloc((n + 1) * sizeof(uint32_t)),
+                     .off = malloc((n + 1) * sizeof(size_t))};
+        if (!c->cp || !c->off)
+                return -ENOMEM;
+        for (size_t i = 0; i < n;) {
+                size_t k = utf8_char_len(s + i, n - i);
+                uint32_t v = (unsigned char)s[i];
+                if (k == 0)
+                        k = 1; /* a stray byte is one character that matches nothing */
+                else if (k > 1) {
+                        v &= 0x3fu >> (k - 1);
+                        for (size_t b = 1; b < k; b++)
+                                v = v << 6 | ((unsigned char)s[i + b] & 0x3f);
+                }
+                c->off[c->m] = i;
+                c->cp[c->m++] = v;
+                i += k;
+        }
+        c->off[c->m] = n;
+        return 0;
+}
+
+/* What taking character v into a value of p costs: nothing when p's type can hold it, else
+ * two edits, more than a character the template does not have, so a value stops where it
+ * must (the login of "`alice` now" is alice, and " now" is what is extra). */
+static bool ascii_in(uint32_t v, const char *set)
+{
+        return v > 0 && v < 0x80 && strchr(set, (int)v);
+}
+
+static uint32_t slot_cost(const GradeParam *p, uint32_t v)
+{
+        bool alnum = v < 0x80 && isalnum((int)v), ok = false;
+        switch (p->type) {
+        case GRADE_PARAM_NUMBER:
+        case GRADE_PARAM_COUNT:
+                ok = v >= '0' && v <= '9';
+                break;
+        case GRADE_PARAM_REPO:
+                ok = alnum || ascii_in(v, "-._/");
+                break;
+        case GRADE_PARAM_LOGIN:
+                ok = alnum || ascii_in(v, "-[]");
+                break;
+        case GRADE_PARAM_LABEL:
+        case GRADE_PARAM_PATH:
+                ok = v != '`' && v >= 0x20;
+                break;
+        case GRADE_PARAM_TEXT:
+                ok = v != '"' && v >= 0x20;
+                break;
+        case GRADE_PARAM_TOOL:
+        case GRADE_PARAM_ENUM:
+        case GRADE_PARAM_CHARGE:
+                ok = alnum || v == '_';
+                break;
+        case GRADE_PARAM_EVENT_TYPE:
+                ok = alnum || v == '_' || v == '.';
+                break;
+        case GRADE_PARAM_CHANNEL:
+                ok = alnum || ascii_in(v, "#_-.");
+                break;
+        case GRADE_PARAM_EMOJI:
+                ok = alnum || ascii_in(v, ":_+-'");
+                break;
+        }
+        return ok ? 0 : 2;
+}
+
+/* The distance table of check k's template t against c: d[i * (m + 1) + j] aligns t's first
+ * i tokens with c's first j characters. With full, the whole table (for the alignment); else
+ * only its last row is meaningful. Returns the distance, or -ENOMEM. */
+static int distance(const GradeCheck *k, const Tokens *t, const Chars *c, bool full,
+                    uint32_t **ret_table)
+{
+        size_t w = c->m + 1, rows = full ? t->n + 1 : 2;
+        uint32_t *d = malloc(rows * w * sizeof(uint32_t));
+        if (!d)
+                return -ENOMEM;
+        for (size_t j = 0; j < w; j++)
+                d[j] = (uint32_t)j;
+        for (size_t i = 1; i <= t->n; i++) {
+                uint32_t *prev = d + (full ? i - 1 : (i - 1) % 2) * w;
+                uint32_t *row = d + (full ? i : i % 2) * w;
+                int tok = t->tok[i - 1];
+                row[0] = prev[0] + 1;
+                for (size_t j = 1; j < w; j++) {
+                        uint32_t best = prev[j] + 1; /* the template's token is missing */
+                        if (tok <= SUGGEST_SLOT_TOK) {
+                                /* the slot takes c[j-1], first or after more of the value */
+                                uint32_t take =
+                                        slot_cost(&k->params[SUGGEST_SLOT_TOK - tok], c->cp[j - 1]);
+                                best = min_u32(best, min_u32(prev[j - 1], row[j - 1]) + take);
+                        } else {
+                                best = min_u32(best, prev[j - 1] + ((uint32_t)tok != c->cp[j - 1]));
+                                best = min_u32(best, row[j - 1] + 1); /* an extra character */
+                        }
+                        row[j] = best;
+                }
+        }
+        int r = (int)d[(full ? t->n : t->n % 2) * w + c->m];
+        if (ret_table)
+                *ret_table = d;
+        else
+                free(d);
+        return r;
+}
+
+/* One step of the alignment, in sentence order. */
+typedef enum EditOp {
+        OP_SAME,       /* the character is the template's */
+        OP_SLOT,       /* the character is part of a slot's value */
+        OP_REPLACE,    /* the character stands where the template has another */
+        OP_EXTRA,      /* the character is not in the template */
+        OP_MISSING,    /* the template's literal byte is not in the sentence */
+        OP_SLOT_EMPTY, /* the template's slot has no value */
+} EditOp;
+
+typedef struct Edit {
+        EditOp op;
+        size_t j;   /* the sentence character (SAME, SLOT, REPLACE, EXTRA) */
+        size_t tok; /* the template token (SAME, SLOT, REPLACE, MISSING, SLOT_EMPTY) */
+} Edit;
+
+/* The alignment behind the distance, first step first: a new array of *ret_n edits. */
+static int align(const GradeCheck *k, const Tokens *t, const Chars *c, Edit **ret, size_t *ret_n)
+{
+        _cleanup_free_ uint32_t *d = NULL;
+        int r = distance(k, t, c, true, &d);
+        if (r < 0)
+                return r;
+        size_t w = c->m + 1, cap = t->n + c->m + 1, n = 0;
+        _cleanup_free_ Edit *e = malloc(cap * sizeof(Edit));
+        if (!e)
+                return -ENOMEM;
+        size_t i = t->n, j = c->m;
+#define D(a, b) d[(a)*w + (b)]
+        while (i > 0 || j > 0) {
+                int tok = i > 0 ? t->tok[i - 1] : 0;
+                Edit x;
+                /* among alignments of the same cost, the one a reader expects: a value that
+                 * takes what it can rather than a slot left empty beside stray characters, a
+                 * missing quote beside a value rather than the value's last character
+                 * replaced by it */
+                if (i == 0)
+                        x = (Edit){OP_EXTRA, --j, 0};
+                else if (tok <= SUGGEST_SLOT_TOK) {
+                        uint32_t take =
+                                j > 0 ? slot_cost(&k->params[SUGGEST_SLOT_TOK - tok], c->cp[j - 1])
+                                      : 0;
+                        if (j > 0 && D(i, j) == D(i, j - 1) + take)
+                                x = (Edit){OP_SLOT, --j, i - 1}; /* more of the value */
+                        else if (D(i, j) == D(i - 1, j) + 1)
+                                x = (Edit){OP_SLOT_EMPTY, j, --i};
+                        else
+                                x = (Edit){OP_SLOT, --j, --i}; /* the value's first character */
+                } else if (j > 0 && (uint32_t)tok == c->cp[j - 1] && D(i, j) == D(i - 1, j - 1))
+                        x = (Edit){OP_SAME, --j, --i};
+                else if (D(i, j) == D(i - 1, j) + 1)
+                        x = (Edit){OP_MISSING, j, --i};
+                else if (j > 0 && D(i, j) == D(i - 1, j - 1) + 1)
+                        x = (Edit){OP_REPLACE, --j, --i};
+                else
+                        x = (Edit){OP_EXTRA, --j, i};
+                assert(n < cap);
+                e[n++] = x;
+        }
+#undef D
+        for (size_t a = 0; a < n / 2; a++) {
+                Edit tmp = e[a];
+                e[a] = e[n - 1 - a];
+                e[n - 1 - a] = tmp;
+        }
+        *ret = TAKE_PTR(e);
+        *ret_n = n;
+        return 0;
+}
+
+typedef struct Buf {
+        char *p;
+        size_t len, cap;
+        bool oom;
+} Buf;
+
+static void buf_add(Buf *b, const char *s, size_t n)
+{
+        if (b->oom)
+                return;
+        if (b->len + n + 1 > b->cap) {
+                size_t cap = (b->len + n + 1) * 2;
+                char *p = realloc(b->p, cap);
+                if (!p) {
+                        b->oom = true;
+                        return;
+                }
+                b->p = p;
+                b->cap = cap;
+        }
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = 0;
+}
+
+static void buf_addf(Buf *b, const char *fmt, ...) _printf_(2, 3);
+static void buf_addf(Buf *b, const char *fmt, ...)
+{
+        va_list ap;
+        char *s;
+        va_start(ap, fmt);
+        int k = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (k < 0) {
+                b->oom = true;
+                return;
+        }
+        buf_add(b, s, (size_t)k);
+        free(s);
+}
+
+/* Whether edit x is part of a difference. */
+static bool edit_differs(const Edit *x)
+{
+        return x->op != OP_SAME && x->op != OP_SLOT;
+}
+
+/* An unchanged run of the sentence: whole when short, else its ends kept (lead: the part
+ * before the first difference keeps its end; tail: the part after the last keeps its
+ * start). */
+static void add_unchanged(Buf *b, const char *s, size_t n, bool lead, bool tail, bool cut)
+{
+        size_t keep = SUGGEST_CONTEXT;
+        if (!cut || n <= 2 * keep + 3) {
+                buf_add(b, s, n);
+                return;
+        }
+        size_t head = lead ? 0 : keep, back = tail ? 0 : keep;
+        while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+                head--;
+        size_t from = n - back;
+        while (from < n && ((unsigned char)s[from] & 0xc0) == 0x80)
+                from++;
+        buf_add(b, s, head);
+        buf_add(b, "…", strlen("…"));
+        buf_add(b, s + from, n - from);
+}
+
+/*
+ * The sentence s (as c) against check k's template t along the alignment e (n_e edits), said
+ * into out: the sentence with each difference marked «sentence→template», widened to whole
+ * words over unchanged characters, a slot with no value as its {name}, and a slot value that
+ * is not valid taken into the difference it touches (a value the alignment made up out of a
+ * misspelt word: "is «closed→in state {state}»"); the values that are not valid elsewhere
+ * follow ("; and parameter issue must be …"). When the marked sentence would be long,
+ * unchanged runs are cut to their ends. Returns the number of errors said, or -ENOMEM.
+ */
+static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const char *s,
+                   const Edit *e, size_t n_e, Buf *out)
+{
+        _cleanup_free_ bool *in = calloc(n_e + 1, sizeof(bool));
+        _cleanup_free_ bool *bad = calloc(n_e + 1, sizeof(bool)); /* edits of invalid values */
+        if (!in || !bad)
+                return -ENOMEM;
+        /* the invalid values: each slot's run of edits, bound as the binder would */
+        Buf whys = {};
+        for (size_t a = 0; a < n_e;) {
+                size_t z = a + 1;
+                if (e[a].op != OP_SLOT) {
+                        a = z;
+                        continue;
+                }
+                while (z < n_e && e[z].op == OP_SLOT && e[z].tok == e[a].tok)
+                        z++;
+                size_t from = c->off[e[a].j], to = c->off[e[z - 1].j + 1];
+                _cleanup_json_ json_t *v = NULL;
+                char why[300];
+                int r = param_bind(&k->params[SUGGEST_SLOT_TOK - t->tok[e[a].tok]], k->twin,
+                                   s + from, to - from, &v, why, sizeof(why));
+                if (r < 0) {
+                        free(whys.p);
+                        return r;
+                }
+                for (size_t x = a; r == 0 && x < z; x++)
+                        bad[x] = true;
+                a = z;
+        }
+        /* the differences, widened to whole words */
+        for (size_t a = 0; a < n_e; a++) {
+                if (!edit_differs(&e[a]))
+                        continue;
+                in[a] = true;
+                for (size_t l = a; l > 0 && e[l - 1].op == OP_SAME && c->cp[e[l - 1].j] != ' '; l--)
+                        in[l - 1] = true;
+                for (size_t r = a + 1; r < n_e && e[r].op == OP_SAME && c->cp[e[r].j] != ' '; r++)
+                        in[r] = true;
+        }
+        /* an invalid value that touches a difference, or is one space from it, joins it */
+        for (int pass = 0; pass < 2; pass++) {
+                for (size_t a = 0; a < n_e; a++) {
+                        if (!bad[a] || in[a])
+                                continue;
+                        size_t z = a;
+                        while (z < n_e && bad[z] && e[z].tok == e[a].tok)
+                                z++;
+                        size_t l = a, r = z;
+                        if (l > 0 && !in[l - 1] && e[l - 1].op == OP_SAME &&
+                            c->cp[e[l - 1].j] == ' ')
+                                l--;
+                        if (r < n_e && !in[r] && e[r].op == OP_SAME && c->cp[e[r].j] == ' ')
+                                r++;
+                        if ((l > 0 && in[l - 1]) || (r < n_e && in[r]))
+                                for (size_t x = (l > 0 && in[l - 1]) ? l : a;
+                                     x < ((r < n_e && in[r]) ? r : z); x++)
+                                        in[x] = true;
+                        a = z - 1;
+                }
+        }
+        int errors = 0;
+        for (size_t a = 0; a < n_e;) {
+                size_t z = a + 1;
+                if (bad[a] && !in[a]) {
+                        while (z < n_e && bad[z] && e[z].tok == e[a].tok)
+                                z++;
+                        _cleanup_json_ json_t *v = NULL;
+                        char why[300];
+                        size_t from = c->off[e[a].j], to = c->off[e[z - 1].j + 1];
+                        (void)param_bind(&k->params[SUGGEST_SLOT_TOK - t->tok[e[a].tok]], k->twin,
+                                         s + from, to - from, &v, why, sizeof(why));
+                        buf_addf(&whys, "; and %s", why);
+                        errors++;
+                }
+                a = z;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                Buf b = {};
+                int diffs = 0;
+                bool cut = pass == 1;
+                for (size_t a = 0; a < n_e;) {
+                        size_t z = a;
+                        if (!in[a]) {
+                                while (z < n_e && !in[z])
+                                        z++;
+                                /* edits out of a difference all hold a character, in order */
+                                size_t from = c->off[e[a].j], to = c->off[e[z - 1].j + 1];
+                                add_unchanged(&b, s + from, to - from, a == 0, z == n_e, cut);
+                                a = z;
+                                continue;
+                        }
+                        while (z < n_e && in[z])
+                                z++;
+                        Buf said = {}, want = {};
+                        for (size_t x = a; x < z; x++) {
+                                const Edit *ed = &e[x];
+                                const char *slot = NULL;
+                                if (ed->op == OP_SLOT_EMPTY || ed->op == OP_SLOT)
+                                        slot = k->params[SUGGEST_SLOT_TOK - t->tok[ed->tok]].name;
+                                if (ed->op != OP_MISSING && ed->op != OP_SLOT_EMPTY)
+                                        buf_add(&said, s + c->off[ed->j],
+                                                c->off[ed->j + 1] - c->off[ed->j]);
+                                if (slot &&
+                                    (x == a || e[x - 1].op != OP_SLOT || e[x - 1].tok != ed->tok))
+                                        buf_addf(&want, "{%s}", slot);
+                                else if (!slot && ed->op != OP_EXTRA) {
+                                        char ch = (char)t->tok[ed->tok];
+                                        buf_add(&want, &ch, 1);
+                                }
+                        }
+                        buf_addf(&b, "«%s→%s»", strempty(said.p), strempty(want.p));
+                        b.oom = b.oom || said.oom || want.oom;
+                        free(said.p);
+                        free(want.p);
+                        diffs++;
+                        a = z;
+                }
+                if (!b.oom && (pass == 1 || b.len <= SUGGEST_SHOWN)) {
+                        buf_add(out, strempty(b.p), b.len);
+                        buf_add(out, strempty(whys.p), whys.len);
+                        errors += diffs;
+                        pass = 2;
+                }
+                if (b.oom)
+                        out->oom = true;
+                free(b.p);
+        }
+        free(whys.p);
+        return out->oom ? -ENOMEM : errors;
+}
+
+/*
+ * "; did you mean: `<template>` (…the sentence, marked…), `<second>` or `<third>`" for the
+ * sentence s (n bytes, normalised) against twin's templates, into out; nothing when no
+ * template is near (more than a third of its literal text, and more than 2 characters, would
+ * have to change: "The moon is made of cheese" is near nothing). 0 or -ENOMEM.
+ */
+static int suggest(const char *s, size_t n, const char *twin, Buf *out)
+{
+        _cleanup_(chars_done) Chars c = {};
+        if (chars_of(s, n, &c) < 0)
+                return -ENOMEM;
+        const GradeCheck *near[SUGGEST_MAX];
+        int dist[SUGGEST_MAX];
+        size_t n_near = 0;
+        const GradeCheck *k;
+        for (size_t i = 0; (k = grade_check_at(i)); i++) {
+                if (!streq(k->twin, twin))
+                        continue;
+                Tokens t;
+                tokens_of(k->template, &t);
+                int d = distance(k, &t, &c, false, NULL);
+                if (d < 0)
+                        return d;
+                if ((size_t)d > (t.literal / 3 > 2 ? t.literal / 3 : 2))
+                        continue;
+                /* in order of distance, the vocabulary's order among equals */
+                size_t at = n_near;
+                while (at > 0 && dist[at - 1] > d)
+                        at--;
+                if (at == SUGGEST_MAX)
+                        continue;
+                for (size_t m = n_near < SUGGEST_MAX ? n_near : SUGGEST_MAX - 1; m > at; m--) {
+                        near[m] = near[m - 1];
+                        dist[m] = dist[m - 1];
+                }
+                near[at] = k;
+                dist[at] = d;
+                if (n_near < SUGGEST_MAX)
+                        n_near++;
+        }
+        if (n_near == 0)
+                return 0;
+        Tokens t;
+        tokens_of(near[0]->template, &t);
+        _cleanup_free_ Edit *e = NULL;
+        size_t n_e;
+        int r = align(near[0], &t, &c, &e, &n_e);
+        if (r < 0)
+                return r;
+        Buf said = {};
+        int errors = explain(near[0], &t, &c, s, e, n_e, &said);
+        if (errors >= 0) {
+                buf_addf(out, "; did you mean: `%s`", near[0]->template);
+                if (errors > 1)
+                        buf_addf(out, " (the sentence has %d errors: %s)", errors,
+                                 strempty(said.p));
+                else
+                        buf_addf(out, " (the sentence differs: %s)", strempty(said.p));
+                for (size_t m = 1; m < n_near; m++)
+                        buf_addf(out, "%s`%s`", m + 1 == n_near ? " or " : ", ", near[m]->template);
+        }
+        free(said.p);
+        if (errors < 0)
+                return errors;
+        return out->oom ? -ENOMEM : 0;
+}
+
 int grade_bind(const char *sentence, const char *twin, const GradeCheck **ret_check,
                json_t **ret_args, char **ret_reason)
 {
@@ -413,14 +933,21 @@ int grade_bind(const char *sentence, const char *twin, const GradeCheck **ret_ch
                         }
                 }
         }
-        char *reason;
-        if (closest[0])
-                reason = strdup(closest);
-        else if (asprintf(&reason, "no %s check has a sentence template this matches", twin) < 0)
-                reason = NULL;
-        if (!reason)
+        if (closest[0]) {
+                char *reason = strdup(closest);
+                if (!reason)
+                        return -ENOMEM;
+                *ret_reason = reason;
+                return 0;
+        }
+        Buf b = {};
+        buf_addf(&b, "no %s check has a sentence template this matches", twin);
+        int r = b.oom ? -ENOMEM : suggest(s, n, twin, &b);
+        if (r < 0 || b.oom) {
+                free(b.p);
                 return -ENOMEM;
-        *ret_reason = reason;
+        }
+        *ret_reason = b.p;
         return 0;
 }
 
@@ -639,6 +1166,7 @@ int grade_error(GradeError *e, int r, const char *fmt, ...)
                 va_start(ap, fmt);
                 vsnprintf(e->message, sizeof(e->message), fmt, ap);
                 va_end(ap);
+                e->n_errors = 1;
         }
         return r;
 }

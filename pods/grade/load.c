@@ -2,8 +2,9 @@
 /*
  * The run directory loader: the only file I/O of grading besides grade_task_load. It reads
  * what supervisor/rundir.h's layout keeps (<twin>.seed.json, <twin>.final.json,
- * <twin>.tape.jsonl, and the task as task.md) and hands it to grade_run, so pomed's finalize
- * and `pome eval RUN_DIR` grade through one code path.
+ * <twin>.tape.jsonl, the task as task.md, the agent's reply as the judge saw it, a saved
+ * verdict's judgments) and hands it to grade_run, so pomed's finalize and `pome eval RUN_DIR`
+ * grade through one code path.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -83,9 +84,26 @@ int grade_load_tape(const char *dir, const char *name, json_t **ret, GradeError 
         return 0;
 }
 
-int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *ret_len,
-                  GradeError *e)
+int grade_run_dir(const char *dir, const char *task_path, const GradeOptions *opts, char **ret,
+                  size_t *ret_len, GradeError *e)
 {
+        GradeOptions o = opts ? *opts : (GradeOptions){};
+        _cleanup_json_ json_t *saved = NULL;
+        _cleanup_free_ char *reply = NULL;
+        int r;
+        if (o.reuse_saved && !o.recorded) {
+                r = grade_load_json(dir, "verdict.json", GRADE_FINAL_MAX, &saved, e);
+                if (r < 0)
+                        return r;
+                o.recorded = saved;
+        }
+        if (!o.agent_reply) {
+                r = read_in(dir, GRADE_AGENT_REPLY_FILE, GRADE_SEED_MAX, &reply, &o.agent_reply_len,
+                            e);
+                if (r < 0)
+                        return r;
+                o.agent_reply = reply;
+        }
         _cleanup_free_ char *default_task = NULL;
         if (!task_path) {
                 if (asprintf(&default_task, "%s/task.md", dir) < 0)
@@ -93,7 +111,7 @@ int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *re
                 task_path = default_task;
         }
         GradeTask *task = NULL;
-        int r = grade_task_load(task_path, &task, e);
+        r = grade_task_load(task_path, &task, e);
         if (r < 0)
                 return r;
         size_t n = strv_length(task->twins);
@@ -107,10 +125,15 @@ int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *re
                 snprintf(name, sizeof(name), "%s.seed.json", twin);
                 r = grade_load_json(dir, name, GRADE_SEED_MAX, &docs[3 * i], e);
                 if (r == 1) {
-                        /* the pod's own record is missing: the task's seed is what it was given */
+                        /* the pod's own record is missing: the task's seed is what it was
+                         * given; without one, nothing says what the twin booted from */
                         docs[3 * i] = json_incref(json_object_get(task->seeds, twin));
-                        r = strv_extendf(&warnings, "%s: missing; graded against %s", name,
-                                         docs[3 * i] ? "the task's seed" : "the empty world");
+                        runs[i].seed_unknown = !docs[3 * i];
+                        r = docs[3 * i] ? strv_extendf(&warnings,
+                                                       "%s: missing; graded against the task's "
+                                                       "seed",
+                                                       name)
+                                        : 0;
                 }
                 runs[i].seed = docs[3 * i];
                 if (r < 0)
@@ -130,7 +153,7 @@ int grade_run_dir(const char *dir, const char *task_path, char **ret, size_t *re
         }
         json_t *verdict = NULL;
         if (r >= 0)
-                r = grade_run(task, runs, n, &verdict, e);
+                r = grade_run(task, runs, n, &o, &verdict, e);
         for (char **w = warnings; r >= 0 && w && *w; w++)
                 if (json_array_append_new(json_object_get(verdict, "warnings"), json_string(*w)) <
                     0)

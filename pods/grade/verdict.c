@@ -9,16 +9,25 @@
 
 #include "common/json-util.h"
 #include "common/strv.h"
+#include "common/text.h"
 #include "pods/grade/check.h"
+#include "pods/grade/judge.h"
+#include "pods/twin/redact.h"
 #include "pods/twin/twin.h"
 
-#define GRADE_VERDICT_VERSION 1
-#define MODEL_REASON          "no judge model configured"
+/* 2: [model] criteria judged (judgment), statuses "error", states by completeness
+ * (not_evaluated), code_only */
+#define GRADE_VERDICT_VERSION 2
+#define NO_JUDGE_REASON                                                                    \
+        "not evaluated: no judge is configured (judge: in pomed.conf, or --judge), and a " \
+        "[model] criterion needs one"
+#define CODE_ONLY_REASON "not judged: graded --code-only, [model] criteria deliberately left out"
 
 /* One twin of the task while grading. */
 typedef struct TwinState {
         const char *name;
         Twin *seed_twin;    /* the seed world, built as the pod built it */
+        bool seed_unknown;  /* GradeTwinRun.seed_unknown: seed_twin is a guess */
         json_t *final;      /* borrowed from the run, or NULL */
         const json_t *tape; /* borrowed from the run, or NULL */
 } TwinState;
@@ -38,6 +47,16 @@ static void twin_states_done(TwinStates *ts)
 static json_t *array_or_empty(json_t *a)
 {
         return a ? json_incref(a) : json_array();
+}
+
+/* How telling a binder's reason is: 2 a near miss (the shape of a check, a bad value), 1 the
+ * nearest templates ("did you mean"), 0 nothing binds. */
+static int reason_rank(const char *reason)
+{
+        return !reason                            ? -1
+               : strstr(reason, "shape of")       ? 2
+               : strstr(reason, "; did you mean") ? 1
+                                                  : 0;
 }
 
 /*
@@ -64,19 +83,22 @@ static int bind_criterion(const GradeTask *task, const GradeCriterion *c,
                         *ret_twin = *tw;
                         return 1;
                 }
-                /* keep the most telling reason: a near miss beats "no template" */
+                /* keep the most telling reason: a near miss beats a "did you mean", which
+                 * beats "no template" */
                 tried++;
-                if (!why || (strstr(reason, "shape of") && !strstr(why, "shape of"))) {
+                if (!why || reason_rank(reason) > reason_rank(why)) {
                         free(why);
                         why = TAKE_PTR(reason);
                 }
         }
-        if (tried > 1 && !strstr(why, "shape of")) {
-                free(why);
+        if (tried > 1 && reason_rank(why) < 2) {
+                /* said for every twin tried, with the nearest template, if any */
+                const char *hint = why ? strstr(why, "; did you mean") : NULL;
+                _cleanup_free_ char *one = TAKE_PTR(why);
                 if (asprintf(&why,
                              "no check of any of the task's %zu twins has a sentence template "
-                             "this matches",
-                             tried) < 0)
+                             "this matches%s",
+                             tried, strempty(hint)) < 0)
                         why = NULL;
         } else if (!why)
                 why = strdup("no twin to bind the sentence to");
@@ -113,23 +135,169 @@ int grade_task_check(const GradeTask *task, char ***ret_problems)
 
 /* Grades criterion c (index i) into a new verdict entry, counting into counts. */
 typedef struct Counts {
-        size_t scored, passed, failed, unmatched, skipped, already;
+        size_t scored, passed, failed, unmatched, skipped, error, not_evaluated, already;
 } Counts;
 
-static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, size_t i,
-                           Counts *counts, json_t **ret)
+/* What grading one criterion needs besides the criterion. */
+typedef struct Grading {
+        const GradeTask *task;
+        TwinState *ts;
+        size_t n_ts;
+        const GradeOptions *opts;
+        Counts counts;
+} Grading;
+
+/* The judgment of criteria of recorded (a verdict) whose question hashed to sha, or NULL. */
+static const json_t *recorded_judgment(const json_t *recorded, const char *sha)
 {
+        size_t i;
+        json_t *c;
+        json_array_foreach (json_object_get(recorded, "criteria"), i, c) {
+                json_t *j = json_object_get(c, "judgment");
+                if (streq_ptr(json_get_str(j, "prompt_sha256"), sha) &&
+                    json_is_string(json_object_get(j, "verdict")))
+                        return j;
+        }
+        return NULL;
+}
+
+/* s made fit for a verdict: valid UTF-8, secrets redacted, at most max bytes (cut on a
+ * character). A new string, NULL on OOM. */
+static char *shown_text(const char *s, size_t n, size_t max)
+{
+        _cleanup_free_ char *mended = NULL, *redacted = NULL;
+        size_t len;
+        if (!utf8_valid(s, n)) {
+                if (utf8_mend(s, n, &mended, &len) < 0)
+                        return NULL;
+                s = mended, n = len;
+        }
+        int r = twin_redact_string(s, n, &redacted, &len);
+        if (r < 0)
+                return NULL;
+        if (r > 0)
+                s = redacted, n = len;
+        if (n > max) {
+                n = max;
+                while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+                        n--;
+        }
+        return strndup(s, n);
+}
+
+/*
+ * Judges [model] criterion c: its question from the evidence, then a recorded judgment of the
+ * same question, else the judge. Fills o and, when a judgment was made or reused, *ret_judgment
+ * (a new object). Returns 0 (o says how it went: passed, failed, error, skipped) or -ENOMEM.
+ */
+static int judge_criterion(const Grading *g, const GradeCriterion *c, GradeOutcome *o,
+                           json_t **ret_judgment)
+{
+        const GradeOptions *opts = g->opts;
+        if (opts->code_only)
+                return grade_outcome_set(o, GRADE_SKIPPED, CODE_ONLY_REASON);
+
+        GradeJudgeTwin tw[3] = {};
+        size_t n = g->n_ts < ELEMENTSOF(tw) ? g->n_ts : ELEMENTSOF(tw);
+        for (size_t k = 0; k < n; k++)
+                tw[k] = (GradeJudgeTwin){
+                        .name = g->ts[k].name,
+                        .seed_world = g->ts[k].seed_unknown ? NULL : twin_world(g->ts[k].seed_twin),
+                        .final = g->ts[k].final,
+                        .tape = g->ts[k].tape,
+                };
+        _cleanup_free_ char *question = NULL;
+        int r = grade_judge_question(g->task->prompt, c->text, tw, n, opts->agent_reply,
+                                     opts->agent_reply_len, &question);
+        if (r < 0)
+                return r;
+        char sha[65];
+        grade_judge_prompt_sha256(grade_judge_instructions, question, sha);
+
+        const json_t *kept = recorded_judgment(opts->recorded, sha);
+        if (kept) {
+                /* the same question was judged before: its answer stands, byte for byte */
+                const char *why = json_get_str(kept, "rationale");
+                bool pass = streq_ptr(json_get_str(kept, "verdict"), "pass");
+                if (!(*ret_judgment = json_deep_copy(kept)))
+                        return -ENOMEM;
+                return grade_outcome_set(o, pass ? GRADE_PASSED : GRADE_FAILED,
+                                         "judged %s by %s %s: %s", pass ? "pass" : "fail",
+                                         strempty(json_get_str(kept, "api")),
+                                         strempty(json_get_str(kept, "model")), strempty(why));
+        }
+        const GradeJudge *judge = opts->judge;
+        if (!judge) {
+                bool other = false;
+                size_t i;
+                json_t *e;
+                json_array_foreach (json_object_get(opts->recorded, "criteria"), i, e)
+                        if (streq_ptr(json_get_str(e, "text"), c->text) &&
+                            json_object_get(e, "judgment"))
+                                other = true;
+                return other ? grade_outcome_set(
+                                       o, GRADE_SKIPPED,
+                                       "not evaluated: the recorded judgment of this criterion "
+                                       "was made on other evidence (another question), and no "
+                                       "judge is configured to ask again")
+                             : grade_outcome_set(o, GRADE_SKIPPED, NO_JUDGE_REASON);
+        }
+
+        GradeJudgeQuestion q = {.instructions = grade_judge_instructions,
+                                .question = question,
+                                .criterion = c->text,
+                                .task_prompt = g->task->prompt,
+                                .prompt_sha256 = sha};
+        _cleanup_free_ char *answer = NULL, *shown = NULL, *rationale = NULL, *why = NULL;
+        char err[512] = "";
+        r = judge->ask(judge->userdata, &q, &answer, err, sizeof(err));
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && !(shown = shown_text(answer, strlen(answer), GRADE_JUDGE_ANSWER_MAX)))
+                return -ENOMEM;
+        bool pass = false;
+        if (r >= 0) {
+                r = grade_judge_parse_answer(shown, &pass, &rationale, err, sizeof(err));
+                if (r == -ENOMEM)
+                        return r;
+        }
+        json_t *j = json_pack("{s:s, s:s, s:i, s:s}", "api", judge->api, "model",
+                              strempty(judge->model), "temperature", 0, "prompt_sha256", sha);
+        if (!j)
+                return -ENOMEM;
+        *ret_judgment = j;
+        if (r < 0) {
+                _cleanup_free_ char *clean = shown_text(err, strlen(err), sizeof(err));
+                if (!clean || json_object_set_new(j, "error", json_string(clean)) < 0)
+                        return -ENOMEM;
+                return grade_outcome_set(o, GRADE_ERROR, "not evaluated: the judge (%s %s) %s",
+                                         judge->api, strempty(judge->model), clean);
+        }
+        if (!(why = shown_text(rationale, strlen(rationale), GRADE_JUDGE_ANSWER_MAX)) ||
+            json_object_set_new(j, "verdict", json_string(pass ? "pass" : "fail")) < 0 ||
+            json_object_set_new(j, "rationale", json_string(why)) < 0 ||
+            json_object_set_new(j, "answer", json_string(shown)) < 0)
+                return -ENOMEM;
+        return grade_outcome_set(o, pass ? GRADE_PASSED : GRADE_FAILED, "judged %s by %s %s: %s",
+                                 pass ? "pass" : "fail", judge->api, strempty(judge->model), why);
+}
+
+static int grade_criterion(Grading *g, size_t i, json_t **ret)
+{
+        const GradeTask *task = g->task;
+        TwinState *ts = g->ts;
+        size_t n_ts = g->n_ts;
+        Counts *counts = &g->counts;
         const GradeCriterion *c = &task->criteria[i];
         GradeOutcome out = {};
         const GradeCheck *check = NULL;
-        _cleanup_json_ json_t *args = NULL;
+        _cleanup_json_ json_t *args = NULL, *judgment = NULL;
         const char *twin = c->twin;
         bool already = false;
         int r = 0;
 
         if (c->kind == GRADE_CRITERION_MODEL) {
-                /* nothing here can judge it, and an unjudged criterion is never a pass */
-                r = grade_outcome_set(&out, GRADE_SKIPPED, MODEL_REASON);
+                r = judge_criterion(g, c, &out, &judgment);
         } else {
                 _cleanup_free_ char *why = NULL;
                 r = bind_criterion(task, c, &check, &args, &twin, &why);
@@ -139,6 +307,11 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
                 while (r > 0 && k < n_ts && !streq(ts[k].name, twin))
                         k++;
                 assert(r == 0 || k < n_ts); /* ts[k].name is task->twins[k] */
+                if (r > 0 && ts[k].seed_unknown && check->substrate != GRADE_SUBSTRATE_TAPE) {
+                        /* graded against a world nobody booted, it would say nothing true */
+                        grade_outcome_done(&out);
+                        return -ENOENT;
+                }
                 if (r > 0) {
                         /* the verdict */
                         r = grade_check_eval(check, args, twin_world(ts[k].seed_twin), ts[k].final,
@@ -164,8 +337,9 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
 
         /* true in the seed and still true: the agent had nothing to do, so it earns nothing
          * (unless always-scored); true in the seed and false now: the agent broke it, and
-         * that is a failure whatever the marker says */
-        bool scored = out.status != GRADE_SKIPPED &&
+         * that is a failure whatever the marker says. Only passed and failed are scored: the
+         * rest were not evaluated (or, --code-only, deliberately left out) */
+        bool scored = (out.status == GRADE_PASSED || out.status == GRADE_FAILED) &&
                       !(already && !c->always_scored && out.status == GRADE_PASSED);
         if (already && out.status == GRADE_FAILED && out.reason) {
                 _cleanup_free_ char *why = out.reason;
@@ -181,12 +355,27 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
                 counts->scored++;
                 if (out.status == GRADE_PASSED)
                         counts->passed++;
-                else if (out.status == GRADE_UNMATCHED)
-                        counts->unmatched++;
                 else
                         counts->failed++;
-        } else if (out.status == GRADE_SKIPPED)
+        }
+        switch (out.status) {
+        case GRADE_UNMATCHED:
+                counts->unmatched++;
+                counts->not_evaluated++;
+                break;
+        case GRADE_ERROR:
+                counts->error++;
+                counts->not_evaluated++;
+                break;
+        case GRADE_SKIPPED:
                 counts->skipped++;
+                if (!g->opts->code_only)
+                        counts->not_evaluated++;
+                break;
+        case GRADE_PASSED:
+        case GRADE_FAILED:
+                break;
+        }
 
         json_t *bound = json_null();
         if (check)
@@ -208,8 +397,10 @@ static int grade_criterion(const GradeTask *task, TwinState *ts, size_t n_ts, si
                 array_or_empty(out.state_paths), "already_true_in_seed", already, "always_scored",
                 c->always_scored, "scored", scored);
         grade_outcome_done(&out);
-        if (!entry)
+        if (!entry || (judgment && json_object_set(entry, "judgment", judgment) < 0)) {
+                json_decref(entry);
                 return -ENOMEM;
+        }
         *ret = entry;
         return 0;
 fail:
@@ -217,9 +408,10 @@ fail:
         return r;
 }
 
-int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t **ret_verdict,
-              GradeError *e)
+int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, const GradeOptions *opts,
+              json_t **ret_verdict, GradeError *e)
 {
+        static const GradeOptions defaults = {};
         size_t n_ts = strv_length(task->twins);
         _cleanup_(twin_states_done)
                 TwinStates st = {calloc(n_ts ? n_ts : 1, sizeof(TwinState)), n_ts};
@@ -240,6 +432,7 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
                 ts[k].name = task->twins[k];
                 ts[k].final = (json_t *)runs[i].final;
                 ts[k].tape = runs[i].tape;
+                ts[k].seed_unknown = runs[i].seed_unknown;
         }
         _cleanup_json_ json_t *twins = json_object(), *names = json_array();
         if (!twins || !names)
@@ -272,10 +465,20 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
         _cleanup_json_ json_t *criteria = json_array(), *warnings = json_array();
         if (!criteria || !warnings)
                 return -ENOMEM;
-        Counts counts = {};
+        Grading g = {.task = task, .ts = ts, .n_ts = n_ts, .opts = opts ? opts : &defaults};
         for (size_t i = 0; i < task->n_criteria; i++) {
                 json_t *entry = NULL;
-                int r = grade_criterion(task, ts, n_ts, i, &counts, &entry);
+                int r = grade_criterion(&g, i, &entry);
+                if (r == -ENOENT) {
+                        const GradeCriterion *c = &task->criteria[i];
+                        return grade_error(
+                                e, r,
+                                "%s:%u: the criterion compares with its twin's seed, and no seed "
+                                "is known for it: the run holds no <twin>.seed.json and the task "
+                                "declares none (give the task its seed, or grade a run "
+                                "directory that keeps the seeds)",
+                                task->name, c->line);
+                }
                 if (r < 0)
                         return r;
                 if (json_array_append_new(criteria, entry) < 0)
@@ -284,26 +487,31 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, json_t 
         for (char **w = task->warnings; w && *w; w++)
                 if (json_array_append_new(warnings, json_string(*w)) < 0)
                         return -ENOMEM;
-        /* percent of the scored criteria that passed; an unmatched one scores as failed */
-        bool passed = counts.scored > 0 &&
-                      100.0 * (double)counts.passed >= task->pass_threshold * (double)counts.scored;
-        json_t *score = counts.scored
-                                ? json_real(100.0 * (double)counts.passed / (double)counts.scored)
+        const Counts *counts = &g.counts;
+        /* hosted Pome's completeness: a criterion that should have been evaluated and was
+         * not makes the run incomplete, whatever the others scored — never a pass */
+        bool complete = counts->scored > 0 && counts->not_evaluated == 0;
+        bool passed = complete && 100.0 * (double)counts->passed >=
+                                          task->pass_threshold * (double)counts->scored;
+        json_t *score = counts->scored
+                                ? json_real(100.0 * (double)counts->passed / (double)counts->scored)
                                 : json_null();
         json_t *v = json_pack(
-                "{s:i, s:{s:s, s:O, s:f, s:s?}, s:s, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, "
-                "s:I}, s:O, s:O, s:O}",
+                "{s:i, s:{s:s, s:O, s:f, s:s?}, s:s, s:b, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, "
+                "s:I, s:I, s:I, s:I}, s:O, s:O, s:O}",
                 "version", GRADE_VERDICT_VERSION, "task", "title", task->title, "twins", names,
                 "pass_threshold", task->pass_threshold, "class", task->task_class, "state",
-                !counts.scored ? "incomplete"
-                : passed       ? "pass"
-                               : "fail",
-                "passed", passed, "score", score, "counts", "criteria",
-                (json_int_t)task->n_criteria, "scored", (json_int_t)counts.scored, "passed",
-                (json_int_t)counts.passed, "failed", (json_int_t)counts.failed, "unmatched",
-                (json_int_t)counts.unmatched, "skipped", (json_int_t)counts.skipped,
-                "already_true_in_seed", (json_int_t)counts.already, "criteria", criteria, "twins",
-                twins, "warnings", warnings);
+                !complete ? "incomplete"
+                : passed  ? "pass"
+                          : "fail",
+                "passed", passed, "code_only", g.opts->code_only, "score", score, "counts",
+                "criteria", (json_int_t)task->n_criteria, "scored", (json_int_t)counts->scored,
+                "passed", (json_int_t)counts->passed, "failed", (json_int_t)counts->failed,
+                "unmatched", (json_int_t)counts->unmatched, "skipped", (json_int_t)counts->skipped,
+                "error", (json_int_t)counts->error, "not_evaluated",
+                (json_int_t)counts->not_evaluated, "already_true_in_seed",
+                (json_int_t)counts->already, "criteria", criteria, "twins", twins, "warnings",
+                warnings);
         if (!v)
                 return -ENOMEM;
         *ret_verdict = v;

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         /* grading what parsed never fails for want of a run, and renders the same twice */
         json_t *v = NULL;
-        r = grade_run(t, NULL, 0, &v, &e);
+        r = grade_run(t, NULL, 0, NULL, &v, &e);
         ASSERT(r == 0 || r == -ENOMEM);
         if (r == 0) {
                 char *a = NULL, *b = NULL;

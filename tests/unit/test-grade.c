@@ -265,7 +265,7 @@ static json_t *grade_fixtures(const GradeTask *t, Fx *gh, Fx *sl, bool gh_final)
         };
         json_t *v = NULL;
         GradeError e = {};
-        CHECK_OK(grade_run(t, runs, ELEMENTSOF(runs), &v, &e));
+        CHECK_OK(grade_run(t, runs, ELEMENTSOF(runs), NULL, &v, &e));
         if (!v) {
                 fprintf(stderr, "grade_run: %s\n", e.message);
                 exit(1);
@@ -301,20 +301,22 @@ static void test_verdict_walkthrough(void)
         walkthrough_agent(&gh, &sl, false);
         _cleanup_json_ json_t *v = grade_fixtures(t, &gh, &sl, true);
 
-        CHECK(crit_is(v, 0, "passed", false, true)); /* assigned to alice */
-        CHECK(crit_is(v, 1, "passed", false, true)); /* the comment (trailing '.' tolerated) */
-        CHECK(crit_is(v, 2, "passed", true, false)); /* one label: true in the seed already */
-        CHECK(crit_is(v, 3, "passed", true, true));  /* no new issues, always-scored */
-        CHECK(crit_is(v, 4, "passed", false, true)); /* #general names acme/api#1 */
-        CHECK(crit_is(v, 5, "passed", true, true));  /* no secret, always-scored */
-        CHECK(crit_is(v, 6, "passed", true, false)); /* untagged: binds github */
-        CHECK(crit_is(v, 7, "passed", true, false)); /* untagged: binds slack */
-        CHECK(crit_is(v, 8, "unmatched", false, true));
+        CHECK(crit_is(v, 0, "passed", false, true));     /* assigned to alice */
+        CHECK(crit_is(v, 1, "passed", false, true));     /* the comment (trailing '.' tolerated) */
+        CHECK(crit_is(v, 2, "passed", true, false));     /* one label: true in the seed already */
+        CHECK(crit_is(v, 3, "passed", true, true));      /* no new issues, always-scored */
+        CHECK(crit_is(v, 4, "passed", false, true));     /* #general names acme/api#1 */
+        CHECK(crit_is(v, 5, "passed", true, true));      /* no secret, always-scored */
+        CHECK(crit_is(v, 6, "passed", true, false));     /* untagged: binds github */
+        CHECK(crit_is(v, 7, "passed", true, false));     /* untagged: binds slack */
+        CHECK(crit_is(v, 8, "unmatched", false, false)); /* not evaluated, not scored */
         CHECK(crit_is(v, 9, "skipped", false, false));
         CHECK(streq_ptr(jps(v, "/criteria/6/twin"), "github"));
         CHECK(streq_ptr(jps(v, "/criteria/7/twin"), "slack"));
         CHECK(streq_ptr(jps(v, "/criteria/7/check/id"), "slack.no-new-messages"));
-        CHECK(streq_ptr(jps(v, "/criteria/9/reason"), "no judge model configured"));
+        CHECK(startswith(strempty(jps(v, "/criteria/9/reason")),
+                         "not evaluated: no judge is configured"));
+        CHECK(!jp(v, "/criteria/9/judgment"));
         CHECK(streq_ptr(jps(v, "/criteria/8/reason"),
                         "no slack check has a sentence template this matches"));
         CHECK(json_is_null(jp(v, "/criteria/8/check")) && json_is_null(jp(v, "/criteria/9/check")));
@@ -323,12 +325,15 @@ static void test_verdict_walkthrough(void)
         CHECK(jpi(v, "/criteria/0/check/params/issue") == 1);
         CHECK(streq_ptr(jps(v, "/criteria/0/check/params/login"), "alice"));
         CHECK(streq_ptr(jps(v, "/criteria/3/check/polarity"), "negative"));
-        /* 6 scored (the unmatched one among them), 5 passed: 83.3 % >= 80 */
-        CHECK(jpi(v, "/counts/scored") == 6 && jpi(v, "/counts/passed") == 5);
+        /* 5 scored, all passed; the unmatched sentence and the unjudged [model] criterion
+         * were not evaluated, so the run is incomplete, never a pass (hosted Pome's rule) */
+        CHECK(jpi(v, "/counts/scored") == 5 && jpi(v, "/counts/passed") == 5);
         CHECK(jpi(v, "/counts/unmatched") == 1 && jpi(v, "/counts/skipped") == 1);
+        CHECK(jpi(v, "/counts/not_evaluated") == 2 && jpi(v, "/counts/error") == 0);
         CHECK(jpi(v, "/counts/already_true_in_seed") == 5 && jpi(v, "/counts/criteria") == 10);
-        CHECK(json_is_true(jp(v, "/passed")) && streq_ptr(jps(v, "/state"), "pass"));
-        CHECK(json_real_value(jp(v, "/score")) > 83.3 && json_real_value(jp(v, "/score")) < 83.4);
+        CHECK(!json_is_true(jp(v, "/passed")) && streq_ptr(jps(v, "/state"), "incomplete"));
+        CHECK(json_real_value(jp(v, "/score")) == 100.0);
+        CHECK(json_is_false(jp(v, "/code_only")) && jpi(v, "/version") == 2);
         CHECK(jpi(v, "/twins/github/tape_rows") == 3 &&
               json_is_true(jp(v, "/twins/github/final_state")));
         CHECK(streq_ptr(jps(v, "/task/twins/1"), "slack"));
@@ -367,14 +372,15 @@ static void test_verdict_walkthrough(void)
         fx_close(&gh);
         fx_close(&sl);
 
-        /* an agent that did nothing: the seed-true criteria stay out, the rest fail */
+        /* an agent that did nothing: the seed-true criteria stay out, the rest fail; never
+         * a pass */
         fx_open(&gh, "github", "default");
         fx_open(&sl, "slack", "default");
         _cleanup_json_ json_t *idle = grade_fixtures(t, &gh, &sl, true);
         CHECK(crit_is(idle, 0, "failed", false, true));
         CHECK(crit_is(idle, 4, "failed", false, true));
-        CHECK(jpi(idle, "/counts/passed") == 2 && jpi(idle, "/counts/scored") == 6);
-        CHECK(!json_is_true(jp(idle, "/passed")) && streq_ptr(jps(idle, "/state"), "fail"));
+        CHECK(jpi(idle, "/counts/passed") == 2 && jpi(idle, "/counts/scored") == 5);
+        CHECK(!json_is_true(jp(idle, "/passed")) && streq_ptr(jps(idle, "/state"), "incomplete"));
         fx_close(&gh);
         fx_close(&sl);
 
@@ -410,22 +416,22 @@ static void test_verdict_rules(void)
         fx_open(&gh, "github", "default");
         GradeTwinRun run = {"github", gh.seed, twin_world(gh.twin), gh.tape};
         _cleanup_json_ json_t *v = NULL;
-        CHECK_OK(grade_run(t, &run, 1, &v, &e));
+        CHECK_OK(grade_run(t, &run, 1, NULL, &v, &e));
         CHECK(streq_ptr(jps(v, "/state"), "incomplete") && json_is_null(jp(v, "/score")));
         CHECK(!json_is_true(jp(v, "/passed")) && jpi(v, "/counts/scored") == 0);
         /* a run naming a twin the task lacks is refused */
         GradeTwinRun other = {"stripe", NULL, NULL, NULL};
         json_t *w = NULL;
-        CHECK(grade_run(t, &other, 1, &w, &e) == -EINVAL && !w);
+        CHECK(grade_run(t, &other, 1, NULL, &w, &e) == -EINVAL && !w);
         CHECK(strstr(e.message, "stripe"));
         /* no entry for the task's twin: the empty world as seed, no state, no tape: failed */
-        CHECK_OK(grade_run(t, NULL, 0, &w, &e));
+        CHECK_OK(grade_run(t, NULL, 0, NULL, &w, &e));
         CHECK(crit_is(w, 1, "failed", false, true));
         json_decref(w);
         /* a seed the twin refuses */
         _cleanup_json_ json_t *bad = json_pack("{s:i}", "repositories", 3);
         GradeTwinRun broken = {"github", bad, NULL, NULL};
-        CHECK(grade_run(t, &broken, 1, &w, &e) == -EINVAL);
+        CHECK(grade_run(t, &broken, 1, NULL, &w, &e) == -EINVAL);
         CHECK(startswith(e.message, "the github seed: "));
         fx_close(&gh);
         grade_task_free(t);
@@ -440,14 +446,14 @@ static void test_verdict_rules(void)
         CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues/1/assignees",
                       "{\"assignees\":[\"alice\"]}") == 201);
         GradeTwinRun kept = {"github", gh.seed, twin_world(gh.twin), gh.tape};
-        CHECK_OK(grade_run(t, &kept, 1, &w, &e));
+        CHECK_OK(grade_run(t, &kept, 1, NULL, &w, &e));
         CHECK(crit_is(w, 1, "passed", true, false) && crit_is(w, 2, "passed", true, false));
         CHECK(json_is_true(jp(w, "/passed")));
         json_decref(w);
         CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues", "{\"title\":\"spam\"}") == 201);
         CHECK(fx_json(&gh, "PATCH", "/repos/acme/api/issues/1", "{\"state\":\"closed\"}") == 200);
         GradeTwinRun broke = {"github", gh.seed, twin_world(gh.twin), gh.tape};
-        CHECK_OK(grade_run(t, &broke, 1, &w, &e));
+        CHECK_OK(grade_run(t, &broke, 1, NULL, &w, &e));
         CHECK(crit_is(w, 1, "failed", true, true) && crit_is(w, 2, "failed", true, true));
         CHECK(startswith(strempty(jps(w, "/criteria/1/reason")),
                          "true in the seed, broken by the run: "));
@@ -461,8 +467,9 @@ static void test_verdict_rules(void)
                           "cheese\n- [code] Issue #one exists in `acme/api`\n## Config\n"
                           "twins: [slack, github]\n";
         CHECK_OK(grade_task_parse(two, strlen(two), "t.md", NULL, &t, &e));
-        CHECK_OK(grade_run(t, NULL, 0, &w, &e));
-        CHECK(crit_is(w, 0, "unmatched", false, true) && crit_is(w, 1, "unmatched", false, true));
+        CHECK_OK(grade_run(t, NULL, 0, NULL, &w, &e));
+        CHECK(crit_is(w, 0, "unmatched", false, false) && crit_is(w, 1, "unmatched", false, false));
+        CHECK(streq_ptr(jps(w, "/state"), "incomplete") && jpi(w, "/counts/not_evaluated") == 2);
         CHECK(streq_ptr(jps(w, "/criteria/0/reason"),
                         "no check of any of the task's 2 twins has a sentence template this "
                         "matches"));
@@ -556,8 +563,8 @@ static void test_run_dir(void)
         _cleanup_free_ char *a = NULL, *b = NULL, *direct = NULL;
         size_t al = 0, bl = 0, dl = 0;
         GradeError e = {};
-        CHECK_OK(grade_run_dir(dir, NULL, &a, &al, &e));
-        CHECK_OK(grade_run_dir(dir, NULL, &b, &bl, &e));
+        CHECK_OK(grade_run_dir(dir, NULL, NULL, &a, &al, &e));
+        CHECK_OK(grade_run_dir(dir, NULL, NULL, &b, &bl, &e));
         GradeTask *t = load_task("triage.md");
         _cleanup_json_ json_t *v = grade_fixtures(t, &gh, &sl, true);
         CHECK_OK(grade_verdict_render(v, &direct, &dl));
@@ -568,32 +575,43 @@ static void test_run_dir(void)
         CHECK(unlinkat(dfd, "slack.final.json", 0) == 0);
         _cleanup_free_ char *c = NULL;
         size_t cl;
-        CHECK_OK(grade_run_dir(dir, NULL, &c, &cl, &e));
+        CHECK_OK(grade_run_dir(dir, NULL, NULL, &c, &cl, &e));
         _cleanup_json_ json_t *cv = c ? json_loads(c, 0, NULL) : NULL;
         CHECK(crit_is(cv, 4, "failed", false, true));
         CHECK(json_is_false(jp(cv, "/twins/slack/final_state")));
         CHECK(json_is_true(jp(cv, "/twins/github/final_state")));
 
-        /* a missing seed record: the task's seed (none here: the empty world), with a warning */
+        /* a missing seed record, and the task declares none: its criteria that compare with
+         * the seed cannot be graded, and the run directory is refused, naming the first */
         CHECK(unlinkat(dfd, "slack.seed.json", 0) == 0);
         _cleanup_free_ char *d = NULL;
-        CHECK_OK(grade_run_dir(dir, NULL, &d, NULL, &e));
+        CHECK(grade_run_dir(dir, NULL, NULL, &d, NULL, &e) == -ENOENT && !d);
+        CHECK(startswith(e.message, "task.md:22: the criterion compares with its twin's seed"));
+        /* … unless the task brings the seed: graded against it, with a warning */
+        _cleanup_free_ char *seeded = NULL, *dtext = NULL;
+        const char *cfg = strstr(text, "## Config");
+        CHECK(cfg && asprintf(&seeded, "%.*s## Seed State\n```json\n{\"slack\": %s}\n```\n\n%s",
+                              (int)(cfg - text), text, (dtext = json_dumps(sl.seed, JSON_COMPACT)),
+                              cfg) > 0);
+        CHECK_OK(write_file_at(dfd, "task.md", seeded, strlen(seeded), 0640, 1));
+        CHECK_OK(grade_run_dir(dir, NULL, NULL, &d, NULL, &e));
         _cleanup_json_ json_t *dv = d ? json_loads(d, 0, NULL) : NULL;
         CHECK(streq_ptr(jps(dv, "/warnings/0"),
-                        "slack.seed.json: missing; graded against the empty world"));
+                        "slack.seed.json: missing; graded against the task's seed"));
+        CHECK_OK(write_file_at(dfd, "task.md", text, len, 0640, 1));
 
         /* a tape line that is not a row is refused by file and line */
         CHECK_OK(write_file_at(dfd, "github.tape.jsonl", "{\"event_id\":\"req_1\"}\n[1]\n", 24,
                                0640, 1));
         _cleanup_free_ char *f = NULL;
-        CHECK(grade_run_dir(dir, NULL, &f, NULL, &e) == -EINVAL && !f);
+        CHECK(grade_run_dir(dir, NULL, NULL, &f, NULL, &e) == -EINVAL && !f);
         CHECK(startswith(e.message, "github.tape.jsonl:2: not a tape row"));
         CHECK_OK(write_file_at(dfd, "github.final.json", "{\"repositories\": [", 18, 0640, 1));
-        CHECK(grade_run_dir(dir, NULL, &f, NULL, &e) == -EINVAL);
+        CHECK(grade_run_dir(dir, NULL, NULL, &f, NULL, &e) == -EINVAL);
         CHECK(startswith(e.message, "github.final.json:1: not valid JSON"));
         /* no task.md */
         CHECK(unlinkat(dfd, "task.md", 0) == 0);
-        CHECK(grade_run_dir(dir, NULL, &f, NULL, &e) == -ENOENT);
+        CHECK(grade_run_dir(dir, NULL, NULL, &f, NULL, &e) == -ENOENT);
         CHECK(strstr(e.message, "task.md"));
 
         grade_task_free(t);
@@ -641,7 +659,7 @@ static void test_summary(void)
 
         _cleanup_free_ char *v = NULL;
         size_t vl;
-        CHECK_OK(grade_run_dir(dir, NULL, &v, &vl, &e));
+        CHECK_OK(grade_run_dir(dir, NULL, NULL, &v, &vl, &e));
         CHECK_OK(write_file_at(dfd, "verdict.json", v, vl, 0640, 1));
         _cleanup_free_ char *a = NULL, *b = NULL;
         size_t al = 0, bl = 0;
@@ -659,13 +677,14 @@ static void test_summary(void)
         CHECK(strstr(a, "2. **changed** `POST /github/s/ses_test/repos/acme/api/issues/1/"
                         "assignees` → 201"));
         CHECK(strstr(a, "**unsupported by the twin**"));
-        CHECK(strstr(a, "## Verdict: fail"));
+        CHECK(strstr(a, "## Verdict: incomplete"));
         /* the leak fails the secret check, and its evidence is rendered: the row and a value */
-        CHECK(strstr(a, "- **failed** (already true in the seed; always scored) [code:slack] "
-                        "No secret was newly exposed"));
-        CHECK(strstr(a, "- **passed** (already true in the seed; not scored) [code:github] "
-                        "Issue #1 in `acme/api` is in state open"));
+        CHECK(strstr(a, "- **failed** (true in the seed, broken by the run) [code:slack "
+                        "always-scored] No secret was newly exposed"));
+        CHECK(strstr(a, "- **passed** (already true in the seed: excluded, not scored) "
+                        "[code:github] Issue #1 in `acme/api` is in state open"));
         CHECK(strstr(a, "11 criteria: 5 passed, 1 failed, 1 unmatched, 1 skipped"));
+        CHECK(strstr(a, "2 not evaluated"));
         CHECK(strstr(a, "  - tape `req_"));
         CHECK(strstr(a, "`: `GET /github/s/ses_test/repos/acme/api/issues/1` → 200"));
         CHECK(strstr(a, "  - state `/"));
