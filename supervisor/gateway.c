@@ -78,6 +78,199 @@ static int pod_backend_record_line(void *userdata, const char *line, size_t len,
         return sandbox_record_line(st->sandbox, st, line, len, event_id);
 }
 
+/* ---- a finalize asked from inside the run (POST …/_pome/finalize, finalize_run) ---- */
+
+/* What the finalize hook needs of the request it was asked from (valid while it runs). */
+typedef struct FinalizeAsk {
+        Gateway *gateway;
+        const char *twin; /* the kind it came through */
+        bool expired;     /* the caller's credential has expired */
+} FinalizeAsk;
+
+/* The answer of a finalize that ended s as done: its verdict's summary, or why there is none. */
+static json_t *finalized_json(const Sandbox *s)
+{
+        char record[96], verdict[112], summary[112], score[32] = "none", message[1024];
+        snprintf(record, sizeof(record), "/v1/sandboxes/%s", s->id);
+        snprintf(verdict, sizeof(verdict), "%s/verdict", record);
+        snprintf(summary, sizeof(summary), "%s/summary", record);
+        json_t *v = s->verdict, *counts = json_object_get(v, "counts");
+        if (json_is_number(json_object_get(v, "score")))
+                snprintf(score, sizeof(score), "%.4g",
+                         json_number_value(json_object_get(v, "score")));
+        if (v)
+                snprintf(message, sizeof(message),
+                         "Sandbox %s is finalized and graded: %s, score %s (%" JSON_INTEGER_FORMAT
+                         " of %" JSON_INTEGER_FORMAT
+                         " scored criteria passed). The whole verdict: GET %s on the control API "
+                         "(with the team's key); the run in words: GET %s.",
+                         s->id, strempty(json_get_str(v, "state")), score,
+                         json_integer_value(json_object_get(counts, "passed")),
+                         json_integer_value(json_object_get(counts, "scored")), verdict, summary);
+        else
+                snprintf(message, sizeof(message),
+                         "Sandbox %s is finalized, but its run could not be graded: %s. Its "
+                         "record: GET %s on the control API.",
+                         s->id, s->verdict_error ? s->verdict_error : "no verdict was written",
+                         record);
+        return json_pack("{s:b, s:s, s:s, s:s, s:s?, s:O?, s:O?, s:O?, s:s*, s:{s:s, s:s, s:s}, "
+                         "s:s}",
+                         "ok", true, "session_id", s->id, "run_id", s->id, "state",
+                         sandbox_state_to_string(s->state), "task", s->task, "verdict", v, "passed",
+                         json_object_get(v, "passed"), "score", json_object_get(v, "score"),
+                         "verdict_error", s->verdict_error, "read", "verdict", verdict, "summary",
+                         summary, "sandbox", record, "message", message);
+}
+
+/* Refuses finalize f of sandbox sid, which has ended (held or on record), saying how. */
+static void finalize_refuse_ended(Manager *m, FrontFinalize *f, const char *sid, bool expired)
+{
+        _cleanup_json_ json_t *doc = NULL;
+        (void)manager_record(m, sid, &doc);
+        const char *state = json_get_str(doc, "state"), *reason = json_get_str(doc, "reason");
+        char message[512];
+        /* said as it is even to a credential past its exp: the run is what it asks about */
+        if (streq_ptr(state, "done") && streq_ptr(reason, "finalized")) {
+                _cleanup_json_ json_t *details =
+                        json_pack("{s:s, s:s, s:s, s:O?, s:O*}", "session_id", sid, "state", state,
+                                  "reason", reason, "verdict", json_object_get(doc, "verdict"),
+                                  "verdict_error", json_object_get(doc, "verdict_error"));
+                snprintf(message, sizeof(message),
+                         "Sandbox %s has been finalized already: a run is graded once. Its "
+                         "verdict: GET /v1/sandboxes/%s/verdict on the control API (its summary "
+                         "is in these details).",
+                         sid, sid);
+                front_finalize_done(f, 409, "already_finalized", message, details);
+                return;
+        }
+        _cleanup_json_ json_t *details =
+                json_pack("{s:s, s:s?, s:s?}", "session_id", sid, "state", state, "reason", reason);
+        if (expired || !state || streq(state, "expired")) {
+                snprintf(message, sizeof(message),
+                         "Sandbox %s has expired%s%s%s: there is no run left to finalize. Start a "
+                         "new sandbox to go on.",
+                         sid, reason ? " (" : "", strempty(reason), reason ? ")" : "");
+                front_finalize_done(f, 410, "session_expired", message, details);
+                return;
+        }
+        snprintf(message, sizeof(message),
+                 "Sandbox %s has ended (%s%s%s) without being finalized: there is no run left to "
+                 "grade.",
+                 sid, state, reason ? ": " : "", strempty(reason));
+        front_finalize_done(f, 409, "session_ended", message, details);
+}
+
+static void on_finalized(Sandbox *s, void *userdata)
+{
+        FrontFinalize *f = userdata;
+        if (s->state != SANDBOX_DONE || !streq_ptr(s->reason, "finalized")) {
+                /* something else ended it while its worlds were exported or graded */
+                char message[512];
+                _cleanup_json_ json_t *details =
+                        json_pack("{s:s, s:s, s:s?}", "session_id", s->id, "state",
+                                  sandbox_state_to_string(s->state), "reason", s->reason);
+                snprintf(message, sizeof(message),
+                         "Sandbox %s ended (%s: %s) while it was being finalized: it was not "
+                         "graded.",
+                         s->id, sandbox_state_to_string(s->state), strempty(s->reason));
+                bool expired = s->state == SANDBOX_EXPIRED;
+                front_finalize_done(f, expired ? 410 : 409,
+                                    expired ? "session_expired" : "session_ended", message,
+                                    details);
+                return;
+        }
+        _cleanup_json_ json_t *answer = finalized_json(s);
+        if (answer)
+                front_finalize_done(f, 200, NULL, NULL, answer);
+        else
+                front_finalize_done(f, 500, "internal_error", "Out of memory.", NULL);
+}
+
+/*
+ * The FrontSession.finalize of a sandbox's twins: the control API's finalize (manager_finalize,
+ * the sandbox's own task, never one the caller brings), refused in the sandbox's words when it
+ * cannot run. The answer waits for the teardown, as the control API's does (on_finalized).
+ */
+static void gateway_finalize(void *userdata, FrontFinalize *f)
+{
+        const FinalizeAsk *ask = userdata;
+        Manager *m = ask->gateway->manager;
+        const char *sid = front_finalize_session(f);
+        Sandbox *s = manager_get(m, sid);
+        char message[512];
+        if (!s || !sandbox_state_is_open(s->state) || ask->expired) {
+                finalize_refuse_ended(m, f, sid, ask->expired);
+                return;
+        }
+        if (manager_draining(m)) {
+                front_finalize_done(f, 503, "shutting_down",
+                                    "pomed is shutting down; this sandbox is about to end.", NULL);
+                return;
+        }
+        if (s->state == SANDBOX_PROVISIONING) {
+                front_finalize_done(f, 503, "twin_starting",
+                                    "The sandbox is still starting; finalize it once it is ready.",
+                                    NULL);
+                return;
+        }
+        if (s->finalizing) {
+                snprintf(message, sizeof(message),
+                         "Sandbox %s is being finalized already; its verdict will be at GET "
+                         "/v1/sandboxes/%s/verdict on the control API.",
+                         sid, sid);
+                front_finalize_done(f, 409, "finalizing", message, NULL);
+                return;
+        }
+        if (!s->has_task) {
+                snprintf(message, sizeof(message),
+                         "Sandbox %s has no task to grade against: create it with task_markdown, "
+                         "or finalize it through the control API with one (POST "
+                         "/v1/sandboxes/%s/finalize {\"task_markdown\": …}).",
+                         sid, sid);
+                front_finalize_done(f, 409, "no_task", message, NULL);
+                return;
+        }
+        SandboxError se = {};
+        if (manager_finalize(m, s->team, sid, NULL, on_finalized, f, &se) < 0) {
+                /* the checks above leave only what cannot happen here, said as it is */
+                front_finalize_done(f, 500, "internal_error", se.message, se.details);
+                sandbox_error_done(&se);
+                return;
+        }
+        log_info("%s: finalize asked from inside the run (%s of the %s twin)", sid,
+                 front_finalize_surface(f), ask->twin);
+}
+
+/*
+ * Serves a finalize asked through twin k of sandbox sid (s when pomed still holds it) by a
+ * caller authenticated for it (auth OK or EXPIRED): it is answered by the finalize itself,
+ * whatever the sandbox's state, in the surface's envelope (over MCP, a tool result).
+ */
+static void serve_finalize_asked(Gateway *g, HttpRequest *rq, const TwinKind *k, const char *sid,
+                                 Sandbox *s, const char *rest, const char *request_id, bool expired)
+{
+        Manager *m = g->manager;
+        _cleanup_json_ json_t *doc = NULL;
+        /* the same 404 as any call: a sandbox past its retention, a twin it never had */
+        if ((!s && manager_record(m, sid, &doc) < 0 && !expired) ||
+            (s && !sandbox_twin(s, k->name))) {
+                reply_no_pod(rq, request_id);
+                return;
+        }
+        char mount[512];
+        snprintf(mount, sizeof(mount), "%s/%s/s/%s", manager_public_url(m), k->name, sid);
+        FinalizeAsk ask = {.gateway = g, .twin = k->name, .expired = expired};
+        FrontTarget t = {
+                .kind = k,
+                .run_id = sid,
+                .mount_url = mount,
+                .rest = rest,
+                .request_id = request_id,
+                .session = {.finalize = gateway_finalize, .userdata = &ask},
+        };
+        front_serve(rq, &t);
+}
+
 /* ---- routing ---- */
 
 /* Splits "/{twin}/s/{sid}{rest}" (raw). Returns false when the path has another shape. */
@@ -174,6 +367,11 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         Sandbox *s = manager_get(m, sid);
+        if (!keyed && front_finalize_asked(rq, rest)) {
+                serve_finalize_asked(g, rq, k, sid, s, rest, request_id,
+                                     auth == FRONT_AUTH_EXPIRED);
+                return;
+        }
         if (!s) {
                 /* An ended sandbox is only on record: 410 for its retention, then 404. */
                 _cleanup_json_ json_t *doc = NULL;
@@ -212,6 +410,8 @@ void gateway_handle(HttpRequest *rq, void *userdata)
         }
         char mount[512];
         snprintf(mount, sizeof(mount), "%s/%s/s/%s", manager_public_url(m), twin, sid);
+        /* finalize_run in the twin's tool lists; a finalize itself never gets this far */
+        FinalizeAsk ask = {.gateway = g, .twin = k->name};
         FrontTarget t = {
                 .kind = k,
                 .tape = st->tape,
@@ -224,6 +424,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                             .record = pod_backend_record,
                             .record_line = pod_backend_record_line,
                             .userdata = st},
+                .session = {.finalize = gateway_finalize, .userdata = &ask},
         };
         front_serve(rq, &t);
 }

@@ -4,6 +4,9 @@
  * pod. It owns HTTP, auth, routing, redaction and the tape; the pod only sees
  * frames. Refusals are deliberately uninformative where they must be: a wrong
  * token and a right token on another sandbox's URL get the same 404 body.
+ * A finalize asked from inside the run (POST …/_pome/finalize, the MCP tool finalize_run
+ * that every twin of a sandbox lists) never reaches a pod: the gateway runs the control
+ * API's finalize for the sandbox the caller's bearer proves, and answers once it is graded.
  */
 #pragma once
 

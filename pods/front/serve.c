@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 #include "pods/front/serve.h"
 
+#include <strings.h>
+
 #include "common/frame.h"
 #include "common/json-util.h"
 #include "common/timeutil.h"
 #include "common/util.h"
 #include "pods/front/front.h"
+#include "pods/twin/redact.h"
 
 #define EVENTS_LIMIT_DEFAULT 100u
 #define EVENTS_LIMIT_MAX     1000u /* also in front_reply_tape's message */
+
+/* Which of the twin's answers lists its tools (and so gains a session's finalize_run). */
+typedef enum ToolList {
+        TOOL_LIST_NONE,
+        TOOL_LIST_RPC,    /* POST /mcp tools/list: {jsonrpc, id, result: {tools}} */
+        TOOL_LIST_PLAIN,  /* GET /mcp/tools: {tools} */
+        TOOL_LIST_HEALTH, /* GET /_pome/health: {…, tools: <count>} */
+} ToolList;
 
 struct FrontExchange {
         HttpRequest *rq;
@@ -19,6 +30,7 @@ struct FrontExchange {
         char *full;  /* the raw path as requested, for the tape */
         char *mount; /* the raw path of the twin's mount (full without the part below it) */
         bool recorded;
+        ToolList list; /* a list of tools whose answer gains finalize_run */
         int64_t ts_usec;
 };
 
@@ -183,6 +195,404 @@ static void serve_session_healthz(HttpRequest *rq, const FrontTarget *t)
         front_reply(rq, body ? 200 : 500, NULL, body, t->request_id);
 }
 
+/* ---- finalize from inside the run: POST /_pome/finalize and the MCP tool finalize_run ---- */
+
+/*
+ * A finalize leaves no tape row, in any form. A tape is what the caller did to one twin's
+ * world, and the verdict grades it: a finalize changes no world, the tapes are frozen at its
+ * start (what is graded is what is kept, so `pome eval` of the run directory gives pomed's
+ * verdict byte for byte) and its answer, the verdict, exists only once they are graded. It
+ * is on record elsewhere: the sandbox's state and reason (done, finalized), verdict.json
+ * and pomed's log. Its refusals change nothing either, and leave no row as /_pome/ reads.
+ */
+
+typedef enum FinalizeForm {
+        FINALIZE_REST, /* POST /_pome/finalize: a JSON answer, refusals in the twin's envelope */
+        FINALIZE_RPC,  /* POST /mcp, JSON-RPC tools/call: a JSON-RPC result */
+        FINALIZE_CALL, /* POST /mcp/call, /mcp/tools/finalize_run: the CallToolResult itself */
+} FinalizeForm;
+
+struct FrontFinalize {
+        HttpRequest *rq;
+        const TwinKind *kind;
+        FinalizeForm form;
+        json_t *id; /* the JSON-RPC request's id (FINALIZE_RPC) */
+        char *run_id;
+        char request_id[32];
+};
+
+static FrontFinalize *finalize_free(FrontFinalize *f)
+{
+        if (f) {
+                json_decref(f->id);
+                free(f->run_id);
+                free(f);
+        }
+        return NULL;
+}
+
+/* finalize_run as tools/list shows it: a new reference, NULL on OOM. */
+static json_t *finalize_tool(void)
+{
+        return json_pack(
+                "{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}}, s:{s:s, s:b, s:b, s:b, s:b}}",
+                "name", FRONT_FINALIZE_TOOL, "description",
+                "Ends this run and grades it, as hosted Pome's finalize_run does: every twin's "
+                "final state is kept, the run is graded against the task the sandbox was created "
+                "with, and the sandbox ends (done): its twins answer no more calls. Call it once, "
+                "when the task is finished. Answers the verdict's summary (state, passed, score, "
+                "counts) and where the whole verdict is read (GET "
+                "/v1/sandboxes/{session_id}/verdict on the control API).",
+                "inputSchema", "type", "object", "properties", "session_id", "type", "string",
+                "description",
+                "This sandbox's id (optional; when given it must be the sandbox this twin "
+                "belongs to).",
+                "agent_token", "type", "string", "description",
+                "Accepted for hosted Pome's callers and ignored: the call is already "
+                "authenticated by its bearer.",
+                "annotations", "title", "Finalize this run", "readOnlyHint", false,
+                "destructiveHint", true, "idempotentHint", false, "openWorldHint", false);
+}
+
+/*
+ * Answers rq with the twin's error envelope (front_reply_error); one that carries a code
+ * and no sentence (Slack's {ok:false, error}) gets the sentence where Slack's Web API puts
+ * one (response_metadata.messages, "[ERROR] …", as it does for invalid_arguments): a
+ * refusal of a finalize must say why, in every twin.
+ */
+static void reply_refusal(HttpRequest *rq, const TwinKind *k, int status, const char *code,
+                          const char *message, const char *request_id)
+{
+        TwinReply rp = {};
+        k->error(status, code, message, &rp);
+        if (json_is_object(rp.body) && json_is_string(json_object_get(rp.body, "error")) &&
+            !json_object_get(rp.body, "message")) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "[ERROR] %s", message) >= 0)
+                        json_object_set_new(rp.body, "response_metadata",
+                                            json_pack("{s:[s]}", "messages", m));
+        }
+        _cleanup_json_ json_t *h = rp.headers ? json_incref(rp.headers) : json_object();
+        if (h && status == 503)
+                json_object_set_new(h, "Retry-After", json_string("1"));
+        front_reply(rq, status, h, rp.body, request_id);
+        twin_reply_done(&rp);
+}
+
+/*
+ * Whether a request (path decoded) is a finalize, and in which form. REST's arguments are
+ * read later (a bad body is answered there); MCP's are read here, and a message that any
+ * MCP tools/call would be refused for is not a finalize (the twin refuses it as it refuses
+ * any, mcp.c): then false. With mcp false (no finalize hook) only the REST form is one.
+ * Sets *ret_args (new reference, NULL: none) and *ret_id (the JSON-RPC id, new reference).
+ */
+static bool finalize_form(HttpRequest *rq, const char *path, bool mcp, FinalizeForm *ret_form,
+                          json_t **ret_args, json_t **ret_id)
+{
+        *ret_args = *ret_id = NULL;
+        if (!streq(http_request_method(rq), "POST"))
+                return false;
+        if (streq(path, "/_pome/finalize")) {
+                *ret_form = FINALIZE_REST;
+                return true;
+        }
+        bool rpc = streq(path, "/mcp") || streq(path, "/mcp/");
+        bool named = streq(path, "/mcp/tools/" FRONT_FINALIZE_TOOL);
+        if (!mcp || (!rpc && !named && !streq(path, "/mcp/call")))
+                return false;
+        size_t n;
+        const char *body = http_request_body(rq, &n);
+        if (named && n == 0) {
+                *ret_form = FINALIZE_CALL; /* POST /mcp/tools/{name} without a body: no arguments */
+                return true;
+        }
+        /* only a body that names the tool calls it: no other call is parsed here */
+        if (!named && (!body || !memmem(body, n, FRONT_FINALIZE_TOOL, strlen(FRONT_FINALIZE_TOOL))))
+                return false;
+        _cleanup_json_ json_t *msg = json_loadb(body, n, 0, NULL);
+        if (!json_is_object(msg))
+                return false;
+        json_t *args = msg, *id = NULL;
+        if (rpc) {
+                json_t *params = json_object_get(msg, "params");
+                const char *v = json_get_str(http_request_headers(rq), "mcp-protocol-version");
+                id = json_object_get(msg, "id");
+                if (!streq_ptr(json_get_str(msg, "jsonrpc"), "2.0") ||
+                    !streq_ptr(json_get_str(msg, "method"), "tools/call") ||
+                    !(json_is_string(id) || json_is_integer(id)) || !json_is_object(params) ||
+                    !streq_ptr(json_get_str(params, "name"), FRONT_FINALIZE_TOOL) ||
+                    (v && !twin_mcp_version_supported(v)))
+                        return false;
+                args = json_object_get(params, "arguments");
+        } else if (!named) {
+                /* {tool, arguments}, or {name, params} as hosted Pome's Slack twin takes it */
+                const char *name = json_get_str(msg, "tool") ?: json_get_str(msg, "name");
+                if (!streq_ptr(name, FRONT_FINALIZE_TOOL))
+                        return false;
+                args = json_object_get(msg, "arguments") ?: json_object_get(msg, "params");
+        }
+        if (args && !json_is_object(args) && !json_is_null(args))
+                return false;
+        *ret_form = rpc ? FINALIZE_RPC : FINALIZE_CALL;
+        *ret_args = json_is_object(args) ? json_incref(args) : NULL;
+        *ret_id = json_incref(id);
+        return true;
+}
+
+bool front_finalize_asked(HttpRequest *rq, const char *rest)
+{
+        if (!streq(http_request_method(rq), "POST"))
+                return false;
+        /* the calls of the hot path end here: no copy, no parse */
+        if (!strstr(rest, "/_pome/") && !strstr(rest, "/mcp") && !strchr(rest, '%'))
+                return false;
+        _cleanup_free_ char *path = NULL;
+        _cleanup_json_ json_t *args = NULL, *id = NULL;
+        FinalizeForm form;
+        if (front_decode_path(*rest ? rest : "/", &path) < 0)
+                return false;
+        return finalize_form(rq, path, true, &form, &args, &id);
+}
+
+/*
+ * The arguments of POST /_pome/finalize: none (an empty body), a JSON object, or a form
+ * (a Slack client's; its fields as strings). A new object, or NULL with *ret_code and
+ * *ret_why (static) when the body is none of these.
+ */
+static json_t *rest_args(HttpRequest *rq, const char **ret_code, const char **ret_why)
+{
+        size_t n;
+        const char *body = http_request_body(rq, &n);
+        while (n > 0 && strchr(" \t\r\n", body[n - 1]))
+                n--;
+        if (n == 0)
+                return json_object();
+        *ret_why = "The body must be empty or a JSON object: {\"session_id\": …} (optional).";
+        const char *ct = http_request_header(rq, "content-type");
+        if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
+                _cleanup_json_ json_t *o = json_object();
+                static const char *const keys[] = {"session_id", "agent_token", "task_markdown"};
+                for (size_t i = 0; o && i < ELEMENTSOF(keys); i++) {
+                        _cleanup_free_ char *v = NULL;
+                        size_t l;
+                        if (front_form_get(body, n, keys[i], &v, &l) < 0)
+                                continue;
+                        /* a value that is no text is kept as one that names nothing */
+                        json_t *js = json_stringn(v, l);
+                        json_object_set_new(o, keys[i], js ? js : json_string(""));
+                }
+                if (!o) {
+                        *ret_code = "internal_error";
+                        *ret_why = "Out of memory.";
+                }
+                return TAKE_PTR(o);
+        }
+        json_t *j = json_loadb(body, n, 0, NULL);
+        if (!j)
+                *ret_code = "invalid_json";
+        else if (!json_is_object(j)) {
+                *ret_code = "invalid_arguments";
+                json_decref(j);
+                j = NULL;
+        }
+        return j;
+}
+
+/*
+ * Checks a finalize's arguments against the sandbox run_id: session_id, when given, must name
+ * it; agent_token is hosted Pome's and ignored (the bearer already proved the caller), and so
+ * is anything else hosted Pome's tool takes (agent_model…); task_markdown is refused. Returns
+ * 0, or -1 with *ret_code (static) and a sentence in why (len bytes).
+ */
+static int finalize_check(const json_t *args, const char *run_id, const char **ret_code, char *why,
+                          size_t len)
+{
+        json_t *sid = json_object_get(args, "session_id");
+        *ret_code = "invalid_arguments";
+        if (json_object_get(args, "task_markdown")) {
+                snprintf(why, len,
+                         "A run cannot set the task it is graded against: it is graded against "
+                         "the task its sandbox was created with (task_markdown at create). To "
+                         "grade it against another, finalize it through the control API "
+                         "(POST /v1/sandboxes/%s/finalize) with the team's key.",
+                         run_id);
+                return -1;
+        }
+        if (sid && !json_is_null(sid) && !json_is_string(sid)) {
+                snprintf(why, len, "session_id must be a string: this sandbox's id, %s.", run_id);
+                return -1;
+        }
+        if (json_is_string(sid) && (json_string_length(sid) != strlen(run_id) ||
+                                    memcmp(json_string_value(sid), run_id, strlen(run_id)) != 0)) {
+                *ret_code = "invalid_session_id";
+                snprintf(why, len,
+                         "session_id does not name this sandbox: this URL and credential are for "
+                         "%s. Leave session_id out, or pass %s.",
+                         run_id, run_id);
+                return -1;
+        }
+        return 0;
+}
+
+const char *front_finalize_session(const FrontFinalize *f)
+{
+        return f->run_id;
+}
+
+const char *front_finalize_surface(const FrontFinalize *f)
+{
+        return f->form == FINALIZE_REST ? "POST /_pome/finalize" : "MCP " FRONT_FINALIZE_TOOL;
+}
+
+void front_finalize_done(FrontFinalize *f, int status, const char *code, const char *message,
+                         const json_t *body)
+{
+        if (f->form == FINALIZE_REST) {
+                if (status == 200)
+                        front_reply(f->rq, 200, NULL, body, f->request_id);
+                else
+                        reply_refusal(f->rq, f->kind, status, code, message, f->request_id);
+                finalize_free(f);
+                return;
+        }
+        /* MCP: a CallToolResult either way. The answer's JSON is also its text (MCP
+         * 2025-06-18 "Structured Content": for clients without structuredContent); a
+         * refusal's text is its sentence, its structuredContent the control API's envelope. */
+        _cleanup_json_ json_t *content =
+                status == 200 ? json_deep_copy(body)
+                              : json_pack("{s:{s:s, s:s, s:O*}}", "error", "type", code, "message",
+                                          message, "details", (json_t *)body);
+        _cleanup_free_ char *text = status != 200 ? strdup(message)
+                                    : content     ? json_dumps(content, JSON_COMPACT)
+                                                  : NULL;
+        _cleanup_json_ json_t *result =
+                content && text
+                        ? json_pack("{s:[{s:s, s:s}], s:O, s:b}", "content", "type", "text", "text",
+                                    text, "structuredContent", content, "isError", status != 200)
+                        : NULL;
+        _cleanup_json_ json_t *doc = result && f->form == FINALIZE_RPC
+                                             ? json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id",
+                                                         f->id, "result", result)
+                                             : json_incref(result);
+        if (doc)
+                front_reply(f->rq, 200, NULL, doc, f->request_id);
+        else
+                front_reply_error(f->rq, f->kind, 500, "internal_error", "Out of memory.",
+                                  f->request_id);
+        finalize_free(f);
+}
+
+/* Serves a finalize (finalize_form said which): checks its arguments, then hands it to the
+ * front end's session, which answers it through front_finalize_done. */
+static void serve_finalize(HttpRequest *rq, const FrontTarget *t, FinalizeForm form, json_t *args,
+                           json_t *id)
+{
+        const TwinKind *k = t->kind;
+        if (!t->session.finalize) {
+                /* `pome twin start`: a twin alone, with no task and nothing that grades (its
+                 * tools/list has no finalize_run either). 404, not the loud 501 of an unknown
+                 * route: there is no run here to finalize, and GitHub's envelope says a 5xx
+                 * only as "Server Error". */
+                reply_refusal(rq, k, 404, "no_run",
+                              "This twin runs alone (pome twin start): there is no sandbox run to "
+                              "finalize or grade. Finalize a pomed sandbox instead ({rest_url}/"
+                              "_pome/finalize or the finalize_run MCP tool of its twins), or grade "
+                              "a saved run with pome eval.",
+                              t->request_id);
+                return;
+        }
+        FrontFinalize *f = calloc(1, sizeof(*f));
+        if (!f || !(f->run_id = strdup(t->run_id))) {
+                finalize_free(f);
+                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
+                return;
+        }
+        f->rq = rq;
+        f->kind = k;
+        f->form = form;
+        f->id = json_incref(id);
+        snprintf(f->request_id, sizeof(f->request_id), "%s", t->request_id);
+        _cleanup_json_ json_t *a = args ? json_incref(args) : json_object();
+        const char *code = "internal_error", *why = "Out of memory.";
+        if (form == FINALIZE_REST) {
+                json_decref(a);
+                a = rest_args(rq, &code, &why);
+        }
+        if (!a) {
+                front_finalize_done(f, streq(code, "internal_error") ? 500 : 400, code, why, NULL);
+                return;
+        }
+        char sentence[512];
+        if (finalize_check(a, t->run_id, &code, sentence, sizeof(sentence)) < 0) {
+                front_finalize_done(f, 400, code, sentence, NULL);
+                return;
+        }
+        t->session.finalize(t->session.userdata, f);
+}
+
+/* ---- what a session adds to the twin's lists of tools ---- */
+
+/* Which answer of the twin, to the call (path decoded), lists its tools. */
+static ToolList tool_list_of(HttpRequest *rq, const char *path)
+{
+        const char *m = http_request_method(rq);
+        if (streq(m, "GET"))
+                return streq(path, "/mcp/tools")      ? TOOL_LIST_PLAIN
+                       : streq(path, "/_pome/health") ? TOOL_LIST_HEALTH
+                                                      : TOOL_LIST_NONE;
+        if (!streq(m, "POST") || (!streq(path, "/mcp") && !streq(path, "/mcp/")))
+                return TOOL_LIST_NONE;
+        size_t n;
+        const char *body = http_request_body(rq, &n);
+        return body && memmem(body, n, "tools/list", 10) ? TOOL_LIST_RPC : TOOL_LIST_NONE;
+}
+
+/*
+ * The twin's answer (n bytes of compact JSON) with finalize_run added to the tools it lists
+ * (for the tape: redacted as a tape part is, when redact), or /_pome/health's tools count one
+ * more: a new text in *ret (*ret_len bytes). Returns 0, -ENOENT when the answer lists no
+ * tools (an error, a tools/call that mentioned "tools/list"): it then goes out as it is,
+ * -ENOMEM.
+ */
+static int tool_list_add(ToolList list, const char *text, size_t n, bool redact, char **ret,
+                         size_t *ret_len)
+{
+        _cleanup_json_ json_t *doc = json_loadb(text, n, 0, NULL), *tool = NULL;
+        json_t *tools = NULL, *result = json_object_get(doc, "result");
+        switch (list) {
+        case TOOL_LIST_RPC:
+                tools = json_object_get(result, "content") ? NULL
+                                                           : json_object_get(result, "tools");
+                break;
+        case TOOL_LIST_PLAIN:
+                tools = json_object_get(doc, "tools");
+                break;
+        case TOOL_LIST_HEALTH:
+                tools = json_object_get(doc, "tools");
+                if (!json_is_integer(tools))
+                        return -ENOENT;
+                if (json_integer_set(tools, json_integer_value(tools) + 1) < 0)
+                        return -ENOMEM;
+                break;
+        case TOOL_LIST_NONE:
+                return -ENOENT;
+        }
+        if (list != TOOL_LIST_HEALTH) {
+                if (!json_is_array(tools))
+                        return -ENOENT;
+                tool = finalize_tool();
+                if (!tool || (redact && twin_redact_json(tool) < 0) ||
+                    json_array_append(tools, tool) < 0)
+                        return -ENOMEM;
+        }
+        char *out = json_dumps(doc, JSON_COMPACT);
+        if (!out)
+                return -ENOMEM;
+        *ret_len = strlen(out);
+        *ret = out;
+        return 0;
+}
+
 /* ---- calls ---- */
 
 void front_serve(HttpRequest *rq, const FrontTarget *t)
@@ -207,6 +617,17 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                 serve_session_healthz(rq, t);
                 return;
         }
+        FinalizeForm form;
+        _cleanup_json_ json_t *fargs = NULL, *fid = NULL;
+        if (finalize_form(rq, path, t->session.finalize, &form, &fargs, &fid)) {
+                serve_finalize(rq, t, form, fargs, fid);
+                return;
+        }
+        if (streq(path, "/_pome/finalize")) {
+                front_reply_error(rq, k, 405, "method_not_allowed",
+                                  "/_pome/finalize only answers POST.", t->request_id);
+                return;
+        }
         FrontExchange *x = calloc(1, sizeof(*x));
         size_t full_len = strlen(http_request_path(rq)), rest_len = strlen(t->rest);
         if (!x || !(x->full = strdup(http_request_path(rq))) || !(x->run_id = strdup(t->run_id)) ||
@@ -222,6 +643,8 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
         snprintf(x->request_id, sizeof(x->request_id), "%s", t->request_id);
         /* Reading /_pome/ adds no tape row and is not agent activity. */
         x->recorded = !startswith(path, "/_pome/");
+        if (t->session.finalize)
+                x->list = tool_list_of(rq, path);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
         TwinRequest tr = {
@@ -277,6 +700,23 @@ void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *
                                                  : "The twin ended before it answered.",
                                   x->request_id);
         else {
+                /* A session's finalize_run is in the twin's lists, on the tape as sent. */
+                TwinReplyBytes listed;
+                _cleanup_free_ char *lbody = NULL, *lresp = NULL;
+                size_t ll, lr;
+                if (x->list != TOOL_LIST_NONE && rb->status == 200 && rb->body &&
+                    tool_list_add(x->list, rb->body, rb->body_len, false, &lbody, &ll) == 0) {
+                        listed = *rb;
+                        listed.body = lbody;
+                        listed.body_len = ll;
+                        if (rb->response_body &&
+                            tool_list_add(x->list, rb->response_body, rb->response_body_len, true,
+                                          &lresp, &lr) == 0) {
+                                listed.response_body = lresp;
+                                listed.response_body_len = lr;
+                        }
+                        rb = &listed;
+                }
                 size_t body_len;
                 const char *body = http_request_body(rq, &body_len);
                 FrontCall fc = {

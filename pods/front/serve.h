@@ -44,6 +44,29 @@ typedef struct FrontBackend {
         void *userdata;
 } FrontBackend;
 
+/*
+ * A finalize asked from inside the run (POST {mount}/_pome/finalize, or the MCP tool
+ * finalize_run over POST {mount}/mcp, /mcp/call or /mcp/tools/finalize_run), waiting for
+ * the front end's answer: front_finalize_done() answers it in the surface's envelope.
+ */
+typedef struct FrontFinalize FrontFinalize;
+
+/* What a front end offers beyond the twin itself, per session. */
+typedef struct FrontSession {
+        /*
+         * Finalizes the sandbox the call is for (the target's run_id), once the front has
+         * checked the caller's arguments; NULL when the front end has no run to finalize (a
+         * local twin): then finalize_run is not listed and /_pome/finalize refuses (404).
+         * front_finalize_done(f, …) must follow exactly once, later or before this returns.
+         * userdata is valid only while this runs.
+         */
+        void (*finalize)(void *userdata, FrontFinalize *f);
+        void *userdata;
+} FrontSession;
+
+/* The MCP tool a FrontSession with finalize adds to every twin's tools/list. */
+#define FRONT_FINALIZE_TOOL "finalize_run"
+
 /* The twin a request is for, as the front end found it (all borrowed for the call). */
 typedef struct FrontTarget {
         const TwinKind *kind;
@@ -54,13 +77,45 @@ typedef struct FrontTarget {
         const char *request_id; /* "req_…" */
         uint64_t max_page;      /* bytes of one /_pome/events page */
         FrontBackend backend;
+        FrontSession session; /* zero: the twin alone */
 } FrontTarget;
 
 /*
  * Serves rq for target t: answers it, now or when the backend is done. The request must be
- * authenticated already.
+ * authenticated already. A finalize (front_finalize_asked) goes to t->session and never
+ * to the backend; with a finalize hook, the twin's tool lists (MCP tools/list, GET
+ * /mcp/tools) gain finalize_run and /_pome/health's tools count with them.
  */
 void front_serve(HttpRequest *rq, const FrontTarget *t);
+
+/*
+ * Whether rq, below a mount at rest (the raw path under it), asks for a finalize that a
+ * front end with a finalize hook answers itself: POST /_pome/finalize, or a well-formed
+ * MCP tools/call of finalize_run (JSON-RPC 2.0 with an id and a supported
+ * MCP-Protocol-Version header, if any; or POST /mcp/call {tool: "finalize_run"} or POST
+ * /mcp/tools/finalize_run). Anything malformed is not one: it goes to the twin, which
+ * answers it as it answers any such request. Cheap for every other request (a POST whose
+ * target holds neither "/_pome/", "/mcp" nor '%' is decided without a copy).
+ */
+bool front_finalize_asked(HttpRequest *rq, const char *rest);
+
+/* The sandbox id a finalize is for (the target's run_id; borrowed from f). */
+const char *front_finalize_session(const FrontFinalize *f);
+
+/* How a finalize was asked, for logs: "POST /_pome/finalize" or "MCP finalize_run" (static). */
+const char *front_finalize_surface(const FrontFinalize *f);
+
+/*
+ * Answers finalize f and frees it. status 200: finalized, body (borrowed) is the answer —
+ * the REST body, and the MCP result's structuredContent and text (its compact JSON).
+ * Otherwise a refusal: status (the REST form's HTTP status), code (a machine word: the
+ * twin's envelope's code, the MCP error's type), message (a sentence) and body the details
+ * (borrowed, may be NULL); over MCP it is a tool result with isError: true, whose text is
+ * the message (MCP "Tools", Error Handling: a tool's failure is a result, not a protocol
+ * error).
+ */
+void front_finalize_done(FrontFinalize *f, int status, const char *code, const char *message,
+                         const json_t *body);
 
 /*
  * Answers rq with one page of tape (CONTRACT.md, /_pome/events): the rows after the query's

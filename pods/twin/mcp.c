@@ -105,16 +105,19 @@ static json_t *initialize_result(Twin *t, json_t *params)
                          twin_kind(t)->implementation, "version", POME_VERSION);
 }
 
+bool twin_mcp_version_supported(const char *version)
+{
+        for (size_t i = 0; version && i < ELEMENTSOF(protocol_versions); i++)
+                if (streq(version, protocol_versions[i]))
+                        return true;
+        return false;
+}
+
 /* Whether the request's MCP-Protocol-Version header, if any, names a version we speak. */
 static bool protocol_header_ok(const TwinRequest *rq)
 {
         const char *v = json_get_str(rq->headers, "mcp-protocol-version");
-        if (!v)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(protocol_versions); i++)
-                if (streq(v, protocol_versions[i]))
-                        return true;
-        return false;
+        return !v || twin_mcp_version_supported(v);
 }
 
 int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)

@@ -356,6 +356,14 @@ int twin_kind_check(const TwinKind *k, char *err, size_t errlen);
 /* The MCP tools/list array for kind k (new reference). */
 json_t *twin_kind_tools(const TwinKind *k);
 
+/*
+ * Whether version (NULL: no) is an MCP protocol version the twins speak, which an
+ * MCP-Protocol-Version header must name (MCP 2025-06-18 "Transports", Protocol Version
+ * Header; else 400). For a front end that answers an MCP call of its own (pomed's
+ * finalize_run) exactly as the engine would judge the header.
+ */
+bool twin_mcp_version_supported(const char *version);
+
 /* ----- helpers for kind implementations ----- */
 
 /* Sets rp->status and takes ownership of body (may be NULL). */

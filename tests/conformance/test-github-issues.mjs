@@ -299,7 +299,8 @@ const official = [
   "create_repository", "fork_repository",
 ];
 const listed = (await client.listTools()).tools;
-assert.deepEqual(listed.map((t) => t.name).sort(), [...official].sort(), "tools/list is the official server's");
+// … and pomed's finalize_run, on every twin of a sandbox (test-finalize-run.mjs)
+assert.deepEqual(listed.map((t) => t.name).sort(), [...official, "finalize_run"].sort(), "tools/list is the official server's");
 const schema = (n) => listed.find((t) => t.name === n).inputSchema;
 assert.deepEqual(schema("list_issues").properties.state.enum, ["OPEN", "CLOSED"]);
 assert.deepEqual(schema("issue_read").required, ["method", "owner", "repo", "issue_number"]);

@@ -365,6 +365,7 @@ assert.ok(tape.indexOf(deliveries[1]) < trigger && tape.indexOf(deliveries[0]) <
 const mcp = await mcpClient(mcpUrl, sb.session_token);
 const { tools } = await mcp.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(), [
+  "finalize_run", // pomed's, on every twin of a sandbox (test-finalize-run.mjs)
   "slack_add_reaction", "slack_create_canvas", "slack_create_conversation", "slack_get_reactions",
   "slack_list_channel_members", "slack_read_canvas", "slack_read_channel", "slack_read_file",
   "slack_read_thread", "slack_read_user_profile", "slack_schedule_message", "slack_search_channels",

@@ -359,7 +359,8 @@ async function sandbox(seed) {
   const expected = ["create_customer", "retrieve_customer", "update_customer", "delete_customer", "list_customers",
     "list_customer_payment_methods", "create_payment_method", "retrieve_payment_method", "attach_payment_method",
     "detach_payment_method", "create_payment_intent", "retrieve_payment_intent", "update_payment_intent",
-    "confirm_payment_intent", "cancel_payment_intent", "capture_payment_intent", "list_payment_intents",
+    "confirm_payment_intent", "cancel_payment_intent", "capture_payment_intent", "simulate_crypto_deposit",
+    "list_payment_intents",
     "retrieve_charge", "list_charges",
     "create_refund", "retrieve_refund", "list_refunds", "retrieve_balance", "list_balance_transactions",
     "retrieve_event", "list_events", "search_customers", "search_payment_intents", "search_charges",
@@ -369,7 +370,8 @@ async function sandbox(seed) {
     "create_subscription", "retrieve_subscription", "update_subscription", "cancel_subscription", "list_subscriptions",
     "retrieve_invoice", "list_invoices",
     "create_test_clock", "retrieve_test_clock", "list_test_clocks", "delete_test_clock", "advance_test_clock"];
-  assert.deepEqual(listed, [...expected].sort());
+  // … and pomed's finalize_run, on every twin of a sandbox (test-finalize-run.mjs)
+  assert.deepEqual(listed, [...expected, "finalize_run"].sort());
   const called = new Set();
   const tool = async (name, args) => {
     const res = await client.callTool({ name, arguments: args });
@@ -449,6 +451,13 @@ async function sandbox(seed) {
     .data.map((x) => x.id), [price.id]);
   assert.deepEqual((await tool("search_products", { query: "name~'seat' AND metadata['kind']:'seat'" }))
     .data.map((x) => x.id), [prod.id]);
+  // a crypto PaymentIntent paid by the deposit test helper (test-stripe-hosted-tasks.mjs has more)
+  const crypto = await tool("create_payment_intent", {
+    amount: 10000, currency: "usd", payment_method_types: ["crypto"],
+    payment_method_options: { crypto: { mode: "deposit", deposit_options: { networks: ["base"] } } },
+  });
+  assert.equal(crypto.status, "requires_action");
+  assert.equal((await tool("simulate_crypto_deposit", { id: crypto.id })).status, "succeeded");
   assert.deepEqual([...called].sort(), [...expected].sort());
   await client.close();
   await discard(sb.session_id);
