@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli/api.h"
 
-#include "cli/client.h"
+#include "common/httpclient.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "common/json-util.h"

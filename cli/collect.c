@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #include "cli/api.h"
-#include "cli/client.h"
+#include "common/httpclient.h"
 #include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/util.h"

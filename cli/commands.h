@@ -14,6 +14,8 @@ enum {
         POME_EXIT_AUTH = 3,    /* no API key found, HTTP 401 or 403 */
         POME_EXIT_QUOTA = 4,   /* HTTP 402 quota_exceeded or 429 rate_limited */
         POME_EXIT_REFUSED = 5, /* HTTP 409 conflict, e.g. a refused stop of an ungraded sandbox */
+        POME_EXIT_INCOMPLETE = 6,    /* pome run / eval: a verdict neither passed nor failed (a
+                                      * criterion that should have been evaluated was not) */
         POME_EXIT_INTERRUPTED = 130, /* pome run stopped by SIGINT/SIGTERM (the shell's 128 + 2) */
 };
 

@@ -15,7 +15,7 @@
 
 #include "cli/api.h"
 #include "cli/args.h"
-#include "cli/client.h"
+#include "common/httpclient.h"
 #include "cli/commands.h"
 #include "cli/config.h"
 #include "cli/output.h"

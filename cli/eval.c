@@ -9,6 +9,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/judging.h"
 #include "cli/output.h"
 #include "cli/report.h"
 #include "common/fileio.h"
@@ -18,8 +19,10 @@
 
 #define VERDICT_MAX (64u << 20) /* bytes of a saved verdict.json we compare with */
 
-static const char help_eval[] =
+static const char help_eval_head[] =
         "Usage: pome eval RUN_DIR [--task TASK.md] [--json] [--write]\n"
+        "                 [--judge SPEC [--judge-model M] [--judge-key-file F] | --code-only]\n"
+        "                 [--rejudge]\n"
         "\n"
         "Regrade a saved run offline, with no pomed: the run directory's task.md\n"
         "against its <twin>.seed.json, <twin>.final.json and <twin>.tape.jsonl, with\n"
@@ -29,6 +32,13 @@ static const char help_eval[] =
         "By default prints the verdict table and compares it with RUN_DIR/verdict.json\n"
         "(\"identical\", or each difference as a JSON Pointer with the saved and the\n"
         "new value).\n"
+        "\n"
+        "[model] criteria: the judgments recorded in RUN_DIR/verdict.json are reused\n"
+        "wherever their question (the criterion and the run's evidence, by SHA-256) is\n"
+        "the same, so a regrade needs no judge and gives the same bytes; a criterion\n"
+        "with no recorded judgment is asked of --judge, or, with none, left not\n"
+        "evaluated (the verdict is INCOMPLETE). A saved --code-only verdict is regraded\n"
+        "--code-only unless --judge or --rejudge is given.\n"
         "\n"
         "Arguments:\n"
         "  RUN_DIR                A run directory (pome run's ./pome-runs/<id>/, or\n"
@@ -40,25 +50,34 @@ static const char help_eval[] =
         "  --json                 Print the verdict's bytes (verdict.json) instead of the\n"
         "                         table, and nothing else on stdout.\n"
         "  --write                Rewrite RUN_DIR/verdict.json with the new verdict.\n"
+        "  --rejudge              Ask --judge again about every [model] criterion instead\n"
+        "                         of reusing the recorded judgments.\n";
+
+static const char help_eval_tail[] =
         "  -h, --help             Show this help.\n"
         "\n"
         "A run directory of a sandbox pome run --keep left open has no final states\n"
         "until the sandbox is finalized and the run collected (`pome run collect ID\n"
         "RUN_DIR`): eval refuses it until then rather than fail every criterion.\n"
         "\n"
-        "Exit status: 0 when the verdict passes, 1 when it fails or nothing was scored\n"
-        "(or on an error), 2 for a usage error, a task file that does not parse, or a\n"
-        "kept-open run not yet collected.\n"
+        "Exit status: 0 when the verdict passes, 1 when it fails (or on an error), 6\n"
+        "when it is INCOMPLETE (a criterion that should have been evaluated was not: a\n"
+        "[model] one with no judge or a judge error, an unmatched sentence; or nothing\n"
+        "was scored), 2 for a usage error, a task file that does not parse, a kept-open\n"
+        "run not yet collected, or a run directory without a seed its criteria need.\n"
         "\n"
         "Examples:\n"
         "  pome eval pome-runs/ses_abc123\n"
         "  pome eval pome-runs/ses_abc123 --json | cmp - pome-runs/ses_abc123/verdict.json\n"
-        "  pome eval pome-runs/ses_abc123 --task examples/triage/task.md\n";
+        "  pome eval pome-runs/ses_abc123 --task examples/triage/task.md\n"
+        "  pome eval pome-runs/ses_abc123 --rejudge --judge openai:http://127.0.0.1:8000/v1 \\\n"
+        "      --judge-model qwen2.5-7b-instruct\n";
 
 enum {
-        OPT_TASK = ARGS_FIRST_OPTION,
+        OPT_TASK = JUDGING_FIRST_FREE,
         OPT_JSON,
         OPT_WRITE,
+        OPT_REJUDGE,
 };
 
 /* Prints how the new verdict compares with the saved verdict.json of dir. */
@@ -128,16 +147,31 @@ static int refuse_kept_open(const char *dir, const GradeTask *task)
         return 0;
 }
 
+/* Whether dir's saved verdict.json was graded --code-only. */
+static bool saved_code_only(const char *dir)
+{
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        if (asprintf(&path, "%s/verdict.json", dir) < 0 ||
+            read_file_at(AT_FDCWD, path, VERDICT_MAX, &text, NULL) < 0)
+                return false;
+        _cleanup_json_ json_t *v = json_loads(text, 0, NULL);
+        return json_is_true(json_object_get(v, "code_only"));
+}
+
 int cmd_eval(int argc, char **argv)
 {
         static const ArgOption options[] = {
                 {"task", OPT_TASK, true},
                 {"json", OPT_JSON, false},
                 {"write", OPT_WRITE, false},
+                {"rejudge", OPT_REJUDGE, false},
+                JUDGING_OPTIONS,
         };
         _cleanup_free_ char *bytes = NULL, *task_default = NULL;
+        _cleanup_(judge_freep) Judge *judge = NULL;
         const char *dir = NULL, *task = NULL, *v;
-        bool json = false, write = false;
+        bool json = false, write = false, rejudge = false;
+        JudgeFlags jf = {};
         ArgParser p;
         struct stat st;
         size_t len;
@@ -147,7 +181,9 @@ int cmd_eval(int argc, char **argv)
         while ((r = args_next(&p, &v)) != ARGS_END) {
                 switch (r) {
                 case ARGS_HELP:
-                        fputs(help_eval, stdout);
+                        fputs(help_eval_head, stdout);
+                        fputs(judging_help, stdout);
+                        fputs(help_eval_tail, stdout);
                         return POME_EXIT_OK;
                 case ARGS_POSITIONAL:
                         if (dir) {
@@ -165,7 +201,12 @@ int cmd_eval(int argc, char **argv)
                 case OPT_WRITE:
                         write = true;
                         break;
+                case OPT_REJUDGE:
+                        rejudge = true;
+                        break;
                 default:
+                        if (r >= ARGS_FIRST_OPTION && judging_take(&jf, r, v))
+                                break;
                         return POME_EXIT_USAGE;
                 }
         }
@@ -173,6 +214,13 @@ int cmd_eval(int argc, char **argv)
                 args_error("eval", "missing the run directory");
                 return POME_EXIT_USAGE;
         }
+        if (rejudge && !jf.spec) {
+                args_error("eval", "--rejudge asks the judge again: give --judge");
+                return POME_EXIT_USAGE;
+        }
+        r = judging_open(&jf, "eval", &judge);
+        if (r < 0)
+                return r == -ENOMEM ? POME_EXIT_ERROR : POME_EXIT_USAGE;
         if (stat(dir, &st) < 0) {
                 fprintf(stderr, "pome eval: %s: %m\n", dir);
                 return POME_EXIT_USAGE;
@@ -189,7 +237,7 @@ int cmd_eval(int argc, char **argv)
                 return POME_EXIT_ERROR;
         r = grade_task_load(task ? task : task_default, &t, &e);
         if (r < 0) {
-                fprintf(stderr, "pome eval: %s\n", e.message);
+                output_lines(stderr, "pome eval", e.message);
                 return POME_EXIT_USAGE;
         }
         r = refuse_kept_open(dir, t);
@@ -197,11 +245,19 @@ int cmd_eval(int argc, char **argv)
         if (r != 0)
                 return r;
 
-        r = grade_run_dir(dir, task, &bytes, &len, &e);
+        GradeOptions opts = {.judge = judge ? judge_grade_judge(judge) : NULL,
+                             .reuse_saved = !rejudge,
+                             .code_only = jf.code_only};
+        if (!jf.code_only && !judge && saved_code_only(dir)) {
+                opts.code_only = true;
+                if (!json)
+                        puts("Graded --code-only, as the saved verdict was.");
+        }
+        r = grade_run_dir(dir, task, &opts, &bytes, &len, &e);
         if (r < 0) {
                 fprintf(stderr, "pome eval: cannot grade %s: %s\n", dir,
                         r == -ENOMEM ? "out of memory" : e.message);
-                return POME_EXIT_ERROR;
+                return r == -ENOENT ? POME_EXIT_USAGE : POME_EXIT_ERROR;
         }
         _cleanup_json_ json_t *verdict = json_loadb(bytes, len, 0, NULL);
         if (!verdict)
@@ -227,5 +283,5 @@ int cmd_eval(int argc, char **argv)
                 if (!json)
                         printf("Wrote %s.\n", path);
         }
-        return report_verdict_passed(verdict) ? POME_EXIT_OK : POME_EXIT_ERROR;
+        return report_verdict_exit_status(verdict);
 }

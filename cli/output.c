@@ -36,6 +36,18 @@ void output_fputs_clean(const char *s, FILE *f)
                 fputc(is_control((unsigned char)*s) ? '?' : *s, f);
 }
 
+void output_lines(FILE *f, const char *prefix, const char *text)
+{
+        for (const char *l = text; l && *l;) {
+                const char *e = strchrnul(l, '\n');
+                fprintf(f, "%s: ", prefix);
+                for (const char *c = l; c < e; c++)
+                        fputc(is_control((unsigned char)*c) ? '?' : *c, f);
+                fputc('\n', f);
+                l = *e ? e + 1 : e;
+        }
+}
+
 void output_duration(uint64_t seconds, char buf[static 32])
 {
         uint64_t big, small;

@@ -21,6 +21,10 @@ char *output_clean(const char *s);
 /* Prints s like fputs, control characters replaced by '?' (see output_clean). */
 void output_fputs_clean(const char *s, FILE *f);
 
+/* Prints each line of text (several errors, one a line) as "PREFIX: line\n", cleaned as
+ * output_fputs_clean cleans. */
+void output_lines(FILE *f, const char *prefix, const char *text);
+
 /*
  * Formats a duration in seconds the way people say it: "42s", "3m 10s",
  * "1h 2m", "2d 3h" (the smaller unit dropped when zero: "3m", "1h").

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "cli/commands.h"
 #include "cli/output.h"
 #include "common/json-util.h"
 #include "common/strv.h"
@@ -33,11 +34,23 @@ bool report_verdict_passed(const json_t *verdict)
         return json_is_true(json_object_get(verdict, "passed"));
 }
 
+bool report_verdict_incomplete(const json_t *verdict)
+{
+        return streq_ptr(json_get_str(verdict, "state"), "incomplete");
+}
+
+int report_verdict_exit_status(const json_t *verdict)
+{
+        return report_verdict_passed(verdict)       ? POME_EXIT_OK
+               : report_verdict_incomplete(verdict) ? POME_EXIT_INCOMPLETE
+                                                    : POME_EXIT_ERROR;
+}
+
 static const char *state_color(const char *state)
 {
         if (streq(state, "pass") || streq(state, "passed"))
                 return C_GREEN;
-        if (streq(state, "fail") || streq(state, "failed") || streq(state, "unmatched"))
+        if (streq(state, "fail") || streq(state, "failed"))
                 return C_RED;
         return C_YELLOW;
 }
@@ -107,10 +120,31 @@ int report_verdict_except(FILE *f, const json_t *verdict, bool color, char *cons
                 fprintf(f, " (pass at %g%%)", json_number_value(threshold));
         fprintf(f,
                 "  %" JSON_INTEGER_FORMAT " passed, %" JSON_INTEGER_FORMAT
-                " failed, %" JSON_INTEGER_FORMAT " unmatched; %" JSON_INTEGER_FORMAT
+                " failed; %" JSON_INTEGER_FORMAT " not evaluated, %" JSON_INTEGER_FORMAT
                 " skipped, %" JSON_INTEGER_FORMAT " already true in the seed\n",
-                count(counts, "passed"), count(counts, "failed"), count(counts, "unmatched"),
+                count(counts, "passed"), count(counts, "failed"),
+                json_object_get(counts, "not_evaluated")
+                        ? count(counts, "not_evaluated")
+                        : count(counts, "unmatched"), /* a verdict of version 1 */
                 count(counts, "skipped"), count(counts, "already_true_in_seed"));
+        if (streq(state, "incomplete")) {
+                if (count(counts, "scored") == 0 && count(counts, "not_evaluated") == 0)
+                        fputs("Incomplete: no criterion was scored (every one was already true "
+                              "in the seed, or skipped), so the run is neither passed nor "
+                              "failed.\n",
+                              f);
+                else
+                        fprintf(f,
+                                "Incomplete: %" JSON_INTEGER_FORMAT
+                                " criteria that should have been evaluated were not (below: "
+                                "unmatched, error, or skipped for want of a judge); a run "
+                                "with one is never a pass.\n",
+                                count(counts, "not_evaluated"));
+        }
+        if (json_is_true(json_object_get(verdict, "code_only")))
+                fputs("Graded --code-only: the [model] criteria were not judged, on "
+                      "purpose.\n",
+                      f);
         if (json_get_str(task, "title")) {
                 fputs("Task: ", f);
                 output_fputs_clean(json_get_str(task, "title"), f);

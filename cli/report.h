@@ -20,10 +20,18 @@ const char *report_verdict_state(const json_t *verdict);
 /* Whether the verdict passed (its "passed" member is true). */
 bool report_verdict_passed(const json_t *verdict);
 
+/* Whether the verdict is incomplete: its state says so (a verdict of any version). */
+bool report_verdict_incomplete(const json_t *verdict);
+
+/* The exit status a verdict calls for: POME_EXIT_OK when it passed, POME_EXIT_INCOMPLETE
+ * when it is incomplete, POME_EXIT_ERROR when it failed. */
+int report_verdict_exit_status(const json_t *verdict);
+
 /*
  * Prints verdict (a verdict.json document) on f: a headline (state, score, threshold,
- * counts), then per criterion its status (passed, failed, unmatched, skipped, or excluded
- * when it was already true in the seed and not scored), twin, sentence, reason and evidence
+ * counts; for an incomplete verdict, what was not evaluated), then per criterion its status
+ * (passed, failed, unmatched, skipped, error, or excluded when it was already true in the
+ * seed and not scored), twin, sentence, reason and evidence
  * ("github.final.json#/repositories/0/issues/0", "slack tape req_…"). Text from the verdict
  * is cleaned of control characters. color: ANSI colours for the statuses. 0 or -EIO.
  */

@@ -18,9 +18,10 @@
 
 #include "cli/api.h"
 #include "cli/args.h"
-#include "cli/client.h"
+#include "common/httpclient.h"
 #include "cli/collect.h"
 #include "cli/commands.h"
+#include "cli/judging.h"
 #include "cli/localtwin.h"
 #include "cli/output.h"
 #include "cli/report.h"
@@ -43,7 +44,7 @@
 #define LIFETIME_MAX    1800u /* seconds: a sandbox's lifetime never exceeds this */
 #define DEFAULT_OUT_DIR "pome-runs"
 
-static const char help_run[] =
+static const char help_run_head[] =
         "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
         "       pome run show ID|RUN_DIR [--json]\n"
         "       pome run collect ID [RUN_DIR]\n"
@@ -61,15 +62,22 @@ static const char help_run[] =
         "     60 s): then its process group gets SIGTERM, and SIGKILL 5 s later; the run\n"
         "     is still graded and the verdict says the agent timed out. Once the agent\n"
         "     has exited, whatever it left running in its process group is killed;\n"
-        "  3. the sandbox is finalized: pomed grades it;\n"
+        "  3. the sandbox is finalized (with the end of the agent's stdout, its reply,\n"
+        "     for the judge of [model] criteria): pomed grades it;\n"
         "  4. the run directory is written (./pome-runs/<id>/ unless --out): task.md,\n"
         "     <twin>.seed.json, <twin>.tape.jsonl, <twin>.final.json, verdict.json,\n"
-        "     summary.md (when pomed serves one), stdout.txt and stderr.txt (the\n"
-        "     agent's), meta.json (task, sandbox id, times, agent command and exit).\n"
+        "     summary.md, agent-reply.txt (what the judge was shown of the agent's\n"
+        "     reply), stdout.txt and stderr.txt (the agent's), meta.json (task,\n"
+        "     sandbox id, times, agent command and exit).\n"
         "     It does not exist while the agent runs, and the agent is never told\n"
         "     where it will be: nothing the agent could rewrite is what is graded.\n"
         "The verdict is printed as a table: each criterion's status, the grader's\n"
         "reason and its evidence (JSON Pointers into <twin>.final.json, tape event ids).\n"
+        "A verdict is PASS, FAIL or INCOMPLETE: a criterion that should have been\n"
+        "evaluated and was not (a [model] one with no judge, a judge's error, an\n"
+        "unmatched sentence) makes the run INCOMPLETE, never a pass. When the agent\n"
+        "fails (a non-zero exit, a signal, a timeout), the last lines of its stderr\n"
+        "are printed, with the file that holds all of it.\n"
         "\n"
         "Options:\n"
         "  --trials N             Run N independent trials, each in its own sandbox and\n"
@@ -91,14 +99,21 @@ static const char help_run[] =
         "                         `pome sandbox finalize ID`. One trial, not with --local.\n"
         "  --out DIR              Put run directories in DIR/<id>/ (default: ./pome-runs).\n"
         "  --allow-unmatched      Run a task whose [code] criteria bind no check anyway:\n"
-        "                         each is said as a warning and graded unmatched (a\n"
-        "                         failure), as pomed and `pome eval` grade it.\n"
+        "                         each is said as a warning and graded unmatched (not\n"
+        "                         evaluated: the verdict is INCOMPLETE), as pomed and\n"
+        "                         `pome eval` grade it.\n"
         "  --quiet                No progress and no table: one result line.\n"
         "  --json                 The result as JSON on stdout (every trial, its verdict,\n"
         "                         pass@1 and pass^k), for CI.\n"
         "  --api-url URL          Control API base URL (default: $POME_API_URL, else\n"
         "                         control_url in <state dir>/pomed.json, else\n"
-        "                         http://127.0.0.1:7070).\n"
+        "                         http://127.0.0.1:7070).\n";
+
+static const char help_run_tail[] =
+        "                         With pomed, [model] criteria are judged at finalize by\n"
+        "                         pomed's judge (judge: in pomed.conf): --judge is for\n"
+        "                         --local runs and `pome eval`; --code-only works with\n"
+        "                         both.\n"
         "  -h, --help             Show this help.\n"
         "\n"
         "The agent's environment: pome's own, less POME_API_KEY (the team key is not\n"
@@ -117,11 +132,13 @@ static const char help_run[] =
         "when it is a terminal; colours only on a terminal (NO_COLOR turns them off).\n"
         "\n"
         "Exit status: 0 when every trial passed (--keep: the agent ran and the sandbox\n"
-        "is open), 1 when a trial failed or was not graded, 2 for a usage error, a\n"
-        "task that does not parse or whose [code] criteria bind no check (without\n"
-        "--allow-unmatched), 3 and 4 as for every command (authentication,\n"
-        "quota refusals other than a full quota), 130 when interrupted (the agents are\n"
-        "killed and their sandboxes discarded).\n"
+        "is open), 1 when a trial failed or was not graded, 6 when no trial failed\n"
+        "but one is INCOMPLETE (a criterion that should have been evaluated was not:\n"
+        "a [model] one with no judge or a judge error, an unmatched sentence), 2 for a\n"
+        "usage error, a task that does not parse or whose [code] criteria bind no\n"
+        "check (without --allow-unmatched), 3 and 4 as for every command\n"
+        "(authentication, quota refusals other than a full quota), 130 when\n"
+        "interrupted (the agents are killed and their sandboxes discarded).\n"
         "\n"
         "`pome run show ID` shows a sandbox through the control API (its record, verdict\n"
         "and summary); `pome run show RUN_DIR` a run directory (meta.json, verdict.json,\n"
@@ -144,8 +161,15 @@ static const char help_run[] =
         "  pome run show pome-runs/ses_abc123\n"
         "  pome run collect ses_abc123        # after --keep and pome sandbox finalize\n";
 
+static void print_help_run(void)
+{
+        fputs(help_run_head, stdout);
+        fputs(judging_help, stdout);
+        fputs(help_run_tail, stdout);
+}
+
 enum {
-        OPT_TRIALS = ARGS_FIRST_OPTION,
+        OPT_TRIALS = JUDGING_FIRST_FREE,
         OPT_LOCAL,
         OPT_KEEP,
         OPT_OUT,
@@ -169,6 +193,8 @@ typedef struct Run {
         Trial **trials;
         unsigned n_trials, next, active, ended, concurrency;
         bool local, keep, quiet, json, progress, color, allow_unmatched;
+        JudgeFlags judging;
+        Judge *judge;
         unsigned interrupts;
         bool stopping;
         uint64_t started_mono;
@@ -213,6 +239,7 @@ static void run_done(Run *run)
         free(run->task_text);
         free(run->sidecar_text);
         json_decref(run->seeds);
+        judge_free(run->judge);
         free(run->out_dir);
         config_done(&run->config);
         explicit_bzero(run->key, sizeof(run->key));
@@ -255,7 +282,7 @@ static int load_task(Run *run, const char *path)
         }
         r = grade_task_parse(run->task_text, run->task_len, path, sidecar, &run->task, &e);
         if (r < 0) {
-                fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
+                output_lines(stderr, "pome run", r == -ENOMEM ? "out of memory" : e.message);
                 return r;
         }
         /* the same bytes as the run directory will hold them (task.md, task.seed.json): the
@@ -263,7 +290,7 @@ static int load_task(Run *run, const char *path)
         r = grade_task_parse(run->task_text, run->task_len, "task.md", sidecar, &run->grade_task,
                              &e);
         if (r < 0) {
-                fprintf(stderr, "pome run: %s\n", r == -ENOMEM ? "out of memory" : e.message);
+                output_lines(stderr, "pome run", r == -ENOMEM ? "out of memory" : e.message);
                 return r;
         }
         for (char **w = run->task->warnings; w && *w && !run->quiet; w++)
@@ -275,7 +302,8 @@ static int load_task(Run *run, const char *path)
  * Every [code] criterion must bind a check before anything is created: one that binds none
  * would only show up as "unmatched" in the verdict, after the agent ran. Refused (exit 2,
  * every criterion named) unless --allow-unmatched, which runs it anyway with a warning
- * (graded unmatched, a failure, as pomed and `pome eval` grade it). 0 or a POME_EXIT_*.
+ * (graded unmatched, so the verdict is incomplete, as pomed and `pome eval` grade it). 0 or a
+ * POME_EXIT_*.
  */
 static int check_criteria(Run *run)
 {
@@ -289,7 +317,9 @@ static int check_criteria(Run *run)
                 return 0;
         if (run->allow_unmatched) {
                 for (char **p = problems; *p && !run->quiet; p++)
-                        fprintf(stderr, "pome run: warning: %s (graded unmatched: a failure)\n",
+                        fprintf(stderr,
+                                "pome run: warning: %s (graded unmatched: the verdict will be "
+                                "INCOMPLETE)\n",
                                 *p);
                 return 0;
         }
@@ -330,6 +360,21 @@ static int resolve_seeds(Run *run)
                         if (json_object_set(run->seeds, *tw, seed) < 0)
                                 return -ENOMEM;
                         continue;
+                }
+                if (run->task->seed_prose_line) {
+                        /* the world the task describes exists only as prose: a default seed
+                         * would be another world, graded as if it were the task's */
+                        const char *path = run->task->name; /* as the user gave it */
+                        size_t n = strlen(path);
+                        fprintf(stderr,
+                                "pome run: %s:%u: ## Seed State is prose and there is no "
+                                "%.*s.seed.json compiled from it, so the %s twin has no seed "
+                                "(its default seed is another world); compile the prose into "
+                                "that sidecar (hosted Pome's seed JSON), or put the JSON in ## "
+                                "Seed State\n",
+                                path, run->task->seed_prose_line,
+                                (int)(endswith(path, ".md") ? n - 3 : n), path, *tw);
+                        return -EINVAL;
                 }
                 _cleanup_free_ char *name = default_seed_name(*tw);
                 char err[400] = "";
@@ -478,7 +523,10 @@ static void print_trial_line(Run *run, Trial *t)
                 const char *state = report_verdict_state(v);
                 const json_t *score = json_object_get(v, "score");
                 if (run->color)
-                        fputs(trial_passed(t) ? "\033[32m" : "\033[31m", stdout);
+                        fputs(trial_passed(t)                ? "\033[32m"
+                              : report_verdict_incomplete(v) ? "\033[33m"
+                                                             : "\033[31m",
+                              stdout);
                 for (const char *p = state; *p; p++)
                         putchar(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
                 if (run->color)
@@ -489,7 +537,11 @@ static void print_trial_line(Run *run, Trial *t)
                 json_t *c;
                 json_array_foreach (json_object_get(v, "criteria"), i, c) {
                         const char *st = json_get_str(c, "status");
-                        if (!json_is_true(json_object_get(c, "scored")) || streq_ptr(st, "passed"))
+                        bool unevaluated = streq_ptr(st, "unmatched") || streq_ptr(st, "error") ||
+                                           (streq_ptr(st, "skipped") &&
+                                            !json_is_true(json_object_get(v, "code_only")));
+                        if ((!json_is_true(json_object_get(c, "scored")) && !unevaluated) ||
+                            streq_ptr(st, "passed"))
                                 continue;
                         fputs("\n    ", stdout);
                         output_fputs_clean(st, stdout);
@@ -519,6 +571,72 @@ static void print_trial_line(Run *run, Trial *t)
         fflush(stdout);
 }
 
+#define STDERR_TAIL_BYTES 4096u
+#define STDERR_TAIL_LINES 10u
+
+/*
+ * The agent failed (a non-zero exit, a signal, a timeout): the last lines of its stderr on
+ * pome's, and the file that holds all of it — the agent's own words are the first thing to
+ * read when it crashes. Said whatever --quiet says, as every error is.
+ */
+static void print_agent_stderr(Run *run, const Trial *t)
+{
+        const AgentResult *a = trial_agent(t);
+        if (!a || (a->exit_code == 0 && !a->signal && !a->timed_out) || !trial_dir(t))
+                return;
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/stderr.txt", trial_dir(t)) < 0)
+                return;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return;
+        size_t size = (size_t)st.st_size, n = size < STDERR_TAIL_BYTES ? size : STDERR_TAIL_BYTES;
+        char buf[STDERR_TAIL_BYTES + 1];
+        ssize_t k = pread(fd, buf, n, (off_t)(size - n));
+        if (k < 0)
+                return;
+        buf[k] = 0;
+        /* the last lines: back from the end, past a final newline */
+        size_t end = (size_t)k;
+        while (end > 0 && (buf[end - 1] == '\n' || buf[end - 1] == '\r'))
+                end--;
+        size_t start = end;
+        unsigned lines = 0;
+        while (start > 0 && lines < STDERR_TAIL_LINES) {
+                start--;
+                if (buf[start] == '\n' && ++lines == STDERR_TAIL_LINES) {
+                        start++;
+                        break;
+                }
+        }
+        clear_progress(run);
+        if (run->n_trials > 1)
+                fprintf(stderr, "pome run: trial %u: ", trial_number(t));
+        else
+                fputs("pome run: ", stderr);
+        if (end == 0) {
+                fputs("the agent wrote nothing on its stderr (", stderr);
+                output_fputs_clean(path, stderr);
+                fputs(")\n", stderr);
+                return;
+        }
+        fprintf(stderr, "the agent's stderr ends with:\n");
+        for (const char *l = buf + start; l < buf + end;) {
+                const char *e = memchr(l, '\n', (size_t)(buf + end - l));
+                if (!e)
+                        e = buf + end;
+                _cleanup_free_ char *line = strndup(l, (size_t)(e - l));
+                fputs("  | ", stderr);
+                output_fputs_clean(line ? line : "", stderr);
+                fputc('\n', stderr);
+                l = e + 1;
+        }
+        fputs("pome run: all of it is in ", stderr);
+        output_fputs_clean(path, stderr);
+        fputc('\n', stderr);
+}
+
 static void schedule(Run *run);
 
 static void on_trial_done(Trial *t, void *userdata)
@@ -526,6 +644,7 @@ static void on_trial_done(Trial *t, void *userdata)
         Run *run = userdata;
         run->active--;
         run->ended++;
+        print_agent_stderr(run, t);
         if (trial_fatal(t))
                 run->stopping = true; /* the next trial would fail the same way */
         if (run->n_trials > 1 && !run->quiet && !run->json)
@@ -604,6 +723,8 @@ static json_t *trial_json(const Trial *t)
                          json_object_get(meta, "agent"), "error", trial_error(t), "verdict", v);
 }
 
+/* The first trial that failed or was not graded sets the status; an incomplete verdict
+ * only when nothing worse happened. */
 static int exit_status(Run *run, unsigned *ret_passed)
 {
         unsigned passed = 0;
@@ -612,10 +733,14 @@ static int exit_status(Run *run, unsigned *ret_passed)
                 Trial *t = run->trials[i];
                 if (trial_passed(t))
                         passed++;
-                else if (trial_outcome(t) == TRIAL_FAILED && code == POME_EXIT_OK)
-                        code = trial_exit_status(t) ? trial_exit_status(t) : POME_EXIT_ERROR;
-                else if (trial_outcome(t) == TRIAL_GRADED && code == POME_EXIT_OK)
-                        code = POME_EXIT_ERROR;
+                int v = trial_outcome(t) == TRIAL_FAILED
+                                ? (trial_exit_status(t) ? trial_exit_status(t) : POME_EXIT_ERROR)
+                        : trial_outcome(t) == TRIAL_GRADED
+                                ? report_verdict_exit_status(trial_verdict(t))
+                                : POME_EXIT_OK;
+                if (v != POME_EXIT_OK && (code == POME_EXIT_OK || (code == POME_EXIT_INCOMPLETE &&
+                                                                   v != POME_EXIT_INCOMPLETE)))
+                        code = v;
         }
         if (run->next < run->n_trials && code == POME_EXIT_OK)
                 code = POME_EXIT_ERROR;
@@ -636,6 +761,7 @@ static int print_result(Run *run, int code, unsigned passed)
                            : run->keep && code == POME_EXIT_OK ? "kept"
                            : code == POME_EXIT_OK              ? "pass"
                            : ungraded                          ? "error"
+                           : code == POME_EXIT_INCOMPLETE      ? "incomplete"
                                                                : "fail";
         if (run->json) {
                 _cleanup_json_ json_t *trials = json_array(), *twins = json_array();
@@ -680,9 +806,6 @@ static int print_result(Run *run, int code, unsigned passed)
                 }
                 switch (trial_outcome(t)) {
                 case TRIAL_GRADED:
-                        if (streq_ptr(trial_graded_by(t), "pome") && !run->local)
-                                puts("Graded by pome from the run directory (pomed wrote no "
-                                     "verdict).");
                         /* the task's own warnings were said at the start, naming the
                          * user's file: not again as the run directory's task.md */
                         return report_verdict_except(stdout, trial_verdict(t), run->color,
@@ -722,10 +845,15 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                      const char **ret_api_url, const char **ret_out, unsigned *ret_trials)
 {
         static const ArgOption options[] = {
-                {"trials", OPT_TRIALS, true},   {"local", OPT_LOCAL, false},
-                {"keep", OPT_KEEP, false},      {"out", OPT_OUT, true},
-                {"quiet", OPT_QUIET, false},    {"json", OPT_JSON, false},
-                {"api-url", OPT_API_URL, true}, {"allow-unmatched", OPT_ALLOW_UNMATCHED, false},
+                {"trials", OPT_TRIALS, true},
+                {"local", OPT_LOCAL, false},
+                {"keep", OPT_KEEP, false},
+                {"out", OPT_OUT, true},
+                {"quiet", OPT_QUIET, false},
+                {"json", OPT_JSON, false},
+                {"api-url", OPT_API_URL, true},
+                {"allow-unmatched", OPT_ALLOW_UNMATCHED, false},
+                JUDGING_OPTIONS,
         };
         int dashdash = argc;
         for (int i = 1; i < argc; i++)
@@ -741,7 +869,7 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
         while ((r = args_next(&p, &v)) != ARGS_END) {
                 switch (r) {
                 case ARGS_HELP:
-                        fputs(help_run, stdout);
+                        print_help_run();
                         return 1;
                 case ARGS_POSITIONAL:
                         if (*ret_task)
@@ -781,6 +909,8 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                         run->allow_unmatched = true;
                         break;
                 default:
+                        if (r >= ARGS_FIRST_OPTION && judging_take(&run->judging, r, v))
+                                break;
                         return r;
                 }
         }
@@ -797,6 +927,12 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
         if (run->keep && *ret_trials > 1)
                 return args_error("run", "--keep runs one trial: the kept sandboxes would hold "
                                          "every slot");
+        if (run->judging.spec && !run->local)
+                return args_error("run",
+                                  "--judge judges a --local run; a run on pomed is graded at "
+                                  "finalize by pomed's own judge (judge: in pomed.conf). Give "
+                                  "pomed a judge, or regrade the run directory with pome eval "
+                                  "RUN_DIR --judge SPEC");
         *ret_agent = argv + dashdash + 1;
         return 0;
 }
@@ -812,6 +948,9 @@ static int run_command(int argc, char **argv)
         r = parse_run(&run, argc, argv, &task_path, &agent, &api_url, &out, &trials);
         if (r != 0)
                 return r > 0 ? POME_EXIT_OK : POME_EXIT_USAGE;
+        r = judging_open(&run.judging, "run", &run.judge);
+        if (r < 0)
+                return r == -ENOMEM ? POME_EXIT_ERROR : POME_EXIT_USAGE;
         current = &run;
         if (load_task(&run, task_path) < 0)
                 return POME_EXIT_USAGE;
@@ -890,7 +1029,8 @@ static int run_command(int argc, char **argv)
                 .out_dir = run.out_dir,
                 .n_trials = trials,
                 .keep = run.keep,
-                .send_task_markdown = true,
+                .judge = run.judge ? judge_grade_judge(run.judge) : NULL,
+                .code_only = run.judging.code_only,
                 .local_key = run.key,
                 .local_key_len = sizeof(run.key),
                 .local_admin_token = run.admin_token,
@@ -1084,6 +1224,11 @@ static int show_sandbox(const char *id, const char *api_url, bool json)
         if (verdict) {
                 if (report_verdict(stdout, verdict, report_use_color(stdout)) < 0)
                         return POME_EXIT_ERROR;
+        } else if (json_get_str(s, "verdict_error")) {
+                /* finalized, and pomed could not grade it: its reason, not a bare 404 */
+                fputs("No verdict: pomed could not grade the run: ", stdout);
+                output_fputs_clean(json_get_str(s, "verdict_error"), stdout);
+                putchar('\n');
         } else {
                 fputs("No verdict: ", stdout);
                 output_fputs_clean(ver.error_message ? ver.error_message : "none", stdout);
@@ -1113,7 +1258,7 @@ static int run_show(int argc, char **argv)
         while ((r = args_next(&p, &v)) != ARGS_END) {
                 switch (r) {
                 case ARGS_HELP:
-                        fputs(help_run, stdout);
+                        print_help_run();
                         return POME_EXIT_OK;
                 case ARGS_POSITIONAL:
                         if (what) {
@@ -1210,7 +1355,7 @@ static int run_collect(int argc, char **argv)
         while ((r = args_next(&p, &v)) != ARGS_END) {
                 switch (r) {
                 case ARGS_HELP:
-                        fputs(help_run, stdout);
+                        print_help_run();
                         return POME_EXIT_OK;
                 case ARGS_POSITIONAL:
                         if (!id)

@@ -6,7 +6,7 @@
  */
 #include "cli/api.h"
 #include "cli/args.h"
-#include "cli/client.h"
+#include "common/httpclient.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/secrets.h"
@@ -139,13 +139,17 @@ static const char help_finalize[] =
         "End an open sandbox and keep its run: pomed writes every twin's final state\n"
         "next to its tape in <state dir>/runs/ID/, grades the run when the sandbox has a\n"
         "task (the create's task_markdown) into verdict.json, writes summary.md, marks\n"
-        "the sandbox done and releases its slot. The answer shows the verdict. Stopping\n"
-        "with --discard instead throws the run away.\n"
+        "the sandbox done and releases its slot. The answer shows the verdict: PASS,\n"
+        "FAIL or INCOMPLETE (a criterion that should have been evaluated was not: a\n"
+        "[model] one when pomed has no judge, a judge's error, an unmatched sentence).\n"
+        "Stopping with --discard instead throws the run away.\n"
         "\n"
         "Arguments:\n"
         "  ID                     Sandbox id (ses_...) from create or list.\n"
         "\n"
         "Options:\n"
+        "  --code-only            Grade the [code] criteria alone, on purpose: [model]\n"
+        "                         criteria are not judged, and the verdict says so.\n"
         "  --format FMT           text (default) or json (pomed's answer).\n" API_URL_HELP
         "  -h, --help             Show this help.\n";
 
@@ -186,6 +190,7 @@ enum {
         OPT_STATE,
         OPT_LIMIT,
         OPT_DISCARD,
+        OPT_CODE_ONLY,
 };
 
 #define SANDBOX_ID_MAX 128
@@ -831,7 +836,7 @@ static int sandbox_list(int argc, char **argv, const char *command)
 typedef struct IdArgs {
         const char *id, *api_url, *secrets_file;
         ArgsFormat format;
-        bool discard, show_secrets;
+        bool discard, show_secrets, code_only;
 } IdArgs;
 
 /* Parses "ID [OPTIONS]" with the options of options (n of them). 0, 1 (--help shown),
@@ -861,6 +866,9 @@ static int parse_id_command(int argc, char **argv, const char *command, const ch
                         break;
                 case OPT_DISCARD:
                         a->discard = true;
+                        break;
+                case OPT_CODE_ONLY:
+                        a->code_only = true;
                         break;
                 case OPT_SHOW_SECRETS:
                         a->show_secrets = true;
@@ -893,6 +901,7 @@ static const ArgOption get_options[] = {
 static const ArgOption finalize_options[] = {
         {"format", OPT_FORMAT, true},
         {"api-url", OPT_API_URL, true},
+        {"code-only", OPT_CODE_ONLY, false},
 };
 static const ArgOption stop_options[] = {
         {"discard", OPT_DISCARD, false},
@@ -1003,7 +1012,8 @@ static int sandbox_show(int argc, char **argv, const char *command, const char *
                 path = NULL;
                 return api_exit_status(-ENOMEM, NULL);
         }
-        r = api_call(&config, method, path, NULL, &reply);
+        _cleanup_json_ json_t *body = a.code_only ? json_pack("{s:b}", "code_only", true) : NULL;
+        r = api_call(&config, method, path, body, &reply);
         if (r < 0)
                 return api_exit_status(r, &reply);
         if (!reply.json) {

@@ -9,14 +9,15 @@
 #include <sys/stat.h>
 
 #include "cli/api.h"
-#include "cli/client.h"
 #include "cli/collect.h"
 #include "cli/commands.h"
 #include "cli/localtwin.h"
 #include "cli/secrets.h"
 #include "common/fileio.h"
+#include "common/httpclient.h"
 #include "common/json-util.h"
 #include "common/strv.h"
+#include "common/text.h"
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "common/util.h"
@@ -25,6 +26,10 @@
 #define SLOT_RETRY_MAX_USEC   (3 * USEC_PER_SEC)    /* … backing off to this */
 #define TASK_NAME_MAX         200                   /* bytes pomed takes as a sandbox's task */
 #define LOCAL_TOKEN_TTL_SEC   (24 * 3600)
+#define FINALIZE_RETRY_USEC   (500 * USEC_PER_MSEC) /* another finalize is grading: ask again */
+#define FINALIZE_WAITS_MAX                           \
+        300u /* … for at most 150 s (pomed kills a \
+              * grading child after 120 s) */
 
 extern char **environ;
 
@@ -41,10 +46,13 @@ struct Trial {
         Agent *agent;
         AgentResult agent_result;
         bool agent_exited;
-        int out_fd, err_fd; /* the agent's stdout and stderr: unlinked files, copied into the
-                             * run directory once it has exited */
-        bool dir_tried;     /* write_dir ran (t->dir is set when it succeeded) */
-        char *agent_tmp;    /* $POME_AGENT_TMP: the agent's scratch directory, ours to remove */
+        int out_fd, err_fd;      /* the agent's stdout and stderr: unlinked files, copied into the
+                                  * run directory once it has exited */
+        bool dir_tried;          /* write_dir ran (t->dir is set when it succeeded) */
+        unsigned finalize_waits; /* finalizes answered "finalizing" (another one is grading) */
+        char *reply;             /* the agent's reply as the judge is shown it (agent-reply.txt) */
+        size_t reply_len;
+        char *agent_tmp; /* $POME_AGENT_TMP: the agent's scratch directory, ours to remove */
         json_t *verdict;
         const char *graded_by;
         char *error;
@@ -104,6 +112,7 @@ Trial *trial_free(Trial *t)
         json_decref(t->created);
         json_decref(t->verdict);
         json_decref(t->meta);
+        free(t->reply);
         free(t->sid);
         free(t->dir);
         free(t->error);
@@ -342,6 +351,33 @@ static int copy_out(Trial *t, const char *name, int fd)
 }
 
 /*
+ * The agent's reply as the judge is shown it (GRADE_AGENT_REPLY_FILE): the last
+ * GRADE_AGENT_REPLY_KEEP bytes of its stdout, from a character on, mended to UTF-8 — the same
+ * bytes pomed is sent with the finalize and that `pome eval` reads back. 0 or -errno.
+ */
+static int read_reply(Trial *t)
+{
+        struct stat st;
+        if (t->reply || t->out_fd < 0)
+                return 0;
+        if (fstat(t->out_fd, &st) < 0)
+                return negative_errno();
+        size_t size = (size_t)st.st_size,
+               n = size < GRADE_AGENT_REPLY_KEEP ? size : GRADE_AGENT_REPLY_KEEP;
+        _cleanup_free_ char *raw = malloc(n + 1);
+        if (!raw)
+                return -ENOMEM;
+        ssize_t k = pread(t->out_fd, raw, n, (off_t)(size - n));
+        if (k < 0)
+                return negative_errno();
+        size_t from = 0;
+        if (size > n) /* cut: start where a character does */
+                while (from < (size_t)k && ((unsigned char)raw[from] & 0xc0) == 0x80)
+                        from++;
+        return utf8_mend(raw + from, (size_t)k - from, &t->reply, &t->reply_len);
+}
+
+/*
  * The run directory, <out>/<id>/, made only now that the agent has exited — so nothing an
  * agent could rewrite exists while it runs — and made afresh: one that already exists was
  * made by something else meanwhile (the agent knows its sandbox id) and is not written into.
@@ -386,6 +422,13 @@ static int write_dir(Trial *t)
                 r = copy_out(t, "stdout.txt", t->out_fd);
         if (r >= 0)
                 r = copy_out(t, "stderr.txt", t->err_fd);
+        /* the judge's view of the reply, before the output's file goes */
+        int q = read_reply(t);
+        if (q < 0)
+                say(t,
+                    "trial %u: the agent's output cannot be read (%s): the judge is not shown "
+                    "its reply",
+                    t->number, strerror(-q));
         t->out_fd = safe_close(t->out_fd);
         t->err_fd = safe_close(t->err_fd);
         return r;
@@ -443,59 +486,26 @@ static int fetch_state(Trial *t, const char *twin)
         return r;
 }
 
-/* The graded verdict from pomed (verdict.json in grade_verdict_render's bytes), else graded
- * here from the run directory. 0 or -errno (said). */
+/* The graded verdict from pomed (verdict.json in grade_verdict_render's bytes) and its
+ * summary.md. A run pomed could not grade has none: said, never made up here (pomed's record
+ * says why; `pome eval` of the run directory regrades it offline). 0 or -errno (said). */
 static int fetch_verdict(Trial *t)
 {
-        _cleanup_free_ char *bytes = NULL, *why = NULL;
-        size_t len;
+        _cleanup_free_ char *why = NULL;
         int r = collect_verdict(t->plan->config, "pome run", t->sid, t->dir, &t->verdict, &why);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                t->graded_by = "pomed";
-                return 0;
+        if (r > 0) {
+                free(t->error);
+                if (asprintf(&t->error,
+                             "pomed did not grade the run: %s (pome eval %s regrades it)",
+                             strempty(why), t->dir) < 0)
+                        t->error = NULL;
+                return -ENODATA;
         }
-        /* a pomed that finalizes without grading: the run directory has everything grading
-         * reads (written by pome once the agent had exited), and the library is the one
-         * pomed would use */
-        GradeError e = {};
-        r = grade_run_dir(t->dir, NULL, &bytes, &len, &e);
-        if (r < 0) {
-                fprintf(stderr, "pome run: cannot grade %s: %s\n", t->dir, e.message);
-                return r;
-        }
-        say(t, "trial %u: pomed wrote no verdict (%s); pome graded the run directory", t->number,
-            strempty(why));
-        t->graded_by = "pome";
-        r = write_in(t, "verdict.json", bytes, len);
-        if (r < 0)
-                return r;
-        t->verdict = json_loadb(bytes, len, 0, NULL);
-        return t->verdict ? 0 : -ENOMEM;
-}
-
-/* summary.md of the run directory, as pomed's finalize writes it (grade_summary_run_dir). */
-static void write_summary(Trial *t)
-{
-        _cleanup_free_ char *text = NULL;
-        size_t len;
-        GradeError e = {};
-        int r = grade_summary_run_dir(t->dir, &text, &len, &e);
-        if (r < 0)
-                say(t, "trial %u: no summary.md: %s", t->number,
-                    r == -ENOMEM ? "out of memory" : e.message);
-        else
-                (void)write_in(t, "summary.md", text, len);
-}
-
-/* summary.md from GET /summary; written here when pomed graded nothing (it summarizes the
- * runs it grades). */
-static void fetch_summary(Trial *t)
-{
-        int r = collect_summary(t->plan->config, "pome run", t->sid, t->dir);
-        if (r != 0 && streq_ptr(t->graded_by, "pome"))
-                write_summary(t);
+        t->graded_by = "pomed";
+        (void)collect_summary(t->plan->config, "pome run", t->sid, t->dir);
+        return 0;
 }
 
 static int fetch_tapes(Trial *t)
@@ -508,13 +518,61 @@ static int fetch_tapes(Trial *t)
         return 0;
 }
 
+/* The finalize's body: the agent's reply for the judge, and --code-only. NULL on OOM. */
+static json_t *finalize_body(Trial *t)
+{
+        _cleanup_json_ json_t *body = json_object();
+        if (!body)
+                return NULL;
+        if (t->reply &&
+            json_object_set_new(body, "agent_reply", json_stringn(t->reply, t->reply_len)) < 0)
+                return NULL;
+        if (t->plan->code_only && json_object_set_new(body, "code_only", json_true()) < 0)
+                return NULL;
+        return TAKE_PTR(body);
+}
+
+static int finalize_sandbox(Trial *t);
+
+static int on_finalize_retry(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
+{
+        Trial *t = userdata;
+        t->retry = sd_event_source_disable_unref(t->retry);
+        (void)finalize_sandbox(t);
+        return 0;
+}
+
 static int finalize_sandbox(Trial *t)
 {
         _cleanup_(api_reply_done) ApiReply reply = {};
         _cleanup_free_ char *p = sandbox_path(t->sid, "/finalize");
         if (!p)
                 return fail(t, POME_EXIT_ERROR, false, "out of memory");
-        int r = api_call(t->plan->config, "POST", p, NULL, &reply);
+        (void)read_reply(t); /* when the run directory could not be written */
+        _cleanup_json_ json_t *body = finalize_body(t);
+        if (!body)
+                return fail(t, POME_EXIT_ERROR, false, "out of memory");
+        int r = api_call(t->plan->config, "POST", p, body, &reply);
+        bool by_agent = false;
+        if (r == -EREMOTEIO && reply.status == 409 &&
+            streq_ptr(json_get_str(reply.error_details, "reason"), "finalizing")) {
+                /* the agent's own finalize_run is grading it: ask again shortly */
+                r = sd_event_add_time_relative(t->plan->event, &t->retry, CLOCK_MONOTONIC,
+                                               FINALIZE_RETRY_USEC, 0, on_finalize_retry, t);
+                if (r >= 0 && ++t->finalize_waits <= FINALIZE_WAITS_MAX)
+                        return 0;
+                return fail(t, POME_EXIT_ERROR, false,
+                            "the sandbox is being finalized by someone else and did not finish");
+        }
+        if (r == -EREMOTEIO && reply.status == 409 &&
+            streq_ptr(json_get_str(reply.error_details, "state"), "done")) {
+                /* the agent finalized its own run (finalize_run): graded already, without
+                 * its reply, which the run directory then does not claim either */
+                by_agent = true;
+                r = 0;
+                say(t, "trial %u: the agent finalized the sandbox itself; collecting its verdict",
+                    t->number);
+        }
         if (r < 0) {
                 int code = api_exit_status(r, &reply);
                 /* what it did is still worth keeping: an ended sandbox's tapes stay readable */
@@ -532,12 +590,16 @@ static int finalize_sandbox(Trial *t)
         r = fetch_tapes(t);
         for (char **tw = t->plan->task->twins; r >= 0 && *tw; tw++)
                 r = fetch_state(t, *tw);
+        /* the reply pomed was given, as it holds it: `pome eval` asks the same question */
+        if (r >= 0 && t->reply && !by_agent)
+                r = write_in(t, GRADE_AGENT_REPLY_FILE, t->reply, t->reply_len);
         if (r >= 0)
                 r = fetch_verdict(t);
+        if (r == -ENODATA)
+                return fail(t, POME_EXIT_ERROR, false, "%s", t->error);
         if (r < 0)
                 return fail(t, POME_EXIT_ERROR, false,
                             "the run directory could not be collected from pomed");
-        fetch_summary(t);
         return finish(t, TRIAL_GRADED);
 }
 
@@ -563,6 +625,21 @@ static int write_tape(Trial *t, const char *twin, const json_t *rows)
         if (r < 0)
                 fprintf(stderr, "pome run: cannot write %s: %s\n", path, strerror(-r));
         return r;
+}
+
+/* summary.md of a --local run directory, as pomed's finalize writes it
+ * (grade_summary_run_dir). */
+static void write_summary(Trial *t)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        GradeError e = {};
+        int r = grade_summary_run_dir(t->dir, &text, &len, &e);
+        if (r < 0)
+                say(t, "trial %u: no summary.md: %s", t->number,
+                    r == -ENOMEM ? "out of memory" : e.message);
+        else
+                (void)write_in(t, "summary.md", text, len);
 }
 
 /*
@@ -602,7 +679,14 @@ static int grade_local(Trial *t)
         /* nothing can call them any more: what was exported and kept is the run */
         stop_twins(t);
         _cleanup_json_ json_t *verdict = NULL;
-        if (r >= 0 && (r = grade_run(p->grade_task, runs, n, &verdict, &e)) >= 0)
+        if (r >= 0 && (r = read_reply(t)) < 0)
+                (void)fail(t, POME_EXIT_ERROR, false, "cannot read the agent's output: %s",
+                           strerror(-r));
+        GradeOptions opts = {.judge = p->judge,
+                             .code_only = p->code_only,
+                             .agent_reply = t->reply,
+                             .agent_reply_len = t->reply_len};
+        if (r >= 0 && (r = grade_run(p->grade_task, runs, n, &opts, &verdict, &e)) >= 0)
                 r = grade_verdict_render(verdict, &bytes, &len);
         if (r < 0 && t->phase != TRIAL_DONE)
                 (void)fail(t, POME_EXIT_ERROR, false, "cannot grade the run: %s",
@@ -619,6 +703,10 @@ static int grade_local(Trial *t)
                         r = -EIO;
                         (void)fail(t, POME_EXIT_ERROR, false, "cannot write the run directory");
                 }
+        }
+        if (r >= 0 && t->reply && write_in(t, GRADE_AGENT_REPLY_FILE, t->reply, t->reply_len) < 0) {
+                r = -EIO;
+                (void)fail(t, POME_EXIT_ERROR, false, "cannot write the run directory");
         }
         if (r >= 0 && write_in(t, "verdict.json", bytes, len) < 0) {
                 r = -EIO;
@@ -906,14 +994,8 @@ static json_t *create_body(const Trial *t)
                     (seed && json_object_set(seeds, *tw, seed) < 0))
                         return NULL;
         }
-        json_t *body = json_pack("{s:O, s:O, s:s}", "twins", twins, "seeds", seeds, "task", name);
-        if (body && p->send_task_markdown &&
-            json_object_set_new(body, "task_markdown", json_stringn(p->task_text, p->task_len)) <
-                    0) {
-                json_decref(body);
-                return NULL;
-        }
-        return body;
+        return json_pack("{s:O, s:O, s:s, s:s%}", "twins", twins, "seeds", seeds, "task", name,
+                         "task_markdown", p->task_text, p->task_len);
 }
 
 static int create_sandbox(Trial *t)
@@ -947,14 +1029,6 @@ static int create_sandbox(Trial *t)
                         return fail(t, POME_EXIT_ERROR, true, "cannot arm a timer: %s",
                                     strerror(-r));
                 return 0;
-        }
-        if (r == -EREMOTEIO && reply.status == 422 && p->send_task_markdown &&
-            streq_ptr(json_get_str(reply.error_details, "field"), "task_markdown")) {
-                /* an older pomed: it cannot grade, so pome grades the run directory itself */
-                say(t, "pomed does not take a task (task_markdown): pome will grade the runs "
-                       "itself from their run directories");
-                p->send_task_markdown = false;
-                return create_sandbox(t);
         }
         if (r < 0) {
                 int code = api_exit_status(r, &reply);

@@ -58,7 +58,8 @@ typedef struct RunPlan {
         const char *out_dir; /* absolute: run directories go to <out_dir>/<id>/ */
         unsigned n_trials;
         bool keep;                /* leave the sandbox open, ungraded */
-        bool send_task_markdown;  /* cleared when pomed refuses task_markdown (an older one) */
+        const GradeJudge *judge;  /* --local: asked about [model] criteria; NULL: none */
+        bool code_only;           /* [model] criteria deliberately not judged */
         const uint8_t *local_key; /* --local: the token secret of the in-process twins */
         size_t local_key_len;
         const char *local_admin_token; /* --local: their X-Admin-Token, never the agent's */
@@ -108,7 +109,7 @@ unsigned trial_number(const Trial *t);
 const char *trial_sid(const Trial *t);       /* NULL before the sandbox exists */
 const char *trial_dir(const Trial *t);       /* NULL before the run directory exists */
 const json_t *trial_verdict(const Trial *t); /* TRIAL_GRADED only */
-const char *trial_graded_by(const Trial *t); /* "pomed" or "pome" */
+const char *trial_graded_by(const Trial *t); /* "pomed" or "pome" (--local) */
 const char *trial_error(const Trial *t);     /* TRIAL_FAILED: why, for a human */
 int trial_exit_status(const Trial *t);       /* TRIAL_FAILED: the POME_EXIT_* it calls for */
 bool trial_fatal(const Trial *t); /* TRIAL_FAILED in a way every other trial would be too */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "cli/client.h"
+#include "common/httpclient.h"
 
 #include <assert.h>
 #include <curl/curl.h>
@@ -167,6 +167,14 @@ void client_response_done(ClientResponse *r)
 int client_request(const char *method, const char *url, const char *bearer, const char *body,
                    ClientResponse *ret, ClientError *ret_error)
 {
+        assert(bearer);
+        return client_request_with(method, url, &(ClientOptions){.bearer = bearer}, body, ret,
+                                   ret_error);
+}
+
+int client_request_with(const char *method, const char *url, const ClientOptions *o,
+                        const char *body, ClientResponse *ret, ClientError *ret_error)
+{
         _cleanup_(curl_easy_cleanupp) CURL *c = NULL;
         _cleanup_(curl_slist_free_allp) struct curl_slist *headers = NULL;
         _cleanup_free_ char *auth = NULL;
@@ -177,7 +185,7 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         long status = 0;
         int r;
 
-        assert(method && url && bearer && ret && ret_error);
+        assert(method && url && o && ret && ret_error);
         ret_error->message[0] = '\0';
 
         r = client_global_init();
@@ -187,15 +195,23 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         if (!c)
                 goto oom;
 
-        if (asprintf(&auth, "Authorization: Bearer %s", bearer) < 0) {
+        if (o->bearer && asprintf(&auth, "Authorization: Bearer %s", o->bearer) < 0) {
                 auth = NULL;
                 goto oom;
         }
         /* "Expect:" stops libcurl's 100-continue round trip on larger POSTs. */
-        const char *hdrs[] = {auth, "Accept: application/json",
-                              "Expect:", body ? "Content-Type: application/json" : NULL};
-        for (size_t i = 0; i < ELEMENTSOF(hdrs) && hdrs[i]; i++) {
+        const char *hdrs[] = {"Accept: application/json",
+                              "Expect:", body ? "Content-Type: application/json" : NULL, auth};
+        for (size_t i = 0; i < ELEMENTSOF(hdrs); i++) {
+                if (!hdrs[i])
+                        continue;
                 l = curl_slist_append(headers, hdrs[i]);
+                if (!l)
+                        goto oom;
+                headers = l;
+        }
+        for (const char *const *h = o->headers; h && *h; h++) {
+                l = curl_slist_append(headers, *h);
                 if (!l)
                         goto oom;
                 headers = l;
@@ -205,7 +221,7 @@ int client_request(const char *method, const char *url, const char *bearer, cons
         SETOPT(c, CURLOPT_PROTOCOLS_STR, "http,https");
         SETOPT(c, CURLOPT_NOSIGNAL, 1L);
         SETOPT(c, CURLOPT_CONNECTTIMEOUT, CLIENT_CONNECT_TIMEOUT_SEC);
-        SETOPT(c, CURLOPT_TIMEOUT, CLIENT_TOTAL_TIMEOUT_SEC);
+        SETOPT(c, CURLOPT_TIMEOUT, o->timeout_sec > 0 ? o->timeout_sec : CLIENT_TOTAL_TIMEOUT_SEC);
         SETOPT(c, CURLOPT_FOLLOWLOCATION, 0L);
         SETOPT(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)CLIENT_BODY_MAX);
         SETOPT(c, CURLOPT_USERAGENT, "pome/" POME_VERSION);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HTTP client for pomed's control API. The only module that includes
- * <curl/curl.h>: it turns libcurl's CURLcode into negative errnos plus a
- * human message, and knows nothing about the API's JSON.
+ * HTTP client (pome's control API calls, the judge of [model] criteria). The only module
+ * that includes <curl/curl.h>: it turns libcurl's CURLcode into negative errnos plus a
+ * human message, and knows nothing about the JSON it carries.
  */
 #pragma once
 
@@ -27,6 +27,22 @@ typedef struct ClientResponse {
 typedef struct ClientError {
         char message[512];
 } ClientError;
+
+/* What a request sends besides its method, URL and body. */
+typedef struct ClientOptions {
+        const char *bearer;         /* sent as "Authorization: Bearer <bearer>" (no CR/LF); NULL:
+                                     * no Authorization header */
+        const char *const *headers; /* more header lines, "Name: value" (no CR/LF),
+                                     * NULL-terminated; NULL for none */
+        long timeout_sec;           /* the whole request; 0: CLIENT_TOTAL_TIMEOUT_SEC */
+} ClientOptions;
+
+/*
+ * client_request with options: the bearer optional, more headers, another total timeout.
+ * Errors as client_request's.
+ */
+int client_request_with(const char *method, const char *url, const ClientOptions *o,
+                        const char *body, ClientResponse *ret, ClientError *ret_error);
 
 /*
  * Sends one request and reads the whole response.

@@ -3,8 +3,9 @@
 # open a GitHub + Slack + Stripe sandbox, let an agent (this script, over plain HTTP)
 # triage acme/api#1 and tell #general, take a payment in Stripe and file its receipt
 # in #general, read the tapes, show that a second sandbox still has the untouched
-# world, stop both, then grade an agent against a task (pome run: a passing one and
-# the committed defect, and pome eval regrading the run offline). Every block prints
+# world, stop both, then grade an agent against a task (pome run: INCOMPLETE while its
+# [model] criterion has no judge, then --code-only a passing one and the committed defect,
+# and pome eval regrading the run offline). Every block prints
 # what the platform answered.
 #
 # It runs in the checkout, keeping pomed's state in ./.pome (mode 0750, as pomed wants it)
@@ -144,9 +145,14 @@ say "A graded run: a task, an agent, a verdict (pome run)"
 # kept after the walkthrough, so the run directories it prints can be read again
 RUNS=.pome-runs
 mkdir -p "$RUNS"
-show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/good-agent.sh
+echo "-- its [model] criterion needs a judge, and this pomed has none (judge: in pomed.conf):"
+echo "-- the criterion is not evaluated, so the run is INCOMPLETE (exit status 6), never a pass:"
+show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/good-agent.sh ||
+        echo "(exit status $?: incomplete, as it should be without a judge)"
+echo "-- --code-only grades its [code] criteria alone, on purpose, and the verdict says so:"
+show pome run examples/triage/task.md --out "$RUNS" --code-only -- examples/triage/good-agent.sh
 echo "-- the committed defect decides right in GitHub and never tells Slack:"
-show pome run examples/triage/task.md --out "$RUNS" -- examples/triage/bad-agent.sh ||
+show pome run examples/triage/task.md --out "$RUNS" --code-only -- examples/triage/bad-agent.sh ||
         echo "(exit status $?: the run failed, as it should)"
 LAST=$(ls -td "$RUNS"/ses_* | head -1)
 echo "-- regraded offline from its run directory, byte for byte:"

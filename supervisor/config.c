@@ -158,6 +158,10 @@ Config *config_free(Config *c)
         free(c->pod_user);
         free(c->bus);
         free(c->cgroup_parent);
+        if (c->judge) {
+                judge_config_done(c->judge);
+                free(c->judge);
+        }
         for (size_t i = 0; i < c->n_teams; i++)
                 team_done(&c->teams[i]);
         free(c->teams);
@@ -414,23 +418,11 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 
 static int interpret(Config *c, const json_t *j, CfgError *e)
 {
-        static const char *const top_keys[] = {"control_listen",
-                                               "gateway_listen",
-                                               "public_url",
-                                               "state_dir",
-                                               "runtime_dir",
-                                               "images_dir",
-                                               "policies_dir",
-                                               "pod_exec",
-                                               "pod_user",
-                                               "bus",
-                                               "cgroup_parent",
-                                               "limits",
-                                               "pod",
-                                               "teams",
-                                               "pod_uid_range",
-                                               "pool_size",
-                                               NULL};
+        static const char *const top_keys[] = {
+                "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
+                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
+                "cgroup_parent",  "limits",         "pod",        "teams",     "pod_uid_range",
+                "pool_size",      "judge",          NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -608,6 +600,17 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
         }
         if ((r = parse_pool_size(c, json_object_get(j, "pool_size"), e)) < 0)
                 return r;
+        json_t *judge = json_object_get(j, "judge");
+        if (judge && !json_is_null(judge)) {
+                char why[400];
+                if (!(c->judge = calloc(1, sizeof(*c->judge))))
+                        return -ENOMEM;
+                r = judge_config_from_json(judge, c->judge, why, sizeof(why));
+                if (r == -EINVAL)
+                        return cfg_fail(e, "/judge", "%s", why);
+                if (r < 0)
+                        return r;
+        }
         return parse_teams(c, json_object_get(j, "teams"), e);
 }
 

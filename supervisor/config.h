@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pods/grade/judges.h"
+
 typedef struct TeamConfig {
         char *id;
         char **key_hashes;       /* lower-case hex SHA-256 of each API key, NULL-terminated */
@@ -68,6 +70,10 @@ typedef struct Config {
         uint64_t pod_cpu_weight; /* 0 = the image's limits profile */
         /* a pod idle this long packs its world (pods/pod/main.c); 0 = never */
         uint64_t pod_pack_after_usec;
+
+        /* judge: the judge of [model] criteria at finalize (pods/grade/judges.h); NULL =
+         * none: a task's [model] criteria are not evaluated and its run is incomplete */
+        JudgeConfig *judge;
 
         TeamConfig *teams;
         size_t n_teams;

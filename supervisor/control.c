@@ -79,7 +79,7 @@ static void reply_error(Call *c, const SandboxError *e)
                 [SANDBOX_ERR_START_FAILED] = {503, "internal_error"},
                 [SANDBOX_ERR_INTERNAL] = {500, "internal_error"},
         };
-        char message[768];
+        char message[sizeof(e->message) + 256];
         snprintf(message, sizeof(message), "%s", e->message);
         if (e->code == SANDBOX_ERR_UNGRADED) {
                 const char *id = json_get_str(e->details, "session_id");
@@ -619,8 +619,9 @@ static void on_finalized(Sandbox *s, void *userdata)
         free(c);
 }
 
-/* POST /v1/sandboxes/{id}/finalize [{"task_markdown": "…"}]: grade (when there is a task),
- * then done. The reply is the record, its verdict summary included. */
+/* POST /v1/sandboxes/{id}/finalize [{"task_markdown": "…", "agent_reply": "…", "code_only":
+ * true}]: grade (when there is a task), then done. The reply is the record, its verdict
+ * summary included. */
 static void handle_finalize(Call *c, const char *id)
 {
         _cleanup_json_ json_t *j = body_object(c);
@@ -628,25 +629,49 @@ static void handle_finalize(Call *c, const char *id)
                 free(c);
                 return;
         }
+        static const char *const known[] = {"task_markdown", "agent_reply", "code_only"};
         const char *key;
         json_t *value;
-        json_object_foreach (j, key, value)
-                if (!streq(key, "task_markdown")) {
+        json_object_foreach (j, key, value) {
+                size_t i = 0;
+                while (i < ELEMENTSOF(known) && !streq(key, known[i]))
+                        i++;
+                if (i == ELEMENTSOF(known)) {
                         fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
-                             "Unknown field '%s'. A finalize takes task_markdown (or no body).",
+                             "Unknown field '%s'. A finalize takes task_markdown, agent_reply "
+                             "and code_only (or no body).",
                              key);
                         free(c);
                         return;
                 }
-        const char *task = NULL;
-        size_t len = 0;
-        if (!task_markdown(c, j, &task, &len)) {
+        }
+        SandboxFinalizeSpec spec = {};
+        if (!task_markdown(c, j, &spec.task_markdown, &spec.task_len)) {
                 free(c);
                 return;
         }
+        json_t *reply = json_object_get(j, "agent_reply"),
+               *code_only = json_object_get(j, "code_only");
+        if (reply && !json_is_null(reply) && !json_is_string(reply)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "agent_reply"),
+                     "agent_reply must be a string: the end of the agent's output, for the "
+                     "judge of [model] criteria.");
+                free(c);
+                return;
+        }
+        if (code_only && !json_is_boolean(code_only)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "code_only"),
+                     "code_only must be true or false.");
+                free(c);
+                return;
+        }
+        if (json_is_string(reply)) {
+                spec.agent_reply = json_string_value(reply);
+                spec.reply_len = json_string_length(reply);
+        }
+        spec.code_only = json_is_true(code_only);
         SandboxError se = {};
-        if (manager_finalize(c->control->manager, c->team, id, task, len, on_finalized, c, &se) <
-            0) {
+        if (manager_finalize(c->control->manager, c->team, id, &spec, on_finalized, c, &se) < 0) {
                 reply_error(c, &se);
                 sandbox_error_done(&se);
                 free(c);

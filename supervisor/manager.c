@@ -29,6 +29,7 @@ struct Manager {
         Registry *registry;
         RunDirs *runs;
         Metrics *metrics;
+        Judge *judge; /* the judge of [model] criteria (judge: in pomed.conf), or NULL */
         SandboxEnv env;
         Hashmap *by_id;     /* id → Sandbox, for every sandbox held */
         Sandbox *sandboxes; /* the same, newest first */
@@ -281,6 +282,16 @@ static int trial(Manager *m, char *err, size_t errlen)
         return podhost_trial(m->host, img, seed, len, m->cfg->start_timeout_usec, err, errlen);
 }
 
+/* The longest one question to a judge configured as c may take: every attempt timing out,
+ * and the backoff between them (judges.h: 1 s doubling to 10 s at most). */
+static uint64_t judge_budget_usec(const JudgeConfig *c)
+{
+        if (!c)
+                return 0;
+        unsigned attempts = c->api == JUDGE_API_COMMAND ? 1 : c->attempts;
+        return (uint64_t)attempts * (c->timeout_sec + 10) * USEC_PER_SEC;
+}
+
 int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
                 size_t errlen)
 {
@@ -307,6 +318,10 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 r = metrics_new(&m->metrics);
         if (r >= 0)
                 r = start_pool(m, err, errlen);
+        if (r >= 0 && cfg->judge)
+                /* the key is read now: a judge that cannot be used is a start-up error, not a
+                 * surprise at the first finalize */
+                r = judge_new(cfg->judge, &m->judge, err, errlen);
         if (r < 0)
                 goto fail;
         teams_set_observer(m->teams, on_team_changed, m);
@@ -320,6 +335,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .public_url = (const char *const *)&m->public_url,
                 .metrics = m->metrics,
                 .pool = m->pool,
+                .judge = m->judge ? judge_grade_judge(m->judge) : NULL,
+                .judge_budget_usec = judge_budget_usec(cfg->judge),
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -362,6 +379,7 @@ Manager *manager_free(Manager *m)
         images_free(m->images);
         teams_free(m->teams);
         metrics_free(m->metrics);
+        judge_free(m->judge);
         free(m->public_url);
         sd_event_unref(m->event);
         free(m);
@@ -512,6 +530,7 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                         return -1;
                 spec->task_markdown = rq->task_markdown;
                 spec->task_markdown_len = rq->task_markdown_len;
+                spec->n_model_criteria = sandbox_task_model_criteria(seeds->task);
         }
         for (size_t i = 0; i < rq->n_twins; i++) {
                 const Image *img = spec->images[i];
@@ -520,6 +539,19 @@ static int validate(Manager *m, const SandboxRequest *rq, SandboxSpec *spec, See
                         seeds->task && !rq->seeds[i]
                                 ? json_object_get(seeds->task->seeds, img->kind->name)
                                 : NULL;
+                if (!rq->seed_docs[i] && !task_seed && !rq->seeds[i] && seeds->task &&
+                    seeds->task->seed_prose_line)
+                        /* the task's world exists only as its prose: the image's default
+                         * seed is another world, and grading against it would judge the
+                         * agent on a task it was not given */
+                        return sandbox_error(
+                                e, SANDBOX_ERR_INVALID,
+                                json_pack("{s:s, s:s, s:I}", "field", "seeds", "twin", rq->twins[i],
+                                          "line", (json_int_t)seeds->task->seed_prose_line),
+                                "task.md:%u: ## Seed State is prose, and no seed for the %s twin "
+                                "was sent: send each twin's seed in seeds (the task's compiled "
+                                "<task>.seed.json, as pome run does), or name one.",
+                                seeds->task->seed_prose_line, rq->twins[i]);
                 if (rq->seed_docs[i] || task_seed) {
                         if (inline_seed(rq->twins[i], rq->seed_docs[i] ?: task_seed,
                                         &seeds->data[i], e) < 0)
@@ -666,15 +698,15 @@ int manager_stop(Manager *m, const Team *team, const char *id, const char *confi
         return 0;
 }
 
-int manager_finalize(Manager *m, const Team *team, const char *id, const char *task_markdown,
-                     size_t task_len, SandboxGoneFn done, void *userdata, SandboxError *e)
+int manager_finalize(Manager *m, const Team *team, const char *id, const SandboxFinalizeSpec *spec,
+                     SandboxGoneFn done, void *userdata, SandboxError *e)
 {
         Sandbox *s;
         _cleanup_json_ json_t *doc = NULL;
         if (lookup(m, team, id, &s, &doc, e) < 0)
                 return -1;
         if (s)
-                return sandbox_finalize(s, task_markdown, task_len, done, userdata, e);
+                return sandbox_finalize(s, spec, done, userdata, e);
         return refuse_record(doc, e);
 }
 

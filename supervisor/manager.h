@@ -103,10 +103,10 @@ int manager_record(Manager *m, const char *id, json_t **ret);
 int manager_stop(Manager *m, const Team *team, const char *id, const char *confirm_token,
                  bool confirmed, SandboxGoneFn gone, void *userdata, SandboxError *e);
 
-/* sandbox_finalize() of sandbox id of team (task_markdown: as there), with the same
+/* sandbox_finalize() of sandbox id of team (spec: as there), with the same
  * not-found rules. */
-int manager_finalize(Manager *m, const Team *team, const char *id, const char *task_markdown,
-                     size_t task_len, SandboxGoneFn done, void *userdata, SandboxError *e);
+int manager_finalize(Manager *m, const Team *team, const char *id, const SandboxFinalizeSpec *spec,
+                     SandboxGoneFn done, void *userdata, SandboxError *e);
 
 /*
  * The file name ("verdict.json", "github.final.json"…) of the run sandbox id of team left

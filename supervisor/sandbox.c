@@ -165,6 +165,7 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         s->team = t;
         s->task_named = spec->task_named;
         s->has_task = spec->task_markdown != NULL;
+        s->n_model_criteria = spec->n_model_criteria;
         s->state = SANDBOX_PROVISIONING;
         s->created_at = now_sec();
         s->expires_at =
@@ -852,6 +853,14 @@ int sandbox_task_parse(const char *text, size_t len, const char *const *twins, s
         return 0;
 }
 
+unsigned sandbox_task_model_criteria(const GradeTask *t)
+{
+        unsigned n = 0;
+        for (size_t i = 0; i < t->n_criteria; i++)
+                n += t->criteria[i].kind == GRADE_CRITERION_MODEL;
+        return n;
+}
+
 /* Finalize's task: checked against s's twins, kept as runs/<sid>/task.md. 0 or -1 with e. */
 static int set_task(Sandbox *s, const char *text, size_t len, SandboxError *e)
 {
@@ -862,6 +871,7 @@ static int set_task(Sandbox *s, const char *text, size_t len, SandboxError *e)
         _cleanup_free_ char *name = NULL;
         if (sandbox_task_parse(text, len, twins, s->n_twins, &t, &name, e) < 0)
                 return -1;
+        s->n_model_criteria = sandbox_task_model_criteria(t);
         grade_task_free(t);
         int r = s->env->runs ? rundir_write(s->env->runs, s->id, "task.md", text, len, true)
                              : -ENOENT;
@@ -897,12 +907,15 @@ static json_t *verdict_summary(const char *bytes, size_t len)
 
 /*
  * In the grading child (fork of pomed, no exec): grades runs/<sid>/ as `pome eval RUN_DIR`
- * does (grade_run_dir: the same bytes) into verdict.json when the run has a task, writes
+ * does (grade_run_dir: the same bytes) into verdict.json when the run has a task — asking
+ * opts->judge about [model] criteria, over HTTP or through a command: blocking here, never
+ * on the loop —, writes
  * summary.md (grade_summary_run_dir), and reports on fd one JSON object {verdict_error,
  * summary_error, grade_ms, summary_ms} before _exit. Pure CPU and file I/O over the run's
  * files: nothing of pomed's loop, bus or listeners is touched.
  */
-_noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_task, int fd)
+_noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_task,
+                                    const GradeOptions *opts, int fd)
 {
         _cleanup_free_ char *dir = rundir_path(runs, sid, NULL), *bytes = NULL, *md = NULL;
         GradeError ge = {}, se = {};
@@ -910,7 +923,7 @@ _noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_tas
         int r = dir ? 0 : -ENOMEM;
         uint64_t t0 = now_usec(CLOCK_MONOTONIC);
         if (r >= 0 && has_task) {
-                r = grade_run_dir(dir, NULL, &bytes, &len, &ge);
+                r = grade_run_dir(dir, NULL, opts, &bytes, &len, &ge);
                 if (r >= 0 && (r = rundir_write(runs, sid, "verdict.json", bytes, len, true)) < 0)
                         snprintf(ge.message, sizeof(ge.message), "cannot write verdict.json: %s",
                                  strerror(-r));
@@ -939,6 +952,7 @@ _noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_tas
 typedef struct Finalize {
         Sandbox *sandbox;
         unsigned pending;
+        bool code_only; /* [model] criteria deliberately not judged */
         bool failed;
         char failure[160];
         SandboxGoneFn done;
@@ -1049,6 +1063,19 @@ static void grader_kill(Sandbox *s)
 }
 
 /*
+ * How long f's grading child may take: GRADER_TIMEOUT_USEC for the checks, and, when a judge
+ * will be asked, each [model] criterion's worst case on top (every attempt timing out, with
+ * its backoff): a slow judge is an error of that criterion, never a run killed half-graded.
+ */
+static uint64_t grader_timeout_usec(const Sandbox *s, const Finalize *f)
+{
+        uint64_t t = GRADER_TIMEOUT_USEC;
+        if (s->env->judge && !f->code_only)
+                t += (uint64_t)s->n_model_criteria * s->env->judge_budget_usec;
+        return t;
+}
+
+/*
  * Forks the child that grades and summarizes f's run (grader_child); finalize_complete runs
  * once it has been reaped. Returns 0, or a negative errno when it could not start (then
  * nothing is running).
@@ -1082,13 +1109,14 @@ static int grader_start(Finalize *f)
                 (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                         _exit(1);
-                grader_child(s->env->runs, s->id, s->has_task, p[1]);
+                GradeOptions opts = {.judge = s->env->judge, .code_only = f->code_only};
+                grader_child(s->env->runs, s->id, s->has_task, &opts, p[1]);
         }
         safe_close(p[1]);
         int r = sd_event_add_child(s->env->event, &g->child, g->pid, WEXITED, on_grader_exit, g);
         if (r >= 0)
                 r = sd_event_add_time_relative(s->env->event, &g->timer, CLOCK_MONOTONIC,
-                                               GRADER_TIMEOUT_USEC, 0, on_grader_timeout, g);
+                                               grader_timeout_usec(s, f), 0, on_grader_timeout, g);
         if (r < 0) {
                 (void)kill(g->pid, SIGKILL);
                 (void)waitpid(g->pid, NULL, 0);
@@ -1170,9 +1198,12 @@ static void on_exported(Pod *p, int err, const TwinReplyBytes *rb, void *userdat
                 finalize_finish(f);
 }
 
-int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, SandboxGoneFn done,
+int sandbox_finalize(Sandbox *s, const SandboxFinalizeSpec *spec, SandboxGoneFn done,
                      void *userdata, SandboxError *e)
 {
+        static const SandboxFinalizeSpec defaults = {};
+        if (!spec)
+                spec = &defaults;
         (void)sandbox_reconcile_clocks(s);
         if (s->state == SANDBOX_PROVISIONING)
                 return sandbox_error(
@@ -1184,15 +1215,31 @@ int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, San
                 return sandbox_error(e, SANDBOX_ERR_PROVISIONING,
                                      json_pack("{s:s}", "reason", "finalizing"),
                                      "Sandbox %s is being finalized already.", s->id);
-        if (task_markdown && set_task(s, task_markdown, task_len, e) < 0)
+        if (spec->agent_reply && spec->reply_len > GRADE_AGENT_REPLY_KEEP)
+                return sandbox_error(e, SANDBOX_ERR_INVALID,
+                                     json_pack("{s:s, s:I}", "field", "agent_reply", "max_bytes",
+                                               (json_int_t)GRADE_AGENT_REPLY_KEEP),
+                                     "agent_reply is larger than %u bytes: send the end of the "
+                                     "agent's output.",
+                                     GRADE_AGENT_REPLY_KEEP);
+        if (spec->task_markdown && set_task(s, spec->task_markdown, spec->task_len, e) < 0)
                 return -1; /* refused: the sandbox stays open, nothing exported */
         Finalize *f = calloc(1, sizeof(*f));
         if (!f)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
-        *f = (Finalize){.sandbox = s, .done = done, .userdata = userdata};
+        *f = (Finalize){
+                .sandbox = s, .done = done, .userdata = userdata, .code_only = spec->code_only};
         /* from now on the worlds and tapes are what the run ends with: no more twin calls */
         s->finalizing = true;
         keep_seeds(s); /* the run is kept: its seeds next to the finals, before any grading */
+        if (spec->agent_reply && s->env->runs) {
+                /* what the judge is shown of the agent's reply, kept with the run so that
+                 * `pome eval` asks the same question */
+                int r = rundir_write(s->env->runs, s->id, GRADE_AGENT_REPLY_FILE, spec->agent_reply,
+                                     spec->reply_len, true);
+                if (r < 0)
+                        log_warning_errno(r, "%s: cannot keep the agent's reply", s->id);
+        }
         /* +1 keeps the count from reaching 0 inside the loop */
         f->pending = 1;
         for (size_t i = 0; i < s->n_twins; i++) {

@@ -23,6 +23,7 @@
 
 #include "common/util.h"
 #include "pods/front/tape.h"
+#include "pods/grade/grade.h"
 #include "pods/twin/twin.h"
 #include "supervisor/config.h"
 #include "supervisor/image.h"
@@ -32,7 +33,6 @@
 
 typedef struct Registry Registry;
 typedef struct RunDirs RunDirs;
-typedef struct GradeTask GradeTask;
 typedef struct PodPool PodPool;
 
 typedef enum SandboxState {
@@ -71,8 +71,8 @@ typedef enum SandboxErrorCode {
 
 typedef struct SandboxError {
         SandboxErrorCode code;
-        char message[512]; /* a sentence for the caller */
-        json_t *details;   /* owned, or NULL */
+        char message[4096]; /* a sentence for the caller (a task's errors: one a line) */
+        json_t *details;    /* owned, or NULL */
 } SandboxError;
 
 /* Fills e (releasing earlier details; takes ownership of details) and returns -1. */
@@ -124,6 +124,8 @@ typedef struct SandboxEnv {
         const char *const *public_url; /* points at the owner's current value */
         Metrics *metrics;              /* may be NULL */
         PodPool *pool;                 /* warm pods to hand out, or NULL */
+        const GradeJudge *judge;       /* asked about [model] criteria at finalize, or NULL */
+        uint64_t judge_budget_usec;    /* the longest one question to judge may take */
         SandboxHooks hooks;
 } SandboxEnv;
 
@@ -142,11 +144,12 @@ struct Sandbox {
         uint64_t idle_usec;                       /* 0 = no idle clock */
         uint64_t calls;                           /* twin calls recorded */
         char discard_token[40];
-        bool has_task;       /* runs/<sid>/task.md holds the task finalize grades against */
-        bool task_named;     /* task is the caller's name, not the task file's title */
-        json_t *verdict;     /* once graded: the verdict's {state, passed, score, counts} */
-        char *verdict_error; /* why a finalize could not grade, or NULL */
-        bool finalizing;     /* a finalize is exporting or grading: no more twin calls */
+        bool has_task;             /* runs/<sid>/task.md holds the task finalize grades against */
+        bool task_named;           /* task is the caller's name, not the task file's title */
+        json_t *verdict;           /* once graded: the verdict's {state, passed, score, counts} */
+        char *verdict_error;       /* why a finalize could not grade, or NULL */
+        bool finalizing;           /* a finalize is exporting or grading: no more twin calls */
+        unsigned n_model_criteria; /* the task's [model] criteria (the grading child's time) */
         /* private */
         struct Grader *grader; /* the grading child of a finalize, while it runs */
         sd_event_source *lifetime_timer, *idle_timer, *start_timer;
@@ -171,6 +174,7 @@ typedef struct SandboxSpec {
         bool task_named;           /* task was given by the caller (not taken from the task file) */
         const char *task_markdown; /* the task file (NULL = none), borrowed until sandbox_spawn */
         size_t task_markdown_len;
+        unsigned n_model_criteria; /* the task's [model] criteria: what a judge will be asked */
 } SandboxSpec;
 
 /*
@@ -184,6 +188,9 @@ typedef struct SandboxSpec {
  */
 int sandbox_task_parse(const char *text, size_t len, const char *const *twins, size_t n,
                        GradeTask **ret, char **ret_name, SandboxError *e);
+
+/* How many of t's criteria are [model] ones. */
+unsigned sandbox_task_model_criteria(const GradeTask *t);
 
 /*
  * A new sandbox of team t in state provisioning (nothing started yet: no pod, no clock).
@@ -232,6 +239,18 @@ bool sandbox_reconcile_clocks(Sandbox *s);
 int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxGoneFn gone,
                  void *userdata, SandboxError *e);
 
+/* What a finalize brings besides the sandbox. All borrowed; a zeroed struct is the default. */
+typedef struct SandboxFinalizeSpec {
+        const char *task_markdown; /* sets or replaces the task (task_len bytes); NULL = keep
+                                    * the sandbox's task, if any */
+        size_t task_len;
+        const char *agent_reply; /* the end of the agent's stdout for the judge
+                                  * (runs/<sid>/agent-reply.txt), reply_len bytes of UTF-8;
+                                  * NULL = not given */
+        size_t reply_len;
+        bool code_only; /* [model] criteria deliberately not judged */
+} SandboxFinalizeSpec;
+
 /*
  * Ends an open sandbox and keeps its run: every twin's world is written to
  * runs/<sid>/<twin>.final.json; then, when the sandbox has a task, the run is graded
@@ -239,13 +258,15 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
  * kept in s->verdict — or, when grading fails, the reason in s->verdict_error (logged; the
  * run is finalized all the same); then runs/<sid>/summary.md (grade_summary_run_dir, with or
  * without a task); then the sandbox is done (finalized) and torn down; done
- * runs when the teardown is complete. Grading runs on the event loop: its cost is parsing
- * the run's tapes and worlds (DESIGN.md "Grading at finalize").
- * task_markdown (task_len bytes; NULL = keep the sandbox's task, if any) sets or replaces
- * the task first (runs/<sid>/task.md), checked as sandbox_task_parse does.
- * Returns -1 with e filled (provisioning, ended, expired, a task refused), else 0.
+ * runs when the teardown is complete. Grading runs in a child of pomed (DESIGN.md "Grading
+ * runs in a child"), with env->judge for [model] criteria.
+ * spec (NULL: the defaults): its task_markdown sets or replaces the task first
+ * (runs/<sid>/task.md), checked as sandbox_task_parse does; its agent_reply is kept as
+ * runs/<sid>/agent-reply.txt (at most GRADE_AGENT_REPLY_KEEP bytes: its end) before grading.
+ * Returns -1 with e filled (provisioning, ended, expired, a task refused, a reply too large),
+ * else 0.
  */
-int sandbox_finalize(Sandbox *s, const char *task_markdown, size_t task_len, SandboxGoneFn done,
+int sandbox_finalize(Sandbox *s, const SandboxFinalizeSpec *spec, SandboxGoneFn done,
                      void *userdata, SandboxError *e);
 
 /* The twin called twin, or NULL. */

@@ -3,18 +3,15 @@
 # graded at finalize. Real pomed, real pods, real HTTP: a GitHub + Slack task is driven
 # with curl by a good agent and by a defective one, and the verdict pomed writes is held
 # against the run it grades — every evidence pointer resolves in the twin's final state,
-# every evidence event id is a row of its tape — and against grade_run_dir run on the same
+# every evidence event id is a row of its tape — and against `pome eval` of the same
 # directory, byte for byte.
 #
-# Determinism is checked on the directory pomed graded, with `pome eval RUN_DIR --json` and
-# with tests/helpers/pome-grade-run-dir (grade_run_dir alone, without the CLI), not by
-# finalizing two identical scripted runs: every tape row's event id is a fresh random
+# Determinism is checked on the directory pomed graded, with `pome eval RUN_DIR --json`, not
+# by finalizing two identical scripted runs: every tape row's event id is a fresh random
 # request id and the verdict quotes them as evidence, so two runs of one script cannot
 # give the same bytes; the same directory must.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-GRADE=$BUILD/tests/pome-grade-run-dir
-[[ -x $GRADE ]] || skip "$GRADE is not built"
 # 4M: room for a task just over the 1 MiB limit, so that limit (not the body's) is tested
 start_pomed "limits:" "  max_body: 4M"
 
@@ -110,7 +107,9 @@ assert_eq "$rc" 5 "pome sandbox stop of an open sandbox"
 grep -qF "Task: $TITLE" "$TMP/stop.err" || fail "pome's refusal does not name the task: $(cat "$TMP/stop.err")"
 pass "the refused stop names the task (API and CLI)"
 
-api POST "/v1/sandboxes/$GOOD/finalize"
+# pomed has no judge here: the [model] criterion is left out on purpose (code_only); without
+# it the run would be incomplete (tests/integration/test-judge.sh)
+api POST "/v1/sandboxes/$GOOD/finalize" '{"code_only": true}'
 assert_status 200 "finalize"
 FINAL=$BODY
 assert_jq .state done
@@ -120,6 +119,7 @@ assert_jq .verdict.score 100
 assert_jq .verdict.counts.criteria 8
 assert_jq .verdict.counts.scored 6
 assert_jq .verdict.counts.skipped 1
+assert_jq .verdict.counts.not_evaluated 0
 assert_jq .verdict.counts.already_true_in_seed 2
 assert_jq .verdict_error null
 assert_eq "$(used)" 0 "the slot after a graded finalize"
@@ -135,18 +135,16 @@ assert_eq "$(criterion 19 '[.already_true_in_seed, .scored] | @csv')" "true,fals
 assert_eq "$(criterion 20 '[.already_true_in_seed, .always_scored, .scored, .status] | @csv')" 'true,true,true,"passed"' \
         "always-scored, already true in the seed"
 assert_eq "$(criterion 22 '[.kind, .status, .scored] | @csv')" '"model","skipped",false' "the [model] criterion"
+[[ $(criterion 22 .reason) == *--code-only* ]] || fail "the [model] criterion's reason: $(criterion 22 .reason)"
 assert_eq "$(criterion 21 .check.id)" slack.message-contains "line 21's check"
 evidence=$(check_evidence "$RUN") || fail "the verdict's evidence does not hold"
 read -r npaths nids <<<"$evidence"
 ((npaths >= 6 && nids >= 1)) || fail "too little evidence to check: $npaths pointers, $nids event ids"
-"$GRADE" "$RUN" >"$TMP/regraded.json" || fail "grade_run_dir on the run: $(cat "$TMP/regraded.json")"
-cmp "$TMP/regraded.json" "$RUN/verdict.json" || fail "grade_run_dir does not reproduce verdict.json byte for byte"
-"$GRADE" "$RUN" | cmp - "$RUN/verdict.json" || fail "a second grading differs"
 "$POME" eval "$RUN" --json >"$TMP/eval.json" || fail "pome eval --json: $(cat "$TMP/eval.json")"
 cmp "$TMP/eval.json" "$RUN/verdict.json" || fail "pome eval does not reproduce verdict.json byte for byte"
 "$POME" eval "$RUN" >"$TMP/eval.txt" || fail "pome eval of a passing run: $(cat "$TMP/eval.txt")"
 grep -q identical "$TMP/eval.txt" || fail "pome eval does not find the saved verdict identical: $(cat "$TMP/eval.txt")"
-pass "a good agent passes: $npaths evidence pointers resolve, $nids event ids are tape rows, verdict.json reproduced byte for byte (pome eval, grade_run_dir)"
+pass "a good agent passes: $npaths evidence pointers resolve, $nids event ids are tape rows, verdict.json reproduced byte for byte (pome eval)"
 
 # the record keeps the summary: GET, list (API and CLI), sandbox.json; /verdict serves the file
 api GET "/v1/sandboxes/$GOOD"
@@ -190,7 +188,7 @@ assert_jq .per_twin.slack.seed task "no seed named: the task's"
 twin_call GET "$GH/repos/acme/web/issues/7" "$TOKEN"
 assert_status 200 "the task's seed is the world"
 good_github
-"$POME" sandbox finalize "$SID" >"$TMP/fin.txt" || fail "pome sandbox finalize: $(cat "$TMP/fin.txt")"
+"$POME" sandbox finalize "$SID" --code-only >"$TMP/fin.txt" || fail "pome sandbox finalize: $(cat "$TMP/fin.txt")"
 grep -qE "Verdict: +fail 83% \(5 of 6 scored criteria passed\)" "$TMP/fin.txt" ||
         fail "pome sandbox finalize shows no verdict: $(cat "$TMP/fin.txt")"
 BODY=$(cat "$TMP/state/runs/$SID/verdict.json")
@@ -201,13 +199,13 @@ assert_jq '[.criteria[] | select(.status == "failed" or .status == "unmatched") 
 assert_jq '.counts | [.failed, .unmatched, .passed] | @csv' "1,0,5"
 assert_eq "$(criterion 21 '.evidence_state_paths | length')" 1 "the failure cites the channel"
 check_evidence "$TMP/state/runs/$SID" >/dev/null
-"$GRADE" "$TMP/state/runs/$SID" | cmp - "$TMP/state/runs/$SID/verdict.json" ||
-        fail "the defective run's verdict is not reproduced byte for byte"
 set +e
 "$POME" eval "$TMP/state/runs/$SID" --json >"$TMP/eval.json"
 rc=$?
 set -e
 assert_eq "$rc" 1 "pome eval of a failing run"
+cmp "$TMP/eval.json" "$TMP/state/runs/$SID/verdict.json" ||
+        fail "the defective run's verdict is not reproduced byte for byte"
 cmp "$TMP/eval.json" "$TMP/state/runs/$SID/verdict.json" || fail "pome eval of the defective run differs"
 pass "a defective agent fails on the Slack criterion alone"
 
@@ -247,7 +245,7 @@ assert_jq .error.details.field task_markdown
 assert_eq "$(used)" 0 "slots after the refusals"
 pass "a task refused at create is a 422 (task.md:LINE), with nothing spawned and no slot held"
 
-# ---- 4. finalize brings the task: refusals keep the sandbox open; unmatched is a failure
+# ---- 4. finalize brings the task: refusals keep the sandbox open; unmatched is not evaluated
 create_sandbox github slack
 twin_call POST "$(rest_url github)/repos/acme/api/issues/1/assignees" "$TOKEN" '{"assignees":["alice"]}'
 assert_status 201 "assign alice on the default seed"
@@ -269,18 +267,21 @@ LATE=$(printf '%s\n' '# Assign the cart bug' '' '## Prompt' 'Assign acme/api#1 t
 api POST "/v1/sessions/$SID/finalize" "$(jq -nc --arg t "$LATE" '{task_markdown: $t}')"
 assert_status 200 "finalize with task_markdown, under /v1/sessions"
 assert_jq .task "Assign the cart bug" "the task's title names an unnamed sandbox"
-assert_jq .verdict.state fail
+# an unmatched sentence is not evaluated: the run is incomplete, never passed nor failed
+assert_jq .verdict.state incomplete
 assert_jq .verdict.counts.unmatched 1
+assert_jq .verdict.counts.not_evaluated 1
 BODY=$(cat "$TMP/state/runs/$SID/verdict.json")
-assert_eq "$(criterion 8 '[.status, .scored, .check] | @json')" '["unmatched",true,null]' "the unbindable sentence"
+assert_eq "$(criterion 8 '[.status, .scored, .check] | @json')" '["unmatched",false,null]' "the unbindable sentence"
 [[ $(criterion 8 .reason) == *"no github check"* ]] || fail "the unmatched reason: $(criterion 8 .reason)"
 assert_eq "$(criterion 7 .status)" passed "the assignment"
 # the default Slack seed has a morning greeting in #general: already true is false here,
 # and no-message-posted counts it (hosted Pome's reading)
 assert_eq "$(criterion 9 .status)" failed "a seeded message counts for no-message-posted"
 cmp -s "$TMP/state/runs/$SID/task.md" <(printf '%s' "$LATE") || fail "task.md is not the finalize's task"
-"$GRADE" "$TMP/state/runs/$SID" | cmp - "$TMP/state/runs/$SID/verdict.json" || fail "late task: not reproduced"
-pass "finalize sets the task; its refusals leave the sandbox open; an unbindable sentence is unmatched"
+{ "$POME" eval "$TMP/state/runs/$SID" --json || true; } | cmp - "$TMP/state/runs/$SID/verdict.json" ||
+        fail "late task: not reproduced"
+pass "finalize sets the task; its refusals leave the sandbox open; an unbindable sentence is unmatched (incomplete)"
 
 # ---- 5. a grading failure: the run is finalized without a verdict, verdict_error says why
 create_with '{twins: ["github", "slack"], task_markdown: $task, task: "Broken run"}'

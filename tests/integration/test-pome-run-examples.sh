@@ -9,7 +9,7 @@ cd "$TMP"
 
 EX=$SRC/examples/payment-receipt
 for mode in sandbox local; do
-        flags=(--out "runs-$mode" --json)
+        flags=(--out "runs-$mode" --json --code-only)
         [[ $mode == local ]] && flags+=(--local)
         "$POME" run "$EX/task.md" "${flags[@]}" -- "$EX/good-agent.sh" >"good-$mode.json" 2>"good-$mode.err" ||
                 fail "$mode: the good agent's run exited $?: $(cat "good-$mode.err")"

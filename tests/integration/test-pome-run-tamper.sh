@@ -109,7 +109,7 @@ check_run() { # check_run MODE RUN_JSON
 }
 
 set +e
-POME_RUN_DIR=/inherited POME_API_URL=http://127.0.0.1:1 "$POME" run task.md --local --out runs/local --json -- ./hostile.sh >local.json 2>local.err
+POME_RUN_DIR=/inherited POME_API_URL=http://127.0.0.1:1 "$POME" run task.md --local --code-only --out runs/local --json -- ./hostile.sh >local.json 2>local.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "--local: exit status of the hostile agent"
@@ -119,7 +119,7 @@ grep -q '^truncated: ' "$RUN/stdout.txt" || fail "--local: the agent found no un
 pass "--local: still FAIL after the agent emptied the files pome holds and tried the admin reset; eval identical"
 
 set +e
-"$POME" run task.md --out runs/pomed --json -- ./hostile.sh >pomed.json 2>pomed.err
+"$POME" run task.md --code-only --out runs/pomed --json -- ./hostile.sh >pomed.json 2>pomed.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "pomed: exit status of the hostile agent"

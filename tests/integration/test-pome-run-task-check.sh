@@ -56,9 +56,9 @@ POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --local --allow-unmatched --out
         >allow.json 2>allow.err
 rc=$?
 set -e
-assert_eq "$rc" 1 "exit status of the --allow-unmatched run (unmatched criteria fail)"
+assert_eq "$rc" 6 "exit status of the --allow-unmatched run (unmatched criteria: INCOMPLETE)"
 [[ -e $AGENT_MARK ]] || fail "the agent did not run with --allow-unmatched"
-assert_eq "$(grep -c '^pome run: warning: t.md:\(8\|10\): .*(graded unmatched: a failure)$' allow.err)" 2 \
+assert_eq "$(grep -c '^pome run: warning: t.md:\(8\|10\): .*(graded unmatched: the verdict will be INCOMPLETE)$' allow.err)" 2 \
         "warnings of --allow-unmatched: $(cat allow.err)"
 RUN=$(jq -r '.trials[0].run_dir' allow.json)
 assert_eq "$(jq -r '[.criteria[] | select(.status == "unmatched") | .line] | join(",")' "$RUN/verdict.json")" \
@@ -67,7 +67,7 @@ set +e
 "$POME" eval "$RUN" --json >eval.json
 rc=$?
 set -e
-assert_eq "$rc" 1 "pome eval of a run with unmatched criteria grades it (a fail), no refusal"
+assert_eq "$rc" 6 "pome eval of a run with unmatched criteria grades it (INCOMPLETE), no refusal"
 cmp eval.json "$RUN/verdict.json" || fail "pome eval differs from the run's verdict.json"
 pass "--allow-unmatched: warned, ran, graded unmatched; pome eval regrades it, byte for byte"
 

@@ -9,7 +9,8 @@ require_root
 start_pomed
 cd "$TMP"
 
-sed 's/^timeout: 60$/timeout: 3/' "$SRC/examples/triage/task.md" >task.md
+# [code] criteria only: the verdict is the agent's (no judge here to make it incomplete)
+sed 's/^timeout: 60$/timeout: 3/; /^- \[model\]/d' "$SRC/examples/triage/task.md" >task.md
 grep -q '^timeout: 3$' task.md || fail "could not make a 3 s task"
 
 # alive PIDFILE: whether the process whose pid is in PIDFILE still exists (a zombie is not)

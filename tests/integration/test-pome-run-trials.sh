@@ -29,7 +29,7 @@ watch_usage() {
 watch_usage used.log &
 WATCH=$!
 EXTRA_PIDS+=("$WATCH")
-"$POME" run "$TRIAGE/task.md" --trials 5 --out runs --json -- ./slow-agent.sh >trials.json 2>trials.err ||
+"$POME" run "$TRIAGE/task.md" --code-only --trials 5 --out runs --json -- ./slow-agent.sh >trials.json 2>trials.err ||
         fail "pome run --trials 5 exited $?: $(cat trials.err)"
 kill "$WATCH"
 wait "$WATCH" 2>/dev/null || true
@@ -53,7 +53,7 @@ assert_eq "$(used)" 0 "sandboxes open after the trials"
 pass "--trials 5, quota 3: at most $MAX open, 5 trials in 5 sandboxes, pass@1 = 1, pass^5 = 1"
 
 # the text form says pass@1 and pass^k
-"$POME" run "$TRIAGE/task.md" --trials 2 --out runs-text -- "$TRIAGE/good-agent.sh" >text.out 2>text.err ||
+"$POME" run "$TRIAGE/task.md" --code-only --trials 2 --out runs-text -- "$TRIAGE/good-agent.sh" >text.out 2>text.err ||
         fail "--trials 2 exited $?: $(cat text.err)"
 grep -q '^2 trials: 2 passed, 0 did not · pass@1 = 1.00 · pass^2 = 1 (every trial passed)$' text.out ||
         fail "the trials summary line: $(cat text.out)"
@@ -68,7 +68,7 @@ exec "$TRIAGE/good-agent.sh"
 EOF
 chmod +x flaky-agent.sh
 set +e
-"$POME" run "$TRIAGE/task.md" --trials 3 --out runs-flaky --json -- ./flaky-agent.sh >flaky.json 2>flaky.err
+"$POME" run "$TRIAGE/task.md" --code-only --trials 3 --out runs-flaky --json -- ./flaky-agent.sh >flaky.json 2>flaky.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "exit status with one failed trial"
@@ -82,10 +82,10 @@ pass "one of 3 trials failed: exit 1, pass@1 = 0.67, pass^3 = 0"
 watch_usage used2.log &
 WATCH=$!
 EXTRA_PIDS+=("$WATCH")
-"$POME" run "$TRIAGE/task.md" --trials 3 --out runs-a --json -- ./slow-agent.sh >a.json 2>a.err &
+"$POME" run "$TRIAGE/task.md" --code-only --trials 3 --out runs-a --json -- ./slow-agent.sh >a.json 2>a.err &
 A=$!
 sleep 0.3
-"$POME" run "$TRIAGE/task.md" --trials 3 --out runs-b --json -- ./slow-agent.sh >b.json 2>b.err ||
+"$POME" run "$TRIAGE/task.md" --code-only --trials 3 --out runs-b --json -- ./slow-agent.sh >b.json 2>b.err ||
         fail "the second run exited $?: $(cat b.err)"
 wait "$A" || fail "the first run exited $?: $(cat a.err)"
 kill "$WATCH"

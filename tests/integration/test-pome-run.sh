@@ -62,7 +62,7 @@ grep -qE '^pome run: bad/task\.md:[0-9]+: .*gitlab' bad.err || fail "the refusal
 [[ ! -e runs-bad ]] || fail "a run directory was made for a task that does not parse"
 assert_eq "$(used)" 0 "sandboxes open after a refused task"
 set +e
-"$POME" run "$TRIAGE/task.md" >/dev/null 2>usage.err
+"$POME" run "$TRIAGE/task.md" --code-only >/dev/null 2>usage.err
 rc=$?
 set -e
 assert_eq "$rc" 2 "pome run without an agent command"
@@ -70,7 +70,7 @@ grep -q 'after --\|AGENT_CMD' usage.err || fail "no hint about the agent command
 pass "malformed task: exit 2 with $(cut -d: -f2-3 bad.err | head -1 | tr -d ' '), no sandbox, no run directory"
 
 # ---- the reference agent passes
-"$POME" run "$TRIAGE/task.md" --out runs --json -- "$TRIAGE/good-agent.sh" >good.json 2>good.err ||
+"$POME" run "$TRIAGE/task.md" --code-only --out runs --json -- "$TRIAGE/good-agent.sh" >good.json 2>good.err ||
         fail "the good agent's run exited $?: $(cat good.err)"
 GOOD=$(jq -r '.trials[0].run_dir' good.json)
 GOOD_SID=$(jq -r '.trials[0].session_id' good.json)
@@ -100,7 +100,7 @@ printf 'url %s\n' "$POME_GITHUB_REST_URL"
 cat >/dev/null
 EOF
 chmod +x env-agent.sh
-POME_GITHUB_REST_URL=http://stale.invalid POME_RUN_DIR=/stale "$POME" run "$TRIAGE/task.md" --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
+POME_GITHUB_REST_URL=http://stale.invalid POME_RUN_DIR=/stale "$POME" run "$TRIAGE/task.md" --code-only --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
 ENVDIR=$(ls -d runs-env/*)
 expected="POME_AGENT_TMP POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
 got=$(sed -n 's/^name //p' "$ENVDIR/stdout.txt" | grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL|AGENT_TMP)' | xargs)
@@ -111,7 +111,7 @@ pass "agent environment: the secrets file's variables, POME_TASK/AGENT_TMP/TRIAL
 
 # ---- the committed defect fails the Slack criterion, and only it
 set +e
-"$POME" run "$TRIAGE/task.md" --out runs --json -- "$TRIAGE/bad-agent.sh" >bad-agent.json 2>bad-agent.err
+"$POME" run "$TRIAGE/task.md" --code-only --out runs --json -- "$TRIAGE/bad-agent.sh" >bad-agent.json 2>bad-agent.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "the bad agent's exit status"
@@ -154,7 +154,7 @@ pass "pome eval: both verdicts reproduced byte for byte (= pomed's files), a cha
 # ---- --local: the same verdict as the sandbox runs, no pomed needed
 for agent in good bad; do
         set +e
-        POME_API_URL=http://127.0.0.1:1 "$POME" run "$TRIAGE/task.md" --local --out local --json -- \
+        POME_API_URL=http://127.0.0.1:1 "$POME" run "$TRIAGE/task.md" --code-only --local --out local --json -- \
                 "$TRIAGE/$agent-agent.sh" >"local-$agent.json" 2>"local-$agent.err"
         rc=$?
         set -e
@@ -174,14 +174,14 @@ for agent in good bad; do
         cmp "$L/verdict.json" "$S/verdict.json" ||
                 fail "--local and sandbox verdict.json of the $agent agent differ: $(diff "$S/verdict.json" "$L/verdict.json" | head)"
 done
-POME_API_URL=http://127.0.0.1:1 "$POME" run "$TRIAGE/task.md" --local --trials 3 --out local-trials --json -- \
+POME_API_URL=http://127.0.0.1:1 "$POME" run "$TRIAGE/task.md" --code-only --local --trials 3 --out local-trials --json -- \
         "$TRIAGE/good-agent.sh" >local-trials.json 2>local-trials.err || fail "--local --trials 3: $(cat local-trials.err)"
 assert_eq "$(jq -r '[.k, .passed, .pass_hat_k, (.trials | map(.session_id) | unique | length)] | join(",")' local-trials.json)" \
         "3,3,1,3" "--local --trials 3: k, passed, pass^k, distinct runs"
 pass "--local: the same verdict as the sandbox runs (statuses, and byte for byte), for both agents; 3 local trials"
 
 # ---- --keep: no verdict, the sandbox stays open, finalize later, collect, eval
-"$POME" run "$TRIAGE/task.md" --keep --out kept -- "$TRIAGE/good-agent.sh" >keep.out 2>keep.err ||
+"$POME" run "$TRIAGE/task.md" --code-only --keep --out kept -- "$TRIAGE/good-agent.sh" >keep.out 2>keep.err ||
         fail "--keep exited $?: $(cat keep.err)"
 KEPT=$(ls -d kept/*)
 KSID=$(basename "$KEPT")
@@ -199,7 +199,7 @@ rc=$?
 set -e
 assert_eq "$rc" 1 "collect of a sandbox still open"
 grep -q "still open.*pome sandbox finalize $KSID" <(tr '\n' ' ' <collect-open.err) || fail "collect of an open sandbox: $(cat collect-open.err)"
-"$POME" sandbox finalize "$KSID" >/dev/null || fail "finalize the kept sandbox"
+"$POME" sandbox finalize "$KSID" --code-only >/dev/null || fail "finalize the kept sandbox"
 # finalized but not collected: eval refuses rather than fail every criterion
 set +e
 "$POME" eval "$KEPT" >eval-kept.out 2>eval-kept.err

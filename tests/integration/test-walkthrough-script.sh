@@ -35,7 +35,7 @@ grep -qi "world-readable\|every user may read" "$TMP/wt/.pome/walkthrough.log" &
         fail "pomed warned about the walkthrough's state dir: $(grep -i 'world-readable\|every user' "$TMP/wt/.pome/walkthrough.log")"
 # every run directory it printed is still there, and the summary it names
 dirs=$(sed -n 's/^Run directory: //p' "$TMP/walk.out")
-assert_eq "$(wc -l <<<"$dirs")" 2 "run directories printed"
+assert_eq "$(wc -l <<<"$dirs")" 3 "run directories printed"
 while read -r d; do
         [[ -f $d/verdict.json && -f $d/meta.json ]] || fail "the printed run directory $d is gone"
         [[ $d == "$TMP/wt/.pome-runs/"* ]] || fail "the run directory $d is not under .pome-runs/"
