@@ -248,11 +248,9 @@ int cmd_eval(int argc, char **argv)
         GradeOptions opts = {.judge = judge ? judge_grade_judge(judge) : NULL,
                              .reuse_saved = !rejudge,
                              .code_only = jf.code_only};
-        if (!jf.code_only && !judge && saved_code_only(dir)) {
+        bool inherited = !jf.code_only && !judge && saved_code_only(dir);
+        if (inherited)
                 opts.code_only = true;
-                if (!json)
-                        puts("Graded --code-only, as the saved verdict was.");
-        }
         r = grade_run_dir(dir, task, &opts, &bytes, &len, &e);
         if (r < 0) {
                 fprintf(stderr, "pome eval: cannot grade %s: %s\n", dir,
@@ -267,6 +265,8 @@ int cmd_eval(int argc, char **argv)
                 if (fwrite(bytes, 1, len, stdout) != len)
                         return POME_EXIT_ERROR;
         } else {
+                if (inherited)
+                        puts("Graded --code-only, as the saved verdict was.");
                 if (report_verdict(stdout, verdict, report_use_color(stdout)) < 0)
                         return POME_EXIT_ERROR;
                 compare_saved(dir, bytes, len);

@@ -26,10 +26,11 @@
 #define SLOT_RETRY_MAX_USEC   (3 * USEC_PER_SEC)    /* … backing off to this */
 #define TASK_NAME_MAX         200                   /* bytes pomed takes as a sandbox's task */
 #define LOCAL_TOKEN_TTL_SEC   (24 * 3600)
-#define FINALIZE_RETRY_USEC   (500 * USEC_PER_MSEC) /* another finalize is grading: ask again */
-#define FINALIZE_WAITS_MAX                           \
-        300u /* … for at most 150 s (pomed kills a \
-              * grading child after 120 s) */
+/* Another finalize (the agent's finalize_run) is grading: ask again every half second. pomed
+ * ends every grading (its child is killed past 120 s and its judge's budget), so this only
+ * bounds a pomed that stopped answering: 30 minutes, a sandbox's longest life. */
+#define FINALIZE_RETRY_USEC (500 * USEC_PER_MSEC)
+#define FINALIZE_WAITS_MAX  3600u
 
 extern char **environ;
 

@@ -134,6 +134,10 @@ for dir in "$SUITE"/*/; do
                 set -e
                 [[ $rc -ne 0 && $(jq -r .result "$name-local-other.json") != pass ]] ||
                         fail "$name: --local $(basename "$agent") passed (exit $rc)"
+                [[ $agent == /bin/true ]] && continue
+                # the defect fails the same criteria with --local as through pomed
+                LB=$(jq -r '.trials[0].run_dir' "$name-local-other.json")
+                assert_eq "$(statuses "$LB/verdict.json")" "$(statuses "$B/verdict.json")" "$name: --local vs sandbox criteria of bad.sh"
         done
 
         pass "$name: good.sh passes ($code [code] criteria bound, $(jq '[.criteria[] | select(.kind == "model")] | length' "$G/verdict.json") judged), bad.sh fails exactly $(wc -l <"$name-expected") of them, doing nothing does not pass, --local agrees"

@@ -485,7 +485,7 @@ static void test_task_error_bounds(void)
         size_t n = strv_length(l);
         CHECK(n >= 2 && n <= 21);
         for (size_t i = 0; i + 1 < n; i++) {
-                char want[16];
+                char want[32];
                 snprintf(want, sizeof(want), "t.md:%zu: ", i + 4);
                 CHECK(startswith(l[i], want));
                 CHECK(endswith(l[i], "or - [model] …")); /* whole, never cut */
