@@ -113,7 +113,8 @@ int report_verdict_except(FILE *f, const json_t *verdict, bool color, char *cons
         if (color)
                 fputs(C_RESET, f);
         if (json_is_number(score))
-                fprintf(f, "  score %.1f%%", json_number_value(score));
+                fprintf(f, "  score %.1f%%%s", json_number_value(score),
+                        streq(state, "incomplete") ? " of what was evaluated" : "");
         else
                 fputs("  no criterion was scored", f);
         if (json_is_number(threshold))

@@ -116,8 +116,9 @@ static const char help_run_tail[] =
         "                         both.\n"
         "  -h, --help             Show this help.\n"
         "\n"
-        "The agent's environment: pome's own, less POME_API_KEY (the team key is not\n"
-        "the agent's) and any inherited sandbox variables, plus POME_AUTH_TOKEN,\n"
+        "The agent's environment: pome's own, less POME_API_KEY, POME_API_URL and\n"
+        "POME_STATE_DIR (the team key, and where the control API and the key are, are\n"
+        "not the agent's) and any inherited sandbox variables, plus POME_AUTH_TOKEN,\n"
         "POME_SESSION_ID, POME_TWIN_URL, POME_TWIN_NAMES, per twin POME_<TWIN>_REST_URL\n"
         "and POME_<TWIN>_MCP_URL, POME_GITHUB_TOKEN, POME_SLACK_TOKEN,\n"
         "POME_STRIPE_API_KEY and POME_STRIPE_API_BASE (for the task's twins), POME_TASK\n"
@@ -1189,8 +1190,20 @@ static int show_sandbox(const char *id, const char *api_url, bool json)
             asprintf(&vpath, "%s/verdict", base) < 0 || asprintf(&spath, "%s/summary", base) < 0)
                 return POME_EXIT_ERROR;
         r = api_call(&config, "GET", base, NULL, &rec);
-        if (r < 0)
-                return api_exit_status(r, &rec);
+        if (r < 0) {
+                int code = api_exit_status(r, &rec);
+                _cleanup_free_ char *dir = NULL;
+                struct stat st;
+                /* a --local run's id names a run directory, not a sandbox of pomed's */
+                if (r == -EREMOTEIO && rec.status == 404 &&
+                    asprintf(&dir, "%s/%s", DEFAULT_OUT_DIR, id) > 0 && stat(dir, &st) == 0 &&
+                    S_ISDIR(st.st_mode))
+                        fprintf(stderr,
+                                "pome run show: %s is a run directory here (a --local run has "
+                                "no sandbox on pomed): pome run show %s\n",
+                                dir, dir);
+                return code;
+        }
         int rv = api_call(&config, "GET", vpath, NULL, &ver);
         if (rv < 0 && !(rv == -EREMOTEIO && ver.status == 404))
                 return api_exit_status(rv, &ver);

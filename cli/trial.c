@@ -798,13 +798,14 @@ static int start_twins(Trial *t)
 /* ---------------------------------------------------------------- the agent */
 
 /* Inherited variables the run sets itself (a sourced secrets file of another sandbox must not
- * leak into this one), and the team key, which is not the agent's to hold. */
+ * leak into this one), and the team key, which is not the agent's to hold, nor where to find
+ * it or the control API (POME_STATE_DIR, POME_API_URL: an agent needs only its twins). */
 static bool env_replaced(const char *kv)
 {
         static const char *const names[] = {
-                "POME_API_KEY=",  "POME_AUTH_TOKEN=", "POME_SESSION_ID=",
-                "POME_TWIN_URL=", "POME_TWIN_NAMES=", "POME_TASK=",
-                "POME_RUN_DIR=",  "POME_TRIAL=",      "POME_AGENT_TMP=",
+                "POME_API_KEY=",   "POME_AUTH_TOKEN=", "POME_SESSION_ID=", "POME_TWIN_URL=",
+                "POME_TWIN_NAMES=", "POME_TASK=",      "POME_RUN_DIR=",    "POME_TRIAL=",
+                "POME_AGENT_TMP=", "POME_STATE_DIR=",  "POME_API_URL=",
         };
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (startswith(kv, names[i]))

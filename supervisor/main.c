@@ -403,6 +403,10 @@ static int check_config(const Config *cfg)
                 printf("  team %s: sessions_quota %u, %zu key%s\n", cfg->teams[i].id,
                        cfg->teams[i].sessions_quota, strv_length(cfg->teams[i].key_hashes),
                        strv_length(cfg->teams[i].key_hashes) == 1 ? "" : "s");
+        _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
+        printf("  judge of [model] criteria: %s\n",
+               judge ? judge : "none (a task's [model] criteria are not evaluated: its run is "
+                               "incomplete)");
         images_free(im);
         return 0;
 }
@@ -615,6 +619,10 @@ int main(int argc, char **argv)
                                   info_dir ? " and " : "", strempty(info_dir));
         log_info("control API on %s, twin gateway on %s (public %s), state in %s", control_url,
                  gateway_url, manager_public_url(m), state->path);
+        _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
+        log_info("judge of [model] criteria: %s",
+                 judge ? judge : "none: a task's [model] criteria are not evaluated (judge: in "
+                                 "pomed.conf)");
         service.listening = true;
         service_maybe_ready(&service);
         service_status(&service);

@@ -190,11 +190,12 @@ typedef struct GradeOptions {
  * - `[code]` binds its sentence to a check of its tagged twin, or, untagged, of each of the
  *   task's twins in order (the first that binds wins). No binding → "unmatched", not
  *   evaluated.
- * - A criterion whose check (final or seed+final substrate) already passes against the seed
- *   world taken as the final one is already_true_in_seed: while it still passes it is not
- *   scored (the agent had nothing to do), unless always_scored; once it fails it is scored as
- *   a failure either way (the agent broke it). Tape checks are never already true in the
- *   seed: a seed has no tape.
+ * - A criterion whose check already passes before the agent ran — against the seed world
+ *   taken as the final one and an empty tape — is already_true_in_seed: while it still
+ *   passes it is not scored (the agent had nothing to do), unless always_scored; once it
+ *   fails it is scored as a failure either way (the agent broke it). So a prohibition on the
+ *   tape ("`x` was never called", "No unsupported endpoint was called") is one too; a
+ *   requirement on it ("`x` was called") never is.
  * - score = passed / scored, scored = passed + failed. The state is "incomplete" when
  *   nothing was scored or any criterion that should have been evaluated was not (a [model]
  *   one with no judge, a judge's error, an unmatched sentence: counts.not_evaluated), else

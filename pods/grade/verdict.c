@@ -104,6 +104,30 @@ static int bind_criterion(const GradeTask *task, const GradeCriterion *c,
                 why = strdup("no twin to bind the sentence to");
         if (!why)
                 return -ENOMEM;
+        /* the sentence of another twin's check: say so, it is the likelier slip */
+        for (const char *const *k = twin_kind_names(); *k && reason_rank(why) < 2; k++) {
+                const GradeCheck *other;
+                _cleanup_json_ json_t *args = NULL;
+                _cleanup_free_ char *ignored = NULL, *more = NULL;
+                if (c->twin ? streq(c->twin, *k) : strv_contains(task->twins, *k))
+                        continue; /* bound against above */
+                int r = grade_bind(c->text, *k, &other, &args, &ignored);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                bool has = strv_contains(task->twins, *k);
+                if (asprintf(&more, "%s; it is the sentence of %s, a check of the %s twin%s%s%s",
+                             why, other->id, *k,
+                             has ? ": tag it [code:"
+                                 : ", which the task does not "
+                                   "have (## Config twins)",
+                             has ? *k : "", has ? "]" : "") < 0)
+                        return -ENOMEM;
+                free(why);
+                why = TAKE_PTR(more);
+                break;
+        }
         *ret_reason = TAKE_PTR(why);
         return 0;
 }
@@ -185,6 +209,12 @@ static char *shown_text(const char *s, size_t n, size_t max)
         return strndup(s, n);
 }
 
+/* "openai gpt-4o-mini", or the API alone when no model is named: how reasons name a judge. */
+static void judge_name(const char *api, const char *model, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s%s%s", strempty(api), model && *model ? " " : "", strempty(model));
+}
+
 /*
  * Judges [model] criterion c: its question from the evidence, then a recorded judgment of the
  * same question, else the judge. Fills o and, when a judgment was made or reused, *ret_judgment
@@ -221,10 +251,12 @@ static int judge_criterion(const Grading *g, const GradeCriterion *c, GradeOutco
                 bool pass = streq_ptr(json_get_str(kept, "verdict"), "pass");
                 if (!(*ret_judgment = json_deep_copy(kept)))
                         return -ENOMEM;
+                char who[160];
+                judge_name(json_get_str(kept, "api"), json_get_str(kept, "model"), who,
+                           sizeof(who));
                 return grade_outcome_set(o, pass ? GRADE_PASSED : GRADE_FAILED,
-                                         "judged %s by %s %s: %s", pass ? "pass" : "fail",
-                                         strempty(json_get_str(kept, "api")),
-                                         strempty(json_get_str(kept, "model")), strempty(why));
+                                         "judged %s (%s): %s", pass ? "pass" : "fail", who,
+                                         strempty(why));
         }
         const GradeJudge *judge = opts->judge;
         if (!judge) {
@@ -266,20 +298,22 @@ static int judge_criterion(const Grading *g, const GradeCriterion *c, GradeOutco
         if (!j)
                 return -ENOMEM;
         *ret_judgment = j;
+        char who[160];
+        judge_name(judge->api, judge->model, who, sizeof(who));
         if (r < 0) {
                 _cleanup_free_ char *clean = shown_text(err, strlen(err), sizeof(err));
                 if (!clean || json_object_set_new(j, "error", json_string(clean)) < 0)
                         return -ENOMEM;
-                return grade_outcome_set(o, GRADE_ERROR, "not evaluated: the judge (%s %s) %s",
-                                         judge->api, strempty(judge->model), clean);
+                return grade_outcome_set(o, GRADE_ERROR, "not evaluated: the judge (%s) %s", who,
+                                         clean);
         }
         if (!(why = shown_text(rationale, strlen(rationale), GRADE_JUDGE_ANSWER_MAX)) ||
             json_object_set_new(j, "verdict", json_string(pass ? "pass" : "fail")) < 0 ||
             json_object_set_new(j, "rationale", json_string(why)) < 0 ||
             json_object_set_new(j, "answer", json_string(shown)) < 0)
                 return -ENOMEM;
-        return grade_outcome_set(o, pass ? GRADE_PASSED : GRADE_FAILED, "judged %s by %s %s: %s",
-                                 pass ? "pass" : "fail", judge->api, strempty(judge->model), why);
+        return grade_outcome_set(o, pass ? GRADE_PASSED : GRADE_FAILED, "judged %s (%s): %s",
+                                 pass ? "pass" : "fail", who, why);
 }
 
 static int grade_criterion(Grading *g, size_t i, json_t **ret)
@@ -319,16 +353,18 @@ static int grade_criterion(Grading *g, size_t i, json_t **ret)
                         if (r < 0)
                                 goto fail;
                         /* already true before the agent ran: the seed world taken as the
-                         * final one, with no tape (a tape check never is) */
-                        if (check->substrate != GRADE_SUBSTRATE_TAPE) {
-                                GradeOutcome pre = {};
-                                json_t *seed = twin_world(ts[k].seed_twin);
-                                r = grade_check_eval(check, args, seed, seed, NULL, &pre);
-                                already = r >= 0 && pre.status == GRADE_PASSED;
-                                grade_outcome_done(&pre);
-                                if (r < 0)
-                                        goto fail;
-                        }
+                         * final one, and an empty tape (the agent's calls before its
+                         * first): a prohibition on the tape ("`x` was never called") holds
+                         * there as one on the world does, and earns a run that did nothing
+                         * nothing; a requirement on it ("`x` was called") never does */
+                        GradeOutcome pre = {};
+                        json_t *seed = twin_world(ts[k].seed_twin);
+                        _cleanup_json_ json_t *none = json_array();
+                        r = none ? grade_check_eval(check, args, seed, seed, none, &pre) : -ENOMEM;
+                        already = r >= 0 && pre.status == GRADE_PASSED;
+                        grade_outcome_done(&pre);
+                        if (r < 0)
+                                goto fail;
                 } else
                         r = grade_outcome_set(&out, GRADE_UNMATCHED, "%s", why);
         }

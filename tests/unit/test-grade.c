@@ -462,6 +462,48 @@ static void test_verdict_rules(void)
         fx_close(&gh);
         grade_task_free(t);
 
+        /* the tape's prohibitions hold on an empty tape: already true before the agent ran,
+         * so doing nothing earns nothing from them; its requirements never hold there */
+        const char *tape = "## Prompt\nGo.\n## Success Criteria\n- [code:github] No unsupported "
+                           "endpoint was called\n- [code:github] `create_issue` was never "
+                           "called\n";
+        CHECK_OK(grade_task_parse(tape, strlen(tape), "t.md", NULL, &t, &e));
+        fx_open(&gh, "github", "default");
+        GradeTwinRun idle = {"github", gh.seed, twin_world(gh.twin), gh.tape};
+        CHECK_OK(grade_run(t, &idle, 1, NULL, &w, &e));
+        CHECK(crit_is(w, 0, "passed", true, false) && crit_is(w, 1, "passed", true, false));
+        CHECK(streq_ptr(jps(w, "/state"), "incomplete") && !json_is_true(jp(w, "/passed")));
+        json_decref(w);
+        CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues", "{\"title\":\"x\"}") == 201);
+        GradeTwinRun broke_tape = {"github", gh.seed, twin_world(gh.twin), gh.tape};
+        CHECK_OK(grade_run(t, &broke_tape, 1, NULL, &w, &e));
+        CHECK(crit_is(w, 0, "passed", true, false) && crit_is(w, 1, "failed", true, true));
+        CHECK(streq_ptr(jps(w, "/state"), "fail"));
+        json_decref(w);
+        fx_close(&gh);
+        grade_task_free(t);
+        const char *req = "## Prompt\nGo.\n## Success Criteria\n- [code:github] `issue_read` "
+                          "was called\n";
+        CHECK_OK(grade_task_parse(req, strlen(req), "t.md", NULL, &t, &e));
+        fx_open(&gh, "github", "default");
+        GradeTwinRun nothing = {"github", gh.seed, twin_world(gh.twin), gh.tape};
+        CHECK_OK(grade_run(t, &nothing, 1, NULL, &w, &e));
+        CHECK(crit_is(w, 0, "failed", false, true) && streq_ptr(jps(w, "/state"), "fail"));
+        json_decref(w);
+        fx_close(&gh);
+        grade_task_free(t);
+
+        /* another twin's sentence: the reason says whose */
+        const char *cross = "## Prompt\nGo.\n## Success Criteria\n- [code] A refund exists on "
+                            "charge \"ch_1\"\n";
+        CHECK_OK(grade_task_parse(cross, strlen(cross), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_run(t, NULL, 0, NULL, &w, &e));
+        CHECK(strstr(strempty(jps(w, "/criteria/0/reason")),
+                     "it is the sentence of stripe.refund-exists, a check of the stripe twin, "
+                     "which the task does not have"));
+        json_decref(w);
+        grade_task_free(t);
+
         /* untagged, in a task of two twins: tried against both, named as such */
         const char *two = "## Prompt\nGo.\n## Success Criteria\n- [code] The moon is made of "
                           "cheese\n- [code] Issue #one exists in `acme/api`\n## Config\n"
