@@ -517,7 +517,8 @@ static void handle_events(Call *c, const char *id)
                 fail(c, 500, "internal_error", NULL, "%s", why);
 }
 
-#define SUMMARY_MAX (16u << 20) /* bytes of a summary.md served */
+#define SUMMARY_MAX  (16u << 20)  /* bytes of a summary.md served */
+#define RUN_JSON_MAX (256u << 20) /* bytes of a verdict.json or <twin>.final.json served */
 
 /*
  * GET /v1/sandboxes/{id}/verdict, /summary and /state?twin=T: a file the run left
@@ -550,28 +551,19 @@ static void handle_run_file(Call *c, const char *id, const char *what)
                 reply_refusal(c, &se);
                 return;
         }
-        if (streq(what, "summary")) {
-                _cleanup_free_ char *text = NULL;
-                size_t len = 0;
-                int r = read_file_at(AT_FDCWD, path, SUMMARY_MAX, &text, &len);
-                if (r < 0) {
-                        fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name,
-                             strerror(-r));
-                        return;
-                }
-                _cleanup_json_ json_t *h =
-                        json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
-                                  "text/markdown; charset=utf-8");
-                (void)http_reply(c->rq, 200, h, text, len);
+        /* served as written, byte for byte: verdict.json is the bytes `pome eval` reproduces */
+        bool md = streq(what, "summary");
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = read_file_at(AT_FDCWD, path, md ? SUMMARY_MAX : RUN_JSON_MAX, &text, &len);
+        if (r < 0) {
+                fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name, strerror(-r));
                 return;
         }
-        json_error_t je;
-        _cleanup_json_ json_t *doc = json_load_file(path, 0, &je);
-        if (!doc) {
-                fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name, je.text);
-                return;
-        }
-        reply_json(c, 200, doc);
+        _cleanup_json_ json_t *h =
+                json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
+                          md ? "text/markdown; charset=utf-8" : "application/json; charset=utf-8");
+        (void)http_reply(c->rq, 200, h, text, len);
 }
 
 /*

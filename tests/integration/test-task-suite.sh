@@ -75,7 +75,7 @@ for dir in "$SUITE"/*/; do
         SID=$(jq -r '.trials[0].session_id' "$name-good.json")
         api GET "/v1/sandboxes/$SID/verdict"
         assert_status 200 "$name: GET …/verdict"
-        cmp -s <(jq -S . <<<"$BODY") <(jq -S . "$G/verdict.json") || fail "$name: GET …/verdict differs from verdict.json"
+        cmp -s <(printf '%s\n' "$BODY") "$G/verdict.json" || fail "$name: GET …/verdict is not verdict.json, byte for byte"
         "$POME" run show "$SID" --json >"$name-show.json" || fail "$name: pome run show $SID"
         cmp -s <(jq -S .verdict "$name-show.json") <(jq -S . "$G/verdict.json") ||
                 fail "$name: pome run show's verdict differs from verdict.json"
