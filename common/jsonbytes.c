@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ int jsonbuf_reserve(JsonBuf *b, size_t n)
 
 void jsonbuf_put(JsonBuf *b, const char *s, size_t n)
 {
-        if (jsonbuf_reserve(b, n) < 0)
+        if (n == 0 || jsonbuf_reserve(b, n) < 0)
                 return;
         memcpy(b->data + b->len, s, n);
         b->len += n;
@@ -46,6 +47,33 @@ void jsonbuf_put(JsonBuf *b, const char *s, size_t n)
 void jsonbuf_puts(JsonBuf *b, const char *s)
 {
         jsonbuf_put(b, s, strlen(s));
+}
+
+void jsonbuf_printf(JsonBuf *b, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(NULL, 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+                b->oom = true;
+                return;
+        }
+        if (jsonbuf_reserve(b, (size_t)n) < 0)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        b->len += (size_t)n;
+}
+
+char *jsonbuf_text(JsonBuf *b)
+{
+        /* every write leaves a byte free past len (jsonbuf_reserve keeps cap > len + n) */
+        if (jsonbuf_reserve(b, 0) < 0)
+                return NULL;
+        b->data[b->len] = 0;
+        return b->data;
 }
 
 /* Bytes that need an escape in a JSON string: '"', '\' and the control bytes. */

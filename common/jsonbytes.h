@@ -28,6 +28,15 @@ void jsonbuf_put(JsonBuf *b, const char *s, size_t n);
 /* jsonbuf_put of a NUL-terminated literal or string. */
 void jsonbuf_puts(JsonBuf *b, const char *s);
 
+/* Appends printf-style text (text built for people: reasons, summaries, a judge's question). */
+void jsonbuf_printf(JsonBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The buffer's bytes NUL-terminated (the NUL not counted in len), or NULL when a write failed
+ * for memory. Borrowed: owned by b, valid until its next write; TAKE_PTR(b->data) keeps it.
+ */
+char *jsonbuf_text(JsonBuf *b);
+
 /*
  * Appends the n bytes at s (NULs allowed) as a JSON string: quotes, '"' and '\' escaped,
  * control bytes as \b \f \n \r \t or \u00XX, everything else as it is (s must be valid

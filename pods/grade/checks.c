@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/text.h"
 #include "pods/grade/check.h"
 #include "pods/twin/twin.h"
@@ -597,47 +598,6 @@ static int align(const GradeCheck *k, const Tokens *t, const Chars *c, Edit **re
         return 0;
 }
 
-typedef struct Buf {
-        char *p;
-        size_t len, cap;
-        bool oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n)
-{
-        if (b->oom)
-                return;
-        if (b->len + n + 1 > b->cap) {
-                size_t cap = (b->len + n + 1) * 2;
-                char *p = realloc(b->p, cap);
-                if (!p) {
-                        b->oom = true;
-                        return;
-                }
-                b->p = p;
-                b->cap = cap;
-        }
-        memcpy(b->p + b->len, s, n);
-        b->len += n;
-        b->p[b->len] = 0;
-}
-
-static void buf_addf(Buf *b, const char *fmt, ...) _printf_(2, 3);
-static void buf_addf(Buf *b, const char *fmt, ...)
-{
-        va_list ap;
-        char *s;
-        va_start(ap, fmt);
-        int k = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (k < 0) {
-                b->oom = true;
-                return;
-        }
-        buf_add(b, s, (size_t)k);
-        free(s);
-}
-
 /* Whether edit x is part of a difference. */
 static bool edit_differs(const Edit *x)
 {
@@ -647,11 +607,11 @@ static bool edit_differs(const Edit *x)
 /* An unchanged run of the sentence: whole when short, else its ends kept (lead: the part
  * before the first difference keeps its end; tail: the part after the last keeps its
  * start). */
-static void add_unchanged(Buf *b, const char *s, size_t n, bool lead, bool tail, bool cut)
+static void add_unchanged(JsonBuf *b, const char *s, size_t n, bool lead, bool tail, bool cut)
 {
         size_t keep = SUGGEST_CONTEXT;
         if (!cut || n <= 2 * keep + 3) {
-                buf_add(b, s, n);
+                jsonbuf_put(b, s, n);
                 return;
         }
         size_t head = lead ? 0 : keep, back = tail ? 0 : keep;
@@ -660,9 +620,9 @@ static void add_unchanged(Buf *b, const char *s, size_t n, bool lead, bool tail,
         size_t from = n - back;
         while (from < n && ((unsigned char)s[from] & 0xc0) == 0x80)
                 from++;
-        buf_add(b, s, head);
-        buf_add(b, "…", strlen("…"));
-        buf_add(b, s + from, n - from);
+        jsonbuf_put(b, s, head);
+        jsonbuf_put(b, "…", strlen("…"));
+        jsonbuf_put(b, s + from, n - from);
 }
 
 /*
@@ -675,14 +635,14 @@ static void add_unchanged(Buf *b, const char *s, size_t n, bool lead, bool tail,
  * unchanged runs are cut to their ends. Returns the number of errors said, or -ENOMEM.
  */
 static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const char *s,
-                   const Edit *e, size_t n_e, Buf *out)
+                   const Edit *e, size_t n_e, JsonBuf *out)
 {
         _cleanup_free_ bool *in = calloc(n_e + 1, sizeof(bool));
         _cleanup_free_ bool *bad = calloc(n_e + 1, sizeof(bool)); /* edits of invalid values */
         if (!in || !bad)
                 return -ENOMEM;
         /* the invalid values: each slot's run of edits, bound as the binder would */
-        Buf whys = {};
+        JsonBuf whys = {};
         for (size_t a = 0; a < n_e;) {
                 size_t z = a + 1;
                 if (e[a].op != OP_SLOT) {
@@ -697,7 +657,7 @@ static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const c
                 int r = param_bind(&k->params[SUGGEST_SLOT_TOK - t->tok[e[a].tok]], k->twin,
                                    s + from, to - from, &v, why, sizeof(why));
                 if (r < 0) {
-                        free(whys.p);
+                        jsonbuf_done(&whys);
                         return r;
                 }
                 for (size_t x = a; r == 0 && x < z; x++)
@@ -746,13 +706,13 @@ static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const c
                         size_t from = c->off[e[a].j], to = c->off[e[z - 1].j + 1];
                         (void)param_bind(&k->params[SUGGEST_SLOT_TOK - t->tok[e[a].tok]], k->twin,
                                          s + from, to - from, &v, why, sizeof(why));
-                        buf_addf(&whys, "; and %s", why);
+                        jsonbuf_printf(&whys, "; and %s", why);
                         errors++;
                 }
                 a = z;
         }
         for (int pass = 0; pass < 2; pass++) {
-                Buf b = {};
+                JsonBuf b = {};
                 int diffs = 0;
                 bool cut = pass == 1;
                 for (size_t a = 0; a < n_e;) {
@@ -768,41 +728,42 @@ static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const c
                         }
                         while (z < n_e && in[z])
                                 z++;
-                        Buf said = {}, want = {};
+                        JsonBuf said = {}, want = {};
                         for (size_t x = a; x < z; x++) {
                                 const Edit *ed = &e[x];
                                 const char *slot = NULL;
                                 if (ed->op == OP_SLOT_EMPTY || ed->op == OP_SLOT)
                                         slot = k->params[SUGGEST_SLOT_TOK - t->tok[ed->tok]].name;
                                 if (ed->op != OP_MISSING && ed->op != OP_SLOT_EMPTY)
-                                        buf_add(&said, s + c->off[ed->j],
-                                                c->off[ed->j + 1] - c->off[ed->j]);
+                                        jsonbuf_put(&said, s + c->off[ed->j],
+                                                    c->off[ed->j + 1] - c->off[ed->j]);
                                 if (slot &&
                                     (x == a || e[x - 1].op != OP_SLOT || e[x - 1].tok != ed->tok))
-                                        buf_addf(&want, "{%s}", slot);
+                                        jsonbuf_printf(&want, "{%s}", slot);
                                 else if (!slot && ed->op != OP_EXTRA) {
                                         char ch = (char)t->tok[ed->tok];
-                                        buf_add(&want, &ch, 1);
+                                        jsonbuf_put(&want, &ch, 1);
                                 }
                         }
-                        buf_addf(&b, "«%s→%s»", strempty(said.p), strempty(want.p));
+                        jsonbuf_printf(&b, "«%s→%s»", strempty(jsonbuf_text(&said)),
+                                       strempty(jsonbuf_text(&want)));
                         b.oom = b.oom || said.oom || want.oom;
-                        free(said.p);
-                        free(want.p);
+                        jsonbuf_done(&said);
+                        jsonbuf_done(&want);
                         diffs++;
                         a = z;
                 }
                 if (!b.oom && (pass == 1 || b.len <= SUGGEST_SHOWN)) {
-                        buf_add(out, strempty(b.p), b.len);
-                        buf_add(out, strempty(whys.p), whys.len);
+                        jsonbuf_put(out, strempty(jsonbuf_text(&b)), b.len);
+                        jsonbuf_put(out, strempty(jsonbuf_text(&whys)), whys.len);
                         errors += diffs;
                         pass = 2;
                 }
                 if (b.oom)
                         out->oom = true;
-                free(b.p);
+                jsonbuf_done(&b);
         }
-        free(whys.p);
+        jsonbuf_done(&whys);
         return out->oom ? -ENOMEM : errors;
 }
 
@@ -812,7 +773,7 @@ static int explain(const GradeCheck *k, const Tokens *t, const Chars *c, const c
  * template is near (more than a third of its literal text, and more than 2 characters, would
  * have to change: "The moon is made of cheese" is near nothing). 0 or -ENOMEM.
  */
-static int suggest(const char *s, size_t n, const char *twin, Buf *out)
+static int suggest(const char *s, size_t n, const char *twin, JsonBuf *out)
 {
         _cleanup_(chars_done) Chars c = {};
         if (chars_of(s, n, &c) < 0)
@@ -855,19 +816,21 @@ static int suggest(const char *s, size_t n, const char *twin, Buf *out)
         int r = align(near[0], &t, &c, &e, &n_e);
         if (r < 0)
                 return r;
-        Buf said = {};
+        JsonBuf said = {};
         int errors = explain(near[0], &t, &c, s, e, n_e, &said);
         if (errors >= 0) {
-                buf_addf(out, "; did you mean: `%s`", near[0]->template);
+                jsonbuf_printf(out, "; did you mean: `%s`", near[0]->template);
                 if (errors > 1)
-                        buf_addf(out, " (the sentence has %d errors: %s)", errors,
-                                 strempty(said.p));
+                        jsonbuf_printf(out, " (the sentence has %d errors: %s)", errors,
+                                       strempty(jsonbuf_text(&said)));
                 else
-                        buf_addf(out, " (the sentence differs: %s)", strempty(said.p));
+                        jsonbuf_printf(out, " (the sentence differs: %s)",
+                                       strempty(jsonbuf_text(&said)));
                 for (size_t m = 1; m < n_near; m++)
-                        buf_addf(out, "%s`%s`", m + 1 == n_near ? " or " : ", ", near[m]->template);
+                        jsonbuf_printf(out, "%s`%s`", m + 1 == n_near ? " or " : ", ",
+                                       near[m]->template);
         }
-        free(said.p);
+        jsonbuf_done(&said);
         if (errors < 0)
                 return errors;
         return out->oom ? -ENOMEM : 0;
@@ -940,14 +903,14 @@ int grade_bind(const char *sentence, const char *twin, const GradeCheck **ret_ch
                 *ret_reason = reason;
                 return 0;
         }
-        Buf b = {};
-        buf_addf(&b, "no %s check has a sentence template this matches", twin);
+        JsonBuf b = {};
+        jsonbuf_printf(&b, "no %s check has a sentence template this matches", twin);
         int r = b.oom ? -ENOMEM : suggest(s, n, twin, &b);
-        if (r < 0 || b.oom) {
-                free(b.p);
+        if (r < 0 || !jsonbuf_text(&b)) {
+                jsonbuf_done(&b);
                 return -ENOMEM;
         }
-        *ret_reason = b.p;
+        *ret_reason = TAKE_PTR(b.data);
         return 0;
 }
 

@@ -23,11 +23,11 @@
  * Verdicts of both formats render: version 1 (passed/failed/unmatched/skipped) and version 2
  * (statuses "error", [model] judgments, states by completeness, code_only, not_evaluated).
  */
-#include <stdarg.h>
 #include <strings.h>
 
 #include "common/hashmap.h"
 #include "common/json-util.h"
+#include "common/jsonbytes.h"
 #include "common/strv.h"
 #include "pods/grade/check.h"
 #include "pods/twin/redact.h"
@@ -37,41 +37,6 @@
 #define SUMMARY_VALUE_MAX    160 /* characters of a quoted value */
 #define SUMMARY_EVIDENCE_MAX 20  /* tape rows and state values shown per criterion */
 #define SUMMARY_LISTED_MAX   20  /* criteria named in the verdict's "incomplete" line */
-
-typedef struct Buf {
-        char *p;
-        size_t len, cap;
-        bool oom;
-} Buf;
-
-static void put(Buf *b, const char *fmt, ...) _printf_(2, 3);
-static void put(Buf *b, const char *fmt, ...)
-{
-        if (b->oom)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(NULL, 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-                b->oom = true;
-                return;
-        }
-        if (b->len + (size_t)n + 1 > b->cap) {
-                size_t cap = (b->len + (size_t)n + 1) * 2;
-                char *p = realloc(b->p, cap);
-                if (!p) {
-                        b->oom = true;
-                        return;
-                }
-                b->p = p;
-                b->cap = cap;
-        }
-        va_start(ap, fmt);
-        vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        b->len += (size_t)n;
-}
 
 /* s as it may be shown on one line of Markdown: secrets redacted first (a secret cut in half
  * would no longer look like one), then no control characters and at most max characters (a
@@ -110,18 +75,18 @@ static char *inert(const char *s, size_t max)
 }
 
 /* s, shown (inert), as plain text. */
-static void put_text(Buf *b, const char *s, size_t max)
+static void put_text(JsonBuf *b, const char *s, size_t max)
 {
         _cleanup_free_ char *t = inert(s, max);
         if (!t) {
                 b->oom = true;
                 return;
         }
-        put(b, "%s", t);
+        jsonbuf_printf(b, "%s", t);
 }
 
 /* An inline code span of s, shown (inert, at most max characters). */
-static void put_code(Buf *b, const char *s, size_t max)
+static void put_code(JsonBuf *b, const char *s, size_t max)
 {
         _cleanup_free_ char *t = inert(s, max);
         if (!t) {
@@ -139,12 +104,12 @@ static void put_code(Buf *b, const char *s, size_t max)
         fence[f] = 0;
         /* a span that starts or ends with a backtick needs a space inside its fence */
         bool pad = t[0] == '`' || (t[0] && t[strlen(t) - 1] == '`') || t[0] == 0;
-        put(b, "%s%s%s%s%s", fence, pad ? " " : "", t, pad ? " " : "", fence);
+        jsonbuf_printf(b, "%s%s%s%s%s", fence, pad ? " " : "", t, pad ? " " : "", fence);
 }
 
 /* A JSON value as compact text, redacted as a tape row's part is (a copy: v is not
  * changed), in a code span; secret: v sits under a secret key, so it is "[REDACTED]" whole. */
-static void put_value(Buf *b, const json_t *v, bool secret)
+static void put_value(JsonBuf *b, const json_t *v, bool secret)
 {
         if (!v) {
                 put_code(b, "(does not resolve)", SUMMARY_VALUE_MAX);
@@ -260,7 +225,7 @@ static const char *call_kind_label(CallKind k)
 }
 
 /* "GET /repos/acme/api/issues/1 → 200 (issue_read)" for a tape row. */
-static void put_call(Buf *b, const json_t *row)
+static void put_call(JsonBuf *b, const json_t *row)
 {
         _cleanup_free_ char *call = NULL;
         if (asprintf(&call, "%s %s", strempty(json_get_str(row, "method")),
@@ -269,12 +234,12 @@ static void put_call(Buf *b, const json_t *row)
                 return;
         }
         put_code(b, call, SUMMARY_VALUE_MAX);
-        put(b, " → %lld", (long long)json_integer_value(json_object_get(row, "status")));
+        jsonbuf_printf(b, " → %lld", (long long)json_integer_value(json_object_get(row, "status")));
         const char *tool = json_get_str(row, "tool");
         if (tool) {
-                put(b, " (");
+                jsonbuf_printf(b, " (");
                 put_code(b, tool, 64);
-                put(b, ")");
+                jsonbuf_printf(b, ")");
         }
 }
 
@@ -301,11 +266,11 @@ static int index_tape(TwinFiles *t)
         return 0;
 }
 
-static void put_twin(Buf *b, const TwinFiles *t)
+static void put_twin(JsonBuf *b, const TwinFiles *t)
 {
-        put(b, "\n## %s\n\n", t->twin);
+        jsonbuf_printf(b, "\n## %s\n\n", t->twin);
         if (!t->tape) {
-                put(b, "No tape: the twin served no call, or its tape was not kept.\n");
+                jsonbuf_printf(b, "No tape: the twin served no call, or its tape was not kept.\n");
                 return;
         }
         size_t n = json_array_size(t->tape), kinds[4] = {}, failed = 0, unsupported = 0;
@@ -318,36 +283,37 @@ static void put_twin(Buf *b, const TwinFiles *t)
                 if (streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
                         unsupported++;
         }
-        put(b, "%zu call%s: %zu changed the world, %zu tried to and failed", n, n == 1 ? "" : "s",
-            kinds[CALL_CHANGED], kinds[CALL_WRITE_FAILED]);
+        jsonbuf_printf(b, "%zu call%s: %zu changed the world, %zu tried to and failed", n,
+                       n == 1 ? "" : "s", kinds[CALL_CHANGED], kinds[CALL_WRITE_FAILED]);
         if (kinds[CALL_WRITE_NOOP])
-                put(b, ", %zu wrote and changed nothing", kinds[CALL_WRITE_NOOP]);
-        put(b, ", %zu only read it; %zu failed", kinds[CALL_READ], failed);
+                jsonbuf_printf(b, ", %zu wrote and changed nothing", kinds[CALL_WRITE_NOOP]);
+        jsonbuf_printf(b, ", %zu only read it; %zu failed", kinds[CALL_READ], failed);
         if (unsupported)
-                put(b, ", %zu to routes the twin does not serve", unsupported);
-        put(b, ".%s\n\n", t->final ? "" : " No final state was kept.");
+                jsonbuf_printf(b, ", %zu to routes the twin does not serve", unsupported);
+        jsonbuf_printf(b, ".%s\n\n", t->final ? "" : " No final state was kept.");
         json_array_foreach (t->tape, i, row) {
                 if (i == SUMMARY_CALLS_MAX) {
-                        put(b, "\n… and %zu more calls (the tape has them all).\n", n - i);
+                        jsonbuf_printf(b, "\n… and %zu more calls (the tape has them all).\n",
+                                       n - i);
                         break;
                 }
-                put(b, "%zu. %s ", i + 1, call_kind_label(call_kind(t->twin, row)));
+                jsonbuf_printf(b, "%zu. %s ", i + 1, call_kind_label(call_kind(t->twin, row)));
                 put_call(b, row);
                 if (streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
-                        put(b, " — **unsupported by the twin**");
+                        jsonbuf_printf(b, " — **unsupported by the twin**");
                 else if (call_failed(row)) {
-                        put(b, " — **failed**");
+                        jsonbuf_printf(b, " — **failed**");
                         const char *err = json_get_str(row, "error");
                         if (!err) /* Slack's {"ok": false, "error": "…"} */
                                 err = json_get_str(json_object_get(row, "response_body"), "error");
                         if (err) {
-                                put(b, ": ");
+                                jsonbuf_printf(b, ": ");
                                 put_code(b, err, SUMMARY_VALUE_MAX);
                         }
                 }
                 if (json_is_true(json_object_get(row, "idempotency_dedupe")))
-                        put(b, " — replayed (Idempotency-Key)");
-                put(b, "\n");
+                        jsonbuf_printf(b, " — replayed (Idempotency-Key)");
+                jsonbuf_printf(b, "\n");
         }
 }
 
@@ -394,7 +360,7 @@ static const char *criterion_label(const json_t *c)
         return " (already true in the seed)";
 }
 
-static void put_judgment(Buf *b, const json_t *j)
+static void put_judgment(JsonBuf *b, const json_t *j)
 {
         if (!json_is_object(j))
                 return;
@@ -402,18 +368,18 @@ static void put_judgment(Buf *b, const json_t *j)
         if (!judge)
                 judge = json_get_str(j, "api");
         const char *verdict = json_get_str(j, "verdict");
-        put(b, "  - judgment: ");
+        jsonbuf_printf(b, "  - judgment: ");
         if (verdict) {
-                put(b, "**");
+                jsonbuf_printf(b, "**");
                 put_text(b, verdict, 16);
-                put(b, "**");
+                jsonbuf_printf(b, "**");
         } else
-                put(b, "no verdict");
+                jsonbuf_printf(b, "no verdict");
         if (judge || json_get_str(j, "model")) {
-                put(b, " by ");
+                jsonbuf_printf(b, " by ");
                 put_code(b, judge ? judge : "judge", 64);
                 if (json_get_str(j, "model")) {
-                        put(b, " ");
+                        jsonbuf_printf(b, " ");
                         put_code(b, json_get_str(j, "model"), 64);
                 }
         }
@@ -421,91 +387,95 @@ static void put_judgment(Buf *b, const json_t *j)
         if (!why)
                 why = json_get_str(j, "error");
         if (why) {
-                put(b, ": ");
+                jsonbuf_printf(b, ": ");
                 put_text(b, why, 400);
         }
-        put(b, "\n");
+        jsonbuf_printf(b, "\n");
 }
 
-static void put_evidence(Buf *b, const json_t *c, const TwinFiles *f)
+static void put_evidence(JsonBuf *b, const json_t *c, const TwinFiles *f)
 {
         size_t j;
         json_t *ev;
         json_t *events = json_object_get(c, "evidence_event_ids");
         json_array_foreach (events, j, ev) {
                 if (j == SUMMARY_EVIDENCE_MAX) {
-                        put(b, "  - … and %zu more tape rows (verdict.json has them)\n",
-                            json_array_size(events) - j);
+                        jsonbuf_printf(b, "  - … and %zu more tape rows (verdict.json has them)\n",
+                                       json_array_size(events) - j);
                         break;
                 }
                 const char *id = json_string_value(ev);
                 const json_t *row = f && f->by_id && id ? hashmap_get(f->by_id, id) : NULL;
-                put(b, "  - tape ");
+                jsonbuf_printf(b, "  - tape ");
                 put_code(b, id, 64);
-                put(b, ": ");
+                jsonbuf_printf(b, ": ");
                 if (row) {
                         put_call(b, row);
-                        put(b, ", %s", call_kind_label(call_kind(f->twin, row)));
+                        jsonbuf_printf(b, ", %s", call_kind_label(call_kind(f->twin, row)));
                         const json_t *body = json_object_get(row, "request_body");
                         if (body && !json_is_null(body)) {
-                                put(b, " with ");
+                                jsonbuf_printf(b, " with ");
                                 put_value(b, body, false);
                         }
                 } else
-                        put(b, "(not on the tape)");
-                put(b, "\n");
+                        jsonbuf_printf(b, "(not on the tape)");
+                jsonbuf_printf(b, "\n");
         }
         json_t *path;
         json_t *paths = json_object_get(c, "evidence_state_paths");
         json_array_foreach (paths, j, path) {
                 if (j == SUMMARY_EVIDENCE_MAX) {
-                        put(b, "  - … and %zu more state values (verdict.json has them)\n",
-                            json_array_size(paths) - j);
+                        jsonbuf_printf(b,
+                                       "  - … and %zu more state values (verdict.json has them)\n",
+                                       json_array_size(paths) - j);
                         break;
                 }
                 bool secret = false;
                 const json_t *v =
                         f && f->final ? value_at(f->final, json_string_value(path), &secret) : NULL;
-                put(b, "  - state ");
+                jsonbuf_printf(b, "  - state ");
                 put_code(b, json_string_value(path), 120);
-                put(b, " = ");
+                jsonbuf_printf(b, " = ");
                 put_value(b, v, secret);
-                put(b, "\n");
+                jsonbuf_printf(b, "\n");
         }
 }
 
-static void put_criteria(Buf *b, const json_t *verdict, const TwinFiles *tw, size_t n)
+static void put_criteria(JsonBuf *b, const json_t *verdict, const TwinFiles *tw, size_t n)
 {
         const json_t *counts = json_object_get(verdict, "counts");
         const json_t *criteria = json_object_get(verdict, "criteria");
         const char *state = strempty(json_get_str(verdict, "state"));
         bool code_only = json_is_true(json_object_get(verdict, "code_only"));
         bool v2 = json_object_get(counts, "not_evaluated") != NULL;
-        put(b, "\n## Verdict: ");
+        jsonbuf_printf(b, "\n## Verdict: ");
         put_text(b, state, 32);
         if (json_is_number(json_object_get(verdict, "score")))
-                put(b, " (score %.0f%%, threshold %.0f%%)",
-                    json_number_value(json_object_get(verdict, "score")),
-                    json_number_value(
-                            json_object_get(json_object_get(verdict, "task"), "pass_threshold")));
-        put(b, "\n\n");
+                jsonbuf_printf(b, " (score %.0f%%, threshold %.0f%%)",
+                               json_number_value(json_object_get(verdict, "score")),
+                               json_number_value(json_object_get(json_object_get(verdict, "task"),
+                                                                 "pass_threshold")));
+        jsonbuf_printf(b, "\n\n");
 #define COUNT(name) ((long long)json_integer_value(json_object_get(counts, name)))
         if (counts) {
-                put(b, "%lld criteria: %lld passed, %lld failed, %lld unmatched, %lld skipped, ",
-                    COUNT("criteria"), COUNT("passed"), COUNT("failed"), COUNT("unmatched"),
-                    COUNT("skipped"));
+                jsonbuf_printf(
+                        b,
+                        "%lld criteria: %lld passed, %lld failed, %lld unmatched, %lld skipped, ",
+                        COUNT("criteria"), COUNT("passed"), COUNT("failed"), COUNT("unmatched"),
+                        COUNT("skipped"));
                 if (COUNT("error"))
-                        put(b, "%lld judge error%s, ", COUNT("error"),
-                            COUNT("error") == 1 ? "" : "s");
-                put(b, "%lld already true in the seed; %lld scored", COUNT("already_true_in_seed"),
-                    COUNT("scored"));
+                        jsonbuf_printf(b, "%lld judge error%s, ", COUNT("error"),
+                                       COUNT("error") == 1 ? "" : "s");
+                jsonbuf_printf(b, "%lld already true in the seed; %lld scored",
+                               COUNT("already_true_in_seed"), COUNT("scored"));
                 if (v2)
-                        put(b, "; %lld not evaluated", COUNT("not_evaluated"));
-                put(b, ".\n\n");
+                        jsonbuf_printf(b, "; %lld not evaluated", COUNT("not_evaluated"));
+                jsonbuf_printf(b, ".\n\n");
         }
 #undef COUNT
         if (code_only)
-                put(b, "Graded code-only: [model] criteria were deliberately not judged.\n\n");
+                jsonbuf_printf(
+                        b, "Graded code-only: [model] criteria were deliberately not judged.\n\n");
         /* incomplete: say which criteria should have been scored and were not */
         if (streq(state, "incomplete")) {
                 size_t listed = 0, missing = 0, i;
@@ -514,22 +484,27 @@ static void put_criteria(Buf *b, const json_t *verdict, const TwinFiles *tw, siz
                         if (not_evaluated(c, code_only))
                                 missing++;
                 if (missing == 0)
-                        put(b, "Incomplete: no criterion was scored.\n\n");
+                        jsonbuf_printf(b, "Incomplete: no criterion was scored.\n\n");
                 else {
-                        put(b, "Incomplete: %zu criteri%s that should have been scored %s not:\n",
-                            missing, missing == 1 ? "on" : "a", missing == 1 ? "was" : "were");
+                        jsonbuf_printf(
+                                b,
+                                "Incomplete: %zu criteri%s that should have been scored %s not:\n",
+                                missing, missing == 1 ? "on" : "a", missing == 1 ? "was" : "were");
                         json_array_foreach (criteria, i, c) {
                                 const char *why = not_evaluated(c, code_only);
                                 if (!why)
                                         continue;
                                 if (listed++ == SUMMARY_LISTED_MAX) {
-                                        put(b, "- … and %zu more\n", missing - SUMMARY_LISTED_MAX);
+                                        jsonbuf_printf(b, "- … and %zu more\n",
+                                                       missing - SUMMARY_LISTED_MAX);
                                         break;
                                 }
-                                put(b, "- line %lld, %s\n",
-                                    (long long)json_integer_value(json_object_get(c, "line")), why);
+                                jsonbuf_printf(
+                                        b, "- line %lld, %s\n",
+                                        (long long)json_integer_value(json_object_get(c, "line")),
+                                        why);
                         }
-                        put(b, "\n");
+                        jsonbuf_printf(b, "\n");
                 }
         }
         size_t i;
@@ -537,27 +512,27 @@ static void put_criteria(Buf *b, const json_t *verdict, const TwinFiles *tw, siz
         json_array_foreach (criteria, i, c) {
                 const char *kind = json_get_str(c, "kind");
                 const char *twin = json_get_str(c, "twin");
-                put(b, "- **");
+                jsonbuf_printf(b, "- **");
                 put_text(b, json_get_str(c, "status"), 16);
-                put(b, "**%s [", criterion_label(c));
+                jsonbuf_printf(b, "**%s [", criterion_label(c));
                 put_text(b, kind, 16);
                 if (twin) {
-                        put(b, ":");
+                        jsonbuf_printf(b, ":");
                         put_text(b, twin, 16);
                 }
                 if (json_is_true(json_object_get(c, "always_scored")))
-                        put(b, " always-scored");
-                put(b, "] ");
+                        jsonbuf_printf(b, " always-scored");
+                jsonbuf_printf(b, "] ");
                 put_text(b, json_get_str(c, "text"), 300);
                 if (json_is_integer(json_object_get(c, "line")))
-                        put(b, " (line %lld)",
-                            (long long)json_integer_value(json_object_get(c, "line")));
-                put(b, "\n");
+                        jsonbuf_printf(b, " (line %lld)",
+                                       (long long)json_integer_value(json_object_get(c, "line")));
+                jsonbuf_printf(b, "\n");
                 const char *reason = json_get_str(c, "reason");
                 if (reason) {
-                        put(b, "  - ");
+                        jsonbuf_printf(b, "  - ");
                         put_text(b, reason, 300);
-                        put(b, "\n");
+                        jsonbuf_printf(b, "\n");
                 }
                 put_judgment(b, json_object_get(c, "judgment"));
                 put_evidence(b, c, files_of(tw, n, twin));
@@ -602,30 +577,31 @@ int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeErr
         if (r >= 0)
                 r = grade_load_json(dir, "verdict.json", GRADE_FINAL_MAX, &verdict, e);
 
-        Buf b = {};
+        JsonBuf b = {};
         if (r >= 0) {
-                put(&b, "# Run summary");
+                jsonbuf_printf(&b, "# Run summary");
                 if (task && task->title && task->title[0]) {
-                        put(&b, ": ");
+                        jsonbuf_printf(&b, ": ");
                         put_text(&b, task->title, 200);
                 }
-                put(&b, "\n\n");
+                jsonbuf_printf(&b, "\n\n");
                 if (task && task->prompt) {
-                        put(&b, "Task prompt: ");
+                        jsonbuf_printf(&b, "Task prompt: ");
                         put_text(&b, task->prompt, 400);
-                        put(&b, "\n");
+                        jsonbuf_printf(&b, "\n");
                 } else if (te.message[0]) {
-                        put(&b, "The task could not be read: ");
+                        jsonbuf_printf(&b, "The task could not be read: ");
                         put_text(&b, te.message, 400);
-                        put(&b, "\n");
+                        jsonbuf_printf(&b, "\n");
                 } else
-                        put(&b, "No task: the run was not graded.\n");
+                        jsonbuf_printf(&b, "No task: the run was not graded.\n");
                 for (size_t i = 0; i < n; i++)
                         put_twin(&b, &tw[i]);
                 if (verdict)
                         put_criteria(&b, verdict, tw, n);
                 else if (task)
-                        put(&b, "\n## Verdict\n\nNo verdict.json: the run was not graded.\n");
+                        jsonbuf_printf(
+                                &b, "\n## Verdict\n\nNo verdict.json: the run was not graded.\n");
         }
         json_decref(verdict);
         for (size_t i = 0; i < n; i++) {
@@ -634,12 +610,12 @@ int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeErr
                 json_decref(tw[i].final);
         }
         grade_task_free(task);
-        if (r < 0 || b.oom || !b.p) {
-                free(b.p);
+        if (r < 0 || !jsonbuf_text(&b)) {
+                jsonbuf_done(&b);
                 return r < 0 ? r : -ENOMEM;
         }
-        *ret = b.p;
         if (ret_len)
                 *ret_len = b.len;
+        *ret = TAKE_PTR(b.data);
         return 0;
 }
