@@ -19,6 +19,9 @@ const char judging_help[] =
         "  --judge-model MODEL    The model id to ask for (required for openai: and\n"
         "                         anthropic:; recorded for command:).\n"
         "  --judge-key-file FILE  A file whose first line is the API key.\n"
+        "  --judge-timeout SEC    One attempt's limit (default 60); HTTP judges try 3\n"
+        "                         times, with backoff, on 408, 429, 5xx and transport\n"
+        "                         errors.\n"
         "  --code-only            Grade the [code] criteria only, on purpose: [model]\n"
         "                         criteria are skipped and the verdict says code_only.\n"
         "                         Without it, a [model] criterion no judge evaluated makes\n"
@@ -36,6 +39,9 @@ bool judging_take(JudgeFlags *f, int id, const char *value)
         case OPT_JUDGE_KEY_FILE:
                 f->key_file = value;
                 return true;
+        case OPT_JUDGE_TIMEOUT:
+                f->timeout = value;
+                return true;
         case OPT_CODE_ONLY:
                 f->code_only = true;
                 return true;
@@ -49,11 +55,17 @@ int judging_open(const JudgeFlags *f, const char *command, Judge **ret)
         char err[512] = "";
         *ret = NULL;
         if (!f->spec) {
-                if (f->model || f->key_file) {
-                        args_error(command, "--judge-model and --judge-key-file go with --judge");
+                if (f->model || f->key_file || f->timeout) {
+                        args_error(command, "--judge-model, --judge-key-file and --judge-timeout "
+                                            "go with --judge");
                         return -EINVAL;
                 }
                 return 0;
+        }
+        unsigned long long timeout = 0;
+        if (f->timeout && args_parse_uint(f->timeout, 1, 3600, &timeout) < 0) {
+                args_error(command, "invalid --judge-timeout '%s': 1 to 3600 seconds", f->timeout);
+                return -EINVAL;
         }
         if (f->code_only) {
                 args_error(command, "--code-only leaves [model] criteria unjudged; it does not "
@@ -68,6 +80,8 @@ int judging_open(const JudgeFlags *f, const char *command, Judge **ret)
         }
         if (r < 0)
                 return r;
+        if (timeout)
+                c.timeout_sec = (unsigned)timeout;
         r = judge_new(&c, ret, err, sizeof(err));
         judge_config_done(&c);
         if (r < 0 && r != -ENOMEM) {

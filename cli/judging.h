@@ -16,6 +16,7 @@ enum {
         OPT_JUDGE = ARGS_FIRST_OPTION + 64,
         OPT_JUDGE_MODEL,
         OPT_JUDGE_KEY_FILE,
+        OPT_JUDGE_TIMEOUT,
         OPT_CODE_ONLY,
         JUDGING_FIRST_FREE,
 };
@@ -25,6 +26,7 @@ enum {
         {"judge", OPT_JUDGE, true},                                                            \
         {"judge-model", OPT_JUDGE_MODEL, true},                                                \
         {"judge-key-file", OPT_JUDGE_KEY_FILE, true},                                          \
+        {"judge-timeout", OPT_JUDGE_TIMEOUT, true},                                            \
         {"code-only", OPT_CODE_ONLY, false}
 /* clang-format on */
 
@@ -35,6 +37,7 @@ typedef struct JudgeFlags {
         const char *spec;     /* --judge: "openai:URL", "anthropic:URL", "command:CMD" */
         const char *model;    /* --judge-model */
         const char *key_file; /* --judge-key-file */
+        const char *timeout;  /* --judge-timeout SECONDS */
         bool code_only;       /* --code-only */
 } JudgeFlags;
 

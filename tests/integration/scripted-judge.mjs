@@ -17,7 +17,8 @@
 // the rationale. A criterion no rule names is an error (HTTP 500, or exit 3): a test must
 // say how each criterion is judged. Modes: rules (the default), garbage (an answer that is
 // not the verdict's JSON), down (HTTP 503 / exit 4), flaky:N (the first N requests 503,
-// then rules), echo-secret (a pass whose rationale quotes a token).
+// then rules), slow:MS (the rules' answer after MS milliseconds), echo-secret (a pass whose
+// rationale quotes a token).
 import { readFileSync, appendFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 
@@ -126,6 +127,14 @@ const server = createServer((req, res) => {
     log({ api: openai ? "openai" : "anthropic", url: req.url, model: body.model, temperature: body.temperature,
           max_tokens: body.max_tokens, criterion, system_len: system.length, user });
     const d = decide(user, criterion);
+    const slow = /^slow:(\d+)$/.exec(mode);
+    if (slow) return setTimeout(() => answer(res, openai, body, d), Number(slow[1]));
+    answer(res, openai, body, d);
+  });
+});
+
+function answer(res, openai, body, d) {
+    if (res.destroyed) return; // the judge's caller gave up waiting
     if (d.status !== 200) return send(res, d.status, { error: { message: d.error } });
     if (openai)
       return send(res, 200, {
@@ -138,8 +147,7 @@ const server = createServer((req, res) => {
       content: [{ type: "text", text: d.answer }], stop_reason: "end_turn",
       usage: { input_tokens: 1, output_tokens: 1 },
     });
-  });
-});
+}
 server.listen(0, "127.0.0.1", () => {
   writeFileSync(opts["port-file"], String(server.address().port));
 });

@@ -8,8 +8,8 @@
 # - judged pass (the judgment recorded: api, model, temperature 0, prompt_sha256, verdict,
 #   rationale), judged fail, an agent that does nothing (FAIL, never PASS);
 # - no judge: INCOMPLETE, exit 6; --code-only: the [code] criteria decide, said so;
-# - the judge unreachable, answering garbage, down, refusing the key: error, INCOMPLETE;
-#   503s retried with backoff;
+# - the judge unreachable, answering garbage, down, past its timeout (HTTP and command),
+#   refusing the key: error, INCOMPLETE; 503s and timeouts retried with backoff;
 # - the command form and the Anthropic form;
 # - `pome eval` reproduces verdict.json byte for byte from the recorded judgments, asks
 #   again with --rejudge, and refuses a recorded judgment made on other evidence;
@@ -139,7 +139,15 @@ grep -q "after 3 attempts" <<<"$(model .reason)" || fail "down: not retried: $(m
 mode "flaky:2"
 run flaky "$T/good.sh" "${OPENAI[@]}"
 assert_eq "$RC/$(model .status)" 0/passed "a judge that answers 503 twice, then well (retried)"
+mode "slow:2500"
+run slow "$T/good.sh" "${OPENAI[@]}" --judge-timeout 1
+assert_eq "$RC/$(model .status)" 6/error "a judge slower than its timeout"
+grep -q "Timeout was reached\|timed out" <<<"$(model .reason)" || fail "slow: reason $(model .reason)"
+grep -q "after 3 attempts" <<<"$(model .reason)" || fail "slow: not retried: $(model .reason)"
 mode rules
+run hang "$T/good.sh" --judge "command:sleep 30" --judge-timeout 1
+assert_eq "$RC/$(model .status)" 6/error "a command judge past its timeout"
+grep -q "gave no answer within 1 s and was killed" <<<"$(model .reason)" || fail "hang: reason $(model .reason)"
 run wrongkey "$T/good.sh" --judge "openai:$URL/v1" --judge-model scripted-1 --judge-key-file wrong-key
 assert_eq "$RC/$(model .status)" 6/error "a judge refusing the key"
 grep -q "HTTP 401" <<<"$(model .reason)" || fail "wrong key: reason $(model .reason)"
@@ -149,7 +157,7 @@ run secret "$T/good.sh" "${OPENAI[@]}"
 grep -q "ghp_abcdefghij" "$V" && fail "a token the judge repeated reached verdict.json"
 grep -q "REDACTED" <<<"$(model .judgment.rationale)" || fail "the judge's token was not redacted: $(model .judgment.rationale)"
 mode rules
-pass "the judge unreachable, garbage, down, refusing the key: error and INCOMPLETE; 503s retried; its words redacted"
+pass "the judge unreachable, garbage, down, too slow, refusing the key: error and INCOMPLETE; 503s and timeouts retried; its words redacted"
 
 # ---- the Anthropic Messages API, and the command form
 run anthropic "$T/good.sh" --judge "anthropic:$URL" --judge-model claude-scripted --judge-key-file key
