@@ -173,3 +173,20 @@ int collect_summary(const Config *c, const char *who, const char *sid, const cha
                 return 1;
         return collect_write(who, dir, "summary.md", reply.body, reply.body_len);
 }
+
+int collect_reply(const Config *c, const char *who, const char *sid, const char *dir)
+{
+        _cleanup_(api_reply_done) ApiReply reply = {};
+        _cleanup_free_ char *p = sandbox_path(sid, "/agent-reply");
+        if (!p)
+                return -ENOMEM;
+        int r = api_request(c, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
+        if (r == -EREMOTEIO && reply.status == 404)
+                return 1;
+        if (r < 0) {
+                fprintf(stderr, "%s: cannot read the agent's reply of %s: %s\n", who, sid,
+                        reply.error_message ? reply.error_message : strerror(-r));
+                return r;
+        }
+        return collect_write(who, dir, GRADE_AGENT_REPLY_FILE, reply.body, reply.body_len);
+}

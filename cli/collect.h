@@ -44,3 +44,11 @@ int collect_verdict(const Config *c, const char *who, const char *sid, const cha
 
 /* <dir>/summary.md from pomed. 0; 1 when it serves none; -errno (said, except a 404). */
 int collect_summary(const Config *c, const char *who, const char *sid, const char *dir);
+
+/*
+ * <dir>/agent-reply.txt from GET …/agent-reply: what pomed's judge was shown of the agent's
+ * reply (sent with the finalize, or by the agent's own finalize_run), so that `pome eval` of
+ * the directory asks the judge the same question. 0, 1 when pomed holds none (said nowhere:
+ * a run need not have one), -errno (said).
+ */
+int collect_reply(const Config *c, const char *who, const char *sid, const char *dir);

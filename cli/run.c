@@ -1464,6 +1464,7 @@ static int run_collect(int argc, char **argv)
         if (r < 0)
                 return POME_EXIT_ERROR;
         bool summary = collect_summary(&config, "pome run collect", id, dir) == 0;
+        (void)collect_reply(&config, "pome run collect", id, dir);
         r = collect_meta(dir, id, &config, rec.json, verdict);
         if (r < 0) {
                 fprintf(stderr, "pome run collect: cannot write %s/meta.json: %s\n", dir,

@@ -554,7 +554,6 @@ static int finalize_sandbox(Trial *t)
         if (!body)
                 return fail(t, POME_EXIT_ERROR, false, "out of memory");
         int r = api_call(t->plan->config, "POST", p, body, &reply);
-        bool by_agent = false;
         if (r == -EREMOTEIO && reply.status == 409 &&
             streq_ptr(json_get_str(reply.error_details, "reason"), "finalizing")) {
                 /* the agent's own finalize_run is grading it: ask again shortly */
@@ -567,9 +566,8 @@ static int finalize_sandbox(Trial *t)
         }
         if (r == -EREMOTEIO && reply.status == 409 &&
             streq_ptr(json_get_str(reply.error_details, "state"), "done")) {
-                /* the agent finalized its own run (finalize_run): graded already, without
-                 * its reply, which the run directory then does not claim either */
-                by_agent = true;
+                /* the agent finalized its own run (finalize_run): graded already, with the
+                 * reply it gave then, if any */
                 r = 0;
                 say(t, "trial %u: the agent finalized the sandbox itself; collecting its verdict",
                     t->number);
@@ -591,9 +589,10 @@ static int finalize_sandbox(Trial *t)
         r = fetch_tapes(t);
         for (char **tw = t->plan->task->twins; r >= 0 && *tw; tw++)
                 r = fetch_state(t, *tw);
-        /* the reply pomed was given, as it holds it: `pome eval` asks the same question */
-        if (r >= 0 && t->reply && !by_agent)
-                r = write_in(t, GRADE_AGENT_REPLY_FILE, t->reply, t->reply_len);
+        /* the reply pomed's judge was shown, as pomed holds it (ours, or the one the agent
+         * gave its own finalize_run): `pome eval` of the directory asks the same question */
+        if (r >= 0 && collect_reply(t->plan->config, "pome run", t->sid, t->dir) < 0)
+                r = -EIO;
         if (r >= 0)
                 r = fetch_verdict(t);
         if (r == -ENODATA)
@@ -803,9 +802,9 @@ static int start_twins(Trial *t)
 static bool env_replaced(const char *kv)
 {
         static const char *const names[] = {
-                "POME_API_KEY=",   "POME_AUTH_TOKEN=", "POME_SESSION_ID=", "POME_TWIN_URL=",
-                "POME_TWIN_NAMES=", "POME_TASK=",      "POME_RUN_DIR=",    "POME_TRIAL=",
-                "POME_AGENT_TMP=", "POME_STATE_DIR=",  "POME_API_URL=",
+                "POME_API_KEY=",    "POME_AUTH_TOKEN=", "POME_SESSION_ID=", "POME_TWIN_URL=",
+                "POME_TWIN_NAMES=", "POME_TASK=",       "POME_RUN_DIR=",    "POME_TRIAL=",
+                "POME_AGENT_TMP=",  "POME_STATE_DIR=",  "POME_API_URL=",
         };
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (startswith(kv, names[i]))

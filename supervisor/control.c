@@ -521,9 +521,9 @@ static void handle_events(Call *c, const char *id)
 #define RUN_JSON_MAX (256u << 20) /* bytes of a verdict.json or <twin>.final.json served */
 
 /*
- * GET /v1/sandboxes/{id}/verdict, /summary and /state?twin=T: a file the run left
- * (verdict.json, summary.md as text/markdown, <twin>.final.json), for as long as the run is
- * kept.
+ * GET /v1/sandboxes/{id}/verdict, /summary, /agent-reply and /state?twin=T: a file the run
+ * left (verdict.json, summary.md as text/markdown, agent-reply.txt as text/plain: what the
+ * judge was shown of the agent's reply, <twin>.final.json), for as long as the run is kept.
  */
 static void handle_run_file(Call *c, const char *id, const char *what)
 {
@@ -532,6 +532,8 @@ static void handle_run_file(Call *c, const char *id, const char *what)
                 snprintf(name, sizeof(name), "verdict.json");
         else if (streq(what, "summary"))
                 snprintf(name, sizeof(name), "summary.md");
+        else if (streq(what, "agent-reply"))
+                snprintf(name, sizeof(name), GRADE_AGENT_REPLY_FILE);
         else {
                 _cleanup_free_ char *twin = NULL;
                 if (!twin_param(c, &twin))
@@ -552,18 +554,20 @@ static void handle_run_file(Call *c, const char *id, const char *what)
                 return;
         }
         /* served as written, byte for byte: verdict.json is the bytes `pome eval` reproduces */
-        bool md = streq(what, "summary");
-        _cleanup_free_ char *text = NULL;
+        bool md = streq(what, "summary"), text = streq(what, "agent-reply");
+        _cleanup_free_ char *body = NULL;
         size_t len = 0;
-        int r = read_file_at(AT_FDCWD, path, md ? SUMMARY_MAX : RUN_JSON_MAX, &text, &len);
+        int r = read_file_at(AT_FDCWD, path, md || text ? SUMMARY_MAX : RUN_JSON_MAX, &body, &len);
         if (r < 0) {
                 fail(c, 500, "internal_error", NULL, "Cannot read %s: %s", name, strerror(-r));
                 return;
         }
         _cleanup_json_ json_t *h =
                 json_pack("{s:s, s:s}", "X-Request-Id", c->request_id, "Content-Type",
-                          md ? "text/markdown; charset=utf-8" : "application/json; charset=utf-8");
-        (void)http_reply(c->rq, 200, h, text, len);
+                          md     ? "text/markdown; charset=utf-8"
+                          : text ? "text/plain; charset=utf-8"
+                                 : "application/json; charset=utf-8");
+        (void)http_reply(c->rq, 200, h, body, len);
 }
 
 /*
@@ -878,7 +882,7 @@ void control_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         if (streq(e, "/events") || streq(e, "/verdict") || streq(e, "/summary") ||
-            streq(e, "/state")) {
+            streq(e, "/state") || streq(e, "/agent-reply")) {
                 if (!streq(method, "GET"))
                         method_not_allowed(c, "GET");
                 else if (streq(e, "/events"))

@@ -186,6 +186,9 @@ static void on_finalized(Sandbox *s, void *userdata)
                 front_finalize_done(f, 500, "internal_error", "Out of memory.", NULL);
 }
 
+_Static_assert(FRONT_AGENT_REPLY_MAX == GRADE_AGENT_REPLY_KEEP,
+               "a finalize's agent_reply is bounded alike at both ends");
+
 /*
  * The FrontSession.finalize of a sandbox's twins: the control API's finalize (manager_finalize,
  * the sandbox's own task, never one the caller brings), refused in the sandbox's words when it
@@ -231,7 +234,10 @@ static void gateway_finalize(void *userdata, FrontFinalize *f)
                 return;
         }
         SandboxError se = {};
-        if (manager_finalize(m, s->team, sid, NULL, on_finalized, f, &se) < 0) {
+        /* the agent's own last words, when it gives them: the judge sees them as its reply */
+        SandboxFinalizeSpec spec = {};
+        spec.agent_reply = front_finalize_reply(f, &spec.reply_len);
+        if (manager_finalize(m, s->team, sid, &spec, on_finalized, f, &se) < 0) {
                 /* the checks above leave only what cannot happen here, said as it is */
                 front_finalize_done(f, 500, "internal_error", se.message, se.details);
                 sandbox_error_done(&se);

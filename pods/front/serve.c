@@ -218,6 +218,7 @@ struct FrontFinalize {
         FinalizeForm form;
         json_t *id; /* the JSON-RPC request's id (FINALIZE_RPC) */
         char *run_id;
+        json_t *reply; /* the agent_reply argument (a string), or NULL */
         char request_id[32];
 };
 
@@ -225,6 +226,7 @@ static FrontFinalize *finalize_free(FrontFinalize *f)
 {
         if (f) {
                 json_decref(f->id);
+                json_decref(f->reply);
                 free(f->run_id);
                 free(f);
         }
@@ -235,7 +237,9 @@ static FrontFinalize *finalize_free(FrontFinalize *f)
 static json_t *finalize_tool(void)
 {
         return json_pack(
-                "{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}}, s:{s:s, s:b, s:b, s:b, s:b}}",
+                "{s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}}}, s:{s:s, s:b, "
+                "s:b, "
+                "s:b, s:b}}",
                 "name", FRONT_FINALIZE_TOOL, "description",
                 "Ends this run and grades it, as hosted Pome's finalize_run does: every twin's "
                 "final state is kept, the run is graded against the task the sandbox was created "
@@ -250,6 +254,10 @@ static json_t *finalize_tool(void)
                 "agent_token", "type", "string", "description",
                 "Accepted for hosted Pome's callers and ignored: the call is already "
                 "authenticated by its bearer.",
+                "agent_reply", "type", "string", "description",
+                "Optional: your final answer to the operator (what you would reply), at most "
+                "64 KiB, shown to the judge of the task's [model] criteria as the end of your "
+                "output.",
                 "annotations", "title", "Finalize this run", "readOnlyHint", false,
                 "destructiveHint", true, "idempotentHint", false, "openWorldHint", false);
 }
@@ -371,7 +379,8 @@ static json_t *rest_args(HttpRequest *rq, const char **ret_code, const char **re
         const char *ct = http_request_header(rq, "content-type");
         if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
                 _cleanup_json_ json_t *o = json_object();
-                static const char *const keys[] = {"session_id", "agent_token", "task_markdown"};
+                static const char *const keys[] = {"session_id", "agent_token", "agent_reply",
+                                                   "task_markdown"};
                 for (size_t i = 0; o && i < ELEMENTSOF(keys); i++) {
                         _cleanup_free_ char *v = NULL;
                         size_t l;
@@ -418,6 +427,15 @@ static int finalize_check(const json_t *args, const char *run_id, const char **r
                          run_id);
                 return -1;
         }
+        json_t *reply = json_object_get(args, "agent_reply");
+        if (reply && !json_is_null(reply) &&
+            (!json_is_string(reply) || json_string_length(reply) > FRONT_AGENT_REPLY_MAX)) {
+                snprintf(why, len,
+                         "agent_reply must be a string of at most %u bytes: your final answer to "
+                         "the operator, for the judge.",
+                         FRONT_AGENT_REPLY_MAX);
+                return -1;
+        }
         if (sid && !json_is_null(sid) && !json_is_string(sid)) {
                 snprintf(why, len, "session_id must be a string: this sandbox's id, %s.", run_id);
                 return -1;
@@ -437,6 +455,12 @@ static int finalize_check(const json_t *args, const char *run_id, const char **r
 const char *front_finalize_session(const FrontFinalize *f)
 {
         return f->run_id;
+}
+
+const char *front_finalize_reply(const FrontFinalize *f, size_t *ret_len)
+{
+        *ret_len = json_string_length(f->reply);
+        return json_string_value(f->reply);
 }
 
 const char *front_finalize_surface(const FrontFinalize *f)
@@ -527,6 +551,8 @@ static void serve_finalize(HttpRequest *rq, const FrontTarget *t, FinalizeForm f
                 front_finalize_done(f, 400, code, sentence, NULL);
                 return;
         }
+        json_t *reply = json_object_get(a, "agent_reply");
+        f->reply = json_is_string(reply) ? json_incref(reply) : NULL;
         t->session.finalize(t->session.userdata, f);
 }
 

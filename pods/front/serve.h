@@ -102,6 +102,15 @@ bool front_finalize_asked(HttpRequest *rq, const char *rest);
 /* The sandbox id a finalize is for (the target's run_id; borrowed from f). */
 const char *front_finalize_session(const FrontFinalize *f);
 
+/* The longest agent_reply a finalize takes: bytes (GRADE_AGENT_REPLY_KEEP, which the front
+ * cannot see; supervisor/gateway.c holds them equal). */
+#define FRONT_AGENT_REPLY_MAX (64u << 10)
+
+/* The finalize's agent_reply argument (the agent's final answer, for the judge: at most
+ * FRONT_AGENT_REPLY_MAX bytes of UTF-8), borrowed from f, its length in *ret_len; NULL when
+ * not given. */
+const char *front_finalize_reply(const FrontFinalize *f, size_t *ret_len);
+
 /* How a finalize was asked, for logs: "POST /_pome/finalize" or "MCP finalize_run" (static). */
 const char *front_finalize_surface(const FrontFinalize *f);
 

@@ -222,6 +222,29 @@ assert_eq "$(jq -r .verdict.state show.json)" pass "pome run show"
 "$POME" eval "$D" >pomed-eval.out || fail "pome eval of pomed's run: $(cat pomed-eval.out)"
 grep -q "identical (byte for byte)" pomed-eval.out || fail "pome eval of pomed's run: $(cat pomed-eval.out)"
 cmp "$D/agent-reply.txt" "$TMP/state/runs/$SID/agent-reply.txt" || fail "pomed's agent-reply.txt differs from pome's"
+# an agent that finalizes its own run (finalize_run over MCP) and gives its reply there: the
+# judge sees that reply, pome run collects the verdict and the reply pomed graded with
+cat >self-finalize.sh <<EOF
+#!/usr/bin/env bash
+set -euo pipefail
+reply=\$("$T/good.sh")
+printf '%s\n' "\$reply"
+jq -nc --arg r "\$reply" '{jsonrpc: "2.0", id: 1, method: "tools/call",
+        params: {name: "finalize_run", arguments: {agent_reply: \$r}}}' |
+        curl -fsS -H "Authorization: Bearer \$POME_AUTH_TOKEN" -H 'Content-Type: application/json' \\
+                -H 'Accept: application/json, text/event-stream' --data-binary @- "\$POME_SLACK_MCP_URL" \\
+                >"$TMP/self-finalize.answer"
+EOF
+chmod +x self-finalize.sh
+"$POME" run "$T/task.md" --out sandbox --json -- ./self-finalize.sh >self.json 2>self.err ||
+        fail "an agent that finalized itself: $(cat self.err)"
+D=$(jq -r .trials[0].run_dir self.json)
+assert_eq "$(jq -r .result.structuredContent.verdict.state self-finalize.answer)" pass "finalize_run's answer"
+assert_eq "$(jq -r .state "$D/verdict.json")/$(jq -r "$MODEL | .status" "$D/verdict.json")" pass/passed \
+        "the self-finalized run, judged on the reply it gave finalize_run"
+grep -q "prompt injection" "$D/agent-reply.txt" || fail "the collected agent-reply.txt is not the one given"
+"$POME" eval "$D" --json | cmp - "$D/verdict.json" || fail "pome eval of the self-finalized run"
+grep -q "finalized the sandbox itself" self.err || fail "pome run does not say the agent finalized: $(cat self.err)"
 set +e
 "$POME" run "$T/task.md" --out sandbox "${OPENAI[@]}" -- "$T/good.sh" >/dev/null 2>judge-flag.err
 rc=$?
