@@ -405,8 +405,9 @@ static int check_config(const Config *cfg)
                        strv_length(cfg->teams[i].key_hashes) == 1 ? "" : "s");
         _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
         printf("  judge of [model] criteria: %s\n",
-               judge ? judge : "none (a task's [model] criteria are not evaluated: its run is "
-                               "incomplete)");
+               judge ? judge
+                     : "none (a task's [model] criteria are not evaluated: its run is "
+                       "incomplete)");
         images_free(im);
         return 0;
 }
@@ -621,8 +622,9 @@ int main(int argc, char **argv)
                  gateway_url, manager_public_url(m), state->path);
         _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
         log_info("judge of [model] criteria: %s",
-                 judge ? judge : "none: a task's [model] criteria are not evaluated (judge: in "
-                                 "pomed.conf)");
+                 judge ? judge
+                       : "none: a task's [model] criteria are not evaluated (judge: in "
+                         "pomed.conf)");
         service.listening = true;
         service_maybe_ready(&service);
         service_status(&service);
