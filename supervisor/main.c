@@ -620,11 +620,14 @@ int main(int argc, char **argv)
                                   info_dir ? " and " : "", strempty(info_dir));
         log_info("control API on %s, twin gateway on %s (public %s), state in %s", control_url,
                  gateway_url, manager_public_url(m), state->path);
-        _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
-        log_info("judge of [model] criteria: %s",
-                 judge ? judge
-                       : "none: a task's [model] criteria are not evaluated (judge: in "
-                         "pomed.conf)");
+        {
+                /* a block of its own: the gotos to out jump past it */
+                _cleanup_free_ char *judge = cfg->judge ? judge_config_describe(cfg->judge) : NULL;
+                log_info("judge of [model] criteria: %s",
+                         judge ? judge
+                               : "none: a task's [model] criteria are not evaluated (judge: "
+                                 "in pomed.conf)");
+        }
         service.listening = true;
         service_maybe_ready(&service);
         service_status(&service);
