@@ -266,30 +266,21 @@ static int load_task(Run *run, const char *path)
         if (asprintf(&side, "%.*s.seed.json", (int)(n > 3 && endswith(path, ".md") ? n - 3 : n),
                      path) < 0)
                 return -ENOMEM;
-        _cleanup_json_ json_t *sidecar = NULL;
         r = read_file_at(AT_FDCWD, side, SIDECAR_MAX, &run->sidecar_text, &run->sidecar_len);
-        if (r >= 0) {
-                json_error_t je;
-                sidecar = json_loadb(run->sidecar_text, run->sidecar_len, JSON_REJECT_DUPLICATES,
-                                     &je);
-                if (!sidecar) {
-                        fprintf(stderr, "pome run: %s:%d: not valid JSON: %s\n", side, je.line,
-                                je.text);
-                        return -EINVAL;
-                }
-        } else if (r != -ENOENT) {
+        if (r < 0 && r != -ENOENT) {
                 fprintf(stderr, "pome run: %s: %s\n", side, strerror(-r));
                 return r;
         }
-        r = grade_task_parse(run->task_text, run->task_len, path, sidecar, &run->task, &e);
+        r = grade_task_parse(run->task_text, run->task_len, path, run->sidecar_text,
+                             run->sidecar_len, &run->task, &e);
         if (r < 0) {
                 output_lines(stderr, "pome run", r == -ENOMEM ? "out of memory" : e.message);
                 return r;
         }
         /* the same bytes as the run directory will hold them (task.md, task.seed.json): the
          * task --local grades, held from before the agent starts */
-        r = grade_task_parse(run->task_text, run->task_len, "task.md", sidecar, &run->grade_task,
-                             &e);
+        r = grade_task_parse(run->task_text, run->task_len, "task.md", run->sidecar_text,
+                             run->sidecar_len, &run->grade_task, &e);
         if (r < 0) {
                 output_lines(stderr, "pome run", r == -ENOMEM ? "out of memory" : e.message);
                 return r;

@@ -802,7 +802,7 @@ int sandbox_task_parse(const char *text, size_t len, const char *const *twins, s
                                      "task_markdown is larger than %u bytes.", SANDBOX_TASK_MAX);
         GradeTask *t = NULL;
         GradeError ge = {};
-        int r = grade_task_parse(text, len, "task.md", NULL, &t, &ge);
+        int r = grade_task_parse(text, len, "task.md", NULL, 0, &t, &ge);
         if (r == -ENOMEM)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         if (r < 0) {

@@ -80,9 +80,10 @@ typedef struct GradeTask {
 
 /*
  * Parses a task file's text (len bytes; need not be NUL-terminated) named name (used in
- * messages, "task.md"). sidecar_seed (borrowed, may be NULL) is the parsed <task>.seed.json;
- * it wins over the inline ## Seed State (its refusals name "<task>.seed.json" without a line:
- * grade_task_load, which has its text, names the line). A prose ## Seed State without a
+ * messages, "task.md"). sidecar_text (sidecar_len bytes; NULL: none) is the text of the
+ * task's <task>.seed.json; it wins over the inline ## Seed State, and its refusals name
+ * "<task>.seed.json:<line>" (text that is not JSON is refused at once). A prose ## Seed State
+ * without a
  * sidecar is not an error: GradeTask.seed_prose_line says where it is. Accepted criterion
  * markers (hosted Pome's grammar plus one spelling): `[code]`, `[code:<twin>]`, `[model]`,
  * `[model:<twin>]`, with `always-scored` inside the marker (`[code:slack always-scored]`) or
@@ -106,8 +107,8 @@ typedef struct GradeTask {
  * an unknown twin, a criterion or a seed for a twin the task lacks, no ## Prompt, no
  * criteria, a malformed seed; see GradeError), -ENOMEM.
  */
-int grade_task_parse(const char *text, size_t len, const char *name, const json_t *sidecar_seed,
-                     GradeTask **ret, GradeError *e);
+int grade_task_parse(const char *text, size_t len, const char *name, const char *sidecar_text,
+                     size_t sidecar_len, GradeTask **ret, GradeError *e);
 
 /*
  * Reads the task file at path (at most 1 MiB) and the sidecar next to it (path with ".md"

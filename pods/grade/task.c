@@ -1367,10 +1367,21 @@ static int task_parse(const char *text, size_t len, const char *name, const json
         return 0;
 }
 
-int grade_task_parse(const char *text, size_t len, const char *name, const json_t *sidecar_seed,
-                     GradeTask **ret, GradeError *e)
+int grade_task_parse(const char *text, size_t len, const char *name, const char *sidecar_text,
+                     size_t sidecar_len, GradeTask **ret, GradeError *e)
 {
-        return task_parse(text, len, name, sidecar_seed, NULL, 0, ret, e);
+        _cleanup_json_ json_t *sidecar = NULL;
+        if (sidecar_text) {
+                json_error_t je;
+                _cleanup_free_ char *side = sidecar_name(name ? name : "task.md");
+                if (!side)
+                        return -ENOMEM;
+                sidecar = json_loadb(sidecar_text, sidecar_len, JSON_REJECT_DUPLICATES, &je);
+                if (!sidecar)
+                        return grade_error(e, -EINVAL, "%s:%d: not valid JSON: %s", side, je.line,
+                                           je.text);
+        }
+        return task_parse(text, len, name, sidecar, sidecar_text, sidecar_len, ret, e);
 }
 
 int grade_task_load(const char *path, GradeTask **ret, GradeError *e)
@@ -1388,17 +1399,10 @@ int grade_task_load(const char *path, GradeTask **ret, GradeError *e)
                         return -ENOMEM;
         } else if (asprintf(&side, "%s.seed.json", path) < 0)
                 return -ENOMEM;
-        _cleanup_json_ json_t *sidecar = NULL;
         r = read_file_at(AT_FDCWD, side, GRADE_SEED_MAX, &side_text, &side_len);
-        if (r >= 0) {
-                json_error_t je;
-                sidecar = json_loadb(side_text, side_len, JSON_REJECT_DUPLICATES, &je);
-                if (!sidecar)
-                        return grade_error(e, -EINVAL, "%s:%d: not valid JSON: %s", side, je.line,
-                                           je.text);
-        } else if (r != -ENOENT)
+        if (r < 0 && r != -ENOENT)
                 return grade_error(e, r, "%s: %s", side,
                                    r == -EFBIG ? "larger than 16 MiB" : strerror(-r));
         const char *base = strrchr(path, '/');
-        return task_parse(text, len, base ? base + 1 : path, sidecar, side_text, side_len, ret, e);
+        return grade_task_parse(text, len, base ? base + 1 : path, side_text, side_len, ret, e);
 }

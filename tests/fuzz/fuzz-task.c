@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         GradeTask *t = NULL;
         GradeError e = {};
-        int r = grade_task_parse((const char *)data, size, "task.md", NULL, &t, &e);
+        int r = grade_task_parse((const char *)data, size, "task.md", NULL, 0, &t, &e);
         if (r < 0) {
                 /* a refusal names the file and a line, and nothing is handed out */
                 ASSERT(r == -EINVAL || r == -ENOMEM);

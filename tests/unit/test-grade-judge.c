@@ -50,7 +50,7 @@ static GradeTask *task(void)
 {
         GradeTask *t = NULL;
         GradeError e = {};
-        CHECK_OK(grade_task_parse(task_text, strlen(task_text), "task.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(task_text, strlen(task_text), "task.md", NULL, 0, &t, &e));
         if (!t) {
                 fprintf(stderr, "%s\n", e.message);
                 exit(1);

@@ -38,7 +38,7 @@ static int parse_err(const char *text, char *msg, size_t len)
 {
         GradeTask *t = NULL;
         GradeError e = {};
-        int r = grade_task_parse(text, strlen(text), "t.md", NULL, &t, &e);
+        int r = grade_task_parse(text, strlen(text), "t.md", NULL, 0, &t, &e);
         snprintf(msg, len, "%s", r < 0 ? e.message : "");
         grade_task_free(t);
         return r;
@@ -104,21 +104,20 @@ static void test_task_samples(void)
         CHECK_OK(read_file_at(AT_FDCWD, path, 1 << 20, &text, &len));
         GradeError e = {};
         t = NULL;
-        CHECK_OK(grade_task_parse(text, len, "refund.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(text, len, "refund.md", NULL, 0, &t, &e));
         CHECK(t && t->seed_prose_line == 18 && json_is_object(t->seeds) &&
               json_object_size(t->seeds) == 0 && t->n_criteria == 4);
         t = grade_task_free(t);
         /* with it, the sidecar is the seed and the prose is nothing to refuse */
-        _cleanup_json_ json_t *side = NULL;
-        _cleanup_free_ char *side_path = task_path("refund.seed.json");
-        side = json_load_file(side_path, 0, NULL);
-        CHECK(side != NULL);
-        CHECK_OK(grade_task_parse(text, len, "refund.md", side, &t, &e));
+        _cleanup_free_ char *side_path = task_path("refund.seed.json"), *side = NULL;
+        size_t side_len = 0;
+        CHECK_OK(read_file_at(AT_FDCWD, side_path, 1 << 20, &side, &side_len));
+        CHECK_OK(grade_task_parse(text, len, "refund.md", side, side_len, &t, &e));
         CHECK(t && t->seed_prose_line == 0 && json_object_get(t->seeds, "stripe"));
         grade_task_free(t);
         /* a JSON seed is no prose either */
         const char *json_seed = MINIMAL "## Seed State\n{\"repositories\": []}\n";
-        CHECK_OK(grade_task_parse(json_seed, strlen(json_seed), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(json_seed, strlen(json_seed), "t.md", NULL, 0, &t, &e));
         CHECK(t && t->seed_prose_line == 0 && json_object_get(t->seeds, "github"));
         grade_task_free(t);
 }
@@ -128,7 +127,7 @@ static void test_task_config(void)
         GradeTask *t = NULL;
         GradeError e = {};
         /* no ## Config: hosted Pome's defaults */
-        CHECK_OK(grade_task_parse(MINIMAL, strlen(MINIMAL), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(MINIMAL, strlen(MINIMAL), "t.md", NULL, 0, &t, &e));
         CHECK(t && strv_length(t->twins) == 1 && streq(t->twins[0], "github"));
         CHECK(t && t->timeout_sec == 60 && t->runs == 1 && t->pass_threshold == 100);
         CHECK(t && streq(t->title, "T"));
@@ -138,7 +137,7 @@ static void test_task_config(void)
         const char *crlf = "## Prompt\r\nGo.\r\n## Success Criteria\r\n- [code] No unsupported "
                            "endpoint was called\r\n## Config\r\ntwins: [stripe]\r\nmodel: opus\r\n"
                            "passThreshold: 50.5\r\n";
-        CHECK_OK(grade_task_parse(crlf, strlen(crlf), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(crlf, strlen(crlf), "t.md", NULL, 0, &t, &e));
         CHECK(t && streq(t->twins[0], "stripe") && t->pass_threshold == 50.5);
         CHECK(t && streq(t->title, "t")); /* no # Title: the file name */
         CHECK(t && strv_length(t->warnings) == 1 &&
@@ -239,7 +238,7 @@ static void test_task_criteria(void)
                          "is happy\n1. a numbered note\n---\nCodes and models: prose.\n";
         GradeTask *t = NULL;
         GradeError e = {};
-        CHECK_OK(grade_task_parse(ok, strlen(ok), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(ok, strlen(ok), "t.md", NULL, 0, &t, &e));
         CHECK(t && t->n_criteria == 2);
         if (t) {
                 CHECK(t->criteria[0].line == 11 && streq(t->criteria[0].text, "spaced"));
@@ -300,7 +299,7 @@ static void test_task_seeds(void)
         GradeError e = {};
         const char *flat = MINIMAL "## Seed State\n```json\n{\"repositories\":[{\"owner\":\"o\","
                                    "\"name\":\"r\"}]}\n```\n";
-        CHECK_OK(grade_task_parse(flat, strlen(flat), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(flat, strlen(flat), "t.md", NULL, 0, &t, &e));
         CHECK(t &&
               streq_ptr(jps(json_object_get(t->seeds, "github"), "/repositories/0/owner"), "o"));
         t = grade_task_free(t);
@@ -308,14 +307,13 @@ static void test_task_seeds(void)
         const char *multi = "## Prompt\nGo.\n## Success Criteria\n- [code] a\n## Config\n"
                             "twins: [github, slack]\n## Seed State\n{\"slack\": {\"channels\": "
                             "[{\"name\": \"general\"}]}}\n";
-        CHECK_OK(grade_task_parse(multi, strlen(multi), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(multi, strlen(multi), "t.md", NULL, 0, &t, &e));
         CHECK(t && json_object_size(t->seeds) == 1 && json_object_get(t->seeds, "slack"));
         t = grade_task_free(t);
 
         /* the sidecar wins over the inline seed */
-        _cleanup_json_ json_t *side =
-                json_pack("{s:[{s:s, s:s}]}", "repositories", "owner", "s", "name", "x");
-        CHECK_OK(grade_task_parse(flat, strlen(flat), "t.md", side, &t, &e));
+        const char *side = "{\"repositories\": [{\"owner\": \"s\", \"name\": \"x\"}]}";
+        CHECK_OK(grade_task_parse(flat, strlen(flat), "t.md", side, strlen(side), &t, &e));
         CHECK(t &&
               streq_ptr(jps(json_object_get(t->seeds, "github"), "/repositories/0/owner"), "s"));
         t = grade_task_free(t);
@@ -384,7 +382,7 @@ static void test_task_all_errors(void)
                            "Again.\n";                                                 /* 31 */
         GradeTask *t = NULL;
         GradeError e = {};
-        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, &t, &e) == -EINVAL && !t);
+        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, 0, &t, &e) == -EINVAL && !t);
         _cleanup_strv_free_ char **l = message_lines(&e);
         static const char *const want[] = {
                 "t.md:8: \"- [Code:github] Issue #1 exists in `acme/api`\" reaches for a "
@@ -415,7 +413,7 @@ static void test_task_all_errors(void)
         CHECK(streq(e.message, "t.md:9: timeout must be a positive integer of seconds"));
         GradeError one = {};
         CHECK(grade_task_parse(MINIMAL "## Config\ntimeout: 0\n",
-                               strlen(MINIMAL "## Config\ntimeout: 0\n"), "t.md", NULL, &t,
+                               strlen(MINIMAL "## Config\ntimeout: 0\n"), "t.md", NULL, 0, &t,
                                &one) == -EINVAL);
         CHECK(one.n_errors == 1 && !strchr(one.message, '\n'));
 }
@@ -478,7 +476,7 @@ static void test_task_error_bounds(void)
         fclose(f);
         GradeTask *t = NULL;
         GradeError e = {};
-        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, &t, &e) == -EINVAL);
+        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, 0, &t, &e) == -EINVAL);
         CHECK(e.n_errors == 30);
         CHECK(utf8_valid(e.message, strlen(e.message)));
         _cleanup_strv_free_ char **l = message_lines(&e);
@@ -503,7 +501,7 @@ static void test_task_error_bounds(void)
                 fputs("- [code:nope] x\n", f);
         fclose(f);
         e = (GradeError){};
-        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, &t, &e) == -EINVAL);
+        CHECK(grade_task_parse(text, strlen(text), "t.md", NULL, 0, &t, &e) == -EINVAL);
         strv_free(l);
         l = message_lines(&e);
         CHECK(e.n_errors == 25 && strv_length(l) == 21);
@@ -610,14 +608,14 @@ static void test_task_seed_lines(void)
         GradeError e = {};
         CHECK(grade_task_load(md, &t, &e) == -EINVAL && !t);
         CHECK(startswith(e.message, "refund.seed.json:4: the stripe seed: charges[0].colour"));
-        /* grade_task_parse has the parsed sidecar only: its name, no line */
-        _cleanup_free_ char *text = NULL;
-        size_t len;
+        /* grade_task_parse with the sidecar's text names the line too (pome run's path) */
+        _cleanup_free_ char *text = NULL, *side = NULL;
+        size_t len, side_len;
         CHECK_OK(read_file_at(AT_FDCWD, md, 1 << 20, &text, &len));
-        _cleanup_json_ json_t *side = json_load_file(sc, 0, NULL);
+        CHECK_OK(read_file_at(AT_FDCWD, sc, 1 << 20, &side, &side_len));
         e = (GradeError){};
-        CHECK(grade_task_parse(text, len, "refund.md", side, &t, &e) == -EINVAL);
-        CHECK(startswith(e.message, "refund.seed.json: the stripe seed: charges[0].colour"));
+        CHECK(grade_task_parse(text, len, "refund.md", side, side_len, &t, &e) == -EINVAL);
+        CHECK(startswith(e.message, "refund.seed.json:4: the stripe seed: charges[0].colour"));
         /* a sidecar that is not JSON names its line */
         f = fopen(sc, "we");
         fputs("{\n  \"charges\": [,]\n}\n", f);

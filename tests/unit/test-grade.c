@@ -411,7 +411,7 @@ static void test_verdict_rules(void)
                            "#1 exists in `acme/api`\n";
         GradeTask *t = NULL;
         GradeError e = {};
-        CHECK_OK(grade_task_parse(text, strlen(text), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(text, strlen(text), "t.md", NULL, 0, &t, &e));
         Fx gh;
         fx_open(&gh, "github", "default");
         GradeTwinRun run = {"github", gh.seed, twin_world(gh.twin), gh.tape};
@@ -441,7 +441,7 @@ static void test_verdict_rules(void)
                             "`acme/api` is assigned to `alice`\n- [code:github] No new issues "
                             "were created in `acme/api`\n- [code:github] Issue #1 in `acme/api` "
                             "is in state open\n";
-        CHECK_OK(grade_task_parse(guard, strlen(guard), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(guard, strlen(guard), "t.md", NULL, 0, &t, &e));
         fx_open(&gh, "github", "default");
         CHECK(fx_json(&gh, "POST", "/repos/acme/api/issues/1/assignees",
                       "{\"assignees\":[\"alice\"]}") == 201);
@@ -467,7 +467,7 @@ static void test_verdict_rules(void)
         const char *tape = "## Prompt\nGo.\n## Success Criteria\n- [code:github] No unsupported "
                            "endpoint was called\n- [code:github] `create_issue` was never "
                            "called\n";
-        CHECK_OK(grade_task_parse(tape, strlen(tape), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(tape, strlen(tape), "t.md", NULL, 0, &t, &e));
         fx_open(&gh, "github", "default");
         GradeTwinRun idle = {"github", gh.seed, twin_world(gh.twin), gh.tape};
         CHECK_OK(grade_run(t, &idle, 1, NULL, &w, &e));
@@ -484,7 +484,7 @@ static void test_verdict_rules(void)
         grade_task_free(t);
         const char *req = "## Prompt\nGo.\n## Success Criteria\n- [code:github] `issue_read` "
                           "was called\n";
-        CHECK_OK(grade_task_parse(req, strlen(req), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(req, strlen(req), "t.md", NULL, 0, &t, &e));
         fx_open(&gh, "github", "default");
         GradeTwinRun nothing = {"github", gh.seed, twin_world(gh.twin), gh.tape};
         CHECK_OK(grade_run(t, &nothing, 1, NULL, &w, &e));
@@ -496,7 +496,7 @@ static void test_verdict_rules(void)
         /* another twin's sentence: the reason says whose */
         const char *cross = "## Prompt\nGo.\n## Success Criteria\n- [code] A refund exists on "
                             "charge \"ch_1\"\n";
-        CHECK_OK(grade_task_parse(cross, strlen(cross), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(cross, strlen(cross), "t.md", NULL, 0, &t, &e));
         CHECK_OK(grade_run(t, NULL, 0, NULL, &w, &e));
         CHECK(strstr(strempty(jps(w, "/criteria/0/reason")),
                      "it is the sentence of stripe.refund-exists, a check of the stripe twin, "
@@ -508,7 +508,7 @@ static void test_verdict_rules(void)
         const char *two = "## Prompt\nGo.\n## Success Criteria\n- [code] The moon is made of "
                           "cheese\n- [code] Issue #one exists in `acme/api`\n## Config\n"
                           "twins: [slack, github]\n";
-        CHECK_OK(grade_task_parse(two, strlen(two), "t.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(two, strlen(two), "t.md", NULL, 0, &t, &e));
         CHECK_OK(grade_run(t, NULL, 0, NULL, &w, &e));
         CHECK(crit_is(w, 0, "unmatched", false, false) && crit_is(w, 1, "unmatched", false, false));
         CHECK(streq_ptr(jps(w, "/state"), "incomplete") && jpi(w, "/counts/not_evaluated") == 2);
@@ -538,14 +538,14 @@ static void test_verdict_rules(void)
                            "`acme/api` is in state open\n- [code] No unsupported endpoint was "
                            "called\n- [model] The moon is made of cheese\n## Config\n"
                            "twins: [slack, github]\n";
-        CHECK_OK(grade_task_parse(fine, strlen(fine), "fine.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(fine, strlen(fine), "fine.md", NULL, 0, &t, &e));
         problems = NULL;
         CHECK(grade_task_check(t, &problems) == 0 && !problems);
         grade_task_free(t);
         /* tagged: only that twin's vocabulary, and the near miss names its check */
         const char *tagged = "## Prompt\nGo.\n## Success Criteria\n- [code:github] Issue #1 in "
                              "`acme/api` is in state opened\n";
-        CHECK_OK(grade_task_parse(tagged, strlen(tagged), "tagged.md", NULL, &t, &e));
+        CHECK_OK(grade_task_parse(tagged, strlen(tagged), "tagged.md", NULL, 0, &t, &e));
         CHECK(grade_task_check(t, &problems) == 1);
         CHECK(problems &&
               startswith(problems[0], "tagged.md:4: the sentence has the shape of "
