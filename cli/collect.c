@@ -162,31 +162,33 @@ int collect_verdict(const Config *c, const char *who, const char *sid, const cha
         return 0;
 }
 
-int collect_summary(const Config *c, const char *who, const char *sid, const char *dir)
+/* <dir>/<name> := the body of GET /v1/sandboxes/<sid><suffix>, as served. 0, 1 on a 404,
+ * -errno (said unless quiet). */
+static int collect_text(const Config *c, const char *who, const char *sid, const char *dir,
+                        const char *suffix, const char *name, bool quiet)
 {
         _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(sid, "/summary");
-        if (!p)
-                return -ENOMEM;
-        int r = api_request(c, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
-        if (r < 0 || reply.body_len == 0)
-                return 1;
-        return collect_write(who, dir, "summary.md", reply.body, reply.body_len);
-}
-
-int collect_reply(const Config *c, const char *who, const char *sid, const char *dir)
-{
-        _cleanup_(api_reply_done) ApiReply reply = {};
-        _cleanup_free_ char *p = sandbox_path(sid, "/agent-reply");
+        _cleanup_free_ char *p = sandbox_path(sid, suffix);
         if (!p)
                 return -ENOMEM;
         int r = api_request(c, "GET", p, NULL, API_ANY_BODY | API_QUIET, &reply);
         if (r == -EREMOTEIO && reply.status == 404)
                 return 1;
         if (r < 0) {
-                fprintf(stderr, "%s: cannot read the agent's reply of %s: %s\n", who, sid,
-                        reply.error_message ? reply.error_message : strerror(-r));
+                if (!quiet)
+                        fprintf(stderr, "%s: cannot read %s of %s: %s\n", who, name, sid,
+                                reply.error_message ? reply.error_message : strerror(-r));
                 return r;
         }
-        return collect_write(who, dir, GRADE_AGENT_REPLY_FILE, reply.body, reply.body_len);
+        return collect_write(who, dir, name, reply.body, reply.body_len);
+}
+
+int collect_summary(const Config *c, const char *who, const char *sid, const char *dir)
+{
+        return collect_text(c, who, sid, dir, "/summary", "summary.md", true) == 0 ? 0 : 1;
+}
+
+int collect_reply(const Config *c, const char *who, const char *sid, const char *dir)
+{
+        return collect_text(c, who, sid, dir, "/agent-reply", GRADE_AGENT_REPLY_FILE, false);
 }
