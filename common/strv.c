@@ -62,3 +62,12 @@ int strv_extendf(char ***l, const char *fmt, ...)
         va_end(ap);
         return strv_push(l, k < 0 ? NULL : s);
 }
+
+const char *strv_env_get(char *const *envp, const char *name)
+{
+        size_t n = strlen(name);
+        for (; envp && *envp; envp++)
+                if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+                        return *envp + n + 1;
+        return NULL;
+}

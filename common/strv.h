@@ -23,3 +23,5 @@ bool strv_contains(char *const *l, const char *s);
 int strv_extend(char ***l, const char *s);
 /* Appends a formatted string. 0 or -ENOMEM. */
 int strv_extendf(char ***l, const char *fmt, ...) _printf_(2, 3);
+/* The value of name in an environment ("NAME=value" strings), borrowed, or NULL. */
+const char *strv_env_get(char *const *envp, const char *name);

@@ -118,3 +118,39 @@ int utf8_mend(const char *s, size_t n, char **ret, size_t *ret_len)
         *ret_len = o;
         return 0;
 }
+
+int text_parse_size(const char *s, uint64_t *ret_bytes)
+{
+        uint64_t v = 0;
+        const char *p = s;
+
+        if (!s || *s < '0' || *s > '9')
+                return -EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+                if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t)(*p - '0');
+        }
+        unsigned shift = 0;
+        switch (*p) {
+        case 0:
+                break;
+        case 'K':
+                shift = 10;
+                break;
+        case 'M':
+                shift = 20;
+                break;
+        case 'G':
+                shift = 30;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (*p && p[1])
+                return -EINVAL;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *ret_bytes = v << shift;
+        return 0;
+}

@@ -13,6 +13,12 @@
 /* The value of a hex digit (either case), or -1. */
 int unhex(char c);
 
+/*
+ * A size: decimal digits with an optional K, M or G suffix (powers of 1024, as cgroup and
+ * systemd sizes are). 0 and *ret_bytes, -EINVAL for anything else, -ERANGE on overflow.
+ */
+int text_parse_size(const char *s, uint64_t *ret_bytes);
+
 /* Room for any int64_t in decimal, its sign and a NUL. */
 #define DECIMAL_MAX 21
 

@@ -22,7 +22,21 @@ typedef enum ScpSection {
         SCP_NONE,
         SCP_ALLOW,
         SCP_KILL,
+        SCP_ERRNO, /* ScpEntry.err */
 } ScpSection;
+
+/* The errnos an [errno E] section may name. */
+static const struct {
+        const char *name;
+        int value;
+} scp_errnos[] = {
+        {"EPERM", EPERM},
+        {"EACCES", EACCES},
+        {"ENOSYS", ENOSYS},
+        {"EINVAL", EINVAL},
+        {"EAFNOSUPPORT", EAFNOSUPPORT},
+        {"EOPNOTSUPP", EOPNOTSUPP},
+};
 
 static int perr(char *err, size_t errlen, const char *fmt, ...) _printf_(3, 4);
 static int perr(char *err, size_t errlen, const char *fmt, ...)
@@ -37,22 +51,25 @@ static int perr(char *err, size_t errlen, const char *fmt, ...)
 #define SCP_CONDS_MAX 3 /* comparisons on one line (ANDed) */
 
 typedef enum ScpOp {
-        SCP_OP_EQ,  /* aN == V: the low 32 bits equal V (int arguments: the kernel truncates) */
-        SCP_OP_NE,  /* aN != V */
-        SCP_OP_ALL, /* aN & V: every bit of V is set */
+        SCP_OP_EQ,     /* aN == V: the low 32 bits equal V (int arguments: the kernel truncates) */
+        SCP_OP_NE,     /* aN != V */
+        SCP_OP_ALL,    /* aN & V: every bit of V is set */
+        SCP_OP_MASKED, /* aN & M == V: the bits of M are those of V (mask in ScpCond.mask) */
 } ScpOp;
 
 typedef struct ScpCond {
         unsigned arg; /* 0..5 */
         ScpOp op;
         uint64_t value;
+        uint64_t mask; /* SCP_OP_MASKED */
 } ScpCond;
 
 typedef struct ScpEntry {
         char name[64];
         unsigned line;
         ScpSection section;
-        int nr; /* libseccomp's number: >= 0 native, < 0 pseudo (not on this architecture) */
+        int err; /* SCP_ERRNO: the errno */
+        int nr;  /* libseccomp's number: >= 0 native, < 0 pseudo (not on this architecture) */
         ScpCond conds[SCP_CONDS_MAX];
         size_t n_conds;
 } ScpEntry;
@@ -67,7 +84,10 @@ static const struct {
         {"AF_INET6", 10},
         {"AF_NETLINK", 16},
         {"AF_PACKET", 17},
+        {"AF_VSOCK", 40},
         {"SIGSYS", 31},
+        {"TIOCSTI", 0x5412},
+        {"TIOCLINUX", 0x541C},
         {"CLONE_NEWTIME", 0x00000080},
         {"CLONE_NEWNS", 0x00020000},
         {"CLONE_NEWCGROUP", 0x02000000},
@@ -116,7 +136,8 @@ static int parse_value(const char *w, size_t l, uint64_t *ret)
         return 0;
 }
 
-/* "aN OP V [aN OP V]…" after the name. 0, -EINVAL with a message. */
+/* "aN OP V [aN OP V]…" (OP: ==, !=, &, or "& M ==" before V) after the name. 0, -EINVAL with
+ * a message. */
 static int parse_conds(const char *s, size_t l, ScpEntry *e, const char *name, char *err,
                        size_t errlen)
 {
@@ -150,6 +171,28 @@ static int parse_conds(const char *s, size_t l, ScpEntry *e, const char *name, c
                     (c->op == SCP_OP_ALL && c->value == 0))
                         return perr(err, errlen, "%s:%u: bad value '%.*s'", name, e->line,
                                     (int)(vl > 64 ? 64 : vl), v);
+                /* "aN & M == V": the bits of M must be those of V */
+                size_t save = pos;
+                const char *eq;
+                size_t eql = next_word(s, l, &pos, &eq);
+                if (c->op == SCP_OP_ALL && word_is(eq, eql, "==")) {
+                        vl = next_word(s, l, &pos, &v);
+                        c->op = SCP_OP_MASKED;
+                        c->mask = c->value;
+                        if (parse_value(v, vl, &c->value) < 0 || (c->value & ~c->mask) != 0)
+                                return perr(err, errlen,
+                                            "%s:%u: bad value '%.*s' (its bits must be in the "
+                                            "mask)",
+                                            name, e->line, (int)(vl > 64 ? 64 : vl), v);
+                } else
+                        pos = save;
+                /* libseccomp takes one comparison of an argument per rule (EINVAL) */
+                for (size_t k = 0; k < e->n_conds; k++)
+                        if (e->conds[k].arg == c->arg)
+                                return perr(err, errlen,
+                                            "%s:%u: a%u is compared twice (one comparison an "
+                                            "argument: use one line each, or 'a%u & M == V')",
+                                            name, e->line, c->arg, c->arg);
                 e->n_conds++;
         }
 }
@@ -160,11 +203,34 @@ static void seccomp_releasep(scmp_filter_ctx *ctx)
                 seccomp_release(*ctx);
 }
 
-/* Parses the policy text into entries (at most SCP_ENTRIES_MAX). 0 and *ret_n, -EINVAL… */
+/* "[errno EPERM]" (l bytes at s): 0 and the errno, -EINVAL with a message. */
+static int parse_errno_section(const char *s, size_t l, const char *name, unsigned line, int *ret,
+                               char *err, size_t errlen)
+{
+        const char *e = s + 7; /* after "[errno " */
+        size_t el = l - 8;     /* without the "]" */
+        for (size_t i = 0; i < ELEMENTSOF(scp_errnos); i++)
+                if (word_is(e, el, scp_errnos[i].name)) {
+                        *ret = scp_errnos[i].value;
+                        return 0;
+                }
+        return perr(err, errlen,
+                    "%s:%u: unknown errno '%.*s' (known: EPERM, EACCES, ENOSYS, EINVAL, "
+                    "EAFNOSUPPORT, EOPNOTSUPP)",
+                    name, line, (int)(el > 32 ? 32 : el), e);
+}
+
+/*
+ * Parses the policy text into entries (at most SCP_ENTRIES_MAX). 0 with *ret_n and
+ * *ret_default_allow ([default allow] given), -EINVAL…
+ */
 static int parse(const char *text, size_t len, const char *name, ScpEntry *entries, size_t *ret_n,
-                 char *err, size_t errlen)
+                 bool *ret_default_allow, char *err, size_t errlen)
 {
         ScpSection section = SCP_NONE;
+        int section_err = 0;
+        bool default_allow = false, seen_section = false;
+        unsigned default_line = 0;
         size_t n = 0;
         unsigned line = 0;
 
@@ -190,15 +256,37 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                         return perr(err, errlen, "%s:%u: NUL byte", name, line);
 
                 if (s[0] == '[') {
-                        if (l == 7 && memcmp(s, "[allow]", 7) == 0)
+                        if (word_is(s, l, "[default allow]")) {
+                                if (default_allow)
+                                        return perr(err, errlen,
+                                                    "%s:%u: [default allow] already given at "
+                                                    "line %u",
+                                                    name, line, default_line);
+                                if (seen_section)
+                                        return perr(err, errlen,
+                                                    "%s:%u: [default allow] must come before "
+                                                    "every section",
+                                                    name, line);
+                                default_allow = true;
+                                default_line = line;
+                                continue;
+                        }
+                        if (word_is(s, l, "[allow]"))
                                 section = SCP_ALLOW;
-                        else if (l == 6 && memcmp(s, "[kill]", 6) == 0)
+                        else if (word_is(s, l, "[kill]"))
                                 section = SCP_KILL;
-                        else
-                                return perr(
-                                        err, errlen,
-                                        "%s:%u: unknown section '%.*s' (known: [allow], [kill])",
-                                        name, line, (int)(l > 64 ? 64 : l), s);
+                        else if (l > 8 && memcmp(s, "[errno ", 7) == 0 && s[l - 1] == ']') {
+                                int r = parse_errno_section(s, l, name, line, &section_err, err,
+                                                            errlen);
+                                if (r < 0)
+                                        return r;
+                                section = SCP_ERRNO;
+                        } else
+                                return perr(err, errlen,
+                                            "%s:%u: unknown section '%.*s' (known: [allow], "
+                                            "[kill], [errno E], [default allow])",
+                                            name, line, (int)(l > 64 ? 64 : l), s);
+                        seen_section = true;
                         continue;
                 }
 
@@ -214,8 +302,9 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                                     (int)(wl > 64 ? 64 : wl), s);
                 if (section == SCP_NONE)
                         return perr(err, errlen,
-                                    "%s:%u: '%.*s' is outside a section ([allow] or [kill])", name,
-                                    line, (int)l, s);
+                                    "%s:%u: '%.*s' is outside a section ([allow], [kill] or "
+                                    "[errno E])",
+                                    name, line, (int)(l > 64 ? 64 : l), s);
                 if (n >= SCP_ENTRIES_MAX)
                         return perr(err, errlen, "%s:%u: more than %d syscalls", name, line,
                                     SCP_ENTRIES_MAX);
@@ -226,10 +315,21 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                 e->name[wl] = 0;
                 e->line = line;
                 e->section = section;
+                e->err = section == SCP_ERRNO ? section_err : 0;
                 e->nr = seccomp_syscall_resolve_name(e->name);
                 if (e->nr == __NR_SCMP_ERROR)
                         return perr(err, errlen, "%s:%u: unknown syscall '%s'", name, line,
                                     e->name);
+                /* libseccomp refuses a rule whose action is the default's */
+                if (default_allow && section == SCP_ALLOW)
+                        return perr(err, errlen,
+                                    "%s:%u: '%s' is allowed by [default allow] already", name, line,
+                                    e->name);
+                if (!default_allow && section == SCP_ERRNO && e->err == ENOSYS)
+                        return perr(err, errlen,
+                                    "%s:%u: '%s' fails with ENOSYS by default already (no "
+                                    "[default allow])",
+                                    name, line, e->name);
                 int r = parse_conds(s + wl, l - wl, e, name, err, errlen);
                 if (r < 0)
                         return r;
@@ -245,6 +345,7 @@ static int parse(const char *text, size_t len, const char *name, ScpEntry *entri
                 n++;
         }
         *ret_n = n;
+        *ret_default_allow = default_allow;
         return 0;
 }
 
@@ -282,6 +383,7 @@ int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram 
                      size_t errlen)
 {
         size_t n = 0;
+        bool default_allow = false;
         int r;
 
         if (len > SCP_FILE_MAX)
@@ -289,11 +391,12 @@ int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram 
         _cleanup_free_ ScpEntry *entries = calloc(SCP_ENTRIES_MAX, sizeof(ScpEntry));
         if (!entries)
                 return -ENOMEM;
-        r = parse(text, len, name, entries, &n, err, errlen);
+        r = parse(text, len, name, entries, &n, &default_allow, err, errlen);
         if (r < 0)
                 return r;
 
-        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(ENOSYS));
+        _cleanup_(seccomp_releasep) scmp_filter_ctx ctx =
+                seccomp_init(default_allow ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(ENOSYS));
         if (!ctx)
                 return -ENOMEM;
         /* Another architecture's (or x32's) numbers mean something else here: kill. */
@@ -317,7 +420,10 @@ int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram 
                  * dies by SIGSYS all the same (pods/pod/sigsys.h); a process without the
                  * handler dies by SIGSYS at once, as under KILL_PROCESS.
                  */
-                uint32_t action = entries[i].section == SCP_KILL ? SCMP_ACT_TRAP : SCMP_ACT_ALLOW;
+                uint32_t action = entries[i].section == SCP_KILL ? SCMP_ACT_TRAP
+                                  : entries[i].section == SCP_ERRNO
+                                          ? SCMP_ACT_ERRNO((uint16_t)entries[i].err)
+                                          : SCMP_ACT_ALLOW;
                 struct scmp_arg_cmp cmp[SCP_CONDS_MAX];
                 for (size_t k = 0; k < entries[i].n_conds; k++) {
                         const ScpCond *c = &entries[i].conds[k];
@@ -332,6 +438,9 @@ int scp_compile_text(const char *text, size_t len, const char *name, ScpProgram 
                                 break;
                         case SCP_OP_ALL:
                                 cmp[k] = SCMP_CMP64(c->arg, SCMP_CMP_MASKED_EQ, c->value, c->value);
+                                break;
+                        case SCP_OP_MASKED:
+                                cmp[k] = SCMP_CMP64(c->arg, SCMP_CMP_MASKED_EQ, c->mask, c->value);
                                 break;
                         }
                 }

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "common/util.h"
+#include "supervisor/rawsys.h"
 
 #define SPAWN_STACK_SIZE   (64 * 1024)
 #define SPAWN_MAX_RLIMITS  8
@@ -30,37 +31,10 @@
  */
 #define CHILD_FN __attribute__((no_sanitize("address", "undefined"), noinline))
 
-/*
- * A raw system call: the kernel's result, -errno on failure, errno untouched. Written for
- * x86-64 only (what this is built and tested on): elsewhere the spawn falls back to a
- * fork-style clone, whose child has its own copy of errno and of everything else.
- */
-#if defined(__x86_64__)
-#define SPAWN_CONCURRENT_VM 1
-static inline __attribute__((always_inline)) long child_sys6(long n, long a, long b, long c, long d,
-                                                             long e, long f)
-{
-        register long r10 __asm__("r10") = d;
-        register long r8 __asm__("r8") = e;
-        register long r9 __asm__("r9") = f;
-        long ret;
-        __asm__ volatile("syscall"
-                         : "=a"(ret)
-                         : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-                         : "rcx", "r11", "memory");
-        return ret;
-}
-#else
-#define SPAWN_CONCURRENT_VM 0
-static inline long child_sys6(long n, long a, long b, long c, long d, long e, long f)
-{
-        long r = syscall(n, a, b, c, d, e, f);
-        return r < 0 ? -errno : r;
-}
-#endif
-#define CHILD_SYS_(n, a, b, c, d, e, f, ...) \
-        child_sys6((long)(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
-#define child_sys(...) CHILD_SYS_(__VA_ARGS__, 0, 0, 0, 0, 0, 0)
+/* The child's system calls (supervisor/rawsys.h): a fork-style clone elsewhere than x86-64,
+ * whose child has its own copy of errno and of everything else. */
+#define SPAWN_CONCURRENT_VM RAW_SYS_INLINE
+#define child_sys           raw_sys
 
 /*
  * Everything the child reads, copied by the parent before clone into the mapping that

@@ -56,6 +56,38 @@ static void test_parser_table(void)
                 {"[allow]\nmmap a0 == 1 a1 == 1 a2 == 1 a3 == 1\n", -EINVAL,
                  "t.policy:2: more than 3 comparisons"},
                 {"[allow]\nREAD\n", -EINVAL, "t.policy:2: not a syscall name"},
+                /* deny-lists: [default allow], [errno E] */
+                {"[default allow]\n[errno EPERM]\nbpf\nclone a0 & CLONE_NEWUSER\n"
+                 "[errno ENOSYS]\nclone3\n[kill]\nptrace\n",
+                 0, NULL},
+                {"# a deny-list\n\n[default allow] # comment\n[errno EPERM]\nbpf\n", 0, NULL},
+                {"[allow]\nread\n[errno EPERM]\nbpf\n[errno EACCES]\nmount\n", 0, NULL},
+                {"[default allow]\n[errno EAFNOSUPPORT]\nsocket a0 == AF_VSOCK\n"
+                 "[errno EPERM]\nioctl a1 == TIOCSTI\nioctl a1 == TIOCLINUX\n",
+                 0, NULL},
+                {"[errno EFOO]\nbpf\n", -EINVAL, "t.policy:1: unknown errno 'EFOO'"},
+                {"[errno]\nbpf\n", -EINVAL, "t.policy:1: unknown section '[errno]'"},
+                {"[errno EPERM\nbpf\n", -EINVAL, "t.policy:1: unknown section"},
+                {"[default deny]\n", -EINVAL, "t.policy:1: unknown section '[default deny]'"},
+                {"[allow]\nread\n[default allow]\n", -EINVAL,
+                 "t.policy:3: [default allow] must come before every section"},
+                {"[default allow]\n[default allow]\n", -EINVAL,
+                 "t.policy:2: [default allow] already given at line 1"},
+                {"[default allow]\nbpf\n", -EINVAL, "t.policy:2: 'bpf' is outside a section"},
+                {"[default allow]\n[allow]\nread\n", -EINVAL,
+                 "t.policy:3: 'read' is allowed by [default allow] already"},
+                {"[errno ENOSYS]\nbpf\n", -EINVAL,
+                 "t.policy:2: 'bpf' fails with ENOSYS by default already"},
+                {"[default allow]\n[errno EPERM]\nbpf\n[kill]\nbpf\n", -EINVAL,
+                 "t.policy:5: 'bpf' already listed at line 3"},
+                /* masked comparisons; one comparison an argument */
+                {"[kill]\npersonality a0 & 0x80040000 == 0x40000\n", 0, NULL},
+                {"[kill]\nmmap a2 & 4 == 4 a3 & 0x20 == 0\n", 0, NULL},
+                {"[kill]\npersonality a0 & 0xff == 0x100\n", -EINVAL,
+                 "t.policy:2: bad value '0x100' (its bits must be in the mask)"},
+                {"[kill]\npersonality a0 & 0xff ==\n", -EINVAL, "t.policy:2: bad value"},
+                {"[kill]\npersonality a0 != 0 a0 != 8\n", -EINVAL,
+                 "t.policy:2: a0 is compared twice"},
                 {"[allow]\nread;\n", -EINVAL, "t.policy:2: not a syscall name"},
                 {"[allow]\n\0read\n", -EINVAL, "t.policy:2: NUL byte"},
         };
@@ -116,9 +148,9 @@ static void test_real_policies(void)
 
 /*
  * Loads prog in a forked child (after PR_SET_NO_NEW_PRIVS) and runs one raw syscall.
- * Returns the wait status; the child exits 0 when the syscall succeeded, 38 (ENOSYS)
- * when it failed with ENOSYS, 1 otherwise. Only raw syscalls after the filter: no
- * sanitizer runtime, no stdio.
+ * Returns the wait status; the child exits 0 when the syscall succeeded, else with its
+ * errno (38: ENOSYS, 1: EPERM…). Only raw syscalls after the filter: no sanitizer
+ * runtime, no stdio.
  */
 static int run_filtered_args(const ScpProgram *prog, long nr, long a0, long a1, long a2)
 {
@@ -128,7 +160,7 @@ static int run_filtered_args(const ScpProgram *prog, long nr, long a0, long a1, 
                     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, scp_program(prog)) < 0)
                         syscall(SYS_exit_group, 2);
                 long r = syscall(nr, a0, a1, a2, 0, 0, 0);
-                syscall(SYS_exit_group, r >= 0 ? 0 : errno == ENOSYS ? 38 : 1);
+                syscall(SYS_exit_group, r >= 0 ? 0 : errno);
         }
         int status = -1;
         CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
@@ -220,10 +252,95 @@ static void test_behaviour(void)
         CHECK(scp_syscall_name(0, 99999, name, sizeof(name)) == -ENOENT);
 }
 
+static bool exited_with(int status, int code)
+{
+        return WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/* [default allow] with [errno E] sections, and the real agent policy. */
+static void test_deny_list(void)
+{
+        static const char text[] = "[default allow]\n"
+                                   "[errno EPERM]\ngetppid\n"
+                                   "personality a0 & 0x80040000 == 0x40000\n"
+                                   "[errno EACCES]\ngetuid\n"
+                                   "[kill]\nptrace\n";
+        ScpProgram *p = NULL;
+        char err[256];
+        CHECK_OK(scp_compile_text(text, strlen(text), "deny", &p, err, sizeof(err)));
+        if (!p)
+                return;
+        CHECK(exited_with(run_filtered(p, SYS_getpid), 0));  /* not listed: allowed */
+        CHECK(exited_with(run_filtered(p, SYS_getpgrp), 0)); /* not listed: allowed */
+        CHECK(exited_with(run_filtered(p, SYS_getppid), EPERM));
+        CHECK(exited_with(run_filtered(p, SYS_getuid), EACCES));
+        CHECK(killed_by_sigsys(run_filtered(p, SYS_ptrace)));
+        /* x32 and foreign architectures still kill under a default of allow */
+        CHECK(killed_by_sigsys(run_filtered(p, 0x40000000 | SYS_getpid)));
+        /* a masked comparison: the flag without bit 31, not the query */
+        CHECK(exited_with(run_filtered_args(p, SYS_personality, 0x40000, 0, 0), EPERM));
+        CHECK(exited_with(run_filtered_args(p, SYS_personality, 0xffffffffL, 0, 0), 0));
+        CHECK(exited_with(run_filtered_args(p, SYS_personality, 0, 0, 0), 0));
+        scp_free(p);
+
+        ScpProgram *a = compile_real("agent.policy");
+        if (!a)
+                return;
+        fprintf(stderr, "info: agent.policy = %u BPF instructions\n", scp_program(a)->len);
+        static const struct {
+                const char *what;
+                long nr, a0, a1, a2;
+                int want; /* exit code: 0 allowed, else the errno; -1: SIGSYS */
+        } cases[] = {
+                {"getpid", SYS_getpid, 0, 0, 0, 0},
+                {"fork by clone", SYS_clone, SIGCHLD, 0, 0, 0},
+                {"clone3", SYS_clone3, 0, 0, 0, ENOSYS},
+                {"clone CLONE_NEWUSER", SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, EPERM},
+                {"clone CLONE_NEWNET", SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, EPERM},
+                {"unshare CLONE_NEWUSER", SYS_unshare, CLONE_NEWUSER, 0, 0, EPERM},
+                {"unshare CLONE_NEWNS", SYS_unshare, CLONE_NEWNS, 0, 0, EPERM},
+                {"unshare CLONE_FILES", SYS_unshare, CLONE_FILES, 0, 0, 0},
+                {"setns", SYS_setns, -1, 0, 0, EPERM},
+                {"mount", SYS_mount, 0, 0, 0, EPERM},
+                {"umount2", SYS_umount2, 0, 0, 0, EPERM},
+                {"open_tree", SYS_open_tree, -1, 0, 0, EPERM},
+                {"ptrace", SYS_ptrace, 0, 0, 0, EPERM},
+                {"process_vm_readv", SYS_process_vm_readv, 1, 0, 0, EPERM},
+                {"bpf", SYS_bpf, 0, 0, 0, EPERM},
+                {"perf_event_open", SYS_perf_event_open, 0, 0, 0, EPERM},
+                {"userfaultfd", SYS_userfaultfd, 0, 0, 0, EPERM},
+                {"io_uring_setup", SYS_io_uring_setup, 8, 0, 0, EPERM},
+                {"keyctl", SYS_keyctl, 0, 0, 0, EPERM},
+                {"init_module", SYS_init_module, 0, 0, 0, EPERM},
+                {"kexec_load", SYS_kexec_load, 0, 0, 0, EPERM},
+                {"reboot", SYS_reboot, 0, 0, 0, EPERM},
+                {"syslog", SYS_syslog, 3, 0, 0, EPERM},
+                {"settimeofday", SYS_settimeofday, 0, 0, 0, EPERM},
+                {"open_by_handle_at", SYS_open_by_handle_at, -1, 0, 0, EPERM},
+                {"personality ADDR_NO_RANDOMIZE", SYS_personality, 0x0040000, 0, 0, EPERM},
+                {"personality query", SYS_personality, 0xffffffffL, 0, 0, 0},
+                {"ioctl TIOCSTI", SYS_ioctl, 0, 0x5412, 0, EPERM},
+                {"socket AF_VSOCK", SYS_socket, 40, SOCK_STREAM, 0, EAFNOSUPPORT},
+                {"socket AF_INET", SYS_socket, AF_INET, SOCK_STREAM, 0, 0},
+                {"x32 getpid", 0x40000000 | SYS_getpid, 0, 0, 0, -1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int st = run_filtered_args(a, cases[i].nr, cases[i].a0, cases[i].a1, cases[i].a2);
+                bool ok = cases[i].want < 0 ? killed_by_sigsys(st) : exited_with(st, cases[i].want);
+                if (!ok) {
+                        fprintf(stderr, "agent.policy, %s: wait status 0x%x, want %d\n",
+                                cases[i].what, st, cases[i].want);
+                        check_failures++;
+                }
+        }
+        scp_free(a);
+}
+
 int main(void)
 {
         test_parser_table();
         test_real_policies();
         test_behaviour();
+        test_deny_list();
         return check_finish();
 }
