@@ -424,7 +424,7 @@ def main():
     ap.add_argument("--tools", required=True, help="where floor, floor-server, responder are")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="", help="comma-separated areas: start,churn,gateway,"
-                    "density,tape")
+                    "density,tape,agentpod")
     ap.add_argument("--out", default=os.path.join(SRC, "BENCHMARKS.md"))
     ap.add_argument("--json", default="")
     ap.add_argument("--density", type=int, default=1000, help="open 3-twin sandboxes")
@@ -432,7 +432,7 @@ def main():
     ap.add_argument("--no-profile", action="store_true")
     a = ap.parse_args()
     only = set(a.only.split(",")) if a.only else {"start", "churn", "gateway", "density",
-                                                   "tape"}
+                                                   "tape", "agentpod"}
     B, T, R = a.bin, a.tools, a.runs
     tmp = tempfile.mkdtemp(prefix="pome-bench.")
     os.chmod(tmp, 0o755)
@@ -630,6 +630,28 @@ def main():
             err("tape", e["error"])
         note("tape", **e)
 
+    # ---- the sealed agent's start (issue 24)
+    if "agentpod" in only:
+        prog = os.path.join(B, "bench", "bench-agentpod-start")
+        plain, pod, setup = [], [], []
+        mode = "?"
+        for _ in range(R):
+            try:
+                j = run_json([prog, "--iterations", "40"])
+            except Exception as e:  # noqa: BLE001 (said as the figure's error)
+                err("agentpod", f"bench-agentpod-start: {e}")
+                continue
+            for _ in range(j.get("errors", 0)):
+                err("agentpod", "an agent pod start failed (see stderr above)")
+            mode = f"{j['mode']}, limits {'in a cgroup' if j['cgroup'] else 'as rlimits'}"
+            plain.append(statistics.median(j["plain_ms"]))
+            pod.append(statistics.median(j["pod_ms"]))
+            setup.append(statistics.median(j["setup_ms"]))
+        if pod:
+            note("agentpod", mode=mode, runs=len(pod), plain_p50=statistics.median(plain),
+                 pod_p50=statistics.median(pod), setup_p50=statistics.median(setup),
+                 overhead_p50=statistics.median([b - a for a, b in zip(plain, pod)]))
+
     load1 = open("/proc/loadavg").read().split()[:3]
     finished = datetime.datetime.now(datetime.timezone.utc)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -649,7 +671,47 @@ def ratio(a, b):
         return float("nan")
 
 
+def write_block(path, name, lines):
+    """Replaces the text between <!-- NAME:begin … --> and <!-- NAME:end --> of path with
+    lines (the markers included), or appends them."""
+    block = "\n".join(lines)
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n\n"
+    m = re.search(r"<!-- " + name + r":begin.*?<!-- " + name + r":end -->", text, re.S)
+    text = text[:m.start()] + block + text[m.end():] if m else text.rstrip() + "\n\n" + block + "\n"
+    open(path, "w").write(text)
+
+
+def write_agentpod(a, res, started):
+    """The sealed agent's start (its own block: `--only agentpod` rewrites it alone)."""
+    r = res["agentpod"]
+    commit = subprocess.run(["git", "-C", SRC, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    over = r["overhead_p50"]
+    L = ["<!-- bench-agentpod:begin (written by bench/run.sh; edit outside these markers) -->",
+         f"Machine: {platform.node()}, {os.cpu_count()} cores, kernel {platform.release()}. "
+         f"Commit {commit}, {started:%Y-%m-%d %H:%M} UTC, {r['runs']} runs of 40 iterations, "
+         f"each pod start interleaved with a plain fork+exec of the same `/bin/true`; as "
+         f"{r['mode']}. ms, median of the runs' medians.",
+         "",
+         "| figure | ms |",
+         "| --- | --- |",
+         f"| plain fork + exec + wait of `/bin/true` (the baseline) | {fmt(r['plain_p50'])} |",
+         f"| agent pod: cgroup leaf, `agent_pod_start` (namespaces, mounts, masks, two "
+         f"listeners, credentials, `agent.policy`), wait, leaf removed | "
+         f"{fmt(r['pod_p50'])} |",
+         f"| of which `agent_pod_start` returning (the agent is running) | "
+         f"{fmt(r['setup_p50'])} |",
+         f"| **overhead over the baseline** (ratio {fmt(ratio(r['pod_p50'], r['plain_p50']))}×)"
+         f" | **{fmt(over)}** — target ≤ 10 ms: {'met' if over <= 10 else '**not met**'} |",
+         "<!-- bench-agentpod:end -->"]
+    write_block(a.out, "bench-agentpod", L)
+
+
 def write_md(a, res, profiles, load0, load1, started, finished):
+    if "agentpod" in res:
+        write_agentpod(a, res, started)
+    if not set(res) - {"agentpod"}:
+        return
     g = lambda fig, k: res.get(fig, {}).get(k, float("nan"))
     L = []
     w = L.append
@@ -819,11 +881,7 @@ def write_md(a, res, profiles, load0, load1, started, finished):
             w(f"- **{k}**: " + "; ".join(lines))
         w("")
     w("<!-- bench:end -->")
-    block = "\n".join(L)
-    text = open(a.out).read() if os.path.exists(a.out) else "# Benchmarks\n\n"
-    m = re.search(r"<!-- bench:begin.*?<!-- bench:end -->", text, re.S)
-    text = text[:m.start()] + block + text[m.end():] if m else text.rstrip() + "\n\n" + block + "\n"
-    open(a.out, "w").write(text)
+    write_block(a.out, "bench", L)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 # BENCHMARKS.md (between its bench:begin/end markers; the prose around it is kept).
 #
 #   bench/run.sh [RUNS] [harness options…]     (default 5 runs; as root)
-#   bench/run.sh 3 --only start,gateway        (some areas: start churn gateway density tape)
+#   bench/run.sh 3 --only start,gateway        (some areas: start churn gateway density tape
+#                                              agentpod)
 #
 # Needs root (cgroups, namespaces), wrk, bubblewrap and perf (installed here when missing).
 # Takes about 8 minutes at 5 runs on a 2-core host. Exits 1 when any figure met an error

@@ -11,12 +11,14 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 
 #include "cli/api.h"
 #include "cli/args.h"
 #include "common/httpclient.h"
 #include "cli/commands.h"
+#include "supervisor/agentpod.h"
 #include "cli/config.h"
 #include "cli/output.h"
 #include "common/fileio.h"
@@ -28,9 +30,10 @@ static const char help_doctor[] =
         "\n"
         "Check this host and the pomed pome finds: each isolation layer of the pods\n"
         "(cgroup mode and controllers, seccomp, the net, ipc, uts, pid and mount\n"
-        "namespaces, the pod user) as the kernel offers it and as pomed uses it, the\n"
-        "D-Bus name, the state directory's permissions and both listeners. Each line\n"
-        "says ok, warn or missing; a missing or warned one comes with its fix.\n"
+        "namespaces, the pod user) as the kernel offers it and as pomed uses it, whether\n"
+        "pome run can seal its agents (it starts a test pod), the D-Bus name, the state\n"
+        "directory's permissions and both listeners. Each line says ok, warn or\n"
+        "missing; a missing or warned one comes with its fix.\n"
         "\n"
         "Options:\n"
         "  --api-url URL          Control API base URL (default: as for every command).\n"
@@ -194,6 +197,48 @@ static void check_namespaces(Doctor *d)
                 else
                         report(d, OK, what, NULL, "each pod its own (%s)", nss[i].why);
         }
+}
+
+/* Whether `pome run` can seal an agent here: the probe, then a real pod running true(1). */
+static void check_seal(Doctor *d)
+{
+        char why[512] = "", err[512] = "";
+        int mode = agent_pod_probe(why, sizeof(why));
+        if (mode <= 0) {
+                report(d, MISSING, "agent seal",
+                       "see the reason; or run agents unsealed with pome run --no-seal (they "
+                       "can then read what you can and reach any address)",
+                       "pome run cannot seal its agents: %s", why);
+                return;
+        }
+        char *argv[] = {(char *)"true", NULL}, *envp[] = {NULL};
+        AgentPodSpec s = {.program = "/bin/true",
+                          .argv = argv,
+                          .envp = envp,
+                          .cwd = "/usr",
+                          .stdin_fd = -1,
+                          .stdout_fd = -1,
+                          .stderr_fd = -1,
+                          .status_fd = -1,
+                          .uid = 65534,
+                          .gid = 65534};
+        pid_t pid = 0;
+        int pidfd = -1, st = 0;
+        int r = agent_pod_start(&s, &pid, &pidfd, NULL, err, sizeof(err));
+        if (r >= 0) {
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+                        ;
+                safe_close(pidfd);
+        }
+        if (r < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                report(d, MISSING, "agent seal",
+                       "see the reason; or run agents unsealed with pome run --no-seal",
+                       "a test pod failed: %s", r < 0 ? err : "true(1) did not exit 0 in it");
+        else
+                report(d, OK, "agent seal", NULL,
+                       "pome run seals its agents (%s; a test pod ran true(1))",
+                       mode == 1 ? "as root: a uid of their own, limits in a cgroup"
+                                 : "without root: a user namespace, limits as rlimits");
 }
 
 static void check_pod_user(Doctor *d)
@@ -411,6 +456,7 @@ int cmd_doctor(int argc, char **argv)
         check_seccomp(&d);
         check_namespaces(&d);
         check_pod_user(&d);
+        check_seal(&d);
         check_bus(&d);
         check_state_dir(&d, state ? state : dir);
         if (d.health && !streq_ptr(json_get_str(d.health, "missing_layers"), ""))

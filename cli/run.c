@@ -29,6 +29,7 @@
 #include "common/fileio.h"
 #include "common/json-util.h"
 #include "common/strv.h"
+#include "common/text.h"
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "common/util.h"
@@ -56,12 +57,12 @@ static const char help_run_head[] =
         "status 2) before anything is created. Then, per trial:\n"
         "  1. a sandbox with the task's twins, booted from the task's seeds (each twin's\n"
         "     default seed where the task has none), is created on pomed;\n"
-        "  2. AGENT_CMD runs with the sandbox's variables in its environment (those of\n"
-        "     `pome sandbox create --secrets-file`) and the prompt both in $POME_TASK and\n"
-        "     on its stdin, for at most the task's timeout (## Config timeout, default\n"
-        "     60 s): then its process group gets SIGTERM, and SIGKILL 5 s later; the run\n"
-        "     is still graded and the verdict says the agent timed out. Once the agent\n"
-        "     has exited, whatever it left running in its process group is killed;\n"
+        "  2. AGENT_CMD runs sealed (see below) with the sandbox's variables in its\n"
+        "     environment (those of `pome sandbox create --secrets-file`) and the prompt\n"
+        "     both in $POME_TASK and on its stdin, for at most the task's timeout (##\n"
+        "     Config timeout, default 60 s): then it gets SIGTERM, and SIGKILL 5 s later;\n"
+        "     the run is still graded and the verdict says the agent timed out. Once the\n"
+        "     agent has exited, every process it started is killed;\n"
         "  3. the sandbox is finalized (with the end of the agent's stdout, its reply,\n"
         "     for the judge of [model] criteria): pomed grades it;\n"
         "  4. the run directory is written (./pome-runs/<id>/ unless --out): task.md,\n"
@@ -102,6 +103,23 @@ static const char help_run_head[] =
         "                         each is said as a warning and graded unmatched (not\n"
         "                         evaluated: the verdict is INCOMPLETE), as pomed and\n"
         "                         `pome eval` grade it.\n"
+        "  --allow-net HOST       Let the sealed agent reach HOST through its proxy (its\n"
+        "                         model's API): a name (api.anthropic.com), a suffix\n"
+        "                         (*.example.com), either with :PORT. Repeatable; adds to\n"
+        "                         ## Config allow_net. An IP address passes only if listed.\n"
+        "  --hide PATH            Mask PATH (absolute) in the agent's pod too. Repeatable.\n"
+        "  --workdir-rw           Let the agent write the working directory itself (by\n"
+        "                         default it writes an overlay that vanishes with it).\n"
+        "  --agent-memory SIZE    The sealed agent's memory limit (default: ## Config\n"
+        "                         agent.memory, else 2G); K, M, G suffixes.\n"
+        "  --agent-pids N         Its process and thread limit (default: agent.pids, else\n"
+        "                         512).\n"
+        "  --output-max SIZE      Bytes kept of each of its stdout and stderr (default:\n"
+        "                         agent.output, else 16M); the rest is counted, not kept.\n"
+        "  --no-seal              Run the agent on this host as an ordinary process in a\n"
+        "                         process group of its own, as the user running pome: it\n"
+        "                         can read what you can (./.pome/api-key among it) and\n"
+        "                         reach any address. meta.json records it.\n"
         "  --quiet                No progress and no table: one result line.\n"
         "  --json                 The result as JSON on stdout (every trial, its verdict,\n"
         "                         pass@1 and pass^k), for CI.\n"
@@ -124,10 +142,21 @@ static const char help_run_tail[] =
         "POME_STRIPE_API_KEY and POME_STRIPE_API_BASE (for the task's twins), POME_TASK\n"
         "(the prompt, and nothing of the success criteria), POME_AGENT_TMP (an empty\n"
         "scratch directory of its own, mode 0700, removed when it exits) and POME_TRIAL\n"
-        "(1, 2…). It runs in pome's working directory, as the user running pome: it can\n"
-        "read what that user can (the task file, ./.pome/api-key). To keep those from\n"
-        "it, run the agent as another user (-- sudo -u USER AGENT_CMD) or in a\n"
-        "container.\n"
+        "(1, 2…).\n"
+        "\n"
+        "The seal: the agent runs in a pod of its own (namespaces: mount, pid, net, ipc,\n"
+        "uts; a user namespace without root), with no capabilities, no_new_privs, a\n"
+        "seccomp filter, a uid of its own as root, and its memory, process and CPU\n"
+        "limits in a cgroup (rlimits where pome cannot make one). It sees the host's\n"
+        "files read-only, its working directory (pome's) as an overlay, a private /tmp\n"
+        "(its HOME and $POME_AGENT_TMP), and never: the state directory and ./.pome\n"
+        "(the team key), the run directories, the task file, /root, /home, /etc/pome,\n"
+        "/var/lib/pome, /run/pome and what --hide adds. Its network is loopback only:\n"
+        "every twin address in its variables points at 127.0.0.1 inside the pod, where\n"
+        "pome forwards it to this sandbox's twins, and HTTP_PROXY/HTTPS_PROXY name a\n"
+        "proxy that lets through the --allow-net hosts and refuses the rest. Every\n"
+        "connection, refused or not, is in meta.json (agent.seal.network). When it\n"
+        "exits or times out, every process of the pod dies with it.\n"
         "\n"
         "Progress (the trial, the twin calls seen so far, the time) is shown on stderr\n"
         "when it is a terminal; colours only on a terminal (NO_COLOR turns them off).\n"
@@ -178,6 +207,13 @@ enum {
         OPT_JSON,
         OPT_API_URL,
         OPT_ALLOW_UNMATCHED,
+        OPT_NO_SEAL,
+        OPT_ALLOW_NET,
+        OPT_HIDE,
+        OPT_WORKDIR_RW,
+        OPT_AGENT_MEMORY,
+        OPT_AGENT_PIDS,
+        OPT_OUTPUT_MAX,
 };
 
 typedef struct Run {
@@ -204,6 +240,14 @@ typedef struct Run {
         bool line_shown; /* a progress line is on the terminal */
         uint8_t key[LOCAL_KEY_BYTES];
         char *admin_token; /* --local: the in-process twins' X-Admin-Token */
+        bool no_seal;      /* --no-seal */
+        char **allow_net;  /* --allow-net, then ## Config allow_net */
+        char **hide;       /* --hide */
+        bool workdir_rw;
+        uint64_t memory_max, pids_max, output_max; /* --agent-memory… (0: the task's, else
+                                                    * the default) */
+        Seal *seal;
+        char cwd[PATH_MAX];
 } Run;
 
 /* The run whose lines say() prints (RunPlan.say has no userdata; pome runs one at a time). */
@@ -241,6 +285,9 @@ static void run_done(Run *run)
         free(run->sidecar_text);
         json_decref(run->seeds);
         judge_free(run->judge);
+        seal_free(run->seal);
+        strv_free(run->allow_net);
+        strv_free(run->hide);
         free(run->out_dir);
         config_done(&run->config);
         explicit_bzero(run->key, sizeof(run->key));
@@ -483,21 +530,51 @@ static void describe_agent(const Trial *t, char *buf, size_t len)
         }
         char d[32];
         output_duration((a->duration_usec + USEC_PER_SEC / 2) / USEC_PER_SEC, d);
+        const char *who = a->sealed ? "every process of its pod" : "its process group";
         if (a->timed_out && a->killed)
                 snprintf(buf, len,
-                         "the agent timed out after %us (its process group got SIGTERM, then "
-                         "SIGKILL %us later); graded as it stood",
-                         current->task->timeout_sec, TRIAL_KILL_GRACE_SEC);
+                         "the agent timed out after %us (%s got SIGTERM, then SIGKILL %us "
+                         "later); graded as it stood",
+                         current->task->timeout_sec, who, TRIAL_KILL_GRACE_SEC);
         else if (a->timed_out)
                 snprintf(buf, len,
-                         "the agent timed out after %us (its process group got SIGTERM); "
-                         "graded as it stood",
-                         current->task->timeout_sec);
+                         "the agent timed out after %us (%s got SIGTERM); graded as it stood",
+                         current->task->timeout_sec, who);
         else if (a->signal)
                 snprintf(buf, len, "the agent was killed by SIG%s after %s",
                          sigabbrev_np(a->signal) ? sigabbrev_np(a->signal) : "?", d);
         else
                 snprintf(buf, len, "the agent exited with status %d after %s", a->exit_code, d);
+}
+
+/* What the seal held the agent to and refused it, from meta.json's agent.seal. */
+static void print_seal(const Trial *t)
+{
+        const json_t *agent = json_object_get(trial_meta(t), "agent");
+        const json_t *seal = json_object_get(agent, "seal");
+        const json_t *output = json_object_get(agent, "output");
+        if (!trial_agent(t) || !seal)
+                return;
+        if (!json_is_true(json_object_get(seal, "sealed"))) {
+                puts("Not sealed (--no-seal): the agent ran on this host as an ordinary process.");
+                return;
+        }
+        const json_t *net = json_object_get(seal, "network"),
+                     *hit = json_object_get(seal, "limits_hit");
+        json_int_t refused = json_integer_value(json_object_get(net, "refused"));
+        printf("Sealed (limits by %s)", json_get_str(json_object_get(seal, "limits"), "how"));
+        if (refused)
+                printf("; %" JSON_INTEGER_FORMAT " connection%s refused", refused,
+                       refused == 1 ? "" : "s");
+        if (json_is_true(json_object_get(seal, "oom_killed")))
+                fputs("; OOM-killed at its memory limit", stdout);
+        if (json_integer_value(json_object_get(hit, "pids_refused")))
+                fputs("; its process limit refused forks", stdout);
+        if (json_is_true(json_object_get(output, "stdout_cut")) ||
+            json_is_true(json_object_get(output, "stderr_cut")))
+                printf("; its output cut at %" JSON_INTEGER_FORMAT " bytes",
+                       json_integer_value(json_object_get(output, "max_bytes")));
+        puts(" (meta.json: agent.seal)");
 }
 
 /* One line for a finished trial of several. */
@@ -791,6 +868,7 @@ static int print_result(Run *run, int code, unsigned passed)
                 printf("%s %s: ", run->local ? "Local run" : "Sandbox", trial_sid(t));
                 output_fputs_clean(agent, stdout);
                 putchar('\n');
+                print_seal(t);
                 if (trial_dir(t)) {
                         fputs("Run directory: ", stdout);
                         output_fputs_clean(trial_dir(t), stdout);
@@ -845,6 +923,13 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 {"json", OPT_JSON, false},
                 {"api-url", OPT_API_URL, true},
                 {"allow-unmatched", OPT_ALLOW_UNMATCHED, false},
+                {"no-seal", OPT_NO_SEAL, false},
+                {"allow-net", OPT_ALLOW_NET, true},
+                {"hide", OPT_HIDE, true},
+                {"workdir-rw", OPT_WORKDIR_RW, false},
+                {"agent-memory", OPT_AGENT_MEMORY, true},
+                {"agent-pids", OPT_AGENT_PIDS, true},
+                {"output-max", OPT_OUTPUT_MAX, true},
                 JUDGING_OPTIONS,
         };
         int dashdash = argc;
@@ -900,6 +985,43 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 case OPT_ALLOW_UNMATCHED:
                         run->allow_unmatched = true;
                         break;
+                case OPT_NO_SEAL:
+                        run->no_seal = true;
+                        break;
+                case OPT_ALLOW_NET:
+                        if (!*v)
+                                return args_error("run", "--allow-net needs a host");
+                        if (strv_extend(&run->allow_net, v) < 0)
+                                return -ENOMEM;
+                        break;
+                case OPT_HIDE:
+                        if (*v != '/')
+                                return args_error("run", "--hide needs an absolute path, not '%s'",
+                                                  v);
+                        if (strv_extend(&run->hide, v) < 0)
+                                return -ENOMEM;
+                        break;
+                case OPT_WORKDIR_RW:
+                        run->workdir_rw = true;
+                        break;
+                case OPT_AGENT_MEMORY:
+                case OPT_OUTPUT_MAX: {
+                        uint64_t b;
+                        if (text_parse_size(v, &b) < 0 || b == 0 ||
+                            (r == OPT_AGENT_MEMORY && b < (UINT64_C(16) << 20)))
+                                return args_error(
+                                        "run", "invalid --%s '%s': a size like 512M or 2G%s",
+                                        r == OPT_AGENT_MEMORY ? "agent-memory" : "output-max", v,
+                                        r == OPT_AGENT_MEMORY ? ", at least 16M" : "");
+                        *(r == OPT_AGENT_MEMORY ? &run->memory_max : &run->output_max) = b;
+                        break;
+                }
+                case OPT_AGENT_PIDS:
+                        if (args_parse_uint(v, 8, 4194304, &n) < 0)
+                                return args_error("run", "invalid --agent-pids '%s': 8 to 4194304",
+                                                  v);
+                        run->pids_max = n;
+                        break;
                 default:
                         if (r >= ARGS_FIRST_OPTION && judging_take(&run->judging, r, v))
                                 break;
@@ -925,7 +1047,64 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                                   "finalize by pomed's own judge (judge: in pomed.conf). Give "
                                   "pomed a judge, or regrade the run directory with pome eval "
                                   "RUN_DIR --judge SPEC");
+        if (run->no_seal && (run->allow_net || run->hide || run->workdir_rw))
+                return args_error("run", "--allow-net, --hide and --workdir-rw shape the "
+                                         "agent's seal: not with --no-seal");
         *ret_agent = argv + dashdash + 1;
+        return 0;
+}
+
+/*
+ * The seal of the run's agents, from the command line, the task and the defaults; or, with
+ * --no-seal, only the output cap. A host that cannot seal is said, with what is missing and
+ * how to get it, and the run refused. 0 or a POME_EXIT_*.
+ */
+static int prepare_seal(Run *run, const char *task_path)
+{
+        const GradeTask *task = run->task;
+        uint64_t output = run->output_max          ? run->output_max
+                          : task->agent_output_max ? task->agent_output_max
+                                                   : SEAL_OUTPUT_DEFAULT;
+        run->output_max = output;
+        if (run->no_seal)
+                return 0;
+        for (char **h = task->allow_net; h && *h; h++)
+                if (!strv_contains(run->allow_net, *h) && strv_extend(&run->allow_net, *h) < 0)
+                        return POME_EXIT_ERROR;
+        SealConfig c = {
+                .allow_net = run->allow_net,
+                .hide = run->hide,
+                .workdir_rw = run->workdir_rw,
+                .memory_max = run->memory_max          ? run->memory_max
+                              : task->agent_memory_max ? task->agent_memory_max
+                                                       : SEAL_MEMORY_DEFAULT,
+                .pids_max = run->pids_max          ? run->pids_max
+                            : task->agent_pids_max ? task->agent_pids_max
+                                                   : SEAL_PIDS_DEFAULT,
+                .output_max = output,
+        };
+        /* what grades it is the agent's to neither read nor rewrite */
+        char task_abs[PATH_MAX] = "", side_abs[PATH_MAX + 16] = "";
+        if (!realpath(task_path, task_abs))
+                snprintf(task_abs, sizeof(task_abs), "%s", task_path);
+        size_t n = strlen(task_abs);
+        snprintf(side_abs, sizeof(side_abs), "%.*s.seed.json",
+                 (int)(n > 3 && endswith(task_abs, ".md") ? n - 3 : n), task_abs);
+        char *extra[] = {run->out_dir, task_abs, side_abs, NULL};
+        char err[1024] = "";
+        int r = seal_new(&c, extra, &run->seal, err, sizeof(err));
+        if (r == -ENOMEM)
+                return POME_EXIT_ERROR;
+        if (r < 0) {
+                fprintf(stderr, "pome run: %s\n", err);
+                if (r == -EPERM)
+                        fputs("pome run: the agent runs sealed by default; to run it on this "
+                              "host as an ordinary process instead (it can then read what you "
+                              "can, the team key among it, and reach any address), pass "
+                              "--no-seal\n",
+                              stderr);
+                return r == -EPERM ? POME_EXIT_ERROR : POME_EXIT_USAGE;
+        }
         return 0;
 }
 
@@ -983,6 +1162,11 @@ static int run_command(int argc, char **argv)
                 return POME_EXIT_ERROR;
         }
         run.out_dir = strdup(abs);
+        if (!run.out_dir || !getcwd(run.cwd, sizeof(run.cwd)))
+                return POME_EXIT_ERROR;
+        r = prepare_seal(&run, task_path);
+        if (r != 0)
+                return r;
         run.n_trials = trials;
         run.trials = calloc(trials, sizeof(Trial *));
         if (!run.out_dir || !run.trials)
@@ -1026,6 +1210,9 @@ static int run_command(int argc, char **argv)
                 .local_key = run.key,
                 .local_key_len = sizeof(run.key),
                 .local_admin_token = run.admin_token,
+                .seal = run.seal,
+                .output_max = run.output_max,
+                .cwd = run.cwd,
                 .announce = !run.quiet,
                 .say = say_line,
         };

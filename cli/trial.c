@@ -45,6 +45,7 @@ struct Trial {
         LocalTwin *twins[3];
         size_t n_twins;
         Agent *agent;
+        SealedAgent *sealed; /* the agent's pod, its network and cgroup (NULL: unsealed) */
         AgentResult agent_result;
         bool agent_exited;
         int out_fd, err_fd;      /* the agent's stdout and stderr: unlinked files, copied into the
@@ -104,6 +105,7 @@ Trial *trial_free(Trial *t)
         if (!t)
                 return NULL;
         agent_free(t->agent);
+        sealed_agent_free(t->sealed);
         stop_twins(t);
         remove_agent_tmp(t);
         safe_close(t->out_fd);
@@ -249,16 +251,25 @@ static json_t *meta_json(Trial *t)
         for (char *const *a = p->agent_argv; argv && *a; a++)
                 json_array_append_new(argv, json_string(*a));
         const AgentResult *ar = trial_agent(t);
+        json_t *output =
+                ar ? json_pack("{s:I, s:I, s:b, s:b, s:I}", "stdout_bytes",
+                               (json_int_t)ar->stdout_bytes, "stderr_bytes",
+                               (json_int_t)ar->stderr_bytes, "stdout_cut", ar->stdout_cut,
+                               "stderr_cut", ar->stderr_cut, "max_bytes", (json_int_t)p->output_max)
+                   : json_null();
+        json_t *seal =
+                t->sealed ? sealed_agent_report(t->sealed) : json_pack("{s:b}", "sealed", false);
         json_t *agent = json_pack(
-                "{s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:I, s:I, s:o}", "argv", argv, "started_at",
-                time_or_null(ar ? ar->started_usec : 0), "ended_at",
+                "{s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:I, s:I, s:o, s:o, s:o}", "argv", argv,
+                "started_at", time_or_null(ar ? ar->started_usec : 0), "ended_at",
                 time_or_null(ar ? ar->ended_usec : 0), "exit_code",
                 ar && ar->signal == 0 ? json_integer(ar->exit_code) : json_null(), "signal",
                 ar && ar->signal ? json_string(signal_name(ar->signal)) : json_null(), "timed_out",
                 ar && ar->timed_out, "killed", ar && ar->killed, "timeout_seconds",
                 (json_int_t)task->timeout_sec, "kill_grace_seconds",
                 (json_int_t)TRIAL_KILL_GRACE_SEC, "duration_seconds",
-                ar ? json_real((double)ar->duration_usec / 1e6) : json_null());
+                ar ? json_real((double)ar->duration_usec / 1e6) : json_null(), "output", output,
+                "seal", seal);
         json_t *verdict = t->verdict ? json_pack("{s:O?, s:O?, s:O?, s:O?}", "state",
                                                  json_object_get(t->verdict, "state"), "passed",
                                                  json_object_get(t->verdict, "passed"), "score",
@@ -835,7 +846,7 @@ static char **agent_env(Trial *t)
         /* the prompt, and nothing of how it is graded: no run directory (nothing is written
          * there until the agent has exited), only a scratch directory of its own */
         if (strv_extendf(&env, "POME_TASK=%s", t->plan->task->prompt) < 0 ||
-            strv_extendf(&env, "POME_AGENT_TMP=%s", t->agent_tmp) < 0 ||
+            (t->agent_tmp && strv_extendf(&env, "POME_AGENT_TMP=%s", t->agent_tmp) < 0) ||
             strv_extendf(&env, "POME_TRIAL=%u", t->number) < 0)
                 return NULL;
         return TAKE_PTR(env);
@@ -854,6 +865,7 @@ static int agent_done(Trial *t, const AgentResult *res)
         t->agent_exited = true;
         t->agent = agent_free(t->agent);
         t->phase = TRIAL_GRADING;
+        sealed_agent_end(t->sealed);
         remove_agent_tmp(t);
         if (t->interrupted) {
                 if (t->plan->config)
@@ -892,13 +904,15 @@ static const char *tmp_dir(void)
 /* An unlinked file for the agent's stdout or stderr: it names no directory of the run. */
 static int capture_fd(void)
 {
-        int fd = open(tmp_dir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        /* O_APPEND: an unsealed agent that truncates it through /proc/<pome>/fd leaves no hole
+         * before what pome writes next */
+        int fd = open(tmp_dir(), O_TMPFILE | O_RDWR | O_APPEND | O_CLOEXEC, 0600);
         if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT))
                 return fd >= 0 ? fd : negative_errno();
         /* no O_TMPFILE there: a file of our own, unlinked at once */
         char path[PATH_MAX];
         snprintf(path, sizeof(path), "%s/pome-agent-out.XXXXXX", tmp_dir());
-        fd = mkostemp(path, O_CLOEXEC);
+        fd = mkostemp(path, O_APPEND | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         (void)unlink(path);
@@ -917,44 +931,60 @@ static int make_agent_tmp(Trial *t)
         return 0;
 }
 
+/* Cannot start the agent: the sandbox goes, and so does every other trial (the same would
+ * happen to it). */
+static int agent_failed(Trial *t, int exit_status, const char *what, int r)
+{
+        if (t->plan->config)
+                discard(t);
+        return fail(t, exit_status, true, "%s%s%s", what, r ? ": " : "", r ? strerror(-r) : "");
+}
+
 static int start_agent(Trial *t)
 {
         const RunPlan *p = t->plan;
         char err[512] = "";
-        int r = make_agent_tmp(t);
+        /* sealed, $POME_AGENT_TMP is made in the pod (AGENT_POD_SCRATCH) */
+        int r = p->seal ? 0 : make_agent_tmp(t);
         if (r >= 0 && (t->out_fd = capture_fd()) < 0)
                 r = t->out_fd;
         if (r >= 0 && (t->err_fd = capture_fd()) < 0)
                 r = t->err_fd;
-        if (r < 0) {
-                if (p->config)
-                        discard(t);
-                return fail(t, POME_EXIT_ERROR, true, "cannot hold the agent's output: %s",
-                            strerror(-r));
-        }
+        if (r < 0)
+                return agent_failed(t, POME_EXIT_ERROR, "cannot hold the agent's output", r);
         char **env = agent_env(t);
-        if (!env) {
-                if (p->config)
-                        discard(t);
-                return fail(t, POME_EXIT_ERROR, true, "out of memory");
+        if (!env)
+                return agent_failed(t, POME_EXIT_ERROR, "out of memory", 0);
+        if (p->seal && (r = sealed_agent_new(p->seal, t->number, p->cwd, &env, &t->sealed, err,
+                                             sizeof(err))) < 0) {
+                wipe_env(env);
+                return agent_failed(t, POME_EXIT_ERROR, r == -ENOMEM ? "out of memory" : err, 0);
         }
         AgentSpec spec = {.argv = p->agent_argv,
                           .envp = env,
                           .prompt = p->task->prompt,
                           .stdout_fd = t->out_fd,
                           .stderr_fd = t->err_fd,
+                          .output_max = p->output_max,
+                          .cwd = p->cwd,
                           .timeout_usec = (uint64_t)p->task->timeout_sec * USEC_PER_SEC,
-                          .grace_usec = (uint64_t)TRIAL_KILL_GRACE_SEC * USEC_PER_SEC};
+                          .grace_usec = (uint64_t)TRIAL_KILL_GRACE_SEC * USEC_PER_SEC,
+                          .pod = t->sealed ? sealed_agent_pod(t->sealed) : NULL,
+                          .listen_fds = t->sealed ? sealed_agent_listen_fds(t->sealed) : NULL};
         r = agent_start(p->event, &spec, on_agent_done, t, &t->agent, err, sizeof(err));
         wipe_env(env);
-        if (r < 0) {
-                if (p->config)
-                        discard(t);
+        if (r < 0)
                 /* the command line named something that cannot run: every trial would fail */
-                return fail(t, r == -ENOENT || r == -EACCES ? POME_EXIT_USAGE : POME_EXIT_ERROR,
-                            true, "%s", err);
-        }
+                return agent_failed(
+                        t, r == -ENOENT || r == -EACCES ? POME_EXIT_USAGE : POME_EXIT_ERROR, err,
+                        0);
         t->phase = TRIAL_AGENT;
+        if (t->sealed && (r = sealed_agent_serve(t->sealed, p->event, err, sizeof(err))) < 0) {
+                /* no way to the twins: the agent could only fail */
+                agent_terminate(t->agent, true);
+                say(t, "trial %u: the agent's network cannot be served: %s", t->number,
+                    r == -ENOMEM ? "out of memory" : err);
+        }
         return 0;
 }
 

@@ -35,6 +35,7 @@
 
 #include "cli/agent.h"
 #include "cli/config.h"
+#include "cli/seal.h"
 #include "pods/grade/grade.h"
 
 /* Between SIGTERM to the agent's process group at its timeout and SIGKILL. */
@@ -63,6 +64,9 @@ typedef struct RunPlan {
         const uint8_t *local_key; /* --local: the token secret of the in-process twins */
         size_t local_key_len;
         const char *local_admin_token; /* --local: their X-Admin-Token, never the agent's */
+        Seal *seal;                    /* the agents run sealed (NULL: --no-seal) */
+        uint64_t output_max;           /* bytes kept of each of the agent's stdout and stderr */
+        const char *cwd;               /* the agent's working directory (absolute) */
         bool announce;                 /* say on stderr when a trial waits for a slot */
         void (*say)(const char *line); /* prints one informational line (clears progress) */
 } RunPlan;

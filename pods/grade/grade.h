@@ -54,17 +54,24 @@ typedef struct GradeCriterion {
 
 /* A parsed task. Every member is owned by the task. */
 typedef struct GradeTask {
-        char *name;              /* the file name messages use ("task.md") */
-        char *title;             /* `# Title`, else the file name without .md */
-        char *prompt;            /* ## Prompt, trimmed */
-        char *setup;             /* ## Setup, "" when absent */
-        char *expected_behavior; /* ## Expected Behavior, "" when absent */
-        char **twins;            /* ## Config twins, NULL-terminated, first is primary;
-                                  * ["github"] when the task declares none (hosted's default) */
-        unsigned timeout_sec;    /* ## Config timeout, default 60 */
-        unsigned runs;           /* ## Config runs (trials), default 1 */
-        double pass_threshold;   /* ## Config passThreshold, percent in [0, 100], default 100 */
-        char *task_class;        /* ## Config class (conformance|restraint|adversarial) or NULL */
+        char *name;                /* the file name messages use ("task.md") */
+        char *title;               /* `# Title`, else the file name without .md */
+        char *prompt;              /* ## Prompt, trimmed */
+        char *setup;               /* ## Setup, "" when absent */
+        char *expected_behavior;   /* ## Expected Behavior, "" when absent */
+        char **twins;              /* ## Config twins, NULL-terminated, first is primary;
+                                    * ["github"] when the task declares none (hosted's default) */
+        unsigned timeout_sec;      /* ## Config timeout, default 60 */
+        unsigned runs;             /* ## Config runs (trials), default 1 */
+        double pass_threshold;     /* ## Config passThreshold, percent in [0, 100], default 100 */
+        char *task_class;          /* ## Config class (conformance|restraint|adversarial) or NULL */
+        char **allow_net;          /* ## Config allow_net: the hosts a sealed agent may reach
+                                    * beyond its twins ("api.anthropic.com", "*.example.com",
+                                    * either with ":443"), NULL when none */
+        uint64_t agent_memory_max; /* ## Config agent.memory: bytes (0: pome's default) */
+        uint64_t agent_pids_max;   /* ## Config agent.pids (0: pome's default) */
+        uint64_t agent_output_max; /* ## Config agent.output: bytes kept of each of stdout and
+                                    * stderr (0: pome's default) */
         GradeCriterion *criteria;
         size_t n_criteria;
         json_t *seeds;            /* {twin: seed} for each twin the task seeds (the sidecar

@@ -186,6 +186,7 @@ GradeTask *grade_task_free(GradeTask *t)
         free(t->setup);
         free(t->expected_behavior);
         strv_free(t->twins);
+        strv_free(t->allow_net);
         free(t->task_class);
         for (size_t i = 0; i < t->n_criteria; i++) {
                 free(t->criteria[i].twin);
@@ -488,6 +489,96 @@ static int parse_twins(Parser *p, const json_t *twins, const json_t *lines, unsi
         return 0;
 }
 
+/* Whether s can be an allow_net entry: a host name or address, or "*." and a domain, either
+ * with ":port" — characters of those only (agentnet.h checks the rest when the proxy starts). */
+static bool allow_entry_shape(const char *s)
+{
+        if (!*s || strlen(s) > 260)
+                return false;
+        for (const char *c = s; *c; c++)
+                if (!isalnum((unsigned char)*c) && !strchr(".-_:*[]", *c))
+                        return false;
+        return true;
+}
+
+/* allow_net: a host or a list of them. */
+static int parse_allow_net(Parser *p, const json_t *v, unsigned line)
+{
+        GradeTask *t = p->t;
+        const json_t *list = v;
+        _cleanup_json_ json_t *one = NULL;
+        if (json_is_string(v)) {
+                one = json_pack("[O]", v);
+                if (!one)
+                        return -ENOMEM;
+                list = one;
+        }
+        if (!json_is_array(list))
+                return error_at(p, line,
+                                "allow_net must be a host or a list of hosts (api.example.com, "
+                                "*.example.com, either with :port)");
+        size_t i;
+        json_t *h;
+        json_array_foreach (list, i, h) {
+                const char *s = json_string_value(h);
+                if (!s || !allow_entry_shape(s))
+                        return error_at(p, line,
+                                        "allow_net entry %zu is not a host (api.example.com, "
+                                        "*.example.com, either with :port)",
+                                        i + 1);
+                if (!strv_contains(t->allow_net, s) && strv_extend(&t->allow_net, s) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* agent: {memory: SIZE, pids: N, output: SIZE}, the sealed agent's limits. */
+static int parse_agent(Parser *p, const json_t *v, const json_t *lines, unsigned base)
+{
+        GradeTask *t = p->t;
+        unsigned line = yaml_line(lines, "/agent", base);
+        if (!json_is_object(v))
+                return error_at(p, line,
+                                "agent must be a mapping of memory, pids and output limits");
+        const char *key;
+        json_t *x;
+        json_object_foreach ((json_t *)v, key, x) {
+                char ptr[300];
+                snprintf(ptr, sizeof(ptr), "/agent/%s", key);
+                unsigned l = yaml_line(lines, ptr, base);
+                uint64_t n = 0;
+                int r = 0;
+                if (json_is_integer(x) && json_integer_value(x) > 0)
+                        n = (uint64_t)json_integer_value(x);
+                else if (!json_is_string(x) || text_parse_size(json_string_value(x), &n) < 0 ||
+                         n == 0)
+                        n = 0;
+                if (streq(key, "pids")) {
+                        if (!json_is_integer(x) || n == 0 || n > 4194304)
+                                r = error_at(p, l, "agent.pids must be a positive integer");
+                        else
+                                t->agent_pids_max = n;
+                } else if (streq(key, "memory") || streq(key, "output")) {
+                        if (n == 0 || n > (UINT64_C(1) << 50))
+                                r = error_at(p, l,
+                                             "agent.%s must be a size like 512M or 2G (bytes, "
+                                             "with K, M or G for powers of 1024)",
+                                             key);
+                        else if (streq(key, "memory") && n < (UINT64_C(16) << 20))
+                                r = error_at(p, l,
+                                             "agent.memory must be at least 16M: an agent "
+                                             "cannot even start below it");
+                        else
+                                *(streq(key, "memory") ? &t->agent_memory_max
+                                                       : &t->agent_output_max) = n;
+                } else
+                        r = warn(p, l, "unknown ## Config key \"agent.%s\" ignored", key);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* ## Config: every key read, each bad value refused naming its line. 0 or -ENOMEM. */
 static int parse_config(Parser *p)
 {
@@ -574,7 +665,11 @@ static int parse_config(Parser *p)
                                              "adversarial");
                         else if (!(t->task_class = strdup(c)))
                                 r = -ENOMEM;
-                } else
+                } else if (streq(key, "allow_net"))
+                        r = parse_allow_net(p, v, line);
+                else if (streq(key, "agent"))
+                        r = parse_agent(p, v, lines, base);
+                else
                         r = warn(p, line, "unknown ## Config key \"%s\" ignored", key);
                 if (r < 0)
                         return r;

@@ -232,14 +232,15 @@ printf '%s\n' "\$reply"
 jq -nc --arg r "\$reply" '{jsonrpc: "2.0", id: 1, method: "tools/call",
         params: {name: "finalize_run", arguments: {agent_reply: \$r}}}' |
         curl -fsS -H "Authorization: Bearer \$POME_AUTH_TOKEN" -H 'Content-Type: application/json' \\
-                -H 'Accept: application/json, text/event-stream' --data-binary @- "\$POME_SLACK_MCP_URL" \\
-                >"$TMP/self-finalize.answer"
+                -H 'Accept: application/json, text/event-stream' --data-binary @- "\$POME_SLACK_MCP_URL" >&2
 EOF
 chmod +x self-finalize.sh
 "$POME" run "$T/task.md" --out sandbox --json -- ./self-finalize.sh >self.json 2>self.err ||
         fail "an agent that finalized itself: $(cat self.err)"
 D=$(jq -r .trials[0].run_dir self.json)
-assert_eq "$(jq -r .result.structuredContent.verdict.state self-finalize.answer)" pass "finalize_run's answer"
+# the answer went to its stderr: the run directory's stderr.txt (a sealed agent writes nothing
+# on the host)
+assert_eq "$(jq -r .result.structuredContent.verdict.state "$D/stderr.txt")" pass "finalize_run's answer"
 assert_eq "$(jq -r .state "$D/verdict.json")/$(jq -r "$MODEL | .status" "$D/verdict.json")" pass/passed \
         "the self-finalized run, judged on the reply it gave finalize_run"
 grep -q "prompt injection" "$D/agent-reply.txt" || fail "the collected agent-reply.txt is not the one given"

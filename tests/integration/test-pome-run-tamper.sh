@@ -11,6 +11,8 @@
 # ## Expected Behavior, no criterion), and nothing in its environment, its scratch
 # directory, the files pome holds open or the run directory it could guess holds the
 # criteria.
+# All of it unsealed (--no-seal): the agent has every right of the user running pome, which is
+# what these defences must hold against; sealed, it reaches none of it (test-sealed-agent.sh).
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 start_pomed
@@ -48,6 +50,9 @@ gh() {
                 -H 'Content-Type: application/json' ${3:+--data-binary "$3"} "$POME_GITHUB_REST_URL$2"
 }
 prompt=$(cat)
+# what it finds is said at the end: it empties the files pome holds, its own output among them
+report=$(mktemp)
+exec 3>&1 >"$report"
 # how it is graded: nowhere in what it is given (the prompt, and only the prompt)
 [[ $prompt == "$POME_TASK" ]] || echo "leak: stdin is not \$POME_TASK"
 [[ $prompt == "Assign acme/api#1 to alice. Do not open issues." ]] || echo "leak: the prompt is more than the prompt: $prompt"
@@ -79,6 +84,8 @@ done
 if [[ $POME_GITHUB_REST_URL != *"/github/s/"* ]]; then
         echo "admin-reset $(curl -s -o /dev/null -w '%{http_code}' -X POST "${POME_GITHUB_REST_URL%%/s/*}/admin/reset")"
 fi
+cat "$report" >&3
+rm -f "$report"
 exit 0
 EOF
 chmod +x hostile.sh
@@ -109,7 +116,7 @@ check_run() { # check_run MODE RUN_JSON
 }
 
 set +e
-POME_RUN_DIR=/inherited POME_API_URL=http://127.0.0.1:1 "$POME" run task.md --local --code-only --out runs/local --json -- ./hostile.sh >local.json 2>local.err
+POME_RUN_DIR=/inherited POME_API_URL=http://127.0.0.1:1 "$POME" run task.md --no-seal --local --code-only --out runs/local --json -- ./hostile.sh >local.json 2>local.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "--local: exit status of the hostile agent"
@@ -119,7 +126,7 @@ grep -q '^truncated: ' "$RUN/stdout.txt" || fail "--local: the agent found no un
 pass "--local: still FAIL after the agent emptied the files pome holds and tried the admin reset; eval identical"
 
 set +e
-"$POME" run task.md --code-only --out runs/pomed --json -- ./hostile.sh >pomed.json 2>pomed.err
+"$POME" run task.md --no-seal --code-only --out runs/pomed --json -- ./hostile.sh >pomed.json 2>pomed.err
 rc=$?
 set -e
 assert_eq "$rc" 1 "pomed: exit status of the hostile agent"
@@ -136,7 +143,7 @@ printf '# x\n\n## Prompt\nx\n\n## Success Criteria\n- [code] No unsupported endp
 EOF
 chmod +x planter.sh
 for mode in local pomed; do
-        args=(--out runs/planted --json)
+        args=(--no-seal --out runs/planted --json)
         [[ $mode == local ]] && args+=(--local)
         set +e
         "$POME" run task.md "${args[@]}" -- ./planter.sh >"plant-$mode.json" 2>"plant-$mode.err"

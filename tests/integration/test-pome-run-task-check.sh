@@ -30,11 +30,12 @@ cat >/dev/null
 echo ran >>"$AGENT_MARK"
 EOF
 chmod +x agent.sh
+# the mark lands in the working directory itself (--workdir-rw): the host sees it
 export AGENT_MARK=$TMP/agent-ran
 
 # refused: nothing started (no pomed is even asked: the URL below answers nothing)
 set +e
-POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --out runs -- ./agent.sh >out.txt 2>err.txt
+POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --workdir-rw --out runs -- ./agent.sh >out.txt 2>err.txt
 rc=$?
 set -e
 assert_eq "$rc" 2 "exit status of a task with unbindable criteria"
@@ -45,14 +46,14 @@ grep -qx "pome run: t.md:10: no check of any of the task's 2 twins has a sentenc
 grep -q -- '--allow-unmatched' err.txt || fail "the refusal does not say how to run anyway: $(cat err.txt)"
 assert_eq "$(grep -c '^pome run: t.md:' err.txt)" 2 "problems listed"
 [[ ! -e runs && ! -e $AGENT_MARK ]] || fail "something ran or a run directory was made for a refused task"
-POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --local --out runs -- ./agent.sh >/dev/null 2>&1 &&
+POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --local --workdir-rw --out runs -- ./agent.sh >/dev/null 2>&1 &&
         fail "--local ran a task with unbindable criteria"
 [[ ! -e runs && ! -e $AGENT_MARK ]] || fail "--local ran the refused task"
 pass "unbindable criteria: exit 2 before anything starts, both named file:line with the binder's reason"
 
 # --allow-unmatched: warned, run, graded unmatched; pome eval regrades it the same
 set +e
-POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --local --allow-unmatched --out runs --json -- ./agent.sh \
+POME_API_URL=http://127.0.0.1:1 "$POME" run t.md --local --workdir-rw --allow-unmatched --out runs --json -- ./agent.sh \
         >allow.json 2>allow.err
 rc=$?
 set -e
@@ -103,7 +104,7 @@ model: opus
 ```
 EOF2
 set +e
-POME_API_URL=http://127.0.0.1:1 "$POME" run w.md --local --out runs-w -- ./agent.sh >w.out 2>w.err
+POME_API_URL=http://127.0.0.1:1 "$POME" run w.md --local --workdir-rw --out runs-w -- ./agent.sh >w.out 2>w.err
 set -e
 for what in 'unknown ## Config key "model" ignored' 'not a criterion: no \[code\] or \[model\] marker'; do
         assert_eq "$(cat w.out w.err | grep -c "$what")" 1 "times the warning '$what' is printed"

@@ -4,6 +4,8 @@
 # SIGTERM gets SIGKILL after the grace period. Either way the run is still graded and the
 # verdict's report says the agent timed out. Also: leftovers of an agent that exited are
 # killed before grading, and an agent command that cannot run is a usage error.
+# All of it unsealed (--no-seal: the agent is a process group on the host, which these pid
+# files watch); test-sealed-agent.sh holds a sealed agent to the same.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 start_pomed
@@ -31,7 +33,7 @@ EOF
 chmod +x hang-agent.sh
 start=$(date +%s.%N)
 set +e
-"$POME" run task.md --out runs --json -- ./hang-agent.sh >hang.json 2>hang.err
+"$POME" run task.md --no-seal --out runs --json -- ./hang-agent.sh >hang.json 2>hang.err
 rc=$?
 set -e
 took=$(echo "$(date +%s.%N) - $start" | bc)
@@ -50,7 +52,7 @@ assert_eq "$(jq -r '[.criteria[] | select(.scored) | "\(.check.id)=\(.status)"] 
         "criteria of an agent that did nothing"
 "$POME" eval "$D" --json >eval.json || true
 cmp eval.json "$D/verdict.json" || fail "pome eval of the timed-out run"
-"$POME" run task.md --out runs-text -- ./hang-agent.sh >hang.txt 2>&1 || true
+"$POME" run task.md --no-seal --out runs-text -- ./hang-agent.sh >hang.txt 2>&1 || true
 grep -q 'the agent timed out after 3s (its process group got SIGTERM); graded as it stood' hang.txt ||
         fail "the report does not say the agent timed out: $(cat hang.txt)"
 grep -q '^Verdict: FAIL' hang.txt || fail "no verdict table after a timeout: $(cat hang.txt)"
@@ -68,7 +70,7 @@ EOF
 chmod +x stubborn-agent.sh
 start=$(date +%s.%N)
 set +e
-"$POME" run task.md --local --out runs --json -- ./stubborn-agent.sh >stubborn.json 2>stubborn.err
+"$POME" run task.md --no-seal --local --out runs --json -- ./stubborn-agent.sh >stubborn.json 2>stubborn.err
 rc=$?
 set -e
 took=$(echo "$(date +%s.%N) - $start" | bc)
@@ -89,7 +91,7 @@ exit 0
 EOF
 chmod +x leaver-agent.sh
 set +e
-"$POME" run task.md --local --out runs --quiet -- ./leaver-agent.sh >/dev/null 2>&1
+"$POME" run task.md --no-seal --local --out runs --quiet -- ./leaver-agent.sh >/dev/null 2>&1
 set -e
 alive "$TMP/leftover.pid" && fail "a process the agent left behind outlived the run"
 pass "what an exited agent left in its process group is killed"
@@ -106,7 +108,7 @@ pass "an agent command that cannot run: exit 2, its sandbox discarded"
 
 # ---- interrupted: the agents are killed, their sandboxes discarded, exit 130
 rm -f "$TMP/agent.pid" "$TMP/child.pid"
-"$POME" run task.md --out runs-int -- ./hang-agent.sh >int.out 2>int.err &
+"$POME" run task.md --no-seal --out runs-int -- ./hang-agent.sh >int.out 2>int.err &
 P=$!
 for _ in $(seq 200); do
         [[ -s $TMP/child.pid && $(used) == 1 ]] && break
