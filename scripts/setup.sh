@@ -10,6 +10,8 @@ packages=(
         libmicrohttpd-dev libsystemd-dev libjansson-dev libcgroup-dev libseccomp-dev
         libcurl4-openssl-dev libssl-dev libsqlite3-dev libyaml-dev
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
+        # the sealed agent's tests: agents in python3, a model server behind openssl
+        python3 openssl
         # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
         # promtool checks /metrics)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus
