@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One twin in-process (cli/localtwin.h): the routes of a local twin (GET /healthz, the
- * loopback-only /admin/…, /s/<sid>/… through the shared front) over the engine, taped to a
- * file. `pome twin start` and `pome run --local` serve through this one file, so a local run
- * sees exactly the twin a developer pokes at with `pome twin start`.
+ * loopback-only /admin/…, /s/<sid>/… through the shared front, and every path under its
+ * vendor's own host names, keyed by the credential) over the engine, taped to a file.
+ * `pome twin start` and `pome run --local` serve through this one file, so a local run sees
+ * exactly the twin a developer pokes at with `pome twin start`.
  */
 #include "cli/localtwin.h"
 
@@ -263,8 +264,8 @@ static int local_call(void *userdata, const TwinRequest *rq, FrontExchange *x)
 }
 
 /* HttpRefuseFn: the HTTP layer's own refusals (400, 413, 431…) in the twin's envelope. */
-static void refuse(const char *path _unused_, int status, const char *code, const char *message,
-                   HttpRefusal *ret, void *userdata)
+static void refuse(const char *path _unused_, const char *host _unused_, int status,
+                   const char *code, const char *message, HttpRefusal *ret, void *userdata)
 {
         LocalTwin *lt = userdata;
         front_refusal(lt->kind, status, code, message, ret);
@@ -295,6 +296,15 @@ static void serve_healthz(LocalTwin *lt, HttpRequest *rq, const char *request_id
         front_reply(rq, j ? 200 : 500, NULL, j, request_id);
 }
 
+/* Answers rq with the 404 of a path that is none of the local twin's routes. */
+static void reply_unknown_route(LocalTwin *lt, HttpRequest *rq, const char *request_id)
+{
+        reply_local_error(lt, rq, 404, "unknown_method",
+                          "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
+                          "POST /admin/reset|seed|token.",
+                          request_id);
+}
+
 static void handle(HttpRequest *rq, void *userdata)
 {
         LocalTwin *lt = userdata;
@@ -302,11 +312,21 @@ static void handle(HttpRequest *rq, void *userdata)
         char request_id[25];
         if (front_request_id(request_id) < 0)
                 snprintf(request_id, sizeof(request_id), "req_unavailable");
-        if (streq(raw, "/healthz")) {
+        /*
+         * Called by its vendor's own name (through pome's TLS in a sealed agent's pod), the
+         * whole path is the twin's, /healthz and /admin/ included (no vendor serves ours),
+         * and the credential names the session; another vendor's name is no route here.
+         */
+        const TwinKind *vendor = front_vendor_kind(http_request_header(rq, "Host"));
+        if (vendor && vendor != lt->kind) {
+                reply_unknown_route(lt, rq, request_id);
+                return;
+        }
+        if (!vendor && streq(raw, "/healthz")) {
                 serve_healthz(lt, rq, request_id);
                 return;
         }
-        const char *admin = startswith(raw, "/admin/");
+        const char *admin = vendor ? NULL : startswith(raw, "/admin/");
         if (admin) {
                 handle_admin(lt, rq, admin, request_id);
                 return;
@@ -317,16 +337,14 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        if ((lt->kind->flags & TWIN_KIND_RAW_KEY) && front_keyed_path(raw)) {
-                /* Stripe's SDKs take no path prefix: the key names the session */
+        if (vendor || front_keyed_kind(raw) == lt->kind) {
+                /* by name, or on Stripe's "/v1" (its SDKs take no path prefix): the
+                 * credential names the session */
                 front_keyed_session(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, headers,
                                     http_request_query(rq), body, body_len, sid, sizeof(sid));
                 p = e = raw;
         } else if (!p || e == p || (size_t)(e - p) >= sizeof(sid)) {
-                reply_local_error(lt, rq, 404, "unknown_method",
-                                  "Local twin routes: GET /healthz, /s/<session-id>/… (the twin), "
-                                  "POST /admin/reset|seed|token.",
-                                  request_id);
+                reply_unknown_route(lt, rq, request_id);
                 return;
         } else {
                 memcpy(sid, p, (size_t)(e - p));
@@ -344,7 +362,10 @@ static void handle(HttpRequest *rq, void *userdata)
                 return;
         }
         char mount[256];
-        snprintf(mount, sizeof(mount), "%s/s/%s", lt->base, sid);
+        if (vendor)
+                front_vendor_origin(lt->kind, mount, sizeof(mount));
+        else
+                snprintf(mount, sizeof(mount), "%s/s/%s", lt->base, sid);
         FrontTarget t = {
                 .kind = lt->kind,
                 .tape = lt->tape,

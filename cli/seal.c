@@ -11,10 +11,12 @@
 
 #include "supervisor/agentnet.h"
 #include "common/fileio.h"
+#include "common/runca.h"
 #include "common/strv.h"
 #include "common/util.h"
 #include "supervisor/cgroup.h"
 #include "supervisor/seccomp-policy.h"
+#include "pods/twin/twin.h"
 
 /* policies/agent.policy, built into pome (cmake/embed-text.cmake) */
 extern const char agent_policy[];
@@ -24,6 +26,10 @@ extern const size_t agent_policy_len;
 #define UID_BASE    UINT32_C(3000000000) /* agents' uids as root: far from users and pods */
 #define UID_PER_RUN 64u
 #define UID_RUNS    1000000u
+#define TLS_PORT    443                                  /* the vendors' names, in the pod */
+#define CA_BUNDLE   "/etc/ssl/certs/ca-certificates.crt" /* Debian's system store */
+#define HOSTS_FILE  "/etc/hosts"
+#define VENDOR_MAX  16 /* vendor host names of every twin kind */
 
 /* Masked in every pod: where pome and pomed keep keys, runs and state. */
 static const char *const hide_always[] = {
@@ -37,6 +43,14 @@ struct Seal {
         CgSetup *cg;
         char **hide;
         uint32_t uid_base;
+        RunCa ca;    /* the run's CA and its leaf for the vendors' names */
+        char *hosts; /* the pod's /etc/hosts: the vendors' names on loopback first */
+        size_t hosts_len;
+        char *bundle; /* the pod's CA bundle: the host's, and the run's CA */
+        size_t bundle_len;
+        AgentPodFile files[2];
+        size_t n_files;
+        char *no_proxy; /* loopback and the vendors' names: reached directly, never proxied */
 };
 
 /* One address of the twins the pod's environment names, served on a port inside the pod. */
@@ -54,10 +68,13 @@ struct SealedAgent {
         CgPod *cg;
         AgentNet *net;
         AgentPodSpec pod;
-        Forward fwd[AGENT_POD_LISTEN_MAX - 1];
+        Forward fwd[AGENT_POD_LISTEN_MAX - 2]; /* and the proxy, and TLS */
         size_t n_fwd;
-        uint16_t listen[AGENT_POD_LISTEN_MAX];
+        uint16_t listen[AGENT_POD_LISTEN_MAX]; /* the forwards', then the proxy, then TLS */
         int listen_fds[AGENT_POD_LISTEN_MAX];
+        AgentNetRoute routes[VENDOR_MAX]; /* the vendors' names of this sandbox's twins */
+        char route_labels[VENDOR_MAX][48];
+        size_t n_routes;
         char **allow;
         bool ended, oom_killed;
         char *oom_note;
@@ -134,6 +151,77 @@ static bool cgroup_v1(void)
         return statfs("/sys/fs/cgroup", &fs) == 0 && fs.f_type != CGROUP2_SUPER_MAGIC;
 }
 
+/* Every twin kind's vendor host names ("api.github.com", "*.slack.com"), in *names. */
+static size_t vendor_names(const char *names[static VENDOR_MAX])
+{
+        size_t n = 0;
+        for (const char *const *k = twin_kind_names(); *k; k++) {
+                const TwinKind *kind = twin_kind_find(*k);
+                for (const char *const *h = kind ? kind->vendor_hosts : NULL; h && *h; h++)
+                        if (n < VENDOR_MAX - 1)
+                                names[n++] = *h;
+        }
+        names[n] = NULL;
+        return n;
+}
+
+/*
+ * The vendors' own names inside the pod: a CA of the run's and a leaf for them, an
+ * /etc/hosts that puts them on loopback (the host's entries after), and the host's CA
+ * bundle with the run's CA added — the pod's system store, which curl, OpenSSL, Python and
+ * Go read, and NODE_EXTRA_CA_CERTS for Node. 0 or a negative errno with err said.
+ */
+static int make_vendor_files(Seal *s, char *err, size_t errlen)
+{
+        const char *names[VENDOR_MAX];
+        size_t n_names = vendor_names(names);
+        /* a client that honours the proxy variables (curl, axios, Python) must reach the
+         * vendors' names directly: ".slack.com" is curl's and the others' suffix form */
+        size_t np_len;
+        FILE *np = open_memstream(&s->no_proxy, &np_len);
+        if (!np)
+                return -ENOMEM;
+        fputs("127.0.0.1,localhost,::1", np);
+        for (size_t i = 0; i < n_names; i++)
+                fprintf(np, ",%s", startswith(names[i], "*") ? names[i] + 1 : names[i]);
+        if (fclose(np) != 0)
+                return -ENOMEM;
+        if (n_names == 0)
+                return 0;
+        char label[32];
+        snprintf(label, sizeof(label), "%d", (int)getpid());
+        int r = run_ca_make(label, names, &s->ca, err, errlen);
+        if (r < 0)
+                return r == -ENOMEM ? r : r;
+        _cleanup_free_ char *host_hosts = NULL, *host_bundle = NULL;
+        size_t hl = 0, bl = 0;
+        FILE *f = open_memstream(&s->hosts, &s->hosts_len);
+        if (!f)
+                return -ENOMEM;
+        fputs("# pome run: the vendors' names reach this sandbox's twins\n127.0.0.1", f);
+        for (size_t i = 0; names[i]; i++)
+                if (!startswith(names[i], "*."))
+                        fprintf(f, " %s", names[i]);
+        fputs("\n", f);
+        if (read_file_at(AT_FDCWD, HOSTS_FILE, 1u << 20, &host_hosts, &hl) >= 0)
+                fwrite(host_hosts, 1, hl, f);
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        s->files[s->n_files++] = (AgentPodFile){HOSTS_FILE, s->hosts, s->hosts_len};
+        /* no system store on the host: the variables below name a file that does not exist,
+         * and a client says so */
+        if (read_file_at(AT_FDCWD, CA_BUNDLE, 16u << 20, &host_bundle, &bl) >= 0) {
+                if (asprintf(&s->bundle, "%s%s%s", host_bundle,
+                             bl && host_bundle[bl - 1] != '\n' ? "\n" : "", s->ca.ca_pem) < 0) {
+                        s->bundle = NULL;
+                        return -ENOMEM;
+                }
+                s->bundle_len = strlen(s->bundle);
+                s->files[s->n_files++] = (AgentPodFile){CA_BUNDLE, s->bundle, s->bundle_len};
+        }
+        return 0;
+}
+
 int seal_new(const SealConfig *c, char *const *extra, Seal **ret, char *err, size_t errlen)
 {
         char why[512] = "";
@@ -173,6 +261,11 @@ int seal_new(const SealConfig *c, char *const *extra, Seal **ret, char *err, siz
                 return r == -ENOMEM ? r
                                     : fail(r, err, errlen, "the paths to mask: %s", strerror(-r));
         }
+        r = make_vendor_files(s, err, errlen);
+        if (r < 0) {
+                seal_free(s);
+                return r;
+        }
         if (mode == 1 && cgroup_v1()) {
                 char tree[64], warn[512] = "";
                 snprintf(tree, sizeof(tree), "pome-agents-%d", (int)getpid());
@@ -189,6 +282,10 @@ Seal *seal_free(Seal *s)
                 return NULL;
         scp_free(s->filter);
         cg_setup_free(s->cg);
+        run_ca_done(&s->ca);
+        free(s->hosts);
+        free(s->bundle);
+        free(s->no_proxy);
         strv_free(s->hide);
         free(s);
         return NULL;
@@ -267,7 +364,7 @@ static Forward *forward_for(SealedAgent *a, char *host, uint16_t port, const cha
                 f = &a->fwd[a->n_fwd];
                 /* the same port inside as outside, unless another address has it */
                 uint16_t inner = port;
-                while (port_used(a, inner) || inner == PROXY_PORT)
+                while (port_used(a, inner) || inner == PROXY_PORT || inner == TLS_PORT)
                         inner = inner < 65535 ? inner + 1 : 1024;
                 *f = (Forward){.host = strdup(host), .port = port, .inner = inner};
                 if (!f->host)
@@ -284,18 +381,51 @@ static Forward *forward_for(SealedAgent *a, char *host, uint16_t port, const cha
         return f;
 }
 
-/* Variables the pod sets itself: where its proxy, home and scratch are. */
+/* The vendors' own variables for a twin's credential (what their SDKs and CLIs read), by
+ * the POME_ variable that holds it. */
+static const struct {
+        const char *pome, *vendor;
+} vendor_vars[] = {
+        {"POME_GITHUB_TOKEN", "GITHUB_TOKEN"},     /* gh, Octokit examples, Actions */
+        {"POME_GITHUB_TOKEN", "GH_TOKEN"},         /* gh's first choice */
+        {"POME_SLACK_TOKEN", "SLACK_BOT_TOKEN"},   /* Bolt, the Slack SDKs' examples */
+        {"POME_STRIPE_API_KEY", "STRIPE_API_KEY"}, /* the Stripe CLI, the SDKs' examples */
+};
+
+/* Variables the pod sets itself: where its proxy, home, scratch and CA bundle are, and the
+ * vendors' credentials (an inherited real one must not reach the pod). */
 static bool pod_sets(const char *kv)
 {
         static const char *const names[] = {
-                "HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=",     "https_proxy=",
-                "ALL_PROXY=",  "all_proxy=",   "NO_PROXY=",       "no_proxy=",
-                "HOME=",       "TMPDIR=",      "POME_AGENT_TMP=",
+                "HTTP_PROXY=",     "HTTPS_PROXY=",    "http_proxy=",         "https_proxy=",
+                "ALL_PROXY=",      "all_proxy=",      "NO_PROXY=",           "no_proxy=",
+                "HOME=",           "TMPDIR=",         "POME_AGENT_TMP=",     "SSL_CERT_FILE=",
+                "SSL_CERT_DIR=",   "CURL_CA_BUNDLE=", "REQUESTS_CA_BUNDLE=", "NODE_EXTRA_CA_CERTS=",
+                "GIT_SSL_CAINFO=",
         };
+        for (size_t i = 0; i < ELEMENTSOF(vendor_vars); i++) {
+                size_t n = strlen(vendor_vars[i].vendor);
+                if (strncmp(kv, vendor_vars[i].vendor, n) == 0 && kv[n] == '=')
+                        return true;
+        }
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (startswith(kv, names[i]))
                         return true;
         return false;
+}
+
+/* The vendors' names of twin, served in the pod over TLS, go where its REST URL goes (f). */
+static void add_routes(SealedAgent *a, const char *twin, const Forward *f)
+{
+        const TwinKind *kind = twin_kind_find(twin);
+        for (const char *const *h = kind ? kind->vendor_hosts : NULL; h && *h; h++) {
+                if (a->n_routes == ELEMENTSOF(a->routes))
+                        return;
+                char *label = a->route_labels[a->n_routes];
+                snprintf(label, sizeof(a->route_labels[0]), "%s twin", twin);
+                a->routes[a->n_routes++] = (AgentNetRoute){
+                        .name = *h, .host = f->host, .port = f->port, .label = label};
+        }
 }
 
 static int rewrite_env(SealedAgent *a, char *const *in, char ***ret)
@@ -318,16 +448,30 @@ static int rewrite_env(SealedAgent *a, char *const *in, char ***ret)
                 Forward *f = forward_for(a, host, port, twin);
                 if (!f)
                         return -ENOMEM;
+                if (twin && strstr(*e, "_REST_URL="))
+                        add_routes(a, twin, f);
                 if (strv_extendf(&out, "%.*s=http://127.0.0.1:%u%s", (int)(eq - *e), *e, f->inner,
                                  rest) < 0)
                         return -ENOMEM;
         }
+        for (size_t i = 0; i < ELEMENTSOF(vendor_vars); i++) {
+                const char *v = strv_env_get(in, vendor_vars[i].pome);
+                if (v && strv_extendf(&out, "%s=%s", vendor_vars[i].vendor, v) < 0)
+                        return -ENOMEM;
+        }
+        /* the pod's system store holds the run's CA (make_vendor_files) */
+        if (a->seal->bundle && (strv_extend(&out, "SSL_CERT_FILE=" CA_BUNDLE) < 0 ||
+                                strv_extend(&out, "CURL_CA_BUNDLE=" CA_BUNDLE) < 0 ||
+                                strv_extend(&out, "REQUESTS_CA_BUNDLE=" CA_BUNDLE) < 0 ||
+                                strv_extend(&out, "NODE_EXTRA_CA_CERTS=" CA_BUNDLE) < 0 ||
+                                strv_extend(&out, "GIT_SSL_CAINFO=" CA_BUNDLE) < 0))
+                return -ENOMEM;
         if (strv_extendf(&out, "HTTP_PROXY=http://127.0.0.1:%u", PROXY_PORT) < 0 ||
             strv_extendf(&out, "HTTPS_PROXY=http://127.0.0.1:%u", PROXY_PORT) < 0 ||
             strv_extendf(&out, "http_proxy=http://127.0.0.1:%u", PROXY_PORT) < 0 ||
             strv_extendf(&out, "https_proxy=http://127.0.0.1:%u", PROXY_PORT) < 0 ||
-            strv_extend(&out, "NO_PROXY=127.0.0.1,localhost,::1") < 0 ||
-            strv_extend(&out, "no_proxy=127.0.0.1,localhost,::1") < 0 ||
+            strv_extendf(&out, "NO_PROXY=%s", a->seal->no_proxy) < 0 ||
+            strv_extendf(&out, "no_proxy=%s", a->seal->no_proxy) < 0 ||
             strv_extend(&out, "HOME=" AGENT_POD_HOME) < 0 || strv_extend(&out, "TMPDIR=/tmp") < 0 ||
             strv_extend(&out, "POME_AGENT_TMP=" AGENT_POD_SCRATCH) < 0)
                 return -ENOMEM;
@@ -367,6 +511,9 @@ int sealed_agent_new(Seal *s, unsigned trial, const char *cwd, char ***envp, Sea
         for (size_t i = 0; i < a->n_fwd; i++)
                 a->listen[i] = a->fwd[i].inner;
         a->listen[a->n_fwd] = PROXY_PORT;
+        bool tls = a->n_routes > 0 && s->ca.leaf_chain_pem;
+        if (tls)
+                a->listen[a->n_fwd + 1] = TLS_PORT;
         a->allow = strv_new();
         for (char *const *h = s->cfg.allow_net; a->allow && h && *h; h++)
                 if (strv_extend(&a->allow, *h) < 0)
@@ -397,7 +544,7 @@ int sealed_agent_new(Seal *s, unsigned trial, const char *cwd, char ***envp, Sea
                 .workdir_rw = s->cfg.workdir_rw,
                 .hide = (const char *const *)s->hide,
                 .listen = a->listen,
-                .n_listen = a->n_fwd + 1,
+                .n_listen = a->n_fwd + 1 + tls,
                 .stdin_fd = -1,
                 .stdout_fd = -1,
                 .stderr_fd = -1,
@@ -407,6 +554,8 @@ int sealed_agent_new(Seal *s, unsigned trial, const char *cwd, char ***envp, Sea
                 .cgroup_fds = fds,
                 .n_cgroup_fds = n_fds,
                 .filter = scp_program(s->filter),
+                .files = s->files,
+                .n_files = s->n_files,
                 .memory_max = s->cfg.memory_max,
                 .pids_max = s->cfg.pids_max,
         };
@@ -442,7 +591,12 @@ int sealed_agent_serve(SealedAgent *a, sd_event *e, char *err, size_t errlen)
                         return fail(r, err, errlen, "cannot forward to %s:%u: %s", a->fwd[i].host,
                                     a->fwd[i].port, strerror(-r));
         }
-        return agent_net_proxy(a->net, TAKE_FD(a->listen_fds[a->n_fwd]), a->allow, err, errlen);
+        r = agent_net_proxy(a->net, TAKE_FD(a->listen_fds[a->n_fwd]), a->allow, err, errlen);
+        if (r < 0 || a->listen_fds[a->n_fwd + 1] < 0)
+                return r;
+        return agent_net_tls(a->net, TAKE_FD(a->listen_fds[a->n_fwd + 1]),
+                             a->seal->ca.leaf_chain_pem, a->seal->ca.leaf_key_pem, a->routes,
+                             a->n_routes, err, errlen);
 }
 
 /* The number after key in the cgroup file dir/name ("max 3"), or the file's only number
@@ -512,14 +666,18 @@ json_t *sealed_agent_report(const SealedAgent *a)
                                               (json_int_t)a->memory_hits, "memory_peak",
                                               (json_int_t)a->memory_peak)
                                   : json_null();
-        return json_pack("{s:b, s:s, s:{s:s, s:I, s:I, s:I}, s:o, s:I, s:o, s:o, s:o}", "sealed",
-                         true, "mode", a->seal->mode == 1 ? "root" : "user namespace", "limits",
-                         "how", seal_limits_how(a->seal), "memory_max",
+        json_t *names = json_array();
+        for (size_t i = 0; names && i < a->n_routes; i++)
+                json_array_append_new(names, json_string(a->routes[i].name));
+        return json_pack("{s:b, s:s, s:{s:s, s:I, s:I, s:I}, s:o, s:I, s:o, s:o, s:o, s:o}",
+                         "sealed", true, "mode", a->seal->mode == 1 ? "root" : "user namespace",
+                         "limits", "how", seal_limits_how(a->seal), "memory_max",
                          (json_int_t)a->seal->cfg.memory_max, "pids_max",
                          (json_int_t)a->seal->cfg.pids_max, "output_max",
                          (json_int_t)a->seal->cfg.output_max, "limits_hit", hit, "uid",
                          (json_int_t)(a->seal->mode == 1 ? a->pod.uid : getuid()), "oom_killed",
-                         json_boolean(a->oom_killed), "allow_net", allow, "network", net);
+                         json_boolean(a->oom_killed), "allow_net", allow, "vendor_names", names,
+                         "network", net);
 }
 
 SealedAgent *sealed_agent_free(SealedAgent *a)

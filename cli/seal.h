@@ -6,8 +6,10 @@
  * agents' limits, and the paths every pod masks. Per trial, a SealedAgent: its pod's spec,
  * its cgroup, its environment rewritten so that every twin address points at a loopback
  * port inside the pod (forwarded by agentnet.h to the twin's real address) and the HTTP
- * proxy is the only other way out, and, once it has run, what it reached and what limits it
- * hit (sealed_agent_report, for meta.json).
+ * proxy is the only other way out, the vendors' own names (api.github.com, slack.com,
+ * api.stripe.com) served on 443 inside the pod with the run's CA (common/runca.h) and routed
+ * to the twin of each, and, once it has run, what it reached and what limits it hit
+ * (sealed_agent_report, for meta.json).
  */
 #pragma once
 
@@ -60,8 +62,10 @@ typedef struct SealedAgent SealedAgent;
  * A trial's sealed agent: its cgroup, its pod spec, and *envp rewritten for it (a new strv
  * replaces it; the old one is wiped and freed): every http:// address in a POME_ variable
  * pointing at 127.0.0.1:<its port> inside the pod, HTTP(S)_PROXY at the proxy, NO_PROXY for
- * loopback, HOME and TMPDIR on the pod's private /tmp, POME_AGENT_TMP=/tmp. cwd is the
- * agent's working directory (absolute). 0 or a negative errno with err said.
+ * loopback and the vendors' names, HOME, TMPDIR and POME_AGENT_TMP on the pod's private
+ * /tmp, the CA bundle variables, the vendors' credential variables (GITHUB_TOKEN, GH_TOKEN,
+ * SLACK_BOT_TOKEN, STRIPE_API_KEY; inherited ones are dropped). cwd is the agent's working
+ * directory (absolute). 0 or a negative errno with err said.
  */
 int sealed_agent_new(Seal *s, unsigned trial, const char *cwd, char ***envp, SealedAgent **ret,
                      char *err, size_t errlen);

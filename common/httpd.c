@@ -196,16 +196,24 @@ static int on_defer(sd_event_source *s _unused_, void *userdata)
 
 /* ---- refusals: the layer's own answers ---- */
 
+/* The Host header of r once its header block is in (the handler's first call), else NULL. */
+static const char *request_host(HttpRequest *r)
+{
+        return r->started
+                       ? MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)
+                       : NULL;
+}
+
 static const char *const default_fallback =
         "{\"error\":{\"type\":\"internal_error\",\"message\":\"out of memory\"}}";
 
 /* The surface's envelope for (status, code, message) as body text + extra headers. */
-static char *refusal_render(Httpd *d, const char *path, int status, const char *code,
-                            const char *message, json_t **ret_headers)
+static char *refusal_render(Httpd *d, const char *path, const char *host, int status,
+                            const char *code, const char *message, json_t **ret_headers)
 {
         HttpRefusal rf = {};
         if (d->refuse)
-                d->refuse(path, status, code, message, &rf, d->userdata);
+                d->refuse(path, host, status, code, message, &rf, d->userdata);
         if (!rf.body)
                 rf.body = json_pack("{s:{s:s, s:s}}", "error", "type", code, "message", message);
         char *s = rf.body ? json_dumps(rf.body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -254,15 +262,15 @@ static bool header_name_ok(const char *k)
  * followed by dropping the connection. A short write (a client that does not read)
  * is left at that: the connection is closed anyway.
  */
-static void refuse_on_fd(Httpd *d, int fd, const char *path, bool head, int status,
-                         const char *code, const char *message)
+static void refuse_on_fd(Httpd *d, int fd, const char *path, const char *host, bool head,
+                         int status, const char *code, const char *message)
 {
         if (fd < 0)
                 return;
         if (d->replied)
-                d->replied(path, status, d->userdata);
+                d->replied(path, host, status, d->userdata);
         _cleanup_json_ json_t *headers = NULL;
-        _cleanup_free_ char *body = refusal_render(d, path, status, code, message, &headers);
+        _cleanup_free_ char *body = refusal_render(d, path, host, status, code, message, &headers);
         const char *b = body ? body : default_fallback;
         size_t blen = strlen(b);
 
@@ -394,8 +402,8 @@ static int on_deadline(sd_event_source *s _unused_, uint64_t usec _unused_, void
                         /* A client mid-request learns why; one that sent nothing is just closed,
                          * as an idle keep-alive connection would be. */
                         if (c->rq)
-                                refuse_on_fd(d, c->fd, c->rq->path, c->rq->head, 408,
-                                             "request_timeout",
+                                refuse_on_fd(d, c->fd, c->rq->path, request_host(c->rq),
+                                             c->rq->head, 408, "request_timeout",
                                              i == PHASE_HEADER
                                                      ? "The request headers did not arrive in time."
                                                      : "The request body did not arrive in time.");
@@ -489,7 +497,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                         char junk[4096];
                         while (c->fd >= 0 && recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT) > 0)
                                 ;
-                        refuse_on_fd(d, c->fd, NULL, false, 503, "too_many_connections",
+                        refuse_on_fd(d, c->fd, NULL, NULL, false, 503, "too_many_connections",
                                      "This client has too many connections open; close some "
                                      "or retry shortly.");
                         conn_cut(c);
@@ -577,7 +585,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
                  * and without our completion callback (targets of ~65 400–65 500 bytes
                  * with a 64 KiB pool). */
                 if (n > HTTPD_MAX_TARGET) {
-                        refuse_on_fd(r->d, c->fd, r->path, false, 414, "uri_too_long",
+                        refuse_on_fd(r->d, c->fd, r->path, NULL, false, 414, "uri_too_long",
                                      "The request-target is too long.");
                         conn_cut(c);
                 }
@@ -765,7 +773,7 @@ static void refuse_request(HttpRequest *r, int status, const char *code, const c
         const union MHD_ConnectionInfo *ci =
                 r->hc ? NULL : MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         int fd = r->hc ? r->hc->fd : ci ? ci->connect_fd : -1;
-        refuse_on_fd(r->d, fd, r->path, r->head, status, code, message);
+        refuse_on_fd(r->d, fd, r->path, request_host(r), r->head, status, code, message);
         if (r->hc) {
                 conn_unlink(r->hc);
                 r->hc->cut = true;
@@ -775,7 +783,7 @@ static void refuse_request(HttpRequest *r, int status, const char *code, const c
 static enum MHD_Result queue(HttpRequest *r)
 {
         if (r->d->replied)
-                r->d->replied(r->path, (int)r->status, r->d->userdata);
+                r->d->replied(r->path, request_host(r), (int)r->status, r->d->userdata);
         enum MHD_Result ok = MHD_queue_response(r->conn, r->status, r->response);
         MHD_destroy_response(r->response);
         r->response = NULL;
@@ -980,7 +988,7 @@ static void reply_refusal(HttpRequest *rq, int status, const char *code, const c
 {
         _cleanup_json_ json_t *headers = NULL;
         _cleanup_free_ char *body =
-                refusal_render(rq->d, rq->path, status, code, message, &headers);
+                refusal_render(rq->d, rq->path, request_host(rq), status, code, message, &headers);
         const char *b = body ? body : default_fallback;
         (void)http_reply(rq, status, headers, b, strlen(b));
 }

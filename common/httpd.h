@@ -81,23 +81,24 @@ typedef struct HttpRefusal {
 /*
  * Fills ret (zeroed by the caller) with the surface's envelope for an answer the
  * layer makes itself. path is the raw request path (percent-encoded, query removed)
- * or NULL when the request line was not read; status is fixed by the layer (400,
- * 408, 413, 414, 431, 500, 503); code is a short machine word ("bad_request",
+ * or NULL when the request line was not read; host is the Host header's value as sent, or
+ * NULL when there is none or the header block was not read; status is fixed by the layer
+ * (400, 408, 413, 414, 431, 500, 503); code is a short machine word ("bad_request",
  * "request_timeout", "request_too_large", "uri_too_long", "headers_too_large",
  * "internal_error", "shutting_down") and message a sentence. userdata is the
  * handler's. Must not block and must not touch any request. Leaving ret empty gives
  * the default {"error":{"type":code,"message":message}}.
  */
-typedef void (*HttpRefuseFn)(const char *path, int status, const char *code, const char *message,
-                             HttpRefusal *ret, void *userdata);
+typedef void (*HttpRefuseFn)(const char *path, const char *host, int status, const char *code,
+                             const char *message, HttpRefusal *ret, void *userdata);
 
 /*
  * Told of every answer as it is handed to the connection, the handler's and the layer's
- * own refusals alike: path as in HttpRefuseFn (NULL when the request line was not read),
- * the status sent. userdata is the handler's. For counters: must not block nor touch any
+ * own refusals alike: path and host as in HttpRefuseFn (NULL when not read), the status
+ * sent. userdata is the handler's. For counters: must not block nor touch any
  * request.
  */
-typedef void (*HttpRepliedFn)(const char *path, int status, void *userdata);
+typedef void (*HttpRepliedFn)(const char *path, const char *host, int status, void *userdata);
 
 typedef struct HttpdConfig {
         const char *address;          /* IPv4/IPv6 literal to bind, e.g. "127.0.0.1" */

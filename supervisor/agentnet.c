@@ -1,18 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent pod's ways out (supervisor/agentnet.h): forwards and the allow-listed HTTP proxy, on
- * pome's sd-event loop.
+ * The agent pod's ways out (supervisor/agentnet.h): forwards, TLS listeners and the
+ * allow-listed HTTP proxy, on pome's sd-event loop. The only user of libssl.
  *
  * A connection is two sockets — down, accepted from the pod; up, opened by pome in its own
  * network — and two pipes of PIPE_SIZE bytes each, one per direction. A side is read only
  * while the pipe it fills has room, and written only while the pipe it drains holds bytes,
  * so a slow reader stops its writer through TCP itself (back-pressure) and a connection
- * costs at most 2 × PIPE_SIZE of memory; CONNS_MAX connections at once (past it the
- * listeners pause and the kernel's backlog holds the rest). An EOF read from one side is
- * passed on as shutdown(SHUT_WR) of the other once its pipe is drained; the connection
- * closes when both ways are shut. An error on a side ends both directions through it —
- * at once for the bytes meant for that side, after delivering what was already read from
- * it for the other — so both sockets close on an error without losing an early answer.
+ * costs at most 2 × PIPE_SIZE of memory (and a TLS session's buffers, ~50 KiB while it
+ * moves bytes, released while idle); CONNS_MAX connections at once (past it the listeners
+ * pause and the kernel's backlog holds the rest). An EOF read from one side is passed on as
+ * shutdown(SHUT_WR) of the other once its pipe is drained; the connection closes when both
+ * ways are shut. An error on a side ends both directions through it — at once for the bytes
+ * meant for that side, after delivering what was already read from it for the other — so
+ * both sockets close on an error without losing an early answer.
+ *
+ * A TLS listener's down side is a TLS session over the socket, and the same pump moves its
+ * plaintext: a side is read, written and shut through side_read, side_write and
+ * side_shutdown, which are read(2), send(2) and shutdown(2) for a socket and SSL_read_ex,
+ * SSL_write_ex and SSL_shutdown (close_notify, then the TCP FIN) for a session. A session
+ * may need the socket writable to read and readable to write (a TLS 1.3 key update), so it
+ * remembers what its last read and its last write wait for, and the loop waits for that.
+ * A session is read only while its pipe has room for a whole record's plaintext (2^14
+ * bytes): SSL_read then hands out all it decrypted, and never holds bytes back where epoll
+ * cannot see them (the next are still in the socket, or a record's rest is still to come).
+ * The session writes through a BIO of ours (send with MSG_NOSIGNAL: a client that resets
+ * never raises SIGPIPE in pome).
  *
  * Name resolution: an address literal connects at once (getaddrinfo with AI_NUMERICHOST,
  * which never consults a resolver). A name is resolved in pome's network by the host's
@@ -26,12 +39,13 @@
  * thread, holding whatever lock it held: pome's children keep to async-signal-safe calls
  * until execve (STYLE.md), which no such lock can stall.
  *
- * Deadlines (CLOCK_MONOTONIC): a proxy request's whole head within head_usec (then 408; a
- * slow or silent client is dropped, not held); resolve and connect within connect_usec
- * (then 504, or a close for a forward); an answer of the proxy's own, and the lingering
- * read after it (so that closing with unread bytes does not reset the answer away),
- * within LINGER_USEC. A tunnel has no idle deadline: a model's streamed answer may pause
- * for minutes, and the pod's end closes everything.
+ * Deadlines (CLOCK_MONOTONIC): a proxy request's whole head, and a TLS handshake, within
+ * head_usec (then 408, or a close; a slow or silent client is dropped, not held); resolve
+ * and connect within connect_usec (then 504, or a close for a forward or a TLS listener);
+ * an answer of the proxy's own, and the lingering read after it (so that closing with
+ * unread bytes does not reset the answer away), within LINGER_USEC. A tunnel has no idle
+ * deadline: a model's streamed answer may pause for minutes, and the pod's end closes
+ * everything.
  *
  * The proxy serves one request per connection for absolute-form requests: the request goes
  * up with `Connection: close`, the host's answer comes back as it is, and the connection
@@ -57,6 +71,12 @@
 #include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "common/json-util.h"
 #include "common/timeutil.h"
@@ -91,8 +111,17 @@ typedef struct AllowEntry {
         uint16_t port; /* 0: any */
 } AllowEntry;
 
+/* A TLS listener's route (AgentNetRoute, parsed). */
+typedef struct TlsRoute {
+        AllowEntry name; /* a host name, or a "*." suffix; port 0 */
+        char *host;
+        uint16_t port;
+        char *label;
+} TlsRoute;
+
 typedef enum ListenerKind {
         LISTENER_FORWARD,
+        LISTENER_TLS,
         LISTENER_PROXY,
 } ListenerKind;
 
@@ -109,10 +138,14 @@ struct Listener {
         AllowEntry *allow; /* proxy */
         size_t n_allow;
         char *allow_text; /* "a, *.b, [::1]:443" for a 403's body */
+        SSL_CTX *tls_ctx; /* TLS: the certificate, the key, the callbacks */
+        TlsRoute *routes;
+        size_t n_routes;
 };
 
 typedef enum ConnState {
         CONN_HEAD,       /* proxy: reading the request head */
+        CONN_HANDSHAKE,  /* TLS: the server handshake */
         CONN_RESOLVING,  /* waiting for a name lookup (queued or running) */
         CONN_CONNECTING, /* a non-blocking connect in flight */
         CONN_SPLICING,   /* bytes both ways */
@@ -128,6 +161,20 @@ typedef struct Pipe {
         bool shut;  /* the side it writes to was shut down (SHUT_WR) after the last byte */
         bool drain; /* the side it writes to is gone: what is read is dropped (pipe_kill) */
 } Pipe;
+
+/*
+ * The agent's side of a TLS listener's connection: a server session over down_fd. Its
+ * reads and writes say what they wait for (SSL_ERROR_WANT_READ: the socket readable,
+ * WANT_WRITE: writable), the handshake's steps counting as reads.
+ */
+typedef struct Tls {
+        SSL *ssl;
+        uint32_t read_ev, write_ev; /* EPOLLIN or EPOLLOUT */
+        bool broken;                /* a fatal error: no more I/O on it (SSL_get_error(3)) */
+        bool hello;                 /* a ClientHello came: name holds what it asked for */
+        char name[256];             /* the server name asked for, as recorded */
+        const char *why;            /* why a callback failed the handshake (static) */
+} Tls;
 
 typedef struct Lookup {
         atomic_uint refs; /* the thread's and the connection's */
@@ -166,6 +213,9 @@ struct Conn {
         json_t *rec, *rec_up, *rec_down; /* borrowed from net->records; NULL past the cap */
         uint64_t bytes_up, bytes_down;
         int64_t at_usec; /* CLOCK_REALTIME of the accept */
+
+        Tls *tls;              /* a TLS listener's: down's session; else NULL */
+        const TlsRoute *route; /* TLS: the route the server name picked */
 };
 
 struct AgentNet {
@@ -384,37 +434,45 @@ static void host_show(const HostSpec *h, char *buf, size_t len)
                 snprintf(buf, len, "%s", h->text);
 }
 
+/* Whether e names h, port aside: the same address or name, or a subdomain of a suffix. */
+static bool entry_match(const AllowEntry *e, const HostSpec *h)
+{
+        if (e->host.kind != h->kind)
+                return false;
+        switch (h->kind) {
+        case HOST_INET:
+                return memcmp(e->host.addr, h->addr, 4) == 0;
+        case HOST_INET6:
+                return memcmp(e->host.addr, h->addr, 16) == 0;
+        case HOST_NAME:
+                if (!e->suffix)
+                        return streq(e->host.text, h->text);
+                size_t hl = strlen(h->text), sl = strlen(e->host.text);
+                return hl > sl + 1 && h->text[hl - sl - 1] == '.' &&
+                       streq(h->text + hl - sl, e->host.text);
+        }
+        return false;
+}
+
 static bool allow_match(const Listener *l, const HostSpec *h, uint16_t port)
 {
         for (size_t i = 0; i < l->n_allow; i++) {
                 const AllowEntry *e = &l->allow[i];
-                if (e->port && e->port != port)
-                        continue;
-                if (e->host.kind != h->kind)
-                        continue;
-                switch (h->kind) {
-                case HOST_INET:
-                        if (memcmp(e->host.addr, h->addr, 4) == 0)
-                                return true;
-                        break;
-                case HOST_INET6:
-                        if (memcmp(e->host.addr, h->addr, 16) == 0)
-                                return true;
-                        break;
-                case HOST_NAME:
-                        if (!e->suffix) {
-                                if (streq(e->host.text, h->text))
-                                        return true;
-                        } else {
-                                size_t hl = strlen(h->text), sl = strlen(e->host.text);
-                                if (hl > sl + 1 && h->text[hl - sl - 1] == '.' &&
-                                    streq(h->text + hl - sl, e->host.text))
-                                        return true;
-                        }
-                        break;
-                }
+                if ((!e->port || e->port == port) && entry_match(e, h))
+                        return true;
         }
         return false;
+}
+
+/* The route a TLS listener has for server name h: an exact name first, then the first suffix. */
+static const TlsRoute *route_find(const Listener *l, const HostSpec *h)
+{
+        for (int suffix = 0; suffix <= 1; suffix++)
+                for (size_t i = 0; i < l->n_routes; i++)
+                        if (l->routes[i].name.suffix == (suffix == 1) &&
+                            entry_match(&l->routes[i].name, h))
+                                return &l->routes[i];
+        return NULL;
 }
 
 /* ---- records ---- */
@@ -450,13 +508,24 @@ static void conn_record(Conn *c, const char *host, uint16_t port, const char *me
         }
         char at[RFC3339_MAX];
         format_rfc3339_usec(c->at_usec, at, sizeof(at));
-        bool forward = c->listener->kind == LISTENER_FORWARD;
-        _cleanup_json_ json_t *o = json_pack(
-                "{s:s, s:b, s:I, s:I, s:s}", "via", forward ? "forward" : "proxy", "allowed",
-                allowed, "bytes_up", (json_int_t)0, "bytes_down", (json_int_t)0, "at", at);
-        if (!o ||
-            (forward && c->listener->label &&
-             json_object_set_new(o, "label", json_string(c->listener->label)) < 0) ||
+        const char *via = NULL, *label = NULL;
+        switch (c->listener->kind) {
+        case LISTENER_FORWARD:
+                via = "forward";
+                label = c->listener->label;
+                break;
+        case LISTENER_TLS:
+                via = "tls";
+                label = c->route ? c->route->label : NULL;
+                break;
+        case LISTENER_PROXY:
+                via = "proxy";
+                break;
+        }
+        _cleanup_json_ json_t *o =
+                json_pack("{s:s, s:b, s:I, s:I, s:s}", "via", via, "allowed", allowed, "bytes_up",
+                          (json_int_t)0, "bytes_down", (json_int_t)0, "at", at);
+        if (!o || (label && json_object_set_new(o, "label", json_string(label)) < 0) ||
             (host && json_object_set_new(o, "host", json_string(host)) < 0) ||
             (host && port && json_object_set_new(o, "port", json_integer(port)) < 0) ||
             (method && json_object_set_new(o, "method", json_string(method)) < 0) ||
@@ -542,6 +611,12 @@ static Listener *listener_free(Listener *l)
         free(l->label);
         free(l->allow);
         free(l->allow_text);
+        SSL_CTX_free(l->tls_ctx);
+        for (size_t i = 0; i < l->n_routes; i++) {
+                free(l->routes[i].host);
+                free(l->routes[i].label);
+        }
+        free(l->routes);
         free(l);
         return NULL;
 }
@@ -635,6 +710,10 @@ static void conn_free(Conn *c)
         sd_event_source_disable_unref(c->down_src);
         sd_event_source_disable_unref(c->up_src);
         sd_event_source_disable_unref(c->timer);
+        if (c->tls) {
+                SSL_free(c->tls->ssl); /* and its BIO; the socket is closed below */
+                free(c->tls);
+        }
         safe_close(c->down_fd);
         safe_close(c->up_fd);
         if (c->addrs)
@@ -650,13 +729,15 @@ static void conn_free(Conn *c)
 }
 
 /*
- * Closes c. A connection never recorded (a proxy request that never got a whole head) is
- * recorded as not allowed with why; a recorded one gets why if it has none.
+ * Closes c. A connection never recorded (a proxy request that never got a whole head, a TLS
+ * handshake that never finished: with the server name it asked for) is recorded as not
+ * allowed with why; a recorded one gets why if it has none.
  */
 static void conn_close(Conn *c, const char *why)
 {
         if (!c->recorded)
-                conn_record(c, NULL, 0, NULL, false, 0, why ? why : "closed");
+                conn_record(c, c->tls && c->tls->hello ? c->tls->name : NULL,
+                            c->route ? c->route->port : 0, NULL, false, 0, why ? why : "closed");
         else if (why)
                 conn_note(c, 0, why);
         conn_free(c);
@@ -674,6 +755,22 @@ static int io_set(sd_event_source *s, uint32_t mask)
         return sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
+/*
+ * The room p needs before its source is read: any for a socket; a whole record's plaintext
+ * for a TLS session (RFC 8446 §5.1, RFC 5246 §6.2.1: 2^14 bytes at most), so SSL_read never
+ * keeps decrypted bytes back (read_ahead is off: OpenSSL takes one record at a time).
+ */
+static size_t pipe_want(const Tls *t)
+{
+        return t ? SSL3_RT_MAX_PLAIN_LENGTH : 1;
+}
+
+/* Whether p takes bytes from its source now (those of a killed way are read and dropped). */
+static bool pipe_open(const Pipe *p, const Tls *t)
+{
+        return !p->eof && (p->drain || PIPE_SIZE - p->len >= pipe_want(t));
+}
+
 /* Which events each side waits for in c's state: reads only into room, writes only of bytes. */
 static int conn_update_events(Conn *c)
 {
@@ -683,17 +780,21 @@ static int conn_update_events(Conn *c)
         case CONN_LINGERING:
                 dm = EPOLLIN;
                 break;
+        case CONN_HANDSHAKE:
+                dm = c->tls->read_ev;
+                break;
         case CONN_RESOLVING:
                 break;
         case CONN_CONNECTING:
                 um = EPOLLOUT;
                 break;
         case CONN_SPLICING:
-                if (!c->up.eof && (c->up.drain || c->up.len < PIPE_SIZE))
-                        dm |= EPOLLIN;
-                if (c->down.len)
-                        dm |= EPOLLOUT;
-                if (!c->down.eof && (c->down.drain || c->down.len < PIPE_SIZE))
+                if (pipe_open(&c->up, c->tls))
+                        dm |= c->tls ? c->tls->read_ev : EPOLLIN;
+                /* a session's close_notify may wait for room as its bytes do */
+                if (c->down.len || (c->down.eof && !c->down.shut))
+                        dm |= c->tls ? c->tls->write_ev : EPOLLOUT;
+                if (pipe_open(&c->down, NULL))
                         um |= EPOLLIN;
                 if (c->up.len)
                         um |= EPOLLOUT;
@@ -1377,18 +1478,113 @@ static void head_run(Conn *c)
                 conn_close(c, "sd-event");
 }
 
+/* ---- a side: a socket, or a TLS session over one ---- */
+
+/*
+ * After a failed SSL_* call: -1 with errno EAGAIN when it waits (*ev: for what), 0 for the
+ * peer's close_notify (or its TCP EOF: SSL_OP_IGNORE_UNEXPECTED_EOF), else -1 with errno and
+ * the session broken. OpenSSL's error queue is left empty: it is the thread's, shared with
+ * every other user of OpenSSL in pome.
+ */
+static ssize_t tls_failed(Tls *t, int ret, uint32_t *ev)
+{
+        int saved = errno;
+        int e = SSL_get_error(t->ssl, ret);
+        ERR_clear_error();
+        switch (e) {
+        case SSL_ERROR_WANT_READ:
+                *ev = EPOLLIN;
+                errno = EAGAIN;
+                return -1;
+        case SSL_ERROR_WANT_WRITE:
+                *ev = EPOLLOUT;
+                errno = EAGAIN;
+                return -1;
+        case SSL_ERROR_ZERO_RETURN:
+                return 0;
+        case SSL_ERROR_SYSCALL:
+                t->broken = true;
+                errno = saved ? saved : ECONNRESET;
+                return -1;
+        default:
+                t->broken = true;
+                errno = EPROTO;
+                return -1;
+        }
+}
+
+/* read(2) of a side: its socket's, or its session's plaintext. */
+static ssize_t side_read(int fd, Tls *t, void *buf, size_t len)
+{
+        if (!t)
+                return read(fd, buf, len);
+        if (t->broken) {
+                errno = EPIPE;
+                return -1;
+        }
+        size_t got;
+        ERR_clear_error();
+        if (SSL_read_ex(t->ssl, buf, len, &got) == 1) {
+                /* pipe_want: nothing decrypted is left behind the socket's back */
+                assert(len < SSL3_RT_MAX_PLAIN_LENGTH || SSL_pending(t->ssl) == 0);
+                return (ssize_t)got;
+        }
+        return tls_failed(t, 0, &t->read_ev);
+}
+
+/* send(2) of a side, never blocking and never raising SIGPIPE. */
+static ssize_t side_write(int fd, Tls *t, const void *buf, size_t len)
+{
+        if (!t)
+                return send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (t->broken) {
+                errno = EPIPE;
+                return -1;
+        }
+        size_t done;
+        ERR_clear_error();
+        if (SSL_write_ex(t->ssl, buf, len, &done) == 1)
+                return (ssize_t)done;
+        ssize_t k = tls_failed(t, 0, &t->write_ev);
+        if (k == 0) {
+                t->broken = true;
+                errno = EPIPE;
+                k = -1;
+        }
+        return k;
+}
+
+/*
+ * Ends a side's writing: shutdown(SHUT_WR) of a socket; a session's close_notify (RFC 8446
+ * §6.1), then the TCP FIN, for clients that wait for either. 0, -EAGAIN while the
+ * close_notify waits for room, or -errno.
+ */
+static int side_shutdown(int fd, Tls *t)
+{
+        if (t) {
+                if (t->broken)
+                        return -EPIPE;
+                ERR_clear_error();
+                int k = SSL_shutdown(t->ssl);
+                if (k < 0 && tls_failed(t, k, &t->write_ev) < 0)
+                        return -errno;
+        }
+        return shutdown(fd, SHUT_WR) < 0 ? -errno : 0;
+}
+
 /* ---- splicing ---- */
 
 /*
- * Reads from fd into p while it has room (*progress set when something happened). A read
- * error ends the direction like an EOF: what p holds is still delivered.
+ * Reads from fd (through t, if not NULL) into p while it has room (pipe_want; *progress set
+ * when something happened). A read error ends the direction like an EOF: what p holds is
+ * still delivered.
  */
-static void pipe_fill(Pipe *p, int fd, bool *progress)
+static void pipe_fill(Pipe *p, int fd, Tls *t, bool *progress)
 {
-        if (p->eof || (!p->drain && p->len == PIPE_SIZE))
+        if (!pipe_open(p, t))
                 return;
         if (p->drain) {
-                ssize_t k = read(fd, p->buf, PIPE_SIZE);
+                ssize_t k = side_read(fd, t, p->buf, PIPE_SIZE);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 if (k <= 0)
@@ -1398,11 +1594,11 @@ static void pipe_fill(Pipe *p, int fd, bool *progress)
         }
         if (p->len == 0)
                 p->start = 0;
-        else if (p->start + p->len == PIPE_SIZE) {
+        else if (PIPE_SIZE - p->start - p->len < pipe_want(t)) {
                 memmove(p->buf, p->buf + p->start, p->len);
                 p->start = 0;
         }
-        ssize_t k = read(fd, p->buf + p->start + p->len, PIPE_SIZE - p->start - p->len);
+        ssize_t k = side_read(fd, t, p->buf + p->start + p->len, PIPE_SIZE - p->start - p->len);
         if (k < 0 && (errno == EAGAIN || errno == EINTR))
                 return;
         if (k <= 0)
@@ -1425,14 +1621,16 @@ static void pipe_kill(Pipe *p)
 }
 
 /*
- * Writes p's bytes to fd, then shuts fd's writing down once p is drained after an EOF.
- * *own: bytes at p's head that are not counted (the proxy's own answer). A write error
- * kills the direction (pipe_kill) and returns -errno.
+ * Writes p's bytes to fd (through t, if not NULL), then shuts fd's writing down once p is
+ * drained after an EOF. *own: bytes at p's head that are not counted (the proxy's own
+ * answer). A write error kills the direction (pipe_kill) and returns -errno.
  */
-static int pipe_flush(Pipe *p, int fd, uint64_t *count, size_t *own, bool *progress)
+static int pipe_flush(Pipe *p, int fd, Tls *t, uint64_t *count, size_t *own, bool *progress)
 {
         if (p->len > 0) {
-                ssize_t k = send(fd, p->buf + p->start, p->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                /* a session retried after WANT_WRITE gets the same bytes, perhaps moved
+                 * (SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER) and with more after them */
+                ssize_t k = side_write(fd, t, p->buf + p->start, p->len);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
                 if (k < 0) {
@@ -1452,10 +1650,12 @@ static int pipe_flush(Pipe *p, int fd, uint64_t *count, size_t *own, bool *progr
                 *progress = true;
         }
         if (p->eof && p->len == 0 && !p->shut) {
+                int r = side_shutdown(fd, t);
+                if (r == -EAGAIN)
+                        return 0;
                 p->shut = true;
                 *progress = true;
-                if (shutdown(fd, SHUT_WR) < 0)
-                        return -errno;
+                return r;
         }
         return 0;
 }
@@ -1471,10 +1671,11 @@ static int splice_run(Conn *c)
 {
         for (unsigned round = 0; round < PUMP_ROUNDS; round++) {
                 bool progress = false;
-                pipe_fill(&c->up, c->down_fd, &progress);
-                (void)pipe_flush(&c->up, c->up_fd, &c->bytes_up, NULL, &progress);
-                pipe_fill(&c->down, c->up_fd, &progress);
-                (void)pipe_flush(&c->down, c->down_fd, &c->bytes_down, &c->down_own, &progress);
+                pipe_fill(&c->up, c->down_fd, c->tls, &progress);
+                (void)pipe_flush(&c->up, c->up_fd, NULL, &c->bytes_up, NULL, &progress);
+                pipe_fill(&c->down, c->up_fd, NULL, &progress);
+                (void)pipe_flush(&c->down, c->down_fd, c->tls, &c->bytes_down, &c->down_own,
+                                 &progress);
                 if (!progress)
                         break;
         }
@@ -1500,6 +1701,298 @@ static int linger_run(Conn *c)
         return 0;
 }
 
+/* ---- TLS (RFC 8446, RFC 5246; OpenSSL's conventions turned into ours here) ---- */
+
+/*
+ * The BIO a session reads and writes its socket through: OpenSSL's socket BIO writes with
+ * write(2), which raises SIGPIPE when the client has reset; this one sends with MSG_NOSIGNAL.
+ * Its data is the fd; BIO_FLAGS_IN_EOF marks the client's EOF (BIO_eof), which
+ * SSL_OP_IGNORE_UNEXPECTED_EOF turns into a close_notify.
+ */
+static int tls_bio_write(BIO *b, const char *buf, size_t len, size_t *written)
+{
+        BIO_clear_retry_flags(b);
+        ssize_t k = send((int)(intptr_t)BIO_get_data(b), buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        BIO_set_retry_write(b);
+                return 0;
+        }
+        *written = (size_t)k;
+        return 1;
+}
+
+static int tls_bio_read(BIO *b, char *buf, size_t len, size_t *got)
+{
+        BIO_clear_retry_flags(b);
+        ssize_t k = recv((int)(intptr_t)BIO_get_data(b), buf, len, MSG_DONTWAIT);
+        if (k < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        BIO_set_retry_read(b);
+                return 0;
+        }
+        if (k == 0) {
+                BIO_set_flags(b, BIO_FLAGS_IN_EOF);
+                return 0;
+        }
+        *got = (size_t)k;
+        return 1;
+}
+
+static long tls_bio_ctrl(BIO *b, int cmd, long num _unused_, void *ptr _unused_)
+{
+        switch (cmd) {
+        case BIO_CTRL_FLUSH:
+                return 1;
+        case BIO_CTRL_EOF:
+                return BIO_test_flags(b, BIO_FLAGS_IN_EOF) != 0;
+        default:
+                return 0;
+        }
+}
+
+static BIO_METHOD *tls_bio_method;
+static pthread_once_t tls_bio_once = PTHREAD_ONCE_INIT;
+
+/* Made once for the process (BIO type indexes are few), never freed. */
+static void tls_bio_init(void)
+{
+        int index = BIO_get_new_index();
+        BIO_METHOD *m =
+                index < 0 ? NULL : BIO_meth_new(index | BIO_TYPE_SOURCE_SINK, "pome agent socket");
+        if (!m)
+                return;
+        if (!BIO_meth_set_write_ex(m, tls_bio_write) || !BIO_meth_set_read_ex(m, tls_bio_read) ||
+            !BIO_meth_set_ctrl(m, tls_bio_ctrl)) {
+                BIO_meth_free(m);
+                return;
+        }
+        tls_bio_method = m;
+}
+
+/*
+ * The ClientHello's server name picks the route (RFC 6066 §3: a host name, compared
+ * case-insensitively, host_parse lowering it and dropping a trailing dot). None, or one no
+ * route serves, fails the handshake with unrecognized_name (OpenSSL calls this without a
+ * server name too).
+ */
+static int on_tls_name(SSL *ssl, int *alert, void *arg _unused_)
+{
+        Conn *c = SSL_get_app_data(ssl);
+        Tls *t = c->tls;
+        const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+        HostSpec h;
+        const char *why = NULL;
+
+        t->hello = true;
+        c->route = NULL;
+        *alert = SSL_AD_UNRECOGNIZED_NAME;
+        if (!name) {
+                snprintf(t->name, sizeof(t->name), "(no SNI)");
+                t->why = "no server name (SNI) in the TLS ClientHello";
+                return SSL_TLSEXT_ERR_ALERT_FATAL;
+        }
+        if (host_parse(name, strlen(name), &h, &why) < 0 || h.kind != HOST_NAME) {
+                record_text(name, strlen(name), t->name);
+                t->why = "a TLS server name that is not a host name";
+                return SSL_TLSEXT_ERR_ALERT_FATAL;
+        }
+        snprintf(t->name, sizeof(t->name), "%s", h.text);
+        c->route = route_find(c->listener, &h);
+        if (!c->route) {
+                t->why = "no TLS route serves this server name";
+                return SSL_TLSEXT_ERR_ALERT_FATAL;
+        }
+        return SSL_TLSEXT_ERR_OK;
+}
+
+/*
+ * ALPN (RFC 7301 §3.2): "http/1.1" when the client offers it; a client that offers only
+ * other protocols (h2) gets no_application_protocol, since pome passes HTTP/1.1 bytes and
+ * never speaks HTTP/2. Not called when the client offers none.
+ */
+static int on_tls_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg _unused_)
+{
+        for (unsigned i = 0; i < inlen && in[i] > 0 && i + 1u + in[i] <= inlen; i += 1u + in[i])
+                if (in[i] == 8 && memcmp(in + i + 1, "http/1.1", 8) == 0) {
+                        *out = in + i + 1;
+                        *outlen = 8;
+                        return SSL_TLSEXT_ERR_OK;
+                }
+        Conn *c = SSL_get_app_data(ssl);
+        c->tls->why = "the client offers ALPN protocols without http/1.1 (pome passes HTTP/1.1, "
+                      "never h2)";
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+static void ssl_ctx_freep(SSL_CTX **p)
+{
+        SSL_CTX_free(*p);
+}
+
+static void bio_freep(BIO **p)
+{
+        BIO_free(*p);
+}
+
+static void x509_freep(X509 **p)
+{
+        X509_free(*p);
+}
+
+static void evp_pkey_freep(EVP_PKEY **p)
+{
+        EVP_PKEY_free(*p);
+}
+
+static int no_passphrase(char *buf _unused_, int size _unused_, int rwflag _unused_,
+                         void *u _unused_)
+{
+        return -1; /* an encrypted key is refused, never asked for on a terminal */
+}
+
+/* "what: OpenSSL's reason" into err, the error queue emptied. -EINVAL. */
+static int tls_error(char *err, size_t errlen, const char *what)
+{
+        unsigned long e = ERR_peek_last_error();
+        const char *reason = e ? ERR_reason_error_string(e) : NULL;
+        if (err && errlen)
+                snprintf(err, errlen, "%s: %s", what, reason ? reason : "an OpenSSL error");
+        ERR_clear_error();
+        return -EINVAL;
+}
+
+/*
+ * A TLS listener's context: TLS 1.2 and 1.3 only; no renegotiation (RFC 5746 aside, nothing
+ * here needs it); no session tickets or cache, so every connection is a full handshake that
+ * runs on_tls_name and nothing is kept between connections; an unexpected EOF read as a
+ * close_notify (the client's TCP half-close passes as a forward's does); partial writes and
+ * a write buffer that may move between retries, as the pipes need; buffers released while
+ * a session is idle (a long-lived streamed answer costs a pipe, not also a session's 50
+ * KiB). The leaf is cert_pem's first certificate, the rest its chain.
+ */
+static int tls_ctx_new(const char *cert_pem, const char *key_pem, SSL_CTX **ret, char *err,
+                       size_t errlen)
+{
+        ERR_clear_error();
+        _cleanup_(ssl_ctx_freep) SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+        _cleanup_(bio_freep) BIO *certs = BIO_new_mem_buf(cert_pem, -1);
+        _cleanup_(bio_freep) BIO *keys = BIO_new_mem_buf(key_pem, -1);
+        if (!ctx || !certs || !keys) {
+                ERR_clear_error();
+                return -ENOMEM;
+        }
+        if (!SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
+                return tls_error(err, errlen, "TLS versions");
+        SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_TICKET |
+                                         SSL_OP_IGNORE_UNEXPECTED_EOF);
+        (void)SSL_CTX_set_num_tickets(ctx, 0);
+        (void)SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+        (void)SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                            SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                                            SSL_MODE_RELEASE_BUFFERS);
+        SSL_CTX_set_tlsext_servername_callback(ctx, on_tls_name);
+        SSL_CTX_set_alpn_select_cb(ctx, on_tls_alpn, NULL);
+
+        _cleanup_(x509_freep) X509 *leaf = PEM_read_bio_X509(certs, NULL, no_passphrase, NULL);
+        if (!leaf || !SSL_CTX_use_certificate(ctx, leaf))
+                return tls_error(err, errlen, "TLS certificate");
+        for (;;) {
+                X509 *x = PEM_read_bio_X509(certs, NULL, no_passphrase, NULL);
+                if (!x)
+                        break;
+                if (!SSL_CTX_add0_chain_cert(ctx, x)) { /* takes x when it succeeds */
+                        X509_free(x);
+                        return tls_error(err, errlen, "TLS certificate chain");
+                }
+        }
+        /* the end of the text ends the chain (no more PEM lines); anything else is an error */
+        unsigned long e = ERR_peek_last_error();
+        if (e && !(ERR_GET_LIB(e) == ERR_LIB_PEM && ERR_GET_REASON(e) == PEM_R_NO_START_LINE))
+                return tls_error(err, errlen, "TLS certificate chain");
+        ERR_clear_error();
+        _cleanup_(evp_pkey_freep) EVP_PKEY *key =
+                PEM_read_bio_PrivateKey(keys, NULL, no_passphrase, NULL);
+        if (!key || !SSL_CTX_use_PrivateKey(ctx, key) || !SSL_CTX_check_private_key(ctx))
+                return tls_error(err, errlen, "TLS key");
+        *ret = TAKE_PTR(ctx);
+        return 0;
+}
+
+/* c's session over its accepted socket, in the server's role. */
+static int tls_start(Conn *c)
+{
+        pthread_once(&tls_bio_once, tls_bio_init);
+        if (!tls_bio_method)
+                return -ENOMEM;
+        c->tls = calloc(1, sizeof(*c->tls));
+        if (!c->tls)
+                return -ENOMEM;
+        c->tls->read_ev = EPOLLIN;
+        c->tls->write_ev = EPOLLOUT;
+        c->tls->ssl = SSL_new(c->listener->tls_ctx);
+        BIO *b = BIO_new(tls_bio_method);
+        if (!c->tls->ssl || !b) {
+                BIO_free(b);
+                ERR_clear_error();
+                return -ENOMEM;
+        }
+        BIO_set_data(b, (void *)(intptr_t)c->down_fd);
+        BIO_set_init(b, 1);
+        SSL_set_bio(c->tls->ssl, b, b); /* takes b */
+        SSL_set_app_data(c->tls->ssl, c);
+        SSL_set_accept_state(c->tls->ssl);
+        return 0;
+}
+
+/* The handshake is done: record the route taken, connect to its host. */
+static void tls_accepted(Conn *c)
+{
+        const TlsRoute *r = c->route;
+        assert(r); /* on_tls_name fails every handshake it did not route */
+        conn_record(c, c->tls->name, r->port, NULL, true, 0, NULL);
+        snprintf(c->host, sizeof(c->host), "%s", r->host);
+        snprintf(c->host_shown, sizeof(c->host_shown), strchr(r->host, ':') ? "[%s]" : "%s",
+                 r->host);
+        c->port = r->port;
+        conn_start(c);
+}
+
+/* Runs the server handshake as far as the socket lets it. May free c. */
+static void tls_handshake_run(Conn *c)
+{
+        Tls *t = c->tls;
+        ERR_clear_error();
+        int k = SSL_do_handshake(t->ssl);
+        if (k == 1) {
+                tls_accepted(c);
+                return;
+        }
+        int saved = errno;
+        int e = SSL_get_error(t->ssl, k);
+        if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                ERR_clear_error();
+                t->read_ev = e == SSL_ERROR_WANT_READ ? EPOLLIN : EPOLLOUT;
+                if (conn_update_events(c) < 0)
+                        conn_close(c, "sd-event");
+                return;
+        }
+        char why[WHY_MAX];
+        unsigned long err = ERR_peek_last_error();
+        const char *reason = err ? ERR_reason_error_string(err) : NULL;
+        if (t->why)
+                snprintf(why, sizeof(why), "%s", t->why);
+        else if (e == SSL_ERROR_SSL && reason)
+                snprintf(why, sizeof(why), "TLS handshake: %s", reason);
+        else if (e == SSL_ERROR_SYSCALL && saved)
+                snprintf(why, sizeof(why), "TLS handshake: %s", strerror(saved));
+        else
+                snprintf(why, sizeof(why), "the client closed the connection in the TLS handshake");
+        ERR_clear_error();
+        conn_close(c, why);
+}
+
 /* c's deadline: what it means depends on the state c is in. */
 static int on_conn_timer(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
@@ -1509,6 +2002,13 @@ static int on_conn_timer(sd_event_source *s _unused_, uint64_t usec _unused_, vo
                 conn_failf(c, 408, "no complete request head within %" PRIu64 " ms",
                            c->net->head_usec / USEC_PER_MSEC);
                 break;
+        case CONN_HANDSHAKE: {
+                char why[WHY_MAX];
+                snprintf(why, sizeof(why), "no TLS handshake within %" PRIu64 " ms",
+                         c->net->head_usec / USEC_PER_MSEC);
+                conn_close(c, why);
+                break;
+        }
         case CONN_RESOLVING:
         case CONN_CONNECTING:
                 conn_failf(c, 504, "no connection to %s:%u within %" PRIu64 " ms", c->host_shown,
@@ -1530,6 +2030,9 @@ static void conn_run(Conn *c)
         switch (c->state) {
         case CONN_HEAD:
                 head_run(c);
+                return;
+        case CONN_HANDSHAKE:
+                tls_handshake_run(c);
                 return;
         case CONN_RESOLVING:
         case CONN_CONNECTING:
@@ -1553,7 +2056,7 @@ static void conn_run(Conn *c)
                 uint64_t ignored = 0;
                 bool progress = false;
                 c->down.eof = true;
-                r = pipe_flush(&c->down, c->down_fd, &ignored, NULL, &progress);
+                r = pipe_flush(&c->down, c->down_fd, NULL, &ignored, NULL, &progress);
                 if (r < 0) {
                         conn_free(c);
                         return;
@@ -1627,6 +2130,19 @@ static int conn_new(Listener *l, int fd)
                          l->host);
                 c->port = l->port;
                 conn_start(c);
+                return 0;
+        }
+        if (l->kind == LISTENER_TLS) {
+                c->state = CONN_HANDSHAKE;
+                if (tls_start(c) < 0) {
+                        conn_close(c, "out of memory");
+                        return 0;
+                }
+                if (timer_arm(c, n->head_usec) < 0) {
+                        conn_close(c, "sd-event timer");
+                        return 0;
+                }
+                conn_run(c);
                 return 0;
         }
         c->state = CONN_HEAD;
@@ -1731,23 +2247,27 @@ void agent_net_set_deadlines(AgentNet *n, uint64_t head_usec, uint64_t connect_u
                 n->connect_usec = connect_usec;
 }
 
+/* Whether pome can connect to host: an address literal (getaddrinfo's forms) or a host name. */
+static bool target_valid(const char *host)
+{
+        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
+        struct addrinfo *res = NULL;
+        if (getaddrinfo(host, NULL, &hints, &res) == 0) {
+                freeaddrinfo(res);
+                return true;
+        }
+        HostSpec h;
+        const char *why;
+        return host_parse(host, strlen(host), &h, &why) == 0 && h.kind == HOST_NAME;
+}
+
 int agent_net_forward(AgentNet *n, int listen_fd, const char *host, uint16_t port,
                       const char *label)
 {
         assert(n && host);
         _cleanup_close_ int fd = listen_fd;
-        if (port == 0)
+        if (port == 0 || !target_valid(host))
                 return -EINVAL;
-        struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICHOST};
-        struct addrinfo *res = NULL;
-        if (getaddrinfo(host, NULL, &hints, &res) == 0)
-                freeaddrinfo(res);
-        else {
-                HostSpec h;
-                const char *why;
-                if (host_parse(host, strlen(host), &h, &why) < 0 || h.kind != HOST_NAME)
-                        return -EINVAL;
-        }
         Listener *l = calloc(1, sizeof(*l));
         if (!l)
                 return -ENOMEM;
@@ -1762,6 +2282,89 @@ int agent_net_forward(AgentNet *n, int listen_fd, const char *host, uint16_t por
                 return -ENOMEM;
         }
         int r = listener_add(n, l);
+        if (r < 0) {
+                listener_free(l);
+                return r;
+        }
+        return 0;
+}
+
+/* Parses a TLS route: a host name or a "*." suffix, a host to connect to, a port. */
+static int route_parse(const AgentNetRoute *r, TlsRoute *ret, const char **why)
+{
+        const char *name = r->name ? r->name : "";
+        const char *p = startswith(name, "*.");
+        TlsRoute t = {.name.suffix = p != NULL, .port = r->port};
+        if (!p)
+                p = name;
+        if (strchr(p, '*')) {
+                *why = "a '*' other than a leading \"*.\"";
+                return -EINVAL;
+        }
+        if (strchr(p, ':') || strchr(p, '/')) {
+                *why = "a server name is a host name alone (api.example.com or *.example.com)";
+                return -EINVAL;
+        }
+        int k = host_parse(p, strlen(p), &t.name.host, why);
+        if (k < 0)
+                return k;
+        if (t.name.host.kind != HOST_NAME) {
+                *why = "an address: a TLS server name is a host name (RFC 6066 §3)";
+                return -EINVAL;
+        }
+        if (!r->host || !target_valid(r->host)) {
+                *why = "its host is neither an address nor a host name";
+                return -EINVAL;
+        }
+        if (r->port == 0) {
+                *why = "its port is 0";
+                return -EINVAL;
+        }
+        *ret = t;
+        return 0;
+}
+
+int agent_net_tls(AgentNet *n, int listen_fd, const char *cert_pem, const char *key_pem,
+                  const AgentNetRoute *routes, size_t n_routes, char *err, size_t errlen)
+{
+        assert(n && cert_pem && key_pem && (routes || n_routes == 0));
+        _cleanup_close_ int fd = listen_fd;
+        Listener *l = calloc(1, sizeof(*l));
+        if (!l)
+                return -ENOMEM;
+        l->net = n;
+        l->kind = LISTENER_TLS;
+        l->fd = -1;
+        l->routes = calloc(n_routes ? n_routes : 1, sizeof(TlsRoute));
+        if (!l->routes) {
+                listener_free(l);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_routes; i++) {
+                const char *why = NULL;
+                TlsRoute *t = &l->routes[l->n_routes];
+                if (route_parse(&routes[i], t, &why) < 0) {
+                        if (err && errlen)
+                                snprintf(err, errlen, "TLS route \"%s\": %s",
+                                         strempty(routes[i].name), why ? why : "not a host name");
+                        listener_free(l);
+                        return -EINVAL;
+                }
+                l->n_routes++;
+                t->host = strdup(routes[i].host);
+                t->label = routes[i].label ? strdup(routes[i].label) : NULL;
+                if (!t->host || (routes[i].label && !t->label)) {
+                        listener_free(l);
+                        return -ENOMEM;
+                }
+        }
+        int r = tls_ctx_new(cert_pem, key_pem, &l->tls_ctx, err, errlen);
+        if (r < 0) {
+                listener_free(l);
+                return r;
+        }
+        l->fd = TAKE_FD(fd);
+        r = listener_add(n, l);
         if (r < 0) {
                 listener_free(l);
                 return r;
@@ -1861,9 +2464,12 @@ void agent_net_stop(AgentNet *n)
                 return;
         /* connections first: their records name their listener */
         n->stopping = true;
-        while (n->conns)
-                conn_close(n->conns,
-                           n->conns->recorded ? NULL : "the agent pod ended before a request head");
+        while (n->conns) {
+                Conn *c = n->conns;
+                conn_close(c, c->recorded ? NULL
+                              : c->tls    ? "the agent pod ended before a TLS handshake"
+                                          : "the agent pod ended before a request head");
+        }
         n->stopping = false;
         while (n->listeners) {
                 Listener *l = n->listeners;

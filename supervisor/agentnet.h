@@ -7,6 +7,11 @@
  *   - a forward: each connection accepted on a listener is joined to a connection pome
  *     opens to a fixed host:port (a twin: pomed's gateway, or an in-process twin of
  *     --local), bytes copied both ways until either side closes;
+ *   - a TLS listener: pome ends the agent's TLS itself (a certificate for the vendors' own
+ *     names, signed by a CA only the pod trusts), the server name the agent asked for (SNI)
+ *     picks a route, and the plaintext is joined to a connection to the route's host:port
+ *     as a forward's bytes are, so `https://api.github.com` inside the pod reaches the
+ *     GitHub twin;
  *   - the proxy: an HTTP proxy (HTTP_PROXY/HTTPS_PROXY inside the pod) that takes
  *     `CONNECT host:port` (then a tunnel) and absolute-form requests (`GET http://host/…`,
  *     forwarded as origin-form with the request's bytes as they came) for the hosts of an
@@ -41,9 +46,10 @@ int agent_net_new(sd_event *e, AgentNet **ret);
 /*
  * Changes the deadlines of connections accepted from now on, in µs (0 keeps the current one):
  * head_usec for a proxy request's whole head (then 408 and close: a slow or silent client
- * is not held), connect_usec from the decision to the connection being made, name
- * resolution included (then 504 from the proxy, a close from a forward). The defaults are
- * AGENT_NET_HEAD_TIMEOUT_USEC and AGENT_NET_CONNECT_TIMEOUT_USEC; tests shorten them.
+ * is not held) and for a TLS handshake (then a close), connect_usec from the decision to
+ * the connection being made, name resolution included (then 504 from the proxy, a close
+ * from a forward or a TLS listener). The defaults are AGENT_NET_HEAD_TIMEOUT_USEC and
+ * AGENT_NET_CONNECT_TIMEOUT_USEC; tests shorten them.
  */
 void agent_net_set_deadlines(AgentNet *n, uint64_t head_usec, uint64_t connect_usec);
 
@@ -57,6 +63,42 @@ void agent_net_set_deadlines(AgentNet *n, uint64_t head_usec, uint64_t connect_u
  */
 int agent_net_forward(AgentNet *n, int listen_fd, const char *host, uint16_t port,
                       const char *label);
+
+/* A name a TLS listener serves, and where its plaintext goes. */
+typedef struct AgentNetRoute {
+        const char *name; /* a TLS server name: "api.github.com", or "*.slack.com" (its
+                           * subdomains, at any depth, not itself) */
+        const char *host; /* an IP literal, or a name resolved as a forward's is */
+        uint16_t port;
+        const char *label; /* names it in the report ("github twin"); may be NULL */
+} AgentNetRoute;
+
+/*
+ * Ends TLS on listen_fd (taken, also on error) for the names of routes (n_routes of them,
+ * copied; none: every handshake fails), presenting cert_pem (PEM text: the leaf first, then
+ * the chain up to and with its CA) with key_pem (PEM text: the leaf's private key). 0,
+ * -EINVAL with why in err (errlen bytes) for a route whose name is not a host name or a "*."
+ * suffix, whose host is neither an address nor a host name, or whose port is 0 (`TLS route
+ * "name": why`), or for a certificate, chain or key that does not load or a key that is not
+ * the leaf's (`TLS certificate: why`, `TLS certificate chain: why`, `TLS key: why`, with
+ * OpenSSL's reason; an encrypted key is refused), -ENOMEM, or sd-event's errno.
+ *
+ * Each connection: a TLS 1.2 or 1.3 server handshake (RFC 8446, RFC 5246; no renegotiation,
+ * no session resumption: every handshake is a full one) within the head deadline, else a
+ * close. The client's server name (RFC 6066 §3: compared case-insensitively, a trailing dot
+ * dropped) picks the route: an exact name first, else the first "*." route that takes it.
+ * No server name, or one no route serves, fails the handshake with an unrecognized_name
+ * alert. ALPN (RFC 7301): "http/1.1" is chosen when the client offers it, the handshake
+ * fails with no_application_protocol when it offers only others (h2: pome passes HTTP/1.1
+ * bytes through and never speaks HTTP/2), and none is chosen when it offers none. Then pome
+ * connects to the route's host:port (the connect deadline, as a forward) and passes the
+ * plaintext both ways as a forward does: the client's close_notify or its TCP EOF becomes
+ * a shutdown(SHUT_WR) of the host's side, the host's EOF a close_notify (then a TCP FIN) to
+ * the client, each once the bytes before it are delivered. The host's connection is plain
+ * TCP: the route's host is pome's to trust (a twin, on the host's loopback).
+ */
+int agent_net_tls(AgentNet *n, int listen_fd, const char *cert_pem, const char *key_pem,
+                  const AgentNetRoute *routes, size_t n_routes, char *err, size_t errlen);
 
 /*
  * Serves the HTTP proxy on listen_fd (taken, also on error) for the hosts of allow
@@ -95,18 +137,26 @@ int agent_net_proxy(AgentNet *n, int listen_fd, char *const *allow, char *err, s
 void agent_net_stop(AgentNet *n);
 
 /*
- * What was recorded, as JSON for meta.json: {connections: [{via: "forward"|"proxy", label?,
- * host, port, method?: "CONNECT"|"GET"…, allowed, status?, why?, bytes_up, bytes_down, at:
- * RFC 3339}, …], refused: N, allowed: N, dropped: N (past AGENT_NET_RECORDS_MAX)}, in the
- * order the connections were decided. host is as asked (lower case, no trailing dot, an
- * IPv6 address without brackets); for a 400 it is the host as written when the target had
- * one that did not parse ("2130706433"; printable ASCII, 255 bytes at most) and port is
- * absent, and both are absent when there was none (its why says what was wrong). For a
- * proxy request that never had a whole head, why says so. status is the answer the proxy
- * gave itself (200 for a CONNECT tunnel, 400, 403, 408, 431, 502, 504), absent when the
- * host's own answer was relayed; why says why a connection was refused or failed. bytes_up
- * are the bytes pome wrote to the host (a rewritten request head included), bytes_down the
- * bytes it wrote to the agent from the host (the proxy's own answers not included), live
+ * What was recorded, as JSON for meta.json: {connections: [{via: "forward"|"tls"|"proxy",
+ * label?, host, port, method?: "CONNECT"|"GET"…, allowed, status?, why?, bytes_up,
+ * bytes_down, at: RFC 3339}, …], refused: N, allowed: N, dropped: N (past
+ * AGENT_NET_RECORDS_MAX)}, in the order the connections were decided. host is as asked
+ * (lower case, no trailing dot, an IPv6 address without brackets); for a 400 it is the host
+ * as written when the target had one that did not parse ("2130706433"; printable ASCII, 255
+ * bytes at most) and port is absent, and both are absent when there was none (its why says
+ * what was wrong). For a proxy request that never had a whole head, why says so.
+ *
+ * "tls" (agent_net_tls): host is the server name the client asked for ("(no SNI)" when it
+ * sent none; absent when no ClientHello came), port and label the route's (port absent when
+ * no route served the name); allowed is false when the handshake failed or no route served
+ * the name, with why (the TLS alert or OpenSSL's reason). A forward's label is the
+ * listener's.
+ *
+ * status is the answer the proxy gave itself (200 for a CONNECT tunnel, 400, 403, 408, 431,
+ * 502, 504), absent when the host's own answer was relayed and for forwards and TLS; why
+ * says why a connection was refused or failed. bytes_up are the bytes pome wrote to the host
+ * (a rewritten request head included), bytes_down the bytes it wrote to the agent from the
+ * host (the proxy's own answers not included; over TLS, plaintext bytes both ways), live
  * while the connection lasts. at is when it was accepted (UTC, milliseconds). A new
  * reference, NULL on OOM.
  */
@@ -114,7 +164,8 @@ json_t *agent_net_report(const AgentNet *n);
 
 /*
  * The connections not let through so far (every record with allowed false: a refused host,
- * a bad or missing request head), past the cap included, for a quick check.
+ * a bad or missing request head, a failed TLS handshake or a server name no route serves),
+ * past the cap included, for a quick check.
  */
 size_t agent_net_refused(const AgentNet *n);
 

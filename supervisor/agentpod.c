@@ -183,6 +183,7 @@ typedef enum PodStep {
         STEP_OVERLAY,
         STEP_WORKDIR_BIND,
         STEP_MASK,
+        STEP_FILE,
         STEP_PIVOT,
         STEP_CHDIR,
         STEP_LOOPBACK,
@@ -193,6 +194,7 @@ typedef enum PodStep {
         STEP_CREDENTIALS,
         STEP_FORK,
         STEP_FDS,
+        STEP_TTY,
         STEP_RLIMITS,
         STEP_SIGNALS,
         STEP_SECCOMP,
@@ -230,6 +232,7 @@ static const struct {
         [STEP_OVERLAY] = {"mount the overlay of %s", 122},
         [STEP_WORKDIR_BIND] = {"bind %s read-write", 122},
         [STEP_MASK] = {"mask %s", 122},
+        [STEP_FILE] = {"place %s", 122},
         [STEP_PIVOT] = {"pivot into the new root", 122},
         [STEP_CHDIR] = {"chdir to %s", 122},
         [STEP_LOOPBACK] = {"bring lo up", 123},
@@ -240,6 +243,7 @@ static const struct {
         [STEP_CREDENTIALS] = {"change to uid %s", 124},
         [STEP_FORK] = {"fork the agent", 124},
         [STEP_FDS] = {"set the agent's fds", 125},
+        [STEP_TTY] = {"make fd 0 the agent's controlling terminal", 125},
         [STEP_RLIMITS] = {"set the agent's rlimits", 125},
         [STEP_SIGNALS] = {"reset the agent's signals", 125},
         [STEP_SECCOMP] = {"load the seccomp filter", 126},
@@ -292,7 +296,8 @@ typedef struct PodCtx {
         char *home[2];        /* "/newroot" + HOME and + POME_AGENT_TMP when under /tmp, else
                                * NULL */
         const char *ovl_options;
-        PodMask masks[AGENT_POD_HIDE_MAX + 1]; /* hide, and /run */
+        PodMask masks[AGENT_POD_HIDE_MAX + 1];   /* hide, and /run */
+        char *file_targets[AGENT_POD_FILES_MAX]; /* "/newroot" + each file's path */
         size_t n_masks;
         size_t n_ancestors; /* masks[0..n_ancestors) are ancestors of cwd, outermost first */
         struct rlimit rlimits[POD_MAX_RLIMITS];
@@ -425,6 +430,34 @@ CHILD_FN static void child_mask(const PodCtx *c, size_t i)
         TRY(rep, child_setattr(AT_FDCWD, m->target, 0, ro, 0, -1), STEP_MASK, (int)i);
 }
 
+/* files[i]: its data in a file of the base tmpfs ("/file-<i>"), bound read-only over the
+ * existing file of the same path in the new root. */
+CHILD_FN static void child_file(const PodCtx *c, size_t i)
+{
+        const AgentPodFile *f = &c->spec->files[i];
+        int rep = c->report_fd;
+        char src[16] = "/file-";
+        src[6] = (char)('a' + i / 26);
+        src[7] = (char)('a' + i % 26);
+        long fd = pod_sys(SYS_openat, AT_FDCWD, src, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        TRY(rep, fd, STEP_FILE, (int)i);
+        for (size_t at = 0; at < f->len;) {
+                long w = pod_sys(SYS_write, fd, f->data + at, f->len - at);
+                if (w == -EINTR)
+                        continue;
+                TRY(rep, w == 0 ? -EIO : w, STEP_FILE, (int)i);
+                at += (size_t)w;
+        }
+        (void)pod_sys(SYS_close, fd);
+        TRY(rep, child_mount(src, c->file_targets[i], NULL, MS_BIND, NULL), STEP_FILE, (int)i);
+        TRY(rep,
+            child_setattr(AT_FDCWD, c->file_targets[i], 0,
+                          MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                  MOUNT_ATTR_NOEXEC,
+                          0, -1),
+            STEP_FILE, (int)i);
+}
+
 CHILD_FN static void child_mount_view(const PodCtx *c)
 {
         const AgentPodSpec *s = c->spec;
@@ -527,6 +560,8 @@ CHILD_FN static void child_mount_view(const PodCtx *c)
 
         for (size_t i = c->n_ancestors; i < c->n_masks; i++)
                 child_mask(c, i);
+        for (size_t i = 0; i < s->n_files; i++)
+                child_file(c, i);
 
         /* pivot_root(".", "."): the old root ends up on top and is detached (pivot_root(2)) */
         TRY(rep, pod_sys(SYS_chdir, NEWROOT), STEP_PIVOT, 0);
@@ -669,6 +704,12 @@ CHILD_FN _noreturn_ static void child_agent(const PodCtx *c)
                 rep = 3;
         }
         TRY(rep, pod_sys(SYS_close_range, 4, ~0U, 0), STEP_FDS, 4);
+        /* an interactive agent (pome run --shell): a session of its own whose terminal is the
+         * pty on its fd 0, so job control and ^C work as on a console */
+        if (s->tty) {
+                TRY(rep, pod_sys(SYS_setsid), STEP_TTY, 0);
+                TRY(rep, pod_sys(SYS_ioctl, 0, TIOCSCTTY, 0), STEP_TTY, 0);
+        }
 
         for (size_t i = 0; i < c->n_rlimits; i++)
                 TRY(rep, pod_sys(SYS_prlimit64, 0, c->rlimit_res[i], &c->rlimits[i], NULL),
@@ -863,6 +904,8 @@ static PodCtx *ctx_free(PodCtx *c)
                 free(c->masks[i].host);
                 free(c->masks[i].target);
         }
+        for (size_t i = 0; i < AGENT_POD_FILES_MAX; i++)
+                free(c->file_targets[i]);
         safe_close(c->idmap_fd);
         safe_close(c->devnull);
         safe_close(c->parent_pidfd);
@@ -910,6 +953,8 @@ static const char *pod_step_subject(const PodCtx *c, const PodReport *rep, char 
                 return c->chdir_to;
         case STEP_MASK:
                 return i >= 0 && (size_t)i < c->n_masks ? c->masks[i].host : "?";
+        case STEP_FILE:
+                return i >= 0 && (size_t)i < s->n_files ? s->files[i].path : "?";
         case STEP_LISTEN:
                 snprintf(buf, len, "%u", i >= 0 && (size_t)i < s->n_listen ? s->listen[i] : 0);
                 return buf;
@@ -943,6 +988,7 @@ static const char *pod_step_subject(const PodCtx *c, const PodReport *rep, char 
         case STEP_CAPABILITIES:
         case STEP_FORK:
         case STEP_FDS:
+        case STEP_TTY:
         case STEP_RLIMITS:
         case STEP_SIGNALS:
         case STEP_SECCOMP:
@@ -1142,6 +1188,23 @@ static int ctx_build(const AgentPodSpec *s, PodCtx **ret, char *err, size_t errl
                                      "workdir=/ovl/work"
                                    : "lowerdir=/ovl/lower,upperdir=/ovl/upper,workdir=/ovl/work";
 
+        /* the files placed over the host's: an absolute, normal path of an existing file */
+        for (size_t i = 0; i < s->n_files; i++) {
+                const char *path = s->files[i].path;
+                struct stat fst;
+                if (!path || path[0] != '/' || !path_is_normal(path) || !s->files[i].data)
+                        return seterr(err, errlen, -EINVAL, "bad file to place in the pod: %s",
+                                      path ? path : "(null)");
+                if (stat(path, &fst) < 0 || !S_ISREG(fst.st_mode))
+                        return seterr(err, errlen, -ENOENT,
+                                      "%s: only an existing regular file can be replaced in the "
+                                      "pod",
+                                      path);
+                c->file_targets[i] = under(NEWROOT, path);
+                if (!c->file_targets[i])
+                        return -ENOMEM;
+        }
+
         static const char *const homes[2] = {"HOME", "POME_AGENT_TMP"};
         for (int i = 0; i < 2; i++) {
                 const char *home = strv_env_get(s->envp, homes[i]);
@@ -1304,7 +1367,8 @@ int agent_pod_start(const AgentPodSpec *s, pid_t *ret_pid, int *ret_pidfd, int *
         if (!s || !ret_pid || !ret_pidfd || !s->program || s->program[0] != '/' || !s->argv ||
             !s->envp || (s->cwd && s->cwd[0] != '/') || s->n_listen > AGENT_POD_LISTEN_MAX ||
             (s->n_listen > 0 && (!s->listen || !ret_listen_fds)) ||
-            (s->n_cgroup_fds > 0 && !s->cgroup_fds))
+            (s->n_cgroup_fds > 0 && !s->cgroup_fds) || s->n_files > AGENT_POD_FILES_MAX ||
+            (s->n_files > 0 && !s->files))
                 return seterr(err, errlen, -EINVAL, "bad agent pod spec");
 
         _cleanup_(ctx_freep) PodCtx *c = NULL;

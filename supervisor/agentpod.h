@@ -73,8 +73,16 @@
 
 #define AGENT_POD_LISTEN_MAX 16
 #define AGENT_POD_HIDE_MAX   64
+#define AGENT_POD_FILES_MAX  8
 #define AGENT_POD_HOME       "/tmp/home" /* the HOME a caller gives the agent: made in its /tmp */
 #define AGENT_POD_SCRATCH    "/tmp/scratch" /* its $POME_AGENT_TMP, made the same way */
+
+/* A file the pod sees in place of the host's (its /etc/hosts, its CA bundle). */
+typedef struct AgentPodFile {
+        const char *path; /* absolute: an existing regular file of the host, covered */
+        const char *data; /* the pod's content (borrowed), read-only to the agent */
+        size_t len;
+} AgentPodFile;
 
 typedef struct AgentPodSpec {
         const char *program;     /* absolute path of the program (PATH already searched), as
@@ -94,6 +102,8 @@ typedef struct AgentPodSpec {
         int stdin_fd;            /* the agent's fd 0, 1 and 2 (borrowed; -1: /dev/null) */
         int stdout_fd;
         int stderr_fd;
+        bool tty;      /* fd 0 is a terminal (a pty's slave): the agent gets a session of its
+                        * own with it as its controlling terminal (pome run --shell) */
         int status_fd; /* -1, or a pipe's write end the init keeps (borrowed; pid 2
                         * never holds it): when the agent ends, the init writes its
                         * wait status there (an int, as wait(2) gives it), since the
@@ -105,6 +115,9 @@ typedef struct AgentPodSpec {
                                 * before any namespace is made (borrowed), or NULL */
         size_t n_cgroup_fds;
         const struct sock_fprog *filter; /* seccomp filter loaded before execve, or NULL */
+        const AgentPodFile *files;       /* placed over the host's files (borrowed), after the
+                                          * masks */
+        size_t n_files;                  /* at most AGENT_POD_FILES_MAX */
         uint64_t memory_max;             /* bytes; without cgroup fds, RLIMIT_AS (0: none). Address
                                           * space, not memory: node reserves ~730 MiB at start and
                                           * dies under 1 GiB */

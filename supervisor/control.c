@@ -905,8 +905,9 @@ void control_handle(HttpRequest *rq, void *userdata)
         free(c);
 }
 
-void control_refuse(const char *path _unused_, int status, const char *code, const char *message,
-                    HttpRefusal *ret, void *userdata _unused_)
+void control_refuse(const char *path _unused_, const char *host _unused_, int status,
+                    const char *code, const char *message, HttpRefusal *ret,
+                    void *userdata _unused_)
 {
         char request_id[25];
         if (front_request_id(request_id) < 0)

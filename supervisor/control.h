@@ -20,5 +20,5 @@ void control_handle(HttpRequest *rq, void *userdata);
 
 /* The HttpRefuseFn of the control listener: the control envelope (validation_failed,
  * or internal_error for 5xx) with details.reason = code and a fresh request id. */
-void control_refuse(const char *path, int status, const char *code, const char *message,
-                    HttpRefusal *ret, void *userdata);
+void control_refuse(const char *path, const char *host, int status, const char *code,
+                    const char *message, HttpRefusal *ret, void *userdata);

@@ -248,12 +248,14 @@ static void gateway_finalize(void *userdata, FrontFinalize *f)
 }
 
 /*
- * Serves a finalize asked through twin k of sandbox sid (s when pomed still holds it) by a
- * caller authenticated for it (auth OK or EXPIRED): it is answered by the finalize itself,
- * whatever the sandbox's state, in the surface's envelope (over MCP, a tool result).
+ * Serves a finalize asked through twin k of sandbox sid (s when pomed still holds it), whose
+ * base URL for this request is mount, by a caller authenticated for it (auth OK or EXPIRED):
+ * it is answered by the finalize itself, whatever the sandbox's state, in the surface's
+ * envelope (over MCP, a tool result).
  */
 static void serve_finalize_asked(Gateway *g, HttpRequest *rq, const TwinKind *k, const char *sid,
-                                 Sandbox *s, const char *rest, const char *request_id, bool expired)
+                                 Sandbox *s, const char *mount, const char *rest,
+                                 const char *request_id, bool expired)
 {
         Manager *m = g->manager;
         _cleanup_json_ json_t *doc = NULL;
@@ -263,8 +265,6 @@ static void serve_finalize_asked(Gateway *g, HttpRequest *rq, const TwinKind *k,
                 reply_no_pod(rq, request_id);
                 return;
         }
-        char mount[512];
-        snprintf(mount, sizeof(mount), "%s/%s/s/%s", manager_public_url(m), k->name, sid);
         FinalizeAsk ask = {.gateway = g, .twin = k->name, .expired = expired};
         FrontTarget t = {
                 .kind = k,
@@ -278,6 +278,15 @@ static void serve_finalize_asked(Gateway *g, HttpRequest *rq, const TwinKind *k,
 }
 
 /* ---- routing ---- */
+
+/* Where a request goes, as its Host and path say. */
+typedef struct Route {
+        const TwinKind *kind;
+        char sid[64];     /* "" when a keyed request's credential names no sandbox */
+        const char *rest; /* the raw path below the mount */
+        bool keyed;       /* the sandbox is the credential's, not the path's */
+        char mount[512];  /* the twin's base URL for this request (TwinRequest.base_url) */
+} Route;
 
 /* Splits "/{twin}/s/{sid}{rest}" (raw). Returns false when the path has another shape. */
 static bool split_mount(const char *path, char *twin, size_t tl, char *sid, size_t sl,
@@ -302,25 +311,45 @@ static bool split_mount(const char *path, char *twin, size_t tl, char *sid, size
 }
 
 /*
- * Stripe's SDKs take a host but no path prefix: "/v1/…" is Stripe's API for the sandbox
- * whose key (or session token) the caller presents, served as "/stripe/s/{sid}/v1/…"
- * would be. Fills twin and sid from the credential; a credential that names no sandbox
- * (absent, malformed, badly signed) leaves sid empty, and the twin's own 401 follows.
- * Returns false when the path is not Stripe's or no stripe kind is built in.
+ * A request with no sandbox in its path, routed by its credential: one whose Host is a
+ * vendor's own name (api.github.com, slack.com…: an agent that reaches the twins by the
+ * vendors' names through pome's TLS), its whole path below that vendor's twin and its URLs
+ * written at the vendor's origin; or one on a kind's keyed path on any host (Stripe's
+ * "/v1/…": its SDKs take a host but no path prefix), served as "/stripe/s/{sid}/v1/…" would
+ * be. The gateway's own names (127.0.0.1, its public name) are never a vendor's. Fills r
+ * with the sandbox the credential names; one that names none (absent, malformed, badly
+ * signed) leaves r->sid empty, and the twin's own 401 follows. Returns false when the
+ * request is neither.
  */
-static bool split_keyed(Manager *m, HttpRequest *rq, const char *path, char *twin, size_t tl,
-                        char *sid, size_t sl)
+static bool route_keyed(Manager *m, HttpRequest *rq, const char *path, Route *r)
 {
-        if (!front_keyed_path(path))
+        const TwinKind *k = front_vendor_kind(http_request_header(rq, "Host"));
+        bool by_name = k != NULL;
+        if (!k && !(k = front_keyed_kind(path)))
                 return false;
-        const TwinKind *k = twin_kind_find("stripe");
-        if (!k || tl <= strlen(k->name))
-                return false;
-        strcpy(twin, k->name);
+        r->kind = k;
+        r->rest = path;
+        r->keyed = true;
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
         front_keyed_session(k, manager_secret(m), TOKEN_SECRET_LEN, http_request_headers(rq),
-                            http_request_query(rq), body, body_len, sid, sl);
+                            http_request_query(rq), body, body_len, r->sid, sizeof(r->sid));
+        if (by_name)
+                front_vendor_origin(k, r->mount, sizeof(r->mount));
+        else
+                snprintf(r->mount, sizeof(r->mount), "%s/%s/s/%s", manager_public_url(m), k->name,
+                         r->sid);
+        return true;
+}
+
+/* A request on a sandbox's mount, "/{twin}/s/{sid}/…". Returns false for another shape. */
+static bool route_mount(Manager *m, const char *path, Route *r)
+{
+        char twin[32];
+        if (!split_mount(path, twin, sizeof(twin), r->sid, sizeof(r->sid), &r->rest))
+                return false;
+        r->kind = twin_kind_find(twin);
+        snprintf(r->mount, sizeof(r->mount), "%s/%s/s/%s", manager_public_url(m), twin, r->sid);
         return true;
 }
 
@@ -332,10 +361,8 @@ void gateway_handle(HttpRequest *rq, void *userdata)
         if (front_request_id(request_id) < 0)
                 snprintf(request_id, sizeof(request_id), "req_unavailable");
         const char *raw = http_request_path(rq);
-        char twin[32], sid[64];
-        const char *rest = raw;
-        bool keyed = split_keyed(m, rq, raw, twin, sizeof(twin), sid, sizeof(sid));
-        if (!keyed && !split_mount(raw, twin, sizeof(twin), sid, sizeof(sid), &rest)) {
+        Route route = {};
+        if (!route_keyed(m, rq, raw, &route) && !route_mount(m, raw, &route)) {
                 _cleanup_json_ json_t *body = json_pack(
                         "{s:{s:s, s:s, s:n, s:s}}", "error", "type", "not_found", "message",
                         "Twin URLs look like /{twin}/s/{session_id}/…; take rest_url from the "
@@ -344,7 +371,9 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 front_reply(rq, 404, NULL, body, request_id);
                 return;
         }
-        const TwinKind *k = twin_kind_find(twin);
+        const TwinKind *k = route.kind;
+        const char *sid = route.sid, *rest = route.rest;
+        bool keyed = route.keyed;
         if (!k) {
                 reply_no_pod(rq, request_id);
                 return;
@@ -361,7 +390,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
          */
         if (auth == FRONT_AUTH_MISSING ||
             (keyed && auth != FRONT_AUTH_OK && auth != FRONT_AUTH_EXPIRED)) {
-                /* on a keyed path the key is all there is: Stripe's own 401 for a bad one */
+                /* keyed, the key is all there is: the vendor's own 401 for a bad one */
                 TwinReply rp = {};
                 k->auth_error(front_auth_failure(auth), &rp);
                 front_reply(rq, rp.status, rp.headers, rp.body, request_id);
@@ -373,8 +402,8 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         Sandbox *s = manager_get(m, sid);
-        if (!keyed && front_finalize_asked(rq, rest)) {
-                serve_finalize_asked(g, rq, k, sid, s, rest, request_id,
+        if (front_finalize_asked(rq, rest)) {
+                serve_finalize_asked(g, rq, k, sid, s, route.mount, rest, request_id,
                                      auth == FRONT_AUTH_EXPIRED);
                 return;
         }
@@ -387,7 +416,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                         reply_no_pod(rq, request_id);
                 return;
         }
-        SandboxTwin *st = sandbox_twin(s, twin);
+        SandboxTwin *st = sandbox_twin(s, k->name);
         /* a finalize has taken the worlds and tapes the run ends with: it is over */
         if (auth == FRONT_AUTH_EXPIRED || !sandbox_state_is_open(s->state) || s->finalizing) {
                 reply_expired(rq, sid, s->finalizing ? "finalizing" : s->reason, request_id);
@@ -414,15 +443,13 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                                   "The twin pod ended; the sandbox has failed.", request_id);
                 return;
         }
-        char mount[512];
-        snprintf(mount, sizeof(mount), "%s/%s/s/%s", manager_public_url(m), twin, sid);
         /* finalize_run in the twin's tool lists; a finalize itself never gets this far */
         FinalizeAsk ask = {.gateway = g, .twin = k->name};
         FrontTarget t = {
                 .kind = k,
                 .tape = st->tape,
                 .run_id = s->id,
-                .mount_url = mount,
+                .mount_url = route.mount,
                 .rest = rest,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
@@ -435,25 +462,37 @@ void gateway_handle(HttpRequest *rq, void *userdata)
         front_serve(rq, &t);
 }
 
-void gateway_refuse(const char *path, int status, const char *code, const char *message,
-                    HttpRefusal *ret, void *userdata _unused_)
+/*
+ * The twin kind a request is for, as the HTTP layer's hooks can tell without a credential:
+ * the vendor's whose name host is, a keyed path's (route_keyed), else the path's first
+ * segment's, else NULL.
+ */
+static const TwinKind *kind_of(const char *path, const char *host)
 {
-        /* The twin named by the first segment answers in its own envelope, as it would
-         * for any other refusal under its mount; anything else gets the control one. */
-        char seg[32] = "";
-        if (path && path[0] == '/') {
-                size_t n = strcspn(path + 1, "/");
-                if (n < sizeof(seg)) {
-                        memcpy(seg, path + 1, n);
-                        seg[n] = 0;
-                }
-        }
-        /* "/v1/…" is Stripe's, routed by key (split_keyed) */
-        const TwinKind *k = streq(seg, "v1") ? twin_kind_find("stripe")
-                            : seg[0]         ? twin_kind_find(seg)
-                                             : NULL;
+        const TwinKind *k = front_vendor_kind(host);
+        if (k)
+                return k;
+        if (!path || path[0] != '/')
+                return NULL;
+        if ((k = front_keyed_kind(path)))
+                return k;
+        char seg[32];
+        size_t n = strcspn(path + 1, "/");
+        if (n == 0 || n >= sizeof(seg))
+                return NULL;
+        memcpy(seg, path + 1, n);
+        seg[n] = 0;
+        return twin_kind_find(seg);
+}
+
+void gateway_refuse(const char *path, const char *host, int status, const char *code,
+                    const char *message, HttpRefusal *ret, void *userdata _unused_)
+{
+        /* The twin the request is for answers in its own envelope, as it would for any
+         * other refusal of its calls; anything else gets the control one. */
+        const TwinKind *k = kind_of(path, host);
         if (!k) {
-                control_refuse(path, status, code, message, ret, NULL);
+                control_refuse(path, host, status, code, message, ret, NULL);
                 return;
         }
         char request_id[25];
@@ -466,20 +505,10 @@ void gateway_refuse(const char *path, int status, const char *code, const char *
                 json_object_set_new(ret->headers, "X-Request-Id", json_string(request_id));
 }
 
-void gateway_replied(const char *path, int status, void *userdata)
+void gateway_replied(const char *path, const char *host, int status, void *userdata)
 {
         Gateway *g = userdata;
-        char seg[32] = "";
-        if (path && path[0] == '/') {
-                size_t n = strcspn(path + 1, "/");
-                if (n < sizeof(seg)) {
-                        memcpy(seg, path + 1, n);
-                        seg[n] = 0;
-                }
-        }
         /* label values come from the kinds' names only: a caller's path adds no series */
-        const TwinKind *k = front_keyed_path(path ? path : "") ? twin_kind_find("stripe")
-                            : seg[0]                           ? twin_kind_find(seg)
-                                                               : NULL;
+        const TwinKind *k = kind_of(path, host);
         metrics_gateway_reply(manager_metrics(g->manager), k ? k->name : "none", status);
 }

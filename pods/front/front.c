@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "pods/front/front.h"
 
+#include <assert.h>
 #include <strings.h>
 #include <time.h>
 
@@ -133,9 +134,68 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
         return -ENOENT;
 }
 
-bool front_keyed_path(const char *path)
+/* A byte of a DNS label as hosts are written (RFC 1123 §2.1: letters, digits, hyphen; the
+ * underscore of service names too), which is all a vendor's host or subdomain holds. */
+static bool host_char(char ch)
 {
-        return startswith(path, "/v1/") || streq(path, "/v1");
+        return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+               ch == '-' || ch == '_';
+}
+
+/* Whether the n bytes at h (a name without port or trailing dot) are host pattern p: the
+ * name itself, or for "*.name" any name of one or more labels below it. */
+static bool host_matches(const char *p, const char *h, size_t n)
+{
+        const char *sub = startswith(p, "*.");
+        if (!sub)
+                return strlen(p) == n && strncasecmp(p, h, n) == 0;
+        size_t sl = strlen(sub);
+        if (n <= sl + 1 || h[n - sl - 1] != '.' || strncasecmp(h + n - sl, sub, sl) != 0)
+                return false;
+        /* what stands for '*': labels, none of them empty (the '.' before sub included) */
+        for (size_t i = 0; i <= n - sl - 1; i++)
+                if (h[i] == '.' ? i == 0 || h[i - 1] == '.' : !host_char(h[i]))
+                        return false;
+        return true;
+}
+
+const TwinKind *front_vendor_kind(const char *host)
+{
+        if (!host)
+                return NULL;
+        /* uri-host [":" port] (RFC 9110 §7.2), port = *DIGIT (RFC 3986 §3.2.3); a vendor's
+         * name is a reg-name, never an IP literal in brackets */
+        size_t n = strcspn(host, ":");
+        if (host[n] && host[n + 1 + strspn(host + n + 1, "0123456789")])
+                return NULL;
+        if (n > 0 && host[n - 1] == '.')
+                n--;
+        if (n == 0 || n > 253 || host[0] == '.' || host[0] == '[')
+                return NULL;
+        for (const char *const *name = twin_kind_names(); *name; name++) {
+                const TwinKind *k = twin_kind_find(*name);
+                for (const char *const *p = k ? k->vendor_hosts : NULL; p && *p; p++)
+                        if (host_matches(*p, host, n))
+                                return k;
+        }
+        return NULL;
+}
+
+void front_vendor_origin(const TwinKind *k, char *buf, size_t n)
+{
+        assert(k && k->vendor_hosts && k->vendor_hosts[0]);
+        snprintf(buf, n, "https://%s", k->vendor_hosts[0]);
+}
+
+const TwinKind *front_keyed_kind(const char *path)
+{
+        for (const char *const *name = twin_kind_names(); *name; name++) {
+                const TwinKind *k = twin_kind_find(*name);
+                const char *below = k && k->keyed_prefix ? startswith(path, k->keyed_prefix) : NULL;
+                if (below && (!*below || *below == '/'))
+                        return k;
+        }
+        return NULL;
 }
 
 void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,

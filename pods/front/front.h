@@ -41,14 +41,39 @@ int front_credential(const TwinKind *k, json_t *headers, const char *query, cons
                      size_t body_len, char **ret, size_t *ret_len);
 
 /*
- * The sandbox a credential for kind k names, for a path that carries none (Stripe's
- * "/v1/…": its SDKs take a host but no path prefix). Writes the sid into sid (sl bytes),
- * or "" when the credential is absent, malformed or badly signed; an expired one still
- * names its sandbox, so front_authenticate can tell its holder "expired". The caller then
- * authenticates as for any other path. front_keyed_path says whether path (raw) is such a
- * path: "/v1" or below it.
+ * The twin kind whose vendor's own host host is (TwinKind.vendor_hosts), or NULL. host is a
+ * Host header's value (RFC 9110 §7.2: uri-host [":" port]; NULL when absent): compared
+ * case-insensitively (RFC 4343), without its port and one trailing dot (the absolute form
+ * of a DNS name, RFC 1034 §3.1); an IP literal, a malformed port or a name with an empty
+ * label is no vendor's. The names are each vendor's API base URL: https://api.github.com
+ * (docs.github.com/rest, "Getting started with the REST API"), https://slack.com/api/
+ * (api.slack.com/web, "Basics"; its workspaces and files.slack.com are its subdomains),
+ * https://api.stripe.com (docs.stripe.com/api, "Base URL"). A request so named is routed
+ * keyed: its whole path is below the twin's mount, its sandbox is its credential's
+ * (front_keyed_session).
  */
-bool front_keyed_path(const char *path);
+const TwinKind *front_vendor_kind(const char *host);
+
+/*
+ * The origin of the API of kind k, which must have vendor_hosts: "https://" and the first
+ * of them, into buf (n bytes, always NUL-terminated) — the base URL of a call that came by
+ * the vendor's name, so that the URLs the twin writes lead back to it by the same name.
+ */
+void front_vendor_origin(const TwinKind *k, char *buf, size_t n);
+
+/*
+ * The twin kind whose TwinKind.keyed_prefix path (raw) is or is below ("/v1", "/v1/…":
+ * Stripe's), or NULL: such a path is routed keyed on any host.
+ */
+const TwinKind *front_keyed_kind(const char *path);
+
+/*
+ * The sandbox a credential for kind k names, for a request that carries none in its path (a
+ * vendor host, a keyed path: front_vendor_kind, front_keyed_kind). Writes the sid into sid
+ * (sl bytes), or "" when the credential is absent, malformed or badly signed; an expired one
+ * still names its sandbox, so front_authenticate can tell its holder "expired". The caller
+ * then authenticates as for any other path.
+ */
 void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, json_t *headers,
                          const char *query, const char *body, size_t body_len, char *sid,
                          size_t sl);

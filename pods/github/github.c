@@ -1611,6 +1611,10 @@ const TwinKind twin_kind_github = {
         .surface = &twin_surface_github,
         .handlers = github_handlers,
         .n_handlers = ELEMENTSOF(github_handlers),
+        /* REST at https://api.github.com (docs.github.com/rest, "Getting started with the
+         * REST API"); the rest of github.com is its web site and git, which the twin answers
+         * with its loud 501 */
+        .vendor_hosts = (const char *const[]){"api.github.com", "github.com", NULL},
         .load_seed = github_load_seed,
         .public_state = github_public_state,
         .auth_error = github_auth_error,

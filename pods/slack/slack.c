@@ -1418,6 +1418,9 @@ const TwinKind twin_kind_slack = {
         .surface = &twin_surface_slack,
         .handlers = slack_handlers,
         .n_handlers = ELEMENTSOF(slack_handlers),
+        /* Web API methods at https://slack.com/api/{method} (api.slack.com/web); workspace
+         * hosts and files.slack.com (files.getUploadURLExternal's upload_url) below it */
+        .vendor_hosts = (const char *const[]){"slack.com", "*.slack.com", NULL},
         .load_seed = slack_load_seed,
         .public_state = slack_public_state,
         .auth_error = slack_auth_error,

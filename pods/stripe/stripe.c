@@ -2517,6 +2517,10 @@ const TwinKind twin_kind_stripe = {
         .surface = &twin_surface_stripe,
         .handlers = stripe_handlers,
         .n_handlers = ELEMENTSOF(stripe_handlers),
+        /* the API's base URL https://api.stripe.com (docs.stripe.com/api); its SDKs are
+         * given a host alone (api_base) and put "/v1/…" below it */
+        .vendor_hosts = (const char *const[]){"api.stripe.com", NULL},
+        .keyed_prefix = "/v1",
         .load_seed = stripe_load_seed,
         .public_state = stripe_public_state,
         .auth_error = stripe_auth_error,

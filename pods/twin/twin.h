@@ -198,6 +198,25 @@ typedef struct TwinKind {
         size_t n_handlers;
 
         /*
+         * The vendor's own host names, NULL-terminated: the hosts of its API's base URLs, by
+         * which a caller that reaches the twin as it would reach the vendor (an agent whose
+         * names and TLS pome holds) addresses it. A front routes a request whose Host is one
+         * of them to this kind, the sandbox named by its credential (front_vendor_kind). An
+         * entry "*.example.com" names every subdomain of example.com, at any depth, and not
+         * example.com itself. The first entry is a plain name, the host of the API's base
+         * URL: the origin of the URLs the twin writes for a call that came by name.
+         */
+        const char *const *vendor_hosts;
+
+        /*
+         * A path the vendor's SDKs use on whatever host they are given as their API base, and
+         * nothing else uses (Stripe's "/v1": api_base takes a host and no path prefix), or
+         * NULL. The prefix and every path below it are routed as on a vendor host, on any
+         * host (front_keyed_kind), the mount staying the front's own.
+         */
+        const char *keyed_prefix;
+
+        /*
          * Validates a seed and turns it into the initial world (a new reference in
          * *ret_world; the seed itself is borrowed and not modified). Deterministic:
          * the same seed gives the same world. On a bad seed returns -EINVAL and writes a

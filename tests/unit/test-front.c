@@ -4,7 +4,8 @@
  * keep their bytes, and credentials that are exactly their bytes wherever they come from
  * (header, Basic, ?token=, form field), a scheme required but for a raw-key kind, the key used
  * as given; refusals worded as the vendor's (expired, another sandbox's); a tape row never
- * holding a team API key (the patterns themselves: test-redact).
+ * holding a team API key (the patterns themselves: test-redact); the vendors' own host
+ * names and keyed paths that route a request by its credential.
  */
 #include "common/json-util.h"
 #include "common/token.h"
@@ -303,6 +304,108 @@ static void test_credentials(void)
         CHECK(front_credential(&raw, dig, "", NULL, 0, &cred, &cl) == -EBADMSG);
 }
 
+/*
+ * The vendors' own names: a Host header names a kind whatever its case, port or trailing
+ * dot; "*.slack.com" is every subdomain and not slack.com itself; nothing else is a vendor's.
+ * The keyed path is Stripe's "/v1" and below it, on a segment boundary.
+ */
+static void test_vendor_hosts(void)
+{
+        static const struct {
+                const char *host;
+                const char *kind; /* NULL: no vendor's */
+        } cases[] = {
+                {"api.github.com", "github"},
+                {"API.GitHub.COM", "github"},
+                {"api.github.com:443", "github"},
+                {"api.github.com:", "github"}, /* an empty port (RFC 3986 §3.2.3) */
+                {"api.github.com.", "github"},
+                {"api.github.com.:8443", "github"},
+                {"github.com", "github"},
+                {"slack.com", "slack"},
+                {"files.slack.com", "slack"},
+                {"acme.enterprise.slack.com", "slack"},
+                {"Hooks.Slack.Com:443", "slack"},
+                {"x-1.slack.com", "slack"},
+                {"api.stripe.com", "stripe"},
+                {"api.stripe.com:443", "stripe"},
+                /* not a vendor's */
+                {"127.0.0.1", NULL},
+                {"127.0.0.1:8081", NULL},
+                {"localhost", NULL},
+                {"[::1]:8081", NULL},
+                {"[api.github.com]", NULL},
+                {"", NULL},
+                {":443", NULL},
+                {".", NULL},
+                {"evil.example", NULL},
+                {"api.github.com.evil.example", NULL},
+                {"evilapi.github.com", NULL},
+                {"www.github.com", NULL}, /* github.com has no wildcard */
+                {"uploads.github.com", NULL},
+                {"api.github.com..", NULL},
+                {".api.github.com", NULL},
+                {"api.github.com:https", NULL},
+                {"api.github.com:443:443", NULL},
+                {"api.github.com:-1", NULL},
+                {"api.github.co", NULL},
+                {"pi.github.com", NULL},
+                {"stripe.com", NULL},
+                {"files.stripe.com", NULL},
+                {".slack.com", NULL}, /* an empty label stands for '*' */
+                {"a..slack.com", NULL},
+                {"..slack.com", NULL},
+                {"a b.slack.com", NULL},
+                {"evil/.slack.com", NULL},
+                {"evil.slack.com.evil.example", NULL},
+                {"notslack.com", NULL},
+                {"slack.com.", "slack"},
+                {"x.slack.com.", "slack"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const TwinKind *k = front_vendor_kind(cases[i].host);
+                if (!streq_ptr(k ? k->name : NULL, cases[i].kind)) {
+                        fprintf(stderr, "host \"%s\": %s, want %s\n", cases[i].host,
+                                k ? k->name : "none", cases[i].kind ? cases[i].kind : "none");
+                        check_failures++;
+                }
+        }
+        CHECK(!front_vendor_kind(NULL));
+
+        /* every kind has its names, the first a plain one: its API's origin */
+        char origin[64];
+        for (const char *const *n = twin_kind_names(); *n; n++) {
+                const TwinKind *k = twin_kind_find(*n);
+                CHECK(k && k->vendor_hosts && k->vendor_hosts[0] &&
+                      !strchr(k->vendor_hosts[0], '*'));
+                if (!k || !k->vendor_hosts || !k->vendor_hosts[0])
+                        continue;
+                CHECK(front_vendor_kind(k->vendor_hosts[0]) == k);
+                front_vendor_origin(k, origin, sizeof(origin));
+                CHECK(startswith(origin, "https://") &&
+                      streq(origin + strlen("https://"), k->vendor_hosts[0]));
+        }
+        front_vendor_origin(twin_kind_find("github"), origin, sizeof(origin));
+        CHECK(streq(origin, "https://api.github.com"));
+        front_vendor_origin(twin_kind_find("slack"), origin, sizeof(origin));
+        CHECK(streq(origin, "https://slack.com"));
+        front_vendor_origin(twin_kind_find("stripe"), origin, sizeof(origin));
+        CHECK(streq(origin, "https://api.stripe.com"));
+
+        /* the keyed path: Stripe's "/v1" on a segment boundary, nothing else */
+        const TwinKind *stripe = twin_kind_find("stripe");
+        CHECK(front_keyed_kind("/v1") == stripe);
+        CHECK(front_keyed_kind("/v1/") == stripe);
+        CHECK(front_keyed_kind("/v1/customers") == stripe);
+        CHECK(!front_keyed_kind("/v10/customers"));
+        CHECK(!front_keyed_kind("/v1customers"));
+        CHECK(!front_keyed_kind("/V1/customers"));
+        CHECK(!front_keyed_kind("/stripe/s/ses_x/v1/customers"));
+        CHECK(!front_keyed_kind("/repos/acme/api"));
+        CHECK(!front_keyed_kind(""));
+        CHECK(!front_keyed_kind("/"));
+}
+
 /* The body member name of rp as a string ("" when absent). */
 static const char *body_str(const TwinReply *rp, const char *name)
 {
@@ -597,6 +700,7 @@ int main(void)
         test_check_query();
         test_form();
         test_credentials();
+        test_vendor_hosts();
         test_auth_words();
         test_tape_row();
         test_tape_line();

@@ -25,7 +25,7 @@ static Httpd *srv_hook; /* with a hook */
 static uint16_t port, port_hook;
 static unsigned handled; /* handler calls */
 static unsigned streams_freed;
-static char hook_path[64] = "", hook_code[32] = "";
+static char hook_path[64] = "", hook_host[64] = "", hook_code[32] = "";
 static int hook_status;
 
 /* ---- server side ---- */
@@ -133,10 +133,11 @@ static void handler(HttpRequest *rq, void *userdata)
         }
 }
 
-static void refuse_hook(const char *path, int status, const char *code, const char *message,
-                        HttpRefusal *ret, void *userdata _unused_)
+static void refuse_hook(const char *path, const char *host, int status, const char *code,
+                        const char *message, HttpRefusal *ret, void *userdata _unused_)
 {
         snprintf(hook_path, sizeof(hook_path), "%s", path ? path : "(null)");
+        snprintf(hook_host, sizeof(hook_host), "%s", host ? host : "(null)");
         snprintf(hook_code, sizeof(hook_code), "%s", code);
         hook_status = status;
         CHECK(message && *message);
@@ -487,13 +488,15 @@ static void test_refusals(void)
         resp_done(&r);
         free(big);
 
-        /* the hook: path, status and code reach it; its envelope and headers are used,
+        /* the hook: path, host, status and code reach it; its envelope and headers are used,
          * but never its framing headers */
         REQ(port_hook,
-            "GET /p/q?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "GET /p/q?x=1 HTTP/1.1\r\nHost: Api.Example:8080\r\nContent-Length: 1\r\n"
+            "Content-Length: 2\r\n\r\n",
             &r);
         CHECK(r.status == 400);
         CHECK(streq(hook_path, "/p/q") && hook_status == 400 && streq(hook_code, "bad_request"));
+        CHECK(streq(hook_host, "Api.Example:8080"));
         CHECK(has_header(&r, "\r\nX-Hook: 1\r\n") && !has_header(&r, "999"));
         CHECK(streq(r.body, "{\"x\":\"bad_request\"}"));
         resp_done(&r);
@@ -611,7 +614,7 @@ static void test_free_answers_waiting(void)
         Resp r = {};
         REQ(port_hook, "GET /hang HTTP/1.1\r\nHost: a\r\n\r\n", &r);
         CHECK(r.status == 503 && streq(r.body, "{\"x\":\"shutting_down\"}"));
-        CHECK(streq(hook_path, "/hang") && hook_status == 503);
+        CHECK(streq(hook_path, "/hang") && streq(hook_host, "a") && hook_status == 503);
         resp_done(&r);
 }
 
