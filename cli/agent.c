@@ -406,6 +406,7 @@ static pid_t start_sealed(Agent *a, const char *program, const AgentSpec *spec, 
         ps.stdout_fd = out;
         ps.stderr_fd = errf;
         ps.status_fd = status[1];
+        ps.tty = spec->tty;
         pid_t pid = 0;
         int pidfd = -1;
         fflush(stdout);
@@ -430,10 +431,13 @@ int agent_start(sd_event *e, const AgentSpec *spec, AgentDoneFn done, void *user
                          r == -ENOENT ? "command not found" : strerror(-r));
                 return r;
         }
-        _cleanup_close_ int in = prompt_fd(spec->prompt ? spec->prompt : "");
+        _cleanup_close_ int in = spec->tty ? fcntl(spec->stdout_fd, F_DUPFD_CLOEXEC, 3)
+                                           : prompt_fd(spec->prompt ? spec->prompt : "");
         if (in < 0) {
-                snprintf(err, errlen, "cannot hold the prompt: %s", strerror(-in));
-                return in;
+                int r = spec->tty ? negative_errno() : in;
+                snprintf(err, errlen, "cannot hold the %s: %s", spec->tty ? "terminal" : "prompt",
+                         strerror(-r));
+                return r;
         }
         Agent *a = calloc(1, sizeof(*a));
         if (!a)
@@ -447,9 +451,17 @@ int agent_start(sd_event *e, const AgentSpec *spec, AgentDoneFn done, void *user
                      .done = done,
                      .userdata = userdata};
         _cleanup_close_ int out = -1, errf = -1;
-        int r = output_open(a, 0, spec->stdout_fd, &out, err, errlen);
-        if (r >= 0)
-                r = output_open(a, 1, spec->stderr_fd, &errf, err, errlen);
+        int r = 0;
+        if (spec->tty) {
+                out = fcntl(spec->stdout_fd, F_DUPFD_CLOEXEC, 3);
+                errf = fcntl(spec->stdout_fd, F_DUPFD_CLOEXEC, 3);
+                if (out < 0 || errf < 0)
+                        r = negative_errno();
+        } else {
+                r = output_open(a, 0, spec->stdout_fd, &out, err, errlen);
+                if (r >= 0)
+                        r = output_open(a, 1, spec->stderr_fd, &errf, err, errlen);
+        }
         if (r < 0) {
                 a->exited = true;
                 agent_free(a);

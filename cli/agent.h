@@ -60,6 +60,9 @@ typedef struct AgentSpec {
                                   * are filled in from this spec's); NULL: unsealed */
         int *listen_fds;         /* sealed: receives pod->n_listen listening sockets (owned by
                                   * the caller) */
+        bool tty;                /* interactive (pome run --shell): stdout_fd is a pty's slave,
+                                  * the agent's fds 0, 1 and 2 and its controlling terminal (no
+                                  * prompt, no pipes, output_max unused) */
 } AgentSpec;
 
 /*

@@ -24,6 +24,7 @@
 #include "cli/judging.h"
 #include "cli/localtwin.h"
 #include "cli/output.h"
+#include "cli/pty.h"
 #include "cli/report.h"
 #include "cli/trial.h"
 #include "common/fileio.h"
@@ -47,6 +48,7 @@
 
 static const char help_run_head[] =
         "Usage: pome run TASK.md [OPTIONS] -- AGENT_CMD [ARGS...]\n"
+        "       pome run TASK.md --shell [OPTIONS]\n"
         "       pome run show ID|RUN_DIR [--json]\n"
         "       pome run collect ID [RUN_DIR]\n"
         "\n"
@@ -116,6 +118,11 @@ static const char help_run_head[] =
         "                         512).\n"
         "  --output-max SIZE      Bytes kept of each of its stdout and stderr (default:\n"
         "                         agent.output, else 16M); the rest is counted, not kept.\n"
+        "  --shell                Instead of an agent, open your $SHELL (else /bin/sh) in\n"
+        "                         the agent's pod, sealed as the agent would be, with the\n"
+        "                         sandbox's variables: what the agent sees. No timeout;\n"
+        "                         when it exits the sandbox is discarded, ungraded. No\n"
+        "                         AGENT_CMD; one trial.\n"
         "  --no-seal              Run the agent on this host as an ordinary process in a\n"
         "                         process group of its own, as the user running pome: it\n"
         "                         can read what you can (./.pome/api-key among it) and\n"
@@ -214,6 +221,7 @@ enum {
         OPT_AGENT_MEMORY,
         OPT_AGENT_PIDS,
         OPT_OUTPUT_MAX,
+        OPT_SHELL,
 };
 
 typedef struct Run {
@@ -248,6 +256,9 @@ typedef struct Run {
                                                     * the default) */
         Seal *seal;
         char cwd[PATH_MAX];
+        bool shell;                /* --shell */
+        const char *shell_argv[2]; /* $SHELL, else /bin/sh */
+        Pty pty;
 } Run;
 
 /* The run whose lines say() prints (RunPlan.say has no userdata; pome runs one at a time). */
@@ -285,6 +296,7 @@ static void run_done(Run *run)
         free(run->sidecar_text);
         json_decref(run->seeds);
         judge_free(run->judge);
+        pty_close(&run->pty);
         seal_free(run->seal);
         strv_free(run->allow_net);
         strv_free(run->hide);
@@ -629,6 +641,9 @@ static void print_trial_line(Run *run, Trial *t)
         case TRIAL_INTERRUPTED:
                 fputs("interrupted", stdout);
                 break;
+        case TRIAL_SHELL:
+                fputs("a shell, not graded", stdout);
+                break;
         }
         fputs("\n    ", stdout);
         output_fputs_clean(agent, stdout);
@@ -900,6 +915,10 @@ static int print_result(Run *run, int code, unsigned passed)
                 case TRIAL_INTERRUPTED:
                         puts("No verdict: interrupted; the sandbox was discarded.");
                         return 0;
+                case TRIAL_SHELL:
+                        printf("The shell ended; %s, ungraded.\n",
+                               run->local ? "its twins were stopped" : "the sandbox was discarded");
+                        return 0;
                 }
                 return 0;
         }
@@ -930,6 +949,7 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 {"agent-memory", OPT_AGENT_MEMORY, true},
                 {"agent-pids", OPT_AGENT_PIDS, true},
                 {"output-max", OPT_OUTPUT_MAX, true},
+                {"shell", OPT_SHELL, false},
                 JUDGING_OPTIONS,
         };
         int dashdash = argc;
@@ -988,6 +1008,9 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
                 case OPT_NO_SEAL:
                         run->no_seal = true;
                         break;
+                case OPT_SHELL:
+                        run->shell = true;
+                        break;
                 case OPT_ALLOW_NET:
                         if (!*v)
                                 return args_error("run", "--allow-net needs a host");
@@ -1030,6 +1053,22 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
         }
         if (!*ret_task)
                 return args_error("run", "missing the task file (TASK.md)");
+        if (run->shell) {
+                if (dashdash < argc)
+                        return args_error("run", "--shell runs a shell in the agent's place: "
+                                                 "drop the command after --");
+                if (run->no_seal || run->keep || *ret_trials > 1 || run->json || run->quiet)
+                        return args_error("run", "--shell opens one sealed shell: not with "
+                                                 "--no-seal, --keep, --trials, --json or "
+                                                 "--quiet");
+                if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+                        return args_error("run", "--shell needs a terminal on its stdin and "
+                                                 "stdout");
+                const char *sh = getenv("SHELL");
+                run->shell_argv[0] = sh && *sh == '/' && access(sh, X_OK) == 0 ? sh : "/bin/sh";
+                *ret_agent = (char **)run->shell_argv;
+                return 0;
+        }
         if (dashdash >= argc - 1)
                 return args_error("run",
                                   "missing the agent command: pome run %s -- AGENT_CMD "
@@ -1110,7 +1149,7 @@ static int prepare_seal(Run *run, const char *task_path)
 
 static int run_command(int argc, char **argv)
 {
-        _cleanup_(run_done) Run run = {};
+        _cleanup_(run_done) Run run = {.pty = PTY_NULL};
         const char *task_path = NULL, *api_url = NULL, *out = DEFAULT_OUT_DIR;
         char **agent = NULL;
         unsigned trials = 0;
@@ -1172,7 +1211,7 @@ static int run_command(int argc, char **argv)
         if (!run.out_dir || !run.trials)
                 return POME_EXIT_ERROR;
         run.color = report_use_color(stdout);
-        run.progress = !run.quiet && isatty(STDERR_FILENO);
+        run.progress = !run.quiet && !run.shell && isatty(STDERR_FILENO);
 
         /* SIGCHLD for the agents' child sources, SIGINT/SIGTERM for the loop: blocked before
          * any thread (libcurl's resolver) exists, so every thread inherits the mask */
@@ -1181,6 +1220,7 @@ static int run_command(int argc, char **argv)
         sigaddset(&ss, SIGCHLD);
         sigaddset(&ss, SIGINT);
         sigaddset(&ss, SIGTERM);
+        sigaddset(&ss, SIGWINCH); /* --shell's terminal size, on the loop */
         sigprocmask(SIG_BLOCK, &ss, NULL);
         signal(SIGPIPE, SIG_IGN);
         r = sd_event_new(&run.event);
@@ -1189,6 +1229,18 @@ static int run_command(int argc, char **argv)
         if (sd_event_add_signal(run.event, NULL, SIGINT, on_signal, &run) < 0 ||
             sd_event_add_signal(run.event, NULL, SIGTERM, on_signal, &run) < 0)
                 return POME_EXIT_ERROR;
+        if (run.shell) {
+                fprintf(stderr,
+                        "pome run: a shell in the agent's pod, with the sandbox's variables: what "
+                        "the agent sees. Exit it to end; %s, ungraded.\n",
+                        run.local ? "its twins stop then" : "the sandbox is discarded then");
+                r = pty_open(&run.pty, run.event);
+                if (r < 0) {
+                        fprintf(stderr, "pome run: cannot open a terminal for the shell: %s\n",
+                                strerror(-r));
+                        return POME_EXIT_ERROR;
+                }
+        }
 
         run.plan = (RunPlan){
                 .event = run.event,
@@ -1213,6 +1265,7 @@ static int run_command(int argc, char **argv)
                 .seal = run.seal,
                 .output_max = run.output_max,
                 .cwd = run.cwd,
+                .shell_tty = run.shell ? run.pty.slave : -1,
                 .announce = !run.quiet,
                 .say = say_line,
         };
@@ -1232,6 +1285,7 @@ static int run_command(int argc, char **argv)
                 (void)sd_event_source_set_enabled(run.progress_timer, SD_EVENT_ON);
         schedule(&run);
         r = sd_event_loop(run.event);
+        pty_close(&run.pty); /* the user's terminal as it was, before anything is printed */
         clear_progress(&run);
         if (r < 0) {
                 fprintf(stderr, "pome run: the event loop failed: %s\n", strerror(-r));

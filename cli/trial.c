@@ -237,6 +237,8 @@ static const char *outcome_word(TrialOutcome o)
                 return "failed";
         case TRIAL_INTERRUPTED:
                 return "interrupted";
+        case TRIAL_SHELL:
+                return "shell";
         }
         return "?";
 }
@@ -309,7 +311,7 @@ static int finish(Trial *t, TrialOutcome outcome)
         t->retry = sd_event_source_disable_unref(t->retry);
         stop_twins(t);
         remove_agent_tmp(t);
-        if (t->sid && !t->dir)
+        if (t->sid && !t->dir && outcome != TRIAL_SHELL)
                 (void)write_dir(t);
         json_decref(t->meta);
         t->meta = meta_json(t);
@@ -867,10 +869,12 @@ static int agent_done(Trial *t, const AgentResult *res)
         t->phase = TRIAL_GRADING;
         sealed_agent_end(t->sealed);
         remove_agent_tmp(t);
-        if (t->interrupted) {
+        if (t->interrupted || t->plan->shell_tty >= 0) {
+                /* a shell's sandbox was for looking at: it goes ungraded, as an interrupted
+                 * trial's does */
                 if (t->plan->config)
                         discard(t);
-                return finish(t, TRIAL_INTERRUPTED);
+                return finish(t, t->interrupted ? TRIAL_INTERRUPTED : TRIAL_SHELL);
         }
         if (!t->plan->config)
                 return grade_local(t);
@@ -963,11 +967,14 @@ static int start_agent(Trial *t)
         AgentSpec spec = {.argv = p->agent_argv,
                           .envp = env,
                           .prompt = p->task->prompt,
-                          .stdout_fd = t->out_fd,
+                          .stdout_fd = p->shell_tty >= 0 ? p->shell_tty : t->out_fd,
                           .stderr_fd = t->err_fd,
                           .output_max = p->output_max,
                           .cwd = p->cwd,
-                          .timeout_usec = (uint64_t)p->task->timeout_sec * USEC_PER_SEC,
+                          .timeout_usec = p->shell_tty >= 0
+                                                  ? 0
+                                                  : (uint64_t)p->task->timeout_sec * USEC_PER_SEC,
+                          .tty = p->shell_tty >= 0,
                           .grace_usec = (uint64_t)TRIAL_KILL_GRACE_SEC * USEC_PER_SEC,
                           .pod = t->sealed ? sealed_agent_pod(t->sealed) : NULL,
                           .listen_fds = t->sealed ? sealed_agent_listen_fds(t->sealed) : NULL};

@@ -67,6 +67,9 @@ typedef struct RunPlan {
         Seal *seal;                    /* the agents run sealed (NULL: --no-seal) */
         uint64_t output_max;           /* bytes kept of each of the agent's stdout and stderr */
         const char *cwd;               /* the agent's working directory (absolute) */
+        int shell_tty;                 /* --shell: the pty's slave the shell runs on (the agent
+                                        * command is the shell; no timeout, no grading), else
+                                        * -1 */
         bool announce;                 /* say on stderr when a trial waits for a slot */
         void (*say)(const char *line); /* prints one informational line (clears progress) */
 } RunPlan;
@@ -84,6 +87,7 @@ typedef enum TrialOutcome {
         TRIAL_KEPT,        /* --keep: the sandbox is open, no verdict */
         TRIAL_FAILED,      /* no verdict: trial_error says why */
         TRIAL_INTERRUPTED, /* pome was interrupted: agent killed, sandbox discarded */
+        TRIAL_SHELL,       /* --shell: the shell exited, the sandbox was discarded ungraded */
 } TrialOutcome;
 
 typedef struct Trial Trial;
