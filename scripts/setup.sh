@@ -12,6 +12,8 @@ packages=(
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
         # the sealed agent's tests: agents in python3, a model server behind openssl
         python3 openssl
+        # GitHub clients the twin is tested against: the GitHub CLI (REST and GraphQL)
+        gh
         # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
         # promtool checks /metrics)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus

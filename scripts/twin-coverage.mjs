@@ -4,8 +4,8 @@
 //   node scripts/twin-coverage.mjs            the tables
 //   node scripts/twin-coverage.mjs --check    exit 1 when a route or MCP tool has no test
 // A test covers a GitHub route when it calls the @octokit/rest method of that route (from
-// the SDK's own endpoint table), octokit.request("METHOD /path"), or the twin engine
-// directly (unit tests: req(t, &rp, "METHOD", "/path")); a Slack method when it calls it
+// the SDK's own endpoint table; octokit.graphql for POST /graphql), octokit.request("METHOD
+// /path"), or the twin engine directly (unit tests: req(t, &rp, "METHOD", "/path")); a Slack method when it calls it
 // through @slack/web-api (client.chat.postMessage(…), apiCall("chat.postMessage")); a Stripe
 // route when a test calls the stripe SDK method of its action (stripe.customers.create(…)) or
 // the twin engine directly with its path (unit tests: post(t, &rp, "/v1/customers", …); the
@@ -62,6 +62,8 @@ function githubRouteTests(method, path, byKey) {
   const re = concrete(path);
   return coveredBy((text) => {
     for (const m of methods) if (text.includes(`.${m}(`) || text.includes(`.${m},`)) return true;
+    // GraphQL: octokit.graphql(…) posts to {baseUrl}/graphql
+    if (method === "POST" && path === "/graphql" && /\.graphql\(/.test(text)) return true;
     // octokit.request("GET /repos/{owner}/…") and the C unit tests' req(t, &rp, "GET", "/…")
     for (const [, verb, p] of text.matchAll(/["'`](GET|POST|PUT|PATCH|DELETE) (\/[^"'`\s]*)["'`]/g))
       if (verb === method && (re.test(p) || templateKey(verb, p) === templateKey(method, path))) return true;

@@ -607,7 +607,7 @@ json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_
         const char *err = json_get_str(resp, "error");
         _cleanup_json_ json_t *row = json_pack(
                 "{s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:{}, s:O, s:i, s:O, s:f, s:O, s:b, s:O, s:s, "
-                "s:o, s:s, s:n, s:s}",
+                "s:o, s:s, s:n}",
                 "kind", "TwinHttpEvent", "event_id", id, "ts", ts, "run_id", fc->run_id, "twin",
                 fc->twin, "method", strempty(json_get_str(event, "method")), "path",
                 twin_json_string_lossy(path, strlen(path)), "request_headers", "request_body",
@@ -620,8 +620,13 @@ json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_
                                                       : json_null(),
                 "fidelity", "semantic", "error",
                 st >= 400 || err ? json_string(err ? err : "error") : json_null(), "correlation_id",
-                fc->request_id, "task_step_id", "origin", "twin");
+                fc->request_id, "task_step_id");
         if (!row)
+                return NULL;
+        /* a change the caller made (one of several mutations in a GraphQL request) is a row
+         * like a call's own; one the twin made on its own says so */
+        if (!json_is_true(json_object_get(event, "by_caller")) &&
+            json_object_set_new(row, "origin", json_string("twin")) < 0)
                 return NULL;
         _cleanup_json_ json_t *copy = json_deep_copy(row);
         if (!copy || twin_redact_json(copy) < 0)

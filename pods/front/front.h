@@ -178,12 +178,13 @@ json_t *front_tape_row(const FrontCall *fc, const TwinReply *rp);
 int front_tape_line(const FrontCall *fc, const TwinReplyBytes *rb, char **ret, size_t *ret_len);
 
 /*
- * Builds the tape row of a world change the twin made on its own before serving the call
- * fc (one element of TwinReply.events: {tool, method, path, request_body, status,
- * response_body, state_delta}), redacted as front_tape_row's: a new event id, the call's ts,
- * path = mount_path (the raw path of the twin's mount, "/slack/s/ses_…") + the event's path,
- * no request headers, latency 0, state_mutation true, origin "twin", and correlation_id =
- * the call's request id (the call that let the change happen). New reference, NULL on OOM.
+ * Builds the tape row of a world change made before the call fc's own (one element of
+ * TwinReply.events: {tool, method, path, request_body, status, response_body, state_delta,
+ * by_caller?}), redacted as front_tape_row's: a new event id, the call's ts, path =
+ * mount_path (the raw path of the twin's mount, "/slack/s/ses_…") + the event's path, no
+ * request headers, latency 0, state_mutation true, correlation_id = the call's request id,
+ * and origin "twin" (the twin made it on its own) unless by_caller is true (the caller made
+ * it: one of several mutations of a GraphQL request). New reference, NULL on OOM.
  */
 json_t *front_event_row(const FrontCall *fc, const char *mount_path, const json_t *event);
 

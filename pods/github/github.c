@@ -1496,6 +1496,7 @@ static json_t *github_public_state(const json_t *world)
 
 static const TwinHandler github_handlers[] = {
         {"get_me", gh_act_get_me},
+        {"graphql", gh_act_graphql},
         {"get_repository", gh_act_get_repository},
         /* issues, comments, assignees (issues.c), labels and milestones (labels.c) */
         {"list_issues", gh_act_list_issues},

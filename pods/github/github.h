@@ -94,6 +94,8 @@ int gh_issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, json_t
 
 /* ----- actions (issues.c): issues (pull requests included), comments, assignees */
 int gh_act_get_me(TwinCall *c, TwinReply *rp);
+/* graphql.c: POST /graphql */
+int gh_act_graphql(TwinCall *c, TwinReply *rp);
 int gh_act_get_repository(TwinCall *c, TwinReply *rp);
 int gh_act_list_issues(TwinCall *c, TwinReply *rp);
 int gh_act_issue_read(TwinCall *c, TwinReply *rp);

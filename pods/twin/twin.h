@@ -49,11 +49,13 @@ typedef struct TwinReply {
         json_t *request_body; /* the request body parsed (JSON, or form/query as an object), or NULL
                                */
         bool idempotency_dedupe; /* Stripe: replayed from an Idempotency-Key */
-        json_t *events; /* world changes the twin made on its own before serving this call (a
-                           scheduled message come due), in order, or NULL: an array of
-                           {tool, method, path, request_body, status, response_body,
-                           state_delta}, each its own tape row ahead of the call's own
-                           (front_event_row). Set by twin_handle / twin_call_action only. */
+        json_t *events;          /* world changes made before this call's own, in order, or NULL: an
+                                    array of {tool, method, path, request_body, status, response_body,
+                                    state_delta, by_caller?}, each its own tape row ahead of the call's
+                                    (front_event_row). The twin's own (a scheduled message come due) are
+                                    set by twin_handle / twin_call_action; an action appends the changes
+                                    of its caller beyond its last (by_caller: a GraphQL request's
+                                    earlier mutations, pods/github/graphql.c). */
 } TwinReply;
 
 /* Releases everything a reply owns and zeroes it. Accepts a zeroed reply. */

@@ -4,7 +4,8 @@
 #   curl https://api.github.com/…, https://slack.com/api/…, https://api.stripe.com/v1/…
 #   (GITHUB_TOKEN, SLACK_BOT_TOKEN, STRIPE_API_KEY: the vendors' own variables);
 #   new Octokit({auth}) with no baseUrl, new WebClient(token) with no slackApiUrl and
-#   new Stripe(key) with no host, each the official SDK from its node_modules —
+#   new Stripe(key) with no host, each the official SDK from its node_modules, and the GitHub
+#   CLI with its default host (gh issue list|view|comment, label list, repo view: GraphQL) —
 # over TLS that pome terminates with a CA made for the run, which only the pod trusts. The
 # tapes show every call, meta.json which names were reached; a vendor whose twin is not in
 # the sandbox is refused and recorded. Through pomed and with --local.
@@ -75,6 +76,20 @@ const cu = await stripe.customers.create({ email: "byname@example.com" });
 console.log("stripe-create", cu.object);
 EOF
 
+# the GitHub CLI with its default host: REST and GraphQL (POST https://api.github.com/graphql)
+cat >gh-agent.sh <<'EOF'
+#!/usr/bin/env bash
+cat >/dev/null
+set -u
+export GH_PROMPT_DISABLED=1 GH_NO_UPDATE_NOTIFIER=1 NO_COLOR=1
+echo "gh-issue-list $(gh issue list -R acme/api | cut -f1,2 | tr '\t' ' ' | head -1)"
+echo "gh-issue-view $(gh issue view 1 -R acme/api --json number,state -q '"\(.number) \(.state)"')"
+echo "gh-comment $(gh issue comment 1 -R acme/api -b 'gh by name')"
+echo "gh-labels $(gh label list -R acme/api | cut -f1 | sort | tr '\n' ' ')"
+echo "gh-repo $(gh repo view acme/api --json nameWithOwner -q .nameWithOwner)"
+EOF
+chmod +x gh-agent.sh
+
 # run MODE LABEL AGENT…: a graded run; its directory in $D
 run() {
         local mode=$1 label=$2
@@ -115,6 +130,23 @@ for mode in pomed local; do
         tape_has "$D" stripe 'byname@example.com'
         assert_eq "$(jq -r .state "$D/verdict.json")" pass "$mode SDKs: the verdict"
         pass "$mode: Octokit, WebClient and Stripe with no base URL reached the twins"
+
+        if ! command -v gh >/dev/null; then
+                echo "note: gh (the GitHub CLI) is not installed: its part is not run here"
+                continue
+        fi
+        run $mode "gh-$mode" ./gh-agent.sh
+        out=$D/stdout.txt
+        for line in "gh-issue-list 1 OPEN" "gh-issue-view 1 OPEN" \
+                "gh-comment https://github.com/acme/api/issues/1#issuecomment-.*" \
+                "gh-labels bug documentation enhancement good first issue " "gh-repo acme/api"; do
+                grep -qx "$line" "$out" || fail "$mode gh: '$line' missing: $(cat "$out" "$D/stderr.txt")"
+        done
+        tape_has "$D" github '"path":"[^"]*/graphql"'
+        grep '"tool":"add_issue_comment"' "$D/github.tape.jsonl" | grep -q '/graphql.*gh by name' ||
+                fail "$mode gh: no add_issue_comment row for the GraphQL comment"
+        assert_eq "$(jq -r .state "$D/verdict.json")" fail "$mode gh: the verdict (no slack message)"
+        pass "$mode: gh issue list/view/comment, label list and repo view with the default host reached the twin (GraphQL on the tape)"
 done
 
 # a vendor whose twin the sandbox does not have: refused, and the attempt recorded
