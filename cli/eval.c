@@ -147,15 +147,14 @@ static int refuse_kept_open(const char *dir, const GradeTask *task)
         return 0;
 }
 
-/* Whether dir's saved verdict.json was graded --code-only. */
-static bool saved_code_only(const char *dir)
+/* dir's saved verdict.json (new reference), or NULL when there is none that parses. */
+static json_t *saved_verdict(const char *dir)
 {
         _cleanup_free_ char *path = NULL, *text = NULL;
         if (asprintf(&path, "%s/verdict.json", dir) < 0 ||
             read_file_at(AT_FDCWD, path, VERDICT_MAX, &text, NULL) < 0)
-                return false;
-        _cleanup_json_ json_t *v = json_loads(text, 0, NULL);
-        return json_is_true(json_object_get(v, "code_only"));
+                return NULL;
+        return json_loads(text, 0, NULL);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -248,9 +247,17 @@ int cmd_eval(int argc, char **argv)
         GradeOptions opts = {.judge = judge ? judge_grade_judge(judge) : NULL,
                              .reuse_saved = !rejudge,
                              .code_only = jf.code_only};
-        bool inherited = !jf.code_only && !judge && saved_code_only(dir);
+        /* what the run was graded as is the run's: --code-only, and whether its agent was
+         * sealed (which a regrade cannot know otherwise) */
+        _cleanup_json_ json_t *saved = saved_verdict(dir);
+        bool inherited =
+                !jf.code_only && !judge && json_is_true(json_object_get(saved, "code_only"));
         if (inherited)
                 opts.code_only = true;
+        json_t *sealed = json_object_get(saved, "agent_sealed");
+        opts.agent_seal = json_is_true(sealed)    ? GRADE_SEAL_SEALED
+                          : json_is_false(sealed) ? GRADE_SEAL_UNSEALED
+                                                  : GRADE_SEAL_UNKNOWN;
         r = grade_run_dir(dir, task, &opts, &bytes, &len, &e);
         if (r < 0) {
                 fprintf(stderr, "pome eval: cannot grade %s: %s\n", dir,

@@ -532,7 +532,8 @@ static int fetch_tapes(Trial *t)
         return 0;
 }
 
-/* The finalize's body: the agent's reply for the judge, and --code-only. NULL on OOM. */
+/* The finalize's body: the agent's reply for the judge, --code-only, and whether the agent ran
+ * sealed (the verdict records it). NULL on OOM. */
 static json_t *finalize_body(Trial *t)
 {
         _cleanup_json_ json_t *body = json_object();
@@ -542,6 +543,8 @@ static json_t *finalize_body(Trial *t)
             json_object_set_new(body, "agent_reply", json_stringn(t->reply, t->reply_len)) < 0)
                 return NULL;
         if (t->plan->code_only && json_object_set_new(body, "code_only", json_true()) < 0)
+                return NULL;
+        if (json_object_set_new(body, "agent_sealed", json_boolean(t->sealed != NULL)) < 0)
                 return NULL;
         return TAKE_PTR(body);
 }
@@ -698,7 +701,8 @@ static int grade_local(Trial *t)
         GradeOptions opts = {.judge = p->judge,
                              .code_only = p->code_only,
                              .agent_reply = t->reply,
-                             .agent_reply_len = t->reply_len};
+                             .agent_reply_len = t->reply_len,
+                             .agent_seal = t->sealed ? GRADE_SEAL_SEALED : GRADE_SEAL_UNSEALED};
         if (r >= 0 && (r = grade_run(p->grade_task, runs, n, &opts, &verdict, &e)) >= 0)
                 r = grade_verdict_render(verdict, &bytes, &len);
         if (r < 0 && t->phase != TRIAL_DONE)

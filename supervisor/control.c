@@ -616,8 +616,8 @@ static void on_finalized(Sandbox *s, void *userdata)
 }
 
 /* POST /v1/sandboxes/{id}/finalize [{"task_markdown": "…", "agent_reply": "…", "code_only":
- * true}]: grade (when there is a task), then done. The reply is the record, its verdict
- * summary included. */
+ * true, "agent_sealed": false}]: grade (when there is a task), then done. The reply is the
+ * record, its verdict summary included. */
 static void handle_finalize(Call *c, const char *id)
 {
         _cleanup_json_ json_t *j = body_object(c);
@@ -625,7 +625,8 @@ static void handle_finalize(Call *c, const char *id)
                 free(c);
                 return;
         }
-        static const char *const known[] = {"task_markdown", "agent_reply", "code_only"};
+        static const char *const known[] = {"task_markdown", "agent_reply", "code_only",
+                                            "agent_sealed"};
         const char *key;
         json_t *value;
         json_object_foreach (j, key, value) {
@@ -634,8 +635,8 @@ static void handle_finalize(Call *c, const char *id)
                         i++;
                 if (i == ELEMENTSOF(known)) {
                         fail(c, 422, "validation_failed", json_pack("{s:s}", "field", key),
-                             "Unknown field '%s'. A finalize takes task_markdown, agent_reply "
-                             "and code_only (or no body).",
+                             "Unknown field '%s'. A finalize takes task_markdown, agent_reply, "
+                             "code_only and agent_sealed (or no body).",
                              key);
                         free(c);
                         return;
@@ -661,6 +662,17 @@ static void handle_finalize(Call *c, const char *id)
                 free(c);
                 return;
         }
+        json_t *sealed = json_object_get(j, "agent_sealed");
+        if (sealed && !json_is_boolean(sealed) && !json_is_null(sealed)) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "agent_sealed"),
+                     "agent_sealed must be true, false or null: whether the agent under test "
+                     "ran sealed, which the verdict records.");
+                free(c);
+                return;
+        }
+        spec.agent_seal = json_is_true(sealed)    ? GRADE_SEAL_SEALED
+                          : json_is_false(sealed) ? GRADE_SEAL_UNSEALED
+                                                  : GRADE_SEAL_UNKNOWN;
         if (json_is_string(reply)) {
                 spec.agent_reply = json_string_value(reply);
                 spec.reply_len = json_string_length(reply);

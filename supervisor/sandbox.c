@@ -952,7 +952,8 @@ _noreturn_ static void grader_child(RunDirs *runs, const char *sid, bool has_tas
 typedef struct Finalize {
         Sandbox *sandbox;
         unsigned pending;
-        bool code_only; /* [model] criteria deliberately not judged */
+        bool code_only;       /* [model] criteria deliberately not judged */
+        GradeSeal agent_seal; /* the verdict's agent_sealed */
         bool failed;
         char failure[160];
         SandboxGoneFn done;
@@ -1109,7 +1110,9 @@ static int grader_start(Finalize *f)
                 (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent)
                         _exit(1);
-                GradeOptions opts = {.judge = s->env->judge, .code_only = f->code_only};
+                GradeOptions opts = {.judge = s->env->judge,
+                                     .code_only = f->code_only,
+                                     .agent_seal = f->agent_seal};
                 grader_child(s->env->runs, s->id, s->has_task, &opts, p[1]);
         }
         safe_close(p[1]);
@@ -1227,8 +1230,11 @@ int sandbox_finalize(Sandbox *s, const SandboxFinalizeSpec *spec, SandboxGoneFn 
         Finalize *f = calloc(1, sizeof(*f));
         if (!f)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
-        *f = (Finalize){
-                .sandbox = s, .done = done, .userdata = userdata, .code_only = spec->code_only};
+        *f = (Finalize){.sandbox = s,
+                        .done = done,
+                        .userdata = userdata,
+                        .code_only = spec->code_only,
+                        .agent_seal = spec->agent_seal};
         /* from now on the worlds and tapes are what the run ends with: no more twin calls */
         s->finalizing = true;
         keep_seeds(s); /* the run is kept: its seeds next to the finals, before any grading */

@@ -248,7 +248,9 @@ typedef struct SandboxFinalizeSpec {
                                   * (runs/<sid>/agent-reply.txt), reply_len bytes of UTF-8;
                                   * NULL = not given */
         size_t reply_len;
-        bool code_only; /* [model] criteria deliberately not judged */
+        bool code_only;       /* [model] criteria deliberately not judged */
+        GradeSeal agent_seal; /* whether the agent ran sealed, as its runner said (the
+                               * verdict's agent_sealed) */
 } SandboxFinalizeSpec;
 
 /*

@@ -162,6 +162,14 @@ typedef struct GradeJudge GradeJudge; /* pods/grade/judge.h */
 
 /* How a run is graded, beyond its inputs. A zeroed struct (or NULL) is the default: no
  * judge, no recorded judgments. All borrowed. */
+/* Whether the agent under test ran sealed (pome run's agent pod), as the verdict records it. */
+typedef enum GradeSeal {
+        GRADE_SEAL_UNKNOWN = 0, /* not said (an agent that finalized its own run, an old run):
+                                 * "agent_sealed": null */
+        GRADE_SEAL_SEALED,      /* in its own pod: "agent_sealed": true */
+        GRADE_SEAL_UNSEALED,    /* on the host (--no-seal): "agent_sealed": false */
+} GradeSeal;
+
 typedef struct GradeOptions {
         const GradeJudge *judge; /* asked about each [model] criterion; NULL: none */
         const json_t *recorded;  /* a verdict (of an earlier grading) whose judgments are reused
@@ -176,6 +184,7 @@ typedef struct GradeOptions {
                                   * (grade_run_dir reads <dir>/agent-reply.txt); NULL: not
                                   * recorded */
         size_t agent_reply_len;
+        GradeSeal agent_seal; /* recorded as the verdict's agent_sealed */
 } GradeOptions;
 
 /* The file of a run directory that holds the agent's reply as the judge is shown it: the

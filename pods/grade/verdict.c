@@ -534,7 +534,7 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, const G
                                 : json_null();
         json_t *v = json_pack(
                 "{s:i, s:{s:s, s:O, s:f, s:s?}, s:s, s:b, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, "
-                "s:I, s:I, s:I, s:I}, s:O, s:O, s:O}",
+                "s:I, s:I, s:I, s:I}, s:O, s:O, s:O, s:o}",
                 "version", GRADE_VERDICT_VERSION, "task", "title", task->title, "twins", names,
                 "pass_threshold", task->pass_threshold, "class", task->task_class, "state",
                 !complete ? "incomplete"
@@ -547,7 +547,10 @@ int grade_run(const GradeTask *task, const GradeTwinRun *runs, size_t n, const G
                 "error", (json_int_t)counts->error, "not_evaluated",
                 (json_int_t)counts->not_evaluated, "already_true_in_seed",
                 (json_int_t)counts->already, "criteria", criteria, "twins", twins, "warnings",
-                warnings);
+                warnings, "agent_sealed",
+                g.opts->agent_seal == GRADE_SEAL_UNKNOWN
+                        ? json_null()
+                        : json_boolean(g.opts->agent_seal == GRADE_SEAL_SEALED));
         if (!v)
                 return -ENOMEM;
         *ret_verdict = v;

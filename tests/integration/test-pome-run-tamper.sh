@@ -121,6 +121,7 @@ rc=$?
 set -e
 assert_eq "$rc" 1 "--local: exit status of the hostile agent"
 check_run local local.json
+assert_eq "$(jq -r .agent_sealed "$RUN/verdict.json")" false "--local: the verdict says the agent was not sealed"
 grep -q '^admin-reset 403$' "$RUN/stdout.txt" || fail "--local: the twin's admin reset was not refused: $(cat "$RUN/stdout.txt")"
 grep -q '^truncated: ' "$RUN/stdout.txt" || fail "--local: the agent found no unlinked file to empty (the tape): $(cat "$RUN/stdout.txt")"
 pass "--local: still FAIL after the agent emptied the files pome holds and tried the admin reset; eval identical"
@@ -132,6 +133,7 @@ set -e
 assert_eq "$rc" 1 "pomed: exit status of the hostile agent"
 check_run pomed pomed.json
 cmp "$RUN/verdict.json" "$TMP/state/runs/$(basename "$RUN")/verdict.json" || fail "pomed: verdict.json is not pomed's"
+assert_eq "$(jq -r .agent_sealed "$RUN/verdict.json")" false "pomed: the verdict says the agent was not sealed"
 pass "pomed: FAIL, the run directory's task.md is the task given, eval identical"
 
 # an agent that plants the run directory it guesses: pome writes nothing into it

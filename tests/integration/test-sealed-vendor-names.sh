@@ -118,6 +118,7 @@ for mode in pomed local; do
         assert_eq "$(jq -r '[.agent.seal.network.connections[] | select(.via == "tls" and .allowed) | .host] | unique | join(" ")' "$D/meta.json")" \
                 "api.github.com api.stripe.com slack.com" "$mode curl: the names reached, in meta.json"
         assert_eq "$(jq -r .state "$D/verdict.json")" pass "$mode curl: the verdict"
+        assert_eq "$(jq -r .agent_sealed "$D/verdict.json")" true "$mode curl: the verdict says the agent was sealed"
         pass "$mode: curl with the vendors' names and variables reached the twins (tapes, meta.json, verdict pass)"
 
         run $mode "sdk-$mode" node sdk-agent.mjs
