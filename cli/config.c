@@ -357,6 +357,24 @@ int config_locate(const char *api_url_override, Config *ret, char **ret_state_di
         return r;
 }
 
+void config_agent_defaults(uint64_t *ret_memory, uint64_t *ret_pids, uint64_t *ret_output)
+{
+        *ret_memory = *ret_pids = *ret_output = 0;
+        _cleanup_free_ char *info = NULL, *path = NULL;
+        _cleanup_free_ char *dir = state_dir(&info);
+        if (!info && dir && asprintf(&path, "%s/pomed.json", dir) < 0)
+                return;
+        _cleanup_json_ json_t *j = json_load_file(info ? info : path, 0, NULL);
+        json_t *agent = json_object_get(j, "agent");
+        uint64_t *outs[] = {ret_memory, ret_pids, ret_output};
+        const char *keys[] = {"memory", "pids", "output"};
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                json_t *v = json_object_get(agent, keys[i]);
+                if (json_is_integer(v) && json_integer_value(v) > 0)
+                        *outs[i] = (uint64_t)json_integer_value(v);
+        }
+}
+
 int config_load(const char *api_url_override, Config *ret)
 {
         _cleanup_free_ char *dir = NULL, *info = NULL;

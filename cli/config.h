@@ -18,6 +18,8 @@
  */
 #pragma once
 
+#include <stdint.h>
+
 #define CONFIG_DEFAULT_API_URL   "http://127.0.0.1:7070"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/pome"
 #define CONFIG_SYSTEM_INFO       "/run/pome/pomed.json" /* the system unit's RuntimeDirectory= */
@@ -44,6 +46,14 @@ int config_load(const char *api_url_override, Config *ret);
  * every output filled but ret->api_url NULL when that state dir's pomed is not running.
  */
 int config_locate(const char *api_url_override, Config *ret, char **ret_state_dir, char **ret_info);
+
+/*
+ * pomed.conf's defaults of a sealed agent's limits (its `agent:` memory, pids and output), as
+ * the pomed pome would talk to wrote them in its pomed.json (the state dir's, else the
+ * runtime directory's it was found by): each 0 when that pomed set none, or there is no
+ * such pomed.json.
+ */
+void config_agent_defaults(uint64_t *ret_memory, uint64_t *ret_pids, uint64_t *ret_output);
 
 /* Frees what a Config owns and zeroes it. Accepts a zeroed Config. */
 void config_done(Config *c);

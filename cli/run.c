@@ -1101,8 +1101,13 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
 static int prepare_seal(Run *run, const char *task_path)
 {
         const GradeTask *task = run->task;
+        /* the command line, else the task's ## Config agent:, else pomed.conf's agent: (the
+         * pomed beside this pome, by its pomed.json), else pome's own */
+        uint64_t conf_memory, conf_pids, conf_output;
+        config_agent_defaults(&conf_memory, &conf_pids, &conf_output);
         uint64_t output = run->output_max          ? run->output_max
                           : task->agent_output_max ? task->agent_output_max
+                          : conf_output            ? conf_output
                                                    : SEAL_OUTPUT_DEFAULT;
         run->output_max = output;
         if (run->no_seal)
@@ -1116,9 +1121,11 @@ static int prepare_seal(Run *run, const char *task_path)
                 .workdir_rw = run->workdir_rw,
                 .memory_max = run->memory_max          ? run->memory_max
                               : task->agent_memory_max ? task->agent_memory_max
+                              : conf_memory            ? conf_memory
                                                        : SEAL_MEMORY_DEFAULT,
                 .pids_max = run->pids_max          ? run->pids_max
                             : task->agent_pids_max ? task->agent_pids_max
+                            : conf_pids            ? conf_pids
                                                    : SEAL_PIDS_DEFAULT,
                 .output_max = output,
         };

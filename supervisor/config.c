@@ -422,7 +422,7 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
                 "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
                 "cgroup_parent",  "limits",         "pod",        "teams",     "pod_uid_range",
-                "pool_size",      "judge",          NULL};
+                "pool_size",      "judge",          "agent",      NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -572,6 +572,27 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
         if (c->max_body < 1024 || c->max_body > 64u << 20)
                 return cfg_fail(e, "/limits/max_body",
                                 "limits.max_body: must be between 1K and 64M");
+        json_t *agent = json_object_get(j, "agent");
+        if (agent) {
+                static const char *const agent_keys[] = {"memory", "pids", "output", NULL};
+                if (!json_is_object(agent))
+                        return cfg_fail(e, "/agent", "'agent' must be a mapping");
+                if ((r = check_keys(agent, "agent", "/agent", agent_keys, e)) < 0 ||
+                    (r = get_size(agent, "memory", "agent", &c->agent_memory_max, e)) < 0 ||
+                    (r = get_size(agent, "pids", "agent", &c->agent_pids_max, e)) < 0 ||
+                    (r = get_size(agent, "output", "agent", &c->agent_output_max, e)) < 0)
+                        return r;
+                /* the bounds a task's ## Config agent: has (pods/grade/task.c) */
+                if (c->agent_memory_max && (c->agent_memory_max < (UINT64_C(16) << 20) ||
+                                            c->agent_memory_max > (UINT64_C(1) << 50)))
+                        return cfg_fail(e, "/agent/memory",
+                                        "agent.memory: must be between 16M and 1P (an agent "
+                                        "cannot even start below 16M)");
+                if (c->agent_pids_max > 4194304)
+                        return cfg_fail(e, "/agent/pids", "agent.pids: at most 4194304");
+                if (c->agent_output_max > (UINT64_C(1) << 50))
+                        return cfg_fail(e, "/agent/output", "agent.output: at most 1P");
+        }
         json_t *pod = json_object_get(j, "pod");
         if (pod) {
                 if (!json_is_object(pod))

@@ -71,6 +71,13 @@ typedef struct Config {
         /* a pod idle this long packs its world (pods/pod/main.c); 0 = never */
         uint64_t pod_pack_after_usec;
 
+        /* agent: the defaults of a sealed agent's limits for `pome run` beside this pomed
+         * (pomed.json carries them; a task's ## Config agent: and the command line win);
+         * 0 = pome's own (cli/seal.h) */
+        uint64_t agent_memory_max; /* bytes */
+        uint64_t agent_pids_max;
+        uint64_t agent_output_max; /* bytes kept of each of stdout and stderr */
+
         /* judge: the judge of [model] criteria at finalize (pods/grade/judges.h); NULL =
          * none: a task's [model] criteria are not evaluated and its run is incomplete */
         JudgeConfig *judge;

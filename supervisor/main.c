@@ -13,6 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "common/httpd.h"
+#include "common/json-util.h"
 #include "common/strv.h"
 #include "common/timeutil.h"
 #include "common/util.h"
@@ -614,7 +615,23 @@ int main(int argc, char **argv)
         url_for(cfg->control_address, httpd_port(hc), control_url, sizeof(service.control_url));
         url_for(cfg->gateway_address, httpd_port(hg), gateway_url, sizeof(service.gateway_url));
         manager_set_public_url(m, cfg->public_url ? cfg->public_url : gateway_url);
-        r = statedir_write_info(state, info_dir, control_url, gateway_url);
+        {
+                /* a block of its own: the gotos to out jump past it */
+                _cleanup_json_ json_t *agent = json_object();
+                const struct {
+                        const char *key;
+                        uint64_t v;
+                } limits[] = {{"memory", cfg->agent_memory_max},
+                              {"pids", cfg->agent_pids_max},
+                              {"output", cfg->agent_output_max}};
+                bool oom = !agent;
+                for (size_t i = 0; !oom && i < ELEMENTSOF(limits); i++)
+                        oom = limits[i].v &&
+                              json_object_set_new(agent, limits[i].key,
+                                                  json_integer((json_int_t)limits[i].v)) < 0;
+                r = oom ? -ENOMEM
+                        : statedir_write_info(state, info_dir, control_url, gateway_url, agent);
+        }
         if (r < 0)
                 log_warning_errno(r, "cannot write pomed.json in %s%s%s", state->path,
                                   info_dir ? " and " : "", strempty(info_dir));

@@ -212,12 +212,12 @@ static int write_info_at(const char *dir, const json_t *j)
 }
 
 int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,
-                        const char *gateway_url)
+                        const char *gateway_url, const json_t *agent)
 {
         _cleanup_json_ json_t *j = json_pack("{s:i, s:s, s:s, s:s, s:s}", "pid", (int)getpid(),
                                              "control_url", control_url, "gateway_url", gateway_url,
                                              "version", POME_VERSION, "state_dir", s->path);
-        if (!j)
+        if (!j || (json_object_size(agent) > 0 && json_object_set(j, "agent", (json_t *)agent) < 0))
                 return -ENOMEM;
         int r = write_info_at(s->path, j);
         if (r < 0)

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,12 +40,14 @@ StateDir *statedir_free(StateDir *s);
 
 /*
  * Writes <path>/pomed.json atomically (tmp + rename, mode 0644): pid, URLs, version, the
- * state dir. With runtime_dir (systemd's RuntimeDirectory=, /run/pome for the system unit,
- * $XDG_RUNTIME_DIR/pome for a user one), the same file goes there too: that is where `pome`
- * run from any directory finds this pomed. 0 or negative errno.
+ * state dir, and agent (borrowed, may be NULL: pomed.conf's defaults of a sealed agent's
+ * limits, {memory, pids, output}, which `pome run` beside it applies). With runtime_dir (systemd's
+ * RuntimeDirectory=, /run/pome for the system unit, $XDG_RUNTIME_DIR/pome for a user one), the same
+ * file goes there too: that is where `pome` run from any directory finds this pomed. 0 or negative
+ * errno.
  */
 int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,
-                        const char *gateway_url);
+                        const char *gateway_url, const json_t *agent);
 
 /* Removes every pomed.json statedir_write_info() wrote (at a clean exit). */
 void statedir_remove_info(StateDir *s);

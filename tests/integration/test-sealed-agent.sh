@@ -17,7 +17,8 @@ source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
 [[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
-start_pomed
+# pomed.conf's agent: the defaults `pome run` beside it applies (pomed.json carries them)
+start_pomed "agent: {memory: 1536M, pids: 384}"
 cd "$TMP"
 
 TRIAGE=$SRC/examples/triage
@@ -202,7 +203,10 @@ rc2=$?
 set -e
 assert_eq "$rc1" 0 "the shell good agent sealed: $(cat good-sh.txt)"
 assert_eq "$rc2" 0 "the Node good agent (official SDKs from its node_modules) sealed: $(cat good-node.txt)"
-pass "the examples' good agents pass sealed"
+D=$(ls -dt runs/*/ | head -1)
+assert_eq "$(meta '.agent.seal.limits | "\(.memory_max) \(.pids_max)"' "$D")" "1610612736 384" \
+        "pomed.conf's agent: defaults, when neither the task nor the command line says"
+pass "the examples' good agents pass sealed, held to pomed.conf's agent: limits"
 
 # an allowed model host through the proxy: a local HTTPS server behind a name this host
 # resolves (its own hostname: not loopback's "localhost", which NO_PROXY sends direct)

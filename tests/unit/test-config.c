@@ -58,6 +58,7 @@ static void test_overlay(void)
         CHECK_OK(load_text("control_listen: '[::1]:0'\n"
                            "limits:\n  idle_timeout: off\n  lifetime: 90s\n"
                            "pod:\n  memory_max: 48M\n  pids_max: 24\n"
+                           "agent: {memory: 1G, pids: 300}\n"
                            "teams:\n"
                            "  - id: ci\n    sessions_quota: 50\n"
                            "    api_keys_sha256: ["
@@ -69,6 +70,8 @@ static void test_overlay(void)
         CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
         CHECK(c->pod_memory_max == 48u << 20 && c->pod_pids_max == 24);
         CHECK(c->pod_pack_after_usec == 2 * USEC_PER_SEC); /* pod: merged key by key */
+        CHECK(c->agent_memory_max == 1u << 30 && c->agent_pids_max == 300 &&
+              c->agent_output_max == 0);
         /* teams replace the default list as a whole */
         CHECK(c->n_teams == 1 && streq(c->teams[0].id, "ci") && c->teams[0].sessions_quota == 50);
         CHECK(streq(c->teams[0].key_hashes[0],
@@ -121,6 +124,10 @@ static void test_refusals(void)
                 {"pod:\n  memory_max: -5\n", "pod.memory_max"},
                 {"pod:\n  memory_max: 1K\n", "pod.memory_max: must be between 1M"},
                 {"pod:\n  pack_after: soon\n", "pod.pack_after: expected a duration"},
+                {"agent: 2G\n", "'agent' must be a mapping"},
+                {"agent:\n  memory: 8M\n", "agent.memory: must be between 16M"},
+                {"agent:\n  cpu: 2\n", "cpu"},
+                {"agent:\n  pids: 5000000\n", "agent.pids: at most"},
                 {"pod:\n  pack_after: 2d\n", "pod.pack_after: must be off or between 1ms and 24h"},
                 {"public_url: not a url\n", "public_url: expected an http"},
                 {"control_listen: localhost:7070\n", "no host names"},
