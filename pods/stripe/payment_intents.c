@@ -374,8 +374,8 @@ static json_t *held_charge(TwinCall *c, json_t *pi)
 static void attempt_flags(TwinCall *c, bool *ret_off, bool *ret_error_on_action)
 {
         *ret_off = *ret_error_on_action = false;
-        (void)twin_arg_bool(c->args, "off_session", ret_off);
-        (void)twin_arg_bool(c->args, "error_on_requires_action", ret_error_on_action);
+        (void)stripe_bool(c->args, "off_session", ret_off);
+        (void)stripe_bool(c->args, "error_on_requires_action", ret_error_on_action);
 }
 
 /*

@@ -380,7 +380,7 @@ static bool keep_price(TwinCall *c, json_t *row)
         if (currency && strcasecmp(currency, strempty(json_get_str(row, "currency"))) != 0)
                 return false;
         bool active;
-        if (twin_arg_bool(c->args, "active", &active) == 0 &&
+        if (stripe_bool(c->args, "active", &active) == 0 &&
             json_is_true(json_object_get(row, "active")) != active)
                 return false;
         const char *interval = json_get_str(json_object_get(c->args, "recurring"), "interval");

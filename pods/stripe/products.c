@@ -288,7 +288,7 @@ int stripe_act_delete_product(TwinCall *c, TwinReply *rp)
 static bool keep_product(TwinCall *c, json_t *row)
 {
         bool active;
-        if (twin_arg_bool(c->args, "active", &active) == 0 &&
+        if (stripe_bool(c->args, "active", &active) == 0 &&
             json_is_true(json_object_get(row, "active")) != active)
                 return false;
         json_t *ids = json_object_get(c->args, "ids");

@@ -437,11 +437,33 @@ int stripe_arg_amount(TwinCall *c, TwinReply *rp, const char *key, bool required
         return stripe_param_amount(rp, c->args, key, key, required, ret);
 }
 
-/* A boolean ("true"/"false" in forms): *ret untouched when absent. */
+int stripe_bool(const json_t *obj, const char *key, bool *ret)
+{
+        json_t *v = json_object_get(obj, key);
+        if (!v || json_is_null(v))
+                return -ENOENT;
+        if (json_is_boolean(v)) { /* MCP callers send typed JSON */
+                *ret = json_is_true(v);
+                return 0;
+        }
+        /* api.stripe.com takes "true"/"false" in any case (stripe-python sends "True", as
+         * Python prints its booleans) and refuses anything else, "1" and "0" included
+         * (https://docs.stripe.com/api: boolean parameters) */
+        const char *s = json_string_value(v);
+        if (s && strcasecmp(s, "true") == 0)
+                *ret = true;
+        else if (s && strcasecmp(s, "false") == 0)
+                *ret = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+/* A boolean (stripe_bool): *ret untouched when absent. */
 int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
                       bool *ret)
 {
-        int r = twin_arg_bool(obj, key, ret);
+        int r = stripe_bool(obj, key, ret);
         if (r == -ENOENT)
                 return 1;
         if (r < 0) {

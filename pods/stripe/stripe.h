@@ -42,6 +42,12 @@ int stripe_param_int(TwinReply *rp, const json_t *obj, const char *key, const ch
                      int64_t min, int64_t max, bool required, int64_t *ret);
 int stripe_param_amount(TwinReply *rp, const json_t *obj, const char *key, const char *param,
                         bool required, int64_t *ret);
+/*
+ * obj[key] as Stripe reads a boolean: JSON true/false, or the strings "true"/"false" in any
+ * case ("True" from stripe-python); "1", "0" and anything else are -EINVAL. 0 with *ret,
+ * -ENOENT when absent or null.
+ */
+int stripe_bool(const json_t *obj, const char *key, bool *ret);
 int stripe_param_bool(TwinReply *rp, const json_t *obj, const char *key, const char *param,
                       bool *ret);
 int stripe_param_enum(TwinReply *rp, const json_t *obj, const char *key, const char *param,

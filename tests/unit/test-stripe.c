@@ -2824,8 +2824,45 @@ static void test_x402_default_resource(void)
         twin_free(t);
 }
 
+/* Booleans as api.stripe.com reads them: "true"/"false" in any case (stripe-python sends
+ * "True"), never "1" or "0" */
+static void test_booleans(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        const char *yes[] = {"True", "true", "TRUE"};
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                char buf[160];
+                snprintf(buf, sizeof(buf),
+                         "amount=700&currency=usd&payment_method=pm_card_visa&confirm=%s&off_"
+                         "session=%s",
+                         yes[i], yes[i]);
+                post(t, &rp, "/v1/payment_intents", buf);
+                CHECK(rp.status == 200 && streq(jps(rp.body, "/status"), "succeeded"));
+        }
+        post(t, &rp, "/v1/products", "name=Gadget&active=TRUE");
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/active")));
+        post(t, &rp, "/v1/products", "name=Widget&active=False");
+        CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/active")));
+        call(t, &rp, "GET", "/v1/products", "active=False", NULL);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 1 &&
+              streq(jps(rp.body, "/data/0/name"), "Widget"));
+        const char *no[] = {"1", "0", "yes", ""};
+        for (size_t i = 0; i < ELEMENTSOF(no); i++) {
+                char buf[160];
+                snprintf(buf, sizeof(buf), "amount=700&currency=usd&confirm=%s", no[i]);
+                post(t, &rp, "/v1/payment_intents", buf);
+                CHECK(rp.status == 400 &&
+                      streq(jps(rp.body, "/error/code"), "parameter_invalid_boolean") &&
+                      streq(jps(rp.body, "/error/param"), "confirm"));
+        }
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
+        test_booleans();
         test_payment();
         test_status_machine();
         test_declines();
