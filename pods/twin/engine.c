@@ -497,13 +497,14 @@ static int multipart_args(Twin *t, const TwinRequest *rq, const char *ct, json_t
 
 /*
  * Parses the request body into *ret (a new object, or NULL when there is none or it is
- * not a format we read) and, when the tape should show it otherwise (multipart: files
+ * not a format we read; a JSON array is {array_body: the array} when array_body is not NULL,
+ * else refused) and, when the tape should show it otherwise (multipart: files
  * without their bytes), *ret_tape (else NULL). flags are the kind's TWIN_KIND_* as they
  * apply to this action (an any_body action's without the body ones). Returns 0, 1 when rp
  * now holds the kind's invalid_json / invalid_form_data refusal, or -ENOMEM.
  */
-static int parse_body(Twin *t, const TwinRequest *rq, unsigned flags, json_t **ret,
-                      json_t **ret_tape, TwinReply *rp)
+static int parse_body(Twin *t, const TwinRequest *rq, unsigned flags, const char *array_body,
+                      json_t **ret, json_t **ret_tape, TwinReply *rp)
 {
         *ret = NULL;
         *ret_tape = NULL;
@@ -526,6 +527,12 @@ static int parse_body(Twin *t, const TwinRequest *rq, unsigned flags, json_t **r
                 json_error_t e;
                 /* no JSON_ALLOW_NUL: "\u0000" is refused here as %00 is in forms */
                 json_t *b = json_loadb(rq->body, rq->body_len, 0, &e);
+                if (json_is_array(b) && array_body &&
+                    twin_json_depth(b, TWIN_JSON_MAX_DEPTH) <= TWIN_JSON_MAX_DEPTH) {
+                        /* the action takes its list as the whole body (TwinAction.array_body) */
+                        *ret = json_pack("{s:o}", array_body, b);
+                        return *ret ? 0 : -ENOMEM;
+                }
                 if (!json_is_object(b) ||
                     twin_json_depth(b, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
                         /* jansson's words, except where they name its own flag */
@@ -572,7 +579,7 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         if (a->any_body)
                 flags &= ~(unsigned)(TWIN_KIND_FORM_BODY | TWIN_KIND_JSON_BODY);
         _cleanup_json_ json_t *body = NULL, *tape_body = NULL;
-        int r = parse_body(t, rq, flags, &body, &tape_body, rp);
+        int r = parse_body(t, rq, flags, a->array_body, &body, &tape_body, rp);
         if (r != 0)
                 return r < 0 ? r : 0;
 

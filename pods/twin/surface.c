@@ -136,7 +136,12 @@ static int surface_build(const TwinKind *k, const TwinSurfaceText *t, TwinSurfac
                         return surface_error(err, errlen, k, "tool %s has no handler in C",
                                              d->name);
                 TwinAction *a = &s->actions[s->n_actions];
-                *a = (TwinAction){d->name, handler->fn, d->read_only, d->mcp, d->any_body};
+                *a = (TwinAction){.tool = d->name,
+                                  .fn = handler->fn,
+                                  .read_only = d->read_only,
+                                  .mcp = d->mcp,
+                                  .array_body = d->array_body,
+                                  .any_body = d->any_body};
                 by_name[s->n_actions++] = a;
                 s->n_tools += a->mcp;
         }
@@ -248,18 +253,21 @@ static int doc_tables(const TwinKind *k, json_t *doc, DocTables *d, char *err, s
         json_array_foreach (tools, i, v) {
                 const char *name = json_string_value(json_object_get(v, "name"));
                 json_t *ro = json_object_get(v, "readOnly"), *mcp = json_object_get(v, "mcp"),
-                       *any = json_object_get(v, "anyBody");
+                       *any = json_object_get(v, "anyBody"),
+                       *array_body = json_object_get(v, "arrayBody");
                 if (!name || !json_is_boolean(ro) || (mcp && !json_is_boolean(mcp)) ||
-                    (any && !json_is_boolean(any)) ||
+                    (any && !json_is_boolean(any)) || (array_body && !json_is_string(array_body)) ||
                     !json_is_object(json_object_get(v, "inputSchema")) ||
                     !json_is_string(json_object_get(v, "description")))
-                        return surface_error(err, errlen, k,
-                                             "tools[%zu]: needs name, description, readOnly "
-                                             "(and mcp, anyBody) of the right types and an "
-                                             "inputSchema object",
-                                             i);
-                td[d->text.n_tools++] = (TwinToolDef){name, json_is_true(ro),
-                                                      !mcp || json_is_true(mcp), json_is_true(any)};
+                        return surface_error(
+                                err, errlen, k,
+                                "tools[%zu]: needs name, description, readOnly "
+                                "(and mcp, anyBody, arrayBody) of the right types and an "
+                                "inputSchema object",
+                                i);
+                td[d->text.n_tools++] =
+                        (TwinToolDef){name, json_is_true(ro), !mcp || json_is_true(mcp),
+                                      json_is_true(any), json_string_value(array_body)};
         }
         /* routes, once per prefix, in order of prefix then table */
         for (size_t p = 0; p < n_prefixes; p++) {
@@ -363,7 +371,8 @@ static bool same_surface(const TwinSurface *d, const TwinSurface *t)
         for (size_t i = 0; i < d->n_actions; i++) {
                 const TwinAction *x = &d->actions[i], *y = &t->actions[i];
                 if (!streq(x->tool, y->tool) || x->fn != y->fn || x->read_only != y->read_only ||
-                    x->mcp != y->mcp || x->any_body != y->any_body)
+                    x->mcp != y->mcp || x->any_body != y->any_body ||
+                    !streq_ptr(x->array_body, y->array_body))
                         return false;
         }
         for (size_t i = 0; i < d->n_routes; i++)

@@ -93,11 +93,14 @@ typedef struct TwinHandler {
 typedef struct TwinAction {
         const char *tool; /* MCP tool name == tape `tool` value */
         TwinActionFn fn;
-        bool read_only; /* MCP annotation readOnlyHint */
-        bool mcp;       /* listed and callable as an MCP tool (false: a REST-only action) */
-        bool any_body;  /* reads a body of any media type (JSON, form, multipart, other bytes)
-                           even in a kind flagged TWIN_KIND_FORM_BODY or TWIN_KIND_JSON_BODY:
-                           a route that is not the vendor's API (Stripe's x402 resources) */
+        bool read_only;         /* MCP annotation readOnlyHint */
+        bool mcp;               /* listed and callable as an MCP tool (false: a REST-only action) */
+        const char *array_body; /* a JSON body that is an array is this argument's value (GitHub's
+                                   labels: ["bug"] for {"labels": ["bug"]}); NULL: an array body
+                                   is refused as any body that is not an object */
+        bool any_body; /* reads a body of any media type (JSON, form, multipart, other bytes)
+                          even in a kind flagged TWIN_KIND_FORM_BODY or TWIN_KIND_JSON_BODY:
+                          a route that is not the vendor's API (Stripe's x402 resources) */
 } TwinAction;
 
 /* One REST route: method + path pattern → action, with fixed arguments. */
@@ -114,6 +117,7 @@ typedef struct TwinRoute {
  * A kind's surface, as its surface.json declares it (the shape; built from the tables the
  * build makes of it, see TwinSurfaceText):
  *   {"tools": [{"name", "description", "readOnly", "mcp"?: true, "anyBody"?: false,
+ *               "arrayBody"?: null,
  *               "inputSchema"}],
  *    "prefixes"?: ["", "/api"],   every route is also served under each prefix
  *    "routes": [[method, pattern, tool, fixed-args?], ...],
@@ -160,10 +164,11 @@ enum {
 };
 
 /* A tool of a kind's surface as a table holds it: surface.json's name, readOnly, mcp (absent:
- * true) and anyBody (absent: false). */
+ * true), anyBody (absent: false) and arrayBody (absent: NULL). */
 typedef struct TwinToolDef {
         const char *name;
         bool read_only, mcp, any_body;
+        const char *array_body;
 } TwinToolDef;
 
 /* A route as a table holds it: pattern with its prefix already in front, args the fixed

@@ -363,6 +363,18 @@ static void test_writes(void)
         CHECK(json_array_size(rp.body) == 2);
         req(t, &rp, "DELETE", "/repos/acme/api/issues/1/labels/p1", NULL, NULL);
         CHECK(rp.status == 404 && !rp.state_mutation);
+        /* the body may be the list itself, as PyGithub and octokit.rb send it (GitHub's
+         * "Add labels to an issue" and "Set labels for an issue" take an array) */
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/labels", NULL, "[\"ui\",{\"name\":\"p2\"}]");
+        CHECK(rp.status == 200 && streq(rp.tool, "add_issue_labels") && rp.state_mutation);
+        CHECK(json_array_size(rp.body) == 4 && streq(jps(rp.body, "/3/name"), "p2"));
+        CHECK(streq_ptr(jps(rp.request_body, "/labels/0"), "ui"));
+        req(t, &rp, "PUT", "/repos/acme/api/issues/1/labels", NULL, "[\"bug\"]");
+        CHECK(rp.status == 200 && streq(rp.tool, "set_issue_labels") &&
+              json_array_size(rp.body) == 1);
+        /* elsewhere a list is not a body */
+        req(t, &rp, "POST", "/repos/acme/api/issues", NULL, "[\"bug\"]");
+        CHECK(rp.status == 400 && streq(jps(rp.body, "/message"), "Problems parsing JSON"));
         twin_reply_done(&rp);
         twin_free(t);
 }
