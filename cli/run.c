@@ -1096,9 +1096,10 @@ static int parse_run(Run *run, int argc, char **argv, const char **ret_task, cha
 /*
  * The seal of the run's agents, from the command line, the task and the defaults; or, with
  * --no-seal, only the output cap. A host that cannot seal is said, with what is missing and
- * how to get it, and the run refused. 0 or a POME_EXIT_*.
+ * how to get it, and the run refused; so is an agent command (agent, borrowed) that names a
+ * file the pod cannot see (seal_check_argv). 0 or a POME_EXIT_*.
  */
-static int prepare_seal(Run *run, const char *task_path)
+static int prepare_seal(Run *run, const char *task_path, char *const *agent)
 {
         const GradeTask *task = run->task;
         /* the command line, else the task's ## Config agent:, else pomed.conf's agent: (the
@@ -1139,6 +1140,8 @@ static int prepare_seal(Run *run, const char *task_path)
         char *extra[] = {run->out_dir, task_abs, side_abs, NULL};
         char err[1024] = "";
         int r = seal_new(&c, extra, &run->seal, err, sizeof(err));
+        if (r >= 0)
+                r = seal_check_argv(run->seal, agent, run->cwd, err, sizeof(err));
         if (r == -ENOMEM)
                 return POME_EXIT_ERROR;
         if (r < 0) {
@@ -1210,7 +1213,7 @@ static int run_command(int argc, char **argv)
         run.out_dir = strdup(abs);
         if (!run.out_dir || !getcwd(run.cwd, sizeof(run.cwd)))
                 return POME_EXIT_ERROR;
-        r = prepare_seal(&run, task_path);
+        r = prepare_seal(&run, task_path, agent);
         if (r != 0)
                 return r;
         run.n_trials = trials;

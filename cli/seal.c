@@ -276,6 +276,46 @@ int seal_new(const SealConfig *c, char *const *extra, Seal **ret, char *err, siz
         return 0;
 }
 
+/* Whether path is dir or below it (both absolute, without trailing '/'). */
+static bool path_under(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/')
+                n--;
+        if (n == 1 && dir[0] == '/')
+                return true;
+        return strncmp(path, dir, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
+int seal_check_argv(const Seal *s, char *const *argv, const char *cwd, char *err, size_t errlen)
+{
+        char real_cwd[PATH_MAX];
+        if (!cwd || !realpath(cwd, real_cwd))
+                real_cwd[0] = 0;
+        for (char *const *a = argv; a && *a; a++) {
+                char real[PATH_MAX];
+                if (!**a || !realpath(*a, real)) /* not a file: an option, a word */
+                        continue;
+                if (real_cwd[0] && path_under(real, real_cwd))
+                        continue;
+                const char *hidden = path_under(real, "/tmp") ? "/tmp" : NULL;
+                for (char *const *h = s->hide; !hidden && h && *h; h++)
+                        if (path_under(real, *h))
+                                hidden = *h;
+                if (hidden) {
+                        snprintf(err, errlen,
+                                 "the agent's command names %s, which is under %s: the sealed "
+                                 "pod %s, so the agent could not open it. Put it in the working "
+                                 "directory (the pod sees that), or pass --no-seal",
+                                 real, hidden,
+                                 streq(hidden, "/tmp") ? "has a /tmp of its own"
+                                                       : "masks that path");
+                        return -ENOENT;
+                }
+        }
+        return 0;
+}
+
 Seal *seal_free(Seal *s)
 {
         if (!s)

@@ -53,6 +53,14 @@ int seal_new(const SealConfig *c, char *const *extra, Seal **ret, char *err, siz
 /* Frees the seal (every SealedAgent first). Accepts NULL; returns NULL. */
 Seal *seal_free(Seal *s);
 
+/*
+ * Whether the agent's command line (argv, borrowed) names files the sealed pod can see: each
+ * element that names an existing file (absolute, or relative to cwd) must not lie under the
+ * pod's own /tmp or a path it masks, unless under cwd (the pod's working directory). 0, or
+ * -ENOENT with "<file> is under <path>, which …: …" (what to do) in err (errlen bytes).
+ */
+int seal_check_argv(const Seal *s, char *const *argv, const char *cwd, char *err, size_t errlen);
+
 /* "cgroup" (memory, pids and cpu in a cgroup of its own) or "rlimit". */
 const char *seal_limits_how(const Seal *s);
 

@@ -194,6 +194,22 @@ assert_status 200 "the other sandbox after the hostile agents"
 assert_jq .state ready "the other sandbox is untouched"
 pass "memory eater: OOM-killed at 128M (peak $peak), recorded; pomed and the other sandbox fine"
 
+# an agent the pod could not see (under the host's /tmp, outside the working directory): said
+# before anything starts, with what to do
+hidden=$(mktemp /tmp/pome-hidden-agent.XXXXXX)
+printf '#!/bin/sh\necho hi\n' >"$hidden"
+chmod +x "$hidden"
+set +e
+"$POME" run task.md --local --out runs -- "$hidden" >hidden.out 2>&1
+rc=$?
+set -e
+rm -f "$hidden"
+assert_eq "$rc" 2 "an agent under the host's /tmp: refused as a usage error"
+grep -q "which is under /tmp: the sealed pod has a /tmp of its own" hidden.out ||
+        fail "an agent under the host's /tmp: $(cat hidden.out)"
+grep -q -- "--no-seal" hidden.out || fail "the refusal does not say what to do: $(cat hidden.out)"
+pass "an agent command naming a file the pod cannot see is refused up front, saying why"
+
 # ---------------------------------------------------------------- the good
 set +e
 "$POME" run task.md --out runs --quiet -- "$TRIAGE/good-agent.sh" >good-sh.txt 2>&1
