@@ -905,9 +905,27 @@ json_t *gh_render_user(TwinCall *c, const char *login)
             !set_int(o, "id", json_integer_value(json_object_get(u, "id"))) ||
             !set_ref(o, "node_id", u ? json_object_get(u, "node_id") : json_null()) ||
             !set_str(o, "avatar_url", "") || !set_str(o, "gravatar_id", "") ||
-            !set_str(o, "url", url) || !set_str(o, "html_url", html) ||
-            !set_str(o, "type", u ? json_get_str(u, "type") : "User") ||
-            !set_new(o, "site_admin", json_false()))
+            !set_str(o, "url", url) || !set_str(o, "html_url", html))
+                return NULL;
+        /* the link templates of GitHub's simple-user object, at the twin's own urls */
+        static const char *const links[][2] = {
+                {"followers_url", "/followers"},
+                {"following_url", "/following{/other_user}"},
+                {"gists_url", "/gists{/gist_id}"},
+                {"starred_url", "/starred{/owner}{/repo}"},
+                {"subscriptions_url", "/subscriptions"},
+                {"organizations_url", "/orgs"},
+                {"repos_url", "/repos"},
+                {"events_url", "/events{/privacy}"},
+                {"received_events_url", "/received_events"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                _cleanup_free_ char *v = CAT(url, links[i][1]);
+                if (!v || !set_str(o, links[i][0], v))
+                        return NULL;
+        }
+        if (!set_str(o, "type", u ? json_get_str(u, "type") : "User") ||
+            !set_str(o, "user_view_type", "public") || !set_new(o, "site_admin", json_false()))
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -1496,7 +1514,11 @@ static json_t *github_public_state(const json_t *world)
 
 static const TwinHandler github_handlers[] = {
         {"get_me", gh_act_get_me},
+        {"get_user", gh_act_get_user},
+        {"get_org", gh_act_get_org},
+        {"get_rate_limit", gh_act_get_rate_limit},
         {"graphql", gh_act_graphql},
+        {"list_git_refs", gh_act_list_git_refs},
         {"get_repository", gh_act_get_repository},
         /* issues, comments, assignees (issues.c), labels and milestones (labels.c) */
         {"list_issues", gh_act_list_issues},
@@ -1605,6 +1627,73 @@ static const TwinHandler github_handlers[] = {
         {"update_branch_protection", gh_act_update_branch_protection},
 };
 
+static int set_header(TwinReply *rp, const char *name, const char *value)
+{
+        if (!rp->headers && !(rp->headers = json_object()))
+                return -ENOMEM;
+        return json_object_set_new(rp->headers, name, json_string(value)) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * What api.github.com sends on every REST reply: the X-RateLimit-* headers of the call's
+ * resource (docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api: core 5000 an
+ * hour, search 30 a minute, graphql 5000 points; the twin limits no one, so nothing is ever
+ * used), and on a successful read an ETag, a conditional read (If-None-Match) of an unchanged
+ * representation being 304 without a body ("Use conditional requests if appropriate").
+ */
+static int github_vendor_headers(const TwinRequest *rq, int64_t now, TwinReply *rp)
+{
+        const char *resource = startswith(rq->path, "/search/") ? "search"
+                               : endswith(rq->path, "/graphql") ? "graphql"
+                                                                : "core";
+        const char *limit = streq(resource, "search") ? "30" : "5000";
+        char reset[DECIMAL_MAX];
+        int r;
+        if ((r = set_header(rp, "X-RateLimit-Limit", limit)) < 0 ||
+            (r = set_header(rp, "X-RateLimit-Remaining", limit)) < 0 ||
+            (r = set_header(rp, "X-RateLimit-Reset",
+                            format_int(reset, streq(resource, "search") ? now + 60 : now + 3600))) <
+                    0 ||
+            (r = set_header(rp, "X-RateLimit-Used", "0")) < 0 ||
+            (r = set_header(rp, "X-RateLimit-Resource", resource)) < 0)
+                return r;
+        if (rp->status != 200 || !rp->body ||
+            !(streq(rq->method, "GET") || streq(rq->method, "HEAD")))
+                return 0;
+        _cleanup_free_ char *dump = json_dumps(rp->body, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (!dump)
+                return -ENOMEM;
+        char hex[TWIN_SHA1_HEX], etag[TWIN_SHA1_HEX + 8];
+        twin_sha1_hex(dump, strlen(dump), hex);
+        snprintf(etag, sizeof(etag), "W/\"%s\"", hex);
+        if ((r = set_header(rp, "ETag", etag)) < 0)
+                return r;
+        /* If-None-Match: a list of tags, weakly compared (RFC 9110 §13.1.2) */
+        const char *inm = json_get_str(rq->headers, "if-none-match");
+        bool match = false;
+        for (const char *p = inm; p && *p && !match;) {
+                p += strspn(p, " \t,");
+                size_t n = strcspn(p, ",");
+                while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+                        n--;
+                const char *tag = p;
+                size_t tn = n;
+                if (tn >= 2 && startswith(tag, "W/")) {
+                        tag += 2;
+                        tn -= 2;
+                }
+                match = (n == 1 && p[0] == '*') ||
+                        (tn == strlen(etag) - 2 && memcmp(tag, etag + 2, tn) == 0);
+                p += n;
+        }
+        if (match) {
+                rp->status = 304;
+                json_decref(rp->body);
+                rp->body = NULL;
+        }
+        return 0;
+}
+
 const TwinKind twin_kind_github = {
         .name = "github",
         .implementation = "pome-github",
@@ -1620,4 +1709,5 @@ const TwinKind twin_kind_github = {
         .public_state = github_public_state,
         .auth_error = github_auth_error,
         .error = gh_error,
+        .vendor_headers = github_vendor_headers,
 };

@@ -94,6 +94,9 @@ int gh_issue_commit(TwinCall *c, TwinReply *rp, json_t *repo, size_t idx, json_t
 
 /* ----- actions (issues.c): issues (pull requests included), comments, assignees */
 int gh_act_get_me(TwinCall *c, TwinReply *rp);
+int gh_act_get_user(TwinCall *c, TwinReply *rp);
+int gh_act_get_org(TwinCall *c, TwinReply *rp);
+int gh_act_get_rate_limit(TwinCall *c, TwinReply *rp);
 /* graphql.c: POST /graphql */
 int gh_act_graphql(TwinCall *c, TwinReply *rp);
 int gh_act_get_repository(TwinCall *c, TwinReply *rp);
@@ -189,6 +192,7 @@ int gh_act_get_branch_protection(TwinCall *c, TwinReply *rp);
 int gh_act_update_branch_protection(TwinCall *c, TwinReply *rp);
 int gh_act_create_branch(TwinCall *c, TwinReply *rp);
 int gh_act_get_git_ref(TwinCall *c, TwinReply *rp);
+int gh_act_list_git_refs(TwinCall *c, TwinReply *rp);
 int gh_act_delete_branch(TwinCall *c, TwinReply *rp);
 int gh_act_list_repository_collaborators(TwinCall *c, TwinReply *rp);
 int gh_act_check_collaborator(TwinCall *c, TwinReply *rp);

@@ -201,24 +201,149 @@ bool gh_mentions(json_t *row, const char *login)
 
 /* ------------------------------------------------------------------ user, repository */
 
-int gh_act_get_me(TwinCall *c, TwinReply *rp)
+/*
+ * GitHub's public-user object (https://docs.github.com/rest/users/users#get-a-user) of the
+ * world's user u (borrowed): the simple user and its profile (no profile is seeded beyond name
+ * and email: the rest is null, "" or 0 as on a bare github.com account). New reference, NULL on
+ * OOM.
+ */
+static json_t *user_full(TwinCall *c, json_t *u)
 {
-        const char *viewer = json_get_str(c->world, "viewer");
-        json_t *u = viewer ? gh_user_find(c->world, viewer) : NULL;
-        _cleanup_json_ json_t *body = gh_render_user(c, viewer);
-        if (!u || !json_is_object(body))
-                return body ? gh_not_found(rp) : -ENOMEM;
+        const char *login = json_get_str(u, "login");
+        _cleanup_json_ json_t *body = gh_render_user(c, login);
+        if (!json_is_object(body))
+                return NULL;
         json_int_t repos = 0;
         size_t i;
         json_t *r;
         json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
-                repos += strcasecmp(json_get_str(r, "owner"), viewer) == 0;
+                repos += strcasecmp(json_get_str(r, "owner"), login) == 0 &&
+                         !json_is_true(json_object_get(r, "private"));
         }
-        _cleanup_json_ json_t *more = json_pack(
-                "{s:O, s:O, s:n, s:s, s:n, s:n, s:I, s:i, s:i, s:s, s:s}", "name",
-                json_object_get(u, "name"), "email", json_object_get(u, "email"), "company", "blog",
-                "", "location", "bio", "public_repos", repos, "followers", 0, "following", 0,
-                "created_at", GH_SEED_TIME, "updated_at", GH_SEED_TIME);
+        _cleanup_json_ json_t *more =
+                json_pack("{s:O, s:O, s:n, s:s, s:n, s:n, s:n, s:n, s:I, s:i, s:i, s:i, s:s, s:s}",
+                          "name", json_object_get(u, "name"), "email", json_object_get(u, "email"),
+                          "company", "blog", "", "location", "hireable", "bio", "twitter_username",
+                          "public_repos", repos, "public_gists", 0, "followers", 0, "following", 0,
+                          "created_at", GH_SEED_TIME, "updated_at", GH_SEED_TIME);
+        if (!more || json_object_update(body, more) < 0)
+                return NULL;
+        return TAKE_PTR(body);
+}
+
+/* GET /users/{username} (get_user): the public user, or an organisation's user view; 404 for
+ * a login the world lacks, as github.com answers an unknown one. */
+int gh_act_get_user(TwinCall *c, TwinReply *rp)
+{
+        const char *login;
+        json_t *u = twin_arg_str(c->args, "username", &login) == 0 ? gh_user_find(c->world, login)
+                                                                   : NULL;
+        if (!u)
+                return gh_not_found(rp);
+        return twin_reply_body(rp, 200, user_full(c, u));
+}
+
+/* GET /orgs/{org} (get_org): https://docs.github.com/rest/orgs/orgs#get-an-organization; 404
+ * for a login that is not an organisation's. */
+int gh_act_get_org(TwinCall *c, TwinReply *rp)
+{
+        const char *login;
+        json_t *u =
+                twin_arg_str(c->args, "org", &login) == 0 ? gh_user_find(c->world, login) : NULL;
+        if (!u || !streq_ptr(json_get_str(u, "type"), "Organization"))
+                return gh_not_found(rp);
+        const char *l = json_get_str(u, "login");
+        json_int_t repos = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
+                repos += strcasecmp(json_get_str(r, "owner"), l) == 0 &&
+                         !json_is_true(json_object_get(r, "private"));
+        }
+        _cleanup_free_ char *url = NULL, *html = NULL;
+        if (asprintf(&url, "%s/orgs/%s", c->base_url, l) < 0 ||
+            asprintf(&html, GH_HTML_BASE "/%s", l) < 0)
+                return -ENOMEM;
+        _cleanup_free_ char *repos_url = NULL, *events_url = NULL, *hooks_url = NULL,
+                            *issues_url = NULL, *members_url = NULL, *public_members_url = NULL;
+        if (asprintf(&repos_url, "%s/repos", url) < 0 ||
+            asprintf(&events_url, "%s/events", url) < 0 ||
+            asprintf(&hooks_url, "%s/hooks", url) < 0 ||
+            asprintf(&issues_url, "%s/issues", url) < 0 ||
+            asprintf(&members_url, "%s/members{/member}", url) < 0 ||
+            asprintf(&public_members_url, "%s/public_members{/member}", url) < 0)
+                return -ENOMEM;
+        return twin_reply_body(
+                rp, 200,
+                json_pack("{s:s, s:O, s:O, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:n, s:O, s:n, "
+                          "s:s, s:n, s:O, s:n, s:b, s:b, s:b, s:I, s:i, s:i, s:i, s:s, s:s, s:s, "
+                          "s:s, s:n}",
+                          "login", l, "id", json_object_get(u, "id"), "node_id",
+                          json_object_get(u, "node_id"), "url", url, "repos_url", repos_url,
+                          "events_url", events_url, "hooks_url", hooks_url, "issues_url",
+                          issues_url, "members_url", members_url, "public_members_url",
+                          public_members_url, "avatar_url", "", "description", "name",
+                          json_object_get(u, "name") ? json_object_get(u, "name") : json_null(),
+                          "company", "blog", "", "location", "email",
+                          json_object_get(u, "email") ? json_object_get(u, "email") : json_null(),
+                          "twitter_username", "is_verified", 0, "has_organization_projects", 1,
+                          "has_repository_projects", 1, "public_repos", repos, "public_gists", 0,
+                          "followers", 0, "following", 0, "html_url", html, "created_at",
+                          GH_SEED_TIME, "updated_at", GH_SEED_TIME, "type", "Organization",
+                          "archived_at"));
+}
+
+/*
+ * GET /rate_limit (get_rate_limit): the twin limits no one, so every resource has its
+ * github.com limit untouched (https://docs.github.com/rest/rate-limit); reading it does not
+ * count, as on github.com.
+ */
+int gh_act_get_rate_limit(TwinCall *c, TwinReply *rp)
+{
+        static const struct {
+                const char *name;
+                int limit;
+        } res[] = {{"core", 5000},
+                   {"search", 30},
+                   {"graphql", 5000},
+                   {"integration_manifest", 5000},
+                   {"code_search", 10}};
+        json_int_t reset = (json_int_t)c->now + 3600;
+        _cleanup_json_ json_t *resources = json_object();
+        if (!resources)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(res); i++)
+                if (json_object_set_new(resources, res[i].name,
+                                        json_pack("{s:i, s:i, s:I, s:i, s:s}", "limit",
+                                                  res[i].limit, "remaining", res[i].limit, "reset",
+                                                  reset, "used", 0, "resource", res[i].name)) < 0)
+                        return -ENOMEM;
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:O, s:O}", "resources", resources, "rate",
+                                         json_object_get(resources, "core")));
+}
+
+int gh_act_get_me(TwinCall *c, TwinReply *rp)
+{
+        const char *viewer = json_get_str(c->world, "viewer");
+        json_t *u = viewer ? gh_user_find(c->world, viewer) : NULL;
+        if (!u)
+                return gh_not_found(rp);
+        _cleanup_json_ json_t *body = user_full(c, u);
+        if (!body)
+                return -ENOMEM;
+        /* the private-user object adds what only its owner sees */
+        json_int_t private = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
+                private += strcasecmp(json_get_str(r, "owner"), viewer) == 0 &&
+                           json_is_true(json_object_get(r, "private"));
+        }
+        _cleanup_json_ json_t *more =
+                json_pack("{s:I, s:I, s:i, s:i, s:i, s:b}", "total_private_repos", private,
+                          "owned_private_repos", private, "private_gists", 0, "disk_usage", 0,
+                          "collaborators", 0, "two_factor_authentication", 0);
         if (!more || json_object_update(body, more) < 0)
                 return -ENOMEM;
         if (c->request)

@@ -512,6 +512,89 @@ int gh_act_get_git_ref(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 200, gh_render_ref(c, repo, full, json_get_str(row, "sha")));
 }
 
+static int str_cmp(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every ref of repo (refs/heads/… then refs/tags/…, each by name, as git sorts them) whose
+ * full name starts with prefix, rendered: a new array, NULL on OOM. */
+static json_t *refs_matching(TwinCall *c, json_t *repo, const char *prefix)
+{
+        _cleanup_json_ json_t *out = json_array();
+        const char *lists[][2] = {{"branches", "refs/heads/"}, {"tags", "refs/tags/"}};
+        for (size_t k = 0; out && k < ELEMENTSOF(lists); k++) {
+                json_t *rows = json_object_get(repo, lists[k][0]);
+                size_t n = json_array_size(rows), i;
+                _cleanup_free_ const char **names = calloc(n ? n : 1, sizeof(*names));
+                if (!names)
+                        return NULL;
+                for (i = 0; i < n; i++)
+                        names[i] = strempty(json_get_str(json_array_get(rows, i), "name"));
+                qsort(names, n, sizeof(*names), str_cmp);
+                for (i = 0; i < n; i++) {
+                        _cleanup_free_ char *full = NULL;
+                        if (asprintf(&full, "%s%s", lists[k][1], names[i]) < 0)
+                                return NULL;
+                        if (!startswith(full, prefix))
+                                continue;
+                        json_t *row = k == 0 ? gh_branch_find(repo, names[i])
+                                             : gh_tag_find(repo, names[i]);
+                        if (json_array_append_new(out, gh_render_ref(c, repo, full,
+                                                                     json_get_str(row, "sha"))) < 0)
+                                return NULL;
+                }
+        }
+        return TAKE_PTR(out);
+}
+
+/*
+ * GET /repos/{o}/{r}/git/refs[/{ref}] and /git/matching-refs/{ref} (list_git_refs): every ref,
+ * or those whose name starts with refs/<ref> ("heads", "heads/feat"). The legacy /git/refs
+ * form that PyGithub 1.55 and octokit.rb 4.20 use answers an exact match as the ref object
+ * itself, other matches as a list, none as 404 (docs.github.com "Git references": "If the
+ * {ref} doesn't exist in the repository, but existing refs start with {ref}, they will be
+ * returned as an array"); /git/matching-refs answers a list always, [] included.
+ */
+int gh_act_list_git_refs(TwinCall *c, TwinReply *rp)
+{
+        json_t *repo;
+        int r = gh_arg_repo(c, rp, &repo);
+        if (r <= 0)
+                return r;
+        const char *ref = NULL;
+        (void)twin_arg_str(c->args, "ref", &ref);
+        bool matching = json_is_true(json_object_get(c->args, "matching"));
+        _cleanup_free_ char *prefix = NULL;
+        if (asprintf(&prefix, "refs/%s", strempty(ref)) < 0)
+                return -ENOMEM;
+        if (ref && !matching) {
+                /* an exact ref is the object; a directory of refs is matched below it */
+                _cleanup_json_ json_t *exact = refs_matching(c, repo, prefix);
+                if (!exact)
+                        return -ENOMEM;
+                size_t i;
+                json_t *x;
+                json_array_foreach (exact, i, x) {
+                        if (streq_ptr(json_get_str(x, "ref"), prefix))
+                                return twin_reply_body(rp, 200, json_incref(x));
+                }
+                char *dir;
+                if (asprintf(&dir, "%s/", prefix) < 0)
+                        return -ENOMEM;
+                free(prefix);
+                prefix = dir;
+        }
+        json_t *list = refs_matching(c, repo, prefix);
+        if (!list)
+                return -ENOMEM;
+        if (!matching && ref && json_array_size(list) == 0) {
+                json_decref(list);
+                return gh_not_found(rp);
+        }
+        return twin_reply_body(rp, 200, list);
+}
+
 /*
  * DELETE /repos/{o}/{r}/git/refs/{ref} (REST, "heads/x" or "tags/x") and delete_branch
  * {branch}: 204; 422 "Reference does not exist"; the default branch cannot be deleted.

@@ -602,7 +602,10 @@ static int serve_route(Twin *t, const TwinRoute *route, json_t *params, const Tw
         if (r < 0)
                 return r;
         rp->request_body = json_incref(tape_body ? tape_body : body);
-        return twin_run_action(t, a, args, rq, rq->base_url, rp);
+        r = twin_run_action(t, a, args, rq, rq->base_url, rp);
+        if (r >= 0 && t->kind->vendor_headers)
+                r = t->kind->vendor_headers(rq, twin_now(t), rp);
+        return r;
 }
 
 /*

@@ -254,6 +254,14 @@ typedef struct TwinKind {
          * their events.
          */
         int (*advance)(TwinCall *c, json_t *events);
+
+        /*
+         * Optional. Adds to rp what the vendor sends on every reply of its API to the REST
+         * request rq (rate-limit headers; an ETag, and a conditional read's 304 in place of
+         * the body), after the route's action ran; now is the call's clock (seconds since the
+         * epoch). Not called for /_pome, MCP or a refusal before the action. 0 or -ENOMEM.
+         */
+        int (*vendor_headers)(const TwinRequest *rq, int64_t now, TwinReply *rp);
 } TwinKind;
 
 /* The kind called name, or NULL. */

@@ -505,6 +505,29 @@ static void test_refs_tags_releases(void)
         CHECK(rp.status == 422);
         req(t, &rp, "GET", "/repos/acme/web/git/ref/heads/topic", NULL, NULL);
         CHECK(rp.status == 200 && streq(jps(rp.body, "/ref"), "refs/heads/topic"));
+        /* the legacy /git/refs reads PyGithub 1.55 and octokit.rb 4.20 make: an exact ref is
+         * the object, a prefix the list under it, every ref without one; matching-refs a list */
+        req(t, &rp, "GET", "/repos/acme/web/git/refs/heads/topic", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "list_git_refs") &&
+              streq(jps(rp.body, "/ref"), "refs/heads/topic") &&
+              streq(jps(rp.body, "/object/sha"), gh_ref_sha(repo, "main")));
+        req(t, &rp, "GET", "/repos/acme/web/git/refs/heads", NULL, NULL);
+        CHECK(rp.status == 200 && json_is_array(rp.body) &&
+              json_array_size(rp.body) == json_array_size(jp(repo, "/branches")));
+        for (size_t i = 1; i < json_array_size(rp.body); i++)
+                CHECK(strcmp(jps(json_array_get(rp.body, i - 1), "/ref"),
+                             jps(json_array_get(rp.body, i), "/ref")) < 0);
+        req(t, &rp, "GET", "/repos/acme/web/git/refs", NULL, NULL);
+        CHECK(rp.status == 200 &&
+              json_array_size(rp.body) ==
+                      json_array_size(jp(repo, "/branches")) + json_array_size(jp(repo, "/tags")));
+        req(t, &rp, "GET", "/repos/acme/web/git/refs/heads/top", NULL, NULL);
+        CHECK(rp.status == 404); /* not a ref, and no ref below refs/heads/top/ */
+        req(t, &rp, "GET", "/repos/acme/web/git/matching-refs/heads/top", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 1 &&
+              streq(jps(rp.body, "/0/ref"), "refs/heads/topic"));
+        req(t, &rp, "GET", "/repos/acme/web/git/matching-refs/heads/nope", NULL, NULL);
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 0);
         req(t, &rp, "DELETE", "/repos/acme/web/git/refs/heads/topic", NULL, NULL);
         CHECK(rp.status == 204 && streq(rp.tool, "delete_branch") && rp.state_mutation);
         CHECK(streq(jps(rp.state_delta, "/before/name"), "topic") &&

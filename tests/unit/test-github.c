@@ -4,6 +4,8 @@
  * change), response shapes octokit reads, validation and error envelopes, pagination
  * Link headers, seed validation messages.
  */
+#include <stdarg.h>
+
 #include "common/json-util.h"
 #include "pods/twin/kind.h"
 #include "tests/unit/check.h"
@@ -37,7 +39,7 @@ static void test_walkthrough_rest(void)
 
         req(t, &rp, "GET", "/repos/acme/api/issues", NULL, NULL);
         CHECK(rp.status == 200 && json_array_size(rp.body) == 1);
-        CHECK(streq(rp.tool, "list_issues") && !rp.state_mutation && !rp.headers);
+        CHECK(streq(rp.tool, "list_issues") && !rp.state_mutation && !jps(rp.headers, "/Link"));
 
         req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
         CHECK(rp.status == 200 && streq(rp.tool, "issue_read") && !rp.state_mutation);
@@ -415,7 +417,7 @@ static void test_pagination(void)
         CHECK(link_has(&rp, "page=3>; rel=\"prev\""));
 
         req(t, &rp, "GET", "/repos/acme/api/issues", "per_page=500", NULL);
-        CHECK(json_array_size(rp.body) == 5 && !rp.headers);
+        CHECK(json_array_size(rp.body) == 5 && !jps(rp.headers, "/Link"));
 
         /* filters and sort */
         req(t, &rp, "GET", "/repos/acme/api/issues", "labels=bug", NULL);
@@ -507,7 +509,9 @@ static void test_private_repo(void)
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/permissions/admin")));
         CHECK(streq(jps(rp.body, "/visibility"), "private"));
         req(t, &rp, "GET", "/user", NULL, NULL);
-        CHECK(streq(jps(rp.body, "/login"), "outsider") && jpi(rp.body, "/public_repos") == 1);
+        CHECK(streq(jps(rp.body, "/login"), "outsider") && jpi(rp.body, "/public_repos") == 0 &&
+              jpi(rp.body, "/owned_private_repos") == 1 &&
+              jpi(rp.body, "/total_private_repos") == 1);
         twin_reply_done(&rp);
         twin_free(t);
 }
@@ -679,7 +683,7 @@ static void test_issue_filters(void)
         req(t, &rp, "GET", L, NULL, NULL);
         CHECK(rp.status == 200 && json_array_size(rp.body) == 30 && link_has(&rp, "rel=\"last\""));
         req(t, &rp, "GET", L, "state=all&per_page=100", NULL);
-        CHECK(json_array_size(rp.body) == 48 && !rp.headers);
+        CHECK(json_array_size(rp.body) == 48 && !jps(rp.headers, "/Link"));
         req(t, &rp, "GET", L, "state=open&per_page=100", NULL);
         CHECK(json_array_size(rp.body) == 39);
         /* newest first: #48 then the pull request #47, which carries pull_request */
@@ -1076,8 +1080,80 @@ static void test_issue_routes_refuse(void)
         twin_free(t);
 }
 
+/* GET with request headers (name, value pairs, NULL-terminated) */
+static void get_h(Twin *t, TwinReply *rp, const char *path, ...)
+{
+        _cleanup_json_ json_t *headers = json_object();
+        va_list ap;
+        va_start(ap, path);
+        for (const char *k; (k = va_arg(ap, const char *));)
+                json_object_set_new(headers, k, json_string(va_arg(ap, const char *)));
+        va_end(ap);
+        TwinRequest rq = {.method = "GET",
+                          .path = path,
+                          .query = "",
+                          .headers = headers,
+                          .base_url = TWIN_TEST_BASE("github")};
+        twin_reply_done(rp);
+        twin_handle(t, &rq, rp);
+}
+
+/* The objects clients load lazily (PyGithub's issue.user.name, get_user, repo.owner), the
+ * rate limit, and the headers of every reply: X-RateLimit-*, ETag and a conditional read */
+static void test_users_orgs_rate_limit(void)
+{
+        Twin *t = twin_test_new("github", "default");
+        TwinReply rp = {};
+        req(t, &rp, "GET", "/users/alice", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_user"));
+        CHECK(streq(jps(rp.body, "/login"), "alice") &&
+              streq(jps(rp.body, "/name"), "Alice Liddell"));
+        CHECK(streq(jps(rp.body, "/type"), "User") &&
+              json_is_integer(jp(rp.body, "/public_repos")));
+        CHECK(streq(jps(rp.body, "/repos_url"), TWIN_TEST_BASE("github") "/users/alice/repos"));
+        CHECK(json_object_get(rp.body, "followers_url") && json_object_get(rp.body, "hireable"));
+        req(t, &rp, "GET", "/users/ALICE", NULL, NULL);
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/login"), "alice"));
+        req(t, &rp, "GET", "/users/nobody-here", NULL, NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/message"), "Not Found"));
+        req(t, &rp, "GET", "/orgs/acme", NULL, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "get_org") &&
+              streq(jps(rp.body, "/type"), "Organization") && streq(jps(rp.body, "/name"), "Acme"));
+        CHECK(streq(jps(rp.body, "/repos_url"), TWIN_TEST_BASE("github") "/orgs/acme/repos"));
+        CHECK(jpi(rp.body, "/public_repos") >= 1);
+        req(t, &rp, "GET", "/orgs/alice", NULL, NULL); /* a user is not an organisation */
+        CHECK(rp.status == 404);
+
+        req(t, &rp, "GET", "/rate_limit", NULL, NULL);
+        CHECK(rp.status == 200 && jpi(rp.body, "/resources/core/limit") == 5000 &&
+              jpi(rp.body, "/rate/remaining") == 5000 &&
+              jpi(rp.body, "/resources/search/limit") == 30);
+        CHECK(streq(jps(rp.headers, "/X-RateLimit-Limit"), "5000") &&
+              streq(jps(rp.headers, "/X-RateLimit-Resource"), "core"));
+        req(t, &rp, "GET", "/search/issues", "q=repo:acme/api", NULL);
+        CHECK(streq(jps(rp.headers, "/X-RateLimit-Limit"), "30") &&
+              streq(jps(rp.headers, "/X-RateLimit-Resource"), "search"));
+
+        /* ETag: the same representation the same tag; If-None-Match of it is 304, no body */
+        req(t, &rp, "GET", "/repos/acme/api/issues/1", NULL, NULL);
+        char etag[64];
+        snprintf(etag, sizeof(etag), "%s", strempty(jps(rp.headers, "/ETag")));
+        CHECK(startswith(etag, "W/\"") && strlen(etag) == 44);
+        get_h(t, &rp, "/repos/acme/api/issues/1", "if-none-match", etag, NULL);
+        CHECK(rp.status == 304 && !rp.body && streq(jps(rp.headers, "/ETag"), etag));
+        get_h(t, &rp, "/repos/acme/api/issues/1", "if-none-match", "\"other\", W/\"x\"", NULL);
+        CHECK(rp.status == 200 && rp.body);
+        req(t, &rp, "POST", "/repos/acme/api/issues/1/comments", NULL, "{\"body\":\"changed\"}");
+        CHECK(rp.status == 201 && !jps(rp.headers, "/ETag")); /* a write has no ETag */
+        get_h(t, &rp, "/repos/acme/api/issues/1", "if-none-match", etag, NULL);
+        CHECK(rp.status == 200 && !streq(jps(rp.headers, "/ETag"), etag)); /* comments: 1 */
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
+        test_users_orgs_rate_limit();
         test_walkthrough_rest();
         test_walkthrough_mcp();
         test_reads();
