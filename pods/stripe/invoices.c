@@ -22,7 +22,8 @@ static const char invoice_template[] =
         " \"account_tax_ids\": null, \"amount_due\": 0, \"amount_paid\": 0,"
         " \"amount_remaining\": 0, \"amount_shipping\": 0, \"application\": null,"
         " \"application_fee_amount\": null, \"attempt_count\": 0, \"attempted\": false,"
-        " \"auto_advance\": true, \"automatic_tax\": {\"enabled\": false, \"liability\": null,"
+        " \"auto_advance\": true, \"automatically_finalizes_at\": null,"
+        " \"automatic_tax\": {\"enabled\": false, \"liability\": null,"
         " \"status\": null}, \"billing_reason\": \"manual\", \"charge\": null,"
         " \"collection_method\": \"charge_automatically\", \"custom_fields\": null,"
         " \"customer\": null, \"customer_address\": null, \"customer_email\": null,"
@@ -47,7 +48,8 @@ static const char invoice_template[] =
         " \"paid_at\": null, \"voided_at\": null}, \"subscription\": null,"
         " \"subscription_details\": {\"metadata\": null}, \"subtotal\": 0,"
         " \"subtotal_excluding_tax\": 0, \"tax\": null, \"test_clock\": null, \"total\": 0,"
-        " \"total_discount_amounts\": [], \"total_excluding_tax\": 0, \"total_tax_amounts\": [],"
+        " \"total_discount_amounts\": [], \"total_excluding_tax\": 0,"
+        " \"total_pretax_credit_amounts\": [], \"total_tax_amounts\": [],"
         " \"transfer_data\": null, \"webhooks_delivered_at\": null}";
 
 /* A line item (https://docs.stripe.com/api/invoices/line_item) before its own fields */

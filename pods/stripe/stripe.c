@@ -1380,53 +1380,95 @@ json_t *stripe_pm_new(const char *id, int64_t created, const char *brand, const 
                 (json_int_t)created, "customer", "livemode", false, "metadata", "type", "card");
 }
 
+/* o (taken) with each of keys set to null: the members of a Stripe object that are always
+ * present and that nothing in the twin sets (Connect's, Radar's, transfers'). NULL on OOM. */
+static json_t *with_nulls(json_t *o, const char *const *keys, size_t n)
+{
+        for (size_t i = 0; o && i < n; i++)
+                if (json_object_set_new(o, keys[i], json_null()) < 0) {
+                        json_decref(o);
+                        return NULL;
+                }
+        return o;
+}
+
 /* A PaymentIntent (https://docs.stripe.com/api/payment_intents/object), status
  * requires_payment_method. */
 json_t *stripe_pi_new(const char *id, int64_t created, int64_t amount, const char *currency)
 {
         char secret[96];
         snprintf(secret, sizeof(secret), "%s_secret_pome%lld", id, (long long)created);
-        return json_pack(
-                "{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
-                "s:I, s:s, s:n, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
-                "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
-                "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
-                "amount_capturable", 0, "amount_received", 0, "application",
-                "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
-                "canceled_at", "cancellation_reason", "capture_method", "automatic",
-                "client_secret", secret, "confirmation_method", "automatic", "created",
-                (json_int_t)created, "currency", currency, "customer", "description", "invoice",
-                "last_payment_error", "latest_charge", "livemode", false, "metadata", "next_action",
-                "on_behalf_of", "payment_method", "payment_method_options", "payment_method_types",
-                "card", "processing", "receipt_email", "setup_future_usage", "shipping",
-                "statement_descriptor", "transfer_data", "status", "requires_payment_method");
+        static const char *const nulls[] = {"application_fee_amount",
+                                            "payment_method_configuration_details",
+                                            "review",
+                                            "source",
+                                            "statement_descriptor_suffix",
+                                            "transfer_group"};
+        return with_nulls(
+                json_pack(
+                        "{s:s, s:s, s:I, s:i, s:i, s:n, s:{s:b, s:s}, s:n, s:n, s:s, s:s, s:s, "
+                        "s:I, s:s, s:n, s:n, s:n, s:n, s:n, s:b, s:{}, s:n, s:n, s:n, s:{}, s:[s], "
+                        "s:n, s:n, s:n, s:n, s:n, s:n, s:s}",
+                        "id", id, "object", "payment_intent", "amount", (json_int_t)amount,
+                        "amount_capturable", 0, "amount_received", 0, "application",
+                        "automatic_payment_methods", "enabled", true, "allow_redirects", "never",
+                        "canceled_at", "cancellation_reason", "capture_method", "automatic",
+                        "client_secret", secret, "confirmation_method", "automatic", "created",
+                        (json_int_t)created, "currency", currency, "customer", "description",
+                        "invoice", "last_payment_error", "latest_charge", "livemode", false,
+                        "metadata", "next_action", "on_behalf_of", "payment_method",
+                        "payment_method_options", "payment_method_types", "card", "processing",
+                        "receipt_email", "setup_future_usage", "shipping", "statement_descriptor",
+                        "transfer_data", "status", "requires_payment_method"),
+                nulls, ELEMENTSOF(nulls));
 }
 
 /* A Charge (https://docs.stripe.com/api/charges/object), status succeeded until told. */
 json_t *stripe_charge_new(const char *id, int64_t created, int64_t amount, const char *currency)
 {
-        return json_pack(
-                "{s:s, s:s, s:I, s:I, s:i, s:n, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, s:n, s:n, "
-                "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:n, s:b, s:{}, s:n, s:b, s:n, "
-                "s:n, s:n, s:n, s:n, s:b, s:n, s:s}",
-                "id", id, "object", "charge", "amount", (json_int_t)amount, "amount_captured",
-                (json_int_t)amount, "amount_refunded", 0, "balance_transaction", "billing_details",
-                "address", "city", "country", "line1", "line2", "postal_code", "state", "email",
-                "name", "phone", "captured", true, "created", (json_int_t)created, "currency",
-                currency, "customer", "description", "disputed", false, "failure_code",
-                "failure_message", "invoice", "livemode", false, "metadata", "outcome", "paid",
-                true, "payment_intent", "payment_method", "payment_method_details", "receipt_email",
-                "receipt_url", "refunded", false, "statement_descriptor", "status", "succeeded");
+        static const char *const nulls[] = {"application",
+                                            "application_fee",
+                                            "application_fee_amount",
+                                            "calculated_statement_descriptor",
+                                            "failure_balance_transaction",
+                                            "on_behalf_of",
+                                            "receipt_number",
+                                            "review",
+                                            "shipping",
+                                            "source",
+                                            "source_transfer",
+                                            "statement_descriptor_suffix",
+                                            "transfer_data",
+                                            "transfer_group"};
+        return with_nulls(
+                json_pack("{s:s, s:s, s:I, s:I, s:i, s:n, s:{s:{s:n, s:n, s:n, s:n, s:n, s:n}, "
+                          "s:n, s:n, "
+                          "s:n}, s:b, s:I, s:s, s:n, s:n, s:b, s:n, s:n, s:n, s:b, s:{}, s:n, s:b, "
+                          "s:n, "
+                          "s:n, s:n, s:n, s:n, s:b, s:n, s:s, s:{}}",
+                          "id", id, "object", "charge", "amount", (json_int_t)amount,
+                          "amount_captured", (json_int_t)amount, "amount_refunded", 0,
+                          "balance_transaction", "billing_details", "address", "city", "country",
+                          "line1", "line2", "postal_code", "state", "email", "name", "phone",
+                          "captured", true, "created", (json_int_t)created, "currency", currency,
+                          "customer", "description", "disputed", false, "failure_code",
+                          "failure_message", "invoice", "livemode", false, "metadata", "outcome",
+                          "paid", true, "payment_intent", "payment_method",
+                          "payment_method_details", "receipt_email", "receipt_url", "refunded",
+                          false, "statement_descriptor", "status", "succeeded", "fraud_details"),
+                nulls, ELEMENTSOF(nulls));
 }
 
 /* A Refund (https://docs.stripe.com/api/refunds/object), status succeeded. */
 json_t *stripe_refund_new(const char *id, int64_t created, int64_t amount, const char *currency)
 {
-        return json_pack("{s:s, s:s, s:I, s:n, s:n, s:I, s:s, s:n, s:{}, s:n, s:n, s:n, s:s}", "id",
-                         id, "object", "refund", "amount", (json_int_t)amount,
+        return json_pack("{s:s, s:s, s:I, s:n, s:n, s:I, s:s, s:n, s:{}, s:n, s:n, s:n, s:s, s:n, "
+                         "s:n}",
+                         "id", id, "object", "refund", "amount", (json_int_t)amount,
                          "balance_transaction", "charge", "created", (json_int_t)created,
                          "currency", currency, "description", "metadata", "payment_intent",
-                         "reason", "receipt_number", "status", "succeeded");
+                         "reason", "receipt_number", "status", "succeeded",
+                         "source_transfer_reversal", "transfer_reversal");
 }
 
 /* ------------------------------------------------------------------ seed */
