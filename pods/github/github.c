@@ -1207,22 +1207,78 @@ json_t *gh_render_repo(TwinCall *c, json_t *repo)
                 return NULL;
         json_int_t open = gh_open_count(repo);
         bool priv = json_is_true(json_object_get(repo, "private"));
-        return json_pack("{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
-                         "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
-                         "s:b}}",
-                         "id", json_object_get(repo, "id"), "node_id",
-                         json_object_get(repo, "node_id"), "name", json_object_get(repo, "name"),
-                         "full_name", full, "owner", gh_render_user(c, owner), "private", priv,
-                         "html_url", html, "description", json_object_get(repo, "description"),
-                         "fork", json_object_get(repo, "parent") != NULL, "url", url, "issues_url",
-                         issues_url, "created_at", json_object_get(repo, "created_at"),
-                         "updated_at", json_object_get(repo, "updated_at"), "pushed_at",
-                         json_object_get(repo, "updated_at"), "default_branch",
-                         json_object_get(repo, "default_branch"), "open_issues_count", open,
-                         "open_issues", open, "has_issues", true, "archived", false, "disabled",
-                         false, "visibility", priv ? "private" : "public", "topics", "permissions",
-                         "admin", admin, "maintain", admin, "push", member, "triage", member,
-                         "pull", true);
+        _cleanup_json_ json_t *o = json_pack(
+                "{s:O, s:O, s:O, s:s, s:o, s:b, s:s, s:O, s:b, s:s, s:s, s:O, s:O, "
+                "s:O, s:O, s:I, s:I, s:b, s:b, s:b, s:s, s:[], s:{s:b, s:b, s:b, s:b, "
+                "s:b}}",
+                "id", json_object_get(repo, "id"), "node_id", json_object_get(repo, "node_id"),
+                "name", json_object_get(repo, "name"), "full_name", full, "owner",
+                gh_render_user(c, owner), "private", priv, "html_url", html, "description",
+                json_object_get(repo, "description"), "fork",
+                json_object_get(repo, "parent") != NULL, "url", url, "issues_url", issues_url,
+                "created_at", json_object_get(repo, "created_at"), "updated_at",
+                json_object_get(repo, "updated_at"), "pushed_at",
+                json_object_get(repo, "updated_at"), "default_branch",
+                json_object_get(repo, "default_branch"), "open_issues_count", open, "open_issues",
+                open, "has_issues", true, "archived", false, "disabled", false, "visibility",
+                priv ? "private" : "public", "topics", "permissions", "admin", admin, "maintain",
+                admin, "push", member, "triage", member, "pull", true);
+        if (!o)
+                return NULL;
+        /* the link templates and clone urls of GitHub's repository object (its OpenAPI
+         * description's "repository"), at the twin's own urls */
+        static const char *const links[][2] = {
+                {"archive_url", "/{archive_format}{/ref}"},
+                {"assignees_url", "/assignees{/user}"},
+                {"blobs_url", "/git/blobs{/sha}"},
+                {"branches_url", "/branches{/branch}"},
+                {"collaborators_url", "/collaborators{/collaborator}"},
+                {"comments_url", "/comments{/number}"},
+                {"commits_url", "/commits{/sha}"},
+                {"compare_url", "/compare/{base}...{head}"},
+                {"contents_url", "/contents/{+path}"},
+                {"contributors_url", "/contributors"},
+                {"deployments_url", "/deployments"},
+                {"downloads_url", "/downloads"},
+                {"events_url", "/events"},
+                {"forks_url", "/forks"},
+                {"git_commits_url", "/git/commits{/sha}"},
+                {"git_refs_url", "/git/refs{/sha}"},
+                {"git_tags_url", "/git/tags{/sha}"},
+                {"hooks_url", "/hooks"},
+                {"issue_comment_url", "/issues/comments{/number}"},
+                {"issue_events_url", "/issues/events{/number}"},
+                {"keys_url", "/keys{/key_id}"},
+                {"labels_url", "/labels{/name}"},
+                {"languages_url", "/languages"},
+                {"merges_url", "/merges"},
+                {"milestones_url", "/milestones{/number}"},
+                {"notifications_url", "/notifications{?since,all,participating}"},
+                {"pulls_url", "/pulls{/number}"},
+                {"releases_url", "/releases{/id}"},
+                {"stargazers_url", "/stargazers"},
+                {"statuses_url", "/statuses/{sha}"},
+                {"subscribers_url", "/subscribers"},
+                {"subscription_url", "/subscription"},
+                {"tags_url", "/tags"},
+                {"teams_url", "/teams"},
+                {"trees_url", "/git/trees{/sha}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
+                _cleanup_free_ char *v = CAT(url, links[i][1]);
+                if (!v || !set_str(o, links[i][0], v))
+                        return NULL;
+        }
+        _cleanup_free_ char *git = NULL, *ssh = NULL, *clone = NULL;
+        if (asprintf(&git, "git://github.com/%s.git", full) < 0 ||
+            asprintf(&ssh, "git@github.com:%s.git", full) < 0 ||
+            asprintf(&clone, GH_HTML_BASE "/%s.git", full) < 0)
+                return NULL;
+        if (!set_str(o, "git_url", git) || !set_str(o, "ssh_url", ssh) ||
+            !set_str(o, "clone_url", clone) || !set_str(o, "svn_url", html) ||
+            !set_new(o, "mirror_url", json_null()) || !set_new(o, "homepage", json_null()))
+                return NULL;
+        return TAKE_PTR(o);
 }
 
 /* ------------------------------------------------------------------ argument resolution */

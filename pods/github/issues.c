@@ -375,7 +375,7 @@ int gh_act_get_repository(TwinCall *c, TwinReply *rp)
         int r = gh_arg_repo(c, rp, &repo);
         if (r <= 0)
                 return r;
-        return twin_reply_body(rp, 200, gh_render_repo(c, repo));
+        return twin_reply_body(rp, 200, gh_render_repo_full(c, repo));
 }
 
 /* ------------------------------------------------------------------ list */

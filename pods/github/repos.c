@@ -112,6 +112,14 @@ json_t *gh_render_repo_full(TwinCall *c, json_t *repo)
             json_object_set_new(body, "watchers_count", json_integer(0)) < 0 ||
             json_object_set_new(body, "size", json_integer(0)) < 0 ||
             json_object_set_new(body, "language", json_null()) < 0 ||
+            json_object_set_new(body, "watchers", json_integer(0)) < 0 ||
+            json_object_set_new(body, "subscribers_count", json_integer(0)) < 0 ||
+            json_object_set_new(body, "network_count", json_integer(forks)) < 0 ||
+            json_object_set_new(body, "license", json_null()) < 0 ||
+            json_object_set_new(body, "has_projects", json_true()) < 0 ||
+            json_object_set_new(body, "has_wiki", json_true()) < 0 ||
+            json_object_set_new(body, "has_pages", json_false()) < 0 ||
+            json_object_set_new(body, "has_discussions", json_false()) < 0 ||
             json_object_set_new(body, "archived",
                                 json_boolean(json_is_true(json_object_get(repo, "archived")))) < 0)
                 return NULL;
