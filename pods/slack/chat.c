@@ -118,6 +118,50 @@ int slack_act_send_message(TwinCall *c, TwinReply *rp)
                                       slack_permalink(c, ch, m)));
 }
 
+/*
+ * chat.postEphemeral (https://api.slack.com/methods/chat.postEphemeral): a message that only
+ * user sees in channel, never in its history: {ok, message_ts}. The bot must be in the channel
+ * (not_in_channel) and so must the user (user_not_in_channel). The world keeps it in
+ * ephemeral_messages[] {channel, user, ts, text, thread_ts?, blocks?, attachments?}, so a check
+ * can read what was shown to whom.
+ */
+int slack_act_post_ephemeral(TwinCall *c, TwinReply *rp)
+{
+        json_t *ch, *u;
+        const char *text, *thread;
+        _cleanup_json_ json_t *blocks = NULL, *attachments = NULL;
+        json_t *jc = slack_arg2(c, "channel", "channel_id");
+        if (jc && !json_is_null(jc) && !json_is_string(jc))
+                return slack_fail(rp, "invalid_arguments");
+        if (!json_string_length(jc))
+                return slack_fail(rp, "channel_not_found");
+        int r = arg_content(c, rp, &text, &blocks, &attachments);
+        if (r <= 0 || (r = slack_arg_channel_in(c, rp, &ch)) <= 0 ||
+            (r = slack_arg_user(c, rp, "user", "user_id", &u)) <= 0)
+                return r;
+        if (json_is_true(json_object_get(ch, "is_archived")))
+                return slack_fail(rp, "is_archived");
+        if (!slack_is_member(ch, json_get_str(u, "id")))
+                return slack_fail(rp, "user_not_in_channel");
+        if ((r = arg_thread(c, rp, ch, &thread)) <= 0)
+                return r;
+        json_t *list = json_object_get(c->world, "ephemeral_messages");
+        if (!list && (json_object_set_new(c->world, "ephemeral_messages", json_array()) < 0 ||
+                      !(list = json_object_get(c->world, "ephemeral_messages"))))
+                return -ENOMEM;
+        _cleanup_json_ json_t *m =
+                json_pack("{s:O, s:O, s:o, s:s}", "channel", json_object_get(ch, "id"), "user",
+                          json_object_get(u, "id"), "ts", slack_next_ts(c), "text", text);
+        if (!m || (thread && json_object_set_new(m, "thread_ts", json_string(thread)) < 0) ||
+            (blocks && json_object_set(m, "blocks", blocks) < 0) ||
+            (attachments && json_object_set(m, "attachments", attachments) < 0) ||
+            json_array_append(list, m) < 0)
+                return -ENOMEM;
+        if ((r = twin_reply_mutation(rp, NULL, m)) < 0)
+                return r;
+        return slack_ok(rp, json_pack("{s:O}", "message_ts", json_object_get(m, "ts")));
+}
+
 /* The caller's own message of ch named by ts: 1, 0 with the error in rp, -errno. */
 static int arg_own_message(TwinCall *c, TwinReply *rp, json_t *ch, const char *error, json_t **ret,
                            size_t *ret_idx)

@@ -749,3 +749,38 @@ int slack_act_rename(TwinCall *c, TwinReply *rp)
                 return r;
         return slack_ok(rp, json_pack("{s:o}", "channel", slack_render_channel(c, ch)));
 }
+
+/*
+ * conversations.mark (https://api.slack.com/methods/conversations.mark): moves the caller's
+ * read cursor in a channel it is in to ts (a message's, or any valid timestamp): {ok}. The
+ * channel keeps it as last_read.
+ */
+int slack_act_mark(TwinCall *c, TwinReply *rp)
+{
+        json_t *ch;
+        int r = slack_arg_channel_in(c, rp, &ch);
+        if (r <= 0)
+                return r;
+        json_t *jts = json_object_get(c->args, "ts");
+        int64_t us;
+        if (!jts || json_is_null(jts) || (json_is_string(jts) && !json_string_length(jts)))
+                return slack_fail(rp, "invalid_timestamp");
+        if (slack_ts_parse(jts, &us) < 0)
+                return slack_fail(rp, "invalid_timestamp");
+        json_t *ts = slack_ts_string(us);
+        if (!ts)
+                return -ENOMEM;
+        if (json_equal(json_object_get(ch, "last_read"), ts)) {
+                json_decref(ts);
+                return slack_ok(rp, json_object());
+        }
+        _cleanup_json_ json_t *before = json_pack("{s:O, s:O?}", "id", json_object_get(ch, "id"),
+                                                  "last_read", json_object_get(ch, "last_read"));
+        if (!before || json_object_set_new(ch, "last_read", ts) < 0)
+                return -ENOMEM;
+        _cleanup_json_ json_t *after = json_pack("{s:O, s:O}", "id", json_object_get(ch, "id"),
+                                                 "last_read", json_object_get(ch, "last_read"));
+        if (!after || (r = twin_reply_mutation(rp, before, after)) < 0)
+                return -ENOMEM;
+        return slack_ok(rp, json_object());
+}

@@ -86,6 +86,9 @@ int slack_conversation_open(TwinCall *c, TwinReply *rp, json_t *users, json_t **
 
 /* ----- actions: chat.c */
 int slack_act_send_message(TwinCall *c, TwinReply *rp);
+int slack_act_post_ephemeral(TwinCall *c, TwinReply *rp);
+int slack_act_mark(TwinCall *c, TwinReply *rp);
+int slack_act_list_usergroups(TwinCall *c, TwinReply *rp);
 int slack_act_edit_message(TwinCall *c, TwinReply *rp);
 int slack_act_delete_message(TwinCall *c, TwinReply *rp);
 int slack_act_schedule_message(TwinCall *c, TwinReply *rp);

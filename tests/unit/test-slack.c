@@ -1081,8 +1081,50 @@ static void test_parity(void)
         }
 }
 
+/* chat.postEphemeral, conversations.mark and usergroups.list, which slack-go and other
+ * clients call (501 before) */
+static void test_ephemeral_mark_usergroups(void)
+{
+        Twin *t = twin_test_new("slack", "default");
+        TwinReply rp = {};
+        size_t before = json_array_size(general(t));
+        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0ALICE01&text=only+you");
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")) &&
+              streq(rp.tool, "slack_post_ephemeral") && rp.state_mutation);
+        CHECK(jps(rp.body, "/message_ts") && json_object_size(rp.body) == 2);
+        CHECK(json_array_size(general(t)) == before); /* never in the channel's history */
+        CHECK(streq(jps(twin_world(t), "/ephemeral_messages/0/user"), "U0ALICE01") &&
+              streq(jps(twin_world(t), "/ephemeral_messages/0/text"), "only you"));
+        sdk(t, &rp, "chat.postEphemeral", "channel=C0RANDOM1&user=U0DAVE001&text=x");
+        CHECK(streq(jps(rp.body, "/error"), "user_not_in_channel") && !rp.state_mutation);
+        sdk(t, &rp, "chat.postEphemeral", "channel=C0DESIGN01&user=U0ALICE01&text=x");
+        CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
+        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0NOBODY1&text=x");
+        CHECK(streq(jps(rp.body, "/error"), "user_not_found"));
+        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0ALICE01");
+        CHECK(streq(jps(rp.body, "/error"), "no_text"));
+
+        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=1780000000.000100");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && streq(rp.tool, "slack_mark_conversation") &&
+              rp.state_mutation);
+        CHECK(streq(jps(twin_world(t), "/channels/0/last_read"), "1780000000.000100"));
+        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=1780000000.000100");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && !rp.state_mutation); /* already there */
+        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=yesterday");
+        CHECK(streq(jps(rp.body, "/error"), "invalid_timestamp"));
+        sdk(t, &rp, "conversations.mark", "channel=C0DESIGN01&ts=1780000000.000100");
+        CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
+
+        sdk(t, &rp, "usergroups.list", "include_users=true");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && json_array_size(jp(rp.body, "/usergroups")) == 0);
+        CHECK(!rp.state_mutation);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
+        test_ephemeral_mark_usergroups();
         test_walkthrough();
         test_mcp();
         test_threads_and_reactions();
