@@ -12,8 +12,9 @@ packages=(
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
         # the sealed agent's tests: agents in python3, a model server behind openssl
         python3 openssl
-        # GitHub clients the twin is tested against: the GitHub CLI (REST and GraphQL)
-        gh
+        # clients the twins are tested against: the GitHub CLI (REST and GraphQL), PyGithub,
+        # stripe-python (Debian's python3, /usr/bin/python3)
+        gh python3-github python3-stripe
         # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
         # promtool checks /metrics)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus

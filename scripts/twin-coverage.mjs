@@ -88,6 +88,7 @@ const stripeMethods = {
   list_customer_payment_methods: "customers.listPaymentMethods",
   create_payment_method: "paymentMethods.create", retrieve_payment_method: "paymentMethods.retrieve",
   attach_payment_method: "paymentMethods.attach", detach_payment_method: "paymentMethods.detach",
+  list_payment_methods: "paymentMethods.list",
   create_payment_intent: "paymentIntents.create", retrieve_payment_intent: "paymentIntents.retrieve",
   update_payment_intent: "paymentIntents.update", confirm_payment_intent: "paymentIntents.confirm",
   cancel_payment_intent: "paymentIntents.cancel", capture_payment_intent: "paymentIntents.capture",

@@ -308,3 +308,27 @@ int stripe_act_detach_payment_method(TwinCall *c, TwinReply *rp)
                 return r;
         return stripe_reply_object(c, rp, 200, pm);
 }
+
+static bool keep_pm(TwinCall *c, json_t *row)
+{
+        const char *cus = json_get_str(c->args, "customer"), *type = json_get_str(c->args, "type");
+        return (!cus || streq_ptr(json_get_str(row, "customer"), cus)) &&
+               (!type || streq_ptr(json_get_str(row, "type"), type));
+}
+
+/*
+ * GET /v1/payment_methods (https://docs.stripe.com/api/payment_methods/list): the payment
+ * methods, of a customer (customer) and of a type (type) when given, newest first, as
+ * stripe-python's PaymentMethod.list(customer=…, type=…) asks; an unknown customer is 404
+ * resource_missing.
+ */
+int stripe_act_list_payment_methods(TwinCall *c, TwinReply *rp)
+{
+        const char *cus, *type;
+        int r = stripe_arg_str(c, rp, "customer", false, &cus);
+        if (r <= 0 || (r = stripe_arg_str(c, rp, "type", false, &type)) <= 0)
+                return r;
+        if (cus && !stripe_find(c->world, "customers", cus, NULL))
+                return stripe_missing(rp, "customers", cus, "customer");
+        return stripe_list(c, rp, "payment_methods", "/v1/payment_methods", keep_pm);
+}

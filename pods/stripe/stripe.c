@@ -2494,6 +2494,7 @@ static void stripe_error(int status, const char *code, const char *message, Twin
         X(list_customers)                \
         X(list_customer_payment_methods) \
         X(create_payment_method)         \
+        X(list_payment_methods)          \
         X(retrieve_payment_method)       \
         X(attach_payment_method)         \
         X(detach_payment_method)         \

@@ -138,6 +138,7 @@ int stripe_act_delete_customer(TwinCall *c, TwinReply *rp);
 int stripe_act_list_customers(TwinCall *c, TwinReply *rp);
 int stripe_act_list_customer_payment_methods(TwinCall *c, TwinReply *rp);
 int stripe_act_create_payment_method(TwinCall *c, TwinReply *rp);
+int stripe_act_list_payment_methods(TwinCall *c, TwinReply *rp);
 int stripe_act_retrieve_payment_method(TwinCall *c, TwinReply *rp);
 int stripe_act_attach_payment_method(TwinCall *c, TwinReply *rp);
 int stripe_act_detach_payment_method(TwinCall *c, TwinReply *rp);

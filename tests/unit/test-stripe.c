@@ -2860,8 +2860,39 @@ static void test_booleans(void)
         twin_free(t);
 }
 
+/* GET /v1/payment_methods?customer=&type= (stripe-python's PaymentMethod.list), and the
+ * legacy POST /v1/charges the twin does not serve: the loud 501, not a bare 404 */
+static void test_payment_method_list(void)
+{
+        Twin *t = twin_test_new("stripe", "default");
+        TwinReply rp = {};
+        post(t, &rp, "/v1/customers", "email=pm@example.com");
+        char cus[64], buf[128];
+        snprintf(cus, sizeof(cus), "%s", jps(rp.body, "/id"));
+        snprintf(buf, sizeof(buf), "customer=%s", cus);
+        post(t, &rp, "/v1/payment_methods/pm_card_visa/attach", buf);
+        CHECK(rp.status == 200);
+        post(t, &rp, "/v1/payment_methods", "type=card&card[token]=tok_mastercard");
+        CHECK(rp.status == 200); /* not attached: not the customer's */
+        snprintf(buf, sizeof(buf), "customer=%s&type=card", cus);
+        call(t, &rp, "GET", "/v1/payment_methods", buf, NULL);
+        CHECK(rp.status == 200 && streq(rp.tool, "list_payment_methods") &&
+              json_array_size(jp(rp.body, "/data")) == 1 &&
+              streq(jps(rp.body, "/data/0/customer"), cus) &&
+              streq(jps(rp.body, "/url"), "/v1/payment_methods"));
+        call(t, &rp, "GET", "/v1/payment_methods", "type=card", NULL);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data")) == 2);
+        call(t, &rp, "GET", "/v1/payment_methods", "customer=cus_nope", NULL);
+        CHECK(rp.status == 404 && streq(jps(rp.body, "/error/code"), "resource_missing"));
+        post(t, &rp, "/v1/charges", "amount=100&currency=usd&source=tok_visa");
+        CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
+        test_payment_method_list();
         test_booleans();
         test_payment();
         test_status_machine();

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Python clients from Debian, unmodified, against real sandboxes (issue 25): PyGithub
+# (python3-github) and stripe-python (python3-stripe), each over a realistic flow
+# (tests/conformance/python/*_flow.py: 30 and 23 steps), with the tape checked for the changes
+# they made. They use Debian's python3 (/usr/bin/python3), whose modules apt installs.
+source "$POME_SOURCE_DIR/tests/integration/lib.sh"
+require_root
+PY=/usr/bin/python3
+[[ -x $PY ]] || skip "Debian's python3 is not installed"
+"$PY" -c 'import github, stripe' 2>/dev/null ||
+        skip "python3-github and python3-stripe are not installed (apt-get install python3-github python3-stripe; scripts/setup.sh does)"
+start_pomed
+FLOWS=$SRC/tests/conformance/python
+
+create_sandbox github
+gh_token=$(jq -r .provider_credentials.github.token <<<"$CREATED")
+[[ $gh_token != null ]] || gh_token=$TOKEN
+"$PY" "$FLOWS/pygithub_flow.py" "$gh_token" "$(rest_url github)" >pygithub.out 2>&1 ||
+        fail "PyGithub: $(grep -v '^ok' pygithub.out)"
+grep -q '^passed 30$' pygithub.out || fail "PyGithub: $(tail -3 pygithub.out)"
+twin_call GET "$(rest_url github)/_pome/events" "$TOKEN"
+for tool in add_issue_labels set_issue_labels add_issue_comment create_issue create_label create_branch \
+        create_or_update_file create_pull_request create_pull_request_review merge_pull_request issue_write; do
+        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
+                fail "PyGithub: no $tool row on the tape"
+done
+pass "PyGithub 1.55: 30 steps as on github.com (labels as a list body, lazy users and orgs, legacy refs, the rate limit), each change on the tape"
+
+create_sandbox stripe
+key=$(jq -r .provider_credentials.stripe.api_key <<<"$CREATED")
+base=$(jq -r .provider_credentials.stripe.api_base <<<"$CREATED")
+"$PY" "$FLOWS/stripe_python_flow.py" "$key" "$base" >stripe.out 2>&1 ||
+        fail "stripe-python: $(grep -v '^ok' stripe.out)"
+grep -q '^passed 23$' stripe.out || fail "stripe-python: $(tail -3 stripe.out)"
+twin_call GET "$(rest_url stripe)/_pome/events" "$TOKEN"
+jq -e 'any(.[]; .tool == "create_payment_intent" and (.request_body.confirm == "True"))' <<<"$BODY" >/dev/null ||
+        fail "stripe-python: the confirm=True payment intent is not on the tape"
+pass "stripe-python: 23 steps as on api.stripe.com (Python booleans, payment method lists, nulls where Stripe sends them)"
