@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Python clients from Debian, unmodified, against real sandboxes (issue 25): PyGithub
-# (python3-github) and stripe-python (python3-stripe), each over a realistic flow
-# (tests/conformance/python/*_flow.py: 30 and 23 steps), with the tape checked for the changes
-# they made. They use Debian's python3 (/usr/bin/python3), whose modules apt installs.
+# Clients from Debian, unmodified, against real sandboxes (issue 25): PyGithub
+# (python3-github), octokit.rb (ruby-octokit) and stripe-python (python3-stripe), each over a
+# realistic flow (tests/conformance/{python,ruby}/: 30, 29 and 23 steps), with the tape checked
+# for the changes they made. Python is Debian's (/usr/bin/python3), whose modules apt installs.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 PY=/usr/bin/python3
 [[ -x $PY ]] || skip "Debian's python3 is not installed"
 "$PY" -c 'import github, stripe' 2>/dev/null ||
         skip "python3-github and python3-stripe are not installed (apt-get install python3-github python3-stripe; scripts/setup.sh does)"
+ruby -e 'require "octokit"' 2>/dev/null ||
+        skip "ruby-octokit is not installed (apt-get install ruby-octokit; scripts/setup.sh does)"
 start_pomed
 FLOWS=$SRC/tests/conformance/python
 
@@ -25,6 +27,19 @@ for tool in add_issue_labels set_issue_labels add_issue_comment create_issue cre
                 fail "PyGithub: no $tool row on the tape"
 done
 pass "PyGithub 1.55: 30 steps as on github.com (labels as a list body, lazy users and orgs, legacy refs, the rate limit), each change on the tape"
+
+create_sandbox github
+gh_token=$(jq -r .provider_credentials.github.token <<<"$CREATED")
+ruby "$SRC/tests/conformance/ruby/octokit_flow.rb" "$gh_token" "$(rest_url github)" >octokit-rb.out 2>&1 ||
+        fail "octokit.rb: $(grep -v '^ok' octokit-rb.out)"
+grep -q '^passed 29$' octokit-rb.out || fail "octokit.rb: $(tail -3 octokit-rb.out)"
+twin_call GET "$(rest_url github)/_pome/events" "$TOKEN"
+for tool in add_issue_labels set_issue_labels add_issue_comment create_issue issue_write create_label \
+        create_branch create_or_update_file create_pull_request merge_pull_request; do
+        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
+                fail "octokit.rb: no $tool row on the tape"
+done
+pass "octokit.rb 4.20: 29 steps as on github.com (its rate limit is 5000, legacy refs), each change on the tape"
 
 create_sandbox stripe
 key=$(jq -r .provider_credentials.stripe.api_key <<<"$CREATED")
