@@ -13,8 +13,9 @@ packages=(
         # the sealed agent's tests: agents in python3, a model server behind openssl
         python3 openssl
         # clients the twins are tested against: the GitHub CLI (REST and GraphQL), PyGithub,
-        # stripe-python (Debian's python3, /usr/bin/python3), octokit.rb
-        gh python3-github python3-stripe ruby-octokit
+        # stripe-python (Debian's python3, /usr/bin/python3), octokit.rb, slack-go (built with
+        # Debian's Go from its GOPATH sources)
+        gh python3-github python3-stripe ruby-octokit golang-go golang-github-slack-go-slack-dev
         # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
         # promtool checks /metrics)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Clients from Debian, unmodified, against real sandboxes (issue 25): PyGithub
-# (python3-github), octokit.rb (ruby-octokit) and stripe-python (python3-stripe), each over a
-# realistic flow (tests/conformance/{python,ruby}/: 30, 29 and 23 steps), with the tape checked
-# for the changes they made. Python is Debian's (/usr/bin/python3), whose modules apt installs.
+# (python3-github), octokit.rb (ruby-octokit), stripe-python (python3-stripe) and slack-go
+# (golang-github-slack-go-slack-dev, built here with Debian's Go), each over a realistic flow
+# (tests/conformance/{python,ruby,go}/: 30, 29, 23 and 26 steps), with the tape checked for the
+# changes they made. Python is Debian's (/usr/bin/python3), whose modules apt installs.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 PY=/usr/bin/python3
@@ -11,6 +12,8 @@ PY=/usr/bin/python3
         skip "python3-github and python3-stripe are not installed (apt-get install python3-github python3-stripe; scripts/setup.sh does)"
 ruby -e 'require "octokit"' 2>/dev/null ||
         skip "ruby-octokit is not installed (apt-get install ruby-octokit; scripts/setup.sh does)"
+[[ -d /usr/share/gocode/src/github.com/slack-go/slack ]] && command -v go >/dev/null ||
+        skip "slack-go is not installed (apt-get install golang-go golang-github-slack-go-slack-dev; scripts/setup.sh does)"
 start_pomed
 FLOWS=$SRC/tests/conformance/python
 
@@ -51,3 +54,20 @@ twin_call GET "$(rest_url stripe)/_pome/events" "$TOKEN"
 jq -e 'any(.[]; .tool == "create_payment_intent" and (.request_body.confirm == "True"))' <<<"$BODY" >/dev/null ||
         fail "stripe-python: the confirm=True payment intent is not on the tape"
 pass "stripe-python: 23 steps as on api.stripe.com (Python booleans, payment method lists, nulls where Stripe sends them)"
+
+# slack-go, from Debian's GOPATH sources
+(cd "$SRC/tests/conformance/go/slackflow" &&
+        GOPATH=/usr/share/gocode GO111MODULE=off GOCACHE=$TMP/gocache go build -o "$TMP/slackflow" .) \
+        >go-build.out 2>&1 || fail "cannot build the slack-go flow: $(tail -5 go-build.out)"
+create_sandbox slack
+xoxb=$(jq -r .provider_credentials.slack.token <<<"$CREATED")
+"$TMP/slackflow" "$xoxb" "$(rest_url slack)/api/" >slack-go.out 2>&1 || fail "slack-go: $(grep -v '^ok' slack-go.out)"
+grep -q '^passed 26$' slack-go.out || fail "slack-go: $(tail -3 slack-go.out)"
+twin_call GET "$(rest_url slack)/_pome/events" "$TOKEN"
+for tool in slack_send_message slack_add_reaction slack_add_pin slack_edit_message slack_post_ephemeral \
+        slack_mark_conversation slack_set_conversation_topic slack_create_conversation slack_upload_file \
+        slack_delete_message; do
+        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
+                fail "slack-go: no $tool row on the tape"
+done
+pass "slack-go: 26 steps as on slack.com (ephemeral messages, marks, user groups), each change on the tape"
