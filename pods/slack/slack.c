@@ -887,20 +887,33 @@ json_t *slack_render_channel(TwinCall *c, json_t *ch)
                                  json_object_get(ch, "user"), "created",
                                  json_object_get(ch, "created"), "is_org_shared", false,
                                  "is_archived", false, "is_open", true);
-        return json_pack("{s:O, s:O, s:b, s:b, s:b, s:b, s:b, s:O, s:b, s:b, s:O, s:b, s:b, "
-                         "s:O, s:O, s:O, s:I, s:b}",
-                         "id", json_object_get(ch, "id"), "name", json_object_get(ch, "name"),
-                         "is_channel", !mpim && !slack_channel_is_group(ch), "is_group",
-                         slack_channel_is_group(ch), "is_im", false, "is_mpim", mpim, "is_private",
-                         priv, "created", json_object_get(ch, "created"), "is_archived",
-                         json_is_true(json_object_get(ch, "is_archived")), "is_general",
-                         streq_ptr(json_get_str(ch, "name"), "general"), "name_normalized",
-                         json_object_get(ch, "name"), "is_shared", false, "is_member",
-                         slack_is_member(ch, slack_bot_user(c)), "creator",
-                         json_object_get(ch, "creator"), "topic", json_object_get(ch, "topic"),
-                         "purpose", json_object_get(ch, "purpose"), "num_members",
-                         (json_int_t)json_array_size(members), "is_org_shared", false);
+        return json_pack(
+                "{s:O, s:O, s:b, s:b, s:b, s:b, s:b, s:O, s:b, s:b, s:O, s:b, s:b, "
+                "s:O, s:O, s:O, s:I, s:b, s:O, s:b, s:b, s:[], s:b, s:b, s:b, s:[], s:i, "
+                "s:I, s:o}",
+                "id", json_object_get(ch, "id"), "name", json_object_get(ch, "name"), "is_channel",
+                !mpim && !slack_channel_is_group(ch), "is_group", slack_channel_is_group(ch),
+                "is_im", false, "is_mpim", mpim, "is_private", priv, "created",
+                json_object_get(ch, "created"), "is_archived",
+                json_is_true(json_object_get(ch, "is_archived")), "is_general",
+                streq_ptr(json_get_str(ch, "name"), "general"), "name_normalized",
+                json_object_get(ch, "name"), "is_shared", false, "is_member",
+                slack_is_member(ch, slack_bot_user(c)), "creator", json_object_get(ch, "creator"),
+                "topic", json_object_get(ch, "topic"), "purpose", json_object_get(ch, "purpose"),
+                "num_members", (json_int_t)json_array_size(members), "is_org_shared", false,
+                /* what every channel object has (https://api.slack.com/types/conversation);
+                 * the twin's workspace shares nothing and renames nothing */
+                "context_team_id", json_object_get(json_object_get(c->world, "team"), "id"),
+                "is_ext_shared", false, "is_pending_ext_shared", false, "pending_shared",
+                "is_read_only", false, "is_thread_only", false, "is_non_threadable", false,
+                "previous_names", "unlinked", 0, "updated",
+                (json_int_t)json_integer_value(json_object_get(ch, "created")) * 1000, "last_read",
+                json_object_get(ch, "last_read") ? json_incref(json_object_get(ch, "last_read"))
+                                                 : json_string("0000000000.000000"));
 }
+
+/* The icons of a bot without its own: Slack's default bot icon, by size */
+#define SLACK_BOT_ICON "https://a.slack-edge.com/80588/img/plugins/app/bot_"
 
 /*
  * A message as the API shows it: the stored row, plus the thread summary on a parent
@@ -912,9 +925,28 @@ json_t *slack_render_channel(TwinCall *c, json_t *ch)
 static json_t *render_message(TwinCall *c, json_t *ch, json_t *m, bool with_root)
 {
         _cleanup_json_ json_t *out = json_deep_copy(m);
-        if (!out || json_object_set(out, "team",
-                                    json_object_get(json_object_get(c->world, "team"), "id")) < 0)
+        json_t *team = json_object_get(json_object_get(c->world, "team"), "id");
+        if (!out || json_object_set(out, "team", team) < 0)
                 return NULL;
+        /* a bot's message names its app and carries its bot_profile, as Slack shows a message a
+         * bot token posted (https://api.slack.com/events/message/bot_message) */
+        const char *bot_id = json_get_str(m, "bot_id");
+        if (bot_id && !json_object_get(out, "bot_profile")) {
+                json_t *bu = slack_find_by(json_object_get(c->world, "users"), "bot_id", bot_id);
+                char app[32];
+                snprintf(app, sizeof(app), "A%s", bot_id[0] ? bot_id + 1 : "");
+                json_t *icons = json_pack("{s:s, s:s, s:s}", "image_36", SLACK_BOT_ICON "36.png",
+                                          "image_48", SLACK_BOT_ICON "48.png", "image_72",
+                                          SLACK_BOT_ICON "72.png");
+                if (json_object_set_new(out, "app_id", json_string(app)) < 0 ||
+                    json_object_set_new(out, "bot_profile",
+                                        json_pack("{s:s, s:s, s:O?, s:o, s:b, s:i, s:O}", "id",
+                                                  bot_id, "app_id", app, "name",
+                                                  json_object_get(bu, "name"), "icons", icons,
+                                                  "deleted", false, "updated", 1767225600,
+                                                  "team_id", team)) < 0)
+                        return NULL;
+        }
         const char *ts = json_get_str(m, "ts");
         _cleanup_json_ json_t *users = json_array();
         if (!users)
@@ -978,6 +1010,76 @@ json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m)
         return render_message(c, ch, m, true);
 }
 
+/* Sets o[key] to v (taken) unless o has it. 0 or -ENOMEM. */
+static int put_default(json_t *o, const char *key, json_t *v)
+{
+        if (!v)
+                return -ENOMEM;
+        if (json_object_get(o, key)) {
+                json_decref(v);
+                return 0;
+        }
+        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+/* The avatar urls of a profile without one of its own: Slack's default avatar, as a user
+ * who never uploaded one shows it. */
+#define SLACK_AVATAR "https://a.slack-edge.com/80588/img/avatars/ava_0001-%d.png"
+
+json_t *slack_render_profile(TwinCall *c, json_t *u)
+{
+        _cleanup_json_ json_t *p = json_deep_copy(json_object_get(u, "profile"));
+        if (!p)
+                p = json_object();
+        if (!p || json_object_set(p, "team",
+                                  json_object_get(json_object_get(c->world, "team"), "id")) < 0)
+                return NULL;
+        /* what every profile has (https://api.slack.com/types/user, the profile of its example),
+         * as a workspace member who filled in nothing more than the seed says shows it */
+        const char *real = json_get_str(p, "real_name") ? json_get_str(p, "real_name")
+                                                        : strempty(json_get_str(u, "real_name"));
+        const char *display = strempty(json_get_str(p, "display_name"));
+        const char *space = strchr(real, ' ');
+        _cleanup_free_ char *first = space ? strndup(real, (size_t)(space - real)) : strdup(real);
+        if (!first)
+                return NULL;
+        int r = 0;
+        r = r ?: put_default(p, "real_name", json_string(real));
+        r = r ?: put_default(p, "real_name_normalized", json_string(real));
+        r = r ?: put_default(p, "display_name", json_string(display));
+        r = r ?: put_default(p, "display_name_normalized", json_string(display));
+        r = r ?: put_default(p, "first_name", json_string(first));
+        r = r ?: put_default(p, "last_name", json_string(space ? space + 1 : ""));
+        r = r ?: put_default(p, "title", json_string(""));
+        r = r ?: put_default(p, "phone", json_string(""));
+        r = r ?: put_default(p, "skype", json_string(""));
+        r = r ?: put_default(p, "pronouns", json_string(""));
+        r = r ?: put_default(p, "fields", json_object());
+        r = r ?: put_default(p, "status_text", json_string(""));
+        r = r ?: put_default(p, "status_text_canonical", json_string(""));
+        r = r ?: put_default(p, "status_emoji", json_string(""));
+        r = r ?: put_default(p, "status_emoji_display_info", json_array());
+        r = r ?: put_default(p, "status_emoji_url", json_string(""));
+        r = r ?: put_default(p, "status_expiration", json_integer(0));
+        r = r ?: put_default(p, "avatar_hash", json_string("g0001"));
+        r = r ?: put_default(p, "is_custom_image", json_false());
+        r = r ?: put_default(p, "huddle_state", json_string("default_unset"));
+        r = r ?: put_default(p, "huddle_state_expiration_ts", json_integer(0));
+        static const int sizes[] = {24, 32, 48, 72, 192, 512, 1024};
+        for (size_t i = 0; r == 0 && i < ELEMENTSOF(sizes); i++) {
+                char key[32], url[128];
+                snprintf(key, sizeof(key), "image_%d", sizes[i]);
+                snprintf(url, sizeof(url), SLACK_AVATAR, sizes[i]);
+                r = put_default(p, key, json_string(url));
+        }
+        if (r == 0) {
+                char url[128];
+                snprintf(url, sizeof(url), SLACK_AVATAR, 1024);
+                r = put_default(p, "image_original", json_string(url));
+        }
+        return r < 0 ? NULL : TAKE_PTR(p);
+}
+
 json_t *slack_render_user(TwinCall *c, json_t *u)
 {
         _cleanup_json_ json_t *out = json_deep_copy(u);
@@ -986,7 +1088,24 @@ json_t *slack_render_user(TwinCall *c, json_t *u)
                 return NULL;
         /* bookkeeping of the twin, not a field of Slack's user object */
         json_object_del(out, "hidden");
-        return TAKE_PTR(out);
+        bool bot = json_is_true(json_object_get(u, "is_bot"));
+        const char *tz = json_get_str(u, "tz");
+        int r = 0;
+        r = r ?: json_object_set_new(out, "profile", slack_render_profile(c, u)) < 0 ? -ENOMEM : 0;
+        r = r ?: put_default(out, "color", json_string("9f69e7"));
+        r = r ?: put_default(out, "tz", json_string(tz ? tz : "Etc/UTC"));
+        r = r ?: put_default(out, "tz_label", json_string("Coordinated Universal Time"));
+        r = r ?: put_default(out, "tz_offset", json_integer(0));
+        r = r ?: put_default(out, "is_owner", json_false());
+        r = r ?: put_default(out, "is_primary_owner", json_false());
+        r = r ?: put_default(out, "is_restricted", json_false());
+        r = r ?: put_default(out, "is_ultra_restricted", json_false());
+        r = r ?: put_default(out, "is_app_user", json_false());
+        r = r ?: put_default(out, "is_email_confirmed", json_boolean(!bot));
+        r = r ?: put_default(out, "has_2fa", json_false());
+        r = r ?: put_default(out, "who_can_share_contact_card", json_string("EVERYONE"));
+        r = r ?: put_default(out, "updated", json_integer(1767225600)); /* GH_SEED_TIME's day */
+        return r < 0 ? NULL : TAKE_PTR(out);
 }
 
 /* ------------------------------------------------------------------ arguments */

@@ -40,6 +40,10 @@ int slack_ok(TwinReply *rp, json_t *more);
 json_t *slack_render_channel(TwinCall *c, json_t *ch);
 json_t *slack_render_message(TwinCall *c, json_t *ch, json_t *m);
 json_t *slack_render_user(TwinCall *c, json_t *u);
+/* The profile of user u as users.profile.get and users.info show it: the world's, with what
+ * every profile has filled in (first and last name, images, status, huddle state). New
+ * reference, NULL on OOM. */
+json_t *slack_render_profile(TwinCall *c, json_t *u);
 json_t *slack_permalink(TwinCall *c, json_t *ch, json_t *m);
 
 /* ----- arguments and pages (slack.c) */

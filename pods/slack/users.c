@@ -68,10 +68,8 @@ int slack_act_read_user_profile(TwinCall *c, TwinReply *rp)
                 u = slack_user_by_id(c->world, slack_bot_user(c));
         if (!u)
                 return slack_fail(rp, "user_not_found");
-        _cleanup_json_ json_t *profile = json_deep_copy(json_object_get(u, "profile"));
-        if (!profile ||
-            json_object_set(profile, "team",
-                            json_object_get(json_object_get(c->world, "team"), "id")) < 0)
+        _cleanup_json_ json_t *profile = slack_render_profile(c, u);
+        if (!profile)
                 return -ENOMEM;
         return slack_ok(rp,
                         json_pack("{s:O, s:O, s:O}", "profile", profile, "user_id",
