@@ -10,11 +10,13 @@
 
 #include <assert.h>
 #include <limits.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cli/build-info.h"
 #include "common/httpd.h"
 #include "common/json-util.h"
+#include "common/text.h"
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "common/util.h"
@@ -99,6 +101,81 @@ static bool blank(const char *s, size_t n)
         return true;
 }
 
+/* rp := the kind's envelope for a refusal of its control surfaces, message its error. */
+static void control_error(const LocalTwin *lt, TwinControlError what, const char *message,
+                          TwinReply *rp)
+{
+        lt->kind->control_error(what, message, rp);
+        free(rp->error);
+        rp->error = strdup(message);
+}
+
+/*
+ * The seed a TWIN_KIND_TOLERANT_CONTROL kind's /admin/seed takes, read as hosted Pome's twin
+ * of its vendor reads it: a form (its fields) when the Content-Type says so, else JSON, and
+ * malformed or non-object JSON as {}; {seed: …} unwrapped for TWIN_KIND_SEED_WRAPPED; then
+ * without the members the kind's seeds do not have (their names into *ret_ignored, a new
+ * array). The seed into *ret (new reference). 0; -EINVAL when the wrapped seed is no object
+ * (*ret is then the body as read); -ENOMEM.
+ */
+static int tolerant_seed(const LocalTwin *lt, HttpRequest *rq, json_t **ret, json_t **ret_ignored)
+{
+        size_t len;
+        const char *body = http_request_body(rq, &len);
+        const char *ct = http_request_header(rq, "Content-Type");
+        _cleanup_json_ json_t *j = NULL;
+        if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
+                _cleanup_json_ json_t *form = json_object();
+                if (!form)
+                        return -ENOMEM;
+                /* each field a string, as hosted Pome's form reader gives it */
+                for (const char *p = strempty(body), *end = p + (body ? len : 0); p < end;) {
+                        const char *amp = memchr(p, '&', (size_t)(end - p)), *e = amp ? amp : end;
+                        const char *eq = memchr(p, '=', (size_t)(e - p));
+                        _cleanup_free_ char *name = strndup(p, (size_t)((eq ? eq : e) - p));
+                        if (!name)
+                                return -ENOMEM;
+                        _cleanup_free_ char *v =
+                                *name ? front_form_value(p, (size_t)(e - p), name) : NULL;
+                        if (v && utf8_valid(name, strlen(name)) && utf8_valid(v, strlen(v)) &&
+                            json_object_set_new(form, name, json_string(v)) < 0)
+                                return -ENOMEM;
+                        p = e + 1;
+                }
+                j = TAKE_PTR(form);
+        } else
+                j = body ? json_loadb(body, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+        if (!json_is_object(j)) {
+                json_decref(j);
+                if (!(j = json_object()))
+                        return -ENOMEM;
+        }
+        json_t *wrapped =
+                (lt->kind->flags & TWIN_KIND_SEED_WRAPPED) ? json_object_get(j, "seed") : NULL;
+        if (wrapped && !json_is_object(wrapped)) {
+                *ret = TAKE_PTR(j);
+                return -EINVAL;
+        }
+        _cleanup_json_ json_t *seed = json_deep_copy(wrapped ? wrapped : j),
+                              *ignored = json_array();
+        if (!seed || !ignored)
+                return -ENOMEM;
+        const char *k;
+        json_t *v;
+        void *tmp;
+        json_object_foreach_safe (seed, tmp, k, v) {
+                bool known = !lt->kind->seed_keys;
+                for (const char *const *n = lt->kind->seed_keys; n && *n && !known; n++)
+                        known = streq(*n, k);
+                if (!known && (json_array_append_new(ignored, json_string(k)) < 0 ||
+                               json_object_del(seed, k) < 0))
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(seed);
+        *ret_ignored = TAKE_PTR(ignored);
+        return 0;
+}
+
 /*
  * The admin call what (reset, seed, token) of a caller past the gate, into rp: status,
  * body, error, request_body and state_mutation, for the reply and its tape row.
@@ -119,15 +196,36 @@ static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinRep
         }
         size_t len;
         const char *body = http_request_body(rq, &len);
-        _cleanup_json_ json_t *j = NULL;
-        if (!reset && body && !blank(body, len)) {
+        _cleanup_json_ json_t *j = NULL, *ignored = NULL;
+        if (seed && (lt->kind->flags & TWIN_KIND_TOLERANT_CONTROL)) {
+                int r = tolerant_seed(lt, rq, &j, &ignored);
+                if (r == -ENOMEM) {
+                        local_error(lt, 500, "internal_error", "Out of memory.", rp);
+                        return;
+                }
+                rp->request_body = json_incref(j);
+                if (r < 0) {
+                        control_error(lt, TWIN_CONTROL_BAD_SEED,
+                                      "seed must be a JSON object (the seed member of a form, "
+                                      "or of a JSON body that wraps it).",
+                                      rp);
+                        return;
+                }
+        } else if (seed && (!body || blank(body, len))) {
+                /* hosted Pome's GitHub twin: an empty body is no JSON */
+                control_error(lt, TWIN_CONTROL_BAD_BODY, "The body is empty.", rp);
+                return;
+        } else if (!reset && body && !blank(body, len)) {
                 json_error_t je;
                 j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
                 if (!j) {
                         char msg[128];
                         snprintf(msg, sizeof(msg), "The body is not JSON (line %d, column %d).",
                                  je.line, je.column);
-                        local_error(lt, 400, "invalid_json", msg, rp);
+                        if (seed)
+                                control_error(lt, TWIN_CONTROL_BAD_BODY, msg, rp);
+                        else
+                                local_error(lt, 400, "invalid_json", msg, rp);
                         return;
                 }
                 rp->request_body = json_incref(j);
@@ -154,11 +252,15 @@ static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinRep
         int r;
         if (seed) {
                 if (!json_is_object(j)) {
-                        local_error(lt, 422, "invalid_arguments",
-                                    "The body must be a seed: a JSON object.", rp);
+                        control_error(lt, TWIN_CONTROL_BAD_SEED,
+                                      "The body must be a seed: a JSON object.", rp);
                         return;
                 }
                 r = twin_reseed(lt->twin, j, err, sizeof(err));
+                if (r == -EINVAL) {
+                        control_error(lt, TWIN_CONTROL_BAD_SEED, err, rp);
+                        return;
+                }
                 if (r >= 0) {
                         /* the new seed is also what a later reset returns to */
                         json_decref(lt->boot_seed);
@@ -180,7 +282,10 @@ static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinRep
                         json_array_clear(lt->rows);
         }
         rp->state_mutation = true;
-        twin_reply_json(rp, 200, json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name));
+        json_t *ok = json_pack("{s:b, s:s}", "ok", 1, "twin", lt->kind->name);
+        if (ok && json_array_size(ignored) > 0)
+                json_object_set(ok, "ignored", ignored);
+        twin_reply_json(rp, 200, ok);
 }
 
 static int local_record(void *userdata, const json_t *row)
@@ -214,11 +319,12 @@ static int local_record_line(void *userdata, const char *line, size_t len, const
 static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const char *request_id)
 {
         if (!admin_allowed(lt, rq)) {
-                /* not a served call: a stranger does not get to write on the tape */
-                reply_local_error(lt, rq, 403, "forbidden",
-                                  lt->admin_token ? "Send X-Admin-Token."
-                                                  : "Admin routes answer loopback callers only.",
-                                  request_id);
+                /* not a served call: a stranger does not get to write on the tape; the body
+                 * is hosted Pome's admin-gate 403 of the vendor, word for word */
+                TwinReply deny = {};
+                lt->kind->control_error(TWIN_CONTROL_FORBIDDEN, NULL, &deny);
+                front_reply(rq, deny.status, deny.headers, deny.body, request_id);
+                twin_reply_done(&deny);
                 return;
         }
         int64_t ts = (int64_t)now_usec(CLOCK_REALTIME);
@@ -246,8 +352,11 @@ static void handle_admin(LocalTwin *lt, HttpRequest *rq, const char *what, const
                         (double)(now_usec(CLOCK_MONOTONIC) - http_request_start_usec(rq)) / 1000.0,
                 .ts_usec = ts,
         };
-        _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
-        (void)local_record(lt, row);
+        /* hosted Pome's Stripe twin keeps /admin/seed off its tape */
+        if (!streq(what, "seed") || !(lt->kind->flags & TWIN_KIND_SEED_UNTAPED)) {
+                _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
+                (void)local_record(lt, row);
+        }
         front_reply(rq, rp.status, rp.headers, rp.body, request_id);
         twin_reply_done(&rp);
 }
@@ -284,15 +393,18 @@ static void serve_healthz(LocalTwin *lt, HttpRequest *rq, const char *request_id
                 twin_reply_done(&rp);
                 return;
         }
-        _cleanup_json_ json_t *tools = twin_kind_tools(lt->kind);
-        _cleanup_json_ json_t *j = json_pack(
-                "{s:b, s:s, s:s, s:s, s:I, s:{s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I}}", "ok", 1,
-                "twin", lt->kind->name, "implementation", lt->kind->implementation, "fidelity",
-                "semantic", "tools", (json_int_t)json_array_size(tools), "runtime", "package",
-                "pome", "version", POME_VERSION, "git_sha", POME_GIT_SHA, "build_time",
-                POME_BUILD_TIME, "pid", (int)getpid(), "uptime_seconds",
-                (json_int_t)(time(NULL) - lt->started), "calls", (json_int_t)lt->calls, "tape_rows",
-                (json_int_t)tape_count(lt->tape));
+        /* hosted Pome's key set for the kind (twin_health), and this process in runtime */
+        _cleanup_json_ json_t *j = twin_health(lt->twin, false);
+        json_t *runtime = json_object_get(j, "runtime");
+        if (json_is_object(runtime) &&
+            json_object_update_new(runtime, json_pack("{s:i, s:I, s:I, s:I}", "pid", (int)getpid(),
+                                                      "uptime_seconds",
+                                                      (json_int_t)(time(NULL) - lt->started),
+                                                      "calls", (json_int_t)lt->calls, "tape_rows",
+                                                      (json_int_t)tape_count(lt->tape))) < 0) {
+                json_decref(j);
+                j = NULL;
+        }
         front_reply(rq, j ? 200 : 500, NULL, j, request_id);
 }
 
@@ -337,9 +449,11 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        if (vendor || front_keyed_kind(raw) == lt->kind) {
+        if (vendor || front_keyed_kind(raw) == lt->kind || (!p && lt->kind->keyed_prefix)) {
                 /* by name, or on Stripe's "/v1" (its SDKs take no path prefix): the
-                 * credential names the session */
+                 * credential names the session. A Stripe twin routes every other path
+                 * outside /s/ so too: its key is asked for first (hosted Pome's Stripe
+                 * twin: an unknown root route is the 401 of its /v1 auth wall). */
                 front_keyed_session(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, headers,
                                     http_request_query(rq), body, body_len, sid, sizeof(sid));
                 p = e = raw;
@@ -402,6 +516,8 @@ int local_twin_new(sd_event *e, const LocalTwinConfig *cfg, LocalTwin **ret, cha
                    size_t errlen)
 {
         assert(e && cfg && cfg->kind && cfg->secret && cfg->secret_len > 0 && cfg->host);
+        /* the health answers' runtime block names this build */
+        twin_set_build(POME_GIT_SHA, POME_BUILD_TIME);
         LocalTwin *lt = calloc(1, sizeof(*lt));
         if (!lt)
                 return -ENOMEM;

@@ -16,9 +16,8 @@
 /* Which of the twin's answers lists its tools (and so gains a session's finalize_run). */
 typedef enum ToolList {
         TOOL_LIST_NONE,
-        TOOL_LIST_RPC,    /* POST /mcp tools/list: {jsonrpc, id, result: {tools}} */
-        TOOL_LIST_PLAIN,  /* GET /mcp/tools: {tools} */
-        TOOL_LIST_HEALTH, /* GET /_pome/health: {…, tools: <count>} */
+        TOOL_LIST_RPC,   /* POST /mcp tools/list: {jsonrpc, id, result: {tools}} */
+        TOOL_LIST_PLAIN, /* GET /mcp/tools: {tools} */
 } ToolList;
 
 struct FrontExchange {
@@ -563,9 +562,7 @@ static ToolList tool_list_of(HttpRequest *rq, const char *path)
 {
         const char *m = http_request_method(rq);
         if (streq(m, "GET"))
-                return streq(path, "/mcp/tools")      ? TOOL_LIST_PLAIN
-                       : streq(path, "/_pome/health") ? TOOL_LIST_HEALTH
-                                                      : TOOL_LIST_NONE;
+                return streq(path, "/mcp/tools") ? TOOL_LIST_PLAIN : TOOL_LIST_NONE;
         if (!streq(m, "POST") || (!streq(path, "/mcp") && !streq(path, "/mcp/")))
                 return TOOL_LIST_NONE;
         size_t n;
@@ -575,10 +572,9 @@ static ToolList tool_list_of(HttpRequest *rq, const char *path)
 
 /*
  * The twin's answer (n bytes of compact JSON) with finalize_run added to the tools it lists
- * (for the tape: redacted as a tape part is, when redact), or /_pome/health's tools count one
- * more: a new text in *ret (*ret_len bytes). Returns 0, -ENOENT when the answer lists no
- * tools (an error, a tools/call that mentioned "tools/list"): it then goes out as it is,
- * -ENOMEM.
+ * (for the tape: redacted as a tape part is, when redact): a new text in *ret (*ret_len bytes).
+ * Returns 0, -ENOENT when the answer lists no tools (an error, a tools/call that mentioned
+ * "tools/list"): it then goes out as it is, -ENOMEM.
  */
 static int tool_list_add(ToolList list, const char *text, size_t n, bool redact, char **ret,
                          size_t *ret_len)
@@ -593,24 +589,14 @@ static int tool_list_add(ToolList list, const char *text, size_t n, bool redact,
         case TOOL_LIST_PLAIN:
                 tools = json_object_get(doc, "tools");
                 break;
-        case TOOL_LIST_HEALTH:
-                tools = json_object_get(doc, "tools");
-                if (!json_is_integer(tools))
-                        return -ENOENT;
-                if (json_integer_set(tools, json_integer_value(tools) + 1) < 0)
-                        return -ENOMEM;
-                break;
         case TOOL_LIST_NONE:
                 return -ENOENT;
         }
-        if (list != TOOL_LIST_HEALTH) {
-                if (!json_is_array(tools))
-                        return -ENOENT;
-                tool = finalize_tool();
-                if (!tool || (redact && twin_redact_json(tool) < 0) ||
-                    json_array_append(tools, tool) < 0)
-                        return -ENOMEM;
-        }
+        if (!json_is_array(tools))
+                return -ENOENT;
+        tool = finalize_tool();
+        if (!tool || (redact && twin_redact_json(tool) < 0) || json_array_append(tools, tool) < 0)
+                return -ENOMEM;
         char *out = json_dumps(doc, JSON_COMPACT);
         if (!out)
                 return -ENOMEM;
@@ -639,7 +625,8 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                 serve_events(rq, t);
                 return;
         }
-        if (streq(path, "/healthz")) {
+        /* hosted Pome's Stripe twin has no session healthz: its twin's 501 answers */
+        if (streq(path, "/healthz") && !(k->flags & TWIN_KIND_NO_SESSION_HEALTHZ)) {
                 serve_session_healthz(rq, t);
                 return;
         }

@@ -84,7 +84,7 @@ typedef struct FrontTarget {
  * Serves rq for target t: answers it, now or when the backend is done. The request must be
  * authenticated already. A finalize (front_finalize_asked) goes to t->session and never
  * to the backend; with a finalize hook, the twin's tool lists (MCP tools/list, GET
- * /mcp/tools) gain finalize_run and /_pome/health's tools count with them.
+ * /mcp/tools) gain finalize_run.
  */
 void front_serve(HttpRequest *rq, const FrontTarget *t);
 

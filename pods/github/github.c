@@ -791,7 +791,8 @@ void gh_error(int status, const char *code, const char *message, TwinReply *rp)
 }
 
 /* GitHub "Authenticating to the REST API": no token 401 "Requires authentication", a bad or
- * expired one 401 "Bad credentials"; a good token without access to the resource 403. */
+ * expired one 401 "Bad credentials". A good token of another session is hosted Pome's 401
+ * "Forbidden" (its contract suite's sid-mismatch pin; status "401" with it). */
 static void github_auth_error(TwinAuthFailure why, TwinReply *rp)
 {
         switch (why) {
@@ -799,13 +800,69 @@ static void github_auth_error(TwinAuthFailure why, TwinReply *rp)
                 gh_error(401, NULL, "Requires authentication", rp);
                 return;
         case TWIN_AUTH_WRONG_SESSION:
-                gh_error(403, NULL, "Forbidden", rp);
+                gh_error(401, NULL, "Forbidden", rp);
                 return;
         case TWIN_AUTH_INVALID:
         case TWIN_AUTH_EXPIRED:
                 break;
         }
         gh_error(401, NULL, "Bad credentials", rp);
+}
+
+/*
+ * The control surfaces in GitHub's envelope, as hosted Pome's GitHub twin answers them: its
+ * admin gate 403 "Forbidden", a bad seed and a /mcp/call naming no tool or an unknown one 422
+ * "Validation Failed" (errors[] saying which), a body that is no JSON 400 "Problems parsing
+ * JSON".
+ */
+static void github_control_error(TwinControlError what, const char *detail, TwinReply *rp)
+{
+        switch (what) {
+        case TWIN_CONTROL_FORBIDDEN:
+                gh_error(403, NULL, "Forbidden", rp);
+                return;
+        case TWIN_CONTROL_BAD_BODY:
+                gh_error(400, "invalid_json", NULL, rp);
+                return;
+        case TWIN_CONTROL_BAD_SEED:
+                twin_reply_json(rp, 422,
+                                json_pack("{s:s, s:[{s:s, s:s, s:s}], s:s, s:s}", "message",
+                                          "Validation Failed", "errors", "resource", "Seed", "code",
+                                          "invalid", "message", strempty(detail),
+                                          "documentation_url", GH_DOCS_URL, "status", "422"));
+                return;
+        case TWIN_CONTROL_UNKNOWN_TOOL:
+                (void)gh_invalid_value(rp, "Tool", "tool", "invalid", strempty(detail));
+                return;
+        case TWIN_CONTROL_NO_TOOL:
+                (void)gh_invalid(rp, "Tool", "tool", "missing_field");
+                return;
+        }
+}
+
+/*
+ * hosted Pome's GitHub health shapes: /healthz adds fidelity and access_control (what the
+ * twin enforces of GitHub's permissions: the header comment of this file), /_pome/health
+ * implementation, fidelity and runtime.
+ */
+static int github_health_extras(const Twin *t _unused_, json_t *body, bool health)
+{
+        if (json_object_set_new(body, "fidelity", json_string("semantic")) < 0)
+                return -ENOMEM;
+        if (health)
+                return json_object_set_new(body, "implementation",
+                                           json_string(twin_kind_github.implementation)) < 0 ||
+                                       json_object_set_new(body, "runtime", twin_runtime()) < 0
+                               ? -ENOMEM
+                               : 0;
+        return json_object_set_new(
+                       body, "access_control",
+                       json_pack("{s:s, s:s, s:s}", "private_repositories",
+                                 "owner and collaborators; anyone else gets 404", "writes",
+                                 "owner and collaborators; anyone else gets 403", "sessions",
+                                 "a token is good for its own session only")) < 0
+                       ? -ENOMEM
+                       : 0;
 }
 
 int gh_not_found(TwinReply *rp)
@@ -1766,4 +1823,6 @@ const TwinKind twin_kind_github = {
         .auth_error = github_auth_error,
         .error = gh_error,
         .vendor_headers = github_vendor_headers,
+        .control_error = github_control_error,
+        .health_extras = github_health_extras,
 };

@@ -767,16 +767,17 @@ static int seed_emoji(TwinSeed *s, const json_t *seed)
         return 0;
 }
 
+static const char *const seed_keys[] = {"team", "users", "channels", "emoji", "secrets", NULL};
+
 static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
-        static const char *const keys[] = {"team", "users", "channels", "emoji", "secrets"};
         _cleanup_json_ json_t *world = json_pack(
                 "{s:[], s:[], s:[], s:[], s:{}, s:I, s:I}", "users", "channels", "scheduled",
                 "files", "emoji", "next_id", (json_int_t)1, "last_ts_us", (json_int_t)0);
         if (!world)
                 return -ENOMEM;
         TwinSeed s = {.world = world, .err = err, .errlen = errlen};
-        int r = twin_seed_known(&s, seed, "", "slack seed", keys, ELEMENTSOF(keys));
+        int r = twin_seed_known(&s, seed, "", "slack seed", seed_keys, ELEMENTSOF(seed_keys) - 1);
         if (r < 0 || (r = seed_team(&s, seed)) < 0 || (r = seed_users(&s, seed)) < 0 ||
             (r = seed_bot(&s)) < 0 || (r = seed_channels(&s, seed)) < 0)
                 return r;
@@ -818,6 +819,35 @@ static void slack_auth_error(TwinAuthFailure why, TwinReply *rp)
                 break;
         }
         twin_reply_json(rp, 401, json_pack("{s:b, s:s}", "ok", false, "error", error));
+}
+
+/*
+ * The control surfaces as hosted Pome's Slack twin answers them: its admin gate 403
+ * restricted_action, any refused seed 500 internal_error (the admin surface's own envelope,
+ * the reason under "warning"), /mcp/call 404 unknown_tool and 400 invalid_arguments.
+ */
+static void slack_control_error(TwinControlError what, const char *detail, TwinReply *rp)
+{
+        switch (what) {
+        case TWIN_CONTROL_FORBIDDEN:
+                twin_reply_json(rp, 403,
+                                json_pack("{s:b, s:s}", "ok", false, "error", "restricted_action"));
+                return;
+        case TWIN_CONTROL_BAD_BODY:
+        case TWIN_CONTROL_BAD_SEED:
+                twin_reply_json(rp, 500,
+                                json_pack("{s:b, s:s, s:s}", "ok", false, "error", "internal_error",
+                                          "warning", detail ? detail : "The body is not a seed."));
+                return;
+        case TWIN_CONTROL_UNKNOWN_TOOL:
+                twin_reply_json(rp, 404,
+                                json_pack("{s:b, s:s}", "ok", false, "error", "unknown_tool"));
+                return;
+        case TWIN_CONTROL_NO_TOOL:
+                twin_reply_json(rp, 400,
+                                json_pack("{s:b, s:s}", "ok", false, "error", "invalid_arguments"));
+                return;
+        }
 }
 
 int slack_fail(TwinReply *rp, const char *error)
@@ -1536,7 +1566,8 @@ static const TwinHandler slack_handlers[] = {
 const TwinKind twin_kind_slack = {
         .name = "slack",
         .implementation = "pome-slack",
-        .flags = TWIN_KIND_TOKEN_PARAM,
+        .flags = TWIN_KIND_TOKEN_PARAM | TWIN_KIND_TOLERANT_CONTROL | TWIN_KIND_CALL_ALIASES |
+                 TWIN_KIND_SEED_WRAPPED,
         .surface = &twin_surface_slack,
         .handlers = slack_handlers,
         .n_handlers = ELEMENTSOF(slack_handlers),
@@ -1544,8 +1575,10 @@ const TwinKind twin_kind_slack = {
          * hosts and files.slack.com (files.getUploadURLExternal's upload_url) below it */
         .vendor_hosts = (const char *const[]){"slack.com", "*.slack.com", NULL},
         .load_seed = slack_load_seed,
+        .seed_keys = seed_keys,
         .public_state = slack_public_state,
         .auth_error = slack_auth_error,
         .error = slack_error,
+        .control_error = slack_control_error, /* no health_extras: hosted Pome's {ok, twin} */
         .advance = slack_deliver_scheduled,
 };

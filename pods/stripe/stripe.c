@@ -2378,16 +2378,28 @@ static int seed_api_keys(TwinSeed *s, const json_t *seed)
         return 0;
 }
 
+static const char *const seed_keys[] = {"api_keys",
+                                        "customers",
+                                        "payment_methods",
+                                        "payment_intents",
+                                        "charges",
+                                        "refunds",
+                                        "balance_transactions",
+                                        "products",
+                                        "prices",
+                                        "subscriptions",
+                                        "invoices",
+                                        "failure_injection",
+                                        "x402_resources",
+                                        NULL};
+
 static int stripe_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
         _cleanup_json_ json_t *w = json_object();
         if (!w)
                 return -ENOMEM;
         TwinSeed s = {.world = w, .err = err, .errlen = errlen};
-        int r = TWIN_SEED_KNOWN(&s, seed, "", "Stripe seed", "api_keys", "customers",
-                                "payment_methods", "payment_intents", "charges", "refunds",
-                                "balance_transactions", "products", "prices", "subscriptions",
-                                "invoices", "failure_injection", "x402_resources");
+        int r = twin_seed_known(&s, seed, "", "Stripe seed", seed_keys, ELEMENTSOF(seed_keys) - 1);
         if (r < 0)
                 return r;
         static const char *const colls[] = {
@@ -2444,12 +2456,17 @@ static json_t *stripe_public_state(const json_t *world)
         return TAKE_PTR(s);
 }
 
-/* 401s as api.stripe.com words them (https://docs.stripe.com/api/authentication). */
+/*
+ * Refusals of a caller as hosted Pome's Stripe twin answers them (its contract suite): 401
+ * with code "unauthorized" (api.stripe.com words: https://docs.stripe.com/api/authentication),
+ * "Invalid API Key provided." for a key that resolves nowhere, and 403 "forbidden" for a good
+ * credential of another session.
+ */
 static void stripe_auth_error(TwinAuthFailure why, TwinReply *rp)
 {
         switch (why) {
         case TWIN_AUTH_MISSING:
-                (void)stripe_fail(rp, 401, "invalid_request_error", NULL, NULL,
+                (void)stripe_fail(rp, 401, "invalid_request_error", "unauthorized", NULL,
                                   "You did not provide an API key. You need to provide your API "
                                   "key in the Authorization header, using Bearer auth (e.g. "
                                   "'Authorization: Bearer YOUR_SECRET_KEY'). See "
@@ -2457,25 +2474,79 @@ static void stripe_auth_error(TwinAuthFailure why, TwinReply *rp)
                                   "can help at https://support.stripe.com/.");
                 return;
         case TWIN_AUTH_EXPIRED:
-                (void)stripe_fail(rp, 401, "invalid_request_error", "api_key_expired", NULL,
+                (void)stripe_fail(rp, 401, "invalid_request_error", "unauthorized", NULL,
                                   "Expired API Key provided.");
                 return;
-        case TWIN_AUTH_INVALID:
         case TWIN_AUTH_WRONG_SESSION:
+                (void)stripe_fail(rp, 403, "invalid_request_error", "forbidden", NULL,
+                                  "This key belongs to another sandbox.");
+                return;
+        case TWIN_AUTH_INVALID:
                 break;
         }
-        (void)stripe_fail(rp, 401, "invalid_request_error", NULL, NULL,
-                          "Invalid API Key provided. Find your API keys in the sandbox's "
-                          "provider_credentials.stripe.api_key.");
+        (void)stripe_fail(rp, 401, "invalid_request_error", "unauthorized", NULL,
+                          "Invalid API Key provided.");
+}
+
+/*
+ * The control surfaces as hosted Pome's Stripe twin answers them: its admin gate 403
+ * {type, code: "forbidden", message: "Forbidden"} exactly, a refused seed 400
+ * parameter_invalid, /mcp/call 400 tool_unknown and 400 parameter_invalid (param "tool").
+ */
+static void stripe_control_error(TwinControlError what, const char *detail, TwinReply *rp)
+{
+        switch (what) {
+        case TWIN_CONTROL_FORBIDDEN:
+                twin_reply_json(rp, 403,
+                                json_pack("{s:{s:s, s:s, s:s}}", "error", "type",
+                                          "invalid_request_error", "code", "forbidden", "message",
+                                          "Forbidden"));
+                return;
+        case TWIN_CONTROL_BAD_BODY:
+        case TWIN_CONTROL_BAD_SEED:
+                (void)stripe_invalid(rp, "parameter_invalid", NULL, "%s",
+                                     detail ? detail : "The body is not a seed.");
+                return;
+        case TWIN_CONTROL_UNKNOWN_TOOL:
+                (void)stripe_invalid(rp, "tool_unknown", "tool", "Unknown tool: %s",
+                                     strempty(detail));
+                return;
+        case TWIN_CONTROL_NO_TOOL:
+                (void)stripe_invalid(rp, "parameter_invalid", "tool",
+                                     "tool is required: {\"tool\": NAME, \"arguments\": {…}}.");
+                return;
+        }
+}
+
+/* hosted Pome's Stripe health shapes: fidelity and tthw_seconds in /healthz; implementation,
+ * fidelity, runtime, tthw_seconds and recorder in /_pome/health. tthw_seconds: the twin's
+ * time up (hosted Pome's "time since process start"). */
+static int stripe_health_extras(const Twin *t, json_t *body, bool health)
+{
+        if (json_object_set_new(body, "fidelity", json_string("semantic")) < 0 ||
+            json_object_set_new(body, "tthw_seconds", json_real(twin_uptime(t))) < 0)
+                return -ENOMEM;
+        if (health && (json_object_set_new(body, "implementation",
+                                           json_string(twin_kind_stripe.implementation)) < 0 ||
+                       json_object_set_new(body, "runtime", twin_runtime()) < 0 ||
+                       json_object_set_new(body, "recorder",
+                                           json_pack("{s:s, s:b}", "events", "/_pome/events",
+                                                     "redacted", true)) < 0))
+                return -ENOMEM;
+        return 0;
 }
 
 /* The engine's own refusals (malformed form or JSON, unknown route, 500) in Stripe's envelope. */
 static void stripe_error(int status, const char *code, const char *message, TwinReply *rp)
 {
         const char *type = status >= 500 ? "api_error" : "invalid_request_error";
-        if (streq_ptr(code, "unsupported_endpoint"))
+        if (streq_ptr(code, "unsupported_endpoint")) {
+                /* hosted Pome's Stripe twin says fidelity inside its error object too */
                 (void)stripe_fail(rp, status, type, "endpoint_not_supported", NULL, "%s", message);
-        else if (streq_ptr(code, "invalid_content_type") || streq_ptr(code, "invalid_utf8"))
+                json_t *e = json_object_get(rp->body, "error");
+                if (json_is_object(e))
+                        (void)json_object_set_new(e, "fidelity", json_string("unsupported"));
+        } else if (streq_ptr(code, "invalid_content_type") || streq_ptr(code, "invalid_utf8"))
                 (void)stripe_fail(rp, status, type, NULL, NULL,
                                   "%s If you have any questions, we can help at "
                                   "https://support.stripe.com/.",
@@ -2578,7 +2649,8 @@ static const TwinHandler stripe_handlers[] = {STRIPE_ACTIONS(ENTRY) ENTRY(x402_f
 const TwinKind twin_kind_stripe = {
         .name = "stripe",
         .implementation = "pome-stripe",
-        .flags = TWIN_KIND_RAW_KEY | TWIN_KIND_FORM_BODY,
+        .flags = TWIN_KIND_RAW_KEY | TWIN_KIND_FORM_BODY | TWIN_KIND_TOLERANT_CONTROL |
+                 TWIN_KIND_NO_SESSION_HEALTHZ | TWIN_KIND_SEED_UNTAPED,
         .surface = &twin_surface_stripe,
         .handlers = stripe_handlers,
         .n_handlers = ELEMENTSOF(stripe_handlers),
@@ -2587,7 +2659,10 @@ const TwinKind twin_kind_stripe = {
         .vendor_hosts = (const char *const[]){"api.stripe.com", NULL},
         .keyed_prefix = "/v1",
         .load_seed = stripe_load_seed,
+        .seed_keys = seed_keys,
         .public_state = stripe_public_state,
         .auth_error = stripe_auth_error,
         .error = stripe_error,
+        .control_error = stripe_control_error,
+        .health_extras = stripe_health_extras,
 };

@@ -9,6 +9,7 @@
 
 #include "common/json-util.h"
 #include "common/jsonbytes.h"
+#include "common/timeutil.h"
 #include "pods/twin/engine.h"
 #include "pods/twin/redact.h"
 
@@ -18,6 +19,7 @@ struct Twin {
         int64_t clock; /* pinned time in seconds since the epoch, 0 = the real clock */
         char *packed;  /* twin_pack: the world as compact JSON in pages of its own, or NULL */
         size_t packed_len, packed_cap;
+        int64_t started_usec; /* CLOCK_MONOTONIC at twin_new */
 };
 
 /* Kinds in the fixed order of twin_kind_names(). */
@@ -110,8 +112,45 @@ int twin_new(const TwinKind *k, const json_t *seed, Twin **ret, char *err, size_
                 return -ENOMEM;
         t->kind = k;
         t->world = TAKE_PTR(world);
+        t->started_usec = (int64_t)now_usec(CLOCK_MONOTONIC);
         *ret = t;
         return 0;
+}
+
+static char build_sha[64] = "unknown", build_time[64] = "unknown";
+
+void twin_set_build(const char *git_sha, const char *time)
+{
+        snprintf(build_sha, sizeof(build_sha), "%s", git_sha ? git_sha : "unknown");
+        snprintf(build_time, sizeof(build_time), "%s", time ? time : "unknown");
+}
+
+json_t *twin_runtime(void)
+{
+        return json_pack("{s:s, s:s, s:s, s:s}", "package", "pome", "version", POME_VERSION,
+                         "git_sha", build_sha, "build_time", build_time);
+}
+
+double twin_uptime(const Twin *t)
+{
+        return (double)((int64_t)now_usec(CLOCK_MONOTONIC) - t->started_usec) / 1e6;
+}
+
+json_t *twin_health(const Twin *t, bool session)
+{
+        const TwinKind *k = t->kind;
+        _cleanup_json_ json_t *body = json_pack("{s:b, s:s}", "ok", true, "twin", k->name);
+        if (!body)
+                return NULL;
+        if (!session &&
+            (json_object_set_new(body, "implementation", json_string(k->implementation)) < 0 ||
+             json_object_set_new(body, "tools",
+                                 json_integer((json_int_t)twin_kind_surface(k)->n_tools)) < 0 ||
+             json_object_set_new(body, "runtime", twin_runtime()) < 0))
+                return NULL;
+        if (k->health_extras && k->health_extras(t, body, session) < 0)
+                return NULL;
+        return TAKE_PTR(body);
 }
 
 static void packed_free(Twin *t)
@@ -697,9 +736,7 @@ static int serve_pome(Twin *t, const TwinRequest *rq, TwinReply *rp, const char 
                 return reply_not_allowed(rp, "GET");
         json_t *body;
         if (streq(what, "health"))
-                body = json_pack("{s:b, s:s, s:s, s:s, s:I}", "ok", true, "twin", t->kind->name,
-                                 "implementation", t->kind->implementation, "version", POME_VERSION,
-                                 "tools", (json_int_t)twin_kind_surface(t->kind)->n_tools);
+                body = twin_health(t, true);
         else {
                 /* The kind drops its bookkeeping; secret-looking values go here, for every kind
                  * alike (the world keeps them: the vendor's API shows them as they are). */

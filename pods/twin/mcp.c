@@ -9,10 +9,14 @@
  * An MCP-Protocol-Version header naming a version we do not speak is refused with 400
  * ("Protocol Version Header"); none at all is fine (the spec's fallback is 2025-03-26).
  *
- * Besides, CONTRACT.md's plain-JSON surfaces: GET /mcp/tools, POST /mcp/call {tool,
- * arguments} and POST /mcp/tools/{name} with the arguments as the body, answering the
- * CallToolResult, or an error in the twin's own envelope.
+ * Besides, CONTRACT.md's plain-JSON surfaces: GET /mcp/tools; POST /mcp/tools/{name} with
+ * the arguments as the body, answering the CallToolResult; and hosted Pome's legacy POST
+ * /mcp/call {tool, arguments}, answering what the action answers over REST (status and
+ * body), its body read and its refusals worded as hosted Pome's twin of the same vendor
+ * does (TwinKind.control_error, TWIN_KIND_TOLERANT_CONTROL, TWIN_KIND_CALL_ALIASES).
  */
+#include <strings.h>
+
 #include "common/json-util.h"
 #include "pods/twin/engine.h"
 
@@ -220,41 +224,64 @@ static int call_error(Twin *t, TwinReply *rp, int status, const char *code, cons
         return rp->error ? 0 : -ENOMEM;
 }
 
-int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
+/* The kind's control_error for /mcp/call, with rp->error its sentence. 0 or -ENOMEM. */
+static int control_error(Twin *t, TwinReply *rp, TwinControlError what, const char *detail,
+                         const char *message)
 {
-        /* POST /mcp/tools/{name}: the body is the arguments; POST /mcp/call: {tool, arguments}
-         * (also spelt {name, params}, as hosted Pome's Slack twin takes them). */
-        const char *named = startswith(rq->path, "/mcp/tools/");
+        twin_kind(t)->control_error(what, detail, rp);
+        if (!rp->body)
+                return -ENOMEM;
+        free(rp->error);
+        rp->error = strdup(message);
+        return rp->error ? 0 : -ENOMEM;
+}
+
+/*
+ * The body of POST /mcp/call as hosted Pome's twin of the kind reads it: strict JSON, or
+ * (TWIN_KIND_TOLERANT_CONTROL) a form when the Content-Type says so and otherwise JSON whose
+ * malformed or non-object text reads as {}. A new reference in *ret, NULL when strict JSON
+ * failed to parse. 0 or -ENOMEM.
+ */
+static int call_body(Twin *t, const TwinRequest *rq, json_t **ret)
+{
+        const char *body = rq->body ? rq->body : "";
+        *ret = NULL;
+        if (!(twin_kind(t)->flags & TWIN_KIND_TOLERANT_CONTROL)) {
+                *ret = json_loadb(body, rq->body_len, 0, NULL);
+                return 0;
+        }
+        const char *ct = json_get_str(rq->headers, "content-type");
+        if (ct && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0) {
+                int r = twin_form_parse(body, rq->body_len, ret);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        *ret = NULL;
+        } else
+                *ret = json_loadb(body, rq->body_len, 0, NULL);
+        if (!json_is_object(*ret)) {
+                json_decref(*ret);
+                *ret = json_object();
+        }
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* POST /mcp/tools/{name}: the body is the arguments, the answer the CallToolResult. */
+static int call_named(Twin *t, const TwinRequest *rq, const char *name, TwinReply *rp)
+{
         bool blank = !rq->body || rq->body_len == 0;
-        json_error_t e;
-        json_t *msg = named && blank ? json_object()
-                                     : json_loadb(rq->body ? rq->body : "", rq->body_len, 0, &e);
+        json_t *msg =
+                blank ? json_object() : json_loadb(rq->body ? rq->body : "", rq->body_len, 0, NULL);
         if (!msg)
                 return call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
         rp->request_body = msg; /* the reply owns it: the tape records the request */
         if (!json_is_object(msg))
                 return call_error(t, rp, 400, "invalid_arguments",
-                                  named ? "The body must be the tool's arguments, a JSON object."
-                                        : "The body must be a JSON object {tool, arguments}.");
+                                  "The body must be the tool's arguments, a JSON object.");
         if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
                 return call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
-
-        const char *name = named;
-        json_t *args = msg;
-        if (!named) {
-                name = json_get_str(msg, "tool") ?: json_get_str(msg, "name");
-                args = json_object_get(msg, "arguments") ?: json_object_get(msg, "params");
-                if (!name)
-                        return call_error(
-                                t, rp, 400, "invalid_arguments",
-                                "tool is required: {\"tool\": NAME, \"arguments\": {…}}.");
-                if (args && !json_is_object(args) && !json_is_null(args))
-                        return call_error(t, rp, 400, "invalid_arguments",
-                                          "arguments must be an object.");
-        }
-
         json_t *result;
-        int r = call_tool(t, name, args, rq->base_url, rp, &result);
+        int r = call_tool(t, name, msg, rq->base_url, rp, &result);
         if (r == -ENOENT) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Unknown tool: %s (GET /mcp/tools lists them).", name) < 0)
@@ -265,4 +292,56 @@ int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
                 return r;
         twin_reply_json(rp, 200, result);
         return 0;
+}
+
+int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        const char *named = startswith(rq->path, "/mcp/tools/");
+        if (named)
+                return call_named(t, rq, named, rp);
+
+        /* POST /mcp/call {tool, arguments} (hosted Pome's legacy dispatch; Slack's also
+         * {name, params}): the answer is the action's own, as its REST route gives it. */
+        json_t *msg;
+        int r = call_body(t, rq, &msg);
+        if (r < 0)
+                return r;
+        if (!msg)
+                return call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
+        rp->request_body = msg; /* the reply owns it: the tape records the request */
+        if (!json_is_object(msg))
+                return call_error(t, rp, 400, "invalid_arguments",
+                                  "The body must be a JSON object {tool, arguments}.");
+        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
+                return call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
+        bool aliases = twin_kind(t)->flags & TWIN_KIND_CALL_ALIASES;
+        const char *name = json_get_str(msg, "tool");
+        json_t *args = json_object_get(msg, "arguments");
+        if (aliases) {
+                name = name ?: json_get_str(msg, "name");
+                args = args ?: json_object_get(msg, "params");
+        }
+        if (!name || !*name)
+                return control_error(t, rp, TWIN_CONTROL_NO_TOOL, NULL,
+                                     "tool is required: {\"tool\": NAME, \"arguments\": {…}}.");
+        if (args && !json_is_object(args) && !json_is_null(args))
+                return call_error(t, rp, 400, "invalid_arguments", "arguments must be an object.");
+
+        free(rp->tool);
+        rp->tool = strdup(name);
+        if (!rp->tool)
+                return -ENOMEM;
+        const TwinAction *a = twin_kind_action(twin_kind(t), name);
+        if (!a || !a->mcp) { /* a REST-only action is no tool */
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Unknown tool: %s (GET /mcp/tools lists them).", name) < 0)
+                        return -ENOMEM;
+                return control_error(t, rp, TWIN_CONTROL_UNKNOWN_TOOL, name, m);
+        }
+        _cleanup_json_ json_t *request_body = TAKE_PTR(rp->request_body);
+        r = twin_run_action(t, a, json_is_object(args) ? args : NULL, NULL, rq->base_url, rp);
+        /* the tape records the request as it came */
+        json_decref(rp->request_body);
+        rp->request_body = TAKE_PTR(request_body);
+        return r;
 }

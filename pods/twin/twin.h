@@ -161,7 +161,32 @@ enum {
          * refused (invalid_utf8) instead of mended: api.stripe.com answers "Invalid UTF-8
          * characters found in POST body" */
         TWIN_KIND_FORM_BODY = 1u << 3,
+        /*
+         * The rest below are hosted Pome's frozen shapes of the surfaces around the vendor's
+         * API (its twins' runtime contract, ../shared/contract-suite), which differ per twin.
+         * The control surfaces (/admin/seed, {mount}/mcp/call) read a form or JSON
+         * body whatever the kind's API reads, a malformed JSON body as {} (Slack's and
+         * Stripe's tolerant parse); without it, they read JSON strictly.
+         */
+        TWIN_KIND_TOLERANT_CONTROL = 1u << 4,
+        /* POST {mount}/mcp/call also takes {name, params} for {tool, arguments} (Slack) */
+        TWIN_KIND_CALL_ALIASES = 1u << 5,
+        /* GET {mount}/healthz is no route of the twin's: its loud 501 (Stripe) */
+        TWIN_KIND_NO_SESSION_HEALTHZ = 1u << 6,
+        /* /admin/seed leaves no tape row (Stripe) */
+        TWIN_KIND_SEED_UNTAPED = 1u << 7,
+        /* /admin/seed's body may wrap the seed as {seed: …} (Slack) */
+        TWIN_KIND_SEED_WRAPPED = 1u << 8,
 };
+
+/* Refusals of the control surfaces whose envelope hosted Pome froze per twin. */
+typedef enum TwinControlError {
+        TWIN_CONTROL_FORBIDDEN,    /* the admin routes refused by their gate (403) */
+        TWIN_CONTROL_BAD_BODY,     /* /admin/seed: a body that is no JSON (strict kinds only) */
+        TWIN_CONTROL_BAD_SEED,     /* /admin/seed: a seed load_seed refused; detail = why */
+        TWIN_CONTROL_UNKNOWN_TOOL, /* /mcp/call: detail = the name of no tool */
+        TWIN_CONTROL_NO_TOOL,      /* /mcp/call: the body names no tool */
+} TwinControlError;
 
 /* A tool of a kind's surface as a table holds it: surface.json's name, readOnly, mcp (absent:
  * true), anyBody (absent: false) and arrayBody (absent: NULL). */
@@ -232,6 +257,13 @@ typedef struct TwinKind {
          */
         int (*load_seed)(const json_t *seed, json_t **ret_world, char *err, size_t errlen);
 
+        /*
+         * The members a seed may have, NULL-terminated (what load_seed knows; NULL: not
+         * declared). A TWIN_KIND_TOLERANT_CONTROL kind's /admin/seed ignores the others, and
+         * says which (hosted Pome's Slack and Stripe twins accept any seed body).
+         */
+        const char *const *seed_keys;
+
         /* The world as /_pome/state shows it, secrets redacted. New reference, NULL on OOM. */
         json_t *(*public_state)(const json_t *world);
 
@@ -245,6 +277,22 @@ typedef struct TwinKind {
          * ("invalid_json"), message a sentence.
          */
         void (*error)(int status, const char *code, const char *message, TwinReply *rp);
+
+        /*
+         * Fills rp (status and body) with the kind's answer to a refusal of a control
+         * surface, as hosted Pome's twin of the same vendor answers it: e.g. GitHub's 422
+         * "Validation Failed" for a bad seed, Slack's 500 internal_error, Stripe's 400
+         * parameter_invalid. detail is a sentence or a name (see TwinControlError), may be
+         * NULL.
+         */
+        void (*control_error)(TwinControlError what, const char *detail, TwinReply *rp);
+
+        /*
+         * Optional. Adds the kind's members to the bodies of GET /healthz (health false) and
+         * GET {mount}/_pome/health (health true) beyond the core hosted Pome's contract
+         * gives every twin, whose key sets it froze per twin. Returns 0 or -ENOMEM.
+         */
+        int (*health_extras)(const Twin *t, json_t *body, bool health);
 
         /*
          * Optional. Applies the world changes that came due by c->now without a caller (the
@@ -389,6 +437,29 @@ int twin_kind_check(const TwinKind *k, char *err, size_t errlen);
 
 /* The MCP tools/list array for kind k (new reference). */
 json_t *twin_kind_tools(const TwinKind *k);
+
+/*
+ * Names the build of the program serving twins, for the runtime block of their health
+ * answers: git_sha (the commit) and build_time (RFC 3339), copied (truncated to 63 bytes).
+ * A program that never calls it says "unknown" for both (a pod knows no commit). Not
+ * thread-safe: call it at start.
+ */
+void twin_set_build(const char *git_sha, const char *build_time);
+
+/* The runtime block of the health answers (hosted Pome's contract): {package: "pome",
+ * version, git_sha, build_time}, all strings. New reference, NULL on OOM. */
+json_t *twin_runtime(void);
+
+/* Seconds (wall-clock, with fractions) since twin_new made t. */
+double twin_uptime(const Twin *t);
+
+/*
+ * The body of GET /healthz (session false: {ok, twin, implementation, tools: the MCP tool
+ * count, runtime}) or of GET {mount}/_pome/health (session true: {ok, twin}), each with
+ * the kind's health_extras: the key sets hosted Pome froze per twin. New reference, NULL on
+ * OOM.
+ */
+json_t *twin_health(const Twin *t, bool session);
 
 /*
  * Whether version (NULL: no) is an MCP protocol version the twins speak, which an

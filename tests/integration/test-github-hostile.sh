@@ -126,8 +126,8 @@ refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline_body '{"message":"m",
 refuse PUT /repos/acme/api/contents/x.txt $JSONT "$(inline_body '{"message":7,"content":"aGk="}')" 422 "$VF message:invalid"
 
 # ---- MCP: unparsable calls get a parse refusal (the JSON-RPC -32700, or GitHub's
-# "Problems parsing JSON" where /mcp/call answers in the twin's envelope), wrong types a
-# tool error
+# "Problems parsing JSON" where /mcp/call answers in the twin's envelope), wrong types the
+# action's own refusal (/mcp/call answers what the action answers, as hosted Pome's)
 mcp_refuse() {
         local file=$1 want=$2
         local code
@@ -143,7 +143,7 @@ mcp_refuse() {
         pass "mcp $(basename "$file") → $got"
 }
 mcp_refuse "$TMP/b/mcp-deep.json" "-32700|$PJSON"
-mcp_refuse "$TMP/b/mcp-wrong.json" tool_error
+mcp_refuse "$TMP/b/mcp-wrong.json" "missing required parameter: .*"
 mcp_refuse "$TMP/b/mcp-bigint.json" "-32700|$PJSON"
 mcp_refuse "$TMP/b/mcp-nul.json" "-32700|$PJSON"
 

@@ -158,10 +158,12 @@ mcp_refuse() {
         [[ $(pod_pid slack) == "$PID0" ]] || fail "mcp $(basename "$file"): the pod changed"
         pass "mcp $(basename "$file") → $got"
 }
-mcp_refuse "$TMP/b/mcp-deep.json" '-32700|invalid_json'
+# /mcp/call reads as hosted Pome's Slack twin does: a body it cannot parse is {}, which names
+# no tool (400 invalid_arguments)
+mcp_refuse "$TMP/b/mcp-deep.json" '-32700|invalid_json|invalid_arguments'
 mcp_refuse "$TMP/b/mcp-wrong.json" invalid_arguments
-mcp_refuse "$TMP/b/mcp-bigint.json" '-32700|invalid_json'
-mcp_refuse "$TMP/b/mcp-nul.json" '-32700|invalid_json'
+mcp_refuse "$TMP/b/mcp-bigint.json" '-32700|invalid_json|invalid_arguments'
+mcp_refuse "$TMP/b/mcp-nul.json" '-32700|invalid_json|invalid_arguments'
 
 # ---- the world is exactly what it was, the pod the one it was
 world_state "$URL" "$TMP/after"

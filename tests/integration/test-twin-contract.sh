@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # `pome twin start` keeps the process/wire contract of hosted Pome's local twins
-# (CONTRACT.md "Tokens", "A local twin as a process"):
+# (CONTRACT.md "Tokens", "A local twin as a process"; where it and hosted Pome's contract
+# suite in ../shared/contract-suite differ, the suite's frozen per-twin shapes, checked here too):
 # - TWIN_AUTH_SECRET is the HMAC key byte for byte: tokens minted here with openssl from
 #   the contract's text verify (a JWT and provider tokens), a token signed with a hash of
-#   the secret does not; an empty TWIN_AUTH_SECRET stops the start;
+#   the secret does not; an empty TWIN_AUTH_SECRET is unset (the dev secret on loopback);
 # - a credential without an auth scheme is refused (GitHub, Slack), Slack's ?token= is not;
 #   expired → GitHub 401 Bad credentials / Slack 401 token_expired; a good token of another
-#   session → GitHub 403 Forbidden / Slack 401 invalid_auth;
-# - GET /healthz (fidelity, tools = the MCP tool count, runtime.{package, version, git_sha,
-#   build_time}), GET /s/{sid}/healthz; admin routes each leave a tape row, /admin/seed keeps
-#   the tape; admin, /mcp/call and unknown-route errors in the vendor's envelope;
+#   session → GitHub 401 Forbidden / Slack 401 invalid_auth / Stripe 403 forbidden;
+# - GET /healthz (tools = the MCP tool count, runtime.{package, version, git_sha,
+#   build_time}, and each twin's extras), GET /s/{sid}/healthz (Stripe: its 501),
+#   /s/{sid}/_pome/health's key set per twin; admin routes each leave a tape row (but
+#   Stripe's /admin/seed), /admin/seed keeps the tape; admin (the gate's 403 word for word),
+#   /admin/seed and /mcp/call body corners, and unknown-route errors in the vendor's envelope;
 # - MCP: a bad MCP-Protocol-Version is 400, POST /mcp/tools/{name} runs the tool;
 # - secret-looking values are [REDACTED] in /_pome/state and on the tape, never in what the
 #   vendor's API answers;
@@ -101,12 +104,16 @@ assert_status 401 "a token signed with a hash of the secret"
 assert_jq .message "Bad credentials"
 pass "TWIN_AUTH_SECRET is the HMAC key byte for byte (JWT, ghp_ with and without exp)"
 
-status=0
-TWIN_AUTH_SECRET= "$POME" twin start github --port 0 >"$TMP/empty.out" 2>"$TMP/empty.err" || status=$?
-[[ $status -ne 0 ]] || fail "an empty TWIN_AUTH_SECRET started a twin"
-grep -q "TWIN_AUTH_SECRET is set but empty" "$TMP/empty.err" || fail "no clear message: $(cat "$TMP/empty.err")"
-grep -q rest_url "$TMP/empty.out" && fail "the twin listened with an empty secret"
-pass "an empty TWIN_AUTH_SECRET is refused at start (exit $status)"
+# an empty TWIN_AUTH_SECRET is unset (hosted Pome's contract): the loopback dev secret, never
+# an empty HMAC key
+start_twin empty github "TWIN_AUTH_SECRET="
+DEV=$(hex pome-local-twin-dev-secret-32byt)
+call GET "$BASE/s/$S/repos/acme/api" "Bearer $(mint_jwt "$DEV" $S $FUTURE)"
+assert_status 200 "a token of the dev secret, TWIN_AUTH_SECRET empty"
+call GET "$BASE/s/$S/repos/acme/api" "Bearer $(mint_jwt "" $S $FUTURE)"
+assert_status 401 "a token of an empty key"
+stop_twin empty
+pass "an empty TWIN_AUTH_SECRET is unset: the dev secret on loopback"
 
 # ---- auth words ----
 call GET "$GH/s/$S/repos/acme/api" "$GHP"
@@ -120,14 +127,14 @@ assert_jq .message "Bad credentials"
 call GET "$GH/s/$S/repos/acme/api" "Bearer $(mint_jwt "$KEY" $S $PAST)"
 assert_status 401 "GitHub: an expired JWT"
 call GET "$GH/s/ses_other/repos/acme/api" "token $GHP"
-assert_status 403 "GitHub: a good token for another session"
+assert_status 401 "GitHub: a good token for another session (hosted Pome's sid-mismatch pin)"
 assert_jq .message Forbidden
-assert_jq .status 403
-assert_jq '.documentation_url | startswith("https://docs.github.com")' true
+assert_jq .status 401
+assert_jq .documentation_url https://docs.github.com/rest
 call GET "$GH/s/$S/repos/acme/api" "token $(mint_provider "$KEY" xoxb-pome- slack $S)"
 assert_status 401 "GitHub: Slack's token for this session"
 assert_jq .message "Bad credentials"
-pass "GitHub: no scheme / expired → 401 Bad credentials, another session → 403 Forbidden"
+pass "GitHub: no scheme / expired → 401 Bad credentials, another session → 401 Forbidden"
 
 # ---- /healthz, /s/{sid}/healthz ----
 call GET "$GH/healthz"
@@ -136,6 +143,7 @@ assert_jq .ok true
 assert_jq .twin github
 assert_jq .implementation pome-github
 assert_jq .fidelity semantic
+assert_jq '.access_control | type' object
 assert_jq .runtime.package pome
 assert_jq '.runtime.version | type' string
 [[ $(jq -r .runtime.git_sha <<<"$BODY") =~ ^([0-9a-f]{40}|unknown)$ ]] || fail "git_sha: $BODY"
@@ -155,6 +163,9 @@ assert_jq .ok true
 assert_jq .sid $S
 call GET "$GH/s/$S/healthz"
 assert_status 401 "/s/{sid}/healthz without a token"
+call GET "$GH/s/$S/_pome/health" "Bearer $JWT"
+assert_jq 'keys | join(",")' fidelity,implementation,ok,runtime,twin "GitHub's /_pome/health keys"
+assert_jq .runtime.git_sha "$(curl -s "$GH/healthz" | jq -r .runtime.git_sha)"
 call GET "$GH/definitely-not-a-route"
 assert_status 404 "an unknown root route"
 assert_jq .status 404 "…in GitHub's envelope"
@@ -192,16 +203,27 @@ assert_jq .structuredContent.number 1
 call POST "$GH/s/$S/mcp/tools/definitely_not_a_tool" "Bearer $JWT" '{}'
 assert_status 404 "POST /mcp/tools/{unknown}"
 assert_jq .status 404
+# hosted Pome's legacy /mcp/call: the tool's own answer, GitHub's 422 for a tool it cannot run
+call POST "$GH/s/$S/mcp/call" "Bearer $JWT" '{"tool":"get_me","arguments":{}}'
+assert_status 200 "/mcp/call"
+assert_jq .login pome-agent "…answers what the tool answers"
 call POST "$GH/s/$S/mcp/call" "Bearer $JWT" '{"tool":"definitely_not_a_tool","arguments":{}}'
-assert_status 404 "/mcp/call with an unknown tool"
-assert_jq '.message | startswith("Unknown tool")' true
-assert_jq .status 404
+assert_status 422 "/mcp/call with an unknown tool"
+assert_jq .message "Validation Failed"
+assert_jq .errors[0].value definitely_not_a_tool
+assert_jq .status 422
 call POST "$GH/s/$S/mcp/call" "Bearer $JWT" '{oops'
 assert_status 400 "/mcp/call with malformed JSON"
 assert_jq .message "Problems parsing JSON"
+call POST "$GH/s/$S/mcp/call" "Bearer $JWT" 'tool=get_me' application/x-www-form-urlencoded
+assert_status 400 "/mcp/call with a form"
+assert_jq .message "Problems parsing JSON"
 call POST "$GH/s/$S/mcp/call" "Bearer $JWT" '{"arguments":{}}'
-assert_status 400 "/mcp/call without a tool"
-assert_jq .status 400
+assert_status 422 "/mcp/call without a tool"
+assert_jq .errors[0].field tool
+call POST "$GH/s/$S/mcp/call" "Bearer $JWT" '{"name":"list_repos","params":{}}'
+assert_status 422 "/mcp/call {name, params}: GitHub takes no aliases"
+assert_jq .errors[0].field tool
 pass "MCP: protocol-version header checked, /mcp/tools/{name} served, /mcp/call errors in GitHub's envelope"
 
 # ---- admin routes on the tape ----
@@ -214,7 +236,8 @@ assert_jq .message "Problems parsing JSON"
 call POST "$GH/admin/seed" "" '{"definitely":"not-a-seed"}'
 assert_status 422 "/admin/seed with a seed the twin refuses"
 assert_jq .status 422
-assert_jq '.message | contains("definitely")' true
+assert_jq .message "Validation Failed"
+assert_jq '.errors[0].message | contains("definitely")' true
 call POST "$GH/admin/seed" "" '{"repositories":[{"owner":"acme","name":"api","issues":[{"number":1,"title":"Seeded again"}]}]}'
 assert_status 200 "/admin/seed"
 assert_jq .ok true
@@ -243,7 +266,9 @@ stop_twin gh
 start_twin adm github "TWIN_ADMIN_TOKEN=let-me-in" "TWIN_AUTH_SECRET=$SECRET"
 call POST "$BASE/admin/reset" ""
 assert_status 403 "admin without X-Admin-Token"
-assert_jq .status 403 "…in GitHub's envelope"
+assert_eq "$(jq -c . <<<"$BODY")" \
+        '{"message":"Forbidden","documentation_url":"https://docs.github.com/rest","status":"403"}' \
+        "…hosted Pome's GitHub admin 403, word for word"
 call POST "$BASE/admin/reset" "" "" application/json "X-Admin-Token: nope"
 assert_status 403 "admin with a wrong X-Admin-Token"
 call POST "$BASE/admin/reset" "" "" application/json "X-Admin-Token: let-me-in"
@@ -287,6 +312,38 @@ call POST "$SL/mcp/call" "Bearer $XOXB" '{"tool":"definitely_not_a_tool"}'
 assert_status 404 "Slack: /mcp/call with an unknown tool"
 assert_jq .error unknown_tool
 assert_jq .ok false
+# hosted Pome's Slack: {name, params} aliases, forms, malformed JSON read as {}
+call POST "$SL/mcp/call" "Bearer $XOXB" '{"name":"slack_read_user_profile","params":{}}'
+assert_status 200 "Slack: /mcp/call {name, params}"
+assert_jq .ok true
+assert_jq .user_id U0POMEBOT
+call POST "$SL/mcp/call" "Bearer $XOXB" 'tool=slack_read_user_profile' application/x-www-form-urlencoded
+assert_status 200 "Slack: /mcp/call with a form"
+assert_jq .ok true
+call POST "$SL/mcp/call" "Bearer $XOXB" '{oops'
+assert_status 400 "Slack: /mcp/call with malformed JSON"
+assert_jq .error invalid_arguments
+call GET "$SL/_pome/health" "Bearer $XOXB"
+assert_jq 'keys | join(",")' ok,twin "Slack's /_pome/health keys"
+call GET "$BASE/healthz"
+assert_jq 'has("fidelity")' false "Slack's /healthz has no fidelity"
+# hosted Pome's Slack /admin/seed: any body; a form's seed field must be one
+call POST "$BASE/admin/seed" "" '{"definitely":"not-a-seed"}'
+assert_status 200 "Slack: /admin/seed with members no seed has"
+assert_jq .ok true
+assert_jq .ignored[0] definitely
+call POST "$BASE/admin/seed" "" 'seed=whatever' application/x-www-form-urlencoded
+assert_status 500 "Slack: /admin/seed with a form whose seed is no seed"
+assert_jq .error internal_error
+assert_jq '.warning | length > 0' true
+call POST "$BASE/admin/seed" "" '{oops'
+assert_status 200 "Slack: /admin/seed with malformed JSON (read as {})"
+assert_jq .ok true
+call POST "$BASE/admin/seed" "" "{\"seed\":$SEED}"
+assert_status 200 "Slack: /admin/seed {seed: …}"
+call GET "$SL/_pome/events" "Bearer $XOXB"
+assert_jq '[.[] | select(.path == "/admin/seed")] | length' 4 "Slack's /admin/seed on the tape"
+assert_jq '[.[] | select(.path == "/admin/seed")][1].state_delta' null
 call GET "$SL/nope" "Bearer $XOXB"
 assert_status 501 "Slack: an unknown method"
 assert_jq .error unsupported_endpoint
@@ -307,6 +364,70 @@ grep -qF "$XOXB" <<<"$BODY" && fail "the caller's token is on the tape"
 stop_twin sl
 pass "sk-prod-… [REDACTED] in /_pome/state and on the tape, verbatim over the Web API"
 
+# ---- Stripe: hosted Pome's frozen shapes ----
+start_twin st stripe "TWIN_AUTH_SECRET=$SECRET" "TWIN_ADMIN_TOKEN=let-me-in"
+ST=$BASE/s/$S
+SK=$(mint_provider "$KEY" sk_test_pome_ stripe $S $FUTURE)
+call GET "$BASE/healthz"
+assert_jq .fidelity semantic
+assert_jq '.tthw_seconds | type' number
+call GET "$ST/_pome/health" "Bearer $JWT"
+assert_jq 'keys | join(",")' fidelity,implementation,ok,recorder,runtime,tthw_seconds,twin \
+        "Stripe's /_pome/health keys"
+call GET "$ST/healthz" "Bearer $JWT"
+assert_status 501 "Stripe: no session healthz"
+call GET "$ST/_pome/state"
+assert_status 401 "Stripe: no key"
+assert_jq .error.code unauthorized
+call GET "$ST/_pome/state" "Bearer sk_test_pome_nonexistent"
+assert_status 401 "Stripe: a key that resolves nowhere"
+assert_jq .error.code unauthorized
+assert_jq .error.message "Invalid API Key provided." "…hosted Pome's words"
+call GET "$BASE/s/ses_other/_pome/state" "Bearer $SK"
+assert_status 403 "Stripe: a good key of another session"
+assert_jq .error.code forbidden
+call GET "$ST/_pome/state" "$JWT"
+assert_status 200 "Stripe: a raw JWT without a scheme"
+call GET "$ST/definitely/not/a/route" "Bearer $SK"
+assert_status 501 "Stripe: an unknown session route"
+assert_jq .error.code endpoint_not_supported
+assert_jq .error.fidelity unsupported
+call GET "$BASE/definitely-not-a-route"
+assert_status 401 "Stripe: an unknown root route meets its key wall first"
+call POST "$ST/mcp/call" "Bearer $SK" '{"tool":"definitely_not_a_tool","arguments":{}}'
+assert_status 400 "Stripe: /mcp/call with an unknown tool"
+assert_jq .error.code tool_unknown
+call POST "$ST/mcp/call" "Bearer $SK" '{"name":"retrieve_balance","params":{}}'
+assert_status 400 "Stripe: /mcp/call {name, params}"
+assert_jq .error.param tool
+call POST "$ST/mcp/call" "Bearer $SK" 'tool=retrieve_balance' application/x-www-form-urlencoded
+assert_status 200 "Stripe: /mcp/call with a form"
+assert_jq .object balance
+call POST "$ST/mcp/call" "Bearer $SK" '{oops'
+assert_status 400 "Stripe: /mcp/call with malformed JSON"
+assert_jq .error.code parameter_invalid
+call POST "$BASE/admin/reset" ""
+assert_status 403 "Stripe: admin without X-Admin-Token"
+assert_eq "$(jq -c . <<<"$BODY")" \
+        '{"error":{"type":"invalid_request_error","code":"forbidden","message":"Forbidden"}}' \
+        "…hosted Pome's Stripe admin 403, word for word"
+A="X-Admin-Token: let-me-in"
+for body in '{"definitely":"not-a-seed"}' '{oops'; do
+        call POST "$BASE/admin/seed" "" "$body" application/json "$A"
+        assert_status 200 "Stripe: /admin/seed $body"
+        assert_jq .ok true
+done
+call POST "$BASE/admin/seed" "" 'seed=whatever' application/x-www-form-urlencoded "$A"
+assert_status 200 "Stripe: /admin/seed with a form"
+assert_jq .ignored[0] seed
+call POST "$BASE/admin/seed" "" '{"customers":"nope"}' application/json "$A"
+assert_status 400 "Stripe: /admin/seed with a seed it refuses"
+assert_jq .error.code parameter_invalid
+call GET "$ST/_pome/events" "Bearer $SK"
+assert_jq '[.[] | select(.path == "/admin/seed")] | length' 0 "Stripe's /admin/seed is not on the tape"
+stop_twin st
+pass "Stripe: health shapes, auth words, 501s and the key wall, /mcp/call and /admin corners"
+
 # ---- a non-loopback twin without a secret ----
 DATA=$TMP/data
 start_twin pub github -u TWIN_AUTH_SECRET "GITHUB_CLONE_HOST=0.0.0.0" "POME_TWIN_DATA_DIR=$DATA"
@@ -318,7 +439,8 @@ grep -qF "$GEN" "$TMP/pub.out" || fail "the generated secret was not printed"
 call GET "$BASE/s/$S/repos/acme/api" "Bearer $(mint_jwt "$(hex "$GEN")" $S $FUTURE)"
 assert_status 200 "a token minted with the generated secret"
 stop_twin pub
-start_twin pub2 github -u TWIN_AUTH_SECRET "GITHUB_CLONE_HOST=0.0.0.0" "POME_TWIN_DATA_DIR=$DATA"
+# empty is unset here too (hosted Pome's contract suite boots it so)
+start_twin pub2 github "TWIN_AUTH_SECRET=" "GITHUB_CLONE_HOST=0.0.0.0" "POME_TWIN_DATA_DIR=$DATA"
 assert_eq "$(tr -d '\n' <"$DATA/secret")" "$GEN" "the secret after a restart"
 grep -qF "$GEN" "$TMP/pub2.out" && fail "the reused secret was printed again"
 call GET "$BASE/s/$S/repos/acme/api" "Bearer $(mint_jwt "$(hex "$GEN")" $S $FUTURE)"
@@ -331,7 +453,7 @@ assert_status 401 "the persisted secret while TWIN_AUTH_SECRET is set"
 stop_twin pub3
 : >"$TMP/not-a-dir"
 status=0
-env -u TWIN_AUTH_SECRET GITHUB_CLONE_HOST=0.0.0.0 POME_TWIN_DATA_DIR="$TMP/not-a-dir/nested" \
+env TWIN_AUTH_SECRET= GITHUB_CLONE_HOST=0.0.0.0 POME_TWIN_DATA_DIR="$TMP/not-a-dir/nested" \
         "$POME" twin start github --port 0 >"$TMP/nodir.out" 2>"$TMP/nodir.err" || status=$?
 [[ $status -ne 0 ]] || fail "a twin without a secret it could keep started"
 grep -q TWIN_AUTH_SECRET "$TMP/nodir.err" || fail "the refusal does not name TWIN_AUTH_SECRET: $(cat "$TMP/nodir.err")"

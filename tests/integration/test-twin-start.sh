@@ -52,8 +52,8 @@ other=$(jq -r .session_token <<<"$BODY")
 twin_call GET "$BASE/s/ses_other/repos/acme/api" "$other"
 assert_status 200 "the other session's token on its own mount"
 twin_call GET "$REST/repos/acme/api" "$other"
-assert_status 403 "the other session's token on this mount"
-assert_jq .message Forbidden "GitHub's words for a good token without access"
+assert_status 401 "the other session's token on this mount (hosted Pome's sid-mismatch pin)"
+assert_jq .message Forbidden "hosted Pome's words for a good token of another session"
 pass "admin reset and token"
 
 "$POME" twin start gitlab >/dev/null 2>&1 && fail "an unknown twin started"

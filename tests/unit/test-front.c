@@ -458,7 +458,8 @@ static void test_auth_words(void)
                 {"github", TWIN_AUTH_MISSING, 401, "message", "Requires authentication"},
                 {"github", TWIN_AUTH_INVALID, 401, "message", "Bad credentials"},
                 {"github", TWIN_AUTH_EXPIRED, 401, "message", "Bad credentials"},
-                {"github", TWIN_AUTH_WRONG_SESSION, 403, "message", "Forbidden"},
+                /* hosted Pome's sid-mismatch pin: 401 "Forbidden" (its contract suite) */
+                {"github", TWIN_AUTH_WRONG_SESSION, 401, "message", "Forbidden"},
                 {"slack", TWIN_AUTH_MISSING, 401, "error", "not_authed"},
                 {"slack", TWIN_AUTH_INVALID, 401, "error", "invalid_auth"},
                 {"slack", TWIN_AUTH_EXPIRED, 401, "error", "token_expired"},
@@ -480,6 +481,58 @@ static void test_auth_words(void)
                         CHECK(startswith(body_str(&rp, "documentation_url"), "https://"));
                 } else
                         CHECK(json_is_false(json_object_get(rp.body, "ok")));
+                twin_reply_done(&rp);
+        }
+
+        /* Stripe, as hosted Pome's Stripe twin: code "unauthorized" on every 401, the exact
+         * "Invalid API Key provided." for a key that resolves nowhere, 403 "forbidden" for
+         * another session's; no documentation_url anywhere (only GitHub sends one) */
+        static const struct {
+                TwinAuthFailure why;
+                int status;
+                const char *code, *message;
+        } stripe[] = {
+                {TWIN_AUTH_MISSING, 401, "unauthorized", NULL},
+                {TWIN_AUTH_INVALID, 401, "unauthorized", "Invalid API Key provided."},
+                {TWIN_AUTH_EXPIRED, 401, "unauthorized", "Expired API Key provided."},
+                {TWIN_AUTH_WRONG_SESSION, 403, "forbidden", NULL},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(stripe); i++) {
+                TwinReply rp = {};
+                twin_kind_find("stripe")->auth_error(stripe[i].why, &rp);
+                json_t *e = json_object_get(rp.body, "error");
+                CHECK(rp.status == stripe[i].status);
+                CHECK(streq_ptr(json_get_str(e, "code"), stripe[i].code));
+                CHECK(streq_ptr(json_get_str(e, "type"), "invalid_request_error"));
+                CHECK(!stripe[i].message ||
+                      streq_ptr(json_get_str(e, "message"), stripe[i].message));
+                CHECK(!json_object_get(e, "documentation_url"));
+                twin_reply_done(&rp);
+        }
+}
+
+/* The admin gate's 403, hosted Pome's body of each vendor exactly (its contract suite). */
+static void test_control_forbidden(void)
+{
+        static const struct {
+                const char *kind, *body;
+        } want[] = {
+                {"github", "{\"message\":\"Forbidden\",\"documentation_url\":"
+                           "\"https://docs.github.com/rest\",\"status\":\"403\"}"},
+                {"slack", "{\"ok\":false,\"error\":\"restricted_action\"}"},
+                {"stripe", "{\"error\":{\"type\":\"invalid_request_error\",\"code\":"
+                           "\"forbidden\",\"message\":\"Forbidden\"}}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                TwinReply rp = {};
+                twin_kind_find(want[i].kind)->control_error(TWIN_CONTROL_FORBIDDEN, NULL, &rp);
+                _cleanup_json_ json_t *expect = json_loads(want[i].body, 0, NULL);
+                CHECK(rp.status == 403);
+                if (!json_equal(rp.body, expect)) {
+                        _cleanup_free_ char *got = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "%s admin 403: %s\n", want[i].kind, got ? got : "(null)");
+                        check_failures++;
+                }
                 twin_reply_done(&rp);
         }
 }
@@ -702,6 +755,7 @@ int main(void)
         test_credentials();
         test_vendor_hosts();
         test_auth_words();
+        test_control_forbidden();
         test_tape_row();
         test_tape_line();
         return check_finish();

@@ -347,7 +347,7 @@ static void test_pome_surfaces(void)
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
         CHECK(streq(jps(rp.body, "/twin"), "github"));
         CHECK(streq(jps(rp.body, "/implementation"), "pome-github"));
-        CHECK(jpi(rp.body, "/tools") == (long long)twin_kind_surface(&twin_kind_github)->n_tools);
+        CHECK(streq(jps(rp.body, "/runtime/package"), "pome"));
         CHECK(!rp.tool && !rp.state_mutation && streq(rp.fidelity, "semantic"));
 
         twin_test_req(t, &rp, "GET", "/_pome/state", NULL, NULL, NULL);
@@ -522,12 +522,15 @@ static void test_mcp(void)
         twin_test_req(t, &rp, "GET", "/mcp/tools", NULL, NULL, NULL);
         CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/tools")) ==
                                           twin_kind_surface(&twin_kind_github)->n_tools);
+        /* hosted Pome's legacy /mcp/call answers what the action answers, not a CallToolResult */
         twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json",
                       "{\"tool\":\"get_me\",\"arguments\":{}}");
-        CHECK(rp.status == 200 && streq(jps(rp.body, "/structuredContent/login"), "pome-agent"));
+        CHECK(rp.status == 200 && streq(jps(rp.body, "/login"), "pome-agent"));
+        CHECK(!jp(rp.body, "/isError"));
         CHECK(streq(rp.tool, "get_me"));
         twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{\"tool\":\"nope\"}");
-        CHECK(rp.status == 404 && streq(rp.tool, "nope") && rp.error);
+        CHECK(rp.status == 422 && streq(rp.tool, "nope") && rp.error);
+        CHECK(streq(jps(rp.body, "/message"), "Validation Failed"));
         twin_test_req(t, &rp, "POST", "/mcp/call", NULL, "application/json", "{");
         CHECK(rp.status == 400 && !rp.tool);
 
@@ -747,6 +750,114 @@ static void test_shipped_seeds(void)
         CHECK(seen >= 9); /* github 4, slack 2, stripe 3 */
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The sorted keys of object o, comma-separated, into buf. */
+static const char *keys_of(const json_t *o, char *buf, size_t n)
+{
+        const char *names[32];
+        size_t k = 0;
+        const char *key;
+        json_t *v;
+        json_object_foreach ((json_t *)o, key, v)
+                if (k < ELEMENTSOF(names))
+                        names[k++] = key;
+        qsort(names, k, sizeof(names[0]), cmp_str);
+        buf[0] = 0;
+        for (size_t i = 0; i < k; i++)
+                snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", i ? "," : "", names[i]);
+        return buf;
+}
+
+/*
+ * hosted Pome's frozen per-twin shapes (its contract suite, ../shared/contract-suite): the
+ * key sets of /_pome/health and /healthz, the legacy /mcp/call's body corners and refusals.
+ */
+static void test_hosted_shapes(void)
+{
+        static const struct {
+                const char *kind, *health, *healthz;
+        } shapes[] = {
+                {"github", "fidelity,implementation,ok,runtime,twin",
+                 "access_control,fidelity,implementation,ok,runtime,tools,twin"},
+                {"slack", "ok,twin", "implementation,ok,runtime,tools,twin"},
+                {"stripe", "fidelity,implementation,ok,recorder,runtime,tthw_seconds,twin",
+                 "fidelity,implementation,ok,runtime,tools,tthw_seconds,twin"},
+        };
+        char buf[256];
+        for (size_t i = 0; i < ELEMENTSOF(shapes); i++) {
+                Twin *t = twin_test_new(shapes[i].kind, "default");
+                TwinReply rp = {};
+                twin_test_req(t, &rp, "GET", "/_pome/health", NULL, NULL, NULL);
+                CHECK(rp.status == 200);
+                if (!streq(keys_of(rp.body, buf, sizeof(buf)), shapes[i].health)) {
+                        fprintf(stderr, "%s /_pome/health keys: %s\n", shapes[i].kind, buf);
+                        check_failures++;
+                }
+                _cleanup_json_ json_t *h = twin_health(t, false);
+                if (!streq(keys_of(h, buf, sizeof(buf)), shapes[i].healthz)) {
+                        fprintf(stderr, "%s /healthz keys: %s\n", shapes[i].kind, buf);
+                        check_failures++;
+                }
+                _cleanup_json_ json_t *tools = twin_kind_tools(twin_kind(t));
+                CHECK(jpi(h, "/tools") == (long long)json_array_size(tools));
+                CHECK(streq(jps(h, "/runtime/version"), POME_VERSION));
+                CHECK(json_is_string(jp(h, "/runtime/git_sha")) &&
+                      json_is_string(jp(h, "/runtime/build_time")));
+                twin_reply_done(&rp);
+                twin_free(t);
+        }
+
+        static const struct {
+                const char *kind, *ctype, *body;
+                int status;
+                const char *ptr, *value; /* a JSON pointer into the answer and its string */
+        } calls[] = {
+                /* GitHub: strict JSON, no aliases, its 422 "Validation Failed" */
+                {"github", "application/json", "{\"tool\":\"definitely_not_a_tool\"}", 422,
+                 "/message", "Validation Failed"},
+                {"github", "application/json", "{\"name\":\"list_repos\",\"params\":{}}", 422,
+                 "/errors/0/field", "tool"},
+                {"github", "application/x-www-form-urlencoded", "tool=list_repos", 400, "/message",
+                 "Problems parsing JSON"},
+                {"github", "application/json", "{oops", 400, "/message", "Problems parsing JSON"},
+                /* Slack: form or JSON, {name, params} aliases, malformed as {} */
+                {"slack", "application/json", "{\"tool\":\"definitely_not_a_tool\"}", 404, "/error",
+                 "unknown_tool"},
+                {"slack", "application/json",
+                 "{\"name\":\"slack_read_user_profile\",\"params\":{}}", 200, "/user_id",
+                 "U0POMEBOT"},
+                {"slack", "application/x-www-form-urlencoded", "tool=slack_read_user_profile", 200,
+                 "/name", "pome-bot"},
+                {"slack", "application/json", "{oops", 400, "/error", "invalid_arguments"},
+                /* Stripe: form or JSON, no aliases, its parameter_invalid and tool_unknown */
+                {"stripe", "application/json", "{\"tool\":\"definitely_not_a_tool\"}", 400,
+                 "/error/code", "tool_unknown"},
+                {"stripe", "application/json", "{\"name\":\"retrieve_balance\",\"params\":{}}", 400,
+                 "/error/param", "tool"},
+                {"stripe", "application/x-www-form-urlencoded", "tool=retrieve_balance", 200,
+                 "/object", "balance"},
+                {"stripe", "application/json", "{oops", 400, "/error/code", "parameter_invalid"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+                Twin *t = twin_test_new(calls[i].kind, "default");
+                TwinReply rp = {};
+                twin_test_req(t, &rp, "POST", "/mcp/call", NULL, calls[i].ctype, calls[i].body);
+                if (rp.status != calls[i].status ||
+                    !streq_ptr(jps(rp.body, calls[i].ptr), calls[i].value)) {
+                        _cleanup_free_ char *got = json_dumps(rp.body, JSON_COMPACT);
+                        fprintf(stderr, "/mcp/call case %zu (%s): %d %s\n", i, calls[i].kind,
+                                rp.status, got ? got : "(null)");
+                        check_failures++;
+                }
+                twin_reply_done(&rp);
+                twin_free(t);
+        }
+}
+
 int main(void)
 {
         test_kinds();
@@ -757,6 +868,7 @@ int main(void)
         test_args();
         test_pome_surfaces();
         test_mcp();
+        test_hosted_shapes();
         test_args_merge();
         test_seed_lifecycle();
         test_pack();
