@@ -470,7 +470,7 @@ static void handle(HttpRequest *rq, void *userdata)
         if (auth != FRONT_AUTH_OK) {
                 /* A local twin answers as the vendor would, in its own envelope and words. */
                 TwinReply rp = {};
-                lt->kind->auth_error(front_auth_failure(auth), &rp);
+                front_auth_refusal(lt->kind, auth, e, &rp);
                 front_reply(rq, rp.status, rp.headers, rp.body, request_id);
                 twin_reply_done(&rp);
                 return;

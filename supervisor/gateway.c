@@ -392,7 +392,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
             (keyed && auth != FRONT_AUTH_OK && auth != FRONT_AUTH_EXPIRED)) {
                 /* keyed, the key is all there is: the vendor's own 401 for a bad one */
                 TwinReply rp = {};
-                k->auth_error(front_auth_failure(auth), &rp);
+                front_auth_refusal(k, auth, rest, &rp);
                 front_reply(rq, rp.status, rp.headers, rp.body, request_id);
                 twin_reply_done(&rp);
                 return;

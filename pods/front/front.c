@@ -249,6 +249,21 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
         return FRONT_AUTH_OK;
 }
 
+void front_auth_refusal(const TwinKind *k, FrontAuth auth, const char *rest, TwinReply *rp)
+{
+        k->auth_error(front_auth_failure(auth), rp);
+        if (rp->status != 401 || !rest ||
+            !(streq(rest, "/mcp") || startswith(rest, "/mcp/") || startswith(rest, "/mcp?")))
+                return;
+        if (!rp->headers && !(rp->headers = json_object()))
+                return;
+        (void)json_object_set_new(rp->headers, "WWW-Authenticate",
+                                  json_string(auth == FRONT_AUTH_MISSING
+                                                      ? "Bearer realm=\"pome\""
+                                                      : "Bearer realm=\"pome\", "
+                                                        "error=\"invalid_token\""));
+}
+
 TwinAuthFailure front_auth_failure(FrontAuth a)
 {
         switch (a) {

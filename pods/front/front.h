@@ -97,6 +97,15 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
 TwinAuthFailure front_auth_failure(FrontAuth a);
 
 /*
+ * Fills rp (zeroed by the caller) with kind k's refusal of a caller front_authenticate did not
+ * let through (auth != FRONT_AUTH_OK) for a request to rest, the path below the twin's mount.
+ * A 401 of the MCP endpoint (/mcp, /mcp/…) also carries the Bearer challenge MCP clients read
+ * (MCP 2025-06-18 "Authorization": a 401 has WWW-Authenticate; RFC 6750 §3, with
+ * error="invalid_token" for a credential that does not verify or has expired).
+ */
+void front_auth_refusal(const TwinKind *k, FrontAuth auth, const char *rest, TwinReply *rp);
+
+/*
  * The first value of name in an application/x-www-form-urlencoded string of n bytes (a
  * query or a form body; WHATWG URL §5.1), decoded ('+' is a space, %XX a byte, %00 a NUL;
  * a malformed escape is kept as is): a new string in *ret of *ret_len bytes (it may hold

@@ -124,20 +124,10 @@ static bool protocol_header_ok(const TwinRequest *rq)
         return !v || twin_mcp_version_supported(v);
 }
 
-int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
+/* One JSON-RPC message (borrowed) of a POST /mcp: its answer in rp (202 with no body for a
+ * notification or a response). in_batch: a batch's element, which initialize may not be. */
+static int one_message(Twin *t, const TwinRequest *rq, json_t *msg, bool in_batch, TwinReply *rp)
 {
-        json_error_t e;
-        json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, JSON_DECODE_ANY, &e);
-        if (!msg)
-                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error");
-        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
-                json_decref(msg);
-                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error: nests too deeply");
-        }
-        rp->request_body = msg; /* the reply owns it: the tape records the message */
-        if (json_is_array(msg))
-                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST,
-                                 "Invalid Request: batches are not supported");
         if (!json_is_object(msg))
                 return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST, "Invalid Request");
 
@@ -168,6 +158,9 @@ int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
                 return rpc_error(rp, 200, id, MCP_INVALID_PARAMS, "Invalid params");
 
         json_t *result;
+        if (streq(method, "initialize") && in_batch) /* MCP 2025-03-26 "Lifecycle" */
+                return rpc_error(rp, 200, id, MCP_INVALID_REQUEST,
+                                 "Invalid Request: initialize cannot be part of a batch");
         if (streq(method, "initialize"))
                 result = initialize_result(t, params);
         else if (streq(method, "ping"))
@@ -201,6 +194,87 @@ int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
         if (!result)
                 return -ENOMEM;
         return rpc_result(rp, id, result);
+}
+
+/*
+ * A JSON-RPC batch (MCP 2025-03-26 "Transports": a POST may carry an array of requests and
+ * notifications, answered by an array of responses; 2025-06-18 removed batching, so a client
+ * that says it speaks 2025-06-18 is refused one). Each element is answered as a message of its
+ * own; a call that changed the world is a tape row: the last the call's own, earlier ones rows
+ * ahead of it (TwinReply.events, by_caller). Only notifications and responses: 202.
+ */
+static int batch(Twin *t, const TwinRequest *rq, json_t *msgs, TwinReply *rp)
+{
+        const char *v = json_get_str(rq->headers, "mcp-protocol-version");
+        if (v && strcmp(v, "2025-06-18") >= 0)
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST,
+                                 "Invalid Request: batches are not supported in protocol version "
+                                 "2025-06-18");
+        if (json_array_size(msgs) == 0)
+                return rpc_error(rp, 400, NULL, MCP_INVALID_REQUEST,
+                                 "Invalid Request: empty batch");
+        _cleanup_json_ json_t *answers = json_array(), *changes = json_array();
+        if (!answers || !changes)
+                return -ENOMEM;
+        size_t i;
+        json_t *m;
+        json_array_foreach (msgs, i, m) {
+                TwinReply one = {};
+                int r = one_message(t, rq, m, true, &one);
+                if (r >= 0 && one.body && json_array_append(answers, one.body) < 0)
+                        r = -ENOMEM;
+                if (r >= 0 && one.state_mutation &&
+                    json_array_append_new(changes,
+                                          json_pack("{s:s?, s:O?, s:i, s:O?}", "tool", one.tool,
+                                                    "state_delta", one.state_delta, "status", 200,
+                                                    "response_body", one.body)) < 0)
+                        r = -ENOMEM;
+                if (r >= 0 && one.tool && !rp->tool && !(rp->tool = strdup(one.tool)))
+                        r = -ENOMEM;
+                twin_reply_done(&one);
+                if (r < 0)
+                        return r;
+        }
+        size_t n = json_array_size(changes);
+        for (i = 0; i < n; i++) {
+                json_t *c = json_array_get(changes, i);
+                if (i + 1 == n) { /* the call's own row */
+                        free(rp->tool);
+                        rp->tool = json_get_str(c, "tool") ? strdup(json_get_str(c, "tool")) : NULL;
+                        rp->state_mutation = true;
+                        rp->state_delta = json_incref(json_object_get(c, "state_delta"));
+                        break;
+                }
+                if (!rp->events && !(rp->events = json_array()))
+                        return -ENOMEM;
+                if (json_object_set_new(c, "method", json_string("POST")) < 0 ||
+                    json_object_set_new(c, "path", json_string(rq->path)) < 0 ||
+                    json_object_set_new(c, "by_caller", json_true()) < 0 ||
+                    json_object_set(c, "request_body", msgs) < 0 ||
+                    json_array_append(rp->events, c) < 0)
+                        return -ENOMEM;
+        }
+        if (json_array_size(answers) == 0) {
+                twin_reply_json(rp, 202, NULL);
+                return 0;
+        }
+        return twin_reply_body(rp, 200, TAKE_PTR(answers));
+}
+
+int twin_mcp_jsonrpc(Twin *t, const TwinRequest *rq, TwinReply *rp)
+{
+        json_error_t e;
+        json_t *msg = json_loadb(rq->body ? rq->body : "", rq->body_len, JSON_DECODE_ANY, &e);
+        if (!msg)
+                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error");
+        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH) {
+                json_decref(msg);
+                return rpc_error(rp, 400, NULL, MCP_PARSE_ERROR, "Parse error: nests too deeply");
+        }
+        rp->request_body = msg; /* the reply owns it: the tape records the message */
+        if (json_is_array(msg))
+                return batch(t, rq, msg, rp);
+        return one_message(t, rq, msg, false, rp);
 }
 
 int twin_mcp_list(Twin *t, TwinReply *rp)

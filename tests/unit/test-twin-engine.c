@@ -494,7 +494,6 @@ static void test_mcp(void)
                  -32602, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":", 400, -32700, NULL},
                 {"", 400, -32700, NULL},
-                {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", 400, -32600, NULL},
                 {"42", 400, -32600, NULL},
                 {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", 400, -32600, NULL},
                 {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", 400, -32600, NULL},
@@ -858,8 +857,59 @@ static void test_hosted_shapes(void)
         }
 }
 
+/* JSON-RPC batches (MCP 2025-03-26 requires them; 2025-06-18 removed them) */
+static void test_mcp_batch(void)
+{
+        Twin *t = twin_test_new("github", "default");
+        TwinReply rp = {};
+        twin_test_mcp(t, &rp,
+                      "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                      "{\"name\":\"add_issue_comment\",\"arguments\":{\"owner\":\"acme\","
+                      "\"repo\":\"api\",\"issue_number\":1,\"body\":\"one\"}}},"
+                      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+                      "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/list\"},"
+                      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+                      "{\"name\":\"create_issue\",\"arguments\":{\"owner\":\"acme\","
+                      "\"repo\":\"api\",\"title\":\"two\"}}},"
+                      "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":{}},"
+                      "5]");
+        CHECK(rp.status == 200 && json_array_size(rp.body) == 5); /* the notification: none */
+        CHECK(jpi(rp.body, "/0/id") == 1 && jp(rp.body, "/0/result/content"));
+        CHECK(streq(jps(rp.body, "/1/id"), "b") &&
+              json_array_size(jp(rp.body, "/1/result/tools")) > 0);
+        CHECK(jpi(rp.body, "/2/id") == 3 && jp(rp.body, "/2/result"));
+        CHECK(jpi(rp.body, "/3/error/code") == -32600); /* initialize cannot be batched */
+        CHECK(jpi(rp.body, "/4/error/code") == -32600);
+        /* two changes: the last is the call's own tape row, the first a row ahead of it */
+        CHECK(rp.state_mutation && streq(rp.tool, "create_issue"));
+        CHECK(json_array_size(rp.events) == 1 &&
+              streq(jps(rp.events, "/0/tool"), "add_issue_comment") &&
+              json_is_true(jp(rp.events, "/0/by_caller")));
+        twin_test_mcp(t, &rp, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]");
+        CHECK(rp.status == 202 && !rp.body);
+        twin_test_mcp(t, &rp, "[]");
+        CHECK(rp.status == 400 && jpi(rp.body, "/error/code") == -32600);
+        /* a client on 2025-06-18 has no batches */
+        _cleanup_json_ json_t *h = json_pack("{s:s, s:s}", "content-type", "application/json",
+                                             "mcp-protocol-version", "2025-06-18");
+        const char *body = "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]";
+        TwinRequest rq = {.method = "POST",
+                          .path = "/mcp",
+                          .query = "",
+                          .headers = h,
+                          .body = body,
+                          .body_len = strlen(body),
+                          .base_url = TWIN_TEST_BASE("github")};
+        twin_reply_done(&rp);
+        twin_handle(t, &rq, &rp);
+        CHECK(rp.status == 400 && strstr(jps(rp.body, "/error/message"), "2025-06-18"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 int main(void)
 {
+        test_mcp_batch();
         test_kinds();
         test_surface_refusals();
         test_shipped_seeds();
