@@ -207,19 +207,26 @@ bool gh_mentions(json_t *row, const char *login)
  * and email: the rest is null, "" or 0 as on a bare github.com account). New reference, NULL on
  * OOM.
  */
+/* How many repositories of the world login owns that are private (or public). */
+static json_int_t owned_repos(json_t *w, const char *login, bool private)
+{
+        json_int_t n = 0;
+        size_t i;
+        json_t *r;
+        json_array_foreach (json_object_get(w, "repositories"), i, r) {
+                n += strcasecmp(json_get_str(r, "owner"), login) == 0 &&
+                     json_is_true(json_object_get(r, "private")) == private;
+        }
+        return n;
+}
+
 static json_t *user_full(TwinCall *c, json_t *u)
 {
         const char *login = json_get_str(u, "login");
         _cleanup_json_ json_t *body = gh_render_user(c, login);
         if (!json_is_object(body))
                 return NULL;
-        json_int_t repos = 0;
-        size_t i;
-        json_t *r;
-        json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
-                repos += strcasecmp(json_get_str(r, "owner"), login) == 0 &&
-                         !json_is_true(json_object_get(r, "private"));
-        }
+        json_int_t repos = owned_repos(c->world, login, false);
         _cleanup_json_ json_t *more =
                 json_pack("{s:O, s:O, s:n, s:s, s:n, s:n, s:n, s:n, s:I, s:i, s:i, s:i, s:s, s:s}",
                           "name", json_object_get(u, "name"), "email", json_object_get(u, "email"),
@@ -253,13 +260,7 @@ int gh_act_get_org(TwinCall *c, TwinReply *rp)
         if (!u || !streq_ptr(json_get_str(u, "type"), "Organization"))
                 return gh_not_found(rp);
         const char *l = json_get_str(u, "login");
-        json_int_t repos = 0;
-        size_t i;
-        json_t *r;
-        json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
-                repos += strcasecmp(json_get_str(r, "owner"), l) == 0 &&
-                         !json_is_true(json_object_get(r, "private"));
-        }
+        json_int_t repos = owned_repos(c->world, l, false);
         _cleanup_free_ char *url = NULL, *html = NULL;
         if (asprintf(&url, "%s/orgs/%s", c->base_url, l) < 0 ||
             asprintf(&html, GH_HTML_BASE "/%s", l) < 0)
@@ -333,13 +334,7 @@ int gh_act_get_me(TwinCall *c, TwinReply *rp)
         if (!body)
                 return -ENOMEM;
         /* the private-user object adds what only its owner sees */
-        json_int_t private = 0;
-        size_t i;
-        json_t *r;
-        json_array_foreach (json_object_get(c->world, "repositories"), i, r) {
-                private += strcasecmp(json_get_str(r, "owner"), viewer) == 0 &&
-                           json_is_true(json_object_get(r, "private"));
-        }
+        json_int_t private = owned_repos(c->world, viewer, true);
         _cleanup_json_ json_t *more =
                 json_pack("{s:I, s:I, s:i, s:i, s:i, s:b}", "total_private_repos", private,
                           "owned_private_repos", private, "private_gists", 0, "disk_usage", 0,

@@ -4,18 +4,10 @@ branches and refs, a file, a pull request from review to merge, other users, the
 the rate limit, milestones and search. Usage: pygithub_flow.py TOKEN BASE_URL. Prints one line
 per step ("ok  " or "FAIL") and "passed N"; exits 1 when a step failed."""
 import sys, github
+from flow import step, finish
 from github import Github
 tok, base = sys.argv[1], sys.argv[2]
 g = Github(login_or_token=tok, base_url=base, retry=None)
-ok = 0
-failed = 0
-def step(name, f):
-    global ok, failed
-    try:
-        v = f(); print("ok  ", name, (repr(v)[:80] if v is not None else "")); ok += 1
-    except Exception as e:
-        failed += 1
-        print("FAIL", name, type(e).__name__, str(e)[:200])
 me = g.get_user()
 step("get_user().login", lambda: me.login)
 repo = g.get_repo("acme/api")
@@ -51,5 +43,4 @@ step("g.get_rate_limit", lambda: g.get_rate_limit().core.limit)
 step("issue.edit(state=closed)", lambda: issue.edit(state="closed"))
 step("repo.get_milestones", lambda: [m.title for m in repo.get_milestones()])
 step("search_issues", lambda: [i.number for i in g.search_issues("repo:acme/api is:issue")])
-print("passed", ok)
-sys.exit(1 if failed else 0)
+finish()

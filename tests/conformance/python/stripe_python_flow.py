@@ -5,19 +5,11 @@ the balance and its transactions, events, search and a delete. Usage: stripe_pyt
 API_BASE. Prints one line per step ("ok  " or "FAIL") and "passed N"; exits 1 when a step
 failed."""
 import sys, stripe
+from flow import step, finish
 key, base = sys.argv[1], sys.argv[2]
 stripe.api_key = key
 stripe.api_base = base
 stripe.max_network_retries = 0
-ok = 0
-failed = 0
-def step(name, f):
-    global ok, failed
-    try:
-        v = f(); print("ok  ", name, (repr(v)[:80] if v is not None else "")); ok += 1
-    except Exception as e:
-        failed += 1
-        print("FAIL", name, type(e).__name__, str(e)[:200])
 cus = stripe.Customer.create(email="py@example.com", name="Py")
 step("Customer.create", lambda: cus.id)
 step("Customer.retrieve", lambda: stripe.Customer.retrieve(cus.id).email)
@@ -49,5 +41,4 @@ step("Event.list", lambda: [e.type for e in stripe.Event.list(limit=3)])
 step("Customer.search", lambda: len(stripe.Customer.search(query="email:'py@example.com'").data))
 step("Product.list active=True", lambda: len(stripe.Product.list(active=True).data))
 step("Customer.delete", lambda: stripe.Customer.delete(cus.id).deleted)
-print("passed", ok)
-sys.exit(1 if failed else 0)
+finish()
