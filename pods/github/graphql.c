@@ -168,7 +168,7 @@ static json_t *item_src(TwinCall *c, json_t *repo, json_t *row)
                 return NULL;
         _cleanup_json_ json_t *o = json_pack(
                 "{s:s, s:O, s:O, s:O, s:O, s:O, s:o, s:s, s:b, s:O, s:O, s:O, s:b, s:O, s:s, "
-                "s:s?, s:O}",
+                "s:s?, s:o}",
                 "__typename", pr ? "PullRequest" : "Issue", "_repo", repo, "_row", row, "id",
                 json_object_get(row, "node_id"), "number", json_object_get(row, "number"), "title",
                 json_object_get(row, "title"), "url",
@@ -182,8 +182,9 @@ static json_t *item_src(TwinCall *c, json_t *repo, json_t *row)
                 json_object_get(row, "closed_at") ? json_object_get(row, "closed_at") : json_null(),
                 "locked", json_is_true(json_object_get(row, "locked")), "databaseId",
                 json_object_get(row, "id"), "authorAssociation", assoc, "_author", user, "body",
-                json_string_value(json_object_get(row, "body")) ? json_object_get(row, "body")
-                                                                : json_string(""));
+                json_string_value(json_object_get(row, "body"))
+                        ? json_incref(json_object_get(row, "body"))
+                        : json_string(""));
         if (!o)
                 return NULL;
         if (!pr)
@@ -966,6 +967,21 @@ static int r_pull_commits(GqlExec *x, json_t *s, json_t *args, json_t **ret)
         return gql_connection(x, items, args, ret);
 }
 
+/* A PullRequestReview of repo's review row rv. New reference, NULL on OOM. */
+static json_t *review_src(json_t *repo, json_t *rv)
+{
+        const char *user = json_get_str(rv, "user"), *sha = json_get_str(rv, "commit_id");
+        json_t *body = json_object_get(rv, "body"), *at = json_object_get(rv, "submitted_at");
+        return json_pack("{s:s, s:O, s:O, s:s?, s:s, s:o, s:o, s:O, s:o, s:s?, s:O}", "__typename",
+                         "PullRequestReview", "id", json_object_get(rv, "node_id"), "databaseId",
+                         json_object_get(rv, "id"), "_author", user, "authorAssociation",
+                         gh_association(repo, strempty(user)), "submittedAt",
+                         at ? json_incref(at) : json_null(), "body",
+                         json_is_string(body) ? json_incref(body) : json_string(""), "state",
+                         json_object_get(rv, "state"), "commit", commit_src(repo, sha), "_sha", sha,
+                         "_row", rv);
+}
+
 static int r_pull_reviews(GqlExec *x, json_t *s, json_t *args, json_t **ret)
 {
         TwinCall *c = call(x);
@@ -976,27 +992,76 @@ static int r_pull_reviews(GqlExec *x, json_t *s, json_t *args, json_t **ret)
         json_t *rv;
         json_array_foreach (json_object_get(row, "reviews"), i, rv) {
                 const char *user = json_get_str(rv, "user");
-                const char *state = json_get_str(rv, "state");
-                if (streq_ptr(state, "PENDING") &&
+                if (streq_ptr(json_get_str(rv, "state"), "PENDING") &&
                     !(viewer && user && strcasecmp(viewer, user) == 0))
                         continue; /* a pending review is its author's alone */
-                const char *sha = json_get_str(rv, "commit_id");
-                json_t *src = json_pack(
-                        "{s:s, s:O, s:O, s:s?, s:s, s:O, s:O, s:O, s:o, s:s?, s:O}", "__typename",
-                        "PullRequestReview", "id", json_object_get(rv, "node_id"), "databaseId",
-                        json_object_get(rv, "id"), "_author", user, "authorAssociation",
-                        gh_association(repo, strempty(user)), "submittedAt",
-                        json_object_get(rv, "submitted_at") ? json_object_get(rv, "submitted_at")
-                                                            : json_null(),
-                        "body",
-                        json_object_get(rv, "body") ? json_object_get(rv, "body") : json_string(""),
-                        "state", json_object_get(rv, "state"), "commit", commit_src(repo, sha),
-                        "_sha", sha, "_row", rv);
-                if (json_array_append_new(items, src) < 0)
+                if (json_array_append_new(items, review_src(repo, rv)) < 0)
                         return -ENOMEM;
         }
         return items ? gql_connection(x, items, args, ret) : -ENOMEM;
 }
+
+/* Repository.releases: newest first unless orderBy says otherwise; isLatest is the newest
+ * published release that is not a prerelease (GitHub's "latest release"). */
+static int r_repo_releases(GqlExec *x, json_t *s, json_t *args, json_t **ret)
+{
+        json_t *repo = src_repo(s), *latest = NULL;
+        size_t i;
+        json_t *rel;
+        json_array_foreach (json_object_get(repo, "releases"), i, rel) {
+                if (json_is_true(json_object_get(rel, "draft")) ||
+                    json_is_true(json_object_get(rel, "prerelease")))
+                        continue;
+                if (!latest || strcmp(strempty(json_get_str(rel, "created_at")),
+                                      strempty(json_get_str(latest, "created_at"))) >= 0)
+                        latest = rel;
+        }
+        _cleanup_json_ json_t *items = json_array();
+        if (!items)
+                return -ENOMEM;
+        json_array_foreach (json_object_get(repo, "releases"), i, rel) {
+                const char *tag = json_get_str(rel, "tag_name");
+                char path[160];
+                snprintf(path, sizeof(path), "/releases/tag/%s", strempty(tag));
+                json_t *name = json_object_get(rel, "name"), *body = json_object_get(rel, "body");
+                json_t *src = json_pack(
+                        "{s:s, s:O, s:O, s:o, s:O?, s:o, s:b, s:b, s:b, s:O, s:O?, s:O, s:o}",
+                        "__typename", "Release", "id", json_object_get(rel, "node_id"),
+                        "databaseId", json_object_get(rel, "id"), "name",
+                        json_is_string(name) ? json_incref(name) : json_null(), "tagName",
+                        json_object_get(rel, "tag_name"), "description",
+                        json_is_string(body) ? json_incref(body) : json_null(), "isDraft",
+                        json_is_true(json_object_get(rel, "draft")), "isPrerelease",
+                        json_is_true(json_object_get(rel, "prerelease")), "isLatest", rel == latest,
+                        "createdAt", json_object_get(rel, "created_at"), "publishedAt",
+                        json_object_get(rel, "published_at"), "updatedAt",
+                        json_object_get(rel, "created_at"), "url",
+                        html_url(json_get_str(repo, "owner"), "/", json_get_str(repo, "name"),
+                                 path));
+                if (json_array_append_new(items, src) < 0)
+                        return -ENOMEM;
+        }
+        int r = sort_by(items, json_object_get(args, "orderBy"), "createdAt");
+        if (r < 0)
+                return r;
+        if (!json_object_get(args, "orderBy")) { /* newest first */
+                size_t n = json_array_size(items);
+                for (i = 0; i < n / 2; i++) {
+                        json_t *a = json_incref(json_array_get(items, i));
+                        json_t *b = json_incref(json_array_get(items, n - 1 - i));
+                        json_array_set_new(items, i, b);
+                        json_array_set_new(items, n - 1 - i, a);
+                }
+        }
+        return gql_connection(x, items, args, ret);
+}
+
+/*
+ * Query.search(type: ISSUE): GitHub's issue search (the REST search_issues, qualifiers and
+ * all) as a connection of Issue and PullRequest, with issueCount. Other types are not served:
+ * GraphQL's error naming them.
+ */
+static int q_search(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret);
 
 static int r_pull_review_requests(GqlExec *x, json_t *s, json_t *args, json_t **ret)
 {
@@ -1088,7 +1153,8 @@ static int rest(GqlExec *x, const char *tool, json_t *args, json_t **ret_body)
         TwinCall sub = *g->c;
         sub.args = a;
         TwinReply rp = {};
-        g->last_tool = act->tool;
+        if (streq(gql_operation(x), "mutation")) /* a query's row stays the graphql tool's */
+                g->last_tool = act->tool;
         int r = act->fn(&sub, &rp);
         if (r < 0) {
                 twin_reply_done(&rp);
@@ -1109,7 +1175,9 @@ static int rest(GqlExec *x, const char *tool, json_t *args, json_t **ret_body)
         }
         const char *m = json_get_str(rp.body, "message");
         json_t *errs = json_object_get(rp.body, "errors");
-        const char *detail = json_get_str(json_array_get(errs, 0), "message");
+        json_t *first = json_array_get(errs, 0); /* {message}, or a sentence of its own */
+        const char *detail =
+                json_is_string(first) ? json_string_value(first) : json_get_str(first, "message");
         const char *type = rp.status == 404   ? "NOT_FOUND"
                            : rp.status == 403 ? "FORBIDDEN"
                                               : "UNPROCESSABLE";
@@ -1355,6 +1423,165 @@ static int m_merge_pull(GqlExec *x, json_t *s _unused_, json_t *args, json_t **r
         return payload("pullRequest", TAKE_PTR(pr), in, ret);
 }
 
+/* addLabelsToLabelable / removeLabelsFromLabelable: the REST label actions, by name */
+static int labels_change(GqlExec *x, json_t *args, bool add, json_t **ret)
+{
+        json_t *in = json_object_get(args, "input"), *repo = NULL, *row = NULL;
+        const char *id = json_get_str(in, "labelableId");
+        *ret = NULL;
+        if (!node_find(call(x)->world, id, &repo, &row) || !row)
+                return not_found_id(x, id);
+        _cleanup_json_ json_t *names = NULL;
+        int r = names_for_ids(x, repo, json_object_get(in, "labelIds"), "labels", "name", &names);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        const char *list = gh_is_pull(row) ? "pull_requests" : "issues";
+        json_t *number = json_object_get(row, "number");
+        size_t i;
+        json_t *n;
+        json_array_foreach (add ? NULL : names, i, n) {
+                _cleanup_json_ json_t *body = NULL;
+                r = rest(x, "remove_issue_label",
+                         json_pack("{s:O, s:O, s:O, s:O}", "owner", json_object_get(repo, "owner"),
+                                   "repo", json_object_get(repo, "name"), "issue_number", number,
+                                   "name", n),
+                         &body);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        if (add) {
+                _cleanup_json_ json_t *body = NULL;
+                r = rest(x, "add_issue_labels",
+                         json_pack("{s:O, s:O, s:O, s:O}", "owner", json_object_get(repo, "owner"),
+                                   "repo", json_object_get(repo, "name"), "issue_number", number,
+                                   "labels", names),
+                         &body);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        json_t *fresh = gh_number_find(repo, list, json_integer_value(number), NULL);
+        json_t *item = fresh ? item_src(call(x), repo, fresh) : json_null();
+        return item ? payload("labelable", item, in, ret) : -ENOMEM;
+}
+
+static int m_add_labels(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        return labels_change(x, args, true, ret);
+}
+
+static int m_remove_labels(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        return labels_change(x, args, false, ret);
+}
+
+/* closePullRequest / reopenPullRequest: update_pull_request with its state */
+static int pull_state(GqlExec *x, json_t *args, const char *state, json_t **ret)
+{
+        json_t *in = json_object_get(args, "input"), *repo = NULL, *row = NULL;
+        const char *id = json_get_str(in, "pullRequestId");
+        *ret = NULL;
+        if (!streq_ptr(node_find(call(x)->world, id, &repo, &row), "PullRequest"))
+                return not_found_id(x, id);
+        _cleanup_json_ json_t *body = NULL;
+        int r = rest(x, "update_pull_request",
+                     json_pack("{s:O, s:O, s:O, s:s}", "owner", json_object_get(repo, "owner"),
+                               "repo", json_object_get(repo, "name"), "pullNumber",
+                               json_object_get(row, "number"), "state", state),
+                     &body);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        json_t *fresh = gh_number_find(repo, "pull_requests",
+                                       json_integer_value(json_object_get(row, "number")), NULL);
+        json_t *pr = fresh ? item_src(call(x), repo, fresh) : json_null();
+        return pr ? payload("pullRequest", pr, in, ret) : -ENOMEM;
+}
+
+static int m_close_pull(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        return pull_state(x, args, "closed", ret);
+}
+
+static int m_reopen_pull(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        return pull_state(x, args, "open", ret);
+}
+
+/* addPullRequestReview: create_pull_request_review (event APPROVE, REQUEST_CHANGES, COMMENT;
+ * none leaves it PENDING, as GitHub does) */
+static int m_add_review(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        json_t *in = json_object_get(args, "input"), *repo = NULL, *row = NULL;
+        const char *id = json_get_str(in, "pullRequestId");
+        *ret = NULL;
+        if (!streq_ptr(node_find(call(x)->world, id, &repo, &row), "PullRequest"))
+                return not_found_id(x, id);
+        _cleanup_json_ json_t *a = json_pack(
+                "{s:O, s:O, s:O}", "owner", json_object_get(repo, "owner"), "repo",
+                json_object_get(repo, "name"), "pullNumber", json_object_get(row, "number"));
+        if (!a)
+                return -ENOMEM;
+        const char *keys[][2] = {{"body", "body"}, {"event", "event"}, {"commitOID", "commitID"}};
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                if (json_object_get(in, keys[i][0]) &&
+                    json_object_set(a, keys[i][1], json_object_get(in, keys[i][0])) < 0)
+                        return -ENOMEM;
+        _cleanup_json_ json_t *body = NULL;
+        int r = rest(x, "create_pull_request_review", TAKE_PTR(a), &body);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        json_t *fresh = gh_number_find(repo, "pull_requests",
+                                       json_integer_value(json_object_get(row, "number")), NULL);
+        json_t *rv = gh_review_find(fresh, json_integer_value(json_object_get(body, "id")));
+        json_t *src = rv ? review_src(repo, rv) : json_null();
+        return src ? payload("pullRequestReview", src, in, ret) : -ENOMEM;
+}
+
+static int q_search(GqlExec *x, json_t *s _unused_, json_t *args, json_t **ret)
+{
+        *ret = NULL;
+        const char *type = json_get_str(args, "type");
+        if (!streq_ptr(type, "ISSUE"))
+                return gql_error(x, NULL,
+                                 "search of type %s is not served by the pome GitHub twin (ISSUE "
+                                 "is)",
+                                 strempty(type));
+        /* every match, through the REST search (its qualifiers, its order); then paged here */
+        _cleanup_json_ json_t *body = NULL;
+        int r = rest(
+                x, "search_issues",
+                json_pack("{s:O, s:s}", "q", json_object_get(args, "query"), "per_page", "100"),
+                &body);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        TwinCall *c = call(x);
+        _cleanup_json_ json_t *items = json_array();
+        size_t i;
+        json_t *it;
+        json_array_foreach (json_object_get(body, "items"), i, it) {
+                /* .../repos/{owner}/{name}: the row the hit names */
+                const char *url = strempty(json_get_str(it, "repository_url"));
+                const char *rest_path = strstr(url, "/repos/");
+                char owner[128] = "", name[128] = "";
+                if (!rest_path || sscanf(rest_path, "/repos/%127[^/]/%127[^/]", owner, name) != 2)
+                        continue;
+                json_t *repo = gh_repo_find(c->world, owner, name);
+                int64_t n = json_integer_value(json_object_get(it, "number"));
+                json_t *row = repo ? gh_number_find(repo, "issues", n, NULL) : NULL;
+                if (!row && repo)
+                        row = gh_number_find(repo, "pull_requests", n, NULL);
+                if (row && json_array_append_new(items, item_src(c, repo, row)) < 0)
+                        return -ENOMEM;
+        }
+        if (!items)
+                return -ENOMEM;
+        if ((r = gql_connection(x, items, args, ret)) < 0 || !*ret)
+                return r;
+        json_t *total = json_object_get(body, "total_count");
+        if (json_object_set(*ret, "issueCount", total ? total : json_integer(0)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /* ------------------------------------------------------------------ the schema */
 
 #define F(name, type)                  \
@@ -1408,6 +1635,7 @@ CONNECTION(ReviewRequest)
 CONNECTION(PullRequestCommit)
 CONNECTION(StatusCheckRollupContext)
 CONNECTION(ProjectCard)
+CONNECTION(Release)
 
 static const GqlField ReactingUser_connection[] = {
         F("nodes", "[User]"), F("edges", "[ReactingUserEdge]"), F("totalCount", "Int!"),
@@ -1420,6 +1648,10 @@ static const GqlField query_fields[] = {
         FR("viewer", "User!", q_viewer),
         FAR("user", "User", "login: String!", q_user),
         FAR("node", "Node", "id: ID!", q_node),
+        FAR("search", "SearchResultItemConnection!",
+            "after: String, before: String, first: Int, last: Int, query: String!, type: "
+            "SearchType!",
+            q_search),
 };
 
 static const GqlField mutation_fields[] = {
@@ -1431,6 +1663,16 @@ static const GqlField mutation_fields[] = {
             m_create_pull),
         FAR("mergePullRequest", "MergePullRequestPayload", "input: MergePullRequestInput!",
             m_merge_pull),
+        FAR("closePullRequest", "ClosePullRequestPayload", "input: ClosePullRequestInput!",
+            m_close_pull),
+        FAR("reopenPullRequest", "ReopenPullRequestPayload", "input: ReopenPullRequestInput!",
+            m_reopen_pull),
+        FAR("addLabelsToLabelable", "AddLabelsToLabelablePayload",
+            "input: AddLabelsToLabelableInput!", m_add_labels),
+        FAR("removeLabelsFromLabelable", "RemoveLabelsFromLabelablePayload",
+            "input: RemoveLabelsFromLabelableInput!", m_remove_labels),
+        FAR("addPullRequestReview", "AddPullRequestReviewPayload",
+            "input: AddPullRequestReviewInput!", m_add_review),
 };
 
 #define ACTOR_FIELDS                                                        \
@@ -1501,6 +1743,7 @@ static const GqlField repository_fields[] = {
             r_repo_milestones),
         FAR("milestone", "Milestone", "number: Int!", r_repo_milestone),
         FAR("assignableUsers", "UserConnection!", "query: String, " PAGE, r_repo_assignable),
+        FAR("releases", "ReleaseConnection!", PAGE ", orderBy: ReleaseOrder", r_repo_releases),
 };
 
 #define ITEM_FIELDS                                                                             \
@@ -1688,6 +1931,46 @@ static const GqlField create_pull_payload[] = {F("clientMutationId", "String"),
 static const GqlField merge_pull_payload[] = {F("clientMutationId", "String"),
                                               F("pullRequest", "PullRequest")};
 static const GqlField node_fields[] = {F("id", "ID!")};
+static const GqlField labelable_fields[] = {
+        FAR("labels", "LabelConnection", "orderBy: LabelOrder, " PAGE, r_item_labels)};
+static const GqlField release_fields[] = {
+        F("id", "ID!"),
+        F("databaseId", "Int"),
+        F("name", "String"),
+        F("tagName", "String!"),
+        F("description", "String"),
+        F("isDraft", "Boolean!"),
+        F("isLatest", "Boolean!"),
+        F("isPrerelease", "Boolean!"),
+        F("createdAt", "DateTime!"),
+        F("publishedAt", "DateTime"),
+        F("updatedAt", "DateTime!"),
+        F("url", "URI!"),
+};
+static const GqlField search_connection[] = {
+        F("nodes", "[SearchResultItem]"),
+        F("edges", "[SearchResultItemEdge]"),
+        F("issueCount", "Int!"),
+        F("pageInfo", "PageInfo!"),
+};
+static const GqlField search_edge[] = {F("cursor", "String!"), F("node", "SearchResultItem")};
+static const GqlField labelable_payload[] = {F("clientMutationId", "String"),
+                                             F("labelable", "Labelable")};
+static const GqlField review_payload[] = {F("clientMutationId", "String"),
+                                          F("pullRequestReview", "PullRequestReview")};
+static const GqlField pull_state_input[] = {F("pullRequestId", "ID!"),
+                                            F("clientMutationId", "String")};
+static const GqlField labels_input[] = {F("labelableId", "ID!"), F("labelIds", "[ID!]!"),
+                                        F("clientMutationId", "String")};
+static const GqlField review_input[] = {
+        F("pullRequestId", "ID!"),
+        F("commitOID", "GitObjectID"),
+        F("body", "String"),
+        F("event", "PullRequestReviewEvent"),
+        F("clientMutationId", "String"),
+};
+static const GqlField release_order_input[] = {F("field", "ReleaseOrderField!"),
+                                               F("direction", "OrderDirection!")};
 
 static const GqlField create_issue_input[] = {
         F("repositoryId", "ID!"),  F("title", "String!"),        F("body", "String"),
@@ -1744,8 +2027,28 @@ static const GqlType github_types[] = {
         TYPE("Actor", GQL_INTERFACE, NULL, actor_fields),
         TYPE("RepositoryOwner", GQL_INTERFACE, NULL, owner_fields),
         TYPE("Node", GQL_INTERFACE, NULL, node_fields),
-        TYPE("Issue", GQL_OBJECT, "Node", issue_fields),
-        TYPE("PullRequest", GQL_OBJECT, "Node", pull_fields),
+        TYPE("Issue", GQL_OBJECT, "Node Labelable", issue_fields),
+        TYPE("PullRequest", GQL_OBJECT, "Node Labelable", pull_fields),
+        TYPE("Labelable", GQL_INTERFACE, NULL, labelable_fields),
+        TYPE("Release", GQL_OBJECT, "Node", release_fields),
+        CONNECTION_TYPES(Release),
+        {"SearchResultItem", GQL_UNION, "Issue PullRequest", NULL, 0},
+        TYPE("SearchResultItemConnection", GQL_OBJECT, NULL, search_connection),
+        TYPE("SearchResultItemEdge", GQL_OBJECT, NULL, search_edge),
+        TYPE("AddLabelsToLabelablePayload", GQL_OBJECT, NULL, labelable_payload),
+        TYPE("RemoveLabelsFromLabelablePayload", GQL_OBJECT, NULL, labelable_payload),
+        TYPE("ClosePullRequestPayload", GQL_OBJECT, NULL, create_pull_payload),
+        TYPE("ReopenPullRequestPayload", GQL_OBJECT, NULL, create_pull_payload),
+        TYPE("AddPullRequestReviewPayload", GQL_OBJECT, NULL, review_payload),
+        TYPE("ClosePullRequestInput", GQL_INPUT_OBJECT, NULL, pull_state_input),
+        TYPE("ReopenPullRequestInput", GQL_INPUT_OBJECT, NULL, pull_state_input),
+        TYPE("AddLabelsToLabelableInput", GQL_INPUT_OBJECT, NULL, labels_input),
+        TYPE("RemoveLabelsFromLabelableInput", GQL_INPUT_OBJECT, NULL, labels_input),
+        TYPE("AddPullRequestReviewInput", GQL_INPUT_OBJECT, NULL, review_input),
+        TYPE("ReleaseOrder", GQL_INPUT_OBJECT, NULL, release_order_input),
+        ENUM("ReleaseOrderField", "CREATED_AT NAME"),
+        ENUM("SearchType", "ISSUE REPOSITORY USER DISCUSSION"),
+        ENUM("PullRequestReviewEvent", "COMMENT APPROVE REQUEST_CHANGES DISMISS"),
         {"IssueOrPullRequest", GQL_UNION, "Issue PullRequest", NULL, 0},
         TYPE("Label", GQL_OBJECT, "Node", label_fields),
         TYPE("Milestone", GQL_OBJECT, "Node", milestone_fields),
