@@ -55,12 +55,16 @@ gh api "repos/acme/api/statuses/$head" -f state=success -f context=ci/test >/dev
 step gh pr view "$n" "${R[@]}"
 step gh pr checks "$n" "${R[@]}"
 step gh pr list "${R[@]}"
+step gh pr diff "$n" "${R[@]}"
+step gh pr comment "$n" "${R[@]}" -b "noted"
 step gh pr review "$n" "${R[@]}" --comment -b "reads well"
 step gh pr review "$n" "${R[@]}" --approve
 step gh pr close "$n" "${R[@]}"
 step gh pr reopen "$n" "${R[@]}"
 step gh pr merge "$n" "${R[@]}" --merge
 step gh pr view "$n" "${R[@]}" --json state,mergedAt -q '"\(.state) \(.mergedAt != null)"'
+step gh issue close 2 "${R[@]}"
+step gh issue reopen 2 "${R[@]}"
 step gh issue edit 1 "${R[@]}" --add-label enhancement --remove-label bug
 step gh issue list "${R[@]}" --label enhancement
 step gh search issues orders --repo acme/api
@@ -101,6 +105,9 @@ expect "gh pr view $n -R acme/api" $'^additions:\t1$' "gh pr view: additions"
 expect "gh pr checks $n -R acme/api" $'^ci/test\tpass\t' "gh pr checks: the status"
 expect "gh pr checks $n -R acme/api" '^rc=0$' "gh pr checks: all passing is exit 0"
 expect "gh pr list -R acme/api" $'^'"$n"$'\tAdd notes\tfeat\tOPEN\t' "gh pr list"
+expect "gh pr diff $n -R acme/api" '^\+\+\+ b/NOTES.md$' "gh pr diff: the file"
+expect "gh pr diff $n -R acme/api" '^\+notes$' "gh pr diff: the line"
+expect "gh pr comment $n -R acme/api -b noted" "^https://github.com/acme/api/pull/$n#issuecomment-[0-9]+$" "gh pr comment"
 expect "gh pr review $n -R acme/api --comment -b reads well" '^rc=0$' "gh pr review --comment"
 expect "gh pr review $n -R acme/api --approve" 'Can not approve your own pull request' \
         "gh pr review --approve of one's own pull request: GitHub's refusal"
@@ -109,18 +116,20 @@ expect "gh pr reopen $n -R acme/api" "Reopened pull request #$n" "gh pr reopen"
 expect "gh pr merge $n -R acme/api --merge" '^rc=0$' "gh pr merge: exit status"
 expect "gh pr view $n -R acme/api --json state,mergedAt -q \"\\(.state) \\(.mergedAt != null)\"" '^MERGED true$' \
         "gh pr view after the merge"
+expect "gh issue close 2 -R acme/api" 'Closed issue #2 \(Flaky test in CI\)' "gh issue close"
+expect "gh issue reopen 2 -R acme/api" 'Reopened issue #2 \(Flaky test in CI\)' "gh issue reopen"
 expect "gh issue edit 1 -R acme/api --add-label enhancement --remove-label bug" \
         '^https://github.com/acme/api/issues/1$' "gh issue edit labels"
 expect "gh issue list -R acme/api --label enhancement" $'^1\tOPEN\tGET /v1/orders returns 500 when the cart is empty\tenhancement\t' \
         "gh issue list --label (GraphQL search)"
 expect "gh search issues orders --repo acme/api" $'^acme/api\t1\topen\tGET /v1/orders' "gh search issues"
 expect "gh release list -R acme/api" $'^First release\tLatest\tv1.0.0\t' "gh release list"
-pass "gh issue list/view/create/comment/edit, repo view, label list, search, release list, pr create/view/checks/list/review/close/reopen/merge: gh's own output"
+pass "gh issue list/view/create/comment/close/reopen/edit, repo view, label list, search, release list, pr create/view/checks/list/diff/comment/review/close/reopen/merge: gh's own output"
 
 # the tape: GraphQL calls, each change named by the REST action that makes it
 # (gh sends some mutations at once, as two requests: their order is not its promise)
 tools=$(jq -r 'select(.path | endswith("/graphql")) | select(.state_mutation) | .tool' "$D/github.tape.jsonl" | sort | tr '\n' ' ')
-assert_eq "$tools" "add_issue_comment add_issue_labels create_issue create_pull_request create_pull_request_review merge_pull_request remove_issue_label update_pull_request update_pull_request " \
+assert_eq "$tools" "add_issue_comment add_issue_comment add_issue_labels create_issue create_pull_request create_pull_request_review issue_write issue_write merge_pull_request remove_issue_label update_pull_request update_pull_request " \
         "the GraphQL changes on the tape, by REST tool"
 assert_eq "$(jq -r .state "$D/verdict.json")" pass "the verdict"
 pass "the tape names each GraphQL change by its REST tool; the run passes"
