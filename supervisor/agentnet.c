@@ -2132,21 +2132,10 @@ static int conn_new(Listener *l, int fd)
                 conn_start(c);
                 return 0;
         }
-        if (l->kind == LISTENER_TLS) {
-                c->state = CONN_HANDSHAKE;
-                if (tls_start(c) < 0) {
-                        conn_close(c, "out of memory");
-                        return 0;
-                }
-                if (timer_arm(c, n->head_usec) < 0) {
-                        conn_close(c, "sd-event timer");
-                        return 0;
-                }
-                conn_run(c);
-                return 0;
-        }
-        c->state = CONN_HEAD;
-        if (pipe_alloc(&c->up) < 0) {
+        /* TLS first shakes hands; the proxy reads a request head into its pipe */
+        bool tls = l->kind == LISTENER_TLS;
+        c->state = tls ? CONN_HANDSHAKE : CONN_HEAD;
+        if ((tls ? tls_start(c) : pipe_alloc(&c->up)) < 0) {
                 conn_close(c, "out of memory");
                 return 0;
         }
