@@ -255,13 +255,11 @@ void front_auth_refusal(const TwinKind *k, FrontAuth auth, const char *rest, Twi
         if (rp->status != 401 || !rest ||
             !(streq(rest, "/mcp") || startswith(rest, "/mcp/") || startswith(rest, "/mcp?")))
                 return;
-        if (!rp->headers && !(rp->headers = json_object()))
-                return;
-        (void)json_object_set_new(rp->headers, "WWW-Authenticate",
-                                  json_string(auth == FRONT_AUTH_MISSING
-                                                      ? "Bearer realm=\"pome\""
-                                                      : "Bearer realm=\"pome\", "
-                                                        "error=\"invalid_token\""));
+        (void)twin_reply_header(rp, "WWW-Authenticate",
+                                json_string(auth == FRONT_AUTH_MISSING
+                                                    ? "Bearer realm=\"pome\""
+                                                    : "Bearer realm=\"pome\", "
+                                                      "error=\"invalid_token\""));
 }
 
 TwinAuthFailure front_auth_failure(FrontAuth a)

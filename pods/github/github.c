@@ -768,9 +768,7 @@ int gh_reply_text(TwinReply *rp, const char *media_type, char *text)
         _cleanup_free_ char *t = text;
         if (!t)
                 return -ENOMEM;
-        if (!rp->headers && !(rp->headers = json_object()))
-                return -ENOMEM;
-        if (json_object_set_new(rp->headers, "Content-Type", json_string(media_type)) < 0)
+        if (twin_reply_header(rp, "Content-Type", json_string(media_type)) < 0)
                 return -ENOMEM;
         return twin_reply_body(rp, 200, twin_json_string_lossy(t, strlen(t)));
 }
@@ -915,6 +913,17 @@ static bool set_str(json_t *o, const char *key, const char *s)
         return s && set_new(o, key, json_string(s));
 }
 
+/* Sets each links[i][0] of o to base followed by links[i][1] (GitHub's *_url templates). */
+static bool set_links(json_t *o, const char *base, const char *const (*links)[2], size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *v = NULL;
+                if (asprintf(&v, "%s%s", base, links[i][1]) < 0 || !set_str(o, links[i][0], v))
+                        return false;
+        }
+        return true;
+}
+
 static bool set_int(json_t *o, const char *key, json_int_t v)
 {
         return set_new(o, key, json_integer(v));
@@ -976,11 +985,8 @@ json_t *gh_render_user(TwinCall *c, const char *login)
                 {"events_url", "/events{/privacy}"},
                 {"received_events_url", "/received_events"},
         };
-        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
-                _cleanup_free_ char *v = CAT(url, links[i][1]);
-                if (!v || !set_str(o, links[i][0], v))
-                        return NULL;
-        }
+        if (!set_links(o, url, links, ELEMENTSOF(links)))
+                return NULL;
         if (!set_str(o, "type", u ? json_get_str(u, "type") : "User") ||
             !set_str(o, "user_view_type", "public") || !set_new(o, "site_admin", json_false()))
                 return NULL;
@@ -1321,11 +1327,8 @@ json_t *gh_render_repo(TwinCall *c, json_t *repo)
                 {"teams_url", "/teams"},
                 {"trees_url", "/git/trees{/sha}"},
         };
-        for (size_t i = 0; i < ELEMENTSOF(links); i++) {
-                _cleanup_free_ char *v = CAT(url, links[i][1]);
-                if (!v || !set_str(o, links[i][0], v))
-                        return NULL;
-        }
+        if (!set_links(o, url, links, ELEMENTSOF(links)))
+                return NULL;
         _cleanup_free_ char *git = NULL, *ssh = NULL, *clone = NULL;
         if (asprintf(&git, "git://github.com/%s.git", full) < 0 ||
             asprintf(&ssh, "git@github.com:%s.git", full) < 0 ||
@@ -1586,10 +1589,8 @@ int gh_paginate(TwinCall *c, TwinReply *rp, json_t *items, json_t **ret)
                 }
                 if (fclose(f) != 0 || !link)
                         return -ENOMEM;
-                if (!rp->headers && !(rp->headers = json_object()))
-                        return -ENOMEM;
-                if (linklen > 0 && json_object_set_new(rp->headers, "Link",
-                                                       twin_json_string_lossy(link, linklen)) < 0)
+                if (linklen > 0 &&
+                    twin_reply_header(rp, "Link", twin_json_string_lossy(link, linklen)) < 0)
                         return -ENOMEM;
         }
         *ret = TAKE_PTR(slice);
@@ -1740,13 +1741,6 @@ static const TwinHandler github_handlers[] = {
         {"update_branch_protection", gh_act_update_branch_protection},
 };
 
-static int set_header(TwinReply *rp, const char *name, const char *value)
-{
-        if (!rp->headers && !(rp->headers = json_object()))
-                return -ENOMEM;
-        return json_object_set_new(rp->headers, name, json_string(value)) < 0 ? -ENOMEM : 0;
-}
-
 /*
  * What api.github.com sends on every REST reply: the X-RateLimit-* headers of the call's
  * resource (docs.github.com/rest/using-the-rest-api/rate-limits-for-the-rest-api: core 5000 an
@@ -1762,13 +1756,14 @@ static int github_vendor_headers(const TwinRequest *rq, int64_t now, TwinReply *
         const char *limit = streq(resource, "search") ? "30" : "5000";
         char reset[DECIMAL_MAX];
         int r;
-        if ((r = set_header(rp, "X-RateLimit-Limit", limit)) < 0 ||
-            (r = set_header(rp, "X-RateLimit-Remaining", limit)) < 0 ||
-            (r = set_header(rp, "X-RateLimit-Reset",
-                            format_int(reset, streq(resource, "search") ? now + 60 : now + 3600))) <
-                    0 ||
-            (r = set_header(rp, "X-RateLimit-Used", "0")) < 0 ||
-            (r = set_header(rp, "X-RateLimit-Resource", resource)) < 0)
+        if ((r = twin_reply_header(rp, "X-RateLimit-Limit", json_string(limit))) < 0 ||
+            (r = twin_reply_header(rp, "X-RateLimit-Remaining", json_string(limit))) < 0 ||
+            (r = twin_reply_header(
+                     rp, "X-RateLimit-Reset",
+                     json_string(format_int(reset, streq(resource, "search") ? now + 60
+                                                                             : now + 3600)))) < 0 ||
+            (r = twin_reply_header(rp, "X-RateLimit-Used", json_string("0"))) < 0 ||
+            (r = twin_reply_header(rp, "X-RateLimit-Resource", json_string(resource))) < 0)
                 return r;
         if (rp->status != 200 || !rp->body ||
             !(streq(rq->method, "GET") || streq(rq->method, "HEAD")))
@@ -1779,7 +1774,7 @@ static int github_vendor_headers(const TwinRequest *rq, int64_t now, TwinReply *
         char hex[TWIN_SHA1_HEX], etag[TWIN_SHA1_HEX + 8];
         twin_sha1_hex(dump, strlen(dump), hex);
         snprintf(etag, sizeof(etag), "W/\"%s\"", hex);
-        if ((r = set_header(rp, "ETag", etag)) < 0)
+        if ((r = twin_reply_header(rp, "ETag", json_string(etag))) < 0)
                 return r;
         /* If-None-Match: a list of tags, weakly compared (RFC 9110 §13.1.2) */
         const char *inm = json_get_str(rq->headers, "if-none-match");

@@ -1041,18 +1041,15 @@ static int r_repo_releases(GqlExec *x, json_t *s, json_t *args, json_t **ret)
                 if (json_array_append_new(items, src) < 0)
                         return -ENOMEM;
         }
-        int r = sort_by(items, json_object_get(args, "orderBy"), "createdAt");
+        /* newest first unless orderBy says otherwise */
+        _cleanup_json_ json_t *newest =
+                json_pack("{s:s, s:s}", "field", "CREATED_AT", "direction", "DESC");
+        json_t *order = json_object_get(args, "orderBy");
+        if (!newest)
+                return -ENOMEM;
+        int r = sort_by(items, order ? order : newest, "createdAt");
         if (r < 0)
                 return r;
-        if (!json_object_get(args, "orderBy")) { /* newest first */
-                size_t n = json_array_size(items);
-                for (i = 0; i < n / 2; i++) {
-                        json_t *a = json_incref(json_array_get(items, i));
-                        json_t *b = json_incref(json_array_get(items, n - 1 - i));
-                        json_array_set_new(items, i, b);
-                        json_array_set_new(items, n - 1 - i, a);
-                }
-        }
         return gql_connection(x, items, args, ret);
 }
 
@@ -2175,32 +2172,6 @@ int gh_act_graphql(TwinCall *c, TwinReply *rp)
                 if (!(rp->tool = strdup(g.last_tool)))
                         return -ENOMEM;
         }
-        size_t n = json_array_size(mutations);
-        if (n == 0)
-                return 0;
         /* the last change is the call's own row; each earlier one a row ahead of it */
-        json_t *last = json_array_get(mutations, n - 1);
-        free(rp->tool);
-        if (!(rp->tool = strdup(json_get_str(last, "tool"))))
-                return -ENOMEM;
-        rp->state_mutation = true;
-        json_decref(rp->state_delta);
-        rp->state_delta = json_incref(json_object_get(last, "state_delta"));
-        for (size_t i = 0; i + 1 < n; i++) {
-                json_t *m = json_array_get(mutations, i);
-                if (!rp->events && !(rp->events = json_array()))
-                        return -ENOMEM;
-                if (json_object_set_new(m, "method", json_string("POST")) < 0 ||
-                    json_object_set_new(m, "path",
-                                        json_string(c->request ? c->request->path : "/graphql")) <
-                            0 ||
-                    json_object_set_new(m, "by_caller", json_true()) < 0 ||
-                    (c->request &&
-                     json_object_set_new(
-                             m, "request_body",
-                             json_loadb(c->request->body, c->request->body_len, 0, NULL)) < 0) ||
-                    json_array_append(rp->events, m) < 0)
-                        return -ENOMEM;
-        }
-        return 0;
+        return twin_reply_changes(rp, mutations, c->request);
 }

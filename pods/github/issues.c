@@ -948,9 +948,7 @@ static int issue_create(TwinCall *c, TwinReply *rp)
                              json_get_str(repo, "owner"), json_get_str(repo, "name"),
                              (long long)json_integer_value(json_object_get(row, "number"))) < 0)
                         return -ENOMEM;
-                if (!rp->headers && !(rp->headers = json_object()))
-                        return -ENOMEM;
-                if (json_object_set_new(rp->headers, "Location", json_string(loc)) < 0)
+                if (twin_reply_header(rp, "Location", json_string(loc)) < 0)
                         return -ENOMEM;
         }
         return reply_issue(c, rp, 201, repo, row);

@@ -1254,9 +1254,8 @@ int gh_act_create_pull_request(TwinCall *c, TwinReply *rp)
         if (asprintf(&loc, "%s/repos/%s/%s/pulls/%lld", c->base_url, json_get_str(repo, "owner"),
                      json_get_str(repo, "name"), (long long)number) < 0)
                 return -ENOMEM;
-        if (!rp->headers && !(rp->headers = json_object()))
+        if (twin_reply_header(rp, "Location", json_string(loc)) < 0)
                 return -ENOMEM;
-        json_object_set_new(rp->headers, "Location", json_string(loc));
         _cleanup_json_ json_t *out = gh_render_pull(c, repo, row, true);
         if (!out)
                 return -ENOMEM;

@@ -304,9 +304,7 @@ static int set_b64_header(TwinReply *rp, const char *name, json_t *obj)
         _cleanup_free_ char *b64 = text ? twin_base64(text, strlen(text)) : NULL;
         if (!b64)
                 return -ENOMEM;
-        if (!rp->headers && !(rp->headers = json_object()))
-                return -ENOMEM;
-        return json_object_set_new(rp->headers, name, json_string(b64)) < 0 ? -ENOMEM : 0;
+        return twin_reply_header(rp, name, json_string(b64));
 }
 
 /*

@@ -235,25 +235,9 @@ static int batch(Twin *t, const TwinRequest *rq, json_t *msgs, TwinReply *rp)
                 if (r < 0)
                         return r;
         }
-        size_t n = json_array_size(changes);
-        for (i = 0; i < n; i++) {
-                json_t *c = json_array_get(changes, i);
-                if (i + 1 == n) { /* the call's own row */
-                        free(rp->tool);
-                        rp->tool = json_get_str(c, "tool") ? strdup(json_get_str(c, "tool")) : NULL;
-                        rp->state_mutation = true;
-                        rp->state_delta = json_incref(json_object_get(c, "state_delta"));
-                        break;
-                }
-                if (!rp->events && !(rp->events = json_array()))
-                        return -ENOMEM;
-                if (json_object_set_new(c, "method", json_string("POST")) < 0 ||
-                    json_object_set_new(c, "path", json_string(rq->path)) < 0 ||
-                    json_object_set_new(c, "by_caller", json_true()) < 0 ||
-                    json_object_set(c, "request_body", msgs) < 0 ||
-                    json_array_append(rp->events, c) < 0)
-                        return -ENOMEM;
-        }
+        int r = twin_reply_changes(rp, changes, rq);
+        if (r < 0)
+                return r;
         if (json_array_size(answers) == 0) {
                 twin_reply_json(rp, 202, NULL);
                 return 0;

@@ -70,6 +70,44 @@ static json_t *delta_copy(const json_t *j)
         return json_incref((json_t *)j);
 }
 
+int twin_reply_header(TwinReply *rp, const char *name, json_t *value)
+{
+        if (!value || (!rp->headers && !(rp->headers = json_object()))) {
+                json_decref(value);
+                return -ENOMEM;
+        }
+        return json_object_set_new(rp->headers, name, value) < 0 ? -ENOMEM : 0;
+}
+
+int twin_reply_changes(TwinReply *rp, json_t *changes, const TwinRequest *rq)
+{
+        size_t n = json_array_size(changes);
+        if (n == 0)
+                return 0;
+        json_t *last = json_array_get(changes, n - 1);
+        const char *tool = json_get_str(last, "tool");
+        free(rp->tool);
+        rp->tool = tool ? strdup(tool) : NULL;
+        if (tool && !rp->tool)
+                return -ENOMEM;
+        rp->state_mutation = true;
+        json_decref(rp->state_delta);
+        rp->state_delta = json_incref(json_object_get(last, "state_delta"));
+        for (size_t i = 0; i + 1 < n; i++) {
+                json_t *c = json_array_get(changes, i);
+                if (!rp->events && !(rp->events = json_array()))
+                        return -ENOMEM;
+                if (json_object_set_new(c, "method", json_string(rq ? rq->method : "POST")) < 0 ||
+                    json_object_set_new(c, "path", json_string(rq ? rq->path : "/")) < 0 ||
+                    json_object_set_new(c, "by_caller", json_true()) < 0 ||
+                    (rp->request_body &&
+                     json_object_set(c, "request_body", rp->request_body) < 0) ||
+                    json_array_append(rp->events, c) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
 {
         json_decref(rp->state_delta);

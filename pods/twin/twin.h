@@ -471,6 +471,23 @@ bool twin_mcp_version_supported(const char *version);
 
 /* ----- helpers for kind implementations ----- */
 
+/*
+ * Sets the response header name (static or longer-lived than rp) to value (taken; a JSON
+ * string; NULL, as a failed json_string gives, is -ENOMEM), making rp->headers when there are
+ * none yet. 0 or -ENOMEM.
+ */
+int twin_reply_header(TwinReply *rp, const char *name, json_t *value);
+
+/*
+ * Records the world changes one call made, in order, as its tape rows: changes is an array of
+ * {tool, state_delta, status, response_body} (borrowed; its elements are amended). The last is
+ * the call's own row (rp->tool, state_mutation, state_delta); each earlier one a row of the
+ * caller's ahead of it (TwinReply.events, by_caller) with rq's method and path (rq may be NULL:
+ * POST /) and rp->request_body. Nothing when there are none. 0 or -ENOMEM. For a call that
+ * carries several operations: a GraphQL request's mutations, a JSON-RPC batch's tool calls.
+ */
+int twin_reply_changes(TwinReply *rp, json_t *changes, const TwinRequest *rq);
+
 /* Sets rp->status and takes ownership of body (may be NULL). */
 void twin_reply_json(TwinReply *rp, int status, json_t *body);
 
