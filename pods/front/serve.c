@@ -56,6 +56,8 @@ void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const 
         _cleanup_json_ json_t *h = rp.headers ? json_incref(rp.headers) : json_object();
         if (h && (status == 503 || status == 429))
                 json_object_set_new(h, "Retry-After", json_string("1"));
+        if (h && kind->request_id_header)
+                json_object_set_new(h, kind->request_id_header, json_string(request_id));
         front_reply(rq, status, h, rp.body, request_id);
         twin_reply_done(&rp);
 }
@@ -772,6 +774,9 @@ void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *
                         record_line(x, line, n, x->request_id);
                 }
                 _cleanup_json_ json_t *h = rb->headers ? json_incref(rb->headers) : json_object();
+                if (h && x->kind->request_id_header)
+                        json_object_set_new(h, x->kind->request_id_header,
+                                            json_string(x->request_id));
                 if (h)
                         json_object_set_new(h, "X-Request-Id", json_string(x->request_id));
                 (void)http_reply(rq, rb->status, h, rb->body, rb->body_len);

@@ -1820,4 +1820,7 @@ const TwinKind twin_kind_github = {
         .vendor_headers = github_vendor_headers,
         .control_error = github_control_error,
         .health_extras = github_health_extras,
+        /* every api.github.com reply names its request in X-GitHub-Request-Id, which the
+         * docs ask to quote to support and octokit's errors carry */
+        .request_id_header = "X-GitHub-Request-Id",
 };

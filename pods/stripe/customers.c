@@ -229,10 +229,19 @@ int stripe_act_list_customers(TwinCall *c, TwinReply *rp)
         return stripe_list(c, rp, "customers", "/v1/customers", keep_customer);
 }
 
+/* The customer list_customer_payment_methods names: id (the REST path's), or over MCP
+ * customer, as hosted Pome's tool of that name takes it. */
+static const char *pm_customer_key(TwinCall *c)
+{
+        return !json_object_get(c->args, "id") && json_object_get(c->args, "customer") ? "customer"
+                                                                                       : "id";
+}
+
 static bool keep_customer_pm(TwinCall *c, json_t *row)
 {
         const char *type = json_get_str(c->args, "type");
-        return streq_ptr(json_get_str(row, "customer"), json_get_str(c->args, "id")) &&
+        return streq_ptr(json_get_str(row, "customer"),
+                         json_get_str(c->args, pm_customer_key(c))) &&
                (!type || streq_ptr(json_get_str(row, "type"), type));
 }
 
@@ -240,7 +249,7 @@ int stripe_act_list_customer_payment_methods(TwinCall *c, TwinReply *rp)
 {
         json_t *cus;
         const char *type;
-        int r = arg_customer(c, rp, "id", &cus, NULL);
+        int r = arg_customer(c, rp, pm_customer_key(c), &cus, NULL);
         if (r <= 0 || (r = stripe_arg_str(c, rp, "type", false, &type)) <= 0)
                 return r;
         char url[128];

@@ -2665,4 +2665,7 @@ const TwinKind twin_kind_stripe = {
         .error = stripe_error,
         .control_error = stripe_control_error,
         .health_extras = stripe_health_extras,
+        /* docs.stripe.com/api/request_ids: "Each API request has an associated request
+         * identifier ... in the response headers, under Request-Id" */
+        .request_id_header = "Request-Id",
 };

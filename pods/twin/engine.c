@@ -709,6 +709,21 @@ static bool vendor_serves(const TwinSurface *s, const char *method, const char *
         return false;
 }
 
+/*
+ * Whether method on path is one of the vendor's endpoints the surface names literally (no
+ * parameter) in vendor_routes: it wins over a served route whose parameter would take the
+ * same segment (Stripe's GET /v1/invoices/upcoming is not an invoice called "upcoming").
+ */
+static bool vendor_literal(const TwinSurface *s, const char *method, const char *path)
+{
+        for (size_t i = 0; s && i < s->n_vendor_routes; i++)
+                if (streq(s->vendor_routes[i].method, method) &&
+                    !strchr(s->vendor_routes[i].pattern, '{') &&
+                    streq(s->vendor_routes[i].pattern, path))
+                        return true;
+        return false;
+}
+
 /* The vendor's 404 for a method it has on no such path, in the kind's envelope. */
 static int reply_vendor_not_found(Twin *t, TwinReply *rp)
 {
@@ -774,6 +789,8 @@ static int handle(Twin *t, const TwinRequest *rq, TwinReply *rp)
         const TwinSurface *s = twin_kind_surface(t->kind);
         /* HEAD is GET without the body (RFC 9110 §9.3.2); the HTTP layer drops the body */
         const char *as = streq(m, "HEAD") ? "GET" : m;
+        if (vendor_literal(s, as, path))
+                return reply_unsupported(t, rq, rp);
         for (size_t i = 0; s && i < s->n_routes; i++) {
                 const TwinRoute *route = &s->routes[i];
                 if (!streq(route->method, "*") && !streq(route->method, as))

@@ -310,6 +310,13 @@ typedef struct TwinKind {
          * epoch). Not called for /_pome, MCP or a refusal before the action. 0 or -ENOMEM.
          */
         int (*vendor_headers)(const TwinRequest *rq, int64_t now, TwinReply *rp);
+
+        /*
+         * Optional. The header the vendor names its request id in (Stripe's Request-Id,
+         * which stripe-python and stripe-node read as last_response.request_id): the front
+         * sends the call's id in it too, beside X-Request-Id, on every reply it gives.
+         */
+        const char *request_id_header;
 } TwinKind;
 
 /* The kind called name, or NULL. */

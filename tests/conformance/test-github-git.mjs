@@ -63,6 +63,9 @@ assert.ok(root.some((e) => e.name === "src" && e.type === "dir" && /^[0-9a-f]{40
 const raw = await gh.rest.repos.getContent({ ...web, path: "README.md", mediaType: { format: "raw" } });
 assert.equal(raw.data, "# web\n\nAcme's storefront.\n");
 assert.match(raw.headers["content-type"], /^application\/vnd\.github\.raw/);
+// api.github.com names every reply's request in X-GitHub-Request-Id (octokit's errors carry it)
+assert.equal(raw.headers["x-github-request-id"], raw.headers["x-request-id"]);
+assert.match(raw.headers["x-github-request-id"], /^req_/);
 const rawReadme = await gh.rest.repos.getReadme({ ...web, mediaType: { format: "raw" } });
 assert.equal(rawReadme.data, raw.data);
 const srcObj = (await gh.rest.repos.getContent({ ...web, path: "src", mediaType: { format: "object" } })).data;

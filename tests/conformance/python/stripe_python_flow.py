@@ -6,6 +6,23 @@ API_BASE. Prints one line per step ("ok  " or "FAIL") and "passed N"; exits 1 wh
 failed."""
 import sys, stripe
 from flow import step, finish
+
+
+def fail(what):
+    raise AssertionError(what)
+
+
+def refused(call, status, needle):
+    """The StripeError call raises, checked for its HTTP status and message."""
+    try:
+        call()
+    except stripe.error.StripeError as e:
+        if e.http_status != status or needle not in str(e):
+            fail("%s %s" % (e.http_status, e))
+        return e.http_status
+    fail("no error")
+
+
 key, base = sys.argv[1], sys.argv[2]
 stripe.api_key = key
 stripe.api_base = base
@@ -13,6 +30,8 @@ stripe.max_network_retries = 0
 cus = stripe.Customer.create(email="py@example.com", name="Py")
 step("Customer.create", lambda: cus.id)
 step("Customer.retrieve", lambda: stripe.Customer.retrieve(cus.id).email)
+# Stripe's Request-Id header, which stripe-python keeps as last_response.request_id
+step("last_response.request_id", lambda: cus.last_response.request_id.startswith("req_") or fail(cus.last_response.request_id))
 step("Customer.modify", lambda: stripe.Customer.modify(cus.id, metadata={"plan": "pro"}).metadata["plan"])
 pm = stripe.PaymentMethod.attach("pm_card_visa", customer=cus.id)
 step("PaymentMethod.attach", lambda: pm.id)
@@ -35,6 +54,9 @@ sub = stripe.Subscription.create(customer=cus.id, items=[{"price": price.id}], d
 step("Subscription.create", lambda: sub.status)
 step("Subscription.modify cancel_at_period_end=True", lambda: stripe.Subscription.modify(sub.id, cancel_at_period_end=True).cancel_at_period_end)
 step("Invoice.list", lambda: [i.status for i in stripe.Invoice.list(customer=cus.id)])
+# an endpoint the twin does not serve is its loud 501 naming the route, not an invoice
+# called "upcoming" refused for its parameter
+step("Invoice.upcoming is the twin's 501", lambda: refused(lambda: stripe.Invoice.upcoming(customer=cus.id), 501, "/v1/invoices/upcoming"))
 step("Balance.retrieve", lambda: stripe.Balance.retrieve().available[0].amount)
 step("BalanceTransaction.list", lambda: len(stripe.BalanceTransaction.list(limit=3).data))
 step("Event.list", lambda: [e.type for e in stripe.Event.list(limit=3)])
