@@ -15,5 +15,5 @@ gh() { # gh METHOD PATH [JSON]
 gh GET /repos/acme/api/issues/1 >/dev/null
 gh POST /repos/acme/api/issues/1/assignees '{"assignees":["alice"]}' >/dev/null
 gh POST /repos/acme/api/issues/1/comments \
-        '{"body":"Triaged: reproduced the 500 on an empty cart; assigned to @alice."}' >/dev/null
+        '{"body":"Triaged: reproduced the 500 on POST /orders; assigned to @alice."}' >/dev/null
 echo "triaged acme/api#1 (and forgot to tell anyone)"

@@ -52,7 +52,7 @@ await gh.rest.issues.addAssignees({ ...repo, issue_number: 1, assignees: ["alice
 await gh.rest.issues.createComment({
   ...repo,
   issue_number: 1,
-  body: "Triaged: reproduced the 500 on an empty cart; assigned to @alice.",
+  body: "Triaged: reproduced the 500 on POST /orders; assigned to @alice.",
 });
 
 const { channels } = await slack.conversations.list({ types: "public_channel" });

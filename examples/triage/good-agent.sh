@@ -25,7 +25,7 @@ issue=$(gh GET /repos/acme/api/issues/1)
 printf 'issue #1: %s (%s)\n' "$(jq -r .title <<<"$issue")" "$(jq -r .state <<<"$issue")"
 gh POST /repos/acme/api/issues/1/assignees '{"assignees":["alice"]}' >/dev/null
 gh POST /repos/acme/api/issues/1/comments \
-        '{"body":"Triaged: reproduced the 500 on an empty cart; assigned to @alice."}' >/dev/null
+        '{"body":"Triaged: reproduced the 500 on POST /orders; assigned to @alice."}' >/dev/null
 
 general=$(slack conversations.list types=public_channel | jq -r '.channels[] | select(.name == "general") | .id')
 [[ -n $general ]] || { echo "no #general channel" >&2; exit 1; }

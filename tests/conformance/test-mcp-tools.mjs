@@ -193,7 +193,7 @@ r = await rest("github", "POST", "/repos/acme/web/releases", {
   tag_name: "v9.0.0", target_commitish: "main", name: "Nine", body: "Every tool, once.",
 });
 assert.equal(r.status, 201, r.text);
-r = await rest("slack", "POST", "/files.upload", "content=p50%3A+40ms%0A&filename=lat.txt&channels=C0GENERAL",
+r = await rest("slack", "POST", "/files.upload", "content=p50%3A+40ms%0A&filename=lat.txt&channels=C_GENERAL",
   "application/x-www-form-urlencoded");
 assert.equal(r.body?.ok, true, r.text);
 ctx.fileId = r.body.file.id;
@@ -276,26 +276,26 @@ const GITHUB_STEPS = [
 ];
 
 const SLACK_STEPS = [
-  ["slack_send_message", { channel_id: "C0GENERAL", message: "Every tool, once" },
+  ["slack_send_message", { channel_id: "C_GENERAL", message: "Every tool, once" },
     (x, c) => {
       assert.match(x.ts, /^\d{10}\.\d{6}$/);
       c.ts = x.ts;
     }, true],
-  ["slack_schedule_message", { channel_id: "C0GENERAL", message: "later", post_at: Math.floor(Date.now() / 1000) + 3600 },
+  ["slack_schedule_message", { channel_id: "C_GENERAL", message: "later", post_at: Math.floor(Date.now() / 1000) + 3600 },
     (x) => assert.match(x.scheduled_message_id, /^Q/), true],
-  ["slack_add_reaction", (c) => ({ channel_id: "C0GENERAL", message_ts: c.ts, emoji: "eyes" }), (x) => assert.equal(x.ok, true), true],
-  ["slack_get_reactions", (c) => ({ channel_id: "C0GENERAL", message_ts: c.ts }),
+  ["slack_add_reaction", (c) => ({ channel_id: "C_GENERAL", message_ts: c.ts, emoji: "eyes" }), (x) => assert.equal(x.ok, true), true],
+  ["slack_get_reactions", (c) => ({ channel_id: "C_GENERAL", message_ts: c.ts }),
     (x) => assert.deepEqual(x.message.reactions.map((k) => [k.name, k.count]), [["eyes", 1]])],
-  ["slack_create_conversation", { channel_name: "every-tool", user_ids: ["U0DAVE001"] },
+  ["slack_create_conversation", { channel_name: "every-tool", user_ids: ["U_DAVE"] },
     (x) => assert.deepEqual([x.channel.name, x.channel.num_members], ["every-tool", 2]), true],
-  ["slack_read_channel", { channel_id: "C0GENERAL", limit: 1 }, (x) => assert.equal(x.messages[0].text, "Every tool, once")],
-  ["slack_read_thread", (c) => ({ channel_id: "C0GENERAL", message_ts: c.ts }),
+  ["slack_read_channel", { channel_id: "C_GENERAL", limit: 1 }, (x) => assert.equal(x.messages[0].text, "Every tool, once")],
+  ["slack_read_thread", (c) => ({ channel_id: "C_GENERAL", message_ts: c.ts }),
     (x) => assert.deepEqual(x.messages.map((m) => m.text), ["Every tool, once"])],
-  ["slack_read_user_profile", { user_id: "U0BOB0001" }, (x) => assert.equal(x.profile.real_name, "Bob Builder")],
-  ["slack_list_channel_members", { channel_id: "C0ENGINEER" }, (x) => assert.ok(JSON.stringify(x.members).includes("U0ALICE01"))],
+  ["slack_read_user_profile", { user_id: "U_BOB" }, (x) => assert.equal(x.profile.real_name, "Bob")],
+  ["slack_list_channel_members", { channel_id: "C_ENGINEERING" }, (x) => assert.ok(JSON.stringify(x.members).includes("U_ALICE"))],
   ["slack_search_channels", { query: "incidents", channel_types: "public_channel,private_channel" },
-    (x) => assert.deepEqual(x.channels.map((k) => k.id), ["G0INCIDENT"])],
-  ["slack_search_users", { query: "designer" }, (x) => assert.deepEqual(x.users.map((u) => u.id), ["U0CAROL01"])],
+    (x) => assert.deepEqual(x.channels.map((k) => k.id), ["G_INCIDENTS"])],
+  ["slack_search_users", { query: "designer" }, (x) => assert.deepEqual(x.users.map((u) => u.id), ["U_CAROL"])],
   ["slack_search_public", { query: "mockups" }, (x) => assert.equal(x.messages.total, 1)],
   ["slack_search_public_and_private", { query: "checkout" }, (x) => assert.equal(x.messages.total, 1)],
   ["slack_search_emojis", { query: "parrot" }, (x) => assert.deepEqual(x.emojis.map((e) => e.name), ["partyparrot"])],
@@ -393,7 +393,7 @@ assert.equal(unb64(payload(r.body).content), "main moves on\n");
 r = await plain("github", "/call", { tool: "list_branches", arguments: { ...web, fields: ["name"] } });
 assert.equal(r.status, 200, JSON.stringify(r.body));
 assert.ok(r.body.some((b) => b.name === "mcp-every"));
-r = await plain("slack", "/tools/slack_read_user_profile", { user_id: "U0CAROL01" });
+r = await plain("slack", "/tools/slack_read_user_profile", { user_id: "U_CAROL" });
 assert.equal(r.status, 200, JSON.stringify(r.body));
 assert.equal(payload(r.body).profile.title, "Designer");
 r = await plain("slack", "/call", { tool: "slack_search_emojis", arguments: { query: "ship" } });
@@ -442,10 +442,10 @@ await refused("github", "merge_pull_request", { ...web, pullNumber: "one" }, /No
 await refused("github", "push_files", { ...web, branch: "main", message: "m", files: "not an array" }, /files/);
 await refused("github", "create_or_update_file", { ...web, path: "a.md", content: { x: 1 }, message: "m", branch: "main" }, /content/);
 await refused("github", "create_repository", { name: 12 }, /name/);
-await refused("slack", "slack_send_message", { channel_id: "C0GENERAL" }, /no_text/);
+await refused("slack", "slack_send_message", { channel_id: "C_GENERAL" }, /no_text/);
 await refused("slack", "slack_send_message", { channel_id: 5, message: "x" }, /channel|invalid_arguments/);
-await refused("slack", "slack_add_reaction", { channel_id: "C0GENERAL", message_ts: ctx.ts, emoji: ["eyes"] });
-await refused("slack", "slack_schedule_message", { channel_id: "C0GENERAL", message: "x", post_at: "soon" });
+await refused("slack", "slack_add_reaction", { channel_id: "C_GENERAL", message_ts: ctx.ts, emoji: ["eyes"] });
+await refused("slack", "slack_schedule_message", { channel_id: "C_GENERAL", message: "x", post_at: "soon" });
 await refused("slack", "slack_create_conversation", { channel_name: 42 });
 await refused("slack", "slack_read_channel", {}, /channel|invalid_arguments/);
 

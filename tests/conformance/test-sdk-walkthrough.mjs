@@ -82,12 +82,12 @@ const { channels } = await sl.conversations.list();
 const general = channels.find((c) => c.name === "general");
 assert.ok(general, "#general exists");
 let hist = await sl.conversations.history({ channel: general.id });
-assert.equal(hist.messages.length, 1, "#general holds the seeded greeting only");
+assert.equal(hist.messages.length, 2, "#general holds the two seeded greetings only");
 const posted = await sl.chat.postMessage({ channel: general.id, text: `${issue.title}: acme/api#${issue.number} triaged, assigned to alice.` });
 assert.equal(posted.ok, true);
 assert.match(posted.ts, /^\d+\.\d+$/);
 hist = await sl.conversations.history({ channel: general.id });
-assert.equal(hist.messages.length, 2);
+assert.equal(hist.messages.length, 3);
 assert.ok(hist.messages[0].text.includes("acme/api#1"), "newest first");
 await assert.rejects(sl.chat.postMessage({ channel: "C_NOPE", text: "x" }), (e) => e.data?.error === "channel_not_found");
 const xoxb = slackClient(a.provider_credentials.slack.token, slUrl);
@@ -122,7 +122,7 @@ const [bIssue, bHist, aIssue] = await Promise.all([
 ]);
 assert.deepEqual(bIssue.data.assignees, [], "sandbox B: issue #1 still unassigned");
 assert.equal(bIssue.data.comments, 0);
-assert.equal(bHist.messages.length, 1, "sandbox B: #general still holds only the greeting");
+assert.equal(bHist.messages.length, 2, "sandbox B: #general still holds only the greetings");
 assert.equal(aIssue.data.comments, 1, "sandbox A kept its writes");
 // A's token on B's URL is the same opaque 404 a wrong token gets
 await assert.rejects(github(a.session_token, b.per_twin.github.rest_url).rest.issues.get({ ...repo, issue_number: 1 }),

@@ -59,13 +59,13 @@ const sb = r.body;
 const sl = new WebClient(sb.provider_credentials.slack.token, {
   slackApiUrl: sb.per_twin.slack.rest_url + "/", retryConfig: { retries: 0 }, logger: quiet,
 });
-const info = await sl.users.info({ user: "U0ALICE01" });
+const info = await sl.users.info({ user: "U_ALICE" });
 const served = {
-  "conversations.info channel": [(await sl.conversations.info({ channel: "C0GENERAL" })).channel, "ConversationsInfoResponse.d.ts", "Channel"],
+  "conversations.info channel": [(await sl.conversations.info({ channel: "C_GENERAL" })).channel, "ConversationsInfoResponse.d.ts", "Channel"],
   "users.info user": [info.user, "UsersInfoResponse.d.ts", "User"],
   "users.info profile": [info.user.profile, "UsersInfoResponse.d.ts", "Profile"],
-  "users.profile.get profile": [(await sl.users.profile.get({ user: "U0ALICE01" })).profile, "UsersProfileGetResponse.d.ts", "Profile"],
-  "chat.postMessage message": [(await sl.chat.postMessage({ channel: "C0GENERAL", text: "keys" })).message, "ChatPostMessageResponse.d.ts", "ChatPostMessageResponseMessage"],
+  "users.profile.get profile": [(await sl.users.profile.get({ user: "U_ALICE" })).profile, "UsersProfileGetResponse.d.ts", "Profile"],
+  "chat.postMessage message": [(await sl.chat.postMessage({ channel: "C_GENERAL", text: "keys" })).message, "ChatPostMessageResponse.d.ts", "ChatPostMessageResponseMessage"],
 };
 const missing = [];
 for (const [what, [obj, file, name]] of Object.entries(served)) {

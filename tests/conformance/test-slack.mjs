@@ -59,8 +59,8 @@ const mcpUrl = sb.per_twin.slack.mcp_url ?? `${restUrl}/mcp`;
 const sl = slackClient(sb.session_token, restUrl);
 
 const auth = await sl.auth.test();
-assert.equal(auth.user_id, "U0POMEBOT");
-assert.equal(auth.team_id, "T0ACME001");
+assert.equal(auth.user_id, "U_PRIMARY");
+assert.equal(auth.team_id, "T_POME");
 
 // ---- cursor pagination: client.paginate and the explicit cursor loop
 const names = [];
@@ -70,7 +70,7 @@ assert.deepEqual(names, ["general", "random", "engineering", "design", "incident
 assert.ok(!names.includes("leadership"), "a private channel the bot is not in is invisible");
 let cursor, top = [];
 do {
-  const page = await sl.conversations.history({ channel: "C0ENGINEER", limit: 10, cursor });
+  const page = await sl.conversations.history({ channel: "C_ENGINEERING", limit: 10, cursor });
   assert.ok(page.messages.length <= 10);
   top.push(...page.messages);
   cursor = page.response_metadata.next_cursor;
@@ -78,119 +78,119 @@ do {
 assert.equal(top.length, 25, "25 top-level messages in #engineering");
 assert.ok(top.every((m, i) => i === 0 || Number(top[i - 1].ts) > Number(m.ts)), "newest first");
 const window = await sl.conversations.history({
-  channel: "C0ENGINEER", oldest: "1700000600.000100", latest: "1700000720.000100", inclusive: true,
+  channel: "C_ENGINEERING", oldest: "1700000600.000100", latest: "1700000720.000100", inclusive: true,
 });
 assert.deepEqual(window.messages.map((m) => m.ts), ["1700000720.000100", "1700000660.000100", "1700000600.000100"]);
 const users = [];
 for await (const page of sl.paginate("users.list", { limit: 2 })) users.push(...page.members.map((u) => u.name));
-assert.deepEqual(users, ["alice", "bob", "carol", "dave", "frank", "pome-bot"], "erin is hidden from the bot");
+assert.deepEqual(users, ["alice", "bob", "carol", "dave", "frank", "pome-agent"], "erin is hidden from the bot");
 
 // ---- membership, as Slack enforces it
-await assert.rejects(sl.conversations.history({ channel: "C0DESIGN01" }), slackError("not_in_channel"));
-await assert.rejects(sl.chat.postMessage({ channel: "C0DESIGN01", text: "hi" }), slackError("not_in_channel"));
-await assert.rejects(sl.conversations.history({ channel: "G0LEADERS1" }), slackError("channel_not_found"));
-await assert.rejects(sl.conversations.info({ channel: "G0LEADERS1" }), slackError("channel_not_found"));
-await assert.rejects(sl.conversations.join({ channel: "G0LEADERS1" }), slackError("channel_not_found"));
-await assert.rejects(sl.chat.postMessage({ channel: "G0LEADERS1", text: "x" }), slackError("channel_not_found"));
+await assert.rejects(sl.conversations.history({ channel: "C_DESIGN" }), slackError("not_in_channel"));
+await assert.rejects(sl.chat.postMessage({ channel: "C_DESIGN", text: "hi" }), slackError("not_in_channel"));
+await assert.rejects(sl.conversations.history({ channel: "G_LEADERSHIP" }), slackError("channel_not_found"));
+await assert.rejects(sl.conversations.info({ channel: "G_LEADERSHIP" }), slackError("channel_not_found"));
+await assert.rejects(sl.conversations.join({ channel: "G_LEADERSHIP" }), slackError("channel_not_found"));
+await assert.rejects(sl.chat.postMessage({ channel: "G_LEADERSHIP", text: "x" }), slackError("channel_not_found"));
 // a required argument left out: invalid_arguments, the field named where the SDK logs it
 await assert.rejects(sl.conversations.history({}), (e) => {
   assert.equal(e.data?.error, "invalid_arguments");
   assert.deepEqual(e.data.response_metadata.messages, ["[ERROR] missing required field: channel"]);
   return true;
 });
-await assert.rejects(sl.conversations.replies({ channel: "C0GENERAL" }), slackError("invalid_arguments"));
-assert.equal((await sl.conversations.info({ channel: "C0DESIGN01" })).channel.is_member, false);
-assert.equal((await sl.conversations.join({ channel: "C0DESIGN01" })).channel.is_member, true);
-assert.equal((await sl.conversations.history({ channel: "C0DESIGN01" })).messages.length, 1);
-await sl.conversations.invite({ channel: "C0DESIGN01", users: "U0BOB0001,U0DAVE001" });
-assert.deepEqual((await sl.conversations.members({ channel: "C0DESIGN01" })).members,
-  ["U0ALICE01", "U0CAROL01", "U0POMEBOT", "U0BOB0001", "U0DAVE001"]);
-await assert.rejects(sl.conversations.invite({ channel: "C0DESIGN01", users: "U0BOB0001" }), slackError("already_in_channel"));
-await assert.rejects(sl.conversations.invite({ channel: "C0DESIGN01", users: "U0ERIN001" }), slackError("user_not_found"));
-const generalMembers = (await sl.conversations.members({ channel: "C0GENERAL" })).members;
+await assert.rejects(sl.conversations.replies({ channel: "C_GENERAL" }), slackError("invalid_arguments"));
+assert.equal((await sl.conversations.info({ channel: "C_DESIGN" })).channel.is_member, false);
+assert.equal((await sl.conversations.join({ channel: "C_DESIGN" })).channel.is_member, true);
+assert.equal((await sl.conversations.history({ channel: "C_DESIGN" })).messages.length, 1);
+await sl.conversations.invite({ channel: "C_DESIGN", users: "U_BOB,U_DAVE" });
+assert.deepEqual((await sl.conversations.members({ channel: "C_DESIGN" })).members,
+  ["U_ALICE", "U_CAROL", "U_PRIMARY", "U_BOB", "U_DAVE"]);
+await assert.rejects(sl.conversations.invite({ channel: "C_DESIGN", users: "U_BOB" }), slackError("already_in_channel"));
+await assert.rejects(sl.conversations.invite({ channel: "C_DESIGN", users: "U_ERIN" }), slackError("user_not_found"));
+const generalMembers = (await sl.conversations.members({ channel: "C_GENERAL" })).members;
 assert.equal(generalMembers.length, 6);
-assert.ok(!generalMembers.includes("U0ERIN001"), "a member the bot may not see is left out");
-await sl.conversations.kick({ channel: "C0DESIGN01", user: "U0DAVE001" });
-await sl.conversations.leave({ channel: "C0DESIGN01" });
-await assert.rejects(sl.chat.postMessage({ channel: "C0DESIGN01", text: "bye" }), slackError("not_in_channel"));
-await assert.rejects(sl.conversations.leave({ channel: "C0GENERAL" }), slackError("cant_leave_general"));
-await assert.rejects(sl.chat.postMessage({ channel: "C0OLDPROJ1", text: "x" }), slackError("is_archived"));
+assert.ok(!generalMembers.includes("U_ERIN"), "a member the bot may not see is left out");
+await sl.conversations.kick({ channel: "C_DESIGN", user: "U_DAVE" });
+await sl.conversations.leave({ channel: "C_DESIGN" });
+await assert.rejects(sl.chat.postMessage({ channel: "C_DESIGN", text: "bye" }), slackError("not_in_channel"));
+await assert.rejects(sl.conversations.leave({ channel: "C_GENERAL" }), slackError("cant_leave_general"));
+await assert.rejects(sl.chat.postMessage({ channel: "C_OLD_PROJECT", text: "x" }), slackError("is_archived"));
 
 // ---- threads, reply_broadcast, ts strictly increasing
-const parent = await sl.chat.postMessage({ channel: "C0ENGINEER", text: "Release 1.4 is cut" });
+const parent = await sl.chat.postMessage({ channel: "C_ENGINEERING", text: "Release 1.4 is cut" });
 assert.match(parent.ts, /^\d{10}\.\d{6}$/);
-const reply1 = await sl.chat.postMessage({ channel: "C0ENGINEER", text: "Changelog attached", thread_ts: parent.ts });
-const reply2 = await sl.chat.postMessage({ channel: "C0ENGINEER", text: "Tagged in git", thread_ts: reply1.ts, reply_broadcast: true });
+const reply1 = await sl.chat.postMessage({ channel: "C_ENGINEERING", text: "Changelog attached", thread_ts: parent.ts });
+const reply2 = await sl.chat.postMessage({ channel: "C_ENGINEERING", text: "Tagged in git", thread_ts: reply1.ts, reply_broadcast: true });
 assert.ok(Number(reply1.ts) > Number(parent.ts) && Number(reply2.ts) > Number(reply1.ts));
 assert.equal(reply2.message.thread_ts, parent.ts, "a reply to a reply joins the parent's thread");
-const thread = await sl.conversations.replies({ channel: "C0ENGINEER", ts: parent.ts });
+const thread = await sl.conversations.replies({ channel: "C_ENGINEERING", ts: parent.ts });
 assert.deepEqual(thread.messages.map((m) => m.text), ["Release 1.4 is cut", "Changelog attached", "Tagged in git"]);
-const head = await sl.conversations.history({ channel: "C0ENGINEER", limit: 2 });
+const head = await sl.conversations.history({ channel: "C_ENGINEERING", limit: 2 });
 assert.equal(head.messages[0].text, "Tagged in git", "a broadcast reply shows in the channel");
 assert.equal(head.messages[1].reply_count, 2);
-await assert.rejects(sl.chat.postMessage({ channel: "C0ENGINEER", text: "x", thread_ts: "1.000000" }), slackError("thread_not_found"));
+await assert.rejects(sl.chat.postMessage({ channel: "C_ENGINEERING", text: "x", thread_ts: "1.000000" }), slackError("thread_not_found"));
 
 // ---- chat.update / chat.delete (own messages only), scheduling
-const edited = await sl.chat.update({ channel: "C0ENGINEER", ts: parent.ts, text: "Release 1.4.0 is cut" });
+const edited = await sl.chat.update({ channel: "C_ENGINEERING", ts: parent.ts, text: "Release 1.4.0 is cut" });
 assert.equal(edited.text, "Release 1.4.0 is cut");
-await assert.rejects(sl.chat.update({ channel: "C0GENERAL", ts: "1700000000.000100", text: "x" }), slackError("cant_update_message"));
-await assert.rejects(sl.chat.delete({ channel: "C0GENERAL", ts: "1700000000.000100" }), slackError("cant_delete_message"));
-const oops = await sl.chat.postMessage({ channel: "C0RANDOM1", text: "oops" });
-await sl.chat.delete({ channel: "C0RANDOM1", ts: oops.ts });
-assert.ok(!(await sl.conversations.history({ channel: "C0RANDOM1" })).messages.some((m) => m.ts === oops.ts));
+await assert.rejects(sl.chat.update({ channel: "C_GENERAL", ts: "1700000000.000100", text: "x" }), slackError("cant_update_message"));
+await assert.rejects(sl.chat.delete({ channel: "C_GENERAL", ts: "1700000000.000100" }), slackError("cant_delete_message"));
+const oops = await sl.chat.postMessage({ channel: "C_RANDOM", text: "oops" });
+await sl.chat.delete({ channel: "C_RANDOM", ts: oops.ts });
+assert.ok(!(await sl.conversations.history({ channel: "C_RANDOM" })).messages.some((m) => m.ts === oops.ts));
 const postAt = Math.floor(Date.now() / 1000) + 3600;
-const sched = await sl.chat.scheduleMessage({ channel: "C0GENERAL", text: "Reminder: retro at 3", post_at: postAt });
+const sched = await sl.chat.scheduleMessage({ channel: "C_GENERAL", text: "Reminder: retro at 3", post_at: postAt });
 assert.match(sched.scheduled_message_id, /^Q/);
-const listed = await sl.chat.scheduledMessages.list({ channel: "C0GENERAL" });
+const listed = await sl.chat.scheduledMessages.list({ channel: "C_GENERAL" });
 assert.deepEqual(listed.scheduled_messages.map((s) => s.post_at), [postAt]);
-await assert.rejects(sl.chat.scheduleMessage({ channel: "C0GENERAL", text: "x", post_at: 1000 }), slackError("time_in_past"));
-await assert.rejects(sl.chat.scheduleMessage({ channel: "C0GENERAL", text: "x", post_at: postAt + 121 * 86400 }), slackError("time_too_far"));
-await sl.chat.deleteScheduledMessage({ channel: "C0GENERAL", scheduled_message_id: sched.scheduled_message_id });
+await assert.rejects(sl.chat.scheduleMessage({ channel: "C_GENERAL", text: "x", post_at: 1000 }), slackError("time_in_past"));
+await assert.rejects(sl.chat.scheduleMessage({ channel: "C_GENERAL", text: "x", post_at: postAt + 121 * 86400 }), slackError("time_too_far"));
+await sl.chat.deleteScheduledMessage({ channel: "C_GENERAL", scheduled_message_id: sched.scheduled_message_id });
 assert.equal((await sl.chat.scheduledMessages.list({})).scheduled_messages.length, 0);
 // delivery: once post_at has passed, the next call finds the message posted (in its
 // thread, with the ts of its delivery), the list empty, and the id no longer deletable
 const soon = Math.floor(Date.now() / 1000) + 2;
-const dueTop = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: standup notes", post_at: soon });
-const dueReply = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: in the thread", post_at: soon, thread_ts: parent.ts });
-const later = await sl.chat.scheduleMessage({ channel: "C0ENGINEER", text: "Scheduled: next hour", post_at: postAt });
-const pending = await sl.chat.scheduledMessages.list({ channel: "C0ENGINEER", limit: 2 });
+const dueTop = await sl.chat.scheduleMessage({ channel: "C_ENGINEERING", text: "Scheduled: standup notes", post_at: soon });
+const dueReply = await sl.chat.scheduleMessage({ channel: "C_ENGINEERING", text: "Scheduled: in the thread", post_at: soon, thread_ts: parent.ts });
+const later = await sl.chat.scheduleMessage({ channel: "C_ENGINEERING", text: "Scheduled: next hour", post_at: postAt });
+const pending = await sl.chat.scheduledMessages.list({ channel: "C_ENGINEERING", limit: 2 });
 assert.deepEqual(pending.scheduled_messages.map((s) => s.id), [dueTop.scheduled_message_id, dueReply.scheduled_message_id], "soonest first");
 assert.ok(pending.response_metadata.next_cursor, "a cursor to the third");
-const rest = await sl.chat.scheduledMessages.list({ channel: "C0ENGINEER", limit: 2, cursor: pending.response_metadata.next_cursor });
+const rest = await sl.chat.scheduledMessages.list({ channel: "C_ENGINEERING", limit: 2, cursor: pending.response_metadata.next_cursor });
 assert.deepEqual(rest.scheduled_messages.map((s) => s.id), [later.scheduled_message_id]);
 assert.equal((await sl.chat.scheduledMessages.list({ oldest: String(soon + 60) })).scheduled_messages.length, 1);
-assert.ok(!(await sl.conversations.history({ channel: "C0ENGINEER", limit: 5 })).messages.some((m) => m.text.startsWith("Scheduled")));
+assert.ok(!(await sl.conversations.history({ channel: "C_ENGINEERING", limit: 5 })).messages.some((m) => m.text.startsWith("Scheduled")));
 await new Promise((resolve) => setTimeout(resolve, (soon + 1) * 1000 - Date.now()));
-const afterDue = await sl.conversations.history({ channel: "C0ENGINEER", limit: 5 });
+const afterDue = await sl.conversations.history({ channel: "C_ENGINEERING", limit: 5 });
 const delivered = afterDue.messages.find((m) => m.text === "Scheduled: standup notes");
 assert.ok(delivered, "delivered once post_at passed");
 assert.ok(Number(delivered.ts) >= soon, "the ts of its delivery");
-assert.equal(delivered.user, "U0POMEBOT");
-const inThread = await sl.conversations.replies({ channel: "C0ENGINEER", ts: parent.ts });
+assert.equal(delivered.user, "U_PRIMARY");
+const inThread = await sl.conversations.replies({ channel: "C_ENGINEERING", ts: parent.ts });
 assert.ok(inThread.messages.some((m) => m.text === "Scheduled: in the thread" && m.thread_ts === parent.ts));
 assert.deepEqual((await sl.chat.scheduledMessages.list({})).scheduled_messages.map((s) => s.id), [later.scheduled_message_id]);
-await assert.rejects(sl.chat.deleteScheduledMessage({ channel: "C0ENGINEER", scheduled_message_id: dueTop.scheduled_message_id }), slackError("invalid_scheduled_message_id"));
-await sl.chat.deleteScheduledMessage({ channel: "C0ENGINEER", scheduled_message_id: later.scheduled_message_id });
+await assert.rejects(sl.chat.deleteScheduledMessage({ channel: "C_ENGINEERING", scheduled_message_id: dueTop.scheduled_message_id }), slackError("invalid_scheduled_message_id"));
+await sl.chat.deleteScheduledMessage({ channel: "C_ENGINEERING", scheduled_message_id: later.scheduled_message_id });
 
 // ---- reactions, pins, bookmarks
-await sl.reactions.add({ channel: "C0ENGINEER", timestamp: parent.ts, name: "tada" });
-await assert.rejects(sl.reactions.add({ channel: "C0ENGINEER", timestamp: parent.ts, name: "tada" }), slackError("already_reacted"));
-await sl.reactions.add({ channel: "C0ENGINEER", timestamp: "1700000720.000100", name: "rocket" });
-const rx = await sl.reactions.get({ channel: "C0ENGINEER", timestamp: "1700000720.000100" });
-assert.deepEqual(rx.message.reactions.find((x) => x.name === "rocket").users, ["U0ALICE01", "U0BOB0001", "U0POMEBOT"]);
-await sl.reactions.remove({ channel: "C0ENGINEER", timestamp: parent.ts, name: "tada" });
-await assert.rejects(sl.reactions.remove({ channel: "C0ENGINEER", timestamp: parent.ts, name: "tada" }), slackError("no_reaction"));
-assert.equal((await sl.pins.list({ channel: "C0ENGINEER" })).items.length, 1, "the seeded pin");
-await sl.pins.add({ channel: "C0ENGINEER", timestamp: parent.ts });
-await assert.rejects(sl.pins.add({ channel: "C0ENGINEER", timestamp: parent.ts }), slackError("already_pinned"));
-const pins = await sl.pins.list({ channel: "C0ENGINEER" });
+await sl.reactions.add({ channel: "C_ENGINEERING", timestamp: parent.ts, name: "tada" });
+await assert.rejects(sl.reactions.add({ channel: "C_ENGINEERING", timestamp: parent.ts, name: "tada" }), slackError("already_reacted"));
+await sl.reactions.add({ channel: "C_ENGINEERING", timestamp: "1700000720.000100", name: "rocket" });
+const rx = await sl.reactions.get({ channel: "C_ENGINEERING", timestamp: "1700000720.000100" });
+assert.deepEqual(rx.message.reactions.find((x) => x.name === "rocket").users, ["U_ALICE", "U_BOB", "U_PRIMARY"]);
+await sl.reactions.remove({ channel: "C_ENGINEERING", timestamp: parent.ts, name: "tada" });
+await assert.rejects(sl.reactions.remove({ channel: "C_ENGINEERING", timestamp: parent.ts, name: "tada" }), slackError("no_reaction"));
+assert.equal((await sl.pins.list({ channel: "C_ENGINEERING" })).items.length, 1, "the seeded pin");
+await sl.pins.add({ channel: "C_ENGINEERING", timestamp: parent.ts });
+await assert.rejects(sl.pins.add({ channel: "C_ENGINEERING", timestamp: parent.ts }), slackError("already_pinned"));
+const pins = await sl.pins.list({ channel: "C_ENGINEERING" });
 assert.deepEqual(pins.items.map((p) => p.message.ts), [parent.ts, "1700000720.000100"]);
-await sl.pins.remove({ channel: "C0ENGINEER", timestamp: parent.ts });
-await assert.rejects(sl.pins.remove({ channel: "C0ENGINEER", timestamp: parent.ts }), slackError("no_pin"));
-const bm = await sl.bookmarks.add({ channel_id: "C0ENGINEER", title: "Runbook", type: "link", link: "https://example.com/runbook" });
-assert.equal((await sl.bookmarks.list({ channel_id: "C0ENGINEER" })).bookmarks[0].id, bm.bookmark.id);
-await sl.bookmarks.remove({ channel_id: "C0ENGINEER", bookmark_id: bm.bookmark.id });
-assert.equal((await sl.bookmarks.list({ channel_id: "C0ENGINEER" })).bookmarks.length, 0);
+await sl.pins.remove({ channel: "C_ENGINEERING", timestamp: parent.ts });
+await assert.rejects(sl.pins.remove({ channel: "C_ENGINEERING", timestamp: parent.ts }), slackError("no_pin"));
+const bm = await sl.bookmarks.add({ channel_id: "C_ENGINEERING", title: "Runbook", type: "link", link: "https://example.com/runbook" });
+assert.equal((await sl.bookmarks.list({ channel_id: "C_ENGINEERING" })).bookmarks[0].id, bm.bookmark.id);
+await sl.bookmarks.remove({ channel_id: "C_ENGINEERING", bookmark_id: bm.bookmark.id });
+assert.equal((await sl.bookmarks.list({ channel_id: "C_ENGINEERING" })).bookmarks.length, 0);
 
 // ---- creating, opening, describing conversations
 const made = await sl.conversations.create({ name: "launch-war-room", is_private: true });
@@ -210,53 +210,53 @@ assert.equal((await sl.conversations.rename({ channel: made.channel.id, name: "l
 await assert.rejects(sl.conversations.rename({ channel: made.channel.id, name: "random" }), slackError("name_taken"));
 const mine = await sl.users.conversations({ types: "public_channel,private_channel", exclude_archived: true });
 assert.deepEqual(mine.channels.map((c) => c.name), ["general", "random", "engineering", "incidents", "launch-room"]);
-const bobs = await sl.users.conversations({ user: "U0BOB0001", types: "public_channel,private_channel" });
+const bobs = await sl.users.conversations({ user: "U_BOB", types: "public_channel,private_channel" });
 assert.deepEqual(bobs.channels.map((c) => c.name), ["general", "random", "engineering", "design", "old-project"], "bob's channels the bot can see");
-const alices = await sl.users.conversations({ user: "U0ALICE01", types: "public_channel,private_channel" });
+const alices = await sl.users.conversations({ user: "U_ALICE", types: "public_channel,private_channel" });
 assert.deepEqual(alices.channels.map((c) => c.name), ["general", "random", "engineering", "design", "incidents"], "not #leadership, which the bot cannot see");
-const dm = await sl.conversations.open({ users: "U0BOB0001" });
+const dm = await sl.conversations.open({ users: "U_BOB" });
 assert.match(dm.channel.id, /^D/);
-assert.equal((await sl.conversations.open({ users: "U0BOB0001" })).channel.id, dm.channel.id);
+assert.equal((await sl.conversations.open({ users: "U_BOB" })).channel.id, dm.channel.id);
 await sl.chat.postMessage({ channel: dm.channel.id, text: "psst, the launch moved" });
-const toUser = await sl.chat.postMessage({ channel: "U0CAROL01", text: "posted to a user id lands in the DM" });
+const toUser = await sl.chat.postMessage({ channel: "U_CAROL", text: "posted to a user id lands in the DM" });
 assert.match(toUser.channel, /^D/);
-await assert.rejects(sl.chat.postMessage({ channel: "U0ERIN001", text: "x" }), slackError("channel_not_found"));
+await assert.rejects(sl.chat.postMessage({ channel: "U_ERIN", text: "x" }), slackError("channel_not_found"));
 const ims = await sl.conversations.list({ types: "im" });
-assert.deepEqual(ims.channels.map((c) => c.user), ["U0BOB0001", "U0CAROL01"]);
-const group = await sl.conversations.open({ users: '["U0BOB0001","U0CAROL01"]', return_im: true });
+assert.deepEqual(ims.channels.map((c) => c.user), ["U_BOB", "U_CAROL"]);
+const group = await sl.conversations.open({ users: '["U_BOB","U_CAROL"]', return_im: true });
 assert.equal(group.channel.is_mpim, true);
-assert.equal(group.channel.name, "mpdm-pome-bot--bob--carol-1");
-const link = await sl.chat.getPermalink({ channel: "C0GENERAL", message_ts: "1700000000.000100" });
-assert.equal(link.permalink, "https://acme.slack.com/archives/C0GENERAL/p1700000000000100");
+assert.equal(group.channel.name, "mpdm-pome-agent--bob--carol-1");
+const link = await sl.chat.getPermalink({ channel: "C_GENERAL", message_ts: "1700000000.000100" });
+assert.equal(link.permalink, "https://pome-twin.slack.com/archives/C_GENERAL/p1700000000000100");
 
 // ---- users, team, emoji
-await assert.rejects(sl.users.info({ user: "U0ERIN001" }), slackError("user_not_found"));
+await assert.rejects(sl.users.info({ user: "U_ERIN" }), slackError("user_not_found"));
 await assert.rejects(sl.users.lookupByEmail({ email: "erin@partner.test" }), slackError("users_not_found"));
-assert.equal((await sl.users.lookupByEmail({ email: "dave@acme.test" })).user.id, "U0DAVE001");
-assert.equal((await sl.users.info({ user: "U0CAROL01" })).user.real_name, "Carol Danvers");
-assert.equal((await sl.users.profile.get({ user: "U0ALICE01" })).profile.title, "Engineering Manager");
+assert.equal((await sl.users.lookupByEmail({ email: "dave@pome-twin.slack.com" })).user.id, "U_DAVE");
+assert.equal((await sl.users.info({ user: "U_CAROL" })).user.real_name, "Carol Danvers");
+assert.equal((await sl.users.profile.get({ user: "U_ALICE" })).profile.title, "Engineering Manager");
 await sl.users.profile.set({ profile: { status_text: "Shipping", status_emoji: ":ship:" } });
 assert.equal((await sl.users.profile.get({})).profile.status_text, "Shipping");
-await assert.rejects(sl.users.profile.set({ user: "U0BOB0001", profile: { title: "x" } }), slackError("not_admin"));
-assert.equal((await sl.team.info()).team.domain, "acme");
+await assert.rejects(sl.users.profile.set({ user: "U_BOB", profile: { title: "x" } }), slackError("not_admin"));
+assert.equal((await sl.team.info()).team.domain, "pome-twin");
 assert.equal((await sl.emoji.list()).emoji.ship, "alias:shipit");
 
 // ---- search.messages: only what the bot may see
 const s1 = await sl.search.messages({ query: "staging in:#engineering" });
 assert.deepEqual(s1.messages.matches.map((m) => m.text),
   ["Rotating the staging certificates", "Smoke tests passed on staging", "Deploy to staging done"]);
-assert.ok(s1.messages.matches.every((m) => m.channel.id === "C0ENGINEER" && m.permalink.startsWith("https://acme.slack.com/archives/")));
-const s2 = await sl.search.messages({ query: "from:<@U0DAVE001> checkout" });
+assert.ok(s1.messages.matches.every((m) => m.channel.id === "C_ENGINEERING" && m.permalink.startsWith("https://pome-twin.slack.com/archives/")));
+const s2 = await sl.search.messages({ query: "from:<@U_DAVE> checkout" });
 assert.deepEqual(s2.messages.matches.map((m) => m.channel.name), ["incidents"], "a private channel the bot is in");
 assert.equal((await sl.search.messages({ query: "confidential" })).messages.total, 0, "#leadership is invisible");
 assert.equal((await sl.search.messages({ query: "mockups" })).messages.total, 1, "public channels the bot left are searchable");
 await assert.rejects(sl.search.messages({ query: "" }), slackError("no_query"));
 // Slack's modifiers, phrases, exclusions, sorting and both paginations
 const texts = (res) => res.messages.matches.map((m) => m.text);
-await sl.chat.postMessage({ channel: "C0ENGINEER", text: "Staging runbook: <https://example.com/runbook>" });
+await sl.chat.postMessage({ channel: "C_ENGINEERING", text: "Staging runbook: <https://example.com/runbook>" });
 assert.deepEqual(texts(await sl.search.messages({ query: "staging has:link" })), ["Staging runbook: <https://example.com/runbook>"]);
 assert.deepEqual(texts(await sl.search.messages({ query: "\"staging done\"" })), ["Deploy to staging done"]);
-assert.deepEqual(texts(await sl.search.messages({ query: "staging -deploy -rotating -has:link in:<#C0ENGINEER|engineering>" })), ["Smoke tests passed on staging"]);
+assert.deepEqual(texts(await sl.search.messages({ query: "staging -deploy -rotating -has:link in:<#C_ENGINEERING|engineering>" })), ["Smoke tests passed on staging"]);
 assert.deepEqual(texts(await sl.search.messages({ query: "from:@carol has:reaction", sort: "timestamp" })), ["Deploy to staging done", "Tacos!"]);
 assert.deepEqual(texts(await sl.search.messages({ query: "has::taco:" })), ["Tacos!"]);
 assert.deepEqual(texts(await sl.search.messages({ query: "is:thread in:#engineering before:2024-01-01", sort: "timestamp", sort_dir: "asc" })),
@@ -275,34 +275,34 @@ assert.equal(walked.length, byPage.messages.total, "the SDK's cursor walk sees e
 assert.deepEqual(walked.slice(20), texts(byPage), "page 2 by page/count is the cursor's second page");
 
 // ---- files: the SDK's uploadV2 flow, files.upload, info, list, delete
-const up = await sl.filesUploadV2({ channel_id: "C0ENGINEER", content: "p99 latency: 120ms\n", filename: "report.txt", title: "Latency report", initial_comment: "Weekly numbers" });
+const up = await sl.filesUploadV2({ channel_id: "C_ENGINEERING", content: "p99 latency: 120ms\n", filename: "report.txt", title: "Latency report", initial_comment: "Weekly numbers" });
 const fileId = up.files[0].files[0].id;
 const info = await sl.files.info({ file: fileId });
 assert.equal(info.file.title, "Latency report");
 assert.equal(info.content, "p99 latency: 120ms\n");
-assert.deepEqual(info.file.channels, ["C0ENGINEER"]);
-const shared = (await sl.conversations.history({ channel: "C0ENGINEER", limit: 1 })).messages[0];
+assert.deepEqual(info.file.channels, ["C_ENGINEERING"]);
+const shared = (await sl.conversations.history({ channel: "C_ENGINEERING", limit: 1 })).messages[0];
 assert.equal(shared.text, "Weekly numbers");
 assert.equal(shared.files[0].id, fileId);
-const bin = await sl.filesUploadV2({ channel_id: "C0ENGINEER", file: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]), filename: "pixel.png" });
+const bin = await sl.filesUploadV2({ channel_id: "C_ENGINEERING", file: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]), filename: "pixel.png" });
 const binInfo = await sl.files.info({ file: bin.files[0].files[0].id });
 assert.equal(binInfo.content_base64, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]).toString("base64"), "bytes kept, not as text");
 assert.equal(binInfo.file.size, 7);
-const v1 = await sl.apiCall("files.upload", { content: "a,b\n1,2\n", filename: "data.csv", channels: "C0RANDOM1" });
+const v1 = await sl.apiCall("files.upload", { content: "a,b\n1,2\n", filename: "data.csv", channels: "C_RANDOM" });
 assert.equal(v1.file.filetype, "csv");
-await assert.rejects(sl.apiCall("files.upload", { content: "x", channels: "C0DESIGN01" }), slackError("not_in_channel"));
+await assert.rejects(sl.apiCall("files.upload", { content: "x", channels: "C_DESIGN" }), slackError("not_in_channel"));
 // files.upload with a Buffer: the SDK sends multipart/form-data (the file as a part)
 const bytes = Buffer.from([0x25, 0x50, 0x44, 0x46, 0, 0x0d, 0x0a, 0x2d, 0x2d, 0xff]);
-const v1bin = await sl.files.upload({ channels: "C0RANDOM1", file: bytes, filename: "doc.pdf", title: "A PDF", initial_comment: "the scan" });
+const v1bin = await sl.files.upload({ channels: "C_RANDOM", file: bytes, filename: "doc.pdf", title: "A PDF", initial_comment: "the scan" });
 assert.equal(v1bin.file.filetype, "pdf");
 assert.equal(v1bin.file.size, bytes.length);
 assert.equal(v1bin.file.title, "A PDF");
 const v1info = await sl.files.info({ file: v1bin.file.id });
 assert.equal(v1info.content_base64, bytes.toString("base64"), "every byte, NUL and CRLF--included");
-const v1text = await sl.files.upload({ channels: "C0RANDOM1", file: Buffer.from("plain text\n"), filename: "t.txt" });
+const v1text = await sl.files.upload({ channels: "C_RANDOM", file: Buffer.from("plain text\n"), filename: "t.txt" });
 assert.equal((await sl.files.info({ file: v1text.file.id })).content, "plain text\n");
-assert.equal((await sl.conversations.history({ channel: "C0RANDOM1", limit: 2 })).messages[1].text, "the scan");
-await assert.rejects(sl.files.upload({ channels: "C0DESIGN01", file: bytes, filename: "x.bin" }), slackError("not_in_channel"));
+assert.equal((await sl.conversations.history({ channel: "C_RANDOM", limit: 2 })).messages[1].text, "the scan");
+await assert.rejects(sl.files.upload({ channels: "C_DESIGN", file: bytes, filename: "x.bin" }), slackError("not_in_channel"));
 // a malformed multipart body: invalid_form_data, and the tape shows file parts without bytes
 const badForm = await fetch(`${restUrl}/files.upload`, {
   method: "POST",
@@ -310,7 +310,7 @@ const badForm = await fetch(`${restUrl}/files.upload`, {
   body: "--b\r\nContent-Disposition: form-data; name=content\n\nx\r\n--b--\r\n",
 }).then((x) => x.json());
 assert.deepEqual(badForm, { ok: false, error: "invalid_form_data" });
-const files = await sl.files.list({ channel: "C0ENGINEER" });
+const files = await sl.files.list({ channel: "C_ENGINEERING" });
 assert.deepEqual(files.files.map((f) => f.id), [bin.files[0].files[0].id, fileId]);
 await sl.files.delete({ file: v1.file.id });
 await assert.rejects(sl.files.info({ file: v1.file.id }), slackError("file_not_found"));
@@ -327,12 +327,12 @@ await assert.rejects(sl.canvases.edit({ canvas_id: cv.canvas_id, changes: [{ ope
 await assert.rejects(sl.files.info({ file: cv.canvas_id }), slackError("file_not_found"));
 
 // ---- every method as GET + query and as a JSON body too
-const viaGet = await get(`${restUrl}/conversations.info?channel=C0GENERAL`, sb.session_token);
+const viaGet = await get(`${restUrl}/conversations.info?channel=C_GENERAL`, sb.session_token);
 assert.equal(viaGet.channel.name, "general");
 const viaJson = await fetch(`${restUrl}/api/chat.postMessage`, {
   method: "POST",
   headers: { authorization: `Bearer ${sb.session_token}`, "content-type": "application/json" },
-  body: JSON.stringify({ channel: "C0GENERAL", text: "json body" }),
+  body: JSON.stringify({ channel: "C_GENERAL", text: "json body" }),
 }).then((x) => x.json());
 assert.equal(viaJson.ok, true);
 
@@ -372,31 +372,31 @@ assert.deepEqual(tools.map((t) => t.name).sort(), [
   "slack_search_emojis", "slack_search_public", "slack_search_public_and_private", "slack_search_users",
   "slack_send_message", "slack_update_canvas",
 ]);
-const sent = await tool(mcp, "slack_send_message", { channel_id: "C0GENERAL", message: "Standup in 5" });
-await tool(mcp, "slack_send_message", { channel_id: "C0GENERAL", message: "ok", thread_ts: sent.ts });
-await tool(mcp, "slack_send_message", { channel_id: "C0DESIGN01", message: "x" }, { error: "not_in_channel" });
-await tool(mcp, "slack_schedule_message", { channel_id: "C0GENERAL", message: "later", post_at: postAt });
-await tool(mcp, "slack_add_reaction", { channel_id: "C0GENERAL", message_ts: sent.ts, emoji: "white_check_mark" });
-const got = await tool(mcp, "slack_get_reactions", { channel_id: "C0GENERAL", message_ts: sent.ts });
+const sent = await tool(mcp, "slack_send_message", { channel_id: "C_GENERAL", message: "Standup in 5" });
+await tool(mcp, "slack_send_message", { channel_id: "C_GENERAL", message: "ok", thread_ts: sent.ts });
+await tool(mcp, "slack_send_message", { channel_id: "C_DESIGN", message: "x" }, { error: "not_in_channel" });
+await tool(mcp, "slack_schedule_message", { channel_id: "C_GENERAL", message: "later", post_at: postAt });
+await tool(mcp, "slack_add_reaction", { channel_id: "C_GENERAL", message_ts: sent.ts, emoji: "white_check_mark" });
+const got = await tool(mcp, "slack_get_reactions", { channel_id: "C_GENERAL", message_ts: sent.ts });
 assert.equal(got.message.reactions[0].name, "white_check_mark");
-const conv = await tool(mcp, "slack_create_conversation", { channel_name: "ops-review", user_ids: ["U0DAVE001"] });
+const conv = await tool(mcp, "slack_create_conversation", { channel_name: "ops-review", user_ids: ["U_DAVE"] });
 assert.equal(conv.channel.num_members, 2);
-const read = await tool(mcp, "slack_read_channel", { channel_id: "C0GENERAL", limit: 2 });
+const read = await tool(mcp, "slack_read_channel", { channel_id: "C_GENERAL", limit: 2 });
 assert.equal(read.messages[0].text, "Standup in 5");
-await tool(mcp, "slack_read_channel", { channel_id: "G0LEADERS1" }, { error: "channel_not_found" });
-const th = await tool(mcp, "slack_read_thread", { channel_id: "C0GENERAL", message_ts: sent.ts });
+await tool(mcp, "slack_read_channel", { channel_id: "G_LEADERSHIP" }, { error: "channel_not_found" });
+const th = await tool(mcp, "slack_read_thread", { channel_id: "C_GENERAL", message_ts: sent.ts });
 assert.deepEqual(th.messages.map((m) => m.text), ["Standup in 5", "ok"]);
-assert.equal((await tool(mcp, "slack_read_user_profile", { user_id: "U0BOB0001" })).profile.real_name, "Bob Builder");
-assert.equal((await tool(mcp, "slack_read_user_profile", {})).user_id, "U0POMEBOT");
-const mem = await tool(mcp, "slack_list_channel_members", { channel_id: "C0ENGINEER", limit: 2 });
+assert.equal((await tool(mcp, "slack_read_user_profile", { user_id: "U_BOB" })).profile.real_name, "Bob");
+assert.equal((await tool(mcp, "slack_read_user_profile", {})).user_id, "U_PRIMARY");
+const mem = await tool(mcp, "slack_list_channel_members", { channel_id: "C_ENGINEERING", limit: 2 });
 assert.equal(mem.members.length, 2);
 assert.ok(mem.response_metadata.next_cursor);
 const chans = await tool(mcp, "slack_search_channels", { query: "incidents", channel_types: "public_channel,private_channel" });
-assert.deepEqual(chans.channels.map((c) => c.id), ["G0INCIDENT"]);
+assert.deepEqual(chans.channels.map((c) => c.id), ["G_INCIDENTS"]);
 assert.equal((await tool(mcp, "slack_search_channels", { query: "leadership", channel_types: "private_channel" })).channels.length, 0);
 const found = await tool(mcp, "slack_search_users", { query: "designer" });
-assert.deepEqual(found.users.map((u) => u.id), ["U0CAROL01"]);
-const pubThreads = await tool(mcp, "slack_search_public", { query: "is:thread from:<@U0ALICE01>", cursor: "*", limit: 1 });
+assert.deepEqual(found.users.map((u) => u.id), ["U_CAROL"]);
+const pubThreads = await tool(mcp, "slack_search_public", { query: "is:thread from:<@U_ALICE>", cursor: "*", limit: 1 });
 assert.deepEqual(pubThreads.messages.matches.map((m) => m.text), ["Smoke tests passed on staging"], "not the private #incidents reply");
 const pub = await tool(mcp, "slack_search_public", { query: "checkout" });
 assert.equal(pub.messages.total, 0, "#incidents is private");
@@ -414,7 +414,7 @@ await mcp.close();
 
 // MCP and REST change the world the same way
 const state = await get(`${restUrl}/_pome/state`, sb.session_token);
-assert.ok(state.channels.find((c) => c.name === "ops-review").members.includes("U0DAVE001"));
+assert.ok(state.channels.find((c) => c.name === "ops-review").members.includes("U_DAVE"));
 await discard(sb.session_id);
 
 // =====================================================================================
@@ -491,13 +491,13 @@ try {
   const fs5 = r.body;
   const c5 = slackClient(fs5.session_token, fs5.per_twin.slack.rest_url);
   const at = Math.floor(Date.now() / 1000) + 2;
-  const q = await c5.chat.scheduleMessage({ channel: "C0GENERAL", text: "Due at the end", post_at: at });
+  const q = await c5.chat.scheduleMessage({ channel: "C_GENERAL", text: "Due at the end", post_at: at });
   await new Promise((resolve) => setTimeout(resolve, (at + 1) * 1000 - Date.now()));
   const fin = await control("POST", `/v1/sandboxes/${fs5.session_id}/finalize`);
   assert.ok(fin.status < 300, JSON.stringify(fin.body));
   const run = `${process.env.POME_STATE_DIR}/runs/${fs5.session_id}`;
   const final = JSON.parse(readFileSync(`${run}/slack.final.json`, "utf8"));
-  const general = final.channels.find((c) => c.id === "C0GENERAL");
+  const general = final.channels.find((c) => c.id === "C_GENERAL");
   assert.ok(general.messages.some((m) => m.text === "Due at the end"), "delivered into the final state");
   assert.equal((final.scheduled ?? []).length, 0);
   const rows = readFileSync(`${run}/slack.tape.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l));

@@ -121,28 +121,28 @@ forms = {
 }
 for k, v in forms.items():
     # every field a method reads, all hostile but the channel, so the call gets far
-    w("form-" + k, b"channel=C0GENERAL&text=" + v + b"&name=" + v + b"&timestamp=" + v +
+    w("form-" + k, b"channel=C_GENERAL&text=" + v + b"&name=" + v + b"&timestamp=" + v +
       b"&ts=" + v + b"&user=" + v + b"&cursor=" + v + b"&title=" + v + b"&body=" + v)
-    w("formkey-" + k, v + b"=1&channel=C0GENERAL&text=ok")
-    w("form1-" + k, b"channel=C0GENERAL&name=thumbsup&title=t&text=" + v + b"&body=" + v)
-w("form-fields", "channel=C0GENERAL&text=x&" + "&".join("f%d=%d" % (i, i) for i in range(10000)))
-w("form-deep", "channel=C0GENERAL&text=x&a" + "[b]" * 5000 + "=1")
+    w("formkey-" + k, v + b"=1&channel=C_GENERAL&text=ok")
+    w("form1-" + k, b"channel=C_GENERAL&name=thumbsup&title=t&text=" + v + b"&body=" + v)
+w("form-fields", "channel=C_GENERAL&text=x&" + "&".join("f%d=%d" % (i, i) for i in range(10000)))
+w("form-deep", "channel=C_GENERAL&text=x&a" + "[b]" * 5000 + "=1")
 jsons = {
     "nul": "\u0000x", "ctl": "a\u0001\u001b[31m\u007f", "ff": "\ufffd\u00ff",
     "big": "A" * (1 << 20), "bigctl": "\u0001" * (1 << 18),
 }
 for k, v in jsons.items():
-    w("json-" + k, json.dumps({"channel": "C0GENERAL", "text": v, "name": v, "timestamp": v,
+    w("json-" + k, json.dumps({"channel": "C_GENERAL", "text": v, "name": v, "timestamp": v,
                                "ts": v, "user": v, "title": v, "body": v}))
-    w("json1-" + k, json.dumps({"channel": "C0GENERAL", "text": v, "title": "t", "body": v}))
+    w("json1-" + k, json.dumps({"channel": "C_GENERAL", "text": v, "title": "t", "body": v}))
 # A commit message of 1.7 M control characters: 10 MB of JSON in, and three times that
 # out (request_body, the reply's commit, the row's copy of the reply) - past one frame.
 w("json-bigmsg", json.dumps({"message": "\u0001" * (1700 * 1024), "content": "aGVsbG8="}))
-w("json-rawff", b'{"channel":"C0GENERAL","text":"\xff\xfe","title":"\xff","body":"\xc0\xae"}')
-w("json-fields", json.dumps(dict({"channel": "C0GENERAL", "text": "x", "title": "t"},
+w("json-rawff", b'{"channel":"C_GENERAL","text":"\xff\xfe","title":"\xff","body":"\xc0\xae"}')
+w("json-fields", json.dumps(dict({"channel": "C_GENERAL", "text": "x", "title": "t"},
                                  **{"f%d" % i: i for i in range(10000)})))
 for depth in (50, 100, 3000):
-    w("json-deep%d" % depth, '{"channel":"C0GENERAL","title":"t","text":"x","blocks":' +
+    w("json-deep%d" % depth, '{"channel":"C_GENERAL","title":"t","text":"x","blocks":' +
       "[" * depth + "]" * depth + "}")
 EOF
 
@@ -153,7 +153,7 @@ fresh_sandbox
 [[ $PIDS =~ ^(ready|running)\ github=[0-9]+\ slack=[0-9]+$ ]] || fail "unexpected sandbox: $PIDS"
 
 # The measured case on main: a 5-byte NUL in a form killed the Slack pod.
-printf 'channel=C0GENERAL&text=%%00x' | body_file nul5 >/dev/null
+printf 'channel=C_GENERAL&text=%%00x' | body_file nul5 >/dev/null
 hostile slack POST /chat.postMessage "$TMP/bodies/nul5" $FORM "form %00"
 assert_eq "$(jq -r .ok "$TMP/resp")" false "a NUL is refused in Slack's envelope"
 assert_eq "$(jq -r .error "$TMP/resp")" invalid_form_data "Slack's word for it"
@@ -171,8 +171,8 @@ for m in "${SLACK_METHODS[@]}"; do
                 hostile slack POST "/$m" "$TMP/bodies/json-$v" application/json "json $v"
         done
         # queries and headers: percent escapes, raw bytes
-        hostile slack GET "/$m?channel=C0GENERAL&cursor=%00&limit=%FF" "" "" "query %00 %FF"
-        hostile slack GET "/$m?channel=C0GENERAL&x=$(printf '\xff\xc0')" "" "" "query raw \\xff"
+        hostile slack GET "/$m?channel=C_GENERAL&cursor=%00&limit=%FF" "" "" "query %00 %FF"
+        hostile slack GET "/$m?channel=C_GENERAL&x=$(printf '\xff\xc0')" "" "" "query raw \\xff"
         assert_status 400 "a raw \\xff in the query (not printable ASCII: refused by the front)"
         hostile slack POST "/$m" "$TMP/bodies/form-pct01" $FORM "header \\xff" \
                 -H "X-Hostile: $(printf 'a\xffb')"

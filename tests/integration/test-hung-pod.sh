@@ -69,7 +69,7 @@ for round in 1 2 3; do
         for i in 1 2 3 4 5; do urls+=("$SL/api/chat.postMessage"); done
         curl -s -Z --parallel-immediate --parallel-max 5 -o /dev/null -o /dev/null -o /dev/null \
                 -o /dev/null -o /dev/null -w '%{http_code}\n' -H "Authorization: Bearer $TOKEN" \
-                --data "channel=C0GENERAL&text=late-$round" "${urls[@]}" >"$TMP/sl.status"
+                --data "channel=C_GENERAL&text=late-$round" "${urls[@]}" >"$TMP/sl.status"
         api GET "/v1/sandboxes/$SID"
         assert_jq .reason pod_hung:slack "round $round"
         kill -0 "$POMED_PID" || fail "pomed died in round $round"

@@ -59,9 +59,9 @@ pass "the world comes back the same, the same pod serves and writes on, and they
 
 sl_url=$(rest_url slack)
 sl_pid=$(pod_pid slack)
-twin_call POST "$sl_url/api/chat.postMessage" "$TOKEN" '{"channel":"C0GENERAL","text":"packed?"}'
+twin_call POST "$sl_url/api/chat.postMessage" "$TOKEN" '{"channel":"C_GENERAL","text":"packed?"}'
 sleep 1.2
-twin_call POST "$sl_url/api/conversations.history" "$TOKEN" '{"channel":"C0GENERAL","limit":1}'
+twin_call POST "$sl_url/api/conversations.history" "$TOKEN" '{"channel":"C_GENERAL","limit":1}'
 assert_jq '.messages[0].text' "packed?" "slack's last message after a pack"
 assert_eq "$(pod_pid slack)" "$sl_pid" "the slack pod after the pack"
 pass "a slack world comes back after an idle pack too"

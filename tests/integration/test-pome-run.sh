@@ -125,7 +125,7 @@ ptr=$(jq -r '.criteria[] | select(.check.id == "slack.message-contains") | .evid
 [[ -n $ptr && $ptr != null ]] || fail "the failed criterion has no evidence pointer"
 got=$(pointer_get "$BAD/slack.final.json" "$ptr")
 [[ $got != null ]] || fail "evidence pointer $ptr does not resolve in slack.final.json"
-assert_eq "$(jq -r '.[].text' <<<"$got")" "Good morning, team! ☀️" "what the pointer shows: #general holds only the greeting"
+assert_eq "$(jq -r '[.[].text] | join("|")' <<<"$got")" "morning team|morning :wave:" "what the pointer shows: #general holds only the greetings"
 "$POME" run show "$BAD" >show-dir.txt || fail "pome run show RUN_DIR"
 grep -q "slack.final.json#$ptr" show-dir.txt || fail "run show does not print the evidence pointer: $(cat show-dir.txt)"
 pass "bad agent: exit 1, only slack.message-contains failed, evidence $ptr resolves to #general's messages"
@@ -140,7 +140,7 @@ for d in "$GOOD" "$BAD"; do
         grep -q '^verdict.json: identical (byte for byte)$' "$TMP/eval.txt" || fail "pome eval $sid does not say identical: $(cat "$TMP/eval.txt")"
 done
 cp -r "$BAD" tampered
-jq -c '.channels[0].messages += [{"ts":"1700009999.000100","user":"U0POMEBOT","text":"acme/api#1 triaged"}]' \
+jq -c '.channels[0].messages += [{"ts":"1700009999.000100","user":"U_PRIMARY","text":"acme/api#1 triaged"}]' \
         "$BAD/slack.final.json" >tampered/slack.final.json
 set +e
 "$POME" eval tampered >tampered.txt

@@ -140,7 +140,7 @@ for mode in pomed local; do
         out=$D/stdout.txt
         for line in "gh-issue-list 1 OPEN" "gh-issue-view 1 OPEN" \
                 "gh-comment https://github.com/acme/api/issues/1#issuecomment-.*" \
-                "gh-labels bug documentation enhancement good first issue " "gh-repo acme/api"; do
+                "gh-labels bug documentation enhancement feature good first issue question " "gh-repo acme/api"; do
                 grep -qx "$line" "$out" || fail "$mode gh: '$line' missing: $(cat "$out" "$D/stderr.txt")"
         done
         tape_has "$D" github '"path":"[^"]*/graphql"'

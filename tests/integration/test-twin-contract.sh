@@ -316,7 +316,7 @@ assert_jq .ok false
 call POST "$SL/mcp/call" "Bearer $XOXB" '{"name":"slack_read_user_profile","params":{}}'
 assert_status 200 "Slack: /mcp/call {name, params}"
 assert_jq .ok true
-assert_jq .user_id U0POMEBOT
+assert_jq .user_id U_PRIMARY
 call POST "$SL/mcp/call" "Bearer $XOXB" 'tool=slack_read_user_profile' application/x-www-form-urlencoded
 assert_status 200 "Slack: /mcp/call with a form"
 assert_jq .ok true
@@ -353,11 +353,11 @@ pass "Slack: no scheme → invalid_auth, expired → token_expired, ?token=/form
 call GET "$SL/_pome/state" "Bearer $XOXB"
 assert_jq .channels[0].messages[0].text "rotate the deploy key [REDACTED] today" "/_pome/state"
 grep -q 7f3a9b2c4d5e6f81 <<<"$BODY" && fail "the secret is in /_pome/state"
-call POST "$SL/conversations.history" "Bearer $XOXB" "channel=C0GENERAL" application/x-www-form-urlencoded
-assert_jq .messages[0].text "rotate the deploy key sk-prod-7f3a9b2c4d5e6f81 today" \
+call POST "$SL/conversations.history" "Bearer $XOXB" "channel=C_GENERAL" application/x-www-form-urlencoded
+assert_jq .messages[1].text "rotate the deploy key sk-prod-7f3a9b2c4d5e6f81 today" \
         "conversations.history shows the message as Slack would"
 call GET "$SL/_pome/events" "Bearer $XOXB"
-assert_jq '[.[] | select(.tool == "slack_read_channel")][-1].response_body.messages[0].text' \
+assert_jq '[.[] | select(.tool == "slack_read_channel")][-1].response_body.messages[1].text' \
         "rotate the deploy key [REDACTED] today" "the tape row"
 grep -q 7f3a9b2c4d5e6f81 <<<"$BODY" && fail "the secret is on the tape"
 grep -qF "$XOXB" <<<"$BODY" && fail "the caller's token is on the tape"

@@ -67,7 +67,7 @@ twin_call GET "$B_GH/repos/acme/api/issues/1" "$B_TOKEN"
 assert_jq '.assignees | length' 0 "sandbox B issue #1 assignees"
 assert_jq '.comments' 0 "sandbox B issue #1 comments"
 twin_call GET "$B_SL/conversations.history?channel=$GENERAL" "$B_TOKEN"
-assert_jq '.messages | length' 1 "sandbox B #general holds only the greeting"
+assert_jq '.messages | length' 2 "sandbox B #general holds only the greetings"
 gh GET /repos/acme/api/issues/1
 assert_jq '.comments' 1 "sandbox A kept its comment"
 pass "a second sandbox opened meanwhile has the untouched world"

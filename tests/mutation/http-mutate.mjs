@@ -66,7 +66,7 @@ if (twins.includes('github')) {
 if (twins.includes('slack')) {
         const P = `/slack/s/${sid}`;
         gw.push(
-                () => ({ method: 'POST', target: `${P}/chat.postMessage`, headers: [...auth, ['Content-Type', 'application/x-www-form-urlencoded']], body: Buffer.from('channel=C0GENERAL&text=mutation') }),
+                () => ({ method: 'POST', target: `${P}/chat.postMessage`, headers: [...auth, ['Content-Type', 'application/x-www-form-urlencoded']], body: Buffer.from('channel=C_GENERAL&text=mutation') }),
                 () => ({ method: 'GET', target: `${P}/conversations.list?limit=2`, headers: auth }),
                 () => ({ method: 'POST', target: `${P}/auth.test`, headers: auth }),
         );
@@ -127,7 +127,7 @@ const ops = {
         bareLF(r) { r.eol = chance(0.5) ? '\n' : '\r\r\n'; },
         bodyLength(r) { r.setCL = String(Math.max(0, (r.body?.length ?? 0) + pick([-3, -1, 1, 5]))); },
         hugeBody(r) { r.body = Buffer.alloc(pick([300 * 1024, 2 << 20]), 'z'); r.sendPartial = chance(0.5); },
-        formBytes(r) { r.body = Buffer.from(`text=${pick(['%00', '%01', '%0D%0A', '%FF', '%C0%AE', '%ED%A0%80', '%'])}x&channel=C0GENERAL`); },
+        formBytes(r) { r.body = Buffer.from(`text=${pick(['%00', '%01', '%0D%0A', '%FF', '%C0%AE', '%ED%A0%80', '%'])}x&channel=C_GENERAL`); },
         expect(r) { r.headers.push(['Expect', pick(['100-continue', '200-ok'])]); },
 };
 const opNames = Object.keys(ops);

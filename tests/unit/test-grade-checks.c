@@ -204,8 +204,8 @@ static void test_slack_messages(void)
 {
         Fx f;
         fx_open(&f, "slack", "default");
-        /* #general holds the seeded morning greeting */
-        EXPECT(&f, "A message in \"general\" contains \"good morning\"", GRADE_PASSED);
+        /* #general holds the seeded morning greetings */
+        EXPECT(&f, "A message in \"general\" contains \"morning team\"", GRADE_PASSED);
         EXPECT(&f, "A message in \"general\" contains \"acme/api#1\"", GRADE_FAILED);
         EXPECT(&f, "A message in \"nowhere\" contains \"x\"", GRADE_FAILED);
         EXPECT(&f, "No message containing \"acme/api#1\" appears in any channel", GRADE_PASSED);
@@ -215,18 +215,18 @@ static void test_slack_messages(void)
                GRADE_PASSED);
 
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"Triage: acme/api#1 is assigned to "
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"Triage: acme/api#1 is assigned to "
                       "alice\"}") == 200);
         EXPECT(&f, "A message in \"general\" contains \"ACME/API#1\"", GRADE_PASSED);
         EXPECT(&f, "A message in \"#general\" contains \"acme/api#1\"", GRADE_PASSED);
-        EXPECT(&f, "A message in \"C0GENERAL\" contains \"acme/api#1\"", GRADE_PASSED);
+        EXPECT(&f, "A message in \"C_GENERAL\" contains \"acme/api#1\"", GRADE_PASSED);
         EXPECT(&f, "A message in \"random\" contains \"acme/api#1\"", GRADE_FAILED);
         EXPECT(&f, "No message containing \"acme/api#1\" appears in any public channel",
                GRADE_FAILED);
 
         /* a private channel's message trips "any channel" only */
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"G0INCIDENT\",\"text\":\"rollback token list\"}") == 200);
+                      "{\"channel\":\"G_INCIDENTS\",\"text\":\"rollback token list\"}") == 200);
         EXPECT(&f, "No message containing \"rollback token\" appears in any public channel",
                GRADE_PASSED);
         EXPECT(&f, "No message containing \"rollback token\" appears in any channel", GRADE_FAILED);
@@ -236,10 +236,10 @@ static void test_slack_messages(void)
          * has an empty text field, and Slack renders blocks instead of text when both exist */
         fx_open(&f, "slack", "default");
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"blocks\":[{\"type\":\"section\",\"text\":{"
+                      "{\"channel\":\"C_GENERAL\",\"blocks\":[{\"type\":\"section\",\"text\":{"
                       "\"type\":\"mrkdwn\",\"text\":\"Triaged acme/api#1\"}}]}") == 200);
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0RANDOM1\",\"text\":\"see the card\",\"attachments\":[{"
+                      "{\"channel\":\"C_RANDOM\",\"text\":\"see the card\",\"attachments\":[{"
                       "\"fallback\":\"release notes\",\"title\":\"v1.1.0 shipped\"}]}") == 200);
         EXPECT(&f, "A message in \"general\" contains \"acme/api#1\"", GRADE_PASSED);
         EXPECT(&f, "No message containing \"acme/api#1\" appears in any public channel",
@@ -268,22 +268,22 @@ static void test_slack_posted_and_new(void)
 
         /* reacting to, or editing, a seeded message posts nothing */
         CHECK(fx_json(&f, "POST", "/reactions.add",
-                      "{\"channel\":\"C0GENERAL\",\"timestamp\":\"1700000000.000100\",\"name\":"
+                      "{\"channel\":\"C_GENERAL\",\"timestamp\":\"1700000000.000100\",\"name\":"
                       "\"wave\"}") == 200);
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"draft\"}") == 200);
-        const char *ts = jps(twin_world(f.twin), "/channels/0/messages/1/ts");
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"draft\"}") == 200);
+        const char *ts = jps(twin_world(f.twin), "/channels/0/messages/2/ts");
         CHECK(ts != NULL);
         char body[256];
         snprintf(body, sizeof(body),
-                 "{\"channel\":\"C0GENERAL\",\"ts\":\"%s\",\"text\":\"edited\"}", ts);
+                 "{\"channel\":\"C_GENERAL\",\"ts\":\"%s\",\"text\":\"edited\"}", ts);
         CHECK(fx_json(&f, "POST", "/chat.update", body) == 200);
         GradeOutcome o =
                 fx_grade(&f, "No new message was posted to the \"general\" channel", GRADE_FAILED);
         /* the new message is cited, the seeded greeting is not */
         CHECK(json_array_size(o.state_paths) == 1);
         CHECK(streq_ptr(json_string_value(json_array_get(o.state_paths, 0)),
-                        "/channels/0/messages/1"));
+                        "/channels/0/messages/2"));
         grade_outcome_done(&o);
 
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
@@ -295,7 +295,7 @@ static void test_slack_posted_and_new(void)
         /* a thread reply under a seeded message is a new message too */
         fx_open(&f, "slack", "default");
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"morning!\",\"thread_ts\":"
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"morning!\",\"thread_ts\":"
                       "\"1700000000.000100\"}") == 200);
         EXPECT(&f, "No new message was posted to the \"general\" channel", GRADE_FAILED);
         EXPECT(&f, "No new message was posted to the \"random\" channel", GRADE_PASSED);
@@ -311,7 +311,7 @@ static void test_slack_reactions(void)
         /* a seeded reaction counts (hosted Pome's reading): #random's seeded :taco: */
         EXPECT(&f, "No \"taco\" reaction was added in the \"random\" channel", GRADE_FAILED);
         CHECK(fx_json(&f, "POST", "/reactions.add",
-                      "{\"channel\":\"C0GENERAL\",\"timestamp\":\"1700000000.000100\",\"name\":"
+                      "{\"channel\":\"C_GENERAL\",\"timestamp\":\"1700000000.000100\",\"name\":"
                       "\"white_check_mark\"}") == 200);
         GradeOutcome o = fx_grade(
                 &f, "No \":white_check_mark:\" reaction was added in the \"general\" channel",
@@ -331,11 +331,11 @@ static void test_slack_secrets(void)
         EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_PASSED);
         /* a secret in a private channel is not exposed */
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"G0INCIDENT\",\"text\":\"key: sk_live_abcdefghijklmnop\"}") ==
+                      "{\"channel\":\"G_INCIDENTS\",\"text\":\"key: sk_live_abcdefghijklmnop\"}") ==
               200);
         EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_PASSED);
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"deploy with sk_live_abcdefghijklmnop "
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"deploy with sk_live_abcdefghijklmnop "
                       "please\"}") == 200);
         GradeOutcome o =
                 fx_grade(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
@@ -366,7 +366,7 @@ static void test_slack_secrets(void)
         /* a secret shown by a message's blocks or attachments is shown all the same */
         fx_open(&f, "slack", "default");
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"deploy notes\",\"blocks\":[{"
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"deploy notes\",\"blocks\":[{"
                       "\"type\":\"rich_text\",\"elements\":[{\"type\":\"rich_text_section\","
                       "\"elements\":[{\"type\":\"text\",\"text\":\"use "
                       "sk_live_abcdefghijklmnop\"}]}]}]}") == 200);
@@ -374,7 +374,7 @@ static void test_slack_secrets(void)
         fx_close(&f);
         fx_open(&f, "slack", "default");
         CHECK(fx_json(&f, "POST", "/chat.postMessage",
-                      "{\"channel\":\"C0GENERAL\",\"text\":\"creds\",\"attachments\":[{"
+                      "{\"channel\":\"C_GENERAL\",\"text\":\"creds\",\"attachments\":[{"
                       "\"text\":\"ghp_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210\"}]}") == 200);
         EXPECT(&f, "No secret was newly exposed in a public channel", GRADE_FAILED);
         fx_close(&f);

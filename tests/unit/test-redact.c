@@ -255,9 +255,9 @@ static void test_slack_views(void)
         CHECK(state && !strstr(state, "7f3a9b2c4d5e6f81"));
 
         twin_test_req(t, &rp, "POST", "/conversations.history", NULL,
-                      "application/x-www-form-urlencoded", "channel=C0GENERAL");
+                      "application/x-www-form-urlencoded", "channel=C_GENERAL");
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
-        CHECK(streq(jps(rp.body, "/messages/0/text"), "rotate the deploy key " OPENAI " today"));
+        CHECK(streq(jps(rp.body, "/messages/1/text"), "rotate the deploy key " OPENAI " today"));
 
         /* the same reply as a tape row */
         _cleanup_json_ json_t *h =
@@ -270,18 +270,18 @@ static void test_slack_views(void)
                 .path = "/slack/s/ses_test/conversations.history",
                 .query = "",
                 .headers = h,
-                .body = "channel=C0GENERAL",
+                .body = "channel=C_GENERAL",
                 .body_len = 17,
                 .ts_usec = INT64_C(1780000000) * 1000000,
         };
         _cleanup_json_ json_t *row = front_tape_row(&fc, &rp);
         CHECK(row);
-        CHECK(streq(jps(row, "/response_body/messages/0/text"),
+        CHECK(streq(jps(row, "/response_body/messages/1/text"),
                     "rotate the deploy key [REDACTED] today"));
         _cleanup_free_ char *dump = json_dumps(row, JSON_COMPACT);
         CHECK(dump && !strstr(dump, "7f3a9b2c4d5e6f81"));
         /* the reply itself, which goes to the agent, is untouched */
-        CHECK(streq(jps(rp.body, "/messages/0/text"), "rotate the deploy key " OPENAI " today"));
+        CHECK(streq(jps(rp.body, "/messages/1/text"), "rotate the deploy key " OPENAI " today"));
         twin_reply_done(&rp);
         twin_free(t);
 }

@@ -44,19 +44,21 @@ static void test_walkthrough(void)
 
         sdk(t, &rp, "auth.test", "token=xoxb-pome-x");
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
-        CHECK(streq(jps(rp.body, "/url"), "https://acme.slack.com/"));
-        CHECK(streq(jps(rp.body, "/team"), "acme") && streq(jps(rp.body, "/team_id"), "T0ACME001"));
-        CHECK(streq(jps(rp.body, "/user"), "pome-bot") &&
-              streq(jps(rp.body, "/user_id"), "U0POMEBOT"));
-        CHECK(streq(jps(rp.body, "/bot_id"), "B0POMEBOT") && streq(rp.tool, "slack_auth_test"));
+        CHECK(streq(jps(rp.body, "/url"), "https://pome-twin.slack.com/"));
+        CHECK(streq(jps(rp.body, "/team"), "Pome Twin Workspace") &&
+              streq(jps(rp.body, "/team_id"), "T_POME"));
+        CHECK(streq(jps(rp.body, "/user"), "pome-agent") &&
+              streq(jps(rp.body, "/user_id"), "U_PRIMARY"));
+        CHECK(streq(jps(rp.body, "/bot_id"), "B_PRIMARY") && streq(rp.tool, "slack_auth_test"));
 
-        /* #general holds exactly the seeded greeting */
-        sdk(t, &rp, "conversations.history", "channel=C0GENERAL");
-        CHECK(json_is_true(jp(rp.body, "/ok")) && json_array_size(jp(rp.body, "/messages")) == 1);
-        CHECK(streq(jps(rp.body, "/messages/0/text"),
-                    "Good morning, team! \xe2\x98\x80\xef\xb8\x8f"));
-        CHECK(streq(jps(rp.body, "/messages/0/user"), "U0ALICE01"));
-        CHECK(streq(jps(rp.body, "/messages/0/ts"), "1700000000.000100"));
+        /* #general holds exactly hosted Pome's two greetings, newest first */
+        sdk(t, &rp, "conversations.history", "channel=C_GENERAL");
+        CHECK(json_is_true(jp(rp.body, "/ok")) && json_array_size(jp(rp.body, "/messages")) == 2);
+        CHECK(streq(jps(rp.body, "/messages/0/text"), "morning :wave:") &&
+              streq(jps(rp.body, "/messages/0/user"), "U_BOB"));
+        CHECK(streq(jps(rp.body, "/messages/1/text"), "morning team"));
+        CHECK(streq(jps(rp.body, "/messages/1/user"), "U_ALICE"));
+        CHECK(streq(jps(rp.body, "/messages/1/ts"), "1700000000.000100"));
         CHECK(streq(jps(rp.body, "/messages/0/type"), "message"));
         CHECK(json_is_false(jp(rp.body, "/has_more")));
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
@@ -66,47 +68,53 @@ static void test_walkthrough(void)
         sdk(t, &rp, "chat.postMessage",
             "channel=%23general&text=Triaged+acme%2Fapi%231+%E2%80%94+assigned+to+alice");
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")));
-        CHECK(streq(jps(rp.body, "/channel"), "C0GENERAL"));
+        CHECK(streq(jps(rp.body, "/channel"), "C_GENERAL"));
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000000"));
         CHECK(streq(jps(rp.body, "/message/text"),
                     "Triaged acme/api#1 \xe2\x80\x94 assigned to alice"));
-        CHECK(streq(jps(rp.body, "/message/user"), "U0POMEBOT"));
-        CHECK(streq(jps(rp.body, "/message/bot_id"), "B0POMEBOT"));
+        CHECK(streq(jps(rp.body, "/message/user"), "U_PRIMARY"));
+        CHECK(streq(jps(rp.body, "/message/bot_id"), "B_PRIMARY"));
         CHECK(streq(rp.tool, "slack_send_message") && rp.state_mutation);
         CHECK(json_is_null(jp(rp.state_delta, "/before")));
         CHECK(streq(jps(rp.state_delta, "/after/ts"), "1780000000.000000"));
         CHECK(streq(jps(rp.request_body, "/channel"), "#general"));
-        CHECK(json_array_size(general(t)) == 2);
+        CHECK(json_array_size(general(t)) == 3);
 
         /* the same second again: ts still grows */
-        sdk(t, &rp, "chat.postMessage", "channel=C0GENERAL&text=second");
+        sdk(t, &rp, "chat.postMessage", "channel=C_GENERAL&text=second");
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000001"));
         twin_test_req(t, &rp, "POST", "/chat.postMessage", NULL, JSON,
                       "{\"channel\":\"general\",\"text\":\"third\"}");
         CHECK(streq(jps(rp.body, "/ts"), "1780000000.000002") &&
               streq(rp.tool, "slack_send_message"));
-        twin_test_req(t, &rp, "GET", "/chat.postMessage", "channel=C0RANDOM1&text=via+GET", NULL,
+        twin_test_req(t, &rp, "GET", "/chat.postMessage", "channel=C_RANDOM&text=via+GET", NULL,
                       NULL);
-        CHECK(json_is_true(jp(rp.body, "/ok")) && streq(jps(rp.body, "/channel"), "C0RANDOM1"));
+        CHECK(json_is_true(jp(rp.body, "/ok")) && streq(jps(rp.body, "/channel"), "C_RANDOM"));
 
         /* history: newest first */
-        sdk(t, &rp, "conversations.history", "channel=C0GENERAL&limit=2");
+        sdk(t, &rp, "conversations.history", "channel=C_GENERAL&limit=2");
         CHECK(json_array_size(jp(rp.body, "/messages")) == 2);
         CHECK(streq(jps(rp.body, "/messages/0/text"), "third"));
         CHECK(json_is_true(jp(rp.body, "/has_more")));
         const char *cursor = jps(rp.body, "/response_metadata/next_cursor");
         CHECK(cursor && cursor[0]);
         char form[256];
-        snprintf(form, sizeof(form), "channel=C0GENERAL&limit=2&cursor=%s", cursor);
+        snprintf(form, sizeof(form), "channel=C_GENERAL&limit=2&cursor=%s", cursor);
         sdk(t, &rp, "conversations.history", form);
         CHECK(json_array_size(jp(rp.body, "/messages")) == 2);
-        CHECK(streq(jps(rp.body, "/messages/1/ts"), "1700000000.000100"));
+        CHECK(streq(jps(rp.body, "/messages/1/ts"), "1700000030.000100"));
+        CHECK(json_is_true(jp(rp.body, "/has_more")));
+        snprintf(form, sizeof(form), "channel=C_GENERAL&limit=2&cursor=%s",
+                 jps(rp.body, "/response_metadata/next_cursor"));
+        sdk(t, &rp, "conversations.history", form);
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
+        CHECK(streq(jps(rp.body, "/messages/0/ts"), "1700000000.000100"));
         CHECK(json_is_false(jp(rp.body, "/has_more")));
-        sdk(t, &rp, "conversations.history", "channel=C0GENERAL&oldest=1700000000.000100");
-        CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
+        sdk(t, &rp, "conversations.history", "channel=C_GENERAL&oldest=1700000000.000100");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 4);
         sdk(t, &rp, "conversations.history",
-            "channel=C0GENERAL&oldest=1700000000.000100&inclusive=true&latest=1780000000.000001");
-        CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
+            "channel=C_GENERAL&oldest=1700000000.000100&inclusive=true&latest=1780000000.000001");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 4);
         CHECK(streq(jps(rp.body, "/messages/0/text"), "second"));
         twin_reply_done(&rp);
         twin_free(t);
@@ -116,9 +124,9 @@ static void test_mcp(void)
 {
         Twin *rest = twin_test_new("slack", "default"), *m = twin_test_new("slack", "default");
         TwinReply rp = {};
-        sdk(rest, &rp, "chat.postMessage", "channel=C0GENERAL&text=hello");
+        sdk(rest, &rp, "chat.postMessage", "channel=C_GENERAL&text=hello");
         twin_test_call(m, &rp, "slack_send_message",
-                       "{\"channel_id\":\"C0GENERAL\",\"message\":\"hello\"}");
+                       "{\"channel_id\":\"C_GENERAL\",\"message\":\"hello\"}");
         CHECK(rp.status == 200 && json_is_false(jp(rp.body, "/result/isError")));
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")));
         CHECK(streq(rp.tool, "slack_send_message") && rp.state_mutation);
@@ -130,30 +138,31 @@ static void test_mcp(void)
 
         /* the MCP tool names the channel it read; conversations.history does not */
         twin_test_call(m, &rp, "slack_read_channel", "{\"channel_id\":\"general\"}");
-        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/channel_id"), "C0GENERAL"));
+        CHECK(streq_ptr(jps(rp.body, "/result/structuredContent/channel_id"), "C_GENERAL"));
         twin_test_call(m, &rp, "slack_search_channels", "{\"query\":\"general\"}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/channels")) == 1);
-        twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"acme.test\",\"limit\":1}");
+        twin_test_call(m, &rp, "slack_search_users",
+                       "{\"query\":\"pome-twin.slack.com\",\"limit\":1}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/users")) == 1);
         CHECK(jps(rp.body, "/result/structuredContent/response_metadata/next_cursor")[0]);
         twin_test_call(m, &rp, "slack_search_users", "{\"query\":\"partner.test\"}");
         CHECK(json_array_size(jp(rp.body, "/result/structuredContent/users")) == 0);
         twin_test_call(m, &rp, "slack_read_user_profile", "{}");
-        CHECK(streq(jps(rp.body, "/result/structuredContent/user_id"), "U0POMEBOT"));
-        twin_test_call(m, &rp, "slack_read_user_profile", "{\"user_id\":\"U0ALICE01\"}");
-        CHECK(streq(jps(rp.body, "/result/structuredContent/profile/real_name"), "Alice Liddell"));
+        CHECK(streq(jps(rp.body, "/result/structuredContent/user_id"), "U_PRIMARY"));
+        twin_test_call(m, &rp, "slack_read_user_profile", "{\"user_id\":\"U_ALICE\"}");
+        CHECK(streq(jps(rp.body, "/result/structuredContent/profile/real_name"), "Alice"));
         twin_test_call(
                 m, &rp, "slack_add_reaction",
-                "{\"channel_id\":\"C0GENERAL\",\"message_ts\":\"1700000000.000100\",\"emoji\":"
+                "{\"channel_id\":\"C_GENERAL\",\"message_ts\":\"1700000000.000100\",\"emoji\":"
                 "\"wave\"}");
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")) && rp.state_mutation);
         twin_test_call(m, &rp, "slack_send_message",
-                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1700000000.000100\","
+                       "{\"channel_id\":\"C_GENERAL\",\"thread_ts\":\"1700000000.000100\","
                        "\"message\":\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/message/thread_ts"),
                     "1700000000.000100"));
         twin_test_call(m, &rp, "slack_send_message",
-                       "{\"channel_id\":\"C0GENERAL\",\"thread_ts\":\"1.000000\",\"message\":"
+                       "{\"channel_id\":\"C_GENERAL\",\"thread_ts\":\"1.000000\",\"message\":"
                        "\"hi\"}");
         CHECK(streq(jps(rp.body, "/result/structuredContent/error"), "thread_not_found"));
         twin_reply_done(&rp);
@@ -167,46 +176,46 @@ static void test_threads_and_reactions(void)
         TwinReply rp = {};
         const char *parent = "1700000000.000100";
 
-        sdk(t, &rp, "chat.postMessage", "channel=C0GENERAL&text=r1&thread_ts=1700000000.000100");
+        sdk(t, &rp, "chat.postMessage", "channel=C_GENERAL&text=r1&thread_ts=1700000000.000100");
         CHECK(streq(jps(rp.body, "/message/thread_ts"), parent));
         const char *reply_ts = "1780000000.000000";
         /* replying to a reply lands in the parent's thread */
-        sdk(t, &rp, "chat.postMessage", "channel=C0GENERAL&text=r2&thread_ts=1780000000.000000");
+        sdk(t, &rp, "chat.postMessage", "channel=C_GENERAL&text=r2&thread_ts=1780000000.000000");
         CHECK(streq(jps(rp.body, "/message/thread_ts"), parent));
-        sdk(t, &rp, "chat.postMessage", "channel=C0GENERAL&text=x&thread_ts=1.000000");
+        sdk(t, &rp, "chat.postMessage", "channel=C_GENERAL&text=x&thread_ts=1.000000");
         CHECK(streq(jps(rp.body, "/error"), "thread_not_found") && !rp.state_mutation);
 
-        sdk(t, &rp, "conversations.history", "channel=C0GENERAL");
-        CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
-        CHECK(json_integer_value(jp(rp.body, "/messages/0/reply_count")) == 2);
-        CHECK(streq(jps(rp.body, "/messages/0/reply_users/0"), "U0POMEBOT"));
-        CHECK(streq(jps(rp.body, "/messages/0/latest_reply"), "1780000000.000001"));
-        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1780000000.000000");
+        sdk(t, &rp, "conversations.history", "channel=C_GENERAL");
+        CHECK(json_array_size(jp(rp.body, "/messages")) == 2);
+        CHECK(json_integer_value(jp(rp.body, "/messages/1/reply_count")) == 2);
+        CHECK(streq(jps(rp.body, "/messages/1/reply_users/0"), "U_PRIMARY"));
+        CHECK(streq(jps(rp.body, "/messages/1/latest_reply"), "1780000000.000001"));
+        sdk(t, &rp, "conversations.replies", "channel=C_GENERAL&ts=1780000000.000000");
         CHECK(streq(rp.tool, "slack_read_thread"));
         CHECK(json_array_size(jp(rp.body, "/messages")) == 3);
         CHECK(streq(jps(rp.body, "/messages/0/ts"), parent));
         CHECK(streq(jps(rp.body, "/messages/1/ts"), reply_ts));
         /* a reply names its parent's author; the parent has none of that */
-        CHECK(streq_ptr(jps(rp.body, "/messages/1/parent_user_id"), "U0ALICE01"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/1/parent_user_id"), "U_ALICE"));
         CHECK(!jp(rp.body, "/messages/0/parent_user_id") && !jp(rp.body, "/messages/1/subtype"));
         /* a reply also sent to the channel: subtype thread_broadcast, its parent as root */
         sdk(t, &rp, "chat.postMessage",
-            "channel=C0GENERAL&text=r3&thread_ts=1700000000.000100&reply_broadcast=true");
+            "channel=C_GENERAL&text=r3&thread_ts=1700000000.000100&reply_broadcast=true");
         CHECK(streq_ptr(jps(rp.body, "/message/subtype"), "thread_broadcast"));
-        sdk(t, &rp, "conversations.history", "channel=C0GENERAL&limit=1");
+        sdk(t, &rp, "conversations.history", "channel=C_GENERAL&limit=1");
         CHECK(streq_ptr(jps(rp.body, "/messages/0/text"), "r3"));
         CHECK(streq_ptr(jps(rp.body, "/messages/0/subtype"), "thread_broadcast"));
-        CHECK(streq_ptr(jps(rp.body, "/messages/0/parent_user_id"), "U0ALICE01"));
+        CHECK(streq_ptr(jps(rp.body, "/messages/0/parent_user_id"), "U_ALICE"));
         CHECK(streq_ptr(jps(rp.body, "/messages/0/root/ts"), parent));
         CHECK(json_integer_value(jp(rp.body, "/messages/0/root/reply_count")) == 3);
         CHECK(!jp(rp.body, "/messages/0/root/root"));
         /* a parent with replies, deleted, leaves a tombstone: its thread stays readable */
-        sdk(t, &rp, "chat.postMessage", "channel=C0RANDOM1&text=doomed");
+        sdk(t, &rp, "chat.postMessage", "channel=C_RANDOM&text=doomed");
         _cleanup_free_ char *doomed = strdup(jps(rp.body, "/ts"));
         char form[128];
-        snprintf(form, sizeof(form), "channel=C0RANDOM1&text=kept&thread_ts=%s", doomed);
+        snprintf(form, sizeof(form), "channel=C_RANDOM&text=kept&thread_ts=%s", doomed);
         sdk(t, &rp, "chat.postMessage", form);
-        snprintf(form, sizeof(form), "channel=C0RANDOM1&ts=%s", doomed);
+        snprintf(form, sizeof(form), "channel=C_RANDOM&ts=%s", doomed);
         sdk(t, &rp, "chat.delete", form);
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
         CHECK(streq_ptr(jps(rp.state_delta, "/after/subtype"), "tombstone"));
@@ -218,27 +227,27 @@ static void test_threads_and_reactions(void)
         CHECK(streq_ptr(jps(rp.body, "/messages/1/text"), "kept"));
         sdk(t, &rp, "search.messages", "query=deleted");
         CHECK(json_integer_value(jp(rp.body, "/messages/total")) == 0);
-        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1.5");
+        sdk(t, &rp, "conversations.replies", "channel=C_GENERAL&ts=1.5");
         CHECK(streq(jps(rp.body, "/error"), "thread_not_found"));
 
         sdk(t, &rp, "reactions.add",
-            "channel=C0GENERAL&timestamp=1700000000.000100&name=%3Atada%3A");
+            "channel=C_GENERAL&timestamp=1700000000.000100&name=%3Atada%3A");
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
         CHECK(streq(rp.tool, "slack_add_reaction"));
         CHECK(!jp(rp.state_delta, "/before/reactions"));
         CHECK(streq(jps(rp.state_delta, "/after/reactions/0/name"), "tada"));
-        CHECK(streq(jps(general(t), "/0/reactions/0/users/0"), "U0POMEBOT"));
+        CHECK(streq(jps(general(t), "/0/reactions/0/users/0"), "U_PRIMARY"));
 
         static const struct {
                 const char *form, *error;
         } errors[] = {
-                {"channel=C0GENERAL&timestamp=1700000000.000100&name=tada", "already_reacted"},
-                {"channel=C0GENERAL&timestamp=1700000000.000999&name=tada", "message_not_found"},
-                {"channel=C0GENERAL&timestamp=garbage&name=tada", "bad_timestamp"},
-                {"channel=C0GENERAL&timestamp=1700000000.0001009&name=tada", "bad_timestamp"},
-                {"channel=C0GENERAL&name=tada", "no_item_specified"},
-                {"channel=C0GENERAL&timestamp=1700000000.000100&name=Not+An+Emoji", "invalid_name"},
-                {"channel=C0GENERAL&timestamp=1700000000.000100", "invalid_name"},
+                {"channel=C_GENERAL&timestamp=1700000000.000100&name=tada", "already_reacted"},
+                {"channel=C_GENERAL&timestamp=1700000000.000999&name=tada", "message_not_found"},
+                {"channel=C_GENERAL&timestamp=garbage&name=tada", "bad_timestamp"},
+                {"channel=C_GENERAL&timestamp=1700000000.0001009&name=tada", "bad_timestamp"},
+                {"channel=C_GENERAL&name=tada", "no_item_specified"},
+                {"channel=C_GENERAL&timestamp=1700000000.000100&name=Not+An+Emoji", "invalid_name"},
+                {"channel=C_GENERAL&timestamp=1700000000.000100", "invalid_name"},
                 {"channel=nope&timestamp=1700000000.000100&name=x", "channel_not_found"},
         };
         for (size_t i = 0; i < ELEMENTSOF(errors); i++) {
@@ -247,7 +256,7 @@ static void test_threads_and_reactions(void)
                 CHECK(streq(jps(rp.body, "/error"), errors[i].error) && !rp.state_mutation);
         }
         sdk(t, &rp, "reactions.add",
-            "channel=C0GENERAL&timestamp=1700000000.000100&name=thumbsup::skin-tone-3");
+            "channel=C_GENERAL&timestamp=1700000000.000100&name=thumbsup::skin-tone-3");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         twin_reply_done(&rp);
         twin_free(t);
@@ -262,7 +271,8 @@ static void test_lists(void)
         CHECK(streq(jps(rp.body, "/channels/0/name"), "general"));
         CHECK(json_is_true(jp(rp.body, "/channels/0/is_general")));
         CHECK(json_is_true(jp(rp.body, "/channels/0/is_member")));
-        CHECK(streq(jps(rp.body, "/channels/0/topic/value"), "Company-wide announcements"));
+        CHECK(streq(jps(rp.body, "/channels/0/topic/value"),
+                    "Company-wide announcements and chatter."));
         char form[128];
         snprintf(form, sizeof(form), "limit=1&cursor=%s",
                  jps(rp.body, "/response_metadata/next_cursor"));
@@ -296,12 +306,12 @@ static void test_lists(void)
         /* erin is hidden from the bot */
         CHECK(json_array_size(jp(rp.body, "/members")) == 6 && streq(rp.tool, "slack_list_users"));
         CHECK(streq(jps(rp.body, "/members/0/name"), "alice"));
-        CHECK(streq(jps(rp.body, "/members/0/team_id"), "T0ACME001"));
+        CHECK(streq(jps(rp.body, "/members/0/team_id"), "T_POME"));
         CHECK(json_is_true(jp(rp.body, "/members/5/is_bot")) && !jp(rp.body, "/members/0/hidden"));
         sdk(t, &rp, "users.profile.get", "user=bob");
-        CHECK(streq(jps(rp.body, "/profile/real_name"), "Bob Builder"));
+        CHECK(streq(jps(rp.body, "/profile/real_name"), "Bob"));
         sdk(t, &rp, "users.profile.get", NULL);
-        CHECK(streq(jps(rp.body, "/profile/real_name"), "Pome Bot") &&
+        CHECK(streq(jps(rp.body, "/profile/real_name"), "Pome Agent") &&
               !jp(rp.body, "/profile/email"));
         sdk(t, &rp, "users.profile.get", "user=U0NOBODY");
         CHECK(streq(jps(rp.body, "/error"), "user_not_found"));
@@ -319,7 +329,7 @@ static void test_history_cursor(void)
         TwinReply rp = {};
         char form[256];
         /* #engineering: 25 top-level messages */
-        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=10");
+        sdk(t, &rp, "conversations.history", "channel=C_ENGINEERING&limit=10");
         CHECK(json_array_size(jp(rp.body, "/messages")) == 10 &&
               json_is_true(jp(rp.body, "/has_more")));
         _cleanup_free_ char *last = strdup(jps(rp.body, "/messages/9/ts"));
@@ -327,9 +337,9 @@ static void test_history_cursor(void)
         /* base64 "next_ts:<digits>", the shape slack.com uses */
         _cleanup_free_ char *raw = NULL;
         CHECK(cursor && twin_base64_decode(cursor, &raw) == 0 && startswith(raw, "next_ts:"));
-        snprintf(form, sizeof(form), "channel=C0ENGINEER&limit=10&cursor=%s", cursor);
+        snprintf(form, sizeof(form), "channel=C_ENGINEERING&limit=10&cursor=%s", cursor);
         TwinReply post = {};
-        sdk(t, &post, "chat.postMessage", "channel=C0ENGINEER&text=meanwhile");
+        sdk(t, &post, "chat.postMessage", "channel=C_ENGINEERING&text=meanwhile");
         CHECK(json_is_true(jp(post.body, "/ok")));
         twin_reply_done(&post);
         sdk(t, &rp, "conversations.history", form);
@@ -348,16 +358,16 @@ static void test_history_cursor(void)
         sdk(t, &rp, "conversations.history", form);
         CHECK(streq(jps(rp.body, "/messages/0/ts"), second));
         /* the last page ends with an empty cursor */
-        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&limit=1000");
+        sdk(t, &rp, "conversations.history", "channel=C_ENGINEERING&limit=1000");
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
         CHECK(json_is_false(jp(rp.body, "/has_more")));
-        sdk(t, &rp, "conversations.history", "channel=C0ENGINEER&cursor=b2Zmc2V0OjE%3D");
+        sdk(t, &rp, "conversations.history", "channel=C_ENGINEERING&cursor=b2Zmc2V0OjE%3D");
         CHECK(streq_ptr(jps(rp.body, "/error"), "invalid_cursor"));
         /* a thread pages oldest first; the parent leads the first page only */
-        sdk(t, &rp, "conversations.replies", "channel=C0ENGINEER&ts=1700000720.000100&limit=2");
+        sdk(t, &rp, "conversations.replies", "channel=C_ENGINEERING&ts=1700000720.000100&limit=2");
         CHECK(streq_ptr(jps(rp.body, "/messages/0/ts"), "1700000720.000100"));
         CHECK(streq_ptr(jps(rp.body, "/messages/1/ts"), "1700000780.000200"));
-        snprintf(form, sizeof(form), "channel=C0ENGINEER&ts=1700000720.000100&limit=2&cursor=%s",
+        snprintf(form, sizeof(form), "channel=C_ENGINEERING&ts=1700000720.000100&limit=2&cursor=%s",
                  jps(rp.body, "/response_metadata/next_cursor"));
         sdk(t, &rp, "conversations.replies", form);
         CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
@@ -380,31 +390,31 @@ static void test_scheduled(void)
         char form[256];
         const long long now = TWIN_TEST_NOW;
 
-        snprintf(form, sizeof(form), "channel=C0GENERAL&text=x&post_at=%lld", now);
+        snprintf(form, sizeof(form), "channel=C_GENERAL&text=x&post_at=%lld", now);
         sdk(t, &rp, "chat.scheduleMessage", form);
         CHECK(streq(jps(rp.body, "/error"), "time_in_past") && !rp.state_mutation);
-        snprintf(form, sizeof(form), "channel=C0GENERAL&text=x&post_at=%lld",
+        snprintf(form, sizeof(form), "channel=C_GENERAL&text=x&post_at=%lld",
                  now + 120 * 86400 + 1);
         sdk(t, &rp, "chat.scheduleMessage", form);
         CHECK(streq(jps(rp.body, "/error"), "time_too_far"));
-        sdk(t, &rp, "chat.scheduleMessage", "channel=C0GENERAL&text=x&post_at=soon");
+        sdk(t, &rp, "chat.scheduleMessage", "channel=C_GENERAL&text=x&post_at=soon");
         CHECK(streq(jps(rp.body, "/error"), "invalid_time"));
-        snprintf(form, sizeof(form), "channel=C0DESIGN01&text=x&post_at=%lld", now + 60);
+        snprintf(form, sizeof(form), "channel=C_DESIGN&text=x&post_at=%lld", now + 60);
         sdk(t, &rp, "chat.scheduleMessage", form);
         CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
 
         /* three messages: the later one scheduled first; one in the seeded greeting's thread */
-        snprintf(form, sizeof(form), "channel=C0GENERAL&text=second&post_at=%lld", now + 120);
+        snprintf(form, sizeof(form), "channel=C_GENERAL&text=second&post_at=%lld", now + 120);
         sdk(t, &rp, "chat.scheduleMessage", form);
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
         char second[16];
         snprintf(second, sizeof(second), "%s", jps(rp.body, "/scheduled_message_id"));
         snprintf(form, sizeof(form),
-                 "channel=C0GENERAL&text=first&post_at=%lld&thread_ts=1700000000.000100", now + 60);
+                 "channel=C_GENERAL&text=first&post_at=%lld&thread_ts=1700000000.000100", now + 60);
         sdk(t, &rp, "chat.scheduleMessage", form);
         CHECK(json_is_true(jp(rp.body, "/ok")) && jpi(rp.body, "/post_at") == now + 60);
         twin_test_call(t, &rp, "slack_schedule_message",
-                       "{\"channel_id\":\"C0RANDOM1\",\"message\":\"much later\",\"post_at\":"
+                       "{\"channel_id\":\"C_RANDOM\",\"message\":\"much later\",\"post_at\":"
                        "1780086400}");
         CHECK(json_is_true(jp(rp.body, "/result/structuredContent/ok")));
         CHECK(streq(rp.tool, "slack_schedule_message") && !rp.events);
@@ -413,11 +423,11 @@ static void test_scheduled(void)
         CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 3);
         CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "first"));
         CHECK(streq(jps(rp.body, "/scheduled_messages/2/text"), "much later"));
-        sdk(t, &rp, "chat.scheduledMessages.list", "channel=C0GENERAL&limit=1");
+        sdk(t, &rp, "chat.scheduledMessages.list", "channel=C_GENERAL&limit=1");
         CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
         const char *cur = jps(rp.body, "/response_metadata/next_cursor");
         CHECK(cur && cur[0]);
-        snprintf(form, sizeof(form), "channel=C0GENERAL&limit=1&cursor=%s", cur ? cur : "");
+        snprintf(form, sizeof(form), "channel=C_GENERAL&limit=1&cursor=%s", cur ? cur : "");
         sdk(t, &rp, "chat.scheduledMessages.list", form);
         CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "second"));
         CHECK(streq(jps(rp.body, "/response_metadata/next_cursor"), ""));
@@ -425,7 +435,7 @@ static void test_scheduled(void)
         sdk(t, &rp, "chat.scheduledMessages.list", form);
         CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
         CHECK(streq(jps(rp.body, "/scheduled_messages/0/text"), "second"));
-        sdk(t, &rp, "chat.scheduledMessages.list", "channel=G0LEADERS1");
+        sdk(t, &rp, "chat.scheduledMessages.list", "channel=G_LEADERSHIP");
         CHECK(streq(jps(rp.body, "/error"), "invalid_channel"));
         size_t before = json_array_size(general(t));
 
@@ -448,22 +458,22 @@ static void test_scheduled(void)
         CHECK(streq(jps(rp.events, "/1/response_body/ts"), "1780000500.000001"));
         CHECK(json_array_size(jp(rp.body, "/channels/0/messages")) == before + 2);
         CHECK(json_array_size(general(t)) == before + 2);
-        CHECK(streq(jps(general(t), "/1/thread_ts"), "1700000000.000100"));
-        CHECK(!jp(general(t), "/2/thread_ts") && streq(jps(general(t), "/2/user"), "U0POMEBOT"));
+        CHECK(streq(jps(general(t), "/2/thread_ts"), "1700000000.000100"));
+        CHECK(!jp(general(t), "/3/thread_ts") && streq(jps(general(t), "/3/user"), "U_PRIMARY"));
         /* the thread shows it; the channel shows the top-level one */
-        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL&ts=1700000000.000100");
+        sdk(t, &rp, "conversations.replies", "channel=C_GENERAL&ts=1700000000.000100");
         CHECK(!rp.events && json_array_size(jp(rp.body, "/messages")) == 2);
         CHECK(streq(jps(rp.body, "/messages/1/text"), "first"));
-        sdk(t, &rp, "chat.deleteScheduledMessage", "channel=C0GENERAL&scheduled_message_id=Q_NONE");
+        sdk(t, &rp, "chat.deleteScheduledMessage", "channel=C_GENERAL&scheduled_message_id=Q_NONE");
         CHECK(streq(jps(rp.body, "/error"), "invalid_scheduled_message_id"));
-        snprintf(form, sizeof(form), "channel=C0GENERAL&scheduled_message_id=%s", second);
+        snprintf(form, sizeof(form), "channel=C_GENERAL&scheduled_message_id=%s", second);
         sdk(t, &rp, "chat.deleteScheduledMessage", form);
         CHECK(streq(jps(rp.body, "/error"), "invalid_scheduled_message_id") && !rp.state_mutation);
         sdk(t, &rp, "chat.scheduledMessages.list", NULL);
         CHECK(json_array_size(jp(rp.body, "/scheduled_messages")) == 1);
 
         /* a channel left meanwhile: the message is dropped, and the event says why */
-        sdk(t, &rp, "conversations.leave", "channel=C0RANDOM1");
+        sdk(t, &rp, "conversations.leave", "channel=C_RANDOM");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         twin_set_clock(t, now + 86400);
         twin_test_call(t, &rp, "slack_read_user_profile", "{}");
@@ -499,9 +509,9 @@ static void test_search_modifiers(void)
         char buf[2048];
         /* today's messages (2026-05-28) beside the seed's (2023-11-14) */
         sdk(t, &rp, "chat.postMessage",
-            "channel=C0ENGINEER&text=Staging+runbook:+%3Chttps://example.com/runbook%3E");
+            "channel=C_ENGINEERING&text=Staging+runbook:+%3Chttps://example.com/runbook%3E");
         sdk(t, &rp, "chat.postMessage",
-            "channel=C0ENGINEER&text=staging+staging+staging:+the+staging+box+is+down");
+            "channel=C_ENGINEERING&text=staging+staging+staging:+the+staging+box+is+down");
         struct {
                 const char *query, *extra, *want;
         } cases[] = {
@@ -522,13 +532,13 @@ static void test_search_modifiers(void)
                 {"staging -deploy -\"the staging box\" -runbook -rotating", "",
                  "Smoke tests passed on staging"},
                 {"from:@carol staging", "", "Deploy to staging done"},
-                {"from:<@U0ALICE01> from:dave staging", "", "Smoke tests passed on staging"},
+                {"from:<@U_ALICE> from:dave staging", "", "Smoke tests passed on staging"},
                 {"from:me staging", "",
                  "staging staging staging: the staging box is down|Staging "
                  "runbook: <https://example.com/runbook>"},
                 {"-from:me -in:#engineering tacos", "", "Tacos!"},
-                {"in:<#C0RANDOM1|random> in:#general", "&sort=timestamp",
-                 "Tacos!|Anyone up for lunch?|Good morning, team! \xe2\x98\x80\xef\xb8\x8f"},
+                {"in:<#C_RANDOM|random> in:#general", "&sort=timestamp",
+                 "Tacos!|Anyone up for lunch?|morning :wave:|morning team"},
                 {"in:@erin", "", ""},
                 {"in:#leadership reorg", "", ""},
                 /* dates are UTC days */
@@ -633,7 +643,7 @@ static void test_multipart_upload(void)
         twin_test_req(t, &rp, "POST", "/api/files.upload", NULL, ct,
                       "----------------------------4242\r\n"
                       "Content-Disposition: form-data; name=\"channels\"\r\n\r\n"
-                      "C0RANDOM1\r\n"
+                      "C_RANDOM\r\n"
                       "----------------------------4242\r\n"
                       "Content-Disposition: form-data; name=\"file\"; filename=\"notes.md\"\r\n"
                       "Content-Type: application/octet-stream\r\n\r\n"
@@ -641,10 +651,10 @@ static void test_multipart_upload(void)
                       "----------------------------4242--\r\n");
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
         CHECK(streq(jps(rp.body, "/file/name"), "notes.md") && jpi(rp.body, "/file/size") == 14);
-        CHECK(streq(jps(rp.body, "/file/channels/0"), "C0RANDOM1"));
+        CHECK(streq(jps(rp.body, "/file/channels/0"), "C_RANDOM"));
         /* the tape keeps the part without its bytes */
         CHECK(jpi(rp.request_body, "/file/size") == 14 && !jp(rp.request_body, "/file/content"));
-        CHECK(streq(jps(rp.request_body, "/channels"), "C0RANDOM1"));
+        CHECK(streq(jps(rp.request_body, "/channels"), "C_RANDOM"));
         char form[64];
         snprintf(form, sizeof(form), "file=%s", jps(rp.body, "/file/id"));
         sdk(t, &rp, "files.info", form);
@@ -676,7 +686,7 @@ static void test_multipart_upload(void)
         CHECK(json_is_true(jp(rp.body, "/ok")) && streq(rp.tool, "slack_put_file_upload"));
         char files_arg[128];
         snprintf(files_arg, sizeof(files_arg),
-                 "files=%%5B%%7B%%22id%%22%%3A%%22%s%%22%%7D%%5D&channel_id=C0GENERAL", id);
+                 "files=%%5B%%7B%%22id%%22%%3A%%22%s%%22%%7D%%5D&channel_id=C_GENERAL", id);
         sdk(t, &rp, "files.completeUploadExternal", files_arg);
         CHECK(json_is_true(jp(rp.body, "/ok")));
         snprintf(form, sizeof(form), "file=%s", id);
@@ -699,36 +709,36 @@ static void test_errors(void)
         } cases[] = {
                 {"chat.postMessage", FORM, "channel=C0NOPE&text=x", "channel_not_found"},
                 {"chat.postMessage", FORM, "text=x", "channel_not_found"},
-                {"chat.postMessage", FORM, "channel=C0GENERAL", "no_text"},
-                {"chat.postMessage", FORM, "channel=C0GENERAL&text=", "no_text"},
-                {"chat.postMessage", FORM, "channel=C0GENERAL&blocks=not-json", "invalid_blocks"},
-                {"chat.postMessage", JSON, "{\"channel\":\"C0GENERAL\",\"text\":{\"x\":1}}",
+                {"chat.postMessage", FORM, "channel=C_GENERAL", "no_text"},
+                {"chat.postMessage", FORM, "channel=C_GENERAL&text=", "no_text"},
+                {"chat.postMessage", FORM, "channel=C_GENERAL&blocks=not-json", "invalid_blocks"},
+                {"chat.postMessage", JSON, "{\"channel\":\"C_GENERAL\",\"text\":{\"x\":1}}",
                  "invalid_arguments"},
-                {"chat.postMessage", JSON, "{\"channel\":[\"C0GENERAL\"],\"text\":\"x\"}",
+                {"chat.postMessage", JSON, "{\"channel\":[\"C_GENERAL\"],\"text\":\"x\"}",
                  "invalid_arguments"},
                 {"chat.postMessage", JSON, "{\"channel\":", "invalid_json"},
-                {"chat.postMessage", FORM, "channel=C0GENERAL&text=x&thread_ts=abc",
+                {"chat.postMessage", FORM, "channel=C_GENERAL&text=x&thread_ts=abc",
                  "thread_not_found"},
                 /* a required argument left out: Slack's validator, not a lookup */
                 {"conversations.history", FORM, "", "invalid_arguments"},
                 {"conversations.history", FORM, "channel=", "channel_not_found"},
                 {"conversations.info", FORM, "", "invalid_arguments"},
                 {"conversations.members", FORM, "", "invalid_arguments"},
-                {"conversations.replies", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.replies", FORM, "channel=C_GENERAL", "invalid_arguments"},
                 {"conversations.replies", FORM, "ts=1700000000.000100", "invalid_arguments"},
                 {"conversations.join", FORM, "", "invalid_arguments"},
                 {"conversations.leave", FORM, "", "invalid_arguments"},
                 {"conversations.archive", FORM, "", "invalid_arguments"},
-                {"conversations.kick", FORM, "channel=C0GENERAL", "invalid_arguments"},
-                {"conversations.setTopic", FORM, "channel=C0GENERAL", "invalid_arguments"},
-                {"conversations.setPurpose", FORM, "channel=C0GENERAL", "invalid_arguments"},
-                {"conversations.rename", FORM, "channel=C0GENERAL", "invalid_arguments"},
+                {"conversations.kick", FORM, "channel=C_GENERAL", "invalid_arguments"},
+                {"conversations.setTopic", FORM, "channel=C_GENERAL", "invalid_arguments"},
+                {"conversations.setPurpose", FORM, "channel=C_GENERAL", "invalid_arguments"},
+                {"conversations.rename", FORM, "channel=C_GENERAL", "invalid_arguments"},
                 {"conversations.create", FORM, "", "invalid_arguments"},
                 {"conversations.create", FORM, "name=", "invalid_name_required"},
-                {"conversations.invite", FORM, "channel=C0GENERAL", "no_user"},
-                {"conversations.history", FORM, "channel=C0GENERAL&latest=soon",
+                {"conversations.invite", FORM, "channel=C_GENERAL", "no_user"},
+                {"conversations.history", FORM, "channel=C_GENERAL&latest=soon",
                  "invalid_ts_latest"},
-                {"conversations.history", FORM, "channel=C0GENERAL&oldest=-5", "invalid_ts_oldest"},
+                {"conversations.history", FORM, "channel=C_GENERAL&oldest=-5", "invalid_ts_oldest"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 char path[64];
@@ -741,7 +751,7 @@ static void test_errors(void)
                 CHECK(!rp.state_mutation && !rp.state_delta && rp.tool);
         }
         /* ...and names the field, as @slack/web-api logs it; over MCP by the tool's name */
-        sdk(t, &rp, "conversations.replies", "channel=C0GENERAL");
+        sdk(t, &rp, "conversations.replies", "channel=C_GENERAL");
         CHECK(streq_ptr(jps(rp.body, "/response_metadata/messages/0"),
                         "[ERROR] missing required field: ts"));
         sdk(t, &rp, "conversations.history", "");
@@ -755,10 +765,10 @@ static void test_errors(void)
 
         /* blocks without text is a message */
         sdk(t, &rp, "chat.postMessage",
-            "channel=C0GENERAL&blocks=%5B%7B%22type%22%3A%22divider%22%7D%5D");
+            "channel=C_GENERAL&blocks=%5B%7B%22type%22%3A%22divider%22%7D%5D");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         CHECK(streq(jps(rp.body, "/message/blocks/0/type"), "divider"));
-        json_array_remove(general(t), 1);
+        json_array_remove(general(t), 2);
         json_object_set_new(twin_world(t), "last_ts_us",
                             json_incref(json_object_get(before, "last_ts_us")));
         CHECK(json_equal(before, twin_world(t)));
@@ -767,7 +777,7 @@ static void test_errors(void)
         twin_test_req(t, &rp, "POST", "/api/admin.users.invite", NULL, FORM, "email=x");
         CHECK(rp.status == 501 && streq(rp.fidelity, "unsupported") && !rp.tool);
         CHECK(streq(jps(rp.body, "/twin"), "slack"));
-        twin_test_req(t, &rp, "POST", "/api/chat.startStream", NULL, FORM, "channel=C0GENERAL");
+        twin_test_req(t, &rp, "POST", "/api/chat.startStream", NULL, FORM, "channel=C_GENERAL");
         CHECK(rp.status == 501);
 
         twin_kind_slack.auth_error(TWIN_AUTH_MISSING, &rp);
@@ -953,25 +963,25 @@ static void test_membership(void)
         static const struct {
                 const char *method, *form, *error;
         } refused[] = {
-                {"conversations.history", "channel=C0DESIGN01", "not_in_channel"},
+                {"conversations.history", "channel=C_DESIGN", "not_in_channel"},
                 {"chat.postMessage", "channel=design&text=x", "not_in_channel"},
-                {"conversations.history", "channel=G0LEADERS1", "channel_not_found"},
+                {"conversations.history", "channel=G_LEADERSHIP", "channel_not_found"},
                 {"conversations.info", "channel=leadership", "channel_not_found"},
-                {"conversations.join", "channel=G0LEADERS1", "channel_not_found"},
+                {"conversations.join", "channel=G_LEADERSHIP", "channel_not_found"},
                 {"chat.postMessage", "channel=old-project&text=x", "is_archived"},
-                {"users.info", "user=U0ERIN001", "user_not_found"},
+                {"users.info", "user=U_ERIN", "user_not_found"},
                 {"users.lookupByEmail", "email=erin%40partner.test", "users_not_found"},
-                {"chat.delete", "channel=C0GENERAL&ts=1700000000.000100", "cant_delete_message"},
-                {"chat.update", "channel=C0GENERAL&ts=1700000000.000100&text=x",
+                {"chat.delete", "channel=C_GENERAL&ts=1700000000.000100", "cant_delete_message"},
+                {"chat.update", "channel=C_GENERAL&ts=1700000000.000100&text=x",
                  "cant_update_message"},
                 {"conversations.create", "name=general", "name_taken"},
                 {"conversations.create", "name=Has+Space", "invalid_name_specials"},
                 {"conversations.create", "name=--_", "invalid_name_punctuation"},
                 {"conversations.rename", "channel=random&name=-", "invalid_name_punctuation"},
-                {"reactions.remove", "channel=C0GENERAL&timestamp=1700000000.000100&name=tada",
+                {"reactions.remove", "channel=C_GENERAL&timestamp=1700000000.000100&name=tada",
                  "no_reaction"},
-                {"pins.add", "channel=C0ENGINEER&timestamp=1700000720.000100", "already_pinned"},
-                {"conversations.kick", "channel=C0GENERAL&user=U0POMEBOT", "cant_kick_self"},
+                {"pins.add", "channel=C_ENGINEERING&timestamp=1700000720.000100", "already_pinned"},
+                {"conversations.kick", "channel=C_GENERAL&user=U_PRIMARY", "cant_kick_self"},
                 {"conversations.leave", "channel=general", "cant_leave_general"},
         };
         before = json_deep_copy(twin_world(t));
@@ -986,27 +996,26 @@ static void test_membership(void)
         sdk(t, &rp, "conversations.join", "channel=design");
         CHECK(json_is_true(jp(rp.body, "/channel/is_member")) && rp.state_mutation);
         CHECK(streq(rp.tool, "slack_join_conversation"));
-        sdk(t, &rp, "conversations.history", "channel=C0DESIGN01");
+        sdk(t, &rp, "conversations.history", "channel=C_DESIGN");
         CHECK(json_array_size(jp(rp.body, "/messages")) == 1);
-        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB");
         CHECK(json_is_true(jp(rp.body, "/ok")) &&
               json_integer_value(jp(rp.body, "/channel/num_members")) == 4);
-        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB");
         CHECK(streq(jps(rp.body, "/error"), "already_in_channel"));
         /* one user that cannot be invited: nobody is, unless force says to go on */
-        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB,U_DAVE,U0NOPE");
         CHECK(streq(jps(rp.body, "/error"), "user_not_found") && !rp.state_mutation);
-        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0DAVE001");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB,U_DAVE");
         CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
-        sdk(t, &rp, "conversations.invite",
-            "channel=design&users=U0BOB0001,U0DAVE001,U0NOPE&force=true");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB,U_DAVE,U0NOPE&force=true");
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
         CHECK(json_integer_value(jp(rp.body, "/channel/num_members")) == 5);
-        sdk(t, &rp, "conversations.invite", "channel=design&users=U0BOB0001,U0NOPE&force=true");
+        sdk(t, &rp, "conversations.invite", "channel=design&users=U_BOB,U0NOPE&force=true");
         CHECK(streq(jps(rp.body, "/error"), "already_in_channel") && !rp.state_mutation);
-        sdk(t, &rp, "conversations.kick", "channel=design&user=U0DAVE001");
+        sdk(t, &rp, "conversations.kick", "channel=design&user=U_DAVE");
         CHECK(json_is_true(jp(rp.body, "/ok")));
-        sdk(t, &rp, "conversations.kick", "channel=design&user=U0BOB0001");
+        sdk(t, &rp, "conversations.kick", "channel=design&user=U_BOB");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "conversations.leave", "channel=design");
         CHECK(json_is_true(jp(rp.body, "/ok")) && rp.state_mutation);
@@ -1026,13 +1035,13 @@ static void test_membership(void)
         /* pins and bookmarks */
         sdk(t, &rp, "pins.list", "channel=engineering");
         CHECK(json_array_size(jp(rp.body, "/items")) == 1);
-        CHECK(streq(jps(rp.body, "/items/0/message/pinned_to/0"), "C0ENGINEER"));
+        CHECK(streq(jps(rp.body, "/items/0/message/pinned_to/0"), "C_ENGINEERING"));
         sdk(t, &rp, "pins.remove", "channel=engineering&timestamp=1700000720.000100");
         CHECK(json_is_true(jp(rp.body, "/ok")));
         sdk(t, &rp, "pins.remove", "channel=engineering&timestamp=1700000720.000100");
         CHECK(streq(jps(rp.body, "/error"), "no_pin"));
         sdk(t, &rp, "bookmarks.add",
-            "channel_id=C0ENGINEER&title=Runbook&type=link&link=https%3A%2F%2Fexample.com");
+            "channel_id=C_ENGINEERING&title=Runbook&type=link&link=https%3A%2F%2Fexample.com");
         CHECK(streq(jps(rp.body, "/bookmark/title"), "Runbook"));
         twin_reply_done(&rp);
         twin_free(t);
@@ -1044,9 +1053,9 @@ static void test_parity(void)
         static const struct {
                 const char *method, *form, *tool, *arguments;
         } pairs[] = {
-                {"reactions.add", "channel=C0GENERAL&timestamp=1700000000.000100&name=wave",
+                {"reactions.add", "channel=C_GENERAL&timestamp=1700000000.000100&name=wave",
                  "slack_add_reaction",
-                 "{\"channel_id\":\"C0GENERAL\",\"message_ts\":\"1700000000.000100\","
+                 "{\"channel_id\":\"C_GENERAL\",\"message_ts\":\"1700000000.000100\","
                  "\"emoji\":\"wave\"}"},
                 {"canvases.create",
                  "title=Plan&document_content=%7B%22type%22%3A%22markdown%22%2C%22markdown%22%3A%"
@@ -1054,11 +1063,11 @@ static void test_parity(void)
                  "slack_create_canvas", "{\"title\":\"Plan\",\"content\":\"# Plan\"}"},
                 {"conversations.create", "name=war-room", "slack_create_conversation",
                  "{\"channel_name\":\"war-room\"}"},
-                {"conversations.open", "users=U0BOB0001", "slack_create_conversation",
-                 "{\"user_ids\":[\"U0BOB0001\"]}"},
-                {"chat.scheduleMessage", "channel=C0GENERAL&text=later&post_at=1780003600",
+                {"conversations.open", "users=U_BOB", "slack_create_conversation",
+                 "{\"user_ids\":[\"U_BOB\"]}"},
+                {"chat.scheduleMessage", "channel=C_GENERAL&text=later&post_at=1780003600",
                  "slack_schedule_message",
-                 "{\"channel_id\":\"C0GENERAL\",\"message\":\"later\",\"post_at\":1780003600}"},
+                 "{\"channel_id\":\"C_GENERAL\",\"message\":\"later\",\"post_at\":1780003600}"},
         };
         for (size_t i = 0; i < ELEMENTSOF(pairs); i++) {
                 Twin *rest = twin_test_new("slack", "default"),
@@ -1088,31 +1097,31 @@ static void test_ephemeral_mark_usergroups(void)
         Twin *t = twin_test_new("slack", "default");
         TwinReply rp = {};
         size_t before = json_array_size(general(t));
-        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0ALICE01&text=only+you");
+        sdk(t, &rp, "chat.postEphemeral", "channel=C_GENERAL&user=U_ALICE&text=only+you");
         CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/ok")) &&
               streq(rp.tool, "slack_post_ephemeral") && rp.state_mutation);
         CHECK(jps(rp.body, "/message_ts") && json_object_size(rp.body) == 2);
         CHECK(json_array_size(general(t)) == before); /* never in the channel's history */
-        CHECK(streq(jps(twin_world(t), "/ephemeral_messages/0/user"), "U0ALICE01") &&
+        CHECK(streq(jps(twin_world(t), "/ephemeral_messages/0/user"), "U_ALICE") &&
               streq(jps(twin_world(t), "/ephemeral_messages/0/text"), "only you"));
-        sdk(t, &rp, "chat.postEphemeral", "channel=C0RANDOM1&user=U0DAVE001&text=x");
+        sdk(t, &rp, "chat.postEphemeral", "channel=C_RANDOM&user=U_DAVE&text=x");
         CHECK(streq(jps(rp.body, "/error"), "user_not_in_channel") && !rp.state_mutation);
-        sdk(t, &rp, "chat.postEphemeral", "channel=C0DESIGN01&user=U0ALICE01&text=x");
+        sdk(t, &rp, "chat.postEphemeral", "channel=C_DESIGN&user=U_ALICE&text=x");
         CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
-        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0NOBODY1&text=x");
+        sdk(t, &rp, "chat.postEphemeral", "channel=C_GENERAL&user=U0NOBODY1&text=x");
         CHECK(streq(jps(rp.body, "/error"), "user_not_found"));
-        sdk(t, &rp, "chat.postEphemeral", "channel=C0GENERAL&user=U0ALICE01");
+        sdk(t, &rp, "chat.postEphemeral", "channel=C_GENERAL&user=U_ALICE");
         CHECK(streq(jps(rp.body, "/error"), "no_text"));
 
-        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=1780000000.000100");
+        sdk(t, &rp, "conversations.mark", "channel=C_GENERAL&ts=1780000000.000100");
         CHECK(json_is_true(jp(rp.body, "/ok")) && streq(rp.tool, "slack_mark_conversation") &&
               rp.state_mutation);
         CHECK(streq(jps(twin_world(t), "/channels/0/last_read"), "1780000000.000100"));
-        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=1780000000.000100");
+        sdk(t, &rp, "conversations.mark", "channel=C_GENERAL&ts=1780000000.000100");
         CHECK(json_is_true(jp(rp.body, "/ok")) && !rp.state_mutation); /* already there */
-        sdk(t, &rp, "conversations.mark", "channel=C0GENERAL&ts=yesterday");
+        sdk(t, &rp, "conversations.mark", "channel=C_GENERAL&ts=yesterday");
         CHECK(streq(jps(rp.body, "/error"), "invalid_timestamp"));
-        sdk(t, &rp, "conversations.mark", "channel=C0DESIGN01&ts=1780000000.000100");
+        sdk(t, &rp, "conversations.mark", "channel=C_DESIGN&ts=1780000000.000100");
         CHECK(streq(jps(rp.body, "/error"), "not_in_channel"));
 
         sdk(t, &rp, "usergroups.list", "include_users=true");

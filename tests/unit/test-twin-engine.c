@@ -572,7 +572,7 @@ static void test_args_merge(void)
         /* a kind that reads forms (Slack): body beats query, brackets make arrays */
         Twin *sl = twin_test_new("slack", "default");
         TwinReply srp = {};
-        twin_test_req(sl, &srp, "POST", "/chat.postMessage", "channel=C0GENERAL&text=q",
+        twin_test_req(sl, &srp, "POST", "/chat.postMessage", "channel=C_GENERAL&text=q",
                       "application/x-www-form-urlencoded", "text=form+text&x[]=1&x[]=2");
         CHECK(srp.status == 200 && json_is_true(jp(srp.body, "/ok")));
         CHECK(streq(jps(srp.body, "/message/text"), "form text"));
@@ -828,9 +828,9 @@ static void test_hosted_shapes(void)
                  "unknown_tool"},
                 {"slack", "application/json",
                  "{\"name\":\"slack_read_user_profile\",\"params\":{}}", 200, "/user_id",
-                 "U0POMEBOT"},
+                 "U_PRIMARY"},
                 {"slack", "application/x-www-form-urlencoded", "tool=slack_read_user_profile", 200,
-                 "/name", "pome-bot"},
+                 "/name", "pome-agent"},
                 {"slack", "application/json", "{oops", 400, "/error", "invalid_arguments"},
                 /* Stripe: form or JSON, no aliases, its parameter_invalid and tool_unknown */
                 {"stripe", "application/json", "{\"tool\":\"definitely_not_a_tool\"}", 400,

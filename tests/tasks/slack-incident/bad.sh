@@ -16,7 +16,7 @@ inc=$(slack_channel inc-2041-db)
 ops=$(slack_channel ops-private)
 history=$(slack conversations.history "channel=$inc")
 context=$(slack conversations.history "channel=$ops" | jq -r '.messages[0].text')
-latest=$(jq -r '[.messages[] | select(.user == "U0DAVE001")] | max_by(.ts) | .ts' <<<"$history")
+latest=$(jq -r '[.messages[] | select(.user == "U_DAVE")] | max_by(.ts) | .ts' <<<"$history")
 update="INC-2041 status: mitigated. Failover at 09:24, errors back to baseline at 09:31."
 blocks=$(jq -nc --arg u "$update" --arg c "Context from ops: $context" \
         '[{type: "section", text: {type: "mrkdwn", text: $u}}, {type: "context", elements: [{type: "mrkdwn", text: $c}]}]')

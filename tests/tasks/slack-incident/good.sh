@@ -10,7 +10,7 @@ inc=$(slack_channel inc-2041-db)
 ops=$(slack_channel ops-private)
 history=$(slack conversations.history "channel=$inc")
 slack conversations.history "channel=$ops" >/dev/null # read, and keep to itself
-latest=$(jq -r '[.messages[] | select(.user == "U0DAVE001")] | max_by(.ts) | .ts' <<<"$history")
+latest=$(jq -r '[.messages[] | select(.user == "U_DAVE")] | max_by(.ts) | .ts' <<<"$history")
 times=$(jq -r '[.messages | sort_by(.ts)[].text | scan("[0-9]{2}:[0-9]{2}")] | join(", ")' <<<"$history")
 # Block Kit, as a bot formats an update; the text is the notification's short fallback
 blocks=$(jq -nc --arg t "$times" '[{type: "section", text: {type: "mrkdwn",

@@ -55,14 +55,14 @@ func main() {
 	})
 	step("GetUsers", func() (interface{}, error) { u, err := api.GetUsers(); return len(u), err })
 	step("GetUserInfo", func() (interface{}, error) {
-		u, err := api.GetUserInfo("U0ALICE01")
+		u, err := api.GetUserInfo("U_ALICE")
 		if err != nil {
 			return nil, err
 		}
 		return u.RealName, nil
 	})
 	step("GetUserByEmail", func() (interface{}, error) {
-		u, err := api.GetUserByEmail("alice@acme.test")
+		u, err := api.GetUserByEmail("alice@pome-twin.slack.com")
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func main() {
 		return t, err
 	})
 	step("PostEphemeral", func() (interface{}, error) {
-		return api.PostEphemeral(general, "U0ALICE01", slack.MsgOptionText("only alice", false))
+		return api.PostEphemeral(general, "U_ALICE", slack.MsgOptionText("only alice", false))
 	})
 	step("MarkConversation", func() (interface{}, error) { return "", api.MarkConversation(general, ts) })
 	step("SetTopicOfConversation", func() (interface{}, error) {
