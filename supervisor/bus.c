@@ -319,6 +319,11 @@ static int method_set_quota(sd_bus_message *m, void *userdata, sd_bus_error *err
         Team *t = teams_by_id(manager_teams(b->manager), id);
         if (!t)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_TEAM, "No team %s.", id);
+        /* the range pomed.conf's sessions_quota has: 2^32-1 would read as -1 in /v1/usage */
+        if (quota > CONFIG_TEAM_QUOTA_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Quota %u is out of range: 0 to %u.", (unsigned)quota,
+                                         CONFIG_TEAM_QUOTA_MAX);
         log_info("team %s: SetQuota(%u) over D-Bus by uid %u", t->id, (unsigned)quota,
                  (unsigned)uid);
         teams_set_quota(manager_teams(b->manager), t, quota);

@@ -381,9 +381,10 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
                 tc->id = strdup(id);
                 json_t *q = json_object_get(t, "sessions_quota");
                 if (!json_is_integer(q) || json_integer_value(q) < 0 ||
-                    json_integer_value(q) > 100000) {
+                    json_integer_value(q) > CONFIG_TEAM_QUOTA_MAX) {
                         snprintf(ptr, sizeof(ptr), "%s%s", base, q ? "/sessions_quota" : "");
-                        return cfg_fail(e, ptr, "%s.sessions_quota: required, 0-100000", where);
+                        return cfg_fail(e, ptr, "%s.sessions_quota: required, 0-%u", where,
+                                        CONFIG_TEAM_QUOTA_MAX);
                 }
                 tc->sessions_quota = (unsigned)json_integer_value(q);
                 const char *tier = json_get_str(t, "plan_tier");

@@ -89,6 +89,10 @@ typedef struct Config {
 #define POD_PACK_AFTER_MAX_USEC  (86400 * UINT64_C(1000000))
 #define CONFIG_LIFETIME_MAX_USEC (30 * 60 * UINT64_C(1000000))
 #define CONFIG_POD_UID_RANGE_MAX 65536u /* pods at once; the range costs one byte per uid */
+/* A team's sessions_quota (concurrency slots), 0 to this, wherever it is set: pomed.conf,
+ * SetQuota. Far above what one host opens (BENCHMARKS.md), far below where a count of
+ * slots read as a signed 32-bit number (JSON, D-Bus "i" peers) turns negative. */
+#define CONFIG_TEAM_QUOTA_MAX 100000u
 
 /* config_load_with(): a missing main file counts as empty; its drop-ins still apply. */
 #define CONFIG_FILE_OPTIONAL 1u

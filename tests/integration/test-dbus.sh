@@ -179,7 +179,13 @@ dsend SetQuota string:local uint32:5
 expect_ok "SetQuota to the same quota"
 dsend SetQuota string:nosuch uint32:5
 expect_error sh.pome.Error.NoSuchTeam "SetQuota(nosuch)"
-pass "root's SetQuota: /v1/usage shows sessions_quota 5; NoSuchTeam"
+# pomed.conf's range: 2^32-1 was taken and /v1/usage then said -1
+dsend SetQuota string:local uint32:4294967295
+expect_error org.freedesktop.DBus.Error.InvalidArgs "SetQuota(2^32-1)" "out of range: 0 to 100000"
+dsend SetQuota string:local uint32:100001
+expect_error org.freedesktop.DBus.Error.InvalidArgs "SetQuota(100001)" "out of range"
+assert_eq "$(team_prop SessionsQuota)" 5 "SessionsQuota after refused SetQuotas"
+pass "root's SetQuota: /v1/usage shows sessions_quota 5; NoSuchTeam; out of range is InvalidArgs"
 
 dsend StopSandbox string:"$A" boolean:false
 expect_error sh.pome.Error.UngradedSession "StopSandbox without discard" "pass discard=true"
