@@ -465,7 +465,7 @@ static void handle(HttpRequest *rq, void *userdata)
                 sid[e - p] = 0;
         }
         FrontAuth auth = front_authenticate(lt->kind, (const uint8_t *)lt->secret, lt->secret_len,
-                                            sid, headers, http_request_query(rq), body, body_len,
+                                            sid, e, headers, http_request_query(rq), body, body_len,
                                             time(NULL), NULL);
         if (auth != FRONT_AUTH_OK) {
                 /* A local twin answers as the vendor would, in its own envelope and words. */
@@ -473,6 +473,13 @@ static void handle(HttpRequest *rq, void *userdata)
                 front_auth_refusal(lt->kind, auth, e, &rp);
                 front_reply(rq, rp.status, rp.headers, rp.body, request_id);
                 twin_reply_done(&rp);
+                return;
+        }
+        _cleanup_free_ char *upload = NULL;
+        if (front_upload_token(lt->kind, (const uint8_t *)lt->secret, lt->secret_len, sid,
+                               &upload) < 0) {
+                front_reply_error(rq, lt->kind, 500, "internal_error", "Out of memory.",
+                                  request_id);
                 return;
         }
         char mount[256];
@@ -488,6 +495,7 @@ static void handle(HttpRequest *rq, void *userdata)
                 .rest = e,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
+                .upload_token = upload,
                 .backend = {.call = local_call,
                             .record = local_record,
                             .record_line = local_record_line,

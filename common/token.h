@@ -26,11 +26,15 @@
 typedef struct TokenClaims {
         char sid[64];
         char team_id[64];
-        char provider[16]; /* "" for a session JWT, else github|slack|stripe */
+        char provider[16]; /* "" for a session JWT, else github|slack|stripe|slack-upload */
         int64_t exp;       /* seconds since the epoch, 0 = none */
 } TokenClaims;
 
-/* Provider prefixes: "ghp_pome_", "xoxb-pome-", "sk_test_pome_"; NULL for an unknown provider. */
+/*
+ * Provider prefixes: "ghp_pome_", "xoxb-pome-", "sk_test_pome_", and "xoxu-pome-" for
+ * "slack-upload" (the narrow token of a pre-signed Slack upload_url, which the front takes
+ * on the Slack twin's upload path only); NULL for an unknown provider.
+ */
 const char *token_provider_prefix(const char *provider);
 
 /*

@@ -380,7 +380,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
         }
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        FrontAuth auth = front_authenticate(k, manager_secret(m), TOKEN_SECRET_LEN, sid,
+        FrontAuth auth = front_authenticate(k, manager_secret(m), TOKEN_SECRET_LEN, sid, rest,
                                             http_request_headers(rq), http_request_query(rq), body,
                                             body_len, time(NULL), NULL);
         /*
@@ -443,6 +443,11 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                                   "The twin pod ended; the sandbox has failed.", request_id);
                 return;
         }
+        _cleanup_free_ char *upload = NULL;
+        if (front_upload_token(k, manager_secret(m), TOKEN_SECRET_LEN, s->id, &upload) < 0) {
+                front_reply_error(rq, k, 500, "internal_error", "Out of memory.", request_id);
+                return;
+        }
         /* finalize_run in the twin's tool lists; a finalize itself never gets this far */
         FinalizeAsk ask = {.gateway = g, .twin = k->name};
         FrontTarget t = {
@@ -453,6 +458,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .rest = rest,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
+                .upload_token = upload,
                 .backend = {.call = pod_backend_call,
                             .record = pod_backend_record,
                             .record_line = pod_backend_record_line,

@@ -211,15 +211,41 @@ void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, 
                 strcpy(sid, c.sid);
 }
 
-/* A session JWT serves every twin; a provider-shaped token only its own. */
-static bool provider_fits(const TwinKind *k, const TokenClaims *c)
+/* A session JWT serves every twin; a provider-shaped token only its own, and an upload
+ * token ("<kind>-upload") its own kind's upload path (rest below the mount) only. */
+static bool provider_fits(const TwinKind *k, const TokenClaims *c, const char *rest)
 {
-        return !c->provider[0] || (k && streq(c->provider, k->name));
+        if (!c->provider[0])
+                return true;
+        if (!k)
+                return false;
+        const char *up = startswith(c->provider, k->name);
+        if (!up || !*up)
+                return up != NULL;
+        /* one plain segment: no "..", no escape, nothing another route could take */
+        const char *seg = streq(up, "-upload") && k->upload_path && rest
+                                  ? startswith(rest, k->upload_path)
+                                  : NULL;
+        return seg && *seg &&
+               seg[strspn(seg,
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")] == 0;
+}
+
+int front_upload_token(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
+                       char **ret)
+{
+        *ret = NULL;
+        if (!k || !k->upload_path)
+                return 0;
+        char provider[sizeof(((TokenClaims *)0)->provider)];
+        if ((size_t)snprintf(provider, sizeof(provider), "%s-upload", k->name) >= sizeof(provider))
+                return -EINVAL;
+        return token_mint_provider(key, key_len, provider, sid, 0, ret);
 }
 
 FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
-                             json_t *headers, const char *query, const char *body, size_t body_len,
-                             int64_t now, TokenClaims *ret_claims)
+                             const char *rest, json_t *headers, const char *query, const char *body,
+                             size_t body_len, int64_t now, TokenClaims *ret_claims)
 {
         _cleanup_free_ char *cred = NULL;
         size_t cred_len;
@@ -235,11 +261,11 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                  * this sandbox. */
                 TokenClaims c2;
                 if (token_verify_cached(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
-                    streq(c2.sid, sid) && provider_fits(k, &c2))
+                    streq(c2.sid, sid) && provider_fits(k, &c2, rest))
                         return FRONT_AUTH_EXPIRED;
                 return FRONT_AUTH_INVALID;
         }
-        if (r < 0 || !provider_fits(k, &c))
+        if (r < 0 || !provider_fits(k, &c, rest))
                 return FRONT_AUTH_INVALID;
         /* Good, and this twin's: only the sandbox is wrong (GitHub answers 403 to that). */
         if (!streq(c.sid, sid))

@@ -82,13 +82,24 @@ void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, 
  * Verifies the caller of twin kind k on sandbox sid at time now (seconds since the
  * epoch) with the deployment key: key_len bytes used as the HMAC key exactly as given
  * (CONTRACT.md "Tokens"; an empty key verifies nothing). A provider-shaped token must be
- * the provider of k. Fills *ret_claims (may be NULL) on FRONT_AUTH_OK. The one check of
+ * the provider of k; k's upload token (front_upload_token) only opens a rest (the raw path
+ * below the mount, NULL for none) that is k's upload path and one segment of letters,
+ * digits, '-' and '_'. Fills *ret_claims (may be NULL) on FRONT_AUTH_OK. The one check of
  * every front end (pomed's gateway, `pome twin start`); each words a refusal its own way,
  * a local twin as the vendor does (front_auth_failure).
  */
 FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
-                             json_t *headers, const char *query, const char *body, size_t body_len,
-                             int64_t now, TokenClaims *ret_claims);
+                             const char *rest, json_t *headers, const char *query, const char *body,
+                             size_t body_len, int64_t now, TokenClaims *ret_claims);
+
+/*
+ * The upload token of kind k for sandbox sid (TwinKind.upload_path): a new string in *ret,
+ * or NULL when k has no upload path. It is a provider token of provider "<kind>-upload"
+ * without expiry, which front_authenticate takes below k's upload path of that sandbox and
+ * nowhere else. Returns 0, -EINVAL (sid or kind name too long, empty key), -ENOMEM.
+ */
+int front_upload_token(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,
+                       char **ret);
 
 /*
  * What a refusal of front_authenticate (a != FRONT_AUTH_OK) is to the vendor, for the

@@ -70,12 +70,14 @@ typedef struct FrontSession {
 /* The twin a request is for, as the front end found it (all borrowed for the call). */
 typedef struct FrontTarget {
         const TwinKind *kind;
-        Tape *tape;             /* for /_pome/events */
-        const char *run_id;     /* the tape rows' run_id: the sandbox id */
-        const char *mount_url;  /* absolute URL of the twin's mount, no trailing '/' */
-        const char *rest;       /* the raw path below the mount ("" or "/…") */
-        const char *request_id; /* "req_…" */
-        uint64_t max_page;      /* bytes of one /_pome/events page */
+        Tape *tape;               /* for /_pome/events */
+        const char *run_id;       /* the tape rows' run_id: the sandbox id */
+        const char *mount_url;    /* absolute URL of the twin's mount, no trailing '/' */
+        const char *rest;         /* the raw path below the mount ("" or "/…") */
+        const char *request_id;   /* "req_…" */
+        uint64_t max_page;        /* bytes of one /_pome/events page */
+        const char *upload_token; /* the kind's upload token (front_upload_token), or NULL:
+                                     handed to the twin in TWIN_UPLOAD_TOKEN_HEADER */
         FrontBackend backend;
         FrontSession session; /* zero: the twin alone */
 } FrontTarget;

@@ -312,10 +312,15 @@ int slack_act_get_upload_url(TwinCall *c, TwinReply *rp)
                 return -ENOMEM;
         if ((r = twin_reply_mutation(rp, NULL, f)) < 0)
                 return r;
-        /* the upload URL is a capability, as files.slack.com's is: it carries the token the
-         * caller authenticated with (the SDK posts the bytes with the same Authorization) */
+        /* Slack's upload_url is pre-signed (api.slack.com/methods/files.getUploadURLExternal:
+         * the bytes are POSTed to it, and slack_sdk's files_upload_v2 sends them with no
+         * token): the twin's carries the front's upload token (TwinKind.upload_path), which
+         * opens this sandbox's upload path and nothing else; no front, no token */
+        const char *token =
+                c->request ? json_get_str(c->request->headers, TWIN_UPLOAD_TOKEN_HEADER) : NULL;
         _cleanup_free_ char *url = NULL;
-        if (asprintf(&url, "%s/_upload/%s", c->base_url, json_get_str(f, "id")) < 0)
+        if (asprintf(&url, "%s/_upload/%s%s%s", c->base_url, json_get_str(f, "id"),
+                     token ? "?token=" : "", token ? token : "") < 0)
                 return -ENOMEM;
         return slack_ok(rp, json_pack("{s:s, s:O}", "upload_url", url, "file_id",
                                       json_object_get(f, "id")));

@@ -1581,4 +1581,6 @@ const TwinKind twin_kind_slack = {
         .error = slack_error,
         .control_error = slack_control_error, /* no health_extras: hosted Pome's {ok, twin} */
         .advance = slack_deliver_scheduled,
+        /* files.getUploadURLExternal's upload_url: pre-signed, as Slack's (files.c) */
+        .upload_path = "/_upload/",
 };

@@ -317,7 +317,20 @@ typedef struct TwinKind {
          * sends the call's id in it too, beside X-Request-Id, on every reply it gives.
          */
         const char *request_id_header;
+
+        /*
+         * Optional. The path (a prefix below the mount) of the kind's pre-signed URLs, to
+         * which a client sends bytes with no credential of its own (Slack's upload_url,
+         * "/_upload/"). The front hands the twin, on every call, a narrow token ("<kind>-
+         * upload", common/token.h) in the request header TWIN_UPLOAD_TOKEN_HEADER for it to
+         * put in such a URL (as ?token=); that token opens this path of this sandbox only.
+         */
+        const char *upload_path;
 } TwinKind;
+
+/* The request header in which the front hands the twin its upload token (upload_path);
+ * the front drops one a client sent. */
+#define TWIN_UPLOAD_TOKEN_HEADER "x-pome-upload-token"
 
 /* The kind called name, or NULL. */
 const TwinKind *twin_kind_find(const char *name);

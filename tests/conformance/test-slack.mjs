@@ -288,6 +288,20 @@ const bin = await sl.filesUploadV2({ channel_id: "C_ENGINEERING", file: Buffer.f
 const binInfo = await sl.files.info({ file: bin.files[0].files[0].id });
 assert.equal(binInfo.content_base64, Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 255]).toString("base64"), "bytes kept, not as text");
 assert.equal(binInfo.file.size, 7);
+// the upload_url is pre-signed, as Slack's: the bytes go to it with no Authorization (as
+// slack_sdk's files_upload_v2 sends them); its token opens nothing else, and the URL
+// without it is the twin's 401
+const pre = await sl.files.getUploadURLExternal({ filename: "plain.txt", length: 6 });
+const upTok = new URL(pre.upload_url).searchParams.get("token");
+assert.match(upTok, /^xoxu-pome-/);
+const bare = await fetch(pre.upload_url, { method: "POST", body: "plain\n" });
+assert.equal(bare.status, 200, await bare.clone().text());
+assert.equal((await bare.json()).ok, true);
+assert.equal((await fetch(pre.upload_url.replace(/\?.*$/, ""), { method: "POST", body: "x" })).status, 401);
+assert.equal((await fetch(`${restUrl}/chat.postMessage?token=${upTok}&channel=C_GENERAL&text=x`, { method: "POST" })).status, 404,
+  "the upload token posts no message");
+await sl.files.completeUploadExternal({ files: JSON.stringify([{ id: pre.file_id }]) });
+assert.equal((await sl.files.info({ file: pre.file_id })).content, "plain\n");
 const v1 = await sl.apiCall("files.upload", { content: "a,b\n1,2\n", filename: "data.csv", channels: "C_RANDOM" });
 assert.equal(v1.file.filetype, "csv");
 await assert.rejects(sl.apiCall("files.upload", { content: "x", channels: "C_DESIGN" }), slackError("not_in_channel"));

@@ -107,7 +107,25 @@ assert_jq .ok true "?token= at files.slack.com"
 vcall Slack.COM POST /api/conversations.history "Bearer $A_XOXB" '{"channel":"general"}'
 assert_jq .ok true "a JSON body, by name"
 assert_jq '.messages[0].text' "by name" "the message posted by name"
-pass "Slack by name: /api/{method} at slack.com and below it, bearer, form field, ?token="
+# files.getUploadURLExternal by name: its upload_url leads back to slack.com, pre-signed, so
+# the bytes go with no credential (the keyed route finds the sandbox by the URL's token)
+vcall slack.com POST /api/files.getUploadURLExternal "Bearer $A_XOXB" 'filename=n.txt&length=3' \
+        application/x-www-form-urlencoded
+assert_jq .ok true "files.getUploadURLExternal by name"
+up=$(jq -r .upload_url <<<"$BODY")
+fid=$(jq -r .file_id <<<"$BODY")
+[[ $up == https://slack.com/_upload/"$fid"'?token=xoxu-pome-'* ]] || fail "the upload_url by name: $up"
+vcall slack.com POST "${up#https://slack.com}" "" 'hi\n' application/octet-stream
+assert_status 200 "the bytes to the pre-signed upload_url, no credential"
+assert_jq .ok true
+vcall slack.com POST "/api/files.completeUploadExternal" "Bearer $A_XOXB" \
+        "files=%5B%7B%22id%22%3A%22$fid%22%7D%5D" application/x-www-form-urlencoded
+assert_jq .ok true "files.completeUploadExternal by name"
+vcall slack.com POST "/api/chat.postMessage?${up#*\?}" "" 'channel=general&text=x' \
+        application/x-www-form-urlencoded
+assert_status 401 "the upload token by name posts no message"
+assert_jq .error invalid_auth "the upload token by name is Slack's invalid_auth elsewhere"
+pass "Slack by name: /api/{method} at slack.com and below it, bearer, form field, ?token=, a pre-signed upload_url"
 
 # ---- Stripe at api.stripe.com
 code=$(curl -s -o "$TMP/body" -w '%{http_code}' -H "Host: api.stripe.com" -u "$A_SK:" \

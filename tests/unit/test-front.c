@@ -182,7 +182,7 @@ static json_t *headers(const char *name, const char *value, size_t n, const char
 static FrontAuth auth_header(const TwinKind *k, const char *value, size_t n)
 {
         _cleanup_json_ json_t *h = headers("authorization", value, n, NULL);
-        return front_authenticate(k, key, sizeof key, SID, h, "", NULL, 0, NOW, NULL);
+        return front_authenticate(k, key, sizeof key, SID, NULL, h, "", NULL, 0, NOW, NULL);
 }
 
 /* The Authorization value scheme + cred (scheme may be "" for a bare credential). */
@@ -196,13 +196,58 @@ static FrontAuth auth_str(const TwinKind *k, const char *scheme, const char *cre
 static FrontAuth auth_query(const TwinKind *k, const char *query)
 {
         _cleanup_json_ json_t *h = json_object();
-        return front_authenticate(k, key, sizeof key, SID, h, query, NULL, 0, NOW, NULL);
+        return front_authenticate(k, key, sizeof key, SID, NULL, h, query, NULL, 0, NOW, NULL);
 }
 
 static FrontAuth auth_body(const TwinKind *k, const char *body, size_t n, const char *ctype)
 {
         _cleanup_json_ json_t *h = headers(NULL, NULL, 0, ctype);
-        return front_authenticate(k, key, sizeof key, SID, h, "", body, n, NOW, NULL);
+        return front_authenticate(k, key, sizeof key, SID, NULL, h, "", body, n, NOW, NULL);
+}
+
+/* The upload token opens its kind's upload path of its sandbox, one plain segment, only. */
+static void test_upload_token(void)
+{
+        const TwinKind *gh = twin_kind_find("github"), *sl = twin_kind_find("slack");
+        _cleanup_free_ char *up = NULL, *none = NULL, *other = NULL, *q = NULL, *qo = NULL;
+        CHECK_OK(front_upload_token(sl, key, sizeof key, SID, &up));
+        CHECK(up && startswith(up, "xoxu-pome-"));
+        CHECK_OK(front_upload_token(gh, key, sizeof key, SID, &none));
+        CHECK(!none); /* GitHub has no pre-signed URLs */
+        CHECK_OK(front_upload_token(sl, key, sizeof key, "ses_other", &other));
+        CHECK(asprintf(&q, "token=%s", up) >= 0 && asprintf(&qo, "token=%s", other) >= 0);
+        _cleanup_json_ json_t *h = json_object();
+        struct {
+                const TwinKind *k;
+                const char *rest, *query;
+                FrontAuth want;
+        } cases[] = {
+                {sl, "/_upload/F0000001", q, FRONT_AUTH_OK},
+                {sl, "/_upload/F0000001", qo, FRONT_AUTH_WRONG_SESSION},
+                {sl, "/chat.postMessage", q, FRONT_AUTH_INVALID},
+                {sl, "/_upload/", q, FRONT_AUTH_INVALID},
+                {sl, "/_upload/F1/../../mcp", q, FRONT_AUTH_INVALID},
+                {sl, "/_upload/F%2F..", q, FRONT_AUTH_INVALID},
+                {sl, "/_upload/F1/x", q, FRONT_AUTH_INVALID},
+                {sl, NULL, q, FRONT_AUTH_INVALID},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                FrontAuth a = front_authenticate(cases[i].k, key, sizeof key, SID, cases[i].rest, h,
+                                                 cases[i].query, NULL, 0, NOW, NULL);
+                if (a != cases[i].want)
+                        fprintf(stderr, "upload case %zu: %d\n", i, (int)a);
+                CHECK(a == cases[i].want);
+        }
+        /* another kind's twin takes it nowhere, its upload path or not */
+        _cleanup_json_ json_t *bearer = json_pack("{s:s+}", "authorization", "Bearer ", up);
+        CHECK(front_authenticate(gh, key, sizeof key, SID, "/_upload/F0000001", bearer, "", NULL, 0,
+                                 NOW, NULL) == FRONT_AUTH_INVALID);
+        /* the bearer of a Slack bot token still goes everywhere, the upload path included */
+        _cleanup_free_ char *xoxb = NULL, *qb = NULL;
+        CHECK_OK(token_mint_provider(key, sizeof key, "slack", SID, 0, &xoxb));
+        CHECK(asprintf(&qb, "token=%s", xoxb) >= 0);
+        CHECK(front_authenticate(sl, key, sizeof key, SID, "/_upload/F1", h, qb, NULL, 0, NOW,
+                                 NULL) == FRONT_AUTH_OK);
 }
 
 static void test_credentials(void)
@@ -439,10 +484,10 @@ static void test_auth_words(void)
         /* an empty deployment key lets nothing through */
         _cleanup_json_ json_t *h = headers("authorization", "token ", 6, NULL);
         json_object_set_new(h, "authorization", json_sprintf("token %s", other_ghp));
-        CHECK(front_authenticate(gh, key, 0, "ses_other", h, "", NULL, 0, NOW, NULL) ==
+        CHECK(front_authenticate(gh, key, 0, "ses_other", NULL, h, "", NULL, 0, NOW, NULL) ==
               FRONT_AUTH_INVALID);
-        CHECK(front_authenticate(gh, key, sizeof key, "ses_other", h, "", NULL, 0, NOW, NULL) ==
-              FRONT_AUTH_OK);
+        CHECK(front_authenticate(gh, key, sizeof key, "ses_other", NULL, h, "", NULL, 0, NOW,
+                                 NULL) == FRONT_AUTH_OK);
 
         CHECK(front_auth_failure(FRONT_AUTH_MISSING) == TWIN_AUTH_MISSING);
         CHECK(front_auth_failure(FRONT_AUTH_INVALID) == TWIN_AUTH_INVALID);
@@ -753,6 +798,7 @@ int main(void)
         test_check_query();
         test_form();
         test_credentials();
+        test_upload_token();
         test_vendor_hosts();
         test_auth_words();
         test_control_forbidden();
