@@ -80,17 +80,21 @@ static bool admin_allowed(LocalTwin *lt, HttpRequest *rq)
 
 static json_t *mint(LocalTwin *lt, const char *sid)
 {
-        _cleanup_free_ char *session = NULL, *provider = NULL;
+        _cleanup_free_ char *session = NULL;
         int64_t exp = (int64_t)time(NULL) + 24 * 3600;
         const uint8_t *key = (const uint8_t *)lt->secret;
         if (token_mint_session(key, lt->secret_len, sid, "local", exp, NULL, NULL, &session) < 0)
                 return NULL;
-        (void)token_mint_provider(key, lt->secret_len, lt->kind->name, sid, exp, &provider);
         char rest[256];
         snprintf(rest, sizeof(rest), "%s/s/%s", lt->base, sid);
-        return json_pack("{s:s, s:s, s:s, s:s?, s:I}", "session_id", sid, "rest_url", rest,
-                         "session_token", session, "provider_token", provider, "expires_at",
-                         (json_int_t)exp);
+        /* stripe's api_base is the host alone: its SDKs put "/v1/…" below it */
+        _cleanup_json_ json_t *creds =
+                front_provider_credentials(lt->kind, key, lt->secret_len, sid, exp, lt->base);
+        const char *provider =
+                json_get_str(creds, json_object_get(creds, "api_key") ? "api_key" : "token");
+        return json_pack("{s:s, s:s, s:s, s:s?, s:O*, s:I}", "session_id", sid, "rest_url", rest,
+                         "session_token", session, "provider_token", provider,
+                         "provider_credentials", creds, "expires_at", (json_int_t)exp);
 }
 
 static bool blank(const char *s, size_t n)
@@ -464,9 +468,10 @@ static void handle(HttpRequest *rq, void *userdata)
                 memcpy(sid, p, (size_t)(e - p));
                 sid[e - p] = 0;
         }
+        TokenClaims claims = {};
         FrontAuth auth = front_authenticate(lt->kind, (const uint8_t *)lt->secret, lt->secret_len,
                                             sid, e, headers, http_request_query(rq), body, body_len,
-                                            time(NULL), NULL);
+                                            time(NULL), &claims);
         if (auth != FRONT_AUTH_OK) {
                 /* A local twin answers as the vendor would, in its own envelope and words. */
                 TwinReply rp = {};
@@ -496,6 +501,7 @@ static void handle(HttpRequest *rq, void *userdata)
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
                 .upload_token = upload,
+                .credential = claims.provider[0] ? claims.provider : "session",
                 .backend = {.call = local_call,
                             .record = local_record,
                             .record_line = local_record_line,

@@ -59,7 +59,9 @@ const json_t *local_twin_rows(const LocalTwin *lt);
 
 /*
  * Credentials for session sid, valid for a day: {session_id, rest_url, session_token,
- * provider_token?, expires_at} (a new object), NULL on OOM or a sid no token can carry.
+ * provider_token? (the vendor's main one), provider_credentials? (as pomed's
+ * provider_credentials.<twin>: front_provider_credentials), expires_at} (a new object),
+ * NULL on OOM or a sid no token can carry.
  */
 json_t *local_twin_mint(LocalTwin *lt, const char *sid);
 

@@ -426,10 +426,11 @@ static Forward *forward_for(SealedAgent *a, char *host, uint16_t port, const cha
 static const struct {
         const char *pome, *vendor;
 } vendor_vars[] = {
-        {"POME_GITHUB_TOKEN", "GITHUB_TOKEN"},     /* gh, Octokit examples, Actions */
-        {"POME_GITHUB_TOKEN", "GH_TOKEN"},         /* gh's first choice */
-        {"POME_SLACK_TOKEN", "SLACK_BOT_TOKEN"},   /* Bolt, the Slack SDKs' examples */
-        {"POME_STRIPE_API_KEY", "STRIPE_API_KEY"}, /* the Stripe CLI, the SDKs' examples */
+        {"POME_GITHUB_TOKEN", "GITHUB_TOKEN"},         /* gh, Octokit examples, Actions */
+        {"POME_GITHUB_TOKEN", "GH_TOKEN"},             /* gh's first choice */
+        {"POME_SLACK_TOKEN", "SLACK_BOT_TOKEN"},       /* Bolt, the Slack SDKs' examples */
+        {"POME_SLACK_USER_TOKEN", "SLACK_USER_TOKEN"}, /* the same, for user-token methods */
+        {"POME_STRIPE_API_KEY", "STRIPE_API_KEY"},     /* the Stripe CLI, the SDKs' examples */
 };
 
 /* Variables the pod sets itself: where its proxy, home, scratch and CA bundle are, and the

@@ -45,7 +45,8 @@ typedef struct SandboxVars {
  * (first twin's rest_url), POME_TWIN_NAMES (comma-separated), then per twin in
  * the order of `twins`: POME_<TWIN>_REST_URL, POME_<TWIN>_MCP_URL and one
  * POME_<TWIN>_<FIELD> per provider credential field (POME_GITHUB_TOKEN,
- * POME_SLACK_TOKEN, POME_STRIPE_API_KEY, POME_STRIPE_API_BASE). Credentials
+ * POME_SLACK_TOKEN, POME_SLACK_USER_TOKEN, POME_STRIPE_API_KEY,
+ * POME_STRIPE_API_BASE). Credentials
  * of twins not in the sandbox are left out.
  * Returns 0, -EBADMSG (no session_id, session_token or twins), -ENOMEM.
  */

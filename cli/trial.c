@@ -789,14 +789,10 @@ static int start_twins(Trial *t)
                 LocalTwin *lt = t->twins[t->n_twins++];
                 _cleanup_json_ json_t *minted = local_twin_mint(lt, t->sid);
                 const char *rest = json_get_str(minted, "rest_url");
-                const char *provider = json_get_str(minted, "provider_token");
                 _cleanup_free_ char *mcp = NULL;
                 if (!rest || asprintf(&mcp, "%s/mcp", rest) < 0)
                         return -ENOMEM;
-                json_t *c = !provider              ? NULL
-                            : streq(*tw, "stripe") ? json_pack("{s:s, s:s}", "api_key", provider,
-                                                               "api_base", local_twin_base(lt))
-                                                   : json_pack("{s:s}", "token", provider);
+                json_t *c = json_incref(json_object_get(minted, "provider_credentials"));
                 if (json_array_append_new(twins, json_string(*tw)) < 0 ||
                     json_object_set_new(per, *tw,
                                         json_pack("{s:s, s:s}", "rest_url", rest, "mcp_url", mcp)) <

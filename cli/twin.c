@@ -329,12 +329,15 @@ static int twin_start(int argc, char **argv)
                "  mcp_url    %s/mcp\n"
                "  events     %s/_pome/events\n"
                "  token      %s\n"
-               "  %s token %s\n"
-               "Stop with Ctrl-C. Nothing is graded locally; the tape dies with this process.\n",
+               "  %s token %s\n",
                lt.kind->name, lt.kind->implementation, local_twin_base(twin),
                json_get_str(t, "rest_url"), json_get_str(t, "rest_url"),
                json_get_str(t, "rest_url"), json_get_str(t, "session_token"), lt.kind->name,
                strempty(json_get_str(t, "provider_token")));
+        const char *user = json_get_str(json_object_get(t, "provider_credentials"), "user_token");
+        if (user)
+                printf("  %s user token %s\n", lt.kind->name, user);
+        printf("Stop with Ctrl-C. Nothing is graded locally; the tape dies with this process.\n");
         fflush(stdout);
         r = sd_event_loop(e);
         ret = r < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;

@@ -133,6 +133,8 @@ const char *token_provider_prefix(const char *provider)
                 return "xoxb-pome-";
         if (streq(provider, "stripe"))
                 return "sk_test_pome_";
+        if (streq(provider, "slack-user"))
+                return "xoxp-pome-";
         if (streq(provider, "slack-upload"))
                 return "xoxu-pome-";
         return NULL;
@@ -336,7 +338,8 @@ int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t t
         _cleanup_free_ char *t = strndup(token, token_len);
         if (!t)
                 return -ENOMEM;
-        static const char *const providers[] = {"github", "slack", "stripe", "slack-upload"};
+        static const char *const providers[] = {"github", "slack", "stripe", "slack-user",
+                                                "slack-upload"};
         for (size_t i = 0; i < ELEMENTSOF(providers); i++) {
                 const char *rest = startswith(t, token_provider_prefix(providers[i]));
                 if (rest)

@@ -26,14 +26,17 @@
 typedef struct TokenClaims {
         char sid[64];
         char team_id[64];
-        char provider[16]; /* "" for a session JWT, else github|slack|stripe|slack-upload */
+        char provider[16]; /* "" for a session JWT, else github|slack|stripe|slack-user|
+                              slack-upload */
         int64_t exp;       /* seconds since the epoch, 0 = none */
 } TokenClaims;
 
 /*
- * Provider prefixes: "ghp_pome_", "xoxb-pome-", "sk_test_pome_", and "xoxu-pome-" for
- * "slack-upload" (the narrow token of a pre-signed Slack upload_url, which the front takes
- * on the Slack twin's upload path only); NULL for an unknown provider.
+ * Provider prefixes: "ghp_pome_", "xoxb-pome-" (Slack's bot token), "sk_test_pome_",
+ * "xoxp-pome-" for "slack-user" (Slack's user token, which the methods Slack serves to
+ * users only take), and "xoxu-pome-" for "slack-upload" (the narrow token of a pre-signed
+ * Slack upload_url, which the front takes on the Slack twin's upload path only); NULL for
+ * an unknown provider.
  */
 const char *token_provider_prefix(const char *provider);
 

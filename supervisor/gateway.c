@@ -380,9 +380,10 @@ void gateway_handle(HttpRequest *rq, void *userdata)
         }
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
+        TokenClaims claims = {};
         FrontAuth auth = front_authenticate(k, manager_secret(m), TOKEN_SECRET_LEN, sid, rest,
                                             http_request_headers(rq), http_request_query(rq), body,
-                                            body_len, time(NULL), NULL);
+                                            body_len, time(NULL), &claims);
         /*
          * Nothing about a sandbox is told to a caller who cannot prove it may know: no
          * credential gets the twin's own 401 wherever it is sent, a wrong one (or one for
@@ -459,6 +460,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
                 .upload_token = upload,
+                .credential = claims.provider[0] ? claims.provider : "session",
                 .backend = {.call = pod_backend_call,
                             .record = pod_backend_record,
                             .record_line = pod_backend_record_line,

@@ -1337,15 +1337,11 @@ json_t *sandbox_credentials_json(const Sandbox *s)
                 return NULL;
         json_t *creds = json_object();
         for (size_t i = 0; creds && i < s->n_twins; i++) {
-                const char *name = s->twins[i].kind->name;
-                _cleanup_free_ char *t = NULL;
-                if (token_mint_provider(key, TOKEN_SECRET_LEN, name, s->id, s->expires_at, &t) < 0)
-                        continue; /* a kind without a provider credential */
-                json_t *c = streq(name, "stripe")
-                                    ? json_pack("{s:s, s:s}", "api_key", t, "api_base",
-                                                strempty(*s->env->public_url))
-                                    : json_pack("{s:s}", "token", t);
-                json_object_set_new(creds, name, c);
+                const TwinKind *k = s->twins[i].kind;
+                json_t *c = front_provider_credentials(k, key, TOKEN_SECRET_LEN, s->id,
+                                                       s->expires_at, *s->env->public_url);
+                if (c) /* else a kind without a provider credential */
+                        json_object_set_new(creds, k->name, c);
         }
         if (!creds || json_object_set_new(j, "session_token", json_string(session)) < 0 ||
             json_object_set_new(j, "agent_token", json_string(agent)) < 0 ||

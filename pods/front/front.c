@@ -220,7 +220,7 @@ static bool provider_fits(const TwinKind *k, const TokenClaims *c, const char *r
         if (!k)
                 return false;
         const char *up = startswith(c->provider, k->name);
-        if (!up || !*up)
+        if (!up || !*up || streq(up, "-user"))
                 return up != NULL;
         /* one plain segment: no "..", no escape, nothing another route could take */
         const char *seg = streq(up, "-upload") && k->upload_path && rest
@@ -229,6 +229,26 @@ static bool provider_fits(const TwinKind *k, const TokenClaims *c, const char *r
         return seg && *seg &&
                seg[strspn(seg,
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")] == 0;
+}
+
+json_t *front_provider_credentials(const TwinKind *k, const uint8_t *key, size_t key_len,
+                                   const char *sid, int64_t exp, const char *api_base)
+{
+        char user[sizeof(((TokenClaims *)0)->provider)];
+        _cleanup_free_ char *t = NULL, *u = NULL;
+        if (token_mint_provider(key, key_len, k->name, sid, exp, &t) < 0)
+                return NULL;
+        if (streq(k->name, "stripe"))
+                return json_pack("{s:s, s:s}", "api_key", t, "api_base", strempty(api_base));
+        json_t *c = json_pack("{s:s}", "token", t);
+        if ((size_t)snprintf(user, sizeof(user), "%s-user", k->name) < sizeof(user) &&
+            token_provider_prefix(user) &&
+            (token_mint_provider(key, key_len, user, sid, exp, &u) < 0 ||
+             json_object_set_new(c, "user_token", json_string(u)) < 0)) {
+                json_decref(c);
+                return NULL;
+        }
+        return c;
 }
 
 int front_upload_token(const TwinKind *k, const uint8_t *key, size_t key_len, const char *sid,

@@ -93,6 +93,16 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                              size_t body_len, int64_t now, TokenClaims *ret_claims);
 
 /*
+ * The vendor credentials of sandbox sid for twin kind k, as the control API gives them in
+ * provider_credentials.<twin> (CONTRACT.md): Stripe's {api_key, api_base} (api_base may be
+ * NULL: ""), else {token}, with {user_token} beside it where the vendor has user tokens
+ * too (Slack: xoxb- and xoxp-, common/token.h). exp in seconds since the epoch (0 = none).
+ * A new object, or NULL (out of memory, an empty key, a kind without credentials).
+ */
+json_t *front_provider_credentials(const TwinKind *k, const uint8_t *key, size_t key_len,
+                                   const char *sid, int64_t exp, const char *api_base);
+
+/*
  * The upload token of kind k for sandbox sid (TwinKind.upload_path): a new string in *ret,
  * or NULL when k has no upload path. It is a provider token of provider "<kind>-upload"
  * without expiry, which front_authenticate takes below k's upload path of that sandbox and

@@ -662,11 +662,14 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                 x->list = tool_list_of(rq, path);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        /* the header is the front's to give (TwinKind.upload_path), never a client's */
+        /* these headers are the front's to give, never a client's */
         json_t *headers = http_request_headers(rq);
         json_object_del(headers, TWIN_UPLOAD_TOKEN_HEADER);
-        if (t->upload_token && json_object_set_new(headers, TWIN_UPLOAD_TOKEN_HEADER,
-                                                   json_string(t->upload_token)) < 0) {
+        json_object_del(headers, TWIN_CREDENTIAL_HEADER);
+        if ((t->upload_token && json_object_set_new(headers, TWIN_UPLOAD_TOKEN_HEADER,
+                                                    json_string(t->upload_token)) < 0) ||
+            (t->credential && json_object_set_new(headers, TWIN_CREDENTIAL_HEADER,
+                                                  json_string(t->credential)) < 0)) {
                 front_reply_error(rq, k, 500, "internal_error", "Out of memory.", t->request_id);
                 exchange_free(x);
                 return;

@@ -78,6 +78,8 @@ typedef struct FrontTarget {
         uint64_t max_page;        /* bytes of one /_pome/events page */
         const char *upload_token; /* the kind's upload token (front_upload_token), or NULL:
                                      handed to the twin in TWIN_UPLOAD_TOKEN_HEADER */
+        const char *credential;   /* what the caller authenticated with, or NULL: handed to
+                                     the twin in TWIN_CREDENTIAL_HEADER */
         FrontBackend backend;
         FrontSession session; /* zero: the twin alone */
 } FrontTarget;

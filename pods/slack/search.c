@@ -477,6 +477,13 @@ static int arg_cursor(TwinCall *c, TwinReply *rp, size_t n, bool *ret_used, size
 
 static int search(TwinCall *c, TwinReply *rp, bool include_private)
 {
+        /* search.messages takes user tokens only (api.slack.com/methods/search.messages,
+         * "Token types: User"); a bot token is refused before its arguments are read, as
+         * Slack checks the token first. A session token stands for the user, as the MCP
+         * server's OAuth user token does. */
+        if (c->request &&
+            streq_ptr(json_get_str(c->request->headers, TWIN_CREDENTIAL_HEADER), "slack"))
+                return slack_fail(rp, "not_allowed_token_type");
         const char *q;
         int r = slack_arg_string(c, rp, "query", NULL, "no_query", &q);
         if (r <= 0)

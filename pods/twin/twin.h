@@ -332,6 +332,12 @@ typedef struct TwinKind {
  * the front drops one a client sent. */
 #define TWIN_UPLOAD_TOKEN_HEADER "x-pome-upload-token"
 
+/* The request header in which the front tells the twin what the caller's credential is:
+ * its provider ("slack" for Slack's bot token, "slack-user" for its user token, …,
+ * common/token.h) or "session" (a session JWT); absent without a front. The front drops
+ * one a client sent. */
+#define TWIN_CREDENTIAL_HEADER "x-pome-credential"
+
 /* The kind called name, or NULL. */
 const TwinKind *twin_kind_find(const char *name);
 

@@ -43,11 +43,14 @@ assert.equal((await client.conversations.setTopic({ channel: general, topic: "we
 const room = await client.conversations.create({ name: "wac-room" });
 await client.conversations.invite({ channel: room.channel.id, users: "U_ALICE" });
 assert.equal((await client.conversations.info({ channel: room.channel.id })).channel.num_members, 2);
-assert.ok((await client.search.messages({ query: "reply" })).messages.total >= 1);
+// search.messages takes Slack's user token (xoxp-), and refuses the bot token
+const asUser = new SlackAPIClient(sb.provider_credentials.slack.user_token, { baseUrl: restUrl + "/api/", logLevel: "ERROR" });
+assert.ok((await asUser.search.messages({ query: "reply" })).messages.total >= 1);
+await assert.rejects(client.search.messages({ query: "reply" }), (e) => e.error === "not_allowed_token_type");
 assert.equal((await client.team.info()).team.id, auth.team_id);
 await client.chat.delete({ channel: general, ts: reply.ts });
 await assert.rejects(client.chat.postMessage({ channel: "C0NOPE0000", text: "x" }), (e) => e.error === "channel_not_found");
-console.log("ok: 24 calls of slack-web-api-client as on slack.com");
+console.log("ok: 25 calls of slack-web-api-client as on slack.com");
 
 const res = await fetch(`${restUrl}/_pome/events`, { headers: { authorization: `Bearer ${sb.session_token}` } });
 const tape = await res.json();

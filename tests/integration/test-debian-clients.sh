@@ -61,8 +61,11 @@ pass "stripe-python: 25 steps as on api.stripe.com (Python booleans, payment met
         >go-build.out 2>&1 || fail "cannot build the slack-go flow: $(tail -5 go-build.out)"
 create_sandbox slack
 xoxb=$(jq -r .provider_credentials.slack.token <<<"$CREATED")
-"$TMP/slackflow" "$xoxb" "$(rest_url slack)/api/" >slack-go.out 2>&1 || fail "slack-go: $(grep -v '^ok' slack-go.out)"
-grep -q '^passed 26$' slack-go.out || fail "slack-go: $(tail -3 slack-go.out)"
+xoxp=$(jq -r .provider_credentials.slack.user_token <<<"$CREATED")
+[[ $xoxp == xoxp-pome-* ]] || fail "no Slack user token in provider_credentials: $xoxp"
+"$TMP/slackflow" "$xoxb" "$xoxp" "$(rest_url slack)/api/" >slack-go.out 2>&1 ||
+        fail "slack-go: $(grep -v '^ok' slack-go.out)"
+grep -q '^passed 27$' slack-go.out || fail "slack-go: $(tail -3 slack-go.out)"
 twin_call GET "$(rest_url slack)/_pome/events" "$TOKEN"
 for tool in slack_send_message slack_add_reaction slack_add_pin slack_edit_message slack_post_ephemeral \
         slack_mark_conversation slack_set_conversation_topic slack_create_conversation slack_upload_file \
@@ -70,4 +73,4 @@ for tool in slack_send_message slack_add_reaction slack_add_pin slack_edit_messa
         jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
                 fail "slack-go: no $tool row on the tape"
 done
-pass "slack-go: 26 steps as on slack.com (ephemeral messages, marks, user groups), each change on the tape"
+pass "slack-go: 27 steps as on slack.com (ephemeral messages, marks, user groups, search with the user token only), each change on the tape"

@@ -102,7 +102,7 @@ EOF
 chmod +x env-agent.sh
 POME_GITHUB_REST_URL=http://stale.invalid POME_RUN_DIR=/stale "$POME" run "$TRIAGE/task.md" --code-only --out runs-env --quiet -- ./env-agent.sh >/dev/null || true
 ENVDIR=$(ls -d runs-env/*)
-expected="POME_AGENT_TMP POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
+expected="POME_AGENT_TMP POME_AUTH_TOKEN POME_GITHUB_MCP_URL POME_GITHUB_REST_URL POME_GITHUB_TOKEN POME_SESSION_ID POME_SLACK_MCP_URL POME_SLACK_REST_URL POME_SLACK_TOKEN POME_SLACK_USER_TOKEN POME_TASK POME_TRIAL POME_TWIN_NAMES POME_TWIN_URL"
 got=$(sed -n 's/^name //p' "$ENVDIR/stdout.txt" | grep -E '^POME_(API_KEY|AUTH_TOKEN|SESSION_ID|TWIN_|GITHUB_|SLACK_|STRIPE_|TASK|RUN_DIR|TRIAL|AGENT_TMP)' | xargs)
 assert_eq "$got" "$(tr ' ' '\n' <<<"$expected" | sort | xargs)" "the agent's sandbox variables"
 [[ $(sed -n 's/^url //p' "$ENVDIR/stdout.txt") == "$GATEWAY/github/s/$(basename "$ENVDIR")" ]] ||

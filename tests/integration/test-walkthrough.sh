@@ -9,7 +9,7 @@ start_pomed
 "$POME" sandbox create --twin github --twin slack --secrets-file "$TMP/a.env" >"$TMP/create.txt" ||
         fail "pome sandbox create failed: $(cat "$TMP/create.txt")"
 assert_eq "$(stat -c %a "$TMP/a.env")" 600 "secrets file mode"
-assert_eq "$(grep -c '^export ' "$TMP/a.env")" 10 "variables in a GitHub + Slack secrets file"
+assert_eq "$(grep -c '^export ' "$TMP/a.env")" 11 "variables in a GitHub + Slack secrets file"
 ! grep -qE "eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}\." "$TMP/create.txt" || fail "create printed a token without --show-secrets"
 source "$TMP/a.env"
 [[ $POME_TWIN_NAMES == github,slack ]] || fail "POME_TWIN_NAMES=$POME_TWIN_NAMES"

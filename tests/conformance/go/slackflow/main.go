@@ -1,8 +1,9 @@
 // slack-go (Debian's golang-github-slack-go-slack-dev), unmodified, over a realistic flow
 // against the Slack twin: auth, channels and their members, users, posting, threads,
-// reactions, pins, edits, ephemeral messages, marks, files and search. Usage: slackflow TOKEN
-// API_URL (ending in /api/). Prints one line per step ("ok  " or "FAIL") and "passed N"; exits 1
-// when a step failed.
+// reactions, pins, edits, ephemeral messages, marks, files and search. Usage: slackflow
+// BOT_TOKEN USER_TOKEN API_URL (ending in /api/): search, as on Slack, with the user token, and
+// with the bot token refused. Prints one line per step ("ok  " or "FAIL") and "passed N";
+// exits 1 when a step failed.
 package main
 
 import (
@@ -30,7 +31,8 @@ func step(name string, f func() (interface{}, error)) {
 }
 
 func main() {
-	api := slack.New(os.Args[1], slack.OptionAPIURL(os.Args[2]))
+	api := slack.New(os.Args[1], slack.OptionAPIURL(os.Args[3]))
+	user := slack.New(os.Args[2], slack.OptionAPIURL(os.Args[3]))
 	var general, ts string
 	step("AuthTest", func() (interface{}, error) { r, err := api.AuthTest(); return r.UserID, err })
 	step("GetConversations", func() (interface{}, error) {
@@ -135,12 +137,19 @@ func main() {
 		}
 		return f.Name, nil
 	})
-	step("SearchMessages", func() (interface{}, error) {
-		r, err := api.SearchMessages("slack-go", slack.NewSearchParameters())
+	step("SearchMessages (user token)", func() (interface{}, error) {
+		r, err := user.SearchMessages("slack-go", slack.NewSearchParameters())
 		if err != nil {
 			return nil, err
 		}
 		return r.Total, nil
+	})
+	step("SearchMessages (bot token): not_allowed_token_type", func() (interface{}, error) {
+		_, err := api.SearchMessages("slack-go", slack.NewSearchParameters())
+		if err == nil || err.Error() != "not_allowed_token_type" {
+			return nil, fmt.Errorf("want not_allowed_token_type, got %v", err)
+		}
+		return err.Error(), nil
 	})
 	step("DeleteMessage", func() (interface{}, error) { _, t, err := api.DeleteMessage(general, ts); return t, err })
 	fmt.Printf("passed %d\n", ok)
