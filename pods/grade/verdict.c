@@ -92,14 +92,16 @@ static int bind_criterion(const GradeTask *task, const GradeCriterion *c,
                 }
         }
         if (tried > 1 && reason_rank(why) < 2) {
-                /* said for every twin tried, with the nearest template, if any */
-                const char *hint = why ? strstr(why, "; did you mean") : NULL;
-                _cleanup_free_ char *one = TAKE_PTR(why);
+                /* said for every twin tried, with the nearest template, if any (hint points
+                 * into one, freed after) */
+                char *one = TAKE_PTR(why);
+                const char *hint = one ? strstr(one, "; did you mean") : NULL;
                 if (asprintf(&why,
                              "no check of any of the task's %zu twins has a sentence template "
                              "this matches%s",
                              tried, strempty(hint)) < 0)
                         why = NULL;
+                free(one);
         } else if (!why)
                 why = strdup("no twin to bind the sentence to");
         if (!why)
