@@ -418,8 +418,11 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 return;
         }
         SandboxTwin *st = sandbox_twin(s, k->name);
-        /* a finalize has taken the worlds and tapes the run ends with: it is over */
-        if (auth == FRONT_AUTH_EXPIRED || !sandbox_state_is_open(s->state) || s->finalizing) {
+        /* A finalize has taken the worlds and tapes the run ends with: it is over. A token
+         * whose exp passed on the wall clock (stepped forward) while its sandbox is open on
+         * the boot clock, which is what its lifetime runs on, is still good: the sandbox,
+         * not the wall clock, says when it ends. */
+        if (!sandbox_state_is_open(s->state) || s->finalizing) {
                 reply_expired(rq, sid, s->finalizing ? "finalizing" : s->reason, request_id);
                 return;
         }

@@ -137,11 +137,16 @@ static void sweep_orphans(Manager *m, int64_t before)
 /* One pass: at most GC_BATCH records (and their runs) past retention go. Returns how many. */
 static int gc_pass(Manager *m)
 {
-        int64_t before = now_sec() - (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
         if (!m->swept) {
                 m->swept = true;
-                sweep_orphans(m, before);
+                /* orphans (no record) are aged by their directory's wall-clock mtime */
+                sweep_orphans(m, now_sec() - (int64_t)(m->cfg->retention_usec / USEC_PER_SEC));
         }
+        /* on the pomed clock: a wall clock stepped forward (an RTC reset, a correction)
+         * deletes no run before its time */
+        (void)registry_clock_save(m->registry);
+        int64_t before = registry_clock_now(m->registry) / (int64_t)USEC_PER_SEC -
+                         (int64_t)(m->cfg->retention_usec / USEC_PER_SEC);
         _cleanup_strv_free_ char **ids = NULL;
         int n = registry_gc(m->registry, before, GC_BATCH, &ids);
         if (n < 0) {
@@ -205,6 +210,10 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         int r = registry_open(path, &m->registry, err, errlen);
         if (r < 0)
                 return r;
+        if (registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW_BOOT)
+                log_info("retention: the machine has booted since pomed last ran; the time it "
+                         "was off is not known on the boot clock and does not count toward "
+                         "the retention of kept runs");
         size_t n;
         Team *const *teams = teams_list(m->teams, &n);
         for (size_t i = 0; i < n; i++)

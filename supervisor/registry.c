@@ -9,13 +9,18 @@
 #include "common/timeutil.h"
 #include "common/util.h"
 
-#define SCHEMA_VERSION 1
+/* 2: sandboxes.ended_pc and the pomed clock (registry_clock_now) */
+#define SCHEMA_VERSION 2
 #define STRINGIFY_(x)  #x
 #define STRINGIFY(x)   STRINGIFY_(x)
 
 struct Registry {
         sqlite3 *db;
         sqlite3_stmt *put_sandbox;
+        /* the pomed clock: it read clock_base_pc at CLOCK_BOOTTIME clock_base_boot */
+        char boot_id[40];
+        uint64_t clock_base_boot, clock_base_pc;
+        RegistryClockStart clock_start;
 };
 
 static const char schema[] =
@@ -33,10 +38,26 @@ static const char schema[] =
         "  state TEXT NOT NULL,"
         "  created_at INTEGER NOT NULL,"
         "  ended_at INTEGER,"
-        "  doc TEXT NOT NULL);"
+        "  doc TEXT NOT NULL,"
+        "  ended_pc INTEGER);"
         "CREATE INDEX IF NOT EXISTS sandboxes_by_team ON sandboxes(team_id, created_at);"
         "CREATE INDEX IF NOT EXISTS sandboxes_by_state ON sandboxes(state);"
-        "CREATE INDEX IF NOT EXISTS sandboxes_by_end ON sandboxes(ended_at);";
+        "CREATE TABLE IF NOT EXISTS clock ("
+        "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+        "  boot_id TEXT NOT NULL,"
+        "  boot_usec INTEGER NOT NULL,"
+        "  pomed_usec INTEGER NOT NULL);";
+
+/* Version 1 → 2: retention reads the pomed clock, not the wall clock. A record ended before
+ * this pomed is aged from its wall-clock end, the only age it has. */
+static const char migrate_v1[] =
+        "ALTER TABLE sandboxes ADD COLUMN ended_pc INTEGER;"
+        "UPDATE sandboxes SET ended_pc = ended_at WHERE ended_at IS NOT NULL;"
+        "DROP INDEX IF EXISTS sandboxes_by_end;";
+
+/* created after a migration, as ended_pc is then a column */
+static const char schema_indexes[] =
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_end_pc ON sandboxes(ended_pc);";
 
 static int fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {
@@ -47,6 +68,81 @@ static int fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 static int exec(Registry *r, const char *sql)
 {
         return sqlite3_exec(r->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+/* This boot's id (the kernel's random boot_id), "" when it cannot be read. */
+static void read_boot_id(char *buf, size_t n)
+{
+        buf[0] = 0;
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+        if (f && fgets(buf, (int)n, f))
+                buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * Resumes the pomed clock from its row: in the same boot, by the boot clock's progress since
+ * (the time pomed was down counts, exactly); after a reboot, where it stood (the time the
+ * machine was off is unknown: it does not count, so retention keeps runs longer, never
+ * shorter); in a new registry, at the wall clock. Then writes the row for this boot.
+ */
+static int clock_start(Registry *r, char *err, size_t errlen, const char *path)
+{
+        read_boot_id(r->boot_id, sizeof(r->boot_id));
+        r->clock_base_boot = now_usec(CLOCK_BOOTTIME);
+        r->clock_base_pc = now_usec(CLOCK_REALTIME);
+        r->clock_start = REGISTRY_CLOCK_NEW;
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(r->db, "SELECT boot_id, boot_usec, pomed_usec FROM clock", -1, &st,
+                               NULL) != SQLITE_OK)
+                return fail(r->db, err, errlen, path);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                const char *boot = (const char *)sqlite3_column_text(st, 0);
+                int64_t boot_usec = sqlite3_column_int64(st, 1),
+                        pomed_usec = sqlite3_column_int64(st, 2);
+                if (r->boot_id[0] && streq_ptr(boot, r->boot_id) && boot_usec >= 0 &&
+                    (uint64_t)boot_usec <= r->clock_base_boot) {
+                        r->clock_base_pc =
+                                (uint64_t)pomed_usec + (r->clock_base_boot - (uint64_t)boot_usec);
+                        r->clock_start = REGISTRY_CLOCK_SAME_BOOT;
+                } else {
+                        r->clock_base_pc = pomed_usec > 0 ? (uint64_t)pomed_usec : 0;
+                        r->clock_start = REGISTRY_CLOCK_NEW_BOOT;
+                }
+        }
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return fail(r->db, err, errlen, path);
+        return registry_clock_save(r) < 0 ? fail(r->db, err, errlen, path) : 0;
+}
+
+RegistryClockStart registry_clock_start(const Registry *r)
+{
+        return r->clock_start;
+}
+
+int64_t registry_clock_now(const Registry *r)
+{
+        return (int64_t)(r->clock_base_pc + (now_usec(CLOCK_BOOTTIME) - r->clock_base_boot));
+}
+
+int registry_clock_save(Registry *r)
+{
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(r->db,
+                               "INSERT INTO clock(id, boot_id, boot_usec, pomed_usec) VALUES (1, "
+                               "?1, ?2, ?3) ON CONFLICT(id) DO UPDATE SET boot_id = "
+                               "excluded.boot_id, boot_usec = excluded.boot_usec, pomed_usec = "
+                               "excluded.pomed_usec",
+                               -1, &st, NULL) != SQLITE_OK)
+                return -EIO;
+        uint64_t boot = now_usec(CLOCK_BOOTTIME);
+        sqlite3_bind_text(st, 1, r->boot_id, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (int64_t)boot);
+        sqlite3_bind_int64(st, 3, (int64_t)(r->clock_base_pc + (boot - r->clock_base_boot)));
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
@@ -81,10 +177,17 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
                                  "%s: schema version %d is newer than this pomed's (%d)", path,
                                  version, SCHEMA_VERSION);
                         q = -EPROTO;
-                } else if (exec(r, schema) < 0 ||
-                           exec(r, "PRAGMA user_version = " STRINGIFY(SCHEMA_VERSION)) < 0)
+                } else if (exec(r, "BEGIN") < 0 || exec(r, schema) < 0 ||
+                           (version == 1 && exec(r, migrate_v1) < 0) ||
+                           exec(r, schema_indexes) < 0 ||
+                           exec(r, "PRAGMA user_version = " STRINGIFY(SCHEMA_VERSION)) < 0 ||
+                           exec(r, "COMMIT") < 0) {
                         q = fail(r->db, err, errlen, path);
+                        (void)exec(r, "ROLLBACK");
+                }
         }
+        if (q == 0)
+                q = clock_start(r, err, errlen, path);
         if (q == 0 &&
             sqlite3_prepare_v3(r->db,
                                /* an update in place, not REPLACE's delete and insert
@@ -92,9 +195,10 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
                                 * sandbox's id, team and creation time never do, so their
                                 * indexes are not written again */
                                "INSERT INTO sandboxes(id, team_id, state, created_at, "
-                               "ended_at, doc) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO "
-                               "UPDATE SET state = excluded.state, ended_at = "
-                               "excluded.ended_at, doc = excluded.doc",
+                               "ended_at, doc, ended_pc) VALUES (?, ?, ?, ?, ?, ?, ?) ON "
+                               "CONFLICT(id) DO UPDATE SET state = excluded.state, ended_at = "
+                               "excluded.ended_at, doc = excluded.doc, ended_pc = "
+                               "COALESCE(sandboxes.ended_pc, excluded.ended_pc)",
                                -1, SQLITE_PREPARE_PERSISTENT, &r->put_sandbox, NULL) != SQLITE_OK)
                 q = fail(r->db, err, errlen, path);
         if (q < 0) {
@@ -109,6 +213,7 @@ Registry *registry_close(Registry *r)
 {
         if (!r)
                 return NULL;
+        (void)registry_clock_save(r);
         sqlite3_finalize(r->put_sandbox);
         sqlite3_close_v2(r->db);
         free(r);
@@ -179,10 +284,14 @@ int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int
         sqlite3_bind_text(st, 2, team, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, created_at);
-        if (ended_at)
+        if (ended_at) {
                 sqlite3_bind_int64(st, 5, ended_at);
-        else
+                /* the first end recorded stays (COALESCE): its age for retention */
+                sqlite3_bind_int64(st, 7, registry_clock_now(r) / (int64_t)USEC_PER_SEC);
+        } else {
                 sqlite3_bind_null(st, 5);
+                sqlite3_bind_null(st, 7);
+        }
         sqlite3_bind_text(st, 6, text, -1, SQLITE_STATIC);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
@@ -265,25 +374,27 @@ int registry_get(Registry *r, const char *id, json_t **ret)
 
 int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret)
 {
-        char ended[RFC3339_MAX];
-        format_rfc3339(now, ended, sizeof(ended));
         sqlite3_stmt *st = NULL;
         int q = exec(r, "BEGIN");
         if (q < 0)
                 return q;
         /* json_set keeps the stored document in step with the columns. */
         if (sqlite3_prepare_v2(r->db,
-                               "UPDATE sandboxes SET state = 'failed', ended_at = ?1, doc = "
-                               "json_set(doc, '$.state', 'failed', '$.reason', ?2, '$.ended_at', "
-                               "?3) WHERE state IN ('provisioning', 'ready', 'running') "
-                               "RETURNING doc",
+                               /* a wall clock stepped back since: never ended before
+                                * it was created */
+                               "UPDATE sandboxes SET state = 'failed', ended_at = MAX(?1, "
+                               "created_at), ended_pc = ?3, doc = json_set(doc, '$.state', "
+                               "'failed', '$.reason', ?2, '$.ended_at', "
+                               "strftime('%Y-%m-%dT%H:%M:%SZ', MAX(?1, created_at), "
+                               "'unixepoch')) WHERE state IN ('provisioning', 'ready', "
+                               "'running') RETURNING doc",
                                -1, &st, NULL) != SQLITE_OK) {
                 (void)exec(r, "ROLLBACK");
                 return -EIO;
         }
         sqlite3_bind_int64(st, 1, now);
         sqlite3_bind_text(st, 2, reason, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, ended, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, registry_clock_now(r) / (int64_t)USEC_PER_SEC);
         q = collect(st, 0, ret, NULL);
         sqlite3_finalize(st);
         if (q < 0) {
@@ -301,7 +412,7 @@ int registry_gc(Registry *r, int64_t before, unsigned limit, char ***ret_ids)
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(r->db,
                                "DELETE FROM sandboxes WHERE id IN (SELECT id FROM sandboxes "
-                               "WHERE ended_at IS NOT NULL AND ended_at < ?1 ORDER BY ended_at "
+                               "WHERE ended_pc IS NOT NULL AND ended_pc < ?1 ORDER BY ended_pc "
                                "LIMIT ?2) RETURNING id",
                                -1, &st, NULL) != SQLITE_OK)
                 return -EIO;

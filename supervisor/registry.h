@@ -17,6 +17,14 @@
 
 typedef struct Registry Registry;
 
+/* How the pomed clock (registry_clock_now) resumed when the registry was opened. */
+typedef enum RegistryClockStart {
+        REGISTRY_CLOCK_NEW,       /* a new registry: it starts at the wall clock */
+        REGISTRY_CLOCK_SAME_BOOT, /* pomed restarted in this boot: the time it was down counts */
+        REGISTRY_CLOCK_NEW_BOOT,  /* the machine has booted since: the time it was off does not
+                                     count (it cannot be known), so runs are kept longer */
+} RegistryClockStart;
+
 /*
  * Opens (creating) the database at path, in WAL mode, and brings its schema to the
  * current version. Returns 0, or negative errno with a sentence in err (errlen bytes):
@@ -35,7 +43,8 @@ int registry_put_team(Registry *r, const char *id, unsigned quota, const char *p
 /*
  * Writes a sandbox's record (insert or replace). doc is its public JSON (borrowed);
  * the indexed columns are taken from doc's session_id, team_id, state and the
- * created_at/ended_at seconds given. Returns 0 or -EIO.
+ * created_at/ended_at seconds given (wall clock, for display). The first write with an
+ * ended_at also records the end on the pomed clock, which retention reads. Returns 0 or -EIO.
  */
 int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int64_t ended_at);
 
@@ -52,14 +61,32 @@ int registry_get(Registry *r, const char *id, json_t **ret);
 
 /*
  * At start-up: every sandbox recorded as open (provisioning, ready, running) belonged
- * to a pomed that is gone. Marks each failed with reason, ended at now, and returns
- * their documents as they are now (new array). 0, -EIO, -ENOMEM.
+ * to a pomed that is gone. Marks each failed with reason, ended at now (wall clock, seconds;
+ * its created_at when that is later: a clock stepped back) and on the pomed clock, and
+ * returns their documents as they are now (new array). 0, -EIO, -ENOMEM.
  */
 int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret);
 
 /*
  * Retention: deletes the records of at most limit sandboxes that ended before before
- * (seconds since the epoch), oldest first, and returns their ids (new strv in *ret_ids,
- * caller frees) so their run directories can go too. Returns how many, or -EIO/-ENOMEM.
+ * (seconds on the pomed clock, registry_clock_now), oldest first, and returns their ids (new
+ * strv in *ret_ids, caller frees) so their run directories can go too. Returns how many, or
+ * -EIO/-ENOMEM.
  */
 int registry_gc(Registry *r, int64_t before, unsigned limit, char ***ret_ids);
+
+/*
+ * The pomed clock, in µs: what every age the registry keeps is measured on (a record's end,
+ * for retention). It moves with CLOCK_BOOTTIME and only forward, whatever the wall clock
+ * does; it is persisted in the registry (registry_clock_save, and on close), so it goes on
+ * across restarts as registry_clock_start says. Its origin is the wall clock when the
+ * registry was made: its values look like the epoch's but are not to be shown as dates.
+ * (A record written before schema 2 is aged from its wall-clock end.)
+ */
+int64_t registry_clock_now(const Registry *r);
+
+/* How the pomed clock resumed when the registry was opened. */
+RegistryClockStart registry_clock_start(const Registry *r);
+
+/* Writes where the pomed clock stands now, for the next start. 0 or -EIO. */
+int registry_clock_save(Registry *r);

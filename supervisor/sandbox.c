@@ -136,6 +136,15 @@ static void keep_seeds(Sandbox *s)
 
 /* ---- life and death ---- */
 
+/* The wall-clock second now, as the sandbox's clocks see it: its creation's reading plus the
+ * boot clock's progress since, so an end is never shown before its start, whatever the wall
+ * clock did meanwhile. */
+static int64_t sandbox_wall_now(const Sandbox *s)
+{
+        return s->created_at +
+               (int64_t)((now_usec(CLOCK_BOOTTIME) - s->created_boot_usec) / USEC_PER_SEC);
+}
+
 void sandbox_abandon(Sandbox *s, const char *reason)
 {
         if (!sandbox_state_is_open(s->state))
@@ -143,7 +152,7 @@ void sandbox_abandon(Sandbox *s, const char *reason)
         s->state = SANDBOX_FAILED;
         free(s->reason);
         s->reason = strdup(reason);
-        s->ended_at = now_sec();
+        s->ended_at = sandbox_wall_now(s);
         keep_seeds(s);
         persist(s);
 }
@@ -168,6 +177,8 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         s->n_model_criteria = spec->n_model_criteria;
         s->state = SANDBOX_PROVISIONING;
         s->created_at = now_sec();
+        s->created_boot_usec = now_usec(CLOCK_BOOTTIME);
+        s->lifetime_usec = spec->ttl_usec;
         s->expires_at =
                 s->created_at + (int64_t)((spec->ttl_usec + USEC_PER_SEC - 1) / USEC_PER_SEC);
         s->idle_usec = spec->idle_usec;
@@ -291,7 +302,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 s->state = state;
                 free(s->reason);
                 s->reason = reason ? strdup(reason) : NULL;
-                s->ended_at = now_sec();
+                s->ended_at = sandbox_wall_now(s);
                 s->discard = discard;
                 s->lifetime_timer = sd_event_source_disable_unref(s->lifetime_timer);
                 s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
@@ -458,9 +469,27 @@ static int on_lifetime(sd_event_source *es _unused_, uint64_t usec _unused_, voi
         return 0;
 }
 
-static int on_idle(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
+/* How late the idle clock may fire before it is taken for pomed's own stall, and how long
+ * the calls that waited out the stall (in the sockets, unread) then get to be read. */
+#define IDLE_STALL_USEC (2 * USEC_PER_SEC)
+#define IDLE_GRACE_USEC (2 * USEC_PER_SEC)
+
+static int on_idle(sd_event_source *es, uint64_t usec, void *userdata)
 {
-        sandbox_end(userdata, SANDBOX_EXPIRED, "idle", false, NULL, NULL);
+        Sandbox *s = userdata;
+        uint64_t now = now_usec(CLOCK_BOOTTIME);
+        /* Fired this late, pomed itself was not running (stopped, starved): a call that came
+         * meanwhile is still unread, and the agent was not idle. Its turn first. */
+        if (now > usec + IDLE_STALL_USEC && !s->idle_grace) {
+                s->idle_grace = true;
+                log_info("%s: the idle clock fired %" PRIu64 " ms late (pomed was stalled): "
+                         "calls that waited get %" PRIu64 " s first",
+                         s->id, (now - usec) / USEC_PER_MSEC, IDLE_GRACE_USEC / USEC_PER_SEC);
+                (void)sd_event_source_set_time(es, now + IDLE_GRACE_USEC);
+                (void)sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        sandbox_end(s, SANDBOX_EXPIRED, "idle", false, NULL, NULL);
         return 0;
 }
 
@@ -524,17 +553,15 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                    "%s: provisioning for team %s (%zu twin%s)", s->id, s->team->id, s->n_twins,
                    s->n_twins == 1 ? "" : "s");
 
-        /* The lifetime clock fires at expires_at, the second every token carries as exp, so
-         * a token never outlives its sandbox nor dies before it. Absolute, from clocks read
-         * now: the loop's cached time may be well behind when pods took a while to spawn. */
-        uint64_t boot = now_usec(CLOCK_BOOTTIME);
-        int64_t left = s->expires_at * (int64_t)USEC_PER_SEC - (int64_t)now_usec(CLOCK_REALTIME);
+        /* The lifetime clock runs on the boot clock from the sandbox's creation (systemd's
+         * rule: CLOCK_BOOTTIME for every timeout, the wall clock for display only); tokens
+         * carry expires_at, its wall-clock reading then, as exp. */
         r = sd_event_add_time_relative(env->event, &s->start_timer, CLOCK_BOOTTIME,
                                        env->cfg->start_timeout_usec, USEC_PER_MSEC,
                                        on_start_timeout, s);
         if (r >= 0)
                 r = sd_event_add_time(env->event, &s->lifetime_timer, CLOCK_BOOTTIME,
-                                      boot + (left > 0 ? (uint64_t)left : 0), USEC_PER_MSEC * 10,
+                                      s->created_boot_usec + s->lifetime_usec, USEC_PER_MSEC * 10,
                                       on_lifetime, s);
         if (r >= 0 && s->idle_usec)
                 r = sd_event_add_time_relative(env->event, &s->idle_timer, CLOCK_BOOTTIME,
@@ -582,8 +609,8 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
 
 bool sandbox_reconcile_clocks(Sandbox *s)
 {
-        /* Whichever fires first wins: the timer may be a few ms behind the wall clock. */
-        if (sandbox_state_is_open(s->state) && now_sec() >= s->expires_at)
+        if (sandbox_state_is_open(s->state) &&
+            now_usec(CLOCK_BOOTTIME) >= s->created_boot_usec + s->lifetime_usec)
                 sandbox_end(s, SANDBOX_EXPIRED, "lifetime", false, NULL, NULL);
         return sandbox_state_is_open(s->state);
 }
@@ -611,9 +638,11 @@ void sandbox_touch(Sandbox *s)
                 persist(s);
                 hook_state_changed(s);
         }
-        if (s->idle_timer)
+        if (s->idle_timer) {
+                s->idle_grace = false;
                 (void)sd_event_source_set_time(s->idle_timer,
                                                now_usec(CLOCK_BOOTTIME) + s->idle_usec);
+        }
 }
 
 static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
@@ -732,7 +761,8 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
                         e, SANDBOX_ERR_PROVISIONING, json_pack("{s:s}", "reason", "provisioning"),
                         "Sandbox %s is still starting; stop it once it is ready.", s->id);
         if (!confirmed && !(confirm_token && token_equal(confirm_token, s->discard_token))) {
-                int64_t open_for = now_sec() - s->created_at;
+                int64_t open_for =
+                        (int64_t)((now_usec(CLOCK_BOOTTIME) - s->created_boot_usec) / USEC_PER_SEC);
                 /* the task is what the operator recognises: a run of it would be lost */
                 char task[SANDBOX_TASK_NAME_MAX + 16] = "";
                 if (s->task)

@@ -140,9 +140,14 @@ struct Sandbox {
                        * pod_exited:<twin>:<how>, pod_hung:<twin>, supervisor_stopped… */
         SandboxTwin twins[SANDBOX_TWINS_MAX];
         size_t n_twins;
-        int64_t created_at, expires_at, ended_at; /* seconds since the epoch (ended 0 = open) */
-        uint64_t idle_usec;                       /* 0 = no idle clock */
-        uint64_t calls;                           /* twin calls recorded */
+        /* seconds since the epoch, for display and tokens: created_at is read once, the
+         * others derived from it by the boot clock (ended 0 = open) */
+        int64_t created_at, expires_at, ended_at;
+        uint64_t created_boot_usec; /* CLOCK_BOOTTIME at creation: every duration's start */
+        uint64_t lifetime_usec;     /* the lifetime clock, from created_boot_usec */
+        bool idle_grace;            /* the idle clock, fired late, gave waiting calls a turn */
+        uint64_t idle_usec;         /* 0 = no idle clock */
+        uint64_t calls;             /* twin calls recorded */
         char discard_token[40];
         bool has_task;             /* runs/<sid>/task.md holds the task finalize grades against */
         bool task_named;           /* task is the caller's name, not the task file's title */
@@ -223,9 +228,10 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                  SandboxGoneFn gone, void *userdata);
 
 /*
- * Ends s (expired, lifetime) when its expires_at has passed on the wall clock but its
- * lifetime timer has not run yet. The owner calls this on every lookup, so every surface
- * sees the state a token's exp implies. Returns whether s is still open.
+ * Ends s (expired, lifetime) when its lifetime has passed on the boot clock but its lifetime
+ * timer has not run yet (the timer may be a few ms late). The owner calls this on every
+ * lookup, so every surface sees the same state. The wall clock plays no part: a step of it
+ * ends no sandbox early nor keeps one late. Returns whether s is still open.
  */
 bool sandbox_reconcile_clocks(Sandbox *s);
 

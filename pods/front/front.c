@@ -281,8 +281,11 @@ FrontAuth front_authenticate(const TwinKind *k, const uint8_t *key, size_t key_l
                  * this sandbox. */
                 TokenClaims c2;
                 if (token_verify_cached(key, key_len, cred, cred_len, INT64_MIN, &c2) == 0 &&
-                    streq(c2.sid, sid) && provider_fits(k, &c2, rest))
+                    streq(c2.sid, sid) && provider_fits(k, &c2, rest)) {
+                        if (ret_claims)
+                                *ret_claims = c2;
                         return FRONT_AUTH_EXPIRED;
+                }
                 return FRONT_AUTH_INVALID;
         }
         if (r < 0 || !provider_fits(k, &c, rest))

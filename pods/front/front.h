@@ -84,7 +84,9 @@ void front_keyed_session(const TwinKind *k, const uint8_t *key, size_t key_len, 
  * (CONTRACT.md "Tokens"; an empty key verifies nothing). A provider-shaped token must be
  * the provider of k; k's upload token (front_upload_token) only opens a rest (the raw path
  * below the mount, NULL for none) that is k's upload path and one segment of letters,
- * digits, '-' and '_'. Fills *ret_claims (may be NULL) on FRONT_AUTH_OK. The one check of
+ * digits, '-' and '_'. Fills *ret_claims (may be NULL) on FRONT_AUTH_OK and
+ * FRONT_AUTH_EXPIRED (whose sandbox may still be open: its lifetime runs on the boot
+ * clock, exp on the wall clock). The one check of
  * every front end (pomed's gateway, `pome twin start`); each words a refusal its own way,
  * a local twin as the vendor does (front_auth_failure).
  */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry's pomed clock and retention (supervisor/registry.h): ages on a clock that only
+ * moves forward, resumed across restarts; a schema-1 registry migrated with its records'
+ * ages; an end never recorded before a start.
+ */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common/json-util.h"
+#include "common/strv.h"
+#include "common/timeutil.h"
+#include "common/util.h"
+#include "supervisor/registry.h"
+#include "tests/unit/check.h"
+
+static char dir[] = "/tmp/pome-registry.XXXXXX";
+static char path[128];
+
+static Registry *open_it(void)
+{
+        char err[256] = "";
+        Registry *r = NULL;
+        int q = registry_open(path, &r, err, sizeof(err));
+        if (q < 0)
+                fprintf(stderr, "registry_open: %s\n", err);
+        CHECK(q == 0 && r);
+        return r;
+}
+
+static json_t *doc(const char *id, const char *state)
+{
+        return json_pack("{s:s, s:s, s:s}", "session_id", id, "team_id", "local", "state", state);
+}
+
+static void sql(const char *text)
+{
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+        char *err = NULL;
+        if (sqlite3_exec(db, text, NULL, NULL, &err) != SQLITE_OK)
+                fprintf(stderr, "sql: %s\n", err);
+        CHECK(!err);
+        sqlite3_free(err);
+        sqlite3_close(db);
+}
+
+static int gc(Registry *r, int64_t before)
+{
+        _cleanup_strv_free_ char **ids = NULL;
+        return registry_gc(r, before, 100, &ids);
+}
+
+static void test_clock_and_retention(void)
+{
+        unlink(path);
+        Registry *r = open_it();
+        CHECK(registry_clock_start(r) == REGISTRY_CLOCK_NEW);
+        /* a new registry's clock starts at the wall clock */
+        int64_t pc = registry_clock_now(r) / (int64_t)USEC_PER_SEC;
+        CHECK(pc >= now_sec() - 1 && pc <= now_sec() + 1);
+        _cleanup_json_ json_t *a = doc("ses_a", "expired");
+        /* its wall-clock end is far in the past: retention does not read it */
+        CHECK_OK(registry_put_sandbox(r, a, 1000, 2000));
+        CHECK(gc(r, 2001) == 0);
+        int64_t end = registry_clock_now(r) / (int64_t)USEC_PER_SEC;
+        CHECK(gc(r, end + 2) == 1);
+        /* the first end recorded stays: a rewrite of an ended record does not rejuvenate it */
+        _cleanup_json_ json_t *b = doc("ses_b", "expired");
+        CHECK_OK(registry_put_sandbox(r, b, 1000, 2000));
+        sql("UPDATE sandboxes SET ended_pc = 5 WHERE id = 'ses_b'");
+        CHECK_OK(registry_put_sandbox(r, b, 1000, 2001));
+        CHECK(gc(r, 6) == 1);
+        /* an open sandbox is never collected */
+        _cleanup_json_ json_t *c = doc("ses_c", "running");
+        CHECK_OK(registry_put_sandbox(r, c, 1000, 0));
+        CHECK(gc(r, INT64_MAX) == 0);
+        /* a previous pomed's open sandbox: failed, ended no earlier than it was created */
+        _cleanup_json_ json_t *failed = NULL;
+        CHECK_OK(registry_fail_open(r, "supervisor_restarted", 500, &failed));
+        CHECK(json_array_size(failed) == 1);
+        CHECK(streq(json_get_str(json_array_get(failed, 0), "ended_at"), "1970-01-01T00:16:40Z"));
+        registry_close(r);
+
+        /* restarted in the same boot: the clock goes on from where it stood */
+        r = open_it();
+        CHECK(registry_clock_start(r) == REGISTRY_CLOCK_SAME_BOOT);
+        CHECK(registry_clock_now(r) / (int64_t)USEC_PER_SEC >= end);
+        registry_close(r);
+
+        /* after a reboot (another boot id): from where it stood then, the time off uncounted */
+        sql("UPDATE clock SET boot_id = 'another-boot', pomed_usec = 1000000000");
+        r = open_it();
+        CHECK(registry_clock_start(r) == REGISTRY_CLOCK_NEW_BOOT);
+        int64_t now = registry_clock_now(r);
+        CHECK(now >= 1000000000 && now < 1000000000 + 5 * (int64_t)USEC_PER_SEC);
+        registry_close(r);
+}
+
+static void test_migration_v1(void)
+{
+        unlink(path);
+        /* a schema-1 registry as a previous pomed left it */
+        sql("CREATE TABLE teams (id TEXT PRIMARY KEY, sessions_quota INTEGER NOT NULL, "
+            "plan_tier TEXT NOT NULL, updated_at INTEGER NOT NULL DEFAULT (unixepoch()));"
+            "CREATE TABLE api_keys (sha256 TEXT PRIMARY KEY, team_id TEXT NOT NULL REFERENCES "
+            "teams(id) ON DELETE CASCADE);"
+            "CREATE TABLE sandboxes (id TEXT PRIMARY KEY, team_id TEXT NOT NULL, state TEXT NOT "
+            "NULL, created_at INTEGER NOT NULL, ended_at INTEGER, doc TEXT NOT NULL);"
+            "CREATE INDEX sandboxes_by_end ON sandboxes(ended_at);"
+            "INSERT INTO sandboxes VALUES ('ses_old', 'local', 'done', 100, 200, '{}');"
+            "INSERT INTO sandboxes VALUES ('ses_open', 'local', 'running', 100, NULL, '{}');"
+            "PRAGMA user_version = 1;");
+        Registry *r = open_it();
+        /* aged from its wall-clock end, the only age it has */
+        CHECK(gc(r, 200) == 0);
+        CHECK(gc(r, 201) == 1);
+        _cleanup_json_ json_t *d = NULL;
+        CHECK(registry_get(r, "ses_old", &d) == -ENOENT);
+        CHECK_OK(registry_get(r, "ses_open", &d));
+        registry_close(r);
+}
+
+int main(void)
+{
+        CHECK(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/pome.db", dir);
+        test_clock_and_retention();
+        test_migration_v1();
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        (void)!system(cmd);
+        return check_finish();
+}
