@@ -26,6 +26,9 @@
 
 /* Short first retry so a bus started just after pomed is picked up at once; then back off so
  * a host without the bus costs one wake-up a minute. */
+/* a page of ListSandboxes, as the control API's GET /v1/sandboxes?limit= */
+#define BUS_LIST_MAX 1000u
+
 #define RETRY_FIRST_USEC (1 * USEC_PER_SEC)
 #define RETRY_MAX_USEC   (60 * USEC_PER_SEC)
 
@@ -174,14 +177,51 @@ static uint64_t epoch_usec(const char *rfc3339)
         return parse_rfc3339(rfc3339, &sec) == 0 && sec > 0 ? (uint64_t)sec * USEC_PER_SEC : 0;
 }
 
-static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error *error)
+/*
+ * The team whose sandboxes the caller of m may list: *ret NULL for every team (root, or
+ * pomed's own user), else the team whose unix_users has the caller. 0, or an AccessDenied
+ * error in error for a caller in no team's unix_users (or one the bus cannot name).
+ */
+static int list_scope(Bus *b, sd_bus_message *m, Team **ret, sd_bus_error *error)
+{
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t euid = 0;
+        int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
+        if (r >= 0)
+                r = sd_bus_creds_get_euid(creds, &euid);
+        if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID))
+                r = -EPERM;
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "The bus cannot tell who is calling: %s", strerror(-r));
+        *ret = NULL;
+        if (euid == 0 || euid == geteuid())
+                return 0;
+        if (!(*ret = teams_by_uid(manager_teams(b->manager), euid)))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "%s() lists every team's sandboxes to root only; uid %u "
+                                         "is in no team's unix_users (pomed.conf).",
+                                         sd_bus_message_get_member(m), (unsigned)euid);
+        return 0;
+}
+
+/*
+ * ListSandboxes(state) and ListSandboxesPage(state, limit, starting_after): the records every
+ * surface shows (held sandboxes live, ended ones as recorded), newest first, of the caller's
+ * scope (list_scope), a page at a time as the control API's GET /v1/sandboxes: at most limit
+ * (1 to BUS_LIST_MAX; ListSandboxes: BUS_LIST_MAX), after the record starting_after ("" =
+ * from the newest). The time and memory are a page's, whatever the registry holds.
+ */
+static int list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error *error, bool paged)
 {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Bus *b = userdata;
-        const char *state;
+        const char *state, *after = "";
+        uint32_t limit = BUS_LIST_MAX;
         int r;
 
-        r = sd_bus_message_read(m, "s", &state);
+        r = paged ? sd_bus_message_read(m, "sus", &state, &limit, &after)
+                  : sd_bus_message_read(m, "s", &state);
         if (r < 0)
                 return r;
         if (!isempty_or_all(state) && sandbox_state_from_string(state) < 0)
@@ -189,9 +229,23 @@ static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error
                                          "Unknown state '%s': expected provisioning, ready, "
                                          "running, done, expired, failed, stopped, all or \"\".",
                                          state);
-        /* the records every surface shows: held sandboxes live, ended ones as recorded */
+        if (limit < 1 || limit > BUS_LIST_MAX)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "limit %u is out of range: 1 to %u.", (unsigned)limit,
+                                         (unsigned)BUS_LIST_MAX);
+        Team *scope;
+        r = list_scope(b, m, &scope, error);
+        if (r < 0)
+                return r;
         _cleanup_json_ json_t *docs = NULL;
-        r = manager_list(b->manager, NULL, isempty_or_all(state) ? NULL : state, 0, &docs, NULL);
+        bool more = false;
+        r = manager_list(b->manager, scope ? scope->id : NULL, isempty_or_all(state) ? NULL : state,
+                         !*after ? NULL : after, limit, &docs, &more);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "starting_after '%s' is no sandbox kept in this "
+                                         "listing (the last of the previous page).",
+                                         after);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, -r, "Cannot read the registry: %s",
                                                strerror(-r));
@@ -222,9 +276,21 @@ static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error
                         return r;
         }
         r = sd_bus_message_close_container(reply);
+        if (r >= 0 && paged)
+                r = sd_bus_message_append(reply, "b", more);
         if (r < 0)
                 return r;
         return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_sandboxes(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        return list_sandboxes(m, userdata, error, false);
+}
+
+static int method_list_sandboxes_page(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        return list_sandboxes(m, userdata, error, true);
 }
 
 /* SandboxGoneFn of a discard asked for over D-Bus: the StopSandbox call waiting for it gets
@@ -343,6 +409,11 @@ static const sd_bus_vtable supervisor_vtable[] = {
         SD_BUS_METHOD_WITH_NAMES("ListSandboxes", "s", SD_BUS_PARAM(state), "a(ssssstt)",
                                  SD_BUS_PARAM(sandboxes), method_list_sandboxes,
                                  SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("ListSandboxesPage", "sus",
+                                 SD_BUS_PARAM(state) SD_BUS_PARAM(limit)
+                                         SD_BUS_PARAM(starting_after),
+                                 "a(ssssstt)b", SD_BUS_PARAM(sandboxes) SD_BUS_PARAM(has_more),
+                                 method_list_sandboxes_page, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("StopSandbox", "sb", SD_BUS_PARAM(id) SD_BUS_PARAM(discard), NULL,
                                  , method_stop_sandbox, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("SetQuota", "su", SD_BUS_PARAM(team) SD_BUS_PARAM(quota), NULL, ,

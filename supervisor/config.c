@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 
@@ -139,6 +140,7 @@ static void team_done(TeamConfig *t)
                 free(*k);
         free(t->key_hashes);
         free(t->plan_tier);
+        free(t->unix_uids);
 }
 
 Config *config_free(Config *c)
@@ -343,10 +345,50 @@ unsigned config_pool_size(const Config *c, const char *twin)
         return c->pool_size;
 }
 
+/*
+ * A team's unix_users: local user names (or uids) whose D-Bus ListSandboxes lists this team's
+ * sandboxes (root's lists every team's). Resolved now, so that a name this host lacks is an
+ * error here rather than a listing that silently shows nothing.
+ */
+static int parse_unix_users(TeamConfig *tc, const json_t *users, const char *where,
+                            const char *base, CfgError *e)
+{
+        char ptr[96];
+        snprintf(ptr, sizeof(ptr), "%s/unix_users", base);
+        if (!users)
+                return 0;
+        if (!json_is_array(users))
+                return cfg_fail(e, ptr, "%s.unix_users must be a list of user names", where);
+        tc->unix_uids = calloc(json_array_size(users) + 1, sizeof(uid_t));
+        if (!tc->unix_uids)
+                return -ENOMEM;
+        size_t i;
+        json_t *u;
+        json_array_foreach ((json_t *)users, i, u) {
+                char item[128];
+                snprintf(item, sizeof(item), "%s/%zu", ptr, i);
+                if (json_is_integer(u) && json_integer_value(u) >= 0 &&
+                    json_integer_value(u) < (json_int_t)UINT32_MAX) {
+                        tc->unix_uids[tc->n_unix_uids++] = (uid_t)json_integer_value(u);
+                        continue;
+                }
+                const char *name = json_string_value(u);
+                struct passwd *pw = name && *name ? getpwnam(name) : NULL;
+                if (!pw)
+                        return cfg_fail(e, item,
+                                        "%s.unix_users[%zu]: %s%s%s is no user of this host "
+                                        "(getent passwd)",
+                                        where, i, name ? "'" : "", name ? name : "not a name",
+                                        name ? "'" : "");
+                tc->unix_uids[tc->n_unix_uids++] = pw->pw_uid;
+        }
+        return 0;
+}
+
 static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 {
-        static const char *const team_keys[] = {"id", "sessions_quota", "plan_tier",
-                                                "api_keys_sha256", NULL};
+        static const char *const team_keys[] = {
+                "id", "sessions_quota", "plan_tier", "api_keys_sha256", "unix_users", NULL};
         if (!json_is_array(teams) || json_array_size(teams) == 0)
                 return cfg_fail(e, "/teams", "'teams' must be a non-empty list");
         c->teams = calloc(json_array_size(teams), sizeof(TeamConfig));
@@ -413,6 +455,9 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
                         for (char *p = tc->key_hashes[j]; *p; p++)
                                 *p = (char)tolower((unsigned char)*p);
                 }
+                int r2 = parse_unix_users(tc, json_object_get(t, "unix_users"), where, base, e);
+                if (r2 < 0)
+                        return r2;
         }
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pods/grade/judges.h"
 
@@ -20,6 +21,8 @@ typedef struct TeamConfig {
         char **key_hashes;       /* lower-case hex SHA-256 of each API key, NULL-terminated */
         unsigned sessions_quota; /* concurrency slots */
         char *plan_tier;
+        uid_t *unix_uids; /* unix_users: local users who read this team's sandboxes on the bus */
+        size_t n_unix_uids;
 } TeamConfig;
 
 typedef struct Config {

@@ -393,8 +393,9 @@ static void handle_create(Call *c)
 
 static void handle_list(Call *c)
 {
-        _cleanup_free_ char *state = NULL, *limit_s = NULL;
-        if (!query_param(c, "state", &state) || !query_param(c, "limit", &limit_s)) {
+        _cleanup_free_ char *state = NULL, *limit_s = NULL, *after = NULL;
+        if (!query_param(c, "state", &state) || !query_param(c, "limit", &limit_s) ||
+            !query_param(c, "starting_after", &after)) {
                 fail(c, 422, "validation_failed", NULL,
                      "Query parameters must be text (a NUL "
                      "is not).");
@@ -419,8 +420,14 @@ static void handle_list(Call *c)
         /* The registry has every sandbox within its retention, across restarts. */
         _cleanup_json_ json_t *data = NULL;
         bool more = false;
-        int r = manager_list(c->control->manager, c->team->id, state, (unsigned)limit, &data,
+        int r = manager_list(c->control->manager, c->team->id, state, after, (unsigned)limit, &data,
                              &more);
+        if (r == -ENOENT) {
+                fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "starting_after"),
+                     "starting_after must be the id of one of your team's kept sandboxes (the "
+                     "last of the previous page).");
+                return;
+        }
         if (r < 0) {
                 fail(c, 500, "internal_error", NULL, "Cannot read the registry: %s", strerror(-r));
                 return;

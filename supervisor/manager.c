@@ -820,11 +820,11 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
         return 0;
 }
 
-int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
-                 bool *ret_more)
+int manager_list(Manager *m, const char *team_id, const char *state, const char *after,
+                 unsigned limit, json_t **ret, bool *ret_more)
 {
         _cleanup_json_ json_t *data = NULL;
-        int r = registry_list(m->registry, team_id, state, limit, &data, ret_more);
+        int r = registry_list(m->registry, team_id, state, after, limit, &data, ret_more);
         if (r < 0)
                 return r;
         /* Sandboxes pomed holds are shown live (their pods), not as last recorded. */

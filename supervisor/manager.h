@@ -139,11 +139,12 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
 
 /*
  * Sandboxes of team_id (NULL: all), newest first, filtered like the API's ?state= (NULL or
- * "all", "running" = ready + running, or a state name), at most limit: a new array of their
- * records, open ones shown live. 0, -EIO, -ENOMEM.
+ * "all", "running" = ready + running, or a state name), after the record of id after (may be
+ * NULL; registry_list), at most limit: a new array of their records, open ones shown live.
+ * 0, -ENOENT (no such cursor), -EIO, -ENOMEM.
  */
-int manager_list(Manager *m, const char *team_id, const char *state, unsigned limit, json_t **ret,
-                 bool *ret_more);
+int manager_list(Manager *m, const char *team_id, const char *state, const char *after,
+                 unsigned limit, json_t **ret, bool *ret_more);
 
 /*
  * Graceful stop (SIGTERM): from now on creates are refused (SANDBOX_ERR_SHUTTING_DOWN) and

@@ -42,6 +42,7 @@ static const char schema[] =
         "  ended_pc INTEGER);"
         "CREATE INDEX IF NOT EXISTS sandboxes_by_team ON sandboxes(team_id, created_at);"
         "CREATE INDEX IF NOT EXISTS sandboxes_by_state ON sandboxes(state);"
+        "CREATE INDEX IF NOT EXISTS sandboxes_by_created ON sandboxes(created_at);"
         "CREATE TABLE IF NOT EXISTS clock ("
         "  id INTEGER PRIMARY KEY CHECK (id = 1),"
         "  boot_id TEXT NOT NULL,"
@@ -325,18 +326,32 @@ static int collect(sqlite3_stmt *st, unsigned limit, json_t **ret, bool *ret_mor
         return 0;
 }
 
-int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit, json_t **ret,
-                  bool *ret_more)
+int registry_list(Registry *r, const char *team_id, const char *state, const char *after,
+                  unsigned limit, json_t **ret, bool *ret_more)
 {
         bool all = !state || streq(state, "all"), running = state && streq(state, "running");
-        /* ?1 NULL: every team (D-Bus, for root) */
-        const char *sql =
-                all       ? "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) "
-                            "ORDER BY created_at DESC, rowid DESC"
-                : running ? "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) AND "
-                            "state IN ('ready', 'running') ORDER BY created_at DESC, rowid DESC"
-                          : "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) AND "
-                            "state = ?2 ORDER BY created_at DESC, rowid DESC";
+        if (after) {
+                /* a cursor is a record of the same listing: of the team, still kept */
+                _cleanup_json_ json_t *cur = NULL;
+                int q = registry_get(r, after, &cur);
+                if (q < 0)
+                        return q;
+                if (team_id && !streq_ptr(json_get_str(cur, "team_id"), team_id))
+                        return -ENOENT;
+        }
+        /* ?1 NULL: every team (D-Bus, for root); ?3: the rows after that record's, in this
+         * order (created_at, rowid), which sandboxes_by_created serves */
+        static const char head[] =
+                "SELECT doc FROM sandboxes WHERE (?1 IS NULL OR team_id = ?1) AND (?3 IS NULL OR "
+                "(created_at, rowid) < (SELECT created_at, rowid FROM sandboxes WHERE id = ?3)) ";
+        static const char tail[] = " ORDER BY created_at DESC, rowid DESC LIMIT ?4";
+        _cleanup_free_ char *sql = NULL;
+        if (asprintf(&sql, "%s%s%s", head,
+                     all       ? ""
+                     : running ? "AND state IN ('ready', 'running')"
+                               : "AND state = ?2",
+                     tail) < 0)
+                return -ENOMEM;
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
                 return -EIO;
@@ -346,6 +361,12 @@ int registry_list(Registry *r, const char *team_id, const char *state, unsigned 
                 sqlite3_bind_null(st, 1);
         if (!all && !running)
                 sqlite3_bind_text(st, 2, state, -1, SQLITE_STATIC);
+        if (after)
+                sqlite3_bind_text(st, 3, after, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(st, 3);
+        /* one more than asked: whether there are more; 0 asks for every row (tests only) */
+        sqlite3_bind_int64(st, 4, limit ? (int64_t)limit + 1 : -1);
         int q = collect(st, limit, ret, ret_more);
         sqlite3_finalize(st);
         return q;

@@ -50,11 +50,14 @@ int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int
 
 /*
  * Sandboxes of team_id (NULL: every team), newest first. state: NULL or "all" for every state,
- * "running" for ready + running, or one state name. At most limit rows; *ret_more says whether
- * there were more. *ret is a new array of the stored documents. 0, -EIO, -ENOMEM.
+ * "running" for ready + running, or one state name. after (may be NULL): only those listed
+ * after the record of that id (a page's last, as Stripe's starting_after), which must be one
+ * of team_id's (-ENOENT otherwise, or when it is not kept). At most limit rows (0: all, for
+ * tests); *ret_more says whether there were more. The time is that of the page, not of the
+ * registry's size. *ret is a new array of the stored documents. 0, -ENOENT, -EIO, -ENOMEM.
  */
-int registry_list(Registry *r, const char *team_id, const char *state, unsigned limit, json_t **ret,
-                  bool *ret_more);
+int registry_list(Registry *r, const char *team_id, const char *state, const char *after,
+                  unsigned limit, json_t **ret, bool *ret_more);
 
 /* The stored document of sandbox id (new reference), -ENOENT, -EIO. */
 int registry_get(Registry *r, const char *id, json_t **ret);

@@ -33,6 +33,7 @@ static Team *team_free(Team *t)
         free(t->id);
         keys_free(t->key_hashes);
         free(t->plan_tier);
+        free(t->unix_uids);
         free(t);
         return NULL;
 }
@@ -45,11 +46,18 @@ static int team_apply(Teams *ts, Team *t, const TeamConfig *tc)
                 nk++;
         char **keys = calloc(nk + 2, sizeof(char *));
         char *tier = strdup(tc->plan_tier);
-        if (!keys || !tier) {
+        uid_t *uids = calloc(tc->n_unix_uids + 1, sizeof(uid_t));
+        if (!keys || !tier || !uids) {
                 free(keys);
                 free(tier);
+                free(uids);
                 return -ENOMEM;
         }
+        if (tc->n_unix_uids)
+                memcpy(uids, tc->unix_uids, tc->n_unix_uids * sizeof(uid_t));
+        free(t->unix_uids);
+        t->unix_uids = uids;
+        t->n_unix_uids = tc->n_unix_uids;
         size_t n = 0;
         for (size_t k = 0; k < nk; k++)
                 if ((keys[n] = strdup(tc->key_hashes[k])))
@@ -140,6 +148,15 @@ Team *teams_by_id(Teams *ts, const char *id)
         for (size_t i = 0; i < ts->n; i++)
                 if (streq(ts->teams[i]->id, id))
                         return ts->teams[i];
+        return NULL;
+}
+
+Team *teams_by_uid(Teams *ts, uid_t uid)
+{
+        for (size_t i = 0; i < ts->n; i++)
+                for (size_t k = 0; !ts->teams[i]->removed && k < ts->teams[i]->n_unix_uids; k++)
+                        if (ts->teams[i]->unix_uids[k] == uid)
+                                return ts->teams[i];
         return NULL;
 }
 

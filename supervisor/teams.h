@@ -20,6 +20,8 @@ typedef struct Team {
         unsigned used;     /* slots taken: sandboxes open now */
         char *plan_tier;
         bool removed; /* dropped from the configuration by a reload; kept while it has sandboxes */
+        uid_t *unix_uids; /* unix_users: who reads its sandboxes on the bus (TeamConfig) */
+        size_t n_unix_uids;
 } Team;
 
 typedef struct Teams Teams;
@@ -43,6 +45,9 @@ void teams_set_observer(Teams *ts, TeamChangedFn fn, void *userdata);
  */
 Team *teams_by_key(Teams *ts, const char *api_key);
 Team *teams_by_id(Teams *ts, const char *id);
+
+/* The first team (not removed) whose unix_users has uid, or NULL. */
+Team *teams_by_uid(Teams *ts, uid_t uid);
 /* All teams (borrowed array of *ret_n). */
 Team *const *teams_list(Teams *ts, size_t *ret_n);
 

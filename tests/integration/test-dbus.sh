@@ -156,8 +156,10 @@ pass "ListSandboxes: rows, the state filter, InvalidArgs"
 # ---- who may do what ----
 "${NOBODY[@]}" busctl --address="$BUS" call sh.pome.Supervisor1 /sh/pome/Supervisor1 \
         sh.pome.Supervisor1 ListTeams >/dev/null || fail "nobody cannot ListTeams"
-"${NOBODY[@]}" busctl --address="$BUS" call sh.pome.Supervisor1 /sh/pome/Supervisor1 \
-        sh.pome.Supervisor1 ListSandboxes s running | grep -q "$A" || fail "nobody cannot ListSandboxes"
+# ListSandboxes: to a user in no team's unix_users, nothing (AccessDenied, by pomed)
+dsend nobody ListSandboxes string:running
+expect_error org.freedesktop.DBus.Error.AccessDenied "ListSandboxes as nobody, in no team" \
+        "in no team's unix_users"
 assert_eq "$("${NOBODY[@]}" busctl --address="$BUS" get-property sh.pome.Supervisor1 "$TEAM" \
         sh.pome.Team1 SessionsUsed)" "u 1" "nobody reads SessionsUsed"
 "${NOBODY[@]}" busctl --address="$BUS" introspect sh.pome.Supervisor1 /sh/pome/Supervisor1 >/dev/null ||
@@ -168,7 +170,7 @@ dsend nobody StopSandbox string:"$A" boolean:true
 expect_error org.freedesktop.DBus.Error.AccessDenied "StopSandbox as nobody" "Rejected send message"
 assert_usage_matches "after refused calls"
 assert_eq "$(team_prop SessionsUsed)" 1 "the sandbox nobody tried to stop is still open"
-pass "nobody reads everything; the policy denies nobody SetQuota and StopSandbox"
+pass "nobody reads teams, lists no team's sandboxes; the policy denies nobody SetQuota and StopSandbox"
 
 dsend SetQuota string:local uint32:5
 expect_ok "SetQuota(local, 5) as root"
@@ -233,6 +235,39 @@ assert_eq "$(states "$B")" "provisioning: ready: expired:lifetime" "SandboxState
 assert_eq "$(signals SandboxStateChanged | jq -r '.payload.data[1]' | sort -u)" \
         local "SandboxStateChanged team"
 pass "exactly one PropertiesChanged per change (5), SandboxStateChanged for every transition"
+
+# ---- ListSandboxes a page at a time, and to the users of a team ----
+page() { bctl --json=short call sh.pome.Supervisor1 /sh/pome/Supervisor1 sh.pome.Supervisor1 \
+        ListSandboxesPage sus "$@"; }
+assert_eq "$(page all 1 "" | jq -c '[.data[0][][0], .data[1]]')" "[\"$B\",true]" \
+        "ListSandboxesPage(all, 1): the newest, and more"
+assert_eq "$(page all 1 "$B" | jq -c '[.data[0][][0], .data[1]]')" "[\"$A\",false]" \
+        "ListSandboxesPage(all, 1) after $B: the last"
+dsend ListSandboxesPage string:all uint32:1001 string:
+expect_error org.freedesktop.DBus.Error.InvalidArgs "ListSandboxesPage(limit 1001)" "1 to 1000"
+dsend ListSandboxesPage string:all uint32:10 string:ses_nosuchsandbox00
+expect_error org.freedesktop.DBus.Error.InvalidArgs "ListSandboxesPage after no sandbox" "starting_after"
+api GET "/v1/sandboxes?state=all&limit=1&starting_after=$B"
+assert_jq '[.data[].session_id, .has_more] | @json' "[\"$A\",false]" "GET /v1/sandboxes?starting_after="
+# a reload names nobody in local's unix_users: nobody lists local's sandboxes
+{
+        sed '/^teams:/,$d' "$TMP/pomed.conf"
+        echo "teams:"
+        echo "  - id: local"
+        echo "    sessions_quota: 10"
+        echo "    unix_users: [nobody]"
+} >"$TMP/pomed.conf.new"
+mv "$TMP/pomed.conf.new" "$TMP/pomed.conf"
+kill -HUP "$POMED_PID"
+for _ in $(seq 100); do
+        grep -q "reload: 1 team" "$TMP/pomed.log" && break
+        sleep 0.05
+done
+"${NOBODY[@]}" busctl --address="$BUS" --json=short call sh.pome.Supervisor1 /sh/pome/Supervisor1 \
+        sh.pome.Supervisor1 ListSandboxesPage sus all 10 "" >"$TMP/nobody-page" ||
+        fail "nobody, in local's unix_users, cannot ListSandboxesPage"
+assert_eq "$(jq -c '[.data[0][][0]]' "$TMP/nobody-page")" "[\"$B\",\"$A\"]" "nobody's page of local's sandboxes"
+pass "ListSandboxesPage and GET /v1/sandboxes page by starting_after; a team's unix_users list its sandboxes"
 
 # ---- a bus that is not there yet, then misconfigured, then gone and back ----
 stop_pomed || fail "pomed did not stop cleanly"

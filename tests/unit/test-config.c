@@ -118,6 +118,12 @@ static void test_refusals(void)
                  "duplicate team"},
                 {"teams:\n  - id: a\n    sessions_quota: 1\n    api_keys_sha256: [abc]\n",
                  "64 hex"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n    unix_users: [no-such-user-here]\n",
+                 "teams[0].unix_users[0]: 'no-such-user-here' is no user of this host"},
+                {"teams:\n  - id: a\n    sessions_quota: 1\n    unix_users: nobody\n",
+                 "teams[0].unix_users must be a list"},
+                {"teams:\n  - id: a\n    sessions_quota: 100001\n",
+                 "sessions_quota: required, 0-100000"},
                 {"a: 1\na: 2\n", "duplicate key"},
                 {"[1, 2]\n", "mapping"},
                 {"key: [unclosed\n", "line"},
@@ -153,6 +159,12 @@ static void test_refusals(void)
         CHECK(strstr(err, "/nonexistent/pomed.conf") != NULL);
         CHECK(config_load("/tmp", &c, err, sizeof(err)) == -EINVAL);
         CHECK(strstr(err, "not a regular file") != NULL);
+        CHECK_OK(load_text(
+                "teams:\n  - id: a\n    sessions_quota: 1\n    unix_users: [root, 65534]\n", &c,
+                err, sizeof(err)));
+        CHECK(c && c->teams[0].n_unix_uids == 2 && c->teams[0].unix_uids[0] == 0 &&
+              c->teams[0].unix_uids[1] == 65534);
+        config_free(c);
         CHECK_OK(load_text("public_url: https://pome.example/base/\n", &c, err, sizeof(err)));
         CHECK(c && streq(c->public_url, "https://pome.example/base")); /* no trailing '/' */
         config_free(c);

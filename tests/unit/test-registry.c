@@ -5,6 +5,7 @@
  * ages; an end never recorded before a start.
  */
 #include <sqlite3.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -123,12 +124,61 @@ static void test_migration_v1(void)
         registry_close(r);
 }
 
+/* Pages: bounded, newest first, every record exactly once by starting_after, team-scoped. */
+static void test_pages(void)
+{
+        unlink(path);
+        Registry *r = open_it();
+        enum { N = 2500 };
+        for (int i = 0; i < N; i++) {
+                char id[32];
+                snprintf(id, sizeof(id), "ses_%05d", i);
+                _cleanup_json_ json_t *d = json_pack("{s:s, s:s, s:s}", "session_id", id, "team_id",
+                                                     i % 5 ? "local" : "other", "state", "done");
+                /* several per second, as a busy host makes them: rowid breaks the ties */
+                CHECK_OK(registry_put_sandbox(r, d, 1000 + i / 7, 2000 + i));
+        }
+        _cleanup_json_ json_t *seen = json_object();
+        const char *after = NULL;
+        _cleanup_free_ char *last = NULL;
+        size_t pages = 0, rows = 0;
+        bool more = true;
+        while (more) {
+                _cleanup_json_ json_t *page = NULL;
+                CHECK_OK(registry_list(r, "local", "all", after, 1000, &page, &more));
+                CHECK(json_array_size(page) <= 1000);
+                size_t i;
+                json_t *d;
+                json_array_foreach (page, i, d) {
+                        const char *id = json_get_str(d, "session_id");
+                        CHECK(streq_ptr(json_get_str(d, "team_id"), "local"));
+                        CHECK(!json_object_get(seen, id));    /* once */
+                        CHECK(!last || strcmp(id, last) < 0); /* newest first */
+                        json_object_set_new(seen, id, json_true());
+                        free(last);
+                        last = strdup(id);
+                        rows++;
+                }
+                after = last;
+                pages++;
+                if (pages > 10)
+                        break;
+        }
+        CHECK(rows == N - N / 5 && pages == 2);
+        /* a cursor of another team's is none of this listing */
+        _cleanup_json_ json_t *none = NULL;
+        CHECK(registry_list(r, "local", "all", "ses_00000", 10, &none, NULL) == -ENOENT);
+        CHECK(registry_list(r, "local", "all", "ses_nosuch", 10, &none, NULL) == -ENOENT);
+        registry_close(r);
+}
+
 int main(void)
 {
         CHECK(mkdtemp(dir));
         snprintf(path, sizeof(path), "%s/pome.db", dir);
         test_clock_and_retention();
         test_migration_v1();
+        test_pages();
         char cmd[160];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         (void)!system(cmd);
