@@ -87,6 +87,10 @@ typedef struct Config {
 
         TeamConfig *teams;
         size_t n_teams;
+
+        /* command line only (pomed --check-registry): SQLite's integrity_check of the
+         * registry at start, not its quick_check */
+        bool check_registry;
 } Config;
 
 #define POD_PACK_AFTER_MAX_USEC  (86400 * UINT64_C(1000000))

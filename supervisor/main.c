@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -25,6 +26,8 @@
 #include "supervisor/image.h"
 #include "supervisor/manager.h"
 #include "supervisor/podhost.h"
+#include "supervisor/registry.h"
+#include "supervisor/rundir.h"
 #include "supervisor/seccomp-policy.h"
 #include "supervisor/statedir.h"
 
@@ -49,6 +52,10 @@ static void help(void)
                "                             in name order\n"
                "      --check-config         validate the configuration and its drop-ins,\n"
                "                             print what applies, and exit (0 valid, 1 not)\n"
+               "      --check-registry       check the registry (pome.db) in full at start\n"
+               "                             (SQLite's integrity_check; quick_check always)\n"
+               "      --rebuild-registry     move a damaged registry aside and rebuild its\n"
+               "                             records from <state-dir>/runs, then exit\n"
                "      --state-dir DIR        state directory (default ./.pome)\n"
                "      --control-listen A:P   control API address (default 127.0.0.1:7070)\n"
                "      --gateway-listen A:P   twin gateway address (default 127.0.0.1:7071)\n"
@@ -66,7 +73,7 @@ static void help(void)
 
 typedef struct Args {
         const char *config, *state_dir, *control_listen, *gateway_listen, *public_url, *bus;
-        bool verbose, check_config;
+        bool verbose, check_config, check_registry, rebuild_registry;
 } Args;
 
 static int parse_args(int argc, char **argv, Args *a)
@@ -79,6 +86,8 @@ static int parse_args(int argc, char **argv, Args *a)
                 ARG_BUS,
                 ARG_VERSION,
                 ARG_CHECK_CONFIG,
+                ARG_CHECK_REGISTRY,
+                ARG_REBUILD_REGISTRY,
         };
         static const struct option opts[] = {
                 {"config", required_argument, NULL, 'c'},
@@ -91,6 +100,8 @@ static int parse_args(int argc, char **argv, Args *a)
                 {"help", no_argument, NULL, 'h'},
                 {"version", no_argument, NULL, ARG_VERSION},
                 {"check-config", no_argument, NULL, ARG_CHECK_CONFIG},
+                {"check-registry", no_argument, NULL, ARG_CHECK_REGISTRY},
+                {"rebuild-registry", no_argument, NULL, ARG_REBUILD_REGISTRY},
                 {},
         };
         int c;
@@ -125,6 +136,12 @@ static int parse_args(int argc, char **argv, Args *a)
                         return 0;
                 case ARG_CHECK_CONFIG:
                         a->check_config = true;
+                        break;
+                case ARG_CHECK_REGISTRY:
+                        a->check_registry = true;
+                        break;
+                case ARG_REBUILD_REGISTRY:
+                        a->rebuild_registry = true;
                         break;
                 default:
                         fprintf(stderr, "Try 'pomed --help'.\n");
@@ -467,6 +484,52 @@ static char *discovery_dir(const Config *cfg)
         return rd && *rd ? strndup(rd, strcspn(rd, ":")) : NULL;
 }
 
+/*
+ * --rebuild-registry: pome.db (and its -wal, -shm) moved aside as pome.db.damaged-<time>, a
+ * new registry made and every record rebuilt from runs/ (manager_rebuild_records); the
+ * teams are written at the next start, from the configuration, as always. The state
+ * directory is held (statedir_open) meanwhile, so no pomed runs on it.
+ */
+static int rebuild_registry(StateDir *state)
+{
+        char stamp[32], from[PATH_MAX], to[PATH_MAX + 64], err[512] = "";
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
+        snprintf(from, sizeof(from), "%s/pome.db", state->path);
+        for (const char *suffix = ""; suffix; suffix = streq(suffix, "")       ? "-wal"
+                                                       : streq(suffix, "-wal") ? "-shm"
+                                                                               : NULL) {
+                char f[PATH_MAX + 8];
+                snprintf(f, sizeof(f), "%s%s", from, suffix);
+                snprintf(to, sizeof(to), "%s.damaged-%s%s", from, stamp, suffix);
+                if (rename(f, to) < 0 && errno != ENOENT) {
+                        log_error_errno(-errno, "--rebuild-registry: cannot move %s aside", f);
+                        return -errno;
+                }
+                if (streq(suffix, "") && access(to, F_OK) == 0)
+                        log_notice("--rebuild-registry: %s moved aside to %s", from, to);
+        }
+        RunDirs *runs = NULL;
+        Registry *reg = NULL;
+        size_t n = 0;
+        int r = rundirs_open(state->runs, &runs);
+        if (r >= 0)
+                r = registry_open(from, 0, &reg, err, sizeof(err));
+        if (r >= 0)
+                r = manager_rebuild_records(reg, runs, &n);
+        registry_close(reg);
+        rundirs_free(runs);
+        if (r < 0) {
+                log_error("--rebuild-registry: %s", err[0] ? err : strerror(-r));
+                return r;
+        }
+        log_notice("--rebuild-registry: %s rebuilt with %zu record%s from %s (their ages are not "
+                   "known: retention counts them from now); start pomed to serve",
+                   from, n, n == 1 ? "" : "s", state->runs);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         Args a = {};
@@ -525,6 +588,13 @@ int main(int argc, char **argv)
                         log_error("%s", err);
                 config_free(cfg);
                 return 1;
+        }
+        cfg->check_registry = a.check_registry;
+        if (a.rebuild_registry) {
+                r = rebuild_registry(state);
+                statedir_free(state);
+                config_free(cfg);
+                return r < 0 ? 1 : 0;
         }
         if (state->world_readable)
                 log_warning("state directory %s is open to every user (mode %04o): its runs hold "

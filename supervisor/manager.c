@@ -202,14 +202,69 @@ static void restore_seeds(Manager *m, const char *id, const json_t *doc)
         }
 }
 
+int manager_rebuild_records(Registry *reg, RunDirs *runs, size_t *ret_n)
+{
+        _cleanup_strv_free_ char **ids = NULL;
+        int r = rundir_list_older(runs, INT64_MAX, &ids);
+        if (r < 0)
+                return r;
+        size_t n = 0;
+        for (char **id = ids; *id; id++) {
+                _cleanup_free_ char *file = rundir_path(runs, *id, "sandbox.json");
+                if (!file)
+                        return -ENOMEM;
+                _cleanup_json_ json_t *doc = json_load_file(file, 0, NULL);
+                int64_t created = 0, ended = 0;
+                if (!json_is_object(doc) || !streq_ptr(json_get_str(doc, "session_id"), *id) ||
+                    parse_rfc3339(json_get_str(doc, "created_at"), &created) < 0) {
+                        log_warning("%s: no readable sandbox.json, left out of the rebuilt "
+                                    "registry (its directory stays)",
+                                    *id);
+                        continue;
+                }
+                (void)parse_rfc3339(json_get_str(doc, "ended_at"), &ended);
+                /* its age is not known: retention counts it from now (registry_put_sandbox) */
+                r = registry_put_sandbox(reg, doc, created, ended);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 static int open_registry(Manager *m, char *err, size_t errlen)
 {
         _cleanup_free_ char *path = NULL;
         if (asprintf(&path, "%s/pome.db", m->state->path) < 0)
                 return -ENOMEM;
-        int r = registry_open(path, &m->registry, err, errlen);
+        int r = registry_open(path, m->cfg->check_registry ? REGISTRY_CHECK_FULL : 0, &m->registry,
+                              err, errlen);
+        if (r == -EBADMSG) {
+                size_t n = strlen(err);
+                snprintf(err + n, errlen - n,
+                         ". Fix: restore it from a backup, or run pomed --rebuild-registry (with "
+                         "the same --config and --state-dir), which moves it aside and rebuilds "
+                         "every record from %s/runs",
+                         m->state->path);
+        }
         if (r < 0)
                 return r;
+        if (registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW) {
+                /* a registry deleted, emptied or moved aside: the runs say what it held */
+                size_t rebuilt = 0;
+                r = manager_rebuild_records(m->registry, m->runs, &rebuilt);
+                if (r < 0) {
+                        snprintf(err, errlen, "%s: cannot rebuild the records from %s/runs: %s",
+                                 path, m->state->path, strerror(-r));
+                        return r;
+                }
+                if (rebuilt > 0)
+                        log_notice("registry %s is new beside %zu kept run%s: their records are "
+                                   "rebuilt from runs/ (their ages are not known: retention "
+                                   "counts them from now)",
+                                   path, rebuilt, rebuilt == 1 ? "" : "s");
+        }
         if (registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW_BOOT)
                 log_info("retention: the machine has booted since pomed last ran; the time it "
                          "was off is not known on the boot clock and does not count toward "

@@ -138,6 +138,14 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
                      bool *ret_owned, const char **ret_twin, SandboxError *e);
 
 /*
+ * Writes into reg a record for every run directory of runs whose sandbox.json reads
+ * (session_id its name, created_at a time); the others are left out, with a warning, and
+ * their directories stay. What an empty or rebuilt registry knows after a loss of pome.db.
+ * The number written in *ret_n. 0, -EIO, -ENOMEM.
+ */
+int manager_rebuild_records(Registry *reg, RunDirs *runs, size_t *ret_n);
+
+/*
  * Sandboxes of team_id (NULL: all), newest first, filtered like the API's ?state= (NULL or
  * "all", "running" = ready + running, or a state name), after the record of id after (may be
  * NULL; registry_list), at most limit: a new array of their records, open ones shown live.

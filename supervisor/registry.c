@@ -63,7 +63,35 @@ static const char schema_indexes[] =
 static int fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {
         snprintf(err, errlen, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
-        return -EIO;
+        int code = db ? sqlite3_errcode(db) & 0xff : SQLITE_NOMEM;
+        /* a file that is not (or no longer) a database is damage, not an I/O error */
+        return code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? -EBADMSG : -EIO;
+}
+
+/*
+ * SQLite's own check of the file: quick_check (O(N), the pages and their records, what a
+ * start can afford) or, with full, integrity_check (the indexes against their tables too).
+ * 0 when it answers "ok", else -EBADMSG with its first complaint in err.
+ */
+static int check(Registry *r, bool full, char *err, size_t errlen, const char *path)
+{
+        sqlite3_stmt *st = NULL;
+        const char *pragma = full ? "integrity_check" : "quick_check";
+        char sql[48];
+        snprintf(sql, sizeof(sql), "PRAGMA %s(1)", pragma);
+        if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+                return fail(r->db, err, errlen, path);
+        int rc = sqlite3_step(st), q = 0;
+        const char *answer = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+        if (rc != SQLITE_ROW)
+                q = fail(r->db, err, errlen, path);
+        else if (!streq_ptr(answer, "ok")) {
+                snprintf(err, errlen, "%s is damaged: SQLite's %s found \"%s\"", path, pragma,
+                         strempty(answer));
+                q = -EBADMSG;
+        }
+        sqlite3_finalize(st);
+        return q;
 }
 
 static int exec(Registry *r, const char *sql)
@@ -146,7 +174,7 @@ int registry_clock_save(Registry *r)
         return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
+int registry_open(const char *path, unsigned flags, Registry **ret, char *err, size_t errlen)
 {
         Registry *r = calloc(1, sizeof(*r));
         if (!r)
@@ -164,6 +192,9 @@ int registry_open(const char *path, Registry **ret, char *err, size_t errlen)
                  exec(r, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
                          "PRAGMA foreign_keys=ON;") < 0)
                 q = fail(r->db, err, errlen, path);
+        /* a damaged file is said now, not found one failed write at a time later */
+        if (q == 0)
+                q = check(r, flags & REGISTRY_CHECK_FULL, err, errlen, path);
         if (q == 0) {
                 sqlite3_stmt *st = NULL;
                 int version = -1;

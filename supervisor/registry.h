@@ -25,13 +25,19 @@ typedef enum RegistryClockStart {
                                      count (it cannot be known), so runs are kept longer */
 } RegistryClockStart;
 
+/* registry_open flags */
+enum {
+        REGISTRY_CHECK_FULL = 1u << 0, /* PRAGMA integrity_check, not quick_check */
+};
+
 /*
- * Opens (creating) the database at path, in WAL mode, and brings its schema to the
- * current version. Returns 0, or negative errno with a sentence in err (errlen bytes):
- * -EIO for SQLite errors (a damaged or locked file), -EPROTO for a schema newer than
- * this pomed knows.
+ * Opens (creating) the database at path, in WAL mode, checks it (SQLite's quick_check, or
+ * integrity_check with REGISTRY_CHECK_FULL) and brings its schema to the current version.
+ * Returns 0, or negative errno with a sentence in err (errlen bytes): -EBADMSG for a damaged
+ * file (not a database, or a check that does not answer "ok"), -EIO for other SQLite errors
+ * (a locked or unreadable file), -EPROTO for a schema newer than this pomed knows.
  */
-int registry_open(const char *path, Registry **ret, char *err, size_t errlen);
+int registry_open(const char *path, unsigned flags, Registry **ret, char *err, size_t errlen);
 
 Registry *registry_close(Registry *r);
 

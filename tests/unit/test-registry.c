@@ -24,7 +24,7 @@ static Registry *open_it(void)
 {
         char err[256] = "";
         Registry *r = NULL;
-        int q = registry_open(path, &r, err, sizeof(err));
+        int q = registry_open(path, 0, &r, err, sizeof(err));
         if (q < 0)
                 fprintf(stderr, "registry_open: %s\n", err);
         CHECK(q == 0 && r);
