@@ -84,29 +84,37 @@ static void strv_freep(char ***p)
 /* ---- access ---- */
 
 /*
- * Mutations are for root (or, when pomed itself is not root — on a user bus —, for its own
- * user). The euid is the one dbus-daemon read with SO_PEERCRED when the caller connected.
+ * The caller's euid, the one dbus-daemon read with SO_PEERCRED when the caller connected.
  * SD_BUS_CREDS_AUGMENT is deliberately not asked for: augmented fields are read from
  * /proc/<pid> later, and a reused pid could make them lie (systemd's
- * sd_bus_query_sender_privilege() refuses them for the same reason). The caller's euid goes
- * to ret_uid, for the log.
+ * sd_bus_query_sender_privilege() refuses them for the same reason). 0, or an AccessDenied
+ * error in error (what names the method's rule) when the bus cannot tell.
  */
-static int check_privileged(sd_bus_message *m, uid_t *ret_uid, sd_bus_error *error)
+static int caller_euid(sd_bus_message *m, const char *rule, uid_t *ret, sd_bus_error *error)
 {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        uid_t euid;
-        int r;
-
-        r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
+        int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
         if (r >= 0)
-                r = sd_bus_creds_get_euid(creds, &euid);
+                r = sd_bus_creds_get_euid(creds, ret);
         if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID))
                 r = -EPERM;
         if (r < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "%s() is for root only, and the bus cannot tell who "
-                                         "is calling: %s",
-                                         sd_bus_message_get_member(m), strerror(-r));
+                                         "%s() is %s, and the bus cannot tell who is calling: %s",
+                                         sd_bus_message_get_member(m), rule, strerror(-r));
+        return 0;
+}
+
+/*
+ * Mutations are for root (or, when pomed itself is not root — on a user bus —, for its own
+ * user). The caller's euid goes to ret_uid, for the log.
+ */
+static int check_privileged(sd_bus_message *m, uid_t *ret_uid, sd_bus_error *error)
+{
+        uid_t euid;
+        int r = caller_euid(m, "for root only", &euid, error);
+        if (r < 0)
+                return r;
         if (euid != 0 && euid != geteuid())
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "%s() changes what pomed runs and is for root only.",
@@ -184,16 +192,10 @@ static uint64_t epoch_usec(const char *rfc3339)
  */
 static int list_scope(Bus *b, sd_bus_message *m, Team **ret, sd_bus_error *error)
 {
-        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        uid_t euid = 0;
-        int r = sd_bus_query_sender_creds(m, SD_BUS_CREDS_EUID, &creds);
-        if (r >= 0)
-                r = sd_bus_creds_get_euid(creds, &euid);
-        if (r >= 0 && (sd_bus_creds_get_augmented_mask(creds) & SD_BUS_CREDS_EUID))
-                r = -EPERM;
+        uid_t euid;
+        int r = caller_euid(m, "scoped by the caller's team", &euid, error);
         if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "The bus cannot tell who is calling: %s", strerror(-r));
+                return r;
         *ret = NULL;
         if (euid == 0 || euid == geteuid())
                 return 0;
