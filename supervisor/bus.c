@@ -325,6 +325,7 @@ static int bus_error(sd_bus_error *error, const SandboxError *e)
                 [SANDBOX_ERR_ENDED] = BUS_ERROR_ENDED,
                 [SANDBOX_ERR_EXPIRED] = BUS_ERROR_EXPIRED,
                 [SANDBOX_ERR_SHUTTING_DOWN] = BUS_ERROR_SHUTTING_DOWN,
+                [SANDBOX_ERR_BUSY] = SD_BUS_ERROR_LIMITS_EXCEEDED,
                 [SANDBOX_ERR_START_FAILED] = SD_BUS_ERROR_FAILED,
                 [SANDBOX_ERR_INTERNAL] = SD_BUS_ERROR_FAILED,
         };

@@ -28,6 +28,8 @@ static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "  max_body: 1M\n"
                                        "  max_tape: 64M\n"
                                        "  max_pending_calls: 64\n"
+                                       "  max_starting: 256\n"
+                                       "  max_queued_creates: 4096\n"
                                        "  drain_timeout: 10s\n"
                                        "  max_connections: 1000\n"
                                        "  max_connections_per_client: 256\n"
@@ -479,6 +481,8 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                                  "max_tape",
                                                  "drain_timeout",
                                                  "max_pending_calls",
+                                                 "max_starting",
+                                                 "max_queued_creates",
                                                  "max_connections_per_client",
                                                  "header_timeout",
                                                  "body_timeout",
@@ -557,13 +561,25 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                     (r = get_duration(lim, "body_timeout", "limits", &c->body_timeout_usec, e)) < 0)
                         return r;
                 uint64_t mb = c->max_body, mc = c->max_connections,
-                         mpc = c->max_connections_per_client, mp = c->max_pending_calls;
+                         mpc = c->max_connections_per_client, mp = c->max_pending_calls,
+                         ms = c->max_starting, mq = c->max_queued_creates;
                 if ((r = get_size(lim, "max_body", "limits", &mb, e)) < 0 ||
                     (r = get_size(lim, "max_connections", "limits", &mc, e)) < 0 ||
                     (r = get_size(lim, "max_connections_per_client", "limits", &mpc, e)) < 0 ||
                     (r = get_size(lim, "max_tape", "limits", &c->max_tape, e)) < 0 ||
-                    (r = get_size(lim, "max_pending_calls", "limits", &mp, e)) < 0)
+                    (r = get_size(lim, "max_pending_calls", "limits", &mp, e)) < 0 ||
+                    (r = get_size(lim, "max_starting", "limits", &ms, e)) < 0 ||
+                    (r = get_size(lim, "max_queued_creates", "limits", &mq, e)) < 0)
                         return r;
+                if (ms == 0 || ms > 100000)
+                        return cfg_fail(e, "/limits/max_starting",
+                                        "limits.max_starting must be between 1 and 100000");
+                if (mq > 1000000)
+                        return cfg_fail(e, "/limits/max_queued_creates",
+                                        "limits.max_queued_creates must be between 0 and "
+                                        "1000000");
+                c->max_starting = (unsigned)ms;
+                c->max_queued_creates = (unsigned)mq;
                 if (mc == 0 || mc > 100000 || mpc == 0 || mpc > mc)
                         return cfg_fail(e,
                                         mc == 0 || mc > 100000

@@ -54,6 +54,8 @@ typedef struct Config {
         uint64_t drain_timeout_usec;   /* SIGTERM: how long calls in flight may take to finish */
         uint64_t max_tape;             /* bytes of tape per sandbox before it ends (tape_full) */
         unsigned max_pending_calls;    /* calls queued or in flight per pod before 503 busy */
+        unsigned max_starting;         /* sandboxes starting their pods at once; more wait */
+        unsigned max_queued_creates;   /* creates waiting for a start beyond that: 503 busy */
         size_t max_body;               /* bytes, both listeners */
         unsigned max_connections;      /* per listener */
         unsigned max_connections_per_client; /* per listener and client address */

@@ -55,10 +55,16 @@ static void reply_envelope(Call *c, int status, const char *type, const char *me
         _cleanup_json_ json_t *body =
                 json_pack("{s:{s:s, s:s, s:O?, s:s}}", "error", "type", type, "message", message,
                           "details", details, "request_id", c->request_id);
-        if (status >= 500)
+        bool busy = streq(type, "busy");
+        /* a burst's refusals are the admission working, not a fault: not one line each */
+        if (status >= 500 && !busy)
                 log_warning("%s %s → %d %s: %s", http_request_method(c->rq),
                             http_request_path(c->rq), status, type, message);
-        reply_json(c, status, body);
+        _cleanup_json_ json_t *h = json_pack("{s:s}", "X-Request-Id", c->request_id);
+        /* RFC 9110 §10.2.3: when to try again */
+        if (h && (busy || status == 503))
+                json_object_set_new(h, "Retry-After", json_string("1"));
+        (void)http_reply_json(c->rq, status, h, body);
 }
 
 /* The one place a domain error becomes HTTP (CONTRACT.md error types). */
@@ -76,6 +82,7 @@ static void reply_error(Call *c, const SandboxError *e)
                 [SANDBOX_ERR_ENDED] = {409, "conflict"},
                 [SANDBOX_ERR_EXPIRED] = {410, "session_expired"},
                 [SANDBOX_ERR_SHUTTING_DOWN] = {503, "shutting_down"},
+                [SANDBOX_ERR_BUSY] = {503, "busy"},
                 [SANDBOX_ERR_START_FAILED] = {503, "internal_error"},
                 [SANDBOX_ERR_INTERNAL] = {500, "internal_error"},
         };

@@ -38,6 +38,11 @@ struct Manager {
         ManagerObserver observer;
         sd_event_source *gc_timer;
         bool swept; /* run directories without a record were looked for once */
+        /* admission: sandboxes starting their pods (at most limits.max_starting), and the
+         * FIFO of admitted ones waiting for a start (at most limits.max_queued_creates) */
+        unsigned n_starting, n_queued;
+        Sandbox *queue_head, *queue_tail;
+        bool starting_queued; /* start_queued is running: a nested call returns */
         /* drain */
         bool draining;
         uint64_t drain_deadline; /* CLOCK_MONOTONIC µs */
@@ -46,13 +51,60 @@ struct Manager {
         void *drain_userdata;
 };
 
+/* ---- admission ---- */
+
+/* Takes s out of the admission queue (when it is in it). */
+static void dequeue(Manager *m, Sandbox *s)
+{
+        if (!s->queued)
+                return;
+        Sandbox **p = &m->queue_head, *prev = NULL;
+        while (*p && *p != s) {
+                prev = *p;
+                p = &(*p)->queue_next;
+        }
+        if (*p) {
+                *p = s->queue_next;
+                if (m->queue_tail == s)
+                        m->queue_tail = prev;
+        }
+        s->queue_next = NULL;
+        s->queued = false;
+        m->n_queued--;
+}
+
+/* Starts the waiting sandboxes, oldest first, while fewer than limits.max_starting start. */
+static void start_queued(Manager *m)
+{
+        if (m->starting_queued)
+                return;
+        m->starting_queued = true;
+        while (m->queue_head && m->n_starting < m->cfg->max_starting) {
+                Sandbox *s = m->queue_head;
+                dequeue(m, s);
+                if (s->state != SANDBOX_PROVISIONING)
+                        continue;
+                s->starting = true;
+                m->n_starting++;
+                sandbox_start(s); /* may end s, and so come back through on_state_changed */
+        }
+        m->starting_queued = false;
+}
+
 /* ---- hooks from the sandboxes and the teams ---- */
 
 static void on_state_changed(Sandbox *s, void *userdata)
 {
         Manager *m = userdata;
-        if (s->state != SANDBOX_PROVISIONING)
+        if (s->state != SANDBOX_PROVISIONING) {
+                dequeue(m, s); /* ended while it waited (a drain, its lifetime) */
+                if (s->starting) {
+                        s->starting = false;
+                        m->n_starting--;
+                        start_queued(m);
+                }
                 podpool_kick(m->pool); /* a create answered: the pool may refill */
+        }
         if (m->observer.state_changed)
                 m->observer.state_changed(s, m->observer.userdata);
 }
@@ -72,6 +124,11 @@ static void on_slot_released(Sandbox *s, void *userdata)
 
 static void unlink_sandbox(Manager *m, Sandbox *s)
 {
+        dequeue(m, s);
+        if (s->starting) {
+                s->starting = false;
+                m->n_starting--;
+        }
         (void)hashmap_remove(m->by_id, s->id);
         if (s->prev)
                 s->prev->next = s->next;
@@ -497,7 +554,7 @@ int manager_reload_teams(Manager *m, const Config *cfg)
 
 /* ---- create ---- */
 
-/* What validate prepares for a create and the spec borrows until sandbox_spawn. */
+/* What validate prepares for a create and the spec borrows until sandbox_admit. */
 typedef struct Seeds {
         SeedText *data[SANDBOX_TWINS_MAX];
         GradeTask *task;
@@ -674,6 +731,16 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
         _cleanup_(seeds_done) Seeds seeds = {};
         if (validate(m, rq, &spec, &seeds, e) < 0)
                 return -1;
+        /* Admission, as a load balancer does it: beyond what can start now and what may wait
+         * for a start, 503 before a slot or a pod is spent. */
+        if (m->n_starting >= m->cfg->max_starting && m->n_queued >= m->cfg->max_queued_creates)
+                return sandbox_error(e, SANDBOX_ERR_BUSY,
+                                     json_pack("{s:i, s:i}", "starting", (int)m->n_starting,
+                                               "queued", (int)m->n_queued),
+                                     "pomed is starting %u sandboxes and %u more wait for a "
+                                     "start (limits.max_starting, limits.max_queued_creates). "
+                                     "Retry shortly.",
+                                     m->n_starting, m->n_queued);
         /* Width: reserve the slot before anything is spawned. */
         if (!teams_take_slot(m->teams, t))
                 return sandbox_error(e, SANDBOX_ERR_QUOTA,
@@ -690,7 +757,20 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                 teams_release_slot(m->teams, t);
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         }
-        sandbox_spawn(s, &spec, cb, userdata); /* s may be gone when this returns */
+        /* its run directory and lifetime now; its pods when a start is free, in order */
+        char id[sizeof(s->id)];
+        memcpy(id, s->id, sizeof(id));
+        sandbox_admit(s, &spec, cb, userdata);
+        if (hashmap_get(m->by_id, id) != s || s->state != SANDBOX_PROVISIONING)
+                return 0; /* admitting failed: ended (maybe freed), answered through cb */
+        s->queued = true;
+        if (m->queue_tail)
+                m->queue_tail->queue_next = s;
+        else
+                m->queue_head = s;
+        m->queue_tail = s;
+        m->n_queued++;
+        start_queued(m);
         return 0;
 }
 
@@ -1039,6 +1119,16 @@ int manager_write_metrics(Manager *m, FILE *f)
                         fprintf(f, "\"} %u\n", slots[k].quota ? teams[i]->quota : teams[i]->used);
                 }
         }
+        fprintf(f,
+                "# HELP pome_creates_starting Sandboxes starting their pods now (at most "
+                "limits.max_starting).\n"
+                "# TYPE pome_creates_starting gauge\n"
+                "pome_creates_starting %u\n"
+                "# HELP pome_creates_queued Creates admitted and waiting for a start, in order (at "
+                "most limits.max_queued_creates; beyond it 503 busy).\n"
+                "# TYPE pome_creates_queued gauge\n"
+                "pome_creates_queued %u\n",
+                m->n_starting, m->n_queued);
         fprintf(f,
                 "# HELP pome_build_info The pomed version serving, always 1.\n"
                 "# TYPE pome_build_info gauge\n"

@@ -186,6 +186,7 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         for (size_t i = 0; i < spec->n_twins; i++) {
                 s->twins[i].sandbox = s;
                 s->twins[i].kind = spec->images[i]->kind;
+                s->twins[i].image = spec->images[i];
                 s->twins[i].seed = seed_text_ref(spec->seeds[i]);
                 if (!(s->twins[i].seed_name = strdup(spec->seed_names[i]))) {
                         sandbox_free(s);
@@ -534,12 +535,11 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
         return 0;
 }
 
-void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, void *userdata)
+void sandbox_admit(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, void *userdata)
 {
         const SandboxEnv *env = s->env;
         s->on_created = cb;
         s->created_userdata = userdata;
-        s->spawn_usec = now_usec(CLOCK_MONOTONIC);
         int r = open_run(s, spec);
         if (r < 0) {
                 log_error_errno(r, "%s: cannot open the tapes", s->id);
@@ -554,15 +554,27 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                    s->n_twins == 1 ? "" : "s");
 
         /* The lifetime clock runs on the boot clock from the sandbox's creation (systemd's
-         * rule: CLOCK_BOOTTIME for every timeout, the wall clock for display only); tokens
-         * carry expires_at, its wall-clock reading then, as exp. */
-        r = sd_event_add_time_relative(env->event, &s->start_timer, CLOCK_BOOTTIME,
-                                       env->cfg->start_timeout_usec, USEC_PER_MSEC,
-                                       on_start_timeout, s);
-        if (r >= 0)
-                r = sd_event_add_time(env->event, &s->lifetime_timer, CLOCK_BOOTTIME,
-                                      s->created_boot_usec + s->lifetime_usec, USEC_PER_MSEC * 10,
-                                      on_lifetime, s);
+         * rule: CLOCK_BOOTTIME for every timeout, the wall clock for display only), a wait for
+         * its start included; tokens carry expires_at, its wall-clock reading then, as exp. */
+        r = sd_event_add_time(env->event, &s->lifetime_timer, CLOCK_BOOTTIME,
+                              s->created_boot_usec + s->lifetime_usec, USEC_PER_MSEC * 10,
+                              on_lifetime, s);
+        if (r < 0) {
+                log_error_errno(r, "%s: cannot arm the clocks", s->id);
+                fail_start(s, "start_failed");
+        }
+}
+
+void sandbox_start(Sandbox *s)
+{
+        const SandboxEnv *env = s->env;
+        if (s->state != SANDBOX_PROVISIONING || s->spawn_usec)
+                return;
+        s->spawn_usec = now_usec(CLOCK_MONOTONIC);
+        /* the start clock runs from now, not from a wait in the admission queue */
+        int r = sd_event_add_time_relative(env->event, &s->start_timer, CLOCK_BOOTTIME,
+                                           env->cfg->start_timeout_usec, USEC_PER_MSEC,
+                                           on_start_timeout, s);
         if (r >= 0 && s->idle_usec)
                 r = sd_event_add_time_relative(env->event, &s->idle_timer, CLOCK_BOOTTIME,
                                                s->idle_usec, USEC_PER_MSEC * 10, on_idle, s);
@@ -577,18 +589,18 @@ void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, voi
                 char err[256] = "";
                 s->twins[i].spawned_usec = now_usec(CLOCK_MONOTONIC);
                 /* a warm pod when the pool has one (podpool.h), else one spawned now */
-                Pod *warm = podpool_take(env->pool, spec->images[i]);
+                const Image *img = s->twins[i].image;
+                const SeedText *seed = s->twins[i].seed;
+                Pod *warm = podpool_take(env->pool, img);
                 if (warm) {
-                        r = pod_load(warm, s->id, spec->seeds[i]->data, spec->seeds[i]->len, &pcb,
-                                     s, err, sizeof(err));
+                        r = pod_load(warm, s->id, seed->data, seed->len, &pcb, s, err, sizeof(err));
                         if (r < 0)
                                 pod_free(warm); /* kills and reaps it: no pod half-given */
                         else
                                 s->twins[i].pod = warm;
                 } else
-                        r = pod_start(env->pods, s->id, spec->images[i]->kind, spec->seeds[i]->data,
-                                      spec->seeds[i]->len, &spec->images[i]->limits, &pcb, s,
-                                      &s->twins[i].pod, err, sizeof(err));
+                        r = pod_start(env->pods, s->id, img->kind, seed->data, seed->len,
+                                      &img->limits, &pcb, s, &s->twins[i].pod, err, sizeof(err));
                 if (r < 0) {
                         log_error("%s: %s", s->id, err);
                         s->twins[i].exit_how = strdup("setup_failed");

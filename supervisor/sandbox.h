@@ -6,7 +6,7 @@
  *
  *   provisioning → ready → running → done | expired | failed | stopped
  *
- * Its owner (the manager) reserves the slot before sandbox_spawn() and is told
+ * Its owner (the manager) reserves the slot before sandbox_admit() and is told
  * through SandboxHooks when the slot is free again (the moment the sandbox
  * leaves the open states) and when the teardown is complete (pods reaped,
  * cgroups gone, tapes closed, waiters answered): then it frees the sandbox. An
@@ -65,6 +65,7 @@ typedef enum SandboxErrorCode {
         SANDBOX_ERR_ENDED,         /* has ended (not expired): nothing left to do */
         SANDBOX_ERR_EXPIRED,       /* its lifetime or idle clock ended it */
         SANDBOX_ERR_SHUTTING_DOWN, /* pomed is draining */
+        SANDBOX_ERR_BUSY,          /* more creates wait than limits.max_queued_creates */
         SANDBOX_ERR_START_FAILED,  /* a pod did not come up; nothing was left running */
         SANDBOX_ERR_INTERNAL,      /* out of memory, I/O */
 } SandboxErrorCode;
@@ -91,6 +92,7 @@ typedef struct Sandbox Sandbox;
 typedef struct SandboxTwin {
         Sandbox *sandbox; /* the sandbox it belongs to */
         const TwinKind *kind;
+        const Image *image; /* its image (borrowed: images live as long as pomed) */
         char *seed_name;
         SeedText *seed;               /* what its pod loads; kept as <twin>.seed.json at the end */
         bool seed_kept;               /* <twin>.seed.json is written */
@@ -158,7 +160,10 @@ struct Sandbox {
         /* private */
         struct Grader *grader; /* the grading child of a finalize, while it runs */
         sd_event_source *lifetime_timer, *idle_timer, *start_timer;
-        uint64_t spawn_usec; /* CLOCK_MONOTONIC when sandbox_spawn started it */
+        uint64_t spawn_usec; /* CLOCK_MONOTONIC when sandbox_start started it, 0 before */
+        bool starting;       /* the manager counts it among the sandboxes starting */
+        Sandbox *queue_next; /* the manager's admission queue: the next waiting, or NULL */
+        bool queued;         /* in that queue */
         bool discard, gone;
         unsigned live_pods;
         struct SandboxWaiter *waiters;
@@ -177,7 +182,7 @@ typedef struct SandboxSpec {
         uint64_t idle_usec;        /* idle clock: already capped; 0 = off */
         const char *task;          /* NULL = none */
         bool task_named;           /* task was given by the caller (not taken from the task file) */
-        const char *task_markdown; /* the task file (NULL = none), borrowed until sandbox_spawn */
+        const char *task_markdown; /* the task file (NULL = none), borrowed until sandbox_admit */
         size_t task_markdown_len;
         unsigned n_model_criteria; /* the task's [model] criteria: what a judge will be asked */
 } SandboxSpec;
@@ -213,11 +218,20 @@ void sandbox_abandon(Sandbox *s, const char *reason);
 void sandbox_free(Sandbox *s);
 
 /*
- * Starts what s needs: its run directory and tapes, its clocks, one pod per twin. cb runs
- * exactly once, later or — when a pod cannot even be spawned — before this returns. Any
- * failure ends s (failed, start_failed) and is reported through cb after the teardown.
+ * Admits s, still provisioning: its run directory and tapes (from spec, which may go after
+ * this returns) and its lifetime clock. cb runs exactly once, when the create is answered:
+ * with s once its pods are up (sandbox_start), else with the error. A failure here ends s
+ * (failed, start_failed), reported through cb after the teardown, maybe before this returns.
  */
-void sandbox_spawn(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, void *userdata);
+void sandbox_admit(Sandbox *s, const SandboxSpec *spec, SandboxCreatedFn cb, void *userdata);
+
+/*
+ * Starts an admitted sandbox's pods, one per twin (a warm one from the pool when there is
+ * one), its start clock (limits.start_timeout, from now) and its idle clock. Nothing when s
+ * is no longer provisioning or has started already. A pod that cannot even be spawned ends s
+ * (failed, start_failed): s may be gone when this returns.
+ */
+void sandbox_start(Sandbox *s);
 
 /*
  * Ends an open sandbox: state and reason are set now, the slot is released now, pods are
