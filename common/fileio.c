@@ -71,10 +71,9 @@ int write_all(int fd, const void *data, size_t len)
         return 0;
 }
 
-int write_file_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
-                  int atomic)
+int write_file_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode, int flags)
 {
-        if (!atomic) {
+        if (!(flags & WRITE_FILE_ATOMIC)) {
                 _cleanup_close_ int fd = openat(
                         dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
                 if (fd < 0)
@@ -95,6 +94,8 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t len, mod
                 if (fd < 0)
                         return negative_errno();
                 r = write_all(fd, data, len);
+                if (r >= 0 && (flags & WRITE_FILE_SYNC) && fdatasync(fd) < 0)
+                        r = negative_errno();
         }
         if (r >= 0 && renameat(dirfd, tmp, dirfd, path) < 0)
                 r = negative_errno();

@@ -20,14 +20,22 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
 /* Writes all len bytes to a blocking fd, retrying on EINTR. 0, -EIO (no progress), -errno. */
 int write_all(int fd, const void *data, size_t len);
 
+/* write_file_at flags */
+enum {
+        WRITE_FILE_ATOMIC =
+                1 << 0,           /* a temporary file renamed over path: old or new, never a part */
+        WRITE_FILE_SYNC = 1 << 1, /* with ATOMIC: the bytes synced (fdatasync) before the rename,
+                                     so a power cut leaves the old file or the whole new one */
+};
+
 /*
  * Writes len bytes of data to path (relative to dirfd), created with mode or truncated.
- * With atomic, the bytes go to a temporary file in the same directory that is then
- * renamed over path, so readers see the old or the new content, never a part. Returns 0
- * or negative errno (-EIO for a short write).
+ * flags: WRITE_FILE_ATOMIC, WRITE_FILE_SYNC (0 or 1 as before: plain or atomic). A write
+ * that fails (a full disk: ENOSPC) leaves an atomic path as it was and no temporary file.
+ * Returns 0 or negative errno (-EIO for a short write).
  */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
-                  int atomic);
+                  int flags);
 
 /*
  * Removes name (relative to dirfd) and, when it is a directory, everything below it,

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "supervisor/manager.h"
 
+#include <fcntl.h>
+
+#include "common/fileio.h"
 #include "common/hashmap.h"
 #include "common/json-util.h"
 #include "common/strv.h"
@@ -252,10 +255,18 @@ static void restore_seeds(Manager *m, const char *id, const json_t *doc)
                 snprintf(name, sizeof(name), "%s.seed.json", twin);
                 _cleanup_free_ char *path = rundir_path(m->runs, id, name);
                 _cleanup_(seed_text_unrefp) SeedText *t = NULL;
-                if (!img || !seed || !path || access(path, F_OK) == 0 ||
-                    image_seed_get(img, seed, &t) < 0)
+                if (!img || !seed || !path || image_seed_get(img, seed, &t) < 0)
                         continue;
-                (void)rundir_write(m->runs, id, name, t->data, t->len, false);
+                /* kept whole, or written again: a pomed before atomic writes (or a full
+                 * disk) may have left it cut short */
+                _cleanup_free_ char *have = NULL;
+                size_t have_len = 0;
+                if (read_file_at(AT_FDCWD, path, t->len + 1, &have, &have_len) >= 0 &&
+                    have_len == t->len && memcmp(have, t->data, t->len) == 0)
+                        continue;
+                if (rundir_write(m->runs, id, name, t->data, t->len, true) >= 0 && have)
+                        log_notice("%s: %s was cut short (%zu of %zu bytes): written again", id,
+                                   name, have_len, t->len);
         }
 }
 

@@ -74,7 +74,9 @@ int rundir_write(RunDirs *d, const char *sid, const char *name, const void *data
         char rel[128];
         if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", sid, name) >= sizeof(rel))
                 return -ENAMETOOLONG;
-        return write_file_at(d->fd, rel, data, len, 0640, atomic);
+        /* a run's file is kept whole or not at all: the old content or the whole new one */
+        return write_file_at(d->fd, rel, data, len, 0640,
+                             atomic ? WRITE_FILE_ATOMIC | WRITE_FILE_SYNC : 0);
 }
 
 int rundir_write_json(RunDirs *d, const char *sid, const char *name, const json_t *doc)
@@ -82,7 +84,14 @@ int rundir_write_json(RunDirs *d, const char *sid, const char *name, const json_
         _cleanup_free_ char *s = json_dumps(doc, JSON_INDENT(2) | JSON_ENCODE_ANY);
         if (!s)
                 return -ENOMEM;
-        return rundir_write(d, sid, name, s, strlen(s), true);
+        char rel[128];
+        if (!valid_sid(sid))
+                return -EINVAL;
+        if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", sid, name) >= sizeof(rel))
+                return -ENAMETOOLONG;
+        /* atomic, not synced: sandbox.json mirrors the registry's record at every
+         * transition, and the registry is what a power cut is recovered from */
+        return write_file_at(d->fd, rel, s, strlen(s), 0640, WRITE_FILE_ATOMIC);
 }
 
 bool rundir_exists(RunDirs *d, const char *sid)

@@ -24,11 +24,14 @@ int rundir_create(RunDirs *d, const char *sid);
 /* Absolute path of runs/<sid>/<name> (name NULL: the directory) as a new string, or NULL. */
 char *rundir_path(RunDirs *d, const char *sid, const char *name);
 
-/* Writes name in runs/<sid> (len bytes; atomically: temporary file + rename). 0 or -errno. */
+/* Writes name in runs/<sid> (len bytes); with atomic, whole or not at all: a temporary file,
+ * synced, renamed over it (a full disk leaves the old file, never a truncated one). 0 or
+ * -errno. */
 int rundir_write(RunDirs *d, const char *sid, const char *name, const void *data, size_t len,
                  bool atomic);
 
-/* rundir_write of doc as indented JSON (borrowed), atomically. 0 or -errno. */
+/* doc as indented JSON (borrowed) to runs/<sid>/name, atomically but not synced (a mirror
+ * of a record the registry holds: sandbox.json). 0 or -errno. */
 int rundir_write_json(RunDirs *d, const char *sid, const char *name, const json_t *doc);
 
 /* True when runs/<sid> exists. */

@@ -127,7 +127,7 @@ static void keep_seeds(Sandbox *s)
                         continue;
                 char name[64];
                 snprintf(name, sizeof(name), "%s.seed.json", t->kind->name);
-                int r = rundir_write(s->env->runs, s->id, name, t->seed->data, t->seed->len, false);
+                int r = rundir_write(s->env->runs, s->id, name, t->seed->data, t->seed->len, true);
                 if (r < 0 && r != -ENOENT)
                         log_warning_errno(r, "%s: cannot keep the %s seed", s->id, t->kind->name);
                 t->seed_kept = true;

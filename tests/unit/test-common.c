@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "check.h"
@@ -90,6 +92,30 @@ static void test_fileio(void)
         CHECK(read_file_at(dfd, "a.txt", 2, &buf, &len) == -EFBIG);
         CHECK(read_file_at(dfd, "missing", 100, &buf, &len) == -ENOENT);
         CHECK(faccessat(dfd, ".#a.txt.tmp", F_OK, 0) < 0); /* no temporary left */
+        /* a write the disk refuses (here RLIMIT_FSIZE's EFBIG, as ENOSPC would): the atomic
+         * file keeps its old bytes whole and no temporary is left; a plain one is cut short */
+        {
+                static char big[64 * 1024];
+                memset(big, 'x', sizeof(big));
+                struct rlimit old, small = {.rlim_cur = 4096, .rlim_max = RLIM_INFINITY};
+                CHECK(getrlimit(RLIMIT_FSIZE, &old) == 0);
+                small.rlim_max = old.rlim_max;
+                void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+                CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+                int ra = write_file_at(dfd, "a.txt", big, sizeof(big), 0640,
+                                       WRITE_FILE_ATOMIC | WRITE_FILE_SYNC);
+                int rp = write_file_at(dfd, "plain.txt", big, sizeof(big), 0640, 0);
+                CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+                signal(SIGXFSZ, prev);
+                CHECK(ra < 0 && rp < 0);
+                CHECK_OK(read_file_at(dfd, "a.txt", 100, &buf, &len));
+                CHECK(buf && len == 3 && streq(buf, "bye"));
+                free(buf);
+                CHECK(faccessat(dfd, ".#a.txt.tmp", F_OK, 0) < 0);
+                CHECK_OK(read_file_at(dfd, "plain.txt", sizeof(big) + 1, &buf, &len));
+                CHECK(len == 4096); /* what the atomic write spares the run's files */
+                free(buf);
+        }
         CHECK(symlinkat("a.txt", dfd, "link") == 0);
         CHECK(read_file_at(dfd, "link", 100, &buf, &len) == -ELOOP);
         /* a pseudo-file whose size stat(2) does not know */
