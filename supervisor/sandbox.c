@@ -117,10 +117,11 @@ static void persist(Sandbox *s)
  * discarded, or is finalized), not at every create — most sandboxes of a busy host are
  * discarded, and an image seed is shared in memory until then (image_seed_get).
  */
-static void keep_seeds(Sandbox *s)
+static int keep_seeds(Sandbox *s)
 {
+        int first = 0;
         if (!s->env->runs || s->discard)
-                return;
+                return 0;
         for (size_t i = 0; i < s->n_twins; i++) {
                 SandboxTwin *t = &s->twins[i];
                 if (t->seed_kept || !t->seed)
@@ -130,8 +131,11 @@ static void keep_seeds(Sandbox *s)
                 int r = rundir_write(s->env->runs, s->id, name, t->seed->data, t->seed->len, true);
                 if (r < 0 && r != -ENOENT)
                         log_warning_errno(r, "%s: cannot keep the %s seed", s->id, t->kind->name);
+                if (r < 0 && first == 0)
+                        first = r;
                 t->seed_kept = true;
         }
+        return first;
 }
 
 /* ---- life and death ---- */
@@ -153,7 +157,7 @@ void sandbox_abandon(Sandbox *s, const char *reason)
         free(s->reason);
         s->reason = strdup(reason);
         s->ended_at = sandbox_wall_now(s);
-        keep_seeds(s);
+        (void)keep_seeds(s);
         persist(s);
 }
 
@@ -322,7 +326,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
                 /* a finalize still grading did not finish: its child goes too (the teardown
                  * waits for it to be reaped) */
                 grader_kill(s);
-                keep_seeds(s);
+                (void)keep_seeds(s);
                 persist(s);
                 hook_state_changed(s);
         }
@@ -998,9 +1002,20 @@ typedef struct Finalize {
         GradeSeal agent_seal; /* the verdict's agent_sealed */
         bool failed;
         char failure[160];
+        /* a file of the run that could not be written (a full or read-only disk): the run
+         * is not graded, and verdict_error says so (the disk's fault is not the agent's) */
+        char storage[200];
         SandboxGoneFn done;
         void *userdata;
 } Finalize;
+
+/* Notes that f's run could not write what (r its negative errno); the first one is said. */
+static void storage_failed(Finalize *f, const char *what, int r)
+{
+        if (!f->storage[0])
+                snprintf(f->storage, sizeof(f->storage), "storage: cannot write %s: %s", what,
+                         strerror(-r));
+}
 
 /* A finalize's grading child: forked so that grading a large run (seconds of JSON parsing)
  * never holds up the loop that serves every other sandbox. */
@@ -1178,6 +1193,29 @@ static void finalize_finish(Finalize *f)
         Sandbox *s = f->sandbox;
         if (f->failed)
                 log_warning("%s: %s", s->id, f->failure);
+        /* the tapes too are files of the run: written (flushed) before anything is graded */
+        for (size_t i = 0; i < s->n_twins && sandbox_state_is_open(s->state); i++) {
+                int r = tape_error(s->twins[i].tape);
+                if (r == 0)
+                        r = tape_flush(s->twins[i].tape);
+                if (r < 0) {
+                        char what[64];
+                        snprintf(what, sizeof(what), "the %s tape", s->twins[i].kind->name);
+                        storage_failed(f, what, r);
+                }
+        }
+        if (s->has_task && !f->storage[0] && (!s->env->runs || !rundir_exists(s->env->runs, s->id)))
+                storage_failed(f, "the run directory", -ENOENT);
+        if (f->storage[0] && s->has_task) {
+                /* a verdict from files that are not whole would grade the disk as the agent */
+                log_error("%s: %s; the run is not graded: a verdict from files that are not "
+                          "whole would grade the disk, not the agent",
+                          s->id, f->storage);
+                free(s->verdict_error);
+                s->verdict_error = strdup(f->storage);
+                finalize_complete(f);
+                return;
+        }
         /* Even without a final state the run is kept (tapes, seeds) and graded (a check
          * that needs a missing world fails, saying so), by a child, off the loop. */
         if (sandbox_state_is_open(s->state)) {
@@ -1233,6 +1271,8 @@ static void on_exported(Pod *p, int err, const TwinReplyBytes *rb, void *userdat
                 char name[64];
                 snprintf(name, sizeof(name), "%s.final.json", twin);
                 r = rundir_write(s->env->runs, s->id, name, rb->body, rb->body_len, true);
+                if (r < 0)
+                        storage_failed(f, name, r);
         }
         if (r < 0 && !f->failed) {
                 f->failed = true;
@@ -1279,14 +1319,19 @@ int sandbox_finalize(Sandbox *s, const SandboxFinalizeSpec *spec, SandboxGoneFn 
                         .agent_seal = spec->agent_seal};
         /* from now on the worlds and tapes are what the run ends with: no more twin calls */
         s->finalizing = true;
-        keep_seeds(s); /* the run is kept: its seeds next to the finals, before any grading */
+        /* the run is kept: its seeds next to the finals, before any grading */
+        int rs = keep_seeds(s);
+        if (rs < 0 && rs != -ENOENT)
+                storage_failed(f, "the seeds", rs);
         if (spec->agent_reply && s->env->runs) {
                 /* what the judge is shown of the agent's reply, kept with the run so that
                  * `pome eval` asks the same question */
                 int r = rundir_write(s->env->runs, s->id, GRADE_AGENT_REPLY_FILE, spec->agent_reply,
                                      spec->reply_len, true);
-                if (r < 0)
+                if (r < 0) {
                         log_warning_errno(r, "%s: cannot keep the agent's reply", s->id);
+                        storage_failed(f, GRADE_AGENT_REPLY_FILE, r);
+                }
         }
         /* +1 keeps the count from reaching 0 inside the loop */
         f->pending = 1;
