@@ -819,10 +819,12 @@ void control_handle(HttpRequest *rq, void *userdata)
         const char *path = http_request_path(rq);
 
         if (streq(path, "/healthz")) {
+                /* a full state directory is said (what fails next is writes and creates) */
                 _cleanup_json_ json_t *j =
-                        json_pack("{s:b, s:s, s:s, s:o?}", "ok", 1, "version", POME_VERSION,
+                        json_pack("{s:b, s:s, s:s, s:o?, s:o?}", "ok", 1, "version", POME_VERSION,
                                   "missing_layers", manager_missing_layers(ctl->manager),
-                                  "isolation", manager_isolation_json(ctl->manager));
+                                  "isolation", manager_isolation_json(ctl->manager), "state_dir",
+                                  manager_state_dir_json(ctl->manager));
                 reply_json(c, 200, j);
                 free(c);
                 return;

@@ -2,6 +2,7 @@
 #include "supervisor/manager.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 
 #include "common/fileio.h"
 #include "common/hashmap.h"
@@ -521,6 +522,27 @@ Manager *manager_free(Manager *m)
 void manager_set_observer(Manager *m, const ManagerObserver *o)
 {
         m->observer = *o;
+}
+
+json_t *manager_state_dir_json(const Manager *m)
+{
+        /* the state directory (the registry) and runs/ (tapes, run files), which may be a
+         * filesystem of its own: the fuller of the two */
+        const char *paths[] = {m->state->path, m->state->runs};
+        uint64_t free_bytes = UINT64_MAX;
+        bool readonly = false;
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                struct statvfs sv;
+                if (statvfs(paths[i], &sv) < 0)
+                        return NULL;
+                uint64_t f = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+                if (f < free_bytes)
+                        free_bytes = f;
+                readonly = readonly || (sv.f_flag & ST_RDONLY);
+        }
+        return json_pack("{s:s, s:I, s:b}", "path", m->state->path, "free_bytes",
+                         (json_int_t)free_bytes, "full",
+                         readonly || free_bytes < MANAGER_STATE_DIR_FULL_BYTES);
 }
 
 const char *manager_missing_layers(const Manager *m)
@@ -1130,6 +1152,19 @@ int manager_write_metrics(Manager *m, FILE *f)
                         fprintf(f, "\"} %u\n", slots[k].quota ? teams[i]->quota : teams[i]->used);
                 }
         }
+        _cleanup_json_ json_t *sd = manager_state_dir_json(m);
+        if (sd)
+                fprintf(f,
+                        "# HELP pome_state_dir_free_bytes Bytes pomed may still write in its "
+                        "state directory (runs, tapes, the registry).\n"
+                        "# TYPE pome_state_dir_free_bytes gauge\n"
+                        "pome_state_dir_free_bytes %" JSON_INTEGER_FORMAT "\n"
+                        "# HELP pome_state_dir_full 1 when the state directory is full (less "
+                        "than 16 MiB free) or read-only.\n"
+                        "# TYPE pome_state_dir_full gauge\n"
+                        "pome_state_dir_full %d\n",
+                        json_integer_value(json_object_get(sd, "free_bytes")),
+                        json_is_true(json_object_get(sd, "full")));
         fprintf(f,
                 "# HELP pome_creates_starting Sandboxes starting their pods now (at most "
                 "limits.max_starting).\n"

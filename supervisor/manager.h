@@ -62,6 +62,17 @@ void manager_set_observer(Manager *m, const ManagerObserver *o);
 /* Comma-separated missing isolation layers ("" when complete). */
 const char *manager_missing_layers(const Manager *m);
 
+/* Below this many free bytes the state directory is reported full (/healthz, /metrics). */
+#define MANAGER_STATE_DIR_FULL_BYTES (16u * 1024 * 1024)
+
+/*
+ * The state directory's filesystems (statvfs(3) of it and of its runs/): {path, free_bytes
+ * (what pomed may still write, on the fuller of the two), full (free_bytes below
+ * MANAGER_STATE_DIR_FULL_BYTES, or either read-only)}, a new object; NULL when it cannot be
+ * read (out of memory, a directory gone).
+ */
+json_t *manager_state_dir_json(const Manager *m);
+
 /*
  * What isolation the pods get, as /healthz shows it for `pome doctor` (a new reference, NULL
  * on OOM): {cgroups: {active, layout, tree}, seccomp, namespaces, pod_user, pod_uid_range}.

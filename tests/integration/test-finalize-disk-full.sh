@@ -33,6 +33,12 @@ for f in "$TMP/state/runs/$FULL"/*.json; do
 done
 ls -a "$TMP/state/runs/$FULL" | grep -q '^\.#' && fail "a temporary file is left: $(ls -a "$TMP/state/runs/$FULL")"
 pass "every run file is whole or absent, and no temporary is left"
+curl -s "$CONTROL/healthz" >"$TMP/healthz"
+assert_eq "$(jq -c '.state_dir | [.full, .free_bytes < 16777216]' "$TMP/healthz")" "[true,true]" \
+        "/healthz says the state directory is full"
+curl -s -H "Authorization: Bearer $API_KEY" "$CONTROL/metrics" | grep -qx 'pome_state_dir_full 1' ||
+        fail "/metrics does not say the state directory is full"
+pass "/healthz and /metrics say the state directory is full"
 
 rm -f "$TMP/state/runs/filler"
 create_task
