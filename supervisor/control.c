@@ -427,8 +427,8 @@ static void handle_list(Call *c)
         /* The registry has every sandbox within its retention, across restarts. */
         _cleanup_json_ json_t *data = NULL;
         bool more = false;
-        int r = manager_list(c->control->manager, c->team->id, state, after, (unsigned)limit, &data,
-                             &more);
+        int r = manager_list(c->control->manager, c->team->id, state,
+                             after && *after ? after : NULL, (unsigned)limit, &data, &more);
         if (r == -ENOENT) {
                 fail(c, 422, "validation_failed", json_pack("{s:s}", "field", "starting_after"),
                      "starting_after must be the id of one of your team's kept sandboxes (the "
