@@ -3,7 +3,7 @@
  * `pome doctor`: what isolates the pods on this host, and whether the deployment is as it
  * should be — each isolation layer (cgroup mode and controllers, seccomp, each namespace,
  * the pod user) as the kernel offers it and as the running pomed uses it (its /healthz),
- * the bus name, the state directory's permissions, both listeners. Every problem is one
+ * the bus name, the state directory's permissions and room, both listeners. Every problem is one
  * line with its fix. Exit 0 when there is none, 1 otherwise.
  */
 #include <fcntl.h>
@@ -32,8 +32,8 @@ static const char help_doctor[] =
         "(cgroup mode and controllers, seccomp, the net, ipc, uts, pid and mount\n"
         "namespaces, the pod user) as the kernel offers it and as pomed uses it, whether\n"
         "pome run can seal its agents (it starts a test pod), the D-Bus name, the state\n"
-        "directory's permissions and both listeners. Each line says ok, warn or\n"
-        "missing; a missing or warned one comes with its fix.\n"
+        "directory's permissions and room, and both listeners. Each line says ok, warn\n"
+        "or missing; a missing or warned one comes with its fix.\n"
         "\n"
         "Options:\n"
         "  --api-url URL          Control API base URL (default: as for every command).\n"
@@ -408,6 +408,25 @@ static void check_state_dir(Doctor *d, const char *dir)
         }
         report(d, OK, "state dir", NULL, "%s mode %04o; its secrets closed to others", sd,
                (unsigned)(st.st_mode & 07777));
+        /* pomed's own reading of its state directory's room (/healthz state_dir) */
+        const json_t *room = json_object_get(d->health, "state_dir");
+        if (room) {
+                double mib = (double)json_integer_value(json_object_get(room, "free_bytes")) /
+                             (1024.0 * 1024.0);
+                if (json_is_true(json_object_get(room, "full"))) {
+                        char fix[700];
+                        snprintf(fix, sizeof(fix),
+                                 "free space on %s (or its runs/): kept runs go after "
+                                 "limits.retention, or remove old ones with pome sandbox list "
+                                 "--state all and their run directories",
+                                 strempty(json_get_str(room, "path")));
+                        report(d, MISSING, "state room", fix,
+                               "%.1f MiB free: tapes, runs and the registry cannot be written "
+                               "(or it is read-only)",
+                               mib);
+                } else
+                        report(d, OK, "state room", NULL, "%.1f MiB free", mib);
+        }
 }
 
 int cmd_doctor(int argc, char **argv)

@@ -38,7 +38,10 @@ assert_eq "$(jq -c '.state_dir | [.full, .free_bytes < 16777216]' "$TMP/healthz"
         "/healthz says the state directory is full"
 curl -s -H "Authorization: Bearer $API_KEY" "$CONTROL/metrics" | grep -qx 'pome_state_dir_full 1' ||
         fail "/metrics does not say the state directory is full"
-pass "/healthz and /metrics say the state directory is full"
+"$POME" doctor >"$TMP/doctor.txt" 2>&1 || true
+grep "state room" "$TMP/doctor.txt" | grep -q "cannot be written" ||
+        fail "pome doctor does not say the state directory is full: $(cat "$TMP/doctor.txt")"
+pass "/healthz, /metrics and pome doctor say the state directory is full"
 
 rm -f "$TMP/state/runs/filler"
 create_task
