@@ -470,7 +470,10 @@ static int on_start_timeout(sd_event_source *es _unused_, uint64_t usec _unused_
 
 static int on_lifetime(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
 {
-        sandbox_end(userdata, SANDBOX_EXPIRED, "lifetime", false, NULL, NULL);
+        Sandbox *s = userdata;
+        /* a finalize under way took the worlds before the clock ran out: it ends s, graded */
+        if (!s->finalizing)
+                sandbox_end(s, SANDBOX_EXPIRED, "lifetime", false, NULL, NULL);
         return 0;
 }
 
@@ -485,6 +488,8 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata)
         uint64_t now = now_usec(CLOCK_BOOTTIME);
         /* Fired this late, pomed itself was not running (stopped, starved): a call that came
          * meanwhile is still unread, and the agent was not idle. Its turn first. */
+        if (s->finalizing)
+                return 0; /* no call comes while it is graded: the finalize ends it */
         if (now > usec + IDLE_STALL_USEC && !s->idle_grace) {
                 s->idle_grace = true;
                 log_info("%s: the idle clock fired %" PRIu64 " ms late (pomed was stalled): "
@@ -625,7 +630,7 @@ void sandbox_start(Sandbox *s)
 
 bool sandbox_reconcile_clocks(Sandbox *s)
 {
-        if (sandbox_state_is_open(s->state) &&
+        if (sandbox_state_is_open(s->state) && !s->finalizing &&
             now_usec(CLOCK_BOOTTIME) >= s->created_boot_usec + s->lifetime_usec)
                 sandbox_end(s, SANDBOX_EXPIRED, "lifetime", false, NULL, NULL);
         return sandbox_state_is_open(s->state);
@@ -776,6 +781,14 @@ int sandbox_stop(Sandbox *s, const char *confirm_token, bool confirmed, SandboxG
                 return sandbox_error(
                         e, SANDBOX_ERR_PROVISIONING, json_pack("{s:s}", "reason", "provisioning"),
                         "Sandbox %s is still starting; stop it once it is ready.", s->id);
+        /* A finalize under way ends it (done) with its verdict: a discard now would take the
+         * run from the grader and answer the finalize with a run thrown away. */
+        if (s->finalizing)
+                return sandbox_error(e, SANDBOX_ERR_PROVISIONING,
+                                     json_pack("{s:s}", "reason", "finalizing"),
+                                     "Sandbox %s is being finalized: it ends with its verdict "
+                                     "in a moment, and is kept. Nothing to stop.",
+                                     s->id);
         if (!confirmed && !(confirm_token && token_equal(confirm_token, s->discard_token))) {
                 int64_t open_for =
                         (int64_t)((now_usec(CLOCK_BOOTTIME) - s->created_boot_usec) / USEC_PER_SEC);

@@ -245,7 +245,9 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
  * Ends s (expired, lifetime) when its lifetime has passed on the boot clock but its lifetime
  * timer has not run yet (the timer may be a few ms late). The owner calls this on every
  * lookup, so every surface sees the same state. The wall clock plays no part: a step of it
- * ends no sandbox early nor keeps one late. Returns whether s is still open.
+ * ends no sandbox early nor keeps one late. Nothing while a finalize is under way (it took
+ * the worlds before the clock ran out, and ends s with its verdict); the lifetime and idle
+ * timers hold off then too. Returns whether s is still open.
  */
 bool sandbox_reconcile_clocks(Sandbox *s);
 

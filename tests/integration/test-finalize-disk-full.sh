@@ -48,5 +48,5 @@ create_task
 api POST "/v1/sandboxes/$SID/finalize"
 assert_status 200 "finalize with room again"
 assert_jq .verdict_error null "a run written whole"
-[[ $(jq -r .verdict.state <<<"$BODY") =~ ^(passed|failed|incomplete)$ ]] || fail "no verdict: $BODY"
+[[ $(jq -r .verdict.state <<<"$BODY") =~ ^(pass|fail|incomplete)$ ]] || fail "no verdict: $BODY"
 pass "with room again the same pomed grades a run"
