@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/json-util.h"
+#include "common/text.h"
 #include "pods/twin/graphql.h"
 #include "pods/twin/kind.h"
 
@@ -108,17 +109,6 @@ static void skip_ignored(Lexer *l)
         }
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* Appends code point cp as UTF-8 to buf (room for 4 bytes at *n). */
 static void put_utf8(char *buf, size_t *n, unsigned cp)
 {
@@ -148,7 +138,7 @@ static int read_unicode(Lexer *l, const char **p, unsigned *ret)
                 q++;
                 int digits = 0;
                 while (q < l->end && *q != '}') {
-                        int h = hexval(*q++);
+                        int h = unhex(*q++);
                         if (h < 0 || ++digits > 6)
                                 return -EINVAL;
                         cp = cp * 16 + (unsigned)h;
@@ -160,7 +150,7 @@ static int read_unicode(Lexer *l, const char **p, unsigned *ret)
                 if (l->end - q < 4)
                         return -EINVAL;
                 for (int i = 0; i < 4; i++) {
-                        int h = hexval(q[i]);
+                        int h = unhex(q[i]);
                         if (h < 0)
                                 return -EINVAL;
                         cp = cp * 16 + (unsigned)h;
