@@ -324,22 +324,36 @@ static int call_body(Twin *t, const TwinRequest *rq, json_t **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
+/*
+ * The body of a plain-JSON call as read (msg: a new reference, NULL when it is not JSON),
+ * taken into rp->request_body (the tape records the request), and refused when no call can
+ * be made of it: not JSON, not an object (not_object says what it must be), nested too
+ * deeply. 1 to go on with it, 0 with the refusal in rp, -ENOMEM.
+ */
+static int call_body_ok(Twin *t, TwinReply *rp, json_t *msg, const char *not_object)
+{
+        int r = 1;
+        rp->request_body = msg;
+        if (!msg)
+                r = call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
+        else if (!json_is_object(msg))
+                r = call_error(t, rp, 400, "invalid_arguments", not_object);
+        else if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
+                r = call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
+        return r;
+}
+
 /* POST /mcp/tools/{name}: the body is the arguments, the answer the CallToolResult. */
 static int call_named(Twin *t, const TwinRequest *rq, const char *name, TwinReply *rp)
 {
         bool blank = !rq->body || rq->body_len == 0;
         json_t *msg =
                 blank ? json_object() : json_loadb(rq->body ? rq->body : "", rq->body_len, 0, NULL);
-        if (!msg)
-                return call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
-        rp->request_body = msg; /* the reply owns it: the tape records the request */
-        if (!json_is_object(msg))
-                return call_error(t, rp, 400, "invalid_arguments",
-                                  "The body must be the tool's arguments, a JSON object.");
-        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
-                return call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
+        int r = call_body_ok(t, rp, msg, "The body must be the tool's arguments, a JSON object.");
+        if (r <= 0)
+                return r;
         json_t *result;
-        int r = call_tool(t, name, msg, rq->base_url, rp, &result);
+        r = call_tool(t, name, msg, rq->base_url, rp, &result);
         if (r == -ENOENT) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Unknown tool: %s (GET /mcp/tools lists them).", name) < 0)
@@ -362,16 +376,9 @@ int twin_mcp_call(Twin *t, const TwinRequest *rq, TwinReply *rp)
          * {name, params}): the answer is the action's own, as its REST route gives it. */
         json_t *msg;
         int r = call_body(t, rq, &msg);
-        if (r < 0)
+        if (r < 0 || (r = call_body_ok(t, rp, msg,
+                                       "The body must be a JSON object {tool, arguments}.")) <= 0)
                 return r;
-        if (!msg)
-                return call_error(t, rp, 400, "invalid_json", "The body is not JSON.");
-        rp->request_body = msg; /* the reply owns it: the tape records the request */
-        if (!json_is_object(msg))
-                return call_error(t, rp, 400, "invalid_arguments",
-                                  "The body must be a JSON object {tool, arguments}.");
-        if (twin_json_depth(msg, TWIN_JSON_MAX_DEPTH) > TWIN_JSON_MAX_DEPTH)
-                return call_error(t, rp, 400, "invalid_arguments", "The body nests too deeply.");
         bool aliases = twin_kind(t)->flags & TWIN_KIND_CALL_ALIASES;
         const char *name = json_get_str(msg, "tool");
         json_t *args = json_object_get(msg, "arguments");
