@@ -24,6 +24,12 @@ fail() {
 pass() { echo "ok: $*"; }
 
 require_root() { [[ $(id -u) -eq 0 ]] || skip "needs root (namespaces, cgroups, an unprivileged pod uid)"; }
+# require_seal: skips unless pome doctor says this host can seal an agent (pome run's pod).
+require_seal() {
+        local seal
+        seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
+        [[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
+}
 for bin in "$POMED" "$POME" "$POD"; do
         [[ -x $bin ]] || skip "$bin is not built"
 done

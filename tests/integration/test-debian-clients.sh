@@ -17,18 +17,26 @@ ruby -e 'require "octokit"' 2>/dev/null ||
 start_pomed
 FLOWS=$SRC/tests/conformance/python
 
+# tape_changes TWIN CLIENT TOOL…: the last sandbox's TWIN tape has a world change by each TOOL
+tape_changes() {
+        local twin=$1 client=$2 tool
+        shift 2
+        twin_call GET "$(rest_url "$twin")/_pome/events" "$TOKEN"
+        for tool in "$@"; do
+                jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
+                        fail "$client: no $tool row on the tape"
+        done
+}
+
 create_sandbox github
 gh_token=$(jq -r .provider_credentials.github.token <<<"$CREATED")
 [[ $gh_token != null ]] || gh_token=$TOKEN
 "$PY" "$FLOWS/pygithub_flow.py" "$gh_token" "$(rest_url github)" >pygithub.out 2>&1 ||
         fail "PyGithub: $(grep -v '^ok' pygithub.out)"
 grep -q '^passed 30$' pygithub.out || fail "PyGithub: $(tail -3 pygithub.out)"
-twin_call GET "$(rest_url github)/_pome/events" "$TOKEN"
-for tool in add_issue_labels set_issue_labels add_issue_comment create_issue create_label create_branch \
-        create_or_update_file create_pull_request create_pull_request_review merge_pull_request issue_write; do
-        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
-                fail "PyGithub: no $tool row on the tape"
-done
+tape_changes github PyGithub add_issue_labels set_issue_labels add_issue_comment create_issue create_label \
+        create_branch create_or_update_file create_pull_request create_pull_request_review merge_pull_request \
+        issue_write
 pass "PyGithub 1.55: 30 steps as on github.com (labels as a list body, lazy users and orgs, legacy refs, the rate limit), each change on the tape"
 
 create_sandbox github
@@ -36,12 +44,8 @@ gh_token=$(jq -r .provider_credentials.github.token <<<"$CREATED")
 ruby "$SRC/tests/conformance/ruby/octokit_flow.rb" "$gh_token" "$(rest_url github)" >octokit-rb.out 2>&1 ||
         fail "octokit.rb: $(grep -v '^ok' octokit-rb.out)"
 grep -q '^passed 29$' octokit-rb.out || fail "octokit.rb: $(tail -3 octokit-rb.out)"
-twin_call GET "$(rest_url github)/_pome/events" "$TOKEN"
-for tool in add_issue_labels set_issue_labels add_issue_comment create_issue issue_write create_label \
-        create_branch create_or_update_file create_pull_request merge_pull_request; do
-        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
-                fail "octokit.rb: no $tool row on the tape"
-done
+tape_changes github octokit.rb add_issue_labels set_issue_labels add_issue_comment create_issue issue_write \
+        create_label create_branch create_or_update_file create_pull_request merge_pull_request
 pass "octokit.rb 4.20: 29 steps as on github.com (its rate limit is 5000, legacy refs), each change on the tape"
 
 create_sandbox stripe
@@ -66,11 +70,7 @@ xoxp=$(jq -r .provider_credentials.slack.user_token <<<"$CREATED")
 "$TMP/slackflow" "$xoxb" "$xoxp" "$(rest_url slack)/api/" >slack-go.out 2>&1 ||
         fail "slack-go: $(grep -v '^ok' slack-go.out)"
 grep -q '^passed 27$' slack-go.out || fail "slack-go: $(tail -3 slack-go.out)"
-twin_call GET "$(rest_url slack)/_pome/events" "$TOKEN"
-for tool in slack_send_message slack_add_reaction slack_add_pin slack_edit_message slack_post_ephemeral \
-        slack_mark_conversation slack_set_conversation_topic slack_create_conversation slack_upload_file \
-        slack_delete_message; do
-        jq -e --arg t "$tool" 'any(.[]; .tool == $t and .state_mutation)' <<<"$BODY" >/dev/null ||
-                fail "slack-go: no $tool row on the tape"
-done
+tape_changes slack slack-go slack_send_message slack_add_reaction slack_add_pin slack_edit_message \
+        slack_post_ephemeral slack_mark_conversation slack_set_conversation_topic slack_create_conversation \
+        slack_upload_file slack_delete_message
 pass "slack-go: 27 steps as on slack.com (ephemeral messages, marks, user groups, search with the user token only), each change on the tape"

@@ -8,8 +8,7 @@
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 command -v gh >/dev/null || skip "gh (the GitHub CLI) is not installed (apt-get install gh; scripts/setup.sh does)"
-seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
-[[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
+require_seal
 start_pomed
 cd "$TMP"
 

@@ -15,8 +15,7 @@
 # the refusal recorded when the host is not allowed.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
-[[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
+require_seal
 # pomed.conf's agent: the defaults `pome run` beside it applies (pomed.json carries them)
 start_pomed "agent: {memory: 1536M, pids: 384}"
 cd "$TMP"

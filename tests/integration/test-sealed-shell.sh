@@ -7,8 +7,7 @@
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 command -v script >/dev/null || skip "script(1) (util-linux) is needed for a pty"
-seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
-[[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
+require_seal
 start_pomed
 cd "$TMP"
 sed 's/^timeout: 60$/timeout: 2/; /^- \[model\]/d' "$SRC/examples/triage/task.md" >task.md

@@ -11,8 +11,7 @@
 # the sandbox is refused and recorded. Through pomed and with --local.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-seal=$("$POME" doctor 2>/dev/null | grep -E '^(ok|warn|missing) +agent seal' || true)
-[[ $seal == ok* ]] || skip "this host cannot seal an agent (pome doctor: ${seal:-no answer})"
+require_seal
 MODULES=$SRC/tests/conformance/node_modules
 [[ -d $MODULES/@octokit/rest && -d $MODULES/@slack/web-api && -d $MODULES/stripe ]] ||
         skip "the official SDKs are not installed (npm ci in tests/conformance)"
