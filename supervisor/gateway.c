@@ -447,8 +447,10 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                                   "The twin pod ended; the sandbox has failed.", request_id);
                 return;
         }
-        _cleanup_free_ char *upload = NULL;
-        if (front_upload_token(k, manager_secret(m), TOKEN_SECRET_LEN, s->id, &upload) < 0) {
+        /* the same for every call of the sandbox: minted once, not an HMAC per call */
+        if (!st->upload_token && k->upload_path &&
+            front_upload_token(k, manager_secret(m), TOKEN_SECRET_LEN, s->id, &st->upload_token) <
+                    0) {
                 front_reply_error(rq, k, 500, "internal_error", "Out of memory.", request_id);
                 return;
         }
@@ -462,7 +464,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .rest = rest,
                 .request_id = request_id,
                 .max_page = FRONT_EVENTS_PAGE_MAX,
-                .upload_token = upload,
+                .upload_token = st->upload_token,
                 .credential = claims.provider[0] ? claims.provider : "session",
                 .backend = {.call = pod_backend_call,
                             .record = pod_backend_record,

@@ -212,6 +212,7 @@ void sandbox_free(Sandbox *s)
                 seed_text_unref(s->twins[i].seed);
                 free(s->twins[i].exit_how);
                 free(s->twins[i].exit_detail);
+                free(s->twins[i].upload_token);
         }
         sd_event_source_disable_unref(s->lifetime_timer);
         sd_event_source_disable_unref(s->idle_timer);

@@ -100,6 +100,7 @@ typedef struct SandboxTwin {
         uint64_t spawned_usec;        /* CLOCK_MONOTONIC when its pod was spawned */
         Tape *tape;                   /* NULL once the sandbox has ended */
         char *exit_how, *exit_detail; /* set when the pod exited */
+        char *upload_token; /* its kind's upload token (front_upload_token), minted once */
 } SandboxTwin;
 
 /* Called once when a create ends: s on success (state ready), else e. */
