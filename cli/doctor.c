@@ -408,7 +408,12 @@ static void check_state_dir(Doctor *d, const char *dir)
         }
         report(d, OK, "state dir", NULL, "%s mode %04o; its secrets closed to others", sd,
                (unsigned)(st.st_mode & 07777));
-        /* pomed's own reading of its state directory's room (/healthz state_dir) */
+}
+
+/* pomed's own reading of its state directory's room (/healthz state_dir), whatever its
+ * permissions. */
+static void check_state_room(Doctor *d)
+{
         const json_t *room = json_object_get(d->health, "state_dir");
         if (room) {
                 double mib = (double)json_integer_value(json_object_get(room, "free_bytes")) /
@@ -420,10 +425,12 @@ static void check_state_dir(Doctor *d, const char *dir)
                                  "limits.retention, or remove old ones with pome sandbox list "
                                  "--state all and their run directories",
                                  strempty(json_get_str(room, "path")));
+                        const char *err = json_get_str(room, "error");
                         report(d, MISSING, "state room", fix,
                                "%.1f MiB free: tapes, runs and the registry cannot be written "
-                               "(or it is read-only)",
-                               mib);
+                               "(%s%s)",
+                               mib, err ? "a write failed: " : "or it is read-only",
+                               err ? err : "");
                 } else
                         report(d, OK, "state room", NULL, "%.1f MiB free", mib);
         }
@@ -478,6 +485,7 @@ int cmd_doctor(int argc, char **argv)
         check_seal(&d);
         check_bus(&d);
         check_state_dir(&d, state ? state : dir);
+        check_state_room(&d);
         if (d.health && !streq_ptr(json_get_str(d.health, "missing_layers"), ""))
                 printf("pomed reports missing: %s\n", json_get_str(d.health, "missing_layers"));
         printf("%u missing, %u warning%s.\n", d.problems, d.warnings, d.warnings == 1 ? "" : "s");

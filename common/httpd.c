@@ -115,6 +115,7 @@ struct HttpRequest {
         bool dispatched; /* handler called */
         bool suspended;
         bool replied;
+        bool held; /* http_request_hold: a reply set stays unsent until released */
         bool head; /* HEAD request: refusals carry no body */
         json_t *headers;
         struct MHD_Response *response;
@@ -791,6 +792,7 @@ static enum MHD_Result queue(HttpRequest *r)
 }
 
 static void reply_refusal(HttpRequest *rq, int status, const char *code, const char *message);
+static void resume(HttpRequest *rq);
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload_data,
@@ -862,9 +864,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
                 return queue(r);
         }
         d->handler(r, d->userdata);
-        if (r->response)
+        if (r->response && !r->held)
                 return queue(r);
-        if (r->replied)
+        if (r->replied && !r->response)
                 return MHD_NO;
         MHD_suspend_connection(conn);
         r->suspended = true;
@@ -998,9 +1000,15 @@ Httpd *httpd_free(Httpd *d)
         if (!d)
                 return NULL;
         if (d->mhd) {
-                while (d->suspended)
-                        reply_refusal(d->suspended, 503, "shutting_down",
-                                      "The server is shutting down.");
+                while (d->suspended) {
+                        HttpRequest *r = d->suspended;
+                        r->held = false;
+                        if (r->response)
+                                resume(r); /* a held reply goes out as it is */
+                        else
+                                reply_refusal(r, 503, "shutting_down",
+                                              "The server is shutting down.");
+                }
                 MHD_run(d->mhd); /* flush the replies to resumed connections */
                 MHD_stop_daemon(d->mhd);
         }
@@ -1130,6 +1138,18 @@ uint64_t http_request_start_usec(const HttpRequest *rq)
 }
 
 /* Adds headers to resp, hands it to rq and resumes rq if it waits. Takes resp. */
+/* A suspended request whose reply is set: back to MHD, which sends it. */
+static void resume(HttpRequest *rq)
+{
+        Httpd *d = rq->d;
+        list_remove(d, rq);
+        d->n_suspended--;
+        rq->suspended = false;
+        MHD_resume_connection(rq->conn);
+        /* Nothing wakes the loop after a resume: run MHD soon from a defer source. */
+        sd_event_source_set_enabled(d->defer, SD_EVENT_ONESHOT);
+}
+
 static void reply_set(HttpRequest *rq, int status, const json_t *headers, struct MHD_Response *resp,
                       bool has_body)
 {
@@ -1153,15 +1173,30 @@ static void reply_set(HttpRequest *rq, int status, const json_t *headers, struct
                 MHD_add_response_header(resp, "Keep-Alive", rq->d->keep_alive);
         rq->response = resp;
         rq->status = (unsigned)status;
-        if (rq->suspended) {
-                Httpd *d = rq->d;
-                list_remove(d, rq);
-                d->n_suspended--;
-                rq->suspended = false;
-                MHD_resume_connection(rq->conn);
-                /* Nothing wakes the loop after a resume: run MHD soon from a defer source. */
-                sd_event_source_set_enabled(d->defer, SD_EVENT_ONESHOT);
-        }
+        if (rq->suspended && !rq->held)
+                resume(rq);
+}
+
+void http_request_hold(HttpRequest *rq)
+{
+        rq->held = true;
+}
+
+void http_request_release(HttpRequest *rq)
+{
+        rq->held = false;
+        if (rq->suspended && rq->response)
+                resume(rq);
+}
+
+int http_request_unreply(HttpRequest *rq)
+{
+        if (!rq->held || !rq->response)
+                return -EINVAL;
+        MHD_destroy_response(rq->response);
+        rq->response = NULL;
+        rq->replied = false;
+        return 0;
 }
 
 int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *body, size_t len)

@@ -178,6 +178,22 @@ int http_reply(HttpRequest *rq, int status, const json_t *headers, const void *b
 int http_reply_json(HttpRequest *rq, int status, const json_t *headers, const json_t *body);
 
 /*
+ * Holds rq's reply: one set from now on (http_reply…) stays unsent, the connection suspended,
+ * until http_request_release sends it — or http_request_unreply drops it for another. For a
+ * reply that may only go out once something else is done (a tape row on disk). The owner of
+ * a hold must release it before the request's server is freed (httpd_free sends a held reply
+ * as it is).
+ */
+void http_request_hold(HttpRequest *rq);
+
+/* Ends the hold: the reply set meanwhile goes out now, or the next one set does. */
+void http_request_release(HttpRequest *rq);
+
+/* Drops the held reply of rq, so that another may be set. 0, or -EINVAL when rq is not held
+ * or has no reply set. */
+int http_request_unreply(HttpRequest *rq);
+
+/*
  * Reads the bytes at offset pos (bytes from the start of the body) into buf (max
  * bytes, max > 0). Returns the number of bytes (> 0, ≤ max), 0 at the end of the
  * body, or a negative errno: the connection is then closed (the client sees a

@@ -56,8 +56,9 @@ static void reply_envelope(Call *c, int status, const char *type, const char *me
                 json_pack("{s:{s:s, s:s, s:O?, s:s}}", "error", "type", type, "message", message,
                           "details", details, "request_id", c->request_id);
         bool busy = streq(type, "busy");
-        /* a burst's refusals are the admission working, not a fault: not one line each */
-        if (status >= 500 && !busy)
+        /* a burst's refusals are the admission working, and a full state directory is said
+         * once when it fills (SandboxStorage): not one line each */
+        if (status >= 500 && !busy && status != 507)
                 log_warning("%s %s → %d %s: %s", http_request_method(c->rq),
                             http_request_path(c->rq), status, type, message);
         _cleanup_json_ json_t *h = json_pack("{s:s}", "X-Request-Id", c->request_id);
@@ -84,6 +85,7 @@ static void reply_error(Call *c, const SandboxError *e)
                 [SANDBOX_ERR_SHUTTING_DOWN] = {503, "shutting_down"},
                 [SANDBOX_ERR_BUSY] = {503, "busy"},
                 [SANDBOX_ERR_START_FAILED] = {503, "internal_error"},
+                [SANDBOX_ERR_STORAGE] = {507, "insufficient_storage"},
                 [SANDBOX_ERR_INTERNAL] = {500, "internal_error"},
         };
         char message[sizeof(e->message) + 256];

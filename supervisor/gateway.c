@@ -59,6 +59,12 @@ static int pod_backend_call(void *userdata, const TwinRequest *rq, FrontExchange
         SandboxTwin *st = userdata;
         if (!st->pod)
                 return -ENOTCONN;
+        /* a call whose row cannot be kept on disk is not carried out; the agent calling is
+         * not idle for it */
+        if (front_exchange_recorded(x) && sandbox_storage_blocked(st->sandbox->env)) {
+                sandbox_restart_idle(st->sandbox);
+                return -ENOSPC;
+        }
         int r = pod_call(st->pod, rq, st->sandbox->env->cfg->request_timeout_usec, on_pod_reply, x);
         if (r >= 0 && front_exchange_recorded(x))
                 sandbox_touch(st->sandbox); /* a routed call: running, idle clock restarts */
@@ -76,6 +82,12 @@ static int pod_backend_record_line(void *userdata, const char *line, size_t len,
 {
         SandboxTwin *st = userdata;
         return sandbox_record_line(st->sandbox, st, line, len, event_id);
+}
+
+static void pod_backend_hold(void *userdata, HttpRequest *rq, const char *request_id)
+{
+        SandboxTwin *st = userdata;
+        sandbox_hold_reply(st->sandbox, st, rq, request_id);
 }
 
 /* ---- a finalize asked from inside the run (POST …/_pome/finalize, finalize_run) ---- */
@@ -469,6 +481,7 @@ void gateway_handle(HttpRequest *rq, void *userdata)
                 .backend = {.call = pod_backend_call,
                             .record = pod_backend_record,
                             .record_line = pod_backend_record_line,
+                            .hold = pod_backend_hold,
                             .userdata = st},
                 .session = {.finalize = gateway_finalize, .userdata = &ask},
         };

@@ -35,6 +35,8 @@ struct Manager {
         Metrics *metrics;
         Judge *judge; /* the judge of [model] criteria (judge: in pomed.conf), or NULL */
         SandboxEnv env;
+        SandboxStorage storage; /* what the state directory refused, kept */
+        sd_event_source *storage_timer;
         Hashmap *by_id;     /* id → Sandbox, for every sandbox held */
         Sandbox *sandboxes; /* the same, newest first */
         size_t n;
@@ -425,6 +427,41 @@ static uint64_t judge_budget_usec(const JudgeConfig *c)
         return (uint64_t)attempts * (c->timeout_sec + 10) * USEC_PER_SEC;
 }
 
+/* ---- the state directory refused a write: retried until it takes it ---- */
+
+#define STORAGE_RETRY_USEC (250 * USEC_PER_MSEC)
+
+/* Writes what the storage keeps now: 0 once all is written (the timer goes), else it stays
+ * armed. */
+static int storage_retry(Manager *m)
+{
+        int r = sandbox_storage_retry(&m->storage, m->sandboxes);
+        if (r >= 0)
+                m->storage_timer = sd_event_source_disable_unref(m->storage_timer);
+        else if (m->storage_timer &&
+                 (sd_event_source_set_time_relative(m->storage_timer, STORAGE_RETRY_USEC) < 0 ||
+                  sd_event_source_set_enabled(m->storage_timer, SD_EVENT_ONESHOT) < 0))
+                log_error("cannot arm the timer that writes what the state directory refused");
+        return r;
+}
+
+static int on_storage_retry(sd_event_source *es _unused_, uint64_t usec _unused_, void *userdata)
+{
+        (void)storage_retry(userdata);
+        return 0;
+}
+
+static void on_storage_failed(void *userdata)
+{
+        Manager *m = userdata;
+        if (m->storage_timer)
+                return; /* armed already */
+        if (sd_event_add_time_relative(m->event, &m->storage_timer, CLOCK_MONOTONIC,
+                                       STORAGE_RETRY_USEC, USEC_PER_MSEC * 10, on_storage_retry,
+                                       m) < 0)
+                log_error("cannot arm the timer that writes what the state directory refused");
+}
+
 int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, char *err,
                 size_t errlen)
 {
@@ -458,6 +495,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
         if (r < 0)
                 goto fail;
         teams_set_observer(m->teams, on_team_changed, m);
+        m->storage = (SandboxStorage){.env = &m->env, .failed = on_storage_failed, .userdata = m};
         m->env = (SandboxEnv){
                 .event = e,
                 .cfg = cfg,
@@ -470,6 +508,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .pool = m->pool,
                 .judge = m->judge ? judge_grade_judge(m->judge) : NULL,
                 .judge_budget_usec = judge_budget_usec(cfg->judge),
+                .storage = &m->storage,
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -502,6 +541,8 @@ Manager *manager_free(Manager *m)
                 sandbox_abandon(s, "supervisor_stopped");
                 sandbox_free(s); /* kills and reaps its pods */
         }
+        sandbox_storage_done(&m->storage);
+        sd_event_source_disable_unref(m->storage_timer);
         sd_event_source_disable_unref(m->gc_timer);
         sd_event_source_disable_unref(m->drain_timer);
         m->pool = podpool_free(m->pool); /* its idle pods killed and reaped */
@@ -540,9 +581,11 @@ json_t *manager_state_dir_json(const Manager *m)
                         free_bytes = f;
                 readonly = readonly || (sv.f_flag & ST_RDONLY);
         }
-        return json_pack("{s:s, s:I, s:b}", "path", m->state->path, "free_bytes",
+        int err = m->storage.error;
+        return json_pack("{s:s, s:I, s:b, s:b, s:s?}", "path", m->state->path, "free_bytes",
                          (json_int_t)free_bytes, "full",
-                         readonly || free_bytes < MANAGER_STATE_DIR_FULL_BYTES);
+                         readonly || free_bytes < MANAGER_STATE_DIR_FULL_BYTES || err, "read_only",
+                         readonly, "error", err ? strerror(-err) : NULL);
 }
 
 const char *manager_missing_layers(const Manager *m)
@@ -774,6 +817,25 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                                      "start (limits.max_starting, limits.max_queued_creates). "
                                      "Retry shortly.",
                                      m->n_starting, m->n_queued);
+        /* Nothing is started that cannot be recorded: what is kept is written first. */
+        if (m->storage.error)
+                (void)storage_retry(m);
+        _cleanup_json_ json_t *room = manager_state_dir_json(m);
+        if (!room || json_get_str(room, "error") ||
+            json_is_true(json_object_get(room, "read_only")) ||
+            json_integer_value(json_object_get(room, "free_bytes")) < MANAGER_CREATE_MIN_BYTES)
+                return sandbox_error(
+                        e, SANDBOX_ERR_STORAGE,
+                        json_pack("{s:s, s:O?, s:s?}", "state_dir", m->state->path, "free_bytes",
+                                  json_object_get(room, "free_bytes"), "error",
+                                  json_get_str(room, "error")),
+                        "pomed's state directory %s cannot be written (%s): no sandbox is "
+                        "started that could not be recorded. Free space there (pome doctor), "
+                        "then retry.",
+                        m->state->path,
+                        json_get_str(room, "error") ? json_get_str(room, "error")
+                        : room                      ? "it is full or read-only"
+                                                    : strerror(errno));
         /* Width: reserve the slot before anything is spawned. */
         if (!teams_take_slot(m->teams, t))
                 return sandbox_error(e, SANDBOX_ERR_QUOTA,

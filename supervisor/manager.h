@@ -65,11 +65,16 @@ const char *manager_missing_layers(const Manager *m);
 /* Below this many free bytes the state directory is reported full (/healthz, /metrics). */
 #define MANAGER_STATE_DIR_FULL_BYTES (16u * 1024 * 1024)
 
+/* Below this many free bytes no sandbox is created (507 insufficient_storage): its record,
+ * seeds and first tape rows would not fit. */
+#define MANAGER_CREATE_MIN_BYTES (256u * 1024)
+
 /*
  * The state directory's filesystems (statvfs(3) of it and of its runs/): {path, free_bytes
  * (what pomed may still write, on the fuller of the two), full (free_bytes below
- * MANAGER_STATE_DIR_FULL_BYTES, or either read-only)}, a new object; NULL when it cannot be
- * read (out of memory, a directory gone).
+ * MANAGER_STATE_DIR_FULL_BYTES, either read-only, or a write refused and not yet redone),
+ * read_only, error (strerror of that refused write, absent when none)}, a new object; NULL
+ * when it cannot be read (out of memory, a directory gone).
  */
 json_t *manager_state_dir_json(const Manager *m);
 

@@ -13,6 +13,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "pods/front/front.h"
+#include "pods/front/serve.h"
 #include "pods/grade/grade.h"
 #include "supervisor/log.h"
 #include "supervisor/podpool.h"
@@ -76,13 +77,108 @@ static void hook_state_changed(Sandbox *s)
 
 /* ---- the record: registry row and runs/<sid>/sandbox.json ---- */
 
+/* ---- what the state directory refused, kept until it takes it (SandboxStorage) ---- */
+
+typedef struct PendingRecord {
+        char id[32];
+        json_t *doc;
+        int64_t created_at, ended_at;
+        bool run_file;
+        struct PendingRecord *next;
+} PendingRecord;
+
+typedef struct HeldReply {
+        HttpRequest *rq;
+        const TwinKind *kind;
+        char request_id[64];
+        uint64_t since_usec; /* CLOCK_MONOTONIC */
+        struct HeldReply *next;
+} HeldReply;
+
+/* The answer to a call carried out whose row could not be written within the request
+ * timeout (sandbox_hold_reply). */
+#define SANDBOX_ROW_KEPT_MESSAGE                                                                \
+        "pomed's state directory cannot be written (full or failing): this call was carried "   \
+        "out, but its tape row is not on disk yet. pomed keeps it and writes it once there is " \
+        "room; read the twin's state before repeating the call."
+
+static int flush_tapes(Sandbox *s);
+static void release_held(Sandbox *s, bool force);
+
+bool sandbox_storage_blocked(const SandboxEnv *env)
+{
+        return env->storage && env->storage->error;
+}
+
+/* A write to the state directory failed (what names it): said once per outage, and the
+ * owner retries from now on. */
+static void storage_stall(const SandboxEnv *env, int err, const char *what)
+{
+        SandboxStorage *st = env->storage;
+        if (!st) {
+                log_error_errno(err, "cannot write %s", what);
+                return;
+        }
+        if (st->error)
+                return;
+        st->error = err;
+        st->failed_usec = now_usec(CLOCK_MONOTONIC);
+        log_error_errno(err,
+                        "cannot write %s to the state directory: until it can be written, twin "
+                        "calls and creates answer 507 insufficient_storage; what was not written "
+                        "is kept and written once there is room",
+                        what);
+        if (st->failed)
+                st->failed(st->userdata);
+}
+
+static PendingRecord *pending_free(PendingRecord *p)
+{
+        PendingRecord *next = p->next;
+        json_decref(p->doc);
+        free(p);
+        return next;
+}
+
+/* doc (borrowed) is s's record as it is now: it replaces any older one still kept. */
+static void pending_drop(SandboxStorage *st, const char *id, bool *run_file)
+{
+        for (PendingRecord **pp = st ? &st->records : NULL; pp && *pp;) {
+                if (streq((*pp)->id, id)) {
+                        *run_file = *run_file || (*pp)->run_file;
+                        *pp = pending_free(*pp);
+                } else
+                        pp = &(*pp)->next;
+        }
+}
+
+static int record_write(const SandboxEnv *env, const char *id, const json_t *doc,
+                        int64_t created_at, int64_t ended_at, bool run_file, const char **what)
+{
+        int r = env->registry ? registry_put_sandbox(env->registry, doc, created_at, ended_at) : 0;
+        if (r < 0) {
+                *what = "the registry";
+                return r;
+        }
+        if (env->runs && run_file) {
+                r = rundir_write_json(env->runs, id, "sandbox.json", doc);
+                if (r < 0 && r != -ENOENT) { /* ENOENT: a run discarded meanwhile */
+                        *what = "sandbox.json";
+                        return r;
+                }
+        }
+        return 0;
+}
+
 /* Registry row and, unless run_file is false (a sandbox still provisioning: its run record
- * is first written once it is ready or has failed), runs/<sid>/sandbox.json. */
-static void persist_record(Sandbox *s, bool run_file)
+ * is first written once it is ready or has failed), runs/<sid>/sandbox.json. A record the
+ * state directory refuses is kept (SandboxStorage) and written later: 0, or the negative
+ * errno of the refusal. */
+static int persist_record(Sandbox *s, bool run_file)
 {
         _cleanup_json_ json_t *j = sandbox_to_json(s);
         if (!j)
-                return;
+                return -ENOMEM;
         /* A live pod's pid and cgroup mean nothing once written down; how it ended does. */
         for (size_t i = 0; i < s->n_twins; i++) {
                 json_t *pt =
@@ -96,19 +192,36 @@ static void persist_record(Sandbox *s, bool run_file)
                         json_object_del(pod, "cgroup");
                 }
         }
-        if (s->env->registry &&
-            registry_put_sandbox(s->env->registry, j, s->created_at, s->ended_at) < 0)
-                log_warning("%s: cannot record the sandbox in the registry", s->id);
-        if (s->env->runs && !s->discard && run_file) {
-                int r = rundir_write_json(s->env->runs, s->id, "sandbox.json", j);
-                if (r < 0 && r != -ENOENT)
-                        log_warning_errno(r, "%s: cannot write sandbox.json", s->id);
+        run_file = run_file && !s->discard;
+        SandboxStorage *st = s->env->storage;
+        pending_drop(st, s->id, &run_file);
+        const char *what = NULL;
+        int r = record_write(s->env, s->id, j, s->created_at, s->ended_at, run_file, &what);
+        if (r >= 0)
+                return 0;
+        char said[96];
+        snprintf(said, sizeof(said), "%s (%s's record)", what, s->id);
+        storage_stall(s->env, r, said);
+        PendingRecord *p = st ? calloc(1, sizeof(*p)) : NULL;
+        if (!p) {
+                log_error("%s: its record is not written and cannot be kept", s->id);
+                return r;
         }
+        snprintf(p->id, sizeof(p->id), "%s", s->id);
+        p->doc = json_incref(j);
+        p->created_at = s->created_at;
+        p->ended_at = s->ended_at;
+        p->run_file = run_file;
+        PendingRecord **pp = &st->records;
+        while (*pp)
+                pp = &(*pp)->next;
+        *pp = p;
+        return r;
 }
 
 static void persist(Sandbox *s)
 {
-        persist_record(s, true);
+        (void)persist_record(s, true);
 }
 
 /*
@@ -205,6 +318,7 @@ void sandbox_free(Sandbox *s)
 {
         if (!s)
                 return;
+        release_held(s, true);
         for (size_t i = 0; i < s->n_twins; i++) {
                 pod_free(s->twins[i].pod);
                 tape_free(s->twins[i].tape);
@@ -243,7 +357,17 @@ static void finish_teardown(Sandbox *s)
         if (s->gone)
                 return;
         s->gone = true;
+        (void)flush_tapes(s);
+        release_held(s, true); /* nothing is left to wait for */
+        SandboxStorage *st = s->env->storage;
         for (size_t i = 0; i < s->n_twins; i++) {
+                Tape **tp = &s->twins[i].tape, **grown;
+                /* rows the disk refused outlive the sandbox, in the storage's keeping */
+                if (!s->discard && tape_kept(*tp) > 0 && st &&
+                    (grown = reallocarray(st->tapes, st->n_tapes + 1, sizeof(Tape *)))) {
+                        st->tapes = grown;
+                        st->tapes[st->n_tapes++] = TAKE_PTR(*tp);
+                }
                 /* a kept run's long tape is read back page by page: its index goes with it */
                 if (!s->discard && s->twins[i].tape) {
                         int r = tape_keep_index(s->twins[i].tape);
@@ -291,7 +415,6 @@ static void add_waiter(Sandbox *s, SandboxGoneFn gone, void *userdata)
 
 static void created_reply(Sandbox *s, void *userdata);
 
-static void flush_tapes(Sandbox *s, bool fail);
 static void on_pod_replies(Pod *p, void *userdata);
 
 void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discard,
@@ -304,7 +427,7 @@ void sandbox_end(Sandbox *s, SandboxState state, const char *reason, bool discar
         add_waiter(s, gone, userdata);
         if (sandbox_state_is_open(s->state)) {
                 assert(!sandbox_state_is_open(state));
-                flush_tapes(s, false); /* the run's files hold every row from here on */
+                (void)flush_tapes(s); /* the run's files hold every row from here on */
                 s->state = state;
                 free(s->reason);
                 s->reason = reason ? strdup(reason) : NULL;
@@ -356,7 +479,13 @@ static void created_reply(Sandbox *s, void *userdata _unused_)
                 how = "start_timeout";
                 detail = "did not report READY=1 within the start timeout";
         }
-        if (s->reason && streq(s->reason, "supervisor_stopped"))
+        if (streq_ptr(s->reason, "storage"))
+                sandbox_error(&e, SANDBOX_ERR_STORAGE, json_pack("{s:s}", "reason", "storage"),
+                              "pomed's state directory cannot be written (full or failing), so "
+                              "the sandbox's record could not be: it was not started and its "
+                              "slot was released. Retry once the operator has freed space (pome "
+                              "doctor, /healthz state_dir).");
+        else if (s->reason && streq(s->reason, "supervisor_stopped"))
                 sandbox_error(&e, SANDBOX_ERR_SHUTTING_DOWN,
                               json_pack("{s:s}", "reason", "supervisor_stopped"),
                               "pomed is shutting down; the sandbox was not started and its slot "
@@ -394,16 +523,21 @@ static void on_pod_ready(Pod *p, void *userdata)
         for (size_t i = 0; i < s->n_twins; i++)
                 if (!s->twins[i].pod || !pod_is_ready(s->twins[i].pod))
                         return;
-        /* All-or-nothing: the last pod is up. */
+        /* All-or-nothing: the last pod is up. A create is answered 201 only once its record
+         * says so. */
         s->start_timer = sd_event_source_disable_unref(s->start_timer);
         s->state = SANDBOX_READY;
+        if (persist_record(s, true) < 0) {
+                s->state = SANDBOX_PROVISIONING; /* its create is answered by the teardown */
+                sandbox_end(s, SANDBOX_FAILED, "storage", false, NULL, NULL);
+                return;
+        }
         metrics_sandbox_ready(s->env->metrics, now - s->spawn_usec);
         log_struct(LOG_INFO,
                    &(LogFields){.message_id = LOG_MESSAGE_SANDBOX_READY,
                                 .sandbox_id = s->id,
                                 .team = s->team->id},
                    "%s: ready (%zu twin%s)", s->id, s->n_twins, s->n_twins == 1 ? "" : "s");
-        persist(s);
         hook_state_changed(s);
         SandboxCreatedFn cb = s->on_created;
         s->on_created = NULL;
@@ -623,7 +757,7 @@ void sandbox_start(Sandbox *s)
                 s->live_pods++;
         }
         /* recorded while the pods load their seeds, not before they have them */
-        persist_record(s, false);
+        (void)persist_record(s, false);
         hook_state_changed(s);
 }
 
@@ -660,7 +794,12 @@ void sandbox_touch(Sandbox *s)
                 persist(s);
                 hook_state_changed(s);
         }
-        if (s->idle_timer) {
+        sandbox_restart_idle(s);
+}
+
+void sandbox_restart_idle(Sandbox *s)
+{
+        if (sandbox_state_is_open(s->state) && s->idle_timer) {
                 s->idle_grace = false;
                 (void)sd_event_source_set_time(s->idle_timer,
                                                now_usec(CLOCK_BOOTTIME) + s->idle_usec);
@@ -681,7 +820,7 @@ int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len
         return record(s, t, NULL, line, len, event_id);
 }
 
-/* A tape that cannot take a row: the sandbox fails, its tapes say what they hold. */
+/* A tape that cannot even keep a row (out of memory): the sandbox fails. */
 static void tape_failed(Sandbox *s, SandboxTwin *t, int r)
 {
         log_error_errno(r, "%s: cannot append to the %s tape", s->id, t->kind->name);
@@ -691,32 +830,148 @@ static void tape_failed(Sandbox *s, SandboxTwin *t, int r)
                 sandbox_end(s, SANDBOX_FAILED, reason, false, NULL, NULL);
 }
 
-/*
- * Writes the rows the tapes kept (tape_set_deferred): every twin's, one write each. A
- * tape that cannot take them fails the sandbox (fail), or is only logged (the sandbox
- * is ending already). A tape whose write failed before keeps its error (tape_error) and
- * was said then: it is skipped, not said again.
- */
-static void flush_tapes(Sandbox *s, bool fail)
+/* Whether a row of s is kept in memory, not yet on disk. */
+static bool tapes_kept(const Sandbox *s)
 {
+        for (size_t i = 0; i < s->n_twins; i++)
+                if (tape_kept(s->twins[i].tape) > 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Writes the rows the tapes kept (tape_set_deferred): every twin's, one write each. Rows the
+ * state directory refuses stay kept (storage_stall). 0, or the first negative errno.
+ */
+static int flush_tapes(Sandbox *s)
+{
+        int first = 0;
         for (size_t i = 0; i < s->n_twins; i++) {
-                if (tape_error(s->twins[i].tape) < 0)
-                        continue;
                 int r = tape_flush(s->twins[i].tape);
-                if (r < 0 && fail) {
-                        tape_failed(s, &s->twins[i], r);
-                        return;
+                if (r < 0) {
+                        char what[96];
+                        snprintf(what, sizeof(what), "the %s tape of %s", s->twins[i].kind->name,
+                                 s->id);
+                        storage_stall(s->env, r, what);
+                        if (!first)
+                                first = r;
                 }
-                if (r < 0)
-                        log_error_errno(r, "%s: cannot write the %s tape", s->id,
-                                        s->twins[i].kind->name);
+        }
+        return first;
+}
+
+/*
+ * The held replies of s (sandbox_hold_reply) go out once no row of s is kept; while some
+ * are, one held for limits.request_timeout (any, with force) is answered 507 instead.
+ */
+static void release_held(Sandbox *s, bool force)
+{
+        bool kept = tapes_kept(s);
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        for (HeldReply **pp = &s->held; *pp;) {
+                HeldReply *h = *pp;
+                if (kept && !force && now - h->since_usec < s->env->cfg->request_timeout_usec) {
+                        pp = &h->next;
+                        continue;
+                }
+                if (kept && http_request_unreply(h->rq) >= 0)
+                        front_reply_error(h->rq, h->kind, 507, "insufficient_storage",
+                                          SANDBOX_ROW_KEPT_MESSAGE, h->request_id);
+                http_request_release(h->rq);
+                *pp = h->next;
+                free(h);
         }
 }
 
-/* A pod's batch of replies is done: the rows they left on the tapes go in one write. */
+void sandbox_hold_reply(Sandbox *s, SandboxTwin *t, HttpRequest *rq, const char *request_id)
+{
+        if (!tapes_kept(s))
+                return; /* every row is on disk: the reply goes out now */
+        HeldReply *h = calloc(1, sizeof(*h));
+        if (!h) {
+                log_error("%s: out of memory: a reply goes out before its row is on disk", s->id);
+                return;
+        }
+        *h = (HeldReply){.rq = rq, .kind = t->kind, .since_usec = now_usec(CLOCK_MONOTONIC)};
+        snprintf(h->request_id, sizeof(h->request_id), "%s", request_id);
+        http_request_hold(rq);
+        HeldReply **pp = &s->held;
+        while (*pp)
+                pp = &(*pp)->next;
+        *pp = h;
+}
+
+int sandbox_storage_retry(SandboxStorage *st, Sandbox *list)
+{
+        int first = 0;
+        for (Sandbox *s = list; s; s = s->next) {
+                if (!tapes_kept(s) && !s->held)
+                        continue;
+                int r = flush_tapes(s);
+                release_held(s, false);
+                if (r < 0 && !first)
+                        first = r;
+        }
+        size_t n = 0;
+        for (size_t i = 0; i < st->n_tapes; i++) {
+                int r = tape_flush(st->tapes[i]);
+                if (r >= 0)
+                        tape_free(st->tapes[i]);
+                else {
+                        st->tapes[n++] = st->tapes[i];
+                        if (!first)
+                                first = r;
+                }
+        }
+        st->n_tapes = n;
+        /* records in order: an older one never overwrites a newer */
+        while (st->records && !first) {
+                PendingRecord *p = st->records;
+                const char *what;
+                int r = record_write(st->env, p->id, p->doc, p->created_at, p->ended_at,
+                                     p->run_file, &what);
+                if (r < 0)
+                        first = r;
+                else
+                        st->records = pending_free(p);
+        }
+        if (first)
+                return first;
+        if (st->error)
+                log_info("the state directory takes writes again: every row and record kept "
+                         "since the failure %.1f s ago is written",
+                         (double)(now_usec(CLOCK_MONOTONIC) - st->failed_usec) / 1e6);
+        st->error = 0;
+        return 0;
+}
+
+void sandbox_storage_done(SandboxStorage *st)
+{
+        size_t lost = 0, records = 0;
+        for (size_t i = 0; i < st->n_tapes; i++) {
+                lost += tape_flush(st->tapes[i]) < 0 ? tape_kept(st->tapes[i]) : 0;
+                tape_free(st->tapes[i]);
+        }
+        free(st->tapes);
+        st->tapes = NULL;
+        st->n_tapes = 0;
+        while (st->records) {
+                records++;
+                st->records = pending_free(st->records);
+        }
+        if (lost || records)
+                log_error("exiting with %zu tape rows and %zu records that the state directory "
+                          "never took: they are lost",
+                          lost, records);
+}
+
+/* A pod's batch of replies is done: the rows they left on the tapes go in one write, then
+ * the replies. */
 static void on_pod_replies(Pod *p _unused_, void *userdata)
 {
-        flush_tapes(userdata, true);
+        Sandbox *s = userdata;
+        (void)flush_tapes(s);
+        release_held(s, false);
 }
 
 static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *line, size_t len,
@@ -735,10 +990,11 @@ static int record(Sandbox *s, SandboxTwin *t, const json_t *row, const char *lin
                 return r;
         }
         /* The rows of the replies of one read from a pod are written together, by
-         * on_pod_replies, before MHD sends any of their answers; any other row now. Every
-         * read of a tape (tape.h) flushes first, and so does the end of the sandbox. */
+         * on_pod_replies, before MHD sends any of their answers (sandbox_hold_reply); any
+         * other row now. Every read of a tape (tape.h) flushes first, and so does the end of
+         * the sandbox. */
         if (!pod_draining(t->pod))
-                flush_tapes(s, true);
+                (void)flush_tapes(s);
         if (!sandbox_state_is_open(s->state))
                 return 0;
         uint64_t bytes = 0;
@@ -1157,7 +1413,7 @@ static int grader_start(Finalize *f)
         Sandbox *s = f->sandbox;
         if (!s->env->runs || !rundir_exists(s->env->runs, s->id))
                 return -ENOENT;
-        flush_tapes(s, false); /* the child grades the files */
+        (void)flush_tapes(s); /* the child grades the files */
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return negative_errno();
@@ -1209,9 +1465,7 @@ static void finalize_finish(Finalize *f)
                 log_warning("%s: %s", s->id, f->failure);
         /* the tapes too are files of the run: written (flushed) before anything is graded */
         for (size_t i = 0; i < s->n_twins && sandbox_state_is_open(s->state); i++) {
-                int r = tape_error(s->twins[i].tape);
-                if (r == 0)
-                        r = tape_flush(s->twins[i].tape);
+                int r = tape_flush(s->twins[i].tape);
                 if (r < 0) {
                         char what[64];
                         snprintf(what, sizeof(what), "the %s tape", s->twins[i].kind->name);

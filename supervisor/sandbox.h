@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "common/httpd.h"
 #include "common/util.h"
 #include "pods/front/tape.h"
 #include "pods/grade/grade.h"
@@ -67,6 +68,7 @@ typedef enum SandboxErrorCode {
         SANDBOX_ERR_SHUTTING_DOWN, /* pomed is draining */
         SANDBOX_ERR_BUSY,          /* more creates wait than limits.max_queued_creates */
         SANDBOX_ERR_START_FAILED,  /* a pod did not come up; nothing was left running */
+        SANDBOX_ERR_STORAGE,       /* the state directory cannot be written (507) */
         SANDBOX_ERR_INTERNAL,      /* out of memory, I/O */
 } SandboxErrorCode;
 
@@ -117,6 +119,25 @@ typedef struct SandboxHooks {
 } SandboxHooks;
 
 /* What every sandbox of one pomed shares (borrowed for the sandboxes' lifetimes). */
+/*
+ * What pomed could not write to its state directory yet (ENOSPC, EIO, EROFS, EDQUOT), kept
+ * in memory until it can (DESIGN.md "Persistence"): tape rows stay on their tapes (a
+ * tape of a sandbox gone is kept here), records here. While error is set, twin calls
+ * and creates are refused with 507 insufficient_storage — a call that cannot be recorded
+ * is not carried out — and the owner calls sandbox_storage_retry on a timer. Owned by the
+ * manager; zero-initialised.
+ */
+typedef struct SandboxStorage {
+        const struct SandboxEnv *env;  /* where records go */
+        int error;                     /* negative errno of the write that failed; 0: none */
+        uint64_t failed_usec;          /* CLOCK_MONOTONIC when it was set */
+        struct PendingRecord *records; /* records to put again, oldest first */
+        Tape **tapes;                  /* tapes of sandboxes gone, with rows kept */
+        size_t n_tapes;
+        void (*failed)(void *userdata); /* error was just set: arm the retry timer */
+        void *userdata;
+} SandboxStorage;
+
 typedef struct SandboxEnv {
         sd_event *event;
         const Config *cfg;
@@ -129,6 +150,7 @@ typedef struct SandboxEnv {
         PodPool *pool;                 /* warm pods to hand out, or NULL */
         const GradeJudge *judge;       /* asked about [model] criteria at finalize, or NULL */
         uint64_t judge_budget_usec;    /* the longest one question to judge may take */
+        SandboxStorage *storage;       /* may be NULL (tests): failed writes are only logged */
         SandboxHooks hooks;
 } SandboxEnv;
 
@@ -168,6 +190,7 @@ struct Sandbox {
         bool discard, gone;
         unsigned live_pods;
         struct SandboxWaiter *waiters;
+        struct HeldReply *held; /* twin replies waiting for their tape rows to be on disk */
         SandboxCreatedFn on_created;
         void *created_userdata;
         Sandbox *prev, *next; /* the owner's list */
@@ -300,18 +323,46 @@ SandboxTwin *sandbox_twin(Sandbox *s, const char *twin);
 /* A routed twin call arrived: ready → running, and the idle clock restarts. */
 void sandbox_touch(Sandbox *s);
 
+/* Only the idle clock restarts: a call arrived that was refused (it counts as activity,
+ * not as a call). */
+void sandbox_restart_idle(Sandbox *s);
+
 /*
  * Records one served call of twin t: its tape row (borrowed) goes on the tape before the
- * caller sees the reply. A sandbox whose tapes
- * reach limits.max_tape ends (failed, tape_full) after this row; one whose tape cannot be
- * written ends (failed, tape_error:<twin>). Returns 0, or negative errno when the row is
- * not on the tape.
+ * caller sees the reply (sandbox_hold_reply). A sandbox whose tapes reach limits.max_tape
+ * ends (failed, tape_full) after this row. A row the state directory refuses stays kept
+ * (SandboxStorage) and is written later. Returns 0, or negative errno when the row could not
+ * even be kept (out of memory: the sandbox ends failed, tape_error:<twin>).
  */
 int sandbox_record(Sandbox *s, SandboxTwin *t, const json_t *row);
 
 /* sandbox_record of a row already serialized (tape_append_line; line NULL: not built). */
 int sandbox_record_line(Sandbox *s, SandboxTwin *t, const char *line, size_t len,
                         const char *event_id);
+
+/*
+ * The reply to a call of twin t that put rows on s's tapes is about to be set on rq: while
+ * any of those rows is not on disk yet, the reply is held (http_request_hold) and goes out
+ * once they are. One not written within limits.request_timeout is answered instead with 507
+ * insufficient_storage in the twin's envelope (the call was carried out; its row is kept
+ * and written once there is room). request_id is copied.
+ */
+void sandbox_hold_reply(Sandbox *s, SandboxTwin *t, HttpRequest *rq, const char *request_id);
+
+/* Whether twin calls and creates are refused now: a write to the state directory failed and
+ * what it kept is not written yet (env->storage). */
+bool sandbox_storage_blocked(const SandboxEnv *env);
+
+/*
+ * Writes what st keeps: the kept rows of the sandboxes in list (linked by next) and of the
+ * tapes of sandboxes gone, then the records; releases the replies that waited for them.
+ * Returns 0 once everything is written (st->error is cleared), else the negative errno of
+ * a write that failed again.
+ */
+int sandbox_storage_retry(SandboxStorage *st, Sandbox *list);
+
+/* Frees what st keeps (pomed exiting: what is still kept is lost, and said). */
+void sandbox_storage_done(SandboxStorage *st);
 
 /* Public JSON of a sandbox (no secrets). New reference. */
 json_t *sandbox_to_json(const Sandbox *s);

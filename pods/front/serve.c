@@ -689,6 +689,10 @@ void front_serve(HttpRequest *rq, const FrontTarget *t)
                                   "The twin has too many calls waiting; retry shortly.",
                                   t->request_id);
                 exchange_free(x);
+        } else if (r == -ENOSPC) {
+                front_reply_error(rq, k, 507, "insufficient_storage", FRONT_NO_STORAGE_MESSAGE,
+                                  t->request_id);
+                exchange_free(x);
         } else if (r < 0) {
                 front_reply_error(rq, k, 502, "twin_unavailable", "The twin cannot take requests.",
                                   t->request_id);
@@ -767,6 +771,7 @@ void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *
                  * rows are built as documents. */
                 size_t i;
                 json_t *ev;
+                bool rows = json_array_size(rb->events) > 0 || x->recorded;
                 json_array_foreach (rb->events, i, ev) {
                         _cleanup_json_ json_t *erow = front_event_row(&fc, x->mount, ev);
                         _cleanup_free_ char *text =
@@ -791,6 +796,8 @@ void front_exchange_done_bytes(FrontExchange *x, int err, const TwinReplyBytes *
                                             json_string(x->request_id));
                 if (h)
                         json_object_set_new(h, "X-Request-Id", json_string(x->request_id));
+                if (rows && x->backend.hold)
+                        x->backend.hold(x->backend.userdata, rq, x->request_id);
                 (void)http_reply(rq, rb->status, h, rb->body, rb->body_len);
         }
         exchange_free(x);

@@ -21,12 +21,20 @@ typedef struct FrontExchange FrontExchange;
 
 #define FRONT_EVENTS_PAGE_MAX (4u << 20) /* bytes of one /_pome/events page, every front */
 
+/* The message of a twin call refused, or not acknowledged, because its tape row cannot be
+ * written (507 insufficient_storage, in the twin's envelope). */
+#define FRONT_NO_STORAGE_MESSAGE                                                              \
+        "pomed's state directory cannot be written (full or failing): this call was not "     \
+        "carried out, as no tape row of it could be kept. Retry once the operator has freed " \
+        "space (pome doctor, /healthz state_dir)."
+
 /* A backend: where a front end's calls go. */
 typedef struct FrontBackend {
         /*
          * Starts the call; front_exchange_done(x, …) must follow exactly once, later or
          * before this returns. Returns 0, or a negative errno when the call was not taken
-         * (-EBUSY: too many queued → 503 busy; anything else → 502); then done must not run.
+         * (-EBUSY: too many queued → 503 busy; -ENOSPC: its tape cannot be written → 507
+         * insufficient_storage; anything else → 502); then done must not run.
          */
         int (*call)(void *userdata, const TwinRequest *rq, FrontExchange *x);
         /*
@@ -41,6 +49,13 @@ typedef struct FrontBackend {
          * without it, the line is parsed back for record.
          */
         int (*record_line)(void *userdata, const char *line, size_t len, const char *event_id);
+        /*
+         * Called with a call's request just before its reply is set, when the call put rows
+         * on the tape: a backend whose rows may not be on disk yet holds the reply
+         * (http_request_hold) until they are. May be NULL (rows are written before record
+         * returns).
+         */
+        void (*hold)(void *userdata, HttpRequest *rq, const char *request_id);
         void *userdata;
 } FrontBackend;
 

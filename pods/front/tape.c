@@ -22,7 +22,8 @@ struct Tape {
         size_t n, cap;
         uint64_t bytes; /* the rows' bytes, on disk and pending */
         /* tape_set_deferred: rows wait in pend for tape_flush; the file holds the first
-         * n_disk rows, bytes_disk bytes; failed is the errno of a flush that lost rows */
+         * n_disk rows, bytes_disk bytes; failed is the errno of the last flush, while the
+         * rows it could not write are still kept */
         bool deferred;
         char *pend;
         size_t pend_len, pend_cap, n_disk;
@@ -36,7 +37,7 @@ struct TapeReader {
         bool opened, closed, empty;
 };
 
-static int flush_for_read(Tape *t);
+static size_t flush_for_read(Tape *t);
 
 static uint64_t id_hash(const char *s, size_t n)
 {
@@ -174,9 +175,8 @@ static int unlink_index(const char *path)
 
 int tape_keep_index(Tape *t)
 {
-        int r0 = flush_for_read(t);
-        if (r0 < 0)
-                return r0;
+        if (flush_for_read(t) < t->n)
+                return t->failed; /* rows are still kept: no index of a file not whole */
         /* below a thousand rows (a few MB) the scan takes about a millisecond */
         if (!t->path || t->fd < 0 || t->n < 1000)
                 return 0;
@@ -330,8 +330,16 @@ static int write_rows(Tape *t, const char *data, size_t len)
         if (k == (ssize_t)len)
                 return 0;
         r = k < 0 ? negative_errno() : -EIO;
-        if (k > 0) /* a partial row would corrupt every later read: take it back */
+        if (k > 0) {
+                /* the rest, to learn why (ENOSPC, EFBIG…); then a partial row would corrupt
+                 * every later read: the file goes back to its last whole row */
+                ssize_t k2 = write(t->fd, data + k, len - (size_t)k);
+                if (k2 < 0)
+                        r = negative_errno();
+                else if (k2 == (ssize_t)(len - (size_t)k))
+                        return 0;
                 (void)ftruncate(t->fd, (off_t)t->bytes_disk);
+        }
         return r;
 }
 
@@ -339,8 +347,6 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
 {
         if (len == 0 || line[len - 1] != '\n' || memchr(line, '\n', len - 1))
                 return -EINVAL;
-        if (t->failed)
-                return t->failed;
         if (t->deferred && !t->readonly) {
                 int r = buf_reserve(&t->pend, &t->pend_cap, t->pend_len + len, 64 * 1024);
                 if (r >= 0)
@@ -367,11 +373,13 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
         return 0;
 }
 
-/* Before a read: the kept rows written. A tape that lost rows earlier still reads what its
- * file holds; only a failure now is the reader's. */
-static int flush_for_read(Tape *t)
+/* Before a read: the kept rows written, if they can be. Returns the rows a reader sees:
+ * what the file holds (rows still kept after a failed flush are not read). */
+static size_t flush_for_read(Tape *t)
 {
-        return t->pend_len > 0 ? tape_flush(t) : 0;
+        if (t->pend_len > 0)
+                (void)tape_flush(t);
+        return t->pend_len > 0 ? t->n_disk : t->n;
 }
 
 void tape_set_deferred(Tape *t)
@@ -386,26 +394,26 @@ int tape_error(const Tape *t)
 
 int tape_flush(Tape *t)
 {
-        if (!t || t->failed || t->pend_len == 0)
-                return t ? t->failed : 0;
+        if (!t || t->pend_len == 0)
+                return 0;
         int r = write_rows(t, t->pend, t->pend_len);
-        if (r < 0) {
-                /* the rows that did not reach the file leave the index too: the tape is
-                 * what its file says, and says so from now on */
-                t->n = t->n_disk;
-                t->bytes = t->bytes_disk;
-                t->failed = r;
-        } else {
-                t->n_disk = t->n;
-                t->bytes_disk = t->bytes;
-        }
+        if (r < 0)
+                return (t->failed = r); /* kept: the next flush tries again */
+        t->failed = 0;
+        t->n_disk = t->n;
+        t->bytes_disk = t->bytes;
         t->pend_len = 0;
         if (t->pend_cap > 1024 * 1024) { /* a burst of large rows: not kept for life */
                 free(t->pend);
                 t->pend = NULL;
                 t->pend_cap = 0;
         }
-        return r;
+        return 0;
+}
+
+size_t tape_kept(const Tape *t)
+{
+        return t ? t->n - t->n_disk : 0;
 }
 
 int tape_append(Tape *t, const json_t *row)
@@ -471,16 +479,15 @@ static int event_id_at(const Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MA
 
 int tape_event_id(Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX])
 {
-        int r = flush_for_read(t);
-        return r < 0 ? r : event_id_at(t, i, buf);
+        return i < flush_for_read(t) ? event_id_at(t, i, buf) : -ERANGE;
 }
 
-/* Row number of the row whose event id is id, or -ENOENT. */
-static ssize_t find_row(const Tape *t, const char *id)
+/* Row number of the row among the first n whose event id is id, or -ENOENT. */
+static ssize_t find_row(const Tape *t, size_t n, const char *id)
 {
         uint64_t h = id_hash(id, strlen(id));
         /* Newest first: a reader paging along asks for a recent row. */
-        for (size_t i = t->n; i-- > 0;) {
+        for (size_t i = n; i-- > 0;) {
                 if (t->rows[i].id_hash != h)
                         continue;
                 char got[TAPE_EVENT_ID_MAX];
@@ -492,17 +499,15 @@ static ssize_t find_row(const Tape *t, const char *id)
 
 int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret)
 {
-        int r = flush_for_read(t);
-        if (r < 0)
-                return r;
+        size_t total = flush_for_read(t);
         size_t first = 0;
         if (after && *after) {
-                ssize_t i = find_row(t, after);
+                ssize_t i = find_row(t, total, after);
                 if (i < 0)
                         return (int)i;
                 first = (size_t)i + 1;
         }
-        size_t n = t->n - first;
+        size_t n = total - first;
         if (limit > 0) {
                 if (n > limit)
                         n = limit;
@@ -515,16 +520,13 @@ int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, Ta
                 .n = n,
                 .offset = n ? t->rows[first].offset : 0,
                 .length = n ? row_end(t, first + n - 1) - t->rows[first].offset : 0,
-                .more = first + n < t->n,
+                .more = first + n < total,
         };
         return 0;
 }
 
 int tape_reader_new(Tape *t, const TapeRange *range, TapeReader **ret)
 {
-        int r = flush_for_read(t);
-        if (r < 0)
-                return r;
         TapeReader *rd = calloc(1, sizeof(*rd));
         if (!rd)
                 return -ENOMEM;

@@ -47,8 +47,8 @@ int tape_open_readonly(const char *path, Tape **ret);
  */
 int tape_keep_index(Tape *t);
 
-/* Flushes (tape_flush, errors ignored), closes the file and frees the index. Accepts NULL;
- * returns NULL. */
+/* Flushes (tape_flush, errors ignored: an owner that must not lose kept rows checks
+ * tape_kept first), closes the file and frees the index. Accepts NULL; returns NULL. */
 Tape *tape_free(Tape *t);
 
 /*
@@ -69,19 +69,22 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
 /*
  * Deferred: tape_append and tape_append_line keep the row in memory (indexed, counted) and
  * tape_flush writes every kept row in one write(2). The owner flushes once per loop
- * iteration; every read below flushes first. A flush that fails takes its rows off the
- * tape (the file is cut back to its last whole row) and every later append and flush
- * returns the same errno. Once deferred, a tape stays so for its life.
+ * iteration; every read below tries to first. A flush that fails (ENOSPC, EIO…) leaves
+ * the file as it was (cut back to its last whole row) and keeps the rows, in order, for
+ * the next flush: a row is never dropped while the tape lives, and readers see only the
+ * rows the file holds. Once deferred, a tape stays so for its life.
  */
 void tape_set_deferred(Tape *t);
 
 /* Writes the kept rows of a deferred tape. 0 (also with none kept) or the negative errno
- * of the write, then of every later call. Accepts NULL. */
+ * of the write (the rows stay kept). Accepts NULL. */
 int tape_flush(Tape *t);
 
-/* The negative errno of the flush that failed (what every later call returns), or 0 while
- * none has. Accepts NULL (0). */
+/* The negative errno of the last flush while it left rows kept, or 0. Accepts NULL (0). */
 int tape_error(const Tape *t);
+
+/* Rows kept in memory, not yet in the file (0 once a flush succeeds). Accepts NULL (0). */
+size_t tape_kept(const Tape *t);
 
 /* Rows appended so far (kept ones included), and the bytes they take on disk. */
 size_t tape_count(const Tape *t);

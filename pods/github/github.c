@@ -781,7 +781,7 @@ void gh_error(int status, const char *code, const char *message, TwinReply *rp)
         snprintf(st, sizeof(st), "%d", status);
         if (streq_ptr(code, "invalid_json"))
                 message = "Problems parsing JSON";
-        else if (status >= 500 || !message)
+        else if (status == 500 || !message) /* a twin's own fault says no more than GitHub's */
                 message = status >= 500 ? "Server Error" : "Error";
         twin_reply_json(rp, status,
                         json_pack("{s:s, s:s, s:s}", "message", message, "documentation_url",

@@ -795,12 +795,14 @@ static int slack_load_seed(const json_t *seed, json_t **ret_world, char *err, si
 void slack_error(int status, const char *code, const char *message, TwinReply *rp)
 {
         (void)message;
-        /* slack.com answers API errors with HTTP 200; only its own failures are 5xx */
-        twin_reply_json(rp, status >= 500 ? 500 : 200,
+        /* slack.com answers API errors with HTTP 200; only its own failures are 5xx: a
+         * twin's own fault is internal_error, the front's (busy, twin_timeout,
+         * insufficient_storage…) keep their code */
+        twin_reply_json(rp, status >= 500 ? status : 200,
                         json_pack("{s:b, s:s}", "ok", false, "error",
-                                  status >= 500 ? "internal_error"
-                                  : code        ? code
-                                                : "invalid_arguments"));
+                                  status == 500 || (status > 500 && !code) ? "internal_error"
+                                  : code                                   ? code
+                                                                           : "invalid_arguments"));
 }
 
 /* Slack Web API errors common to every method: not_authed, invalid_auth, token_expired. */

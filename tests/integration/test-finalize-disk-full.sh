@@ -9,7 +9,7 @@ require_root
 
 mkdir -p "$TMP/state/runs"
 mount -t tmpfs -o size=1m tmpfs "$TMP/state/runs" || skip "cannot mount a tmpfs (needs CAP_SYS_ADMIN)"
-trap 'umount -l "$TMP/state/runs" 2>/dev/null; cleanup' EXIT
+trap 'rc=$?; umount -l "$TMP/state/runs" 2>/dev/null; (exit $rc); cleanup' EXIT
 start_pomed
 TASK=$(cat "$SRC/examples/triage/task.md")
 create_task() {

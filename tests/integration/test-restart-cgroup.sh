@@ -28,7 +28,7 @@ cleanup_cgroups() {
                 done
         done
 }
-trap 'cleanup_cgroups; cleanup' EXIT
+trap 'rc=$?; cleanup_cgroups; (exit $rc); cleanup' EXIT
 
 # A pomed that moves itself into cgroup $1 before it starts.
 in_cgroup() {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tapes: rows on disk, pages by event id and bytes, the JSON array a reader produces; a
- * deferred tape's rows in one write, read back before they are written, and lost whole
- * with the write that failed. */
+ * deferred tape's rows in one write, read back before they are written, and kept whole
+ * (never half on disk) by a write that failed, until a later flush writes them. */
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -70,8 +70,8 @@ static void test_deferred(const char *path)
         json_decref(page);
         uint64_t on_disk = tape_bytes(t);
 
-        /* a write that fails (the file size limit) takes its rows off the tape, whole; the
-         * rows before it stay readable */
+        /* a write that fails (the file size limit) leaves the file as it was and keeps its
+         * rows, in order; readers see what the file holds */
         struct rlimit old;
         CHECK_OK(getrlimit(RLIMIT_FSIZE, &old));
         struct rlimit small = {.rlim_cur = (rlim_t)on_disk + 100, .rlim_max = old.rlim_max};
@@ -82,19 +82,31 @@ static void test_deferred(const char *path)
                 CHECK_OK(tape_append(t, j));
                 json_decref(j);
         }
-        CHECK(tape_count(t) == 20 && tape_error(t) == 0);
-        CHECK(tape_flush(t) == -EIO); /* a short write: cut back to the last whole row */
-        CHECK(tape_error(t) == -EIO);
-        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
-        CHECK(tape_count(t) == 10 && tape_bytes(t) == on_disk);
+        CHECK(tape_count(t) == 20 && tape_error(t) == 0 && tape_kept(t) == 10);
+        CHECK(tape_flush(t) == -EFBIG); /* a short write: cut back to the last whole row */
+        CHECK(tape_error(t) == -EFBIG && tape_kept(t) == 10);
         CHECK(file_size(path) == (off_t)on_disk);
-        /* and says so from then on */
-        json_t *j = row(20);
-        CHECK(tape_append(t, j) == -EIO);
-        json_decref(j);
-        CHECK(tape_flush(t) == -EIO);
         CHECK_OK(tape_select(t, NULL, 0, 0, &r));
         CHECK(r.n == 10 && !r.more);
+        CHECK_OK(tape_select(t, "req_0008", 5, 1 << 20, &r));
+        CHECK(r.first == 9 && r.n == 1 && !r.more);
+        CHECK(tape_select(t, "req_0012", 5, 1 << 20, &r) == -ENOENT); /* kept: not read */
+        /* rows still go on while it fails, and the first flush that can writes them all */
+        json_t *j = row(20);
+        CHECK_OK(tape_append(t, j));
+        json_decref(j);
+        CHECK(tape_flush(t) == -EFBIG && tape_kept(t) == 11);
+        CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
+        CHECK_OK(tape_flush(t));
+        CHECK(tape_error(t) == 0 && tape_kept(t) == 0 && tape_count(t) == 21);
+        CHECK(file_size(path) == (off_t)tape_bytes(t));
+        CHECK_OK(tape_select(t, NULL, 0, 0, &r));
+        CHECK(r.n == 21 && !r.more);
+        page = read_all(t, &r, 4096);
+        for (size_t i = 0; i < 21; i++)
+                CHECK(json_integer_value(json_object_get(json_array_get(page, i), "n")) ==
+                      (json_int_t)i);
+        json_decref(page);
         tape_free(t);
         unlink(path);
 }
