@@ -10,6 +10,8 @@ packages=(
         libmicrohttpd-dev libsystemd-dev libjansson-dev libcgroup-dev libseccomp-dev
         libcurl4-openssl-dev libssl-dev libsqlite3-dev libyaml-dev
         dbus-daemon dbus-bin systemd curl jq util-linux passwd procps iproute2 wrk
+        # durability: full is checked by the syscalls it makes
+        strace
         # the sealed agent's tests: agents in python3, a model server behind openssl
         python3 openssl
         # clients the twins are tested against: the GitHub CLI (REST and GraphQL), PyGithub,

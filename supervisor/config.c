@@ -19,6 +19,7 @@
 static const char embedded_default[] = "control_listen: 127.0.0.1:7070\n"
                                        "gateway_listen: 127.0.0.1:7071\n"
                                        "bus: system\n"
+                                       "durability: normal\n"
                                        "limits:\n"
                                        "  lifetime: 30m\n"
                                        "  idle_timeout: 10m\n"
@@ -467,10 +468,10 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 static int interpret(Config *c, const json_t *j, CfgError *e)
 {
         static const char *const top_keys[] = {
-                "control_listen", "gateway_listen", "public_url", "state_dir", "runtime_dir",
-                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",  "bus",
-                "cgroup_parent",  "limits",         "pod",        "teams",     "pod_uid_range",
-                "pool_size",      "judge",          "agent",      NULL};
+                "control_listen", "gateway_listen", "public_url", "state_dir",  "runtime_dir",
+                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",   "bus",
+                "cgroup_parent",  "limits",         "pod",        "teams",      "pod_uid_range",
+                "pool_size",      "judge",          "agent",      "durability", NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -522,6 +523,14 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 if (r < 0)
                         return r;
         }
+
+        const json_t *dur = json_object_get(j, "durability");
+        if (dur && !(json_is_string(dur) && (streq(json_string_value(dur), "normal") ||
+                                             streq(json_string_value(dur), "full"))))
+                return cfg_fail(e, "/durability",
+                                "durability: expected normal (written before acknowledged) or "
+                                "full (also synced to the disk)");
+        c->durability_full = dur && streq(json_string_value(dur), "full");
 
         if (c->public_url && !startswith(c->public_url, "http://") &&
             !startswith(c->public_url, "https://"))

@@ -42,6 +42,8 @@ typedef struct Config {
         uint32_t pod_uid_first; /* pod_uid_range: a uid (= gid) of its own for each pod */
         uint32_t pod_uid_count; /* 0 = off: every pod runs as pod_user */
         char *bus;              /* "system", "user", "none" or a D-Bus address */
+        bool durability_full;   /* durability: full — each tape write and registry commit is
+                                 * synced (fdatasync) before it is acknowledged */
         char *cgroup_parent;    /* cgroup path (from each hierarchy's root) to build the pod tree
                                  * under; NULL = pomed's own cgroup */
 

@@ -309,7 +309,10 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         _cleanup_free_ char *path = NULL;
         if (asprintf(&path, "%s/pome.db", m->state->path) < 0)
                 return -ENOMEM;
-        int r = registry_open(path, m->cfg->check_registry ? REGISTRY_CHECK_FULL : 0, &m->registry,
+        int r = registry_open(path,
+                              (m->cfg->check_registry ? REGISTRY_CHECK_FULL : 0) |
+                                      (m->cfg->durability_full ? REGISTRY_SYNC_FULL : 0),
+                              &m->registry,
                               err, errlen);
         if (r == -EBADMSG) {
                 size_t n = strlen(err);

@@ -186,11 +186,16 @@ int registry_open(const char *path, unsigned flags, Registry **ret, char *err, s
         int q = 0;
         if (rc != SQLITE_OK)
                 q = fail(r->db, err, errlen, path);
-        /* WAL + NORMAL: a transition costs an append, not an fsync; a crash loses at most
-         * the last transitions, never the file. busy_timeout covers a `sqlite3` reader. */
+        /* WAL + NORMAL: a transition costs an append, not an fsync; a crash of pomed loses
+         * nothing, a power cut at most the last transitions, never the file (durability:
+         * full syncs each). busy_timeout covers a `sqlite3` reader. */
         else if (sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
-                 exec(r, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                         "PRAGMA foreign_keys=ON;") < 0)
+                 exec(r, flags & REGISTRY_SYNC_FULL ? "PRAGMA journal_mode=WAL; "
+                                                      "PRAGMA synchronous=FULL; "
+                                                      "PRAGMA foreign_keys=ON;"
+                                                    : "PRAGMA journal_mode=WAL; "
+                                                      "PRAGMA synchronous=NORMAL; "
+                                                      "PRAGMA foreign_keys=ON;") < 0)
                 q = fail(r->db, err, errlen, path);
         /* a damaged file is said now, not found one failed write at a time later */
         if (q == 0)

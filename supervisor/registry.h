@@ -28,10 +28,12 @@ typedef enum RegistryClockStart {
 /* registry_open flags */
 enum {
         REGISTRY_CHECK_FULL = 1u << 0, /* PRAGMA integrity_check, not quick_check */
+        REGISTRY_SYNC_FULL = 1u << 1,  /* PRAGMA synchronous=FULL: every commit synced */
 };
 
 /*
- * Opens (creating) the database at path, in WAL mode, checks it (SQLite's quick_check, or
+ * Opens (creating) the database at path, in WAL mode (synchronous=NORMAL: a commit is
+ * synced at the next checkpoint; FULL with REGISTRY_SYNC_FULL), checks it (SQLite's quick_check, or
  * integrity_check with REGISTRY_CHECK_FULL) and brings its schema to the current version.
  * Returns 0, or negative errno with a sentence in err (errlen bytes): -EBADMSG for a damaged
  * file (not a database, or a check that does not answer "ok"), -EIO for other SQLite errors

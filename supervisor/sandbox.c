@@ -675,6 +675,7 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                 if (r < 0)
                         return r;
                 tape_set_deferred(s->twins[i].tape);
+                tape_set_sync(s->twins[i].tape, s->env->cfg->durability_full);
         }
         return 0;
 }

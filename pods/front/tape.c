@@ -25,6 +25,7 @@ struct Tape {
          * n_disk rows, bytes_disk bytes; failed is the errno of the last flush, while the
          * rows it could not write are still kept */
         bool deferred;
+        bool sync; /* tape_set_sync: each write is followed by fdatasync(2) */
         char *pend;
         size_t pend_len, pend_cap, n_disk;
         uint64_t bytes_disk;
@@ -327,8 +328,14 @@ static int write_rows(Tape *t, const char *data, size_t len)
                 return r;
         /* One write: with O_APPEND a row is never interleaved with another. */
         ssize_t k = write(t->fd, data, len);
-        if (k == (ssize_t)len)
-                return 0;
+        if (k == (ssize_t)len) {
+                if (!t->sync || fdatasync(t->fd) >= 0)
+                        return 0;
+                /* not known to be on the disk: as if not written (kept, written again) */
+                r = negative_errno();
+                (void)ftruncate(t->fd, (off_t)t->bytes_disk);
+                return r;
+        }
         r = k < 0 ? negative_errno() : -EIO;
         if (k > 0) {
                 /* the rest, to learn why (ENOSPC, EFBIG…); then a partial row would corrupt
@@ -385,6 +392,11 @@ static size_t flush_for_read(Tape *t)
 void tape_set_deferred(Tape *t)
 {
         t->deferred = true;
+}
+
+void tape_set_sync(Tape *t, bool sync)
+{
+        t->sync = sync;
 }
 
 int tape_error(const Tape *t)

@@ -76,6 +76,10 @@ int tape_append_line(Tape *t, const char *line, size_t len, const char *event_id
  */
 void tape_set_deferred(Tape *t);
 
+/* Sync: every write of rows is followed by fdatasync(2), and one that fails counts as a
+ * failed write (pomed's durability: full). Off by default. */
+void tape_set_sync(Tape *t, bool sync);
+
 /* Writes the kept rows of a deferred tape. 0 (also with none kept) or the negative errno
  * of the write (the rows stay kept). Accepts NULL. */
 int tape_flush(Tape *t);

@@ -41,6 +41,7 @@ static void test_default(void)
         CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
         CHECK(c->max_body == 1u << 20);
         CHECK(c->pod_pack_after_usec == 2 * USEC_PER_SEC);
+        CHECK(!c->durability_full);
         CHECK(c->n_teams == 1 && streq(c->teams[0].id, "local") && !c->teams[0].key_hashes[0]);
         config_free(c);
 
@@ -56,6 +57,7 @@ static void test_overlay(void)
         Config *c = NULL;
         char err[256] = "";
         CHECK_OK(load_text("control_listen: '[::1]:0'\n"
+                           "durability: full\n"
                            "limits:\n  idle_timeout: off\n  lifetime: 90s\n"
                            "pod:\n  memory_max: 48M\n  pids_max: 24\n"
                            "agent: {memory: 1G, pids: 300}\n"
@@ -65,6 +67,7 @@ static void test_overlay(void)
                            "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD]\n",
                            &c, err, sizeof(err)));
         CHECK(streq(c->control_address, "::1") && c->control_port == 0);
+        CHECK(c->durability_full);
         CHECK(c->gateway_port == 7071); /* untouched keys keep the default */
         CHECK(c->idle_timeout_usec == 0 && c->lifetime_usec == 90 * USEC_PER_SEC);
         CHECK(c->start_timeout_usec == 5 * USEC_PER_SEC);
@@ -105,6 +108,8 @@ static void test_refusals(void)
                 const char *needle; /* part of the error message */
         } cases[] = {
                 {"contol_listen: 1.2.3.4:5\n", "unknown key 'contol_listen'"},
+                {"durability: fsync\n", "durability: expected normal"},
+                {"durability: [full]\n", "durability: expected normal"},
                 {"limits:\n  lifetim: 5s\n", "unknown key 'limits.lifetim'"},
                 {"limits:\n  lifetime: 31m\n", "between 1s and 30m"},
                 {"limits:\n  idle_timeout: soon\n", "limits.idle_timeout"},
