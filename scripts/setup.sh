@@ -19,8 +19,10 @@ packages=(
         # Debian's Go from its GOPATH sources)
         gh python3-github python3-stripe ruby-octokit golang-go golang-github-slack-go-slack-dev
         # the Debian package and tests/system (a Debian 12 root booted in systemd-nspawn;
-        # promtool checks /metrics)
+        # promtool checks /metrics; a whole Debian 12 VM under QEMU's emulation, its disk
+        # an ext4 image)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus
+        qemu-system-x86 e2fsprogs
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

@@ -242,6 +242,28 @@ static int on_gc(sd_event_source *es _unused_, uint64_t usec _unused_, void *use
 
 /* ---- set-up ---- */
 
+/* The tapes of a run that was open when pomed (or the machine) went down: a tail a power
+ * cut left zeroed or torn is cut off, so that what is read back is whole rows. */
+static void repair_tapes(Manager *m, const char *id, const json_t *doc)
+{
+        size_t i;
+        json_t *twin;
+        json_array_foreach (json_object_get(doc, "twins"), i, twin) {
+                char name[64];
+                snprintf(name, sizeof(name), "%s.tape.jsonl", strempty(json_string_value(twin)));
+                _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+                uint64_t cut = 0;
+                int r = path ? tape_repair(path, &cut) : -ENOMEM;
+                if (r > 0)
+                        log_warning("%s: its %s tape ended in %" PRIu64 " bytes that are no whole "
+                                    "row (a crash or power cut): cut off",
+                                    id, json_string_value(twin), cut);
+                else if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "%s: cannot check its %s tape", id,
+                                          json_string_value(twin));
+        }
+}
+
 /*
  * A run a previous pomed left open was never told it is kept, so its image seeds were not
  * written (sandbox.c keeps them at the end): write them now from the images, by the name
@@ -312,8 +334,7 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         int r = registry_open(path,
                               (m->cfg->check_registry ? REGISTRY_CHECK_FULL : 0) |
                                       (m->cfg->durability_full ? REGISTRY_SYNC_FULL : 0),
-                              &m->registry,
-                              err, errlen);
+                              &m->registry, err, errlen);
         if (r == -EBADMSG) {
                 size_t n = strlen(err);
                 snprintf(err + n, errlen - n,
@@ -366,6 +387,7 @@ static int open_registry(Manager *m, char *err, size_t errlen)
                 if (rundir_exists(m->runs, id)) {
                         (void)rundir_write_json(m->runs, id, "sandbox.json", doc);
                         restore_seeds(m, id, doc);
+                        repair_tapes(m, id, doc);
                 }
         }
         return 0;

@@ -333,7 +333,11 @@ int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         sqlite3_clear_bindings(st);
-        return rc == SQLITE_DONE ? 0 : -EIO;
+        /* a full disk is said as such: the journal and /healthz name it */
+        return rc == SQLITE_DONE                ? 0
+               : (rc & 0xff) == SQLITE_FULL     ? -ENOSPC
+               : (rc & 0xff) == SQLITE_READONLY ? -EROFS
+                                                : -EIO;
 }
 
 /* Runs a query whose first column is a document; collects them into a new array. */

@@ -52,7 +52,8 @@ int registry_put_team(Registry *r, const char *id, unsigned quota, const char *p
  * Writes a sandbox's record (insert or replace). doc is its public JSON (borrowed);
  * the indexed columns are taken from doc's session_id, team_id, state and the
  * created_at/ended_at seconds given (wall clock, for display). The first write with an
- * ended_at also records the end on the pomed clock, which retention reads. Returns 0 or -EIO.
+ * ended_at also records the end on the pomed clock, which retention reads. Returns 0,
+ * -ENOSPC (SQLITE_FULL: the disk is full), -EROFS (read-only) or -EIO.
  */
 int registry_put_sandbox(Registry *r, const json_t *doc, int64_t created_at, int64_t ended_at);
 

@@ -287,6 +287,64 @@ static int ensure_file(Tape *t)
         return 0;
 }
 
+int tape_repair(const char *path, uint64_t *ret_cut)
+{
+        *ret_cut = 0;
+        _cleanup_close_ int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negative_errno();
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        /* Whole rows are "{…}\n" with no NUL (JSON escapes it); the first line that is not
+         * one (a power cut's zeroed or torn tail) ends what the file holds for sure. */
+        char buf[64 * 1024];
+        uint64_t pos = 0, line = 0; /* where the read is, where the current line began */
+        bool good = true;           /* the current line so far */
+        char first = 0, last = 0;
+        for (;;) {
+                ssize_t k = pread(fd, buf, sizeof(buf), (off_t)pos);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                const char *p = buf, *end = buf + k;
+                while (p < end) {
+                        const char *nl = memchr(p, '\n', (size_t)(end - p));
+                        const char *seg_end = nl ? nl : end;
+                        if (seg_end > p) {
+                                if (pos + (uint64_t)(p - buf) == line)
+                                        first = *p;
+                                last = seg_end[-1];
+                                if (memchr(p, 0, (size_t)(seg_end - p)))
+                                        good = false;
+                        }
+                        if (!nl)
+                                break;
+                        if (!good || first != '{' || last != '}' ||
+                            pos + (uint64_t)(nl - buf) == line)
+                                goto cut;
+                        line = pos + (uint64_t)(nl - buf) + 1;
+                        first = last = 0;
+                        good = true;
+                        p = nl + 1;
+                }
+                pos += (uint64_t)k;
+        }
+cut:
+        if (line == (uint64_t)st.st_size)
+                return 0;
+        if (ftruncate(fd, (off_t)line) < 0 || fdatasync(fd) < 0)
+                return negative_errno();
+        _cleanup_free_ char *ip = index_path(path);
+        if (ip)
+                (void)unlink(ip); /* it described the file before the cut */
+        *ret_cut = (uint64_t)st.st_size - line;
+        return 1;
+}
+
 int tape_open_readonly(const char *path, Tape **ret)
 {
         Tape *t = calloc(1, sizeof(*t));

@@ -39,6 +39,14 @@ int tape_open(const char *path, Tape **ret);
 int tape_open_readonly(const char *path, Tape **ret);
 
 /*
+ * Repairs the tape file at path after a crash or power cut: cuts it back to its last whole
+ * row (a line "{…}" with no NUL byte: a zeroed or torn tail is not one), syncs it, and drops
+ * its index. Returns 1 when it cut *ret_cut bytes, 0 when the file was whole, or negative
+ * errno (-ENOENT: no file).
+ */
+int tape_repair(const char *path, uint64_t *ret_cut);
+
+/*
  * Writes the tape's index next to its file (<path>.idx: 16 bytes per row, atomically), for
  * a tape that is finished (its run ended): tape_open_readonly then loads it instead of
  * scanning the file, when it still describes the file byte for byte. Tapes under 1000

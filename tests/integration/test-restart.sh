@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # kill -9 of pomed: its pods die with it (PR_SET_PDEATHSIG), and the restarted
-# pomed cleans their cgroups and lists every earlier sandbox with a true state.
+# pomed cleans their cgroups and lists every earlier sandbox with a true state. A tape
+# left with a tail that is no whole row (what a power cut leaves: zeroes past the data, a
+# torn row) is cut back to its whole rows at the restart.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 start_pomed
@@ -10,6 +12,11 @@ OPEN=$SID OPEN_TOKEN=$TOKEN OPEN_CREATED=$CREATED
 create_sandbox github
 STOPPED=$SID
 discard "$STOPPED"
+for i in 1 2; do
+        twin_call POST "$(jq -r .per_twin.github.rest_url <<<"$OPEN_CREATED")/repos/acme/api/issues/1/comments" \
+                "$OPEN_TOKEN" "{\"body\":\"before the crash $i\"}"
+        assert_status 201 "a write before the crash"
+done
 pids=$(jq -r '.per_twin[].pod.pid' <<<"$OPEN_CREATED")
 cgs=$(jq -r '.per_twin[].pod.cgroup' <<<"$OPEN_CREATED")
 
@@ -24,6 +31,9 @@ for _ in $(seq 100); do
 done
 ((alive == 0)) || fail "pods outlived a killed pomed"
 pass "pods died with pomed"
+tape=$TMP/state/runs/$OPEN/github.tape.jsonl
+whole=$(stat -c %s "$tape")
+{ head -c 4096 /dev/zero; printf '{"kind":"TwinHttpEvent","event_id":"req_torn'; } >>"$tape"
 
 start_pomed
 for c in $cgs; do
@@ -42,6 +52,13 @@ twin_call GET "$GATEWAY/github/s/$OPEN/repos/acme/api/issues/1" "$OPEN_TOKEN"
 assert_status 410 "a call to a sandbox of the killed pomed"
 assert_jq .error.details.reason supervisor_restarted
 pass "the registry lists every earlier sandbox with a true state; calls answer 410"
+assert_eq "$(stat -c %s "$tape")" "$whole" "the tape's size after the restart (its whole rows)"
+grep -q "$OPEN: its github tape ended in .* bytes that are no whole row" "$TMP/pomed.log" ||
+        fail "the cut is not said in the journal"
+api GET "/v1/sandboxes/$OPEN/events?twin=github"
+assert_status 200 "the repaired tape"
+assert_jq '[.[] | select(.method == "POST")] | length' 2 "the writes before the crash, read back"
+pass "a tape's torn, zeroed tail is cut back to its whole rows at the restart, and said"
 
 create_sandbox github
 discard "$SID"

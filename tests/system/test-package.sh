@@ -21,8 +21,7 @@ trap shutdown_root EXIT
 
 # ---- the package
 mkdir -p "$WORK"
-"$SRC/scripts/build-deb.sh" "$WORK/deb" >/dev/null || fail "the package does not build"
-DEB=$(ls "$WORK"/deb/pome_*_*.deb | head -1)
+build_deb
 VERSION=$(dpkg-deb -f "$DEB" Version)
 lintian --fail-on error "$DEB" >"$WORK/lintian.log" 2>&1 ||
         fail "lintian reports errors: $(cat "$WORK/lintian.log")"

@@ -111,6 +111,51 @@ static void test_deferred(const char *path)
         unlink(path);
 }
 
+/* tape_repair: what a power cut leaves at the end of a tape is cut back to whole rows. */
+static void test_repair(const char *path)
+{
+        static const char rows[] = "{\"event_id\":\"a\"}\n{\"event_id\":\"b\",\"s\":\"x\\ny\"}\n";
+        static const struct {
+                const char *tail;
+                size_t len;
+                bool cut;
+        } cases[] = {
+                {"", 0, false},                         /* whole */
+                {"\0\0\0\0\0\0\0\0", 8, true},          /* a zeroed tail (size ahead of data) */
+                {"{\"event_id\":\"c\"", 15, true},      /* torn: no newline */
+                {"{\"event_id\":\"c\0\"}\n", 18, true}, /* a NUL inside a line */
+                {"\n{\"event_id\":\"d\"}\n", 18, true}, /* an empty line, then a row */
+                {"{\"event_id\":\"c\"}\n", 17, false},  /* a third whole row */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                CHECK(fd >= 0);
+                CHECK(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+                CHECK(write(fd, cases[i].tail, cases[i].len) == (ssize_t)cases[i].len);
+                close(fd);
+                uint64_t cut = 0;
+                CHECK(tape_repair(path, &cut) == (cases[i].cut ? 1 : 0));
+                CHECK(cut == (cases[i].cut ? cases[i].len : 0));
+                CHECK(file_size(path) == (off_t)(strlen(rows) + (cases[i].cut ? 0 : cases[i].len)));
+        }
+        /* a zeroed block in the middle: every row after it goes too (not known whole) */
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        char big[100000];
+        memset(big, 0, sizeof(big));
+        CHECK(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+        CHECK(write(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+        CHECK(write(fd, rows, strlen(rows)) == (ssize_t)strlen(rows));
+        close(fd);
+        uint64_t cut = 0;
+        CHECK(tape_repair(path, &cut) == 1 && cut == sizeof(big) + strlen(rows));
+        Tape *t = NULL;
+        CHECK_OK(tape_open_readonly(path, &t));
+        CHECK(tape_count(t) == 2);
+        tape_free(t);
+        CHECK(tape_repair("/nonexistent/tape.jsonl", &cut) == -ENOENT);
+        unlink(path);
+}
+
 int main(void)
 {
         Tape *t = NULL;
@@ -245,5 +290,6 @@ int main(void)
         unlink(path);
         CHECK(tape_free(NULL) == NULL);
         test_deferred(path);
+        test_repair(path);
         return check_finish();
 }
