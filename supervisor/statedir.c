@@ -26,15 +26,19 @@ static int read_small(int dirfd, const char *name, char *buf, size_t len, size_t
         return 0;
 }
 
-/* Creates name with content and mode, failing if it exists (first start only). */
-static int write_new_secret(int dirfd, const char *name, const void *data, size_t n, mode_t mode)
+/* Creates name with content, mode and group (gid; (gid_t)-1: the creator's), failing if
+ * it exists (first start only). */
+static int write_new_secret(int dirfd, const char *name, const void *data, size_t n, mode_t mode,
+                            gid_t gid)
 {
         _cleanup_close_ int fd =
                 openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return negative_errno();
-        /* fchmod: the umask must not decide who reads a secret */
-        if (fchmod(fd, mode) < 0 || write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
+        /* fchmod: the umask must not decide who reads a secret; fchown: nor the group of
+         * whoever started pomed (root's own by hand, pome under the unit) */
+        if ((gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid) < 0) || fchmod(fd, mode) < 0 ||
+            write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
                 return negative_errno();
         return 0;
 }
@@ -139,8 +143,8 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         if (r == -ENOENT) {
                 r = token_random_bytes(s->secret, sizeof(s->secret));
                 if (r >= 0)
-                        r = write_new_secret(dfd, "twin-secret", s->secret, sizeof(s->secret),
-                                             0600);
+                        r = write_new_secret(dfd, "twin-secret", s->secret, sizeof(s->secret), 0600,
+                                             (gid_t)-1);
         } else if (r >= 0 && n != sizeof(s->secret)) {
                 snprintf(err, errlen, "%s/twin-secret: expected %zu bytes, found %zu", s->path,
                          sizeof(s->secret), n);
@@ -171,7 +175,8 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
                 if (r >= 0) {
                         char line[64];
                         int ll = snprintf(line, sizeof(line), "%s\n", s->api_key);
-                        r = write_new_secret(dfd, "api-key", line, (size_t)ll, key_mode);
+                        r = write_new_secret(dfd, "api-key", line, (size_t)ll, key_mode,
+                                             key_mode & S_IRGRP ? dst.st_gid : (gid_t)-1);
                 }
         } else if (r >= 0) {
                 buf[n] = 0;
