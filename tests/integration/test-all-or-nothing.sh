@@ -13,6 +13,7 @@ assert_status 422 "the shipped images' broken seed"
 assert_eq "$(api_available)" "default,hosted-task" "the slack seeds offered"
 stop_pomed
 start_pomed "images_dir: $(test_images_dir)"
+require_cgroups_active # what is checked below is that no cgroup directory remains
 
 tree_dirs() { find /sys/fs/cgroup -type d -name "$1" 2>/dev/null; }
 

@@ -8,6 +8,7 @@ require_root
 shopt -s extglob
 [[ -d /sys/fs/cgroup/memory || -f /sys/fs/cgroup/cgroup.controllers ]] || skip "no cgroup memory controller here"
 start_pomed "pod:" "  memory_max: 48M" "  pids_max: 24"
+require_cgroups_active
 create_sandbox github slack
 
 status_field() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }

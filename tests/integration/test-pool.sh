@@ -19,14 +19,18 @@ wait_pool() { # wait_pool TWIN IDLE
 tree_pods() {
         local tree
         tree=$(curl -s "$CONTROL/healthz" | jq -r .isolation.cgroups.tree)
+        # /proc/PID/cgroup: "N:memory:/path" under v1, "0::/path" under v2
+        local pat="0::${tree#/sys/fs/cgroup}/pod-"
+        [[ -d /sys/fs/cgroup/memory ]] && pat="memory:${tree#/sys/fs/cgroup/memory}/pod-"
         for p in $(pgrep -x pome-pod || true); do
-                if grep -q "memory:${tree#/sys/fs/cgroup/memory}/pod-" "/proc/$p/cgroup" 2>/dev/null; then
+                if grep -q "$pat" "/proc/$p/cgroup" 2>/dev/null; then
                         echo "$p"
                 fi
         done | sort -n
 }
 
 start_pomed "images_dir: $(test_images_dir)"
+require_cgroups_active # its pods are found by their cgroups
 wait_pool github 2
 wait_pool slack 2
 wait_pool stripe 2
