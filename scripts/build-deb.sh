@@ -5,6 +5,15 @@
 # `dpkg-buildpackage -us -uc -b` runs there; the .deb lands in OUT_DIR. Needs the
 # Build-Depends of packaging/debian/control (scripts/setup.sh installs them).
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
+if [[ ${1:-} == -* ]]; then
+        echo "build-deb.sh: unknown option $1 (usage: scripts/build-deb.sh [OUT_DIR]; --help)" >&2
+        exit 2
+fi
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${1:-build/deb}")
 version=$(sed -n '1s/^pome (\([^)]*\)).*/\1/p' packaging/debian/changelog)

@@ -4,6 +4,11 @@
 # through the include trees of the modules a target links (DESIGN.md "Modules and
 # layering") and never through the including file's own directory.
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
 cd "$(dirname "$0")/.."
 bad=$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]+"[^/"]+"' common pods supervisor cli \
         --include='*.c' --include='*.h' || true)

@@ -2,6 +2,15 @@
 # Builds the libFuzzer targets (tests/fuzz/fuzz-*.c) with clang and runs each for
 # SECONDS (default 10). A crash fails the script and leaves crash-* in build/fuzz.
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
+if [[ -n ${1:-} && ! $1 =~ ^[0-9]+$ ]]; then
+        echo "fuzz.sh: SECONDS must be a number, got '$1' (usage: scripts/fuzz.sh [SECONDS]; --help)" >&2
+        exit 2
+fi
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
 CC=clang cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=Debug -DPOME_SANITIZE=ON \

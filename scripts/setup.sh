@@ -2,6 +2,15 @@
 # Installs what Pome needs on Debian 12 (as root; packages only when missing) and
 # builds one preset: scripts/setup.sh [dev|release]  (default: release).
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
+if [[ -n ${1:-} && $1 != dev && $1 != release ]]; then
+        echo "setup.sh: unknown preset '$1' (usage: scripts/setup.sh [dev|release]; --help)" >&2
+        exit 2
+fi
 cd "$(dirname "$0")/.."
 preset=${1:-release}
 
@@ -38,16 +47,31 @@ if ((${#missing[@]})); then
         export DEBIAN_FRONTEND=noninteractive
         echo "setup: apt-get update" >&2
         apt-get update -qq
-        # one line per package as it is set up: progress, not a silent minute
-        apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 |
+        # one line per package as it is set up: progress, not a silent minute; apt's own
+        # words when it fails
+        aptlog=$(mktemp)
+        apt-get install -y -q --no-install-recommends "${missing[@]}" 2>&1 | tee "$aptlog" |
                 sed -n 's/^Setting up \([^ ]*\) .*/setup:   installed \1/p' >&2
         ((PIPESTATUS[0] == 0)) || {
-                echo "setup: apt-get install failed; run it by hand to see why:" >&2
+                tail -20 "$aptlog" | sed 's/^/apt-get: /' >&2
+                echo "setup: apt-get install failed (its last lines above); to retry by hand:" >&2
                 echo "  apt-get install --no-install-recommends ${missing[*]}" >&2
+                rm -f "$aptlog"
                 exit 1
         }
+        rm -f "$aptlog"
 fi
 
+# a clone moved or copied elsewhere: its build directory names the old place (CMake
+# refuses it); it is made again here
+cache=build/$preset/CMakeCache.txt
+if [[ -f $cache ]]; then
+        home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")
+        if [[ -n $home && $home != "$PWD" ]]; then
+                echo "setup: build/$preset was configured in $home (a moved or copied clone): made again here" >&2
+                rm -rf "build/$preset"
+        fi
+fi
 cmake --preset "$preset" >/dev/null
 # The build's own progress ("[ 42%] Building C object …"), shown only when there is
 # something to build; a tree that is up to date says so in one line.

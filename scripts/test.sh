@@ -3,6 +3,11 @@
 # dbus-daemon), conformance (the vendors' official SDK clients) and brief fuzzing.
 # The dev preset: -Werror, ASan + UBSan everywhere but in the pod.
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
 cd "$(dirname "$0")/.."
 step=setup
 trap 'echo; echo "scripts/test.sh: FAILED at step: $step" >&2' ERR

@@ -13,6 +13,15 @@
 # instead of setting up build/release, WALKTHROUGH_DIR=DIR runs in DIR instead of the
 # checkout, and WALKTHROUGH_POMED_ARGS adds pomed options (ephemeral ports, --bus none).
 set -euo pipefail
+# --help: the comment above, as usage
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+        awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+        exit 0
+fi
+if (($#)); then
+        echo "walkthrough.sh: takes no arguments (--help)" >&2
+        exit 2
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 if [[ -n ${POME_BUILD_DIR:-} ]]; then
