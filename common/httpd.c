@@ -1137,7 +1137,6 @@ uint64_t http_request_start_usec(const HttpRequest *rq)
         return rq->start_usec;
 }
 
-/* Adds headers to resp, hands it to rq and resumes rq if it waits. Takes resp. */
 /* A suspended request whose reply is set: back to MHD, which sends it. */
 static void resume(HttpRequest *rq)
 {
@@ -1150,6 +1149,8 @@ static void resume(HttpRequest *rq)
         sd_event_source_set_enabled(d->defer, SD_EVENT_ONESHOT);
 }
 
+/* Adds headers to resp, hands it to rq and resumes rq if it waits (and is not held). Takes
+ * resp. */
 static void reply_set(HttpRequest *rq, int status, const json_t *headers, struct MHD_Response *resp,
                       bool has_body)
 {
