@@ -36,9 +36,12 @@ static int write_new_secret(int dirfd, const char *name, const void *data, size_
         if (fd < 0)
                 return negative_errno();
         /* fchmod: the umask must not decide who reads a secret; fchown: nor the group of
-         * whoever started pomed (root's own by hand, pome under the unit) */
-        if ((gid != (gid_t)-1 && fchown(fd, (uid_t)-1, gid) < 0) || fchmod(fd, mode) < 0 ||
-            write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
+         * whoever started pomed (root's own by hand, pome under the unit). A user that may
+         * not give it that group (not a member) keeps its own, as the directory's owner. */
+        if (gid != (gid_t)-1 && gid != getegid() && fchown(fd, (uid_t)-1, gid) < 0 &&
+            errno != EPERM)
+                return negative_errno();
+        if (fchmod(fd, mode) < 0 || write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
                 return negative_errno();
         return 0;
 }
