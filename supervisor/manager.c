@@ -249,9 +249,8 @@ static void repair_tapes(Manager *m, const char *id, const json_t *doc)
         size_t i;
         json_t *twin;
         json_array_foreach (json_object_get(doc, "twins"), i, twin) {
-                char name[64];
-                snprintf(name, sizeof(name), "%s.tape.jsonl", strempty(json_string_value(twin)));
-                _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+                _cleanup_free_ char *path =
+                        rundir_tape_path(m->runs, id, strempty(json_string_value(twin)));
                 uint64_t cut = 0;
                 int r = path ? tape_repair(path, &cut) : -ENOMEM;
                 if (r > 0)
@@ -1054,14 +1053,12 @@ int manager_run_tape(Manager *m, const Team *team, const char *id, const char *t
                         *ret_owned = false;
                         return 0;
                 }
-        char name[64];
-        snprintf(name, sizeof(name), "%s.tape.jsonl", k->name);
         if (!m->runs || !rundir_exists(m->runs, id)) {
                 _cleanup_json_ json_t *doc = NULL;
                 (void)manager_record(m, id, &doc);
                 return refuse_no_run(id, doc, e);
         }
-        _cleanup_free_ char *path = rundir_path(m->runs, id, name);
+        _cleanup_free_ char *path = rundir_tape_path(m->runs, id, k->name);
         if (!path)
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         int r = tape_open_readonly(path, ret);

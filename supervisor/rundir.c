@@ -66,6 +66,12 @@ char *rundir_path(RunDirs *d, const char *sid, const char *name)
         return p;
 }
 
+char *rundir_tape_path(RunDirs *d, const char *sid, const char *twin)
+{
+        char *p;
+        return asprintf(&p, "%s/%s/%s.tape.jsonl", d->path, sid, twin) < 0 ? NULL : p;
+}
+
 int rundir_write(RunDirs *d, const char *sid, const char *name, const void *data, size_t len,
                  bool atomic)
 {

@@ -24,6 +24,9 @@ int rundir_create(RunDirs *d, const char *sid);
 /* Absolute path of runs/<sid>/<name> (name NULL: the directory) as a new string, or NULL. */
 char *rundir_path(RunDirs *d, const char *sid, const char *name);
 
+/* Absolute path of twin's tape in runs/<sid> (<twin>.tape.jsonl) as a new string, or NULL. */
+char *rundir_tape_path(RunDirs *d, const char *sid, const char *twin);
+
 /* Writes name in runs/<sid> (len bytes); with atomic, whole or not at all: a temporary file,
  * synced, renamed over it (a full disk leaves the old file, never a truncated one). 0 or
  * -errno. */

@@ -656,16 +656,11 @@ static int open_run(Sandbox *s, const SandboxSpec *spec)
                         log_warning_errno(r, "%s: cannot keep task.md", s->id);
         }
         for (size_t i = 0; i < s->n_twins; i++) {
-                const char *twin = s->twins[i].kind->name;
-                char name[64];
                 _cleanup_free_ char *tp = NULL;
                 /* the seeds are written once the run is known to be kept (keep_seeds); the
                  * tapes' files once they get a row (tape_open) */
-                if (have_dir) {
-                        snprintf(name, sizeof(name), "%s.tape.jsonl", twin);
-                        if (!(tp = rundir_path(runs, s->id, name)))
-                                return -ENOMEM;
-                }
+                if (have_dir && !(tp = rundir_tape_path(runs, s->id, s->twins[i].kind->name)))
+                        return -ENOMEM;
                 r = tape_open(tp, &s->twins[i].tape);
                 if (r < 0 && tp) {
                         log_warning_errno(r, "%s: cannot open %s, taping to a temporary file",
