@@ -589,22 +589,32 @@ void manager_set_observer(Manager *m, const ManagerObserver *o)
         m->observer = *o;
 }
 
-json_t *manager_state_dir_json(const Manager *m)
+/* The state directory's room: statvfs(3) of it (the registry) and of its runs/ (tapes, run
+ * files), which may be a filesystem of its own; the fuller of the two, and whether either is
+ * read-only. 0 or the negative errno of statvfs. */
+static int state_room(const Manager *m, uint64_t *ret_free, bool *ret_readonly)
 {
-        /* the state directory (the registry) and runs/ (tapes, run files), which may be a
-         * filesystem of its own: the fuller of the two */
         const char *paths[] = {m->state->path, m->state->runs};
-        uint64_t free_bytes = UINT64_MAX;
-        bool readonly = false;
+        *ret_free = UINT64_MAX;
+        *ret_readonly = false;
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 struct statvfs sv;
                 if (statvfs(paths[i], &sv) < 0)
-                        return NULL;
+                        return negative_errno();
                 uint64_t f = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
-                if (f < free_bytes)
-                        free_bytes = f;
-                readonly = readonly || (sv.f_flag & ST_RDONLY);
+                if (f < *ret_free)
+                        *ret_free = f;
+                *ret_readonly = *ret_readonly || (sv.f_flag & ST_RDONLY);
         }
+        return 0;
+}
+
+json_t *manager_state_dir_json(const Manager *m)
+{
+        uint64_t free_bytes;
+        bool readonly;
+        if (state_room(m, &free_bytes, &readonly) < 0)
+                return NULL;
         int err = m->storage.error;
         return json_pack("{s:s, s:I, s:b, s:b, s:s?}", "path", m->state->path, "free_bytes",
                          (json_int_t)free_bytes, "full",
@@ -844,22 +854,24 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
         /* Nothing is started that cannot be recorded: what is kept is written first. */
         if (m->storage.error)
                 (void)storage_retry(m);
-        _cleanup_json_ json_t *room = manager_state_dir_json(m);
-        if (!room || json_get_str(room, "error") ||
-            json_is_true(json_object_get(room, "read_only")) ||
-            json_integer_value(json_object_get(room, "free_bytes")) < MANAGER_CREATE_MIN_BYTES)
-                return sandbox_error(
-                        e, SANDBOX_ERR_STORAGE,
-                        json_pack("{s:s, s:O?, s:s?}", "state_dir", m->state->path, "free_bytes",
-                                  json_object_get(room, "free_bytes"), "error",
-                                  json_get_str(room, "error")),
-                        "pomed's state directory %s cannot be written (%s): no sandbox is "
-                        "started that could not be recorded. Free space there (pome doctor), "
-                        "then retry.",
-                        m->state->path,
-                        json_get_str(room, "error") ? json_get_str(room, "error")
-                        : room                      ? "it is full or read-only"
-                                                    : strerror(errno));
+        uint64_t free_bytes;
+        bool readonly;
+        int room = state_room(m, &free_bytes, &readonly);
+        const char *error = m->storage.error ? strerror(-m->storage.error) : NULL;
+        if (room < 0 || error || readonly || free_bytes < MANAGER_CREATE_MIN_BYTES)
+                return sandbox_error(e, SANDBOX_ERR_STORAGE,
+                                     room < 0 ? json_pack("{s:s, s:s?}", "state_dir",
+                                                          m->state->path, "error", error)
+                                              : json_pack("{s:s, s:I, s:s?}", "state_dir",
+                                                          m->state->path, "free_bytes",
+                                                          (json_int_t)free_bytes, "error", error),
+                                     "pomed's state directory %s cannot be written (%s): no "
+                                     "sandbox is started that could not be recorded. Free space "
+                                     "there (pome doctor), then retry.",
+                                     m->state->path,
+                                     error      ? error
+                                     : room < 0 ? strerror(-room)
+                                                : "it is full or read-only");
         /* Width: reserve the slot before anything is spawned. */
         if (!teams_take_slot(m->teams, t))
                 return sandbox_error(e, SANDBOX_ERR_QUOTA,
