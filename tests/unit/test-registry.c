@@ -172,6 +172,75 @@ static void test_pages(void)
         registry_close(r);
 }
 
+/* put N records of team and state, created (in seconds) from `from` on, ids PREFIX%06d */
+static void put_many(Registry *r, const char *prefix, const char *team, const char *state, int n,
+                     int64_t from)
+{
+        for (int i = 0; i < n; i++) {
+                char id[32];
+                snprintf(id, sizeof(id), "%s%06d", prefix, i);
+                _cleanup_json_ json_t *d = json_pack("{s:s, s:s, s:s}", "session_id", id, "team_id",
+                                                     team, "state", state);
+                bool open = streq(state, "running");
+                CHECK_OK(registry_put_sandbox(r, d, from + i, open ? 0 : from + i + 1));
+        }
+}
+
+/* A page costs what a page costs, whatever the registry holds (issue 26: 300 000 ended
+ * records made a page of one state sort all of them). Costs are SQLite's VM steps, not
+ * times: each listing's page costs within 2× with ten times more older records around it,
+ * of its own team and state, of another state and of another team. */
+static void test_page_cost(void)
+{
+        unlink(path);
+        Registry *r = open_it();
+        static const struct {
+                const char *team, *state;
+        } listings[] = {
+                {"local", "all"},  {"local", "stopped"}, {"local", "running"}, {NULL, "all"},
+                {NULL, "stopped"}, {NULL, "running"},    {"local", "failed"},
+        };
+        uint64_t small[ELEMENTSOF(listings)][2];
+        put_many(r, "ses_o", "local", "running", 3, 1000000);
+        put_many(r, "ses_n", "local", "stopped", 1000, 900000);
+        put_many(r, "ses_f", "local", "failed", 100, 800000);
+        for (int round = 0; round < 2; round++) {
+                if (round == 1) { /* ten times as many, all older */
+                        put_many(r, "ses_s", "local", "stopped", 10000, 100000);
+                        put_many(r, "ses_x", "local", "expired", 10000, 200000);
+                        put_many(r, "ses_t", "other", "stopped", 10000, 300000);
+                }
+                for (size_t l = 0; l < ELEMENTSOF(listings); l++) {
+                        _cleanup_json_ json_t *page = NULL, *next = NULL;
+                        bool more = false;
+                        CHECK_OK(registry_list(r, listings[l].team, listings[l].state, NULL, 50,
+                                               &page, &more));
+                        uint64_t first = registry_list_cost(r);
+                        const char *after = json_get_str(
+                                json_array_get(page, json_array_size(page) - 1), "session_id");
+                        CHECK_OK(registry_list(r, listings[l].team, listings[l].state, after, 50,
+                                               &next, &more));
+                        uint64_t second = registry_list_cost(r);
+                        if (round == 0) {
+                                small[l][0] = first;
+                                small[l][1] = second;
+                                continue;
+                        }
+                        if (first > 2 * small[l][0] + 100 || second > 2 * small[l][1] + 100)
+                                fprintf(stderr,
+                                        "page of (%s, %s): %llu, %llu steps; "
+                                        "%llu, %llu with ten times fewer records\n",
+                                        listings[l].team ?: "every team", listings[l].state,
+                                        (unsigned long long)first, (unsigned long long)second,
+                                        (unsigned long long)small[l][0],
+                                        (unsigned long long)small[l][1]);
+                        CHECK(first <= 2 * small[l][0] + 100);
+                        CHECK(second <= 2 * small[l][1] + 100);
+                }
+        }
+        registry_close(r);
+}
+
 int main(void)
 {
         CHECK(mkdtemp(dir));
@@ -179,6 +248,7 @@ int main(void)
         test_clock_and_retention();
         test_migration_v1();
         test_pages();
+        test_page_cost();
         char cmd[160];
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         (void)!system(cmd);
