@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The state directory fills mid-churn (a tmpfs with a size), with writes from several
-# clients and creates in flight, and stays full longer than limits.request_timeout:
+# clients, creates and finalizes in flight, and stays full longer than limits.request_timeout:
 #  - while it is full, creates and twin calls answer 507 insufficient_storage (in the control
 #    API's and each twin's envelope), /healthz says why, and no sandbox ends;
 #  - every write answered 2xx has its tape row on disk; every change in a twin's world has
 #    one (also those of calls held past the request timeout and answered 507); no tape line
 #    is cut short;
+#  - a finalize is graded with its run whole, or answered with verdict_error "storage: …"
+#    (never a verdict from files that are not whole), or refused 507 and left open; the
+#    record says what the answer said and every run file is whole JSON;
 #  - once space returns the same pomed writes what it kept and serves again, without a
-#    restart: the same sandboxes take calls, a new one is created.
+#    restart: the same sandboxes take calls, a new one is created, a refused finalize grades.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 
@@ -22,6 +25,9 @@ A=$SID A_TOKEN=$TOKEN A_GH=$(rest_url github) A_SLACK=$(jq -r .per_twin.slack.ba
 [[ $A_SLACK != null ]] || A_SLACK=$(rest_url slack)
 create_sandbox github
 B=$SID B_TOKEN=$TOKEN B_GH=$(rest_url github)
+api POST /v1/sandboxes "$(jq -nc --rawfile task "$SRC/examples/triage/task.md" '{twins: ["github", "slack"], task_markdown: $task}')"
+assert_status 201 "a sandbox with a task, to finalize on the full disk"
+F=$(jq -r .session_id <<<"$BODY")
 
 # writer NAME URL TOKEN KIND: writes until $TMP/stop exists; logs "status request-id" lines
 writer() {
@@ -49,6 +55,31 @@ creator() {
                         "$CONTROL/v1/sandboxes" >>"$TMP/log.creates"
         done
 }
+# finalizer: a sandbox with a task, one write, its finalize; logs "sid create finalize body"
+TASK=$(cat "$SRC/examples/triage/task.md")
+finalizer() {
+        local body st sid
+        body=$(jq -nc --arg task "$TASK" '{twins: ["github", "slack"], task_markdown: $task}')
+        while [[ ! -e $TMP/stop ]]; do
+                st=$(curl -s -o "$TMP/fc" -w '%{http_code}' -m 20 -H "Authorization: Bearer $API_KEY" \
+                        -H 'Content-Type: application/json' --data-binary "$body" "$CONTROL/v1/sandboxes")
+                if [[ $st != 201 ]]; then
+                        echo "- $st - -" >>"$TMP/log.finalizes"
+                        sleep 0.1
+                        continue
+                fi
+                sid=$(jq -r .session_id "$TMP/fc")
+                curl -s -o /dev/null -m 20 -H "Authorization: Bearer $(jq -r .token "$TMP/fc")" \
+                        -H 'Content-Type: application/json' --data-binary '{"body":"seen"}' \
+                        "$(jq -r .per_twin.github.rest_url "$TMP/fc")/repos/acme/api/issues/1/comments"
+                st=$(curl -s -o "$TMP/ff" -w '%{http_code}' -m 30 -X POST \
+                        -H "Authorization: Bearer $API_KEY" "$CONTROL/v1/sandboxes/$sid/finalize")
+                echo "$sid 201 $st $(jq -c '{state, verdict: .verdict.state, verdict_error}' "$TMP/ff" 2>/dev/null ||
+                        echo '"not JSON"')" >>"$TMP/log.finalizes"
+        done
+}
+finalizer &
+PIDS+=($!)
 writer a1 "$A_GH" "$A_TOKEN" github &
 PIDS+=($!)
 writer a2 "$A_GH" "$A_TOKEN" github &
@@ -77,6 +108,12 @@ curl -s "$CONTROL/healthz" >"$TMP/healthz"
 assert_eq "$(jq -c '.state_dir | [.full, (.error != null)]' "$TMP/healthz")" "[true,true]" \
         "/healthz says the state directory cannot be written"
 pass "full: creates and twin calls answer 507 in their surface's envelope; /healthz says so"
+# a finalize on the full disk says so (checked with the finalizer's below)
+api POST "/v1/sandboxes/$F/finalize"
+echo "$F 201 $STATUS $(jq -c '{state, verdict: .verdict.state, verdict_error}' <<<"$BODY")" >>"$TMP/log.finalizes"
+[[ $STATUS == 507 || $(jq -r .verdict_error <<<"$BODY") == "storage: "* ]] ||
+        fail "a finalize on the full disk does not say so: $STATUS $BODY"
+pass "a finalize on the full disk: $STATUS $(jq -c '{verdict_error, error: .error.message}' <<<"$BODY")"
 # acknowledged means on disk now, not once space returns: the writes answered 2xx so far
 # (read first) each have their row in the files while the disk is still full
 cat "$TMP"/log.a1 "$TMP"/log.a2 "$TMP"/log.as "$TMP"/log.b1 | awk '$1 ~ /^20/ {print $2}' | sort >"$TMP/acked"
@@ -152,3 +189,43 @@ ok_creates=$(grep -c '^201$' "$TMP/log.creates" || true)
 bad_creates=$({ grep -v '^201$\|^507$\|^402$' "$TMP/log.creates" || true; } | sort | uniq -c)
 [[ -z $bad_creates ]] || fail "creates answered other than 201, 402 or 507: $bad_creates"
 pass "creates in flight: $ok_creates answered 201, the others 507 or 402 (quota)"
+
+# finalizes in flight: each answer is true, its record says the same, its run files are whole
+graded=0 storage=0 refused=0
+while read -r sid cst fst answer; do
+        [[ $sid == - ]] && continue
+        api GET "/v1/sandboxes/$sid"
+        assert_status 200 "the record of $sid"
+        case $fst in
+        200)
+                verr=$(jq -r .verdict_error <<<"$answer")
+                if [[ $verr == null ]]; then
+                        [[ $(jq -r .verdict <<<"$answer") =~ ^(pass|fail|incomplete)$ ]] ||
+                                fail "finalize of $sid: neither a verdict nor an error: $answer"
+                        graded=$((graded + 1))
+                else
+                        [[ $verr == "storage: "* && $(jq -r .verdict <<<"$answer") == null ]] ||
+                                fail "finalize of $sid: $answer"
+                        storage=$((storage + 1))
+                fi
+                assert_eq "$(jq -c '{verdict: .verdict.state, verdict_error}' <<<"$BODY")" \
+                        "$(jq -c '{verdict, verdict_error}' <<<"$answer")" "the record of $sid vs its finalize"
+                for f in "$TMP/state/runs/$sid"/*.json "$TMP/state/runs/$sid"/*.tape.jsonl; do
+                        [[ -e $f ]] || continue
+                        jq -ec . "$f" >/dev/null || fail "$sid: $(basename "$f") is cut short ($(stat -c %s "$f") bytes)"
+                done
+                ;;
+        507)
+                # refused before anything was done: still open, and it grades now there is room
+                refused=$((refused + 1))
+                [[ $(jq -r .state <<<"$BODY") =~ ^(ready|running)$ ]] ||
+                        fail "finalize of $sid refused 507, but the sandbox ended: $(jq -c '{state, reason}' <<<"$BODY")"
+                api POST "/v1/sandboxes/$sid/finalize"
+                assert_status 200 "finalize of $sid with room again"
+                assert_jq .verdict_error null "finalize of $sid with room again"
+                ;;
+        *) fail "finalize of $sid answered $fst: $answer" ;;
+        esac
+done <"$TMP/log.finalizes"
+((graded + storage + refused > 0)) || fail "no finalize ran during the churn"
+pass "finalizes in flight: $graded graded, $storage said storage: …, $refused refused 507 then graded; records true, run files whole"
