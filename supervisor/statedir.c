@@ -37,10 +37,13 @@ static int write_new_secret(int dirfd, const char *name, const void *data, size_
                 return negative_errno();
         /* fchmod: the umask must not decide who reads a secret; fchown: nor the group of
          * whoever started pomed (root's own by hand, pome under the unit). A user that may
-         * not give it that group (not a member) keeps its own, as the directory's owner. */
-        if (gid != (gid_t)-1 && gid != getegid() && fchown(fd, (uid_t)-1, gid) < 0 &&
-            errno != EPERM)
-                return negative_errno();
+         * not give it that group (not a member) keeps it to itself (0600), as key_access
+         * does at every later start. */
+        if (gid != (gid_t)-1 && gid != getegid() && fchown(fd, (uid_t)-1, gid) < 0) {
+                if (errno != EPERM)
+                        return negative_errno();
+                mode &= 0700;
+        }
         if (fchmod(fd, mode) < 0 || write(fd, data, n) != (ssize_t)n || fsync(fd) < 0)
                 return negative_errno();
         return 0;
@@ -62,8 +65,12 @@ static int key_access(int dirfd, const struct stat *dir, mode_t *ret_mode)
         if (st.st_uid != geteuid())
                 return 0; /* not ours to change (a key an operator put there) */
         if (group && st.st_gid != dir->st_gid &&
-            fchownat(dirfd, "api-key", (uid_t)-1, dir->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-                return negative_errno();
+            fchownat(dirfd, "api-key", (uid_t)-1, dir->st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno !=
+                    EPERM) /* EPERM: not root nor in that group; the key stays ours alone */
+                        return negative_errno();
+                *ret_mode = 0600;
+        }
         if ((st.st_mode & 07777) != *ret_mode && fchmodat(dirfd, "api-key", *ret_mode, 0) < 0)
                 return negative_errno();
         return 0;
