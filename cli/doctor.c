@@ -135,16 +135,36 @@ static void check_cgroups(Doctor *d)
                        "%s, controllers: %s (pomed not reachable: its view unknown)", mode,
                        controllers[0] ? controllers : "none");
         else if (active)
-                report(d, OK, "cgroups", NULL, "%s, controllers: %s; pods under %s", mode,
-                       controllers[0] ? controllers : "none", strempty(json_get_str(cg, "tree")));
-        else
-                report(d, MISSING, "cgroups",
-                       writable ? "pomed cannot create its pod tree: run it as root (the "
-                                  "packaged unit does, with Delegate=yes); its log says why"
-                                : "the controllers are read-only here (a container?): run "
-                                  "pomed on a host where memory and pids are writable",
-                       "%s, controllers: %s: pods run without memory and pids limits", mode,
-                       controllers[0] ? controllers : "none");
+                report(d, OK, "cgroups", NULL, "%s, controllers: %s; pods under %s%s", mode,
+                       controllers[0] ? controllers : "none", strempty(json_get_str(cg, "tree")),
+                       json_is_false(json_object_get(cg, "cpu"))
+                               ? " (memory and pids; no cpu controller: no cpu weight)"
+                               : "");
+        else {
+                /* pomed's own reason, then the fix for that case */
+                const char *why = json_get_str(cg, "error");
+                bool refused = json_is_true(json_object_get(cg, "creates_refused"));
+                const char *fix =
+                        !writable ? "the controllers are read-only here (a container?): run pomed "
+                                    "on a host where memory and pids are writable"
+                        : why && strstr(why, "Permission denied")
+                                ? "pomed is not root: run it as root (the packaged unit does), "
+                                  "or in a cgroup delegated to its user (systemd-run --user "
+                                  "--scope -p Delegate=yes pomed …)"
+                        : why && strstr(why, "not available")
+                                ? "its cgroup lacks the memory or pids controller: start it "
+                                  "with Delegate=yes (the packaged unit; systemd-run -p "
+                                  "Delegate=yes), or set cgroup_parent in pomed.conf to a "
+                                  "cgroup that has them"
+                                : "its log says why; the packaged unit (Delegate=yes) is the "
+                                  "known-good place";
+                report(d, MISSING, "cgroups", fix,
+                       "%s, controllers: %s: pomed has no pod cgroups (%s); %s", mode,
+                       controllers[0] ? controllers : "none", why ? why : "no reason given",
+                       refused ? "creates are refused (allow_unlimited_pods: false)"
+                               : "pods run without memory and pids limits (allow_unlimited_pods: "
+                                 "true)");
+        }
 }
 
 static void check_seccomp(Doctor *d)

@@ -46,6 +46,7 @@ struct CgSetup {
         bool use_libcgroup; /* false for a test tree (cg_setup_at) */
         bool swap_limit;    /* memory.memsw.limit_in_bytes (v1) / memory.swap.max (v2) exists */
         bool has_kill;      /* v2 cgroup.kill (Linux >= 5.14) */
+        bool has_cpu;       /* the cpu controller is ours (v2: optional; v1: required) */
         CgHier hier[CG_N_CTRL];
         size_t n_hier;
         size_t hier_of[CG_N_CTRL]; /* controller → index in hier[] */
@@ -282,6 +283,11 @@ static void cg_setup_freep(CgSetup **s)
         cg_setup_free(*s);
 }
 
+bool cg_has_cpu(const CgSetup *s)
+{
+        return s->has_cpu;
+}
+
 const char *cg_layout_name(const CgSetup *s)
 {
         switch (s->layout) {
@@ -316,59 +322,124 @@ static int access_errno(int r)
         return r == -EPERM || r == -EROFS ? -EACCES : r;
 }
 
-/*
- * v2 "no internal processes": before <own> can enable controllers for children its
- * processes (ours, by delegation) move to the leaf <own>/supervisor. The hierarchy's
- * real root is exempt (and holds the whole system): recognised by its lack of cgroup.type.
- */
-static int v2_vacate_own(const char *own, char *warn, size_t warnlen)
+/* v2: moves every process of the cgroup dir into dir/supervisor, again until none is left
+ * (a process forked meanwhile is moved by the next round). 0, -EBUSY when some stay. */
+static int v2_move_all(const char *dir, char *warn, size_t warnlen)
 {
-        _cleanup_free_ pid_t *pids = NULL;
-        size_t n = 0;
-
-        if (!file_exists(own, "cgroup.type"))
-                return 0;
-        int r = read_pids(own, &pids, &n);
-        if (r < 0)
-                return fail(access_errno(r), warn, warnlen, "cannot read %s/cgroup.procs: %s", own,
-                            strerror(-r));
-        if (n == 0)
-                return 0;
-        _cleanup_free_ char *sup = path_join(own, "supervisor");
-        if (!sup)
+        _cleanup_free_ char *sup = path_join(dir, "supervisor");
+        _cleanup_free_ char *procs = sup ? path_join(sup, "cgroup.procs") : NULL;
+        if (!procs)
                 return -ENOMEM;
         if (mkdir(sup, 0755) < 0 && errno != EEXIST)
                 return fail(access_errno(negative_errno()), warn, warnlen, "cannot create %s: %m",
                             sup);
-        _cleanup_free_ char *procs = path_join(sup, "cgroup.procs");
-        if (!procs)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                char buf[32];
-                snprintf(buf, sizeof(buf), "%d\n", (int)pids[i]);
-                r = write_str(procs, buf);
-                if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
+        for (int round = 0; round < 100; round++) {
+                _cleanup_free_ pid_t *pids = NULL;
+                size_t n = 0;
+                int r = read_pids(dir, &pids, &n);
+                if (r < 0)
                         return fail(access_errno(r), warn, warnlen,
-                                    "cannot move pid %d into %s: %s", (int)pids[i], sup,
-                                    strerror(-r));
+                                    "cannot read %s/cgroup.procs: %s", dir, strerror(-r));
+                if (n == 0)
+                        return 0;
+                for (size_t i = 0; i < n; i++) {
+                        char buf[32];
+                        snprintf(buf, sizeof(buf), "%d\n", (int)pids[i]);
+                        r = write_str(procs, buf);
+                        if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
+                                return fail(access_errno(r), warn, warnlen,
+                                            "cannot move pid %d into %s: %s", (int)pids[i], sup,
+                                            strerror(-r));
+                }
         }
-        return 0;
+        return fail(-EBUSY, warn, warnlen, "processes keep appearing in %s", dir);
 }
 
-/* v2: enable our controllers for the children of dir ("+memory +pids +cpu" in one write). */
-static int v2_enable(const char *dir, char *warn, size_t warnlen)
+/*
+ * v2 "no internal processes": the cgroup that enables controllers for its children holds no
+ * process; pomed lives in its leaf <own>/supervisor. Where pomed's cgroup is its own (the
+ * unit's, Delegate=yes), that is <own>. Where others share it (a login shell, a CI runner's
+ * service, a shell that keeps forking) they are never moved — nor nested a level down: pomed
+ * moves itself alone into a cgroup beside it, <parent>/<tree_name>.pomed, whose controllers
+ * are its parent's too. The hierarchy's real root is exempt (recognised by its lack of
+ * cgroup.type) and holds the whole system: nothing moves. *own (relative to mount) may be
+ * replaced.
+ */
+static int v2_place(const char *mount, char **own, const char *tree_name, char *warn,
+                    size_t warnlen)
 {
-        int r = write_at(dir, "cgroup.subtree_control", "+memory +pids +cpu");
+        _cleanup_free_ char *dir = path_join(mount, *own);
+        if (!dir)
+                return -ENOMEM;
+        if (!file_exists(dir, "cgroup.type"))
+                return 0;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        int r = read_pids(dir, &pids, &n);
+        if (r < 0)
+                return fail(access_errno(r), warn, warnlen, "cannot read %s/cgroup.procs: %s", dir,
+                            strerror(-r));
+        bool alone = true;
+        for (size_t i = 0; i < n; i++)
+                alone = alone && pids[i] == getpid();
+        if (!alone) {
+                _cleanup_free_ char *up = strdup(*own), *name = NULL;
+                if (!up || asprintf(&name, "%s.pomed", tree_name) < 0)
+                        return -ENOMEM;
+                char *slash = strrchr(up, '/');
+                slash[slash == up ? 1 : 0] = 0; /* "/a/b" → "/a", "/a" → "/" */
+                char *beside = path_join(up, name);
+                if (!beside)
+                        return -ENOMEM;
+                free(*own);
+                *own = beside;
+                free(dir);
+                dir = path_join(mount, *own);
+                if (!dir)
+                        return -ENOMEM;
+                if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                        return fail(access_errno(negative_errno()), warn, warnlen,
+                                    "pomed's cgroup is shared with other processes, and the "
+                                    "cgroup of its own beside it, %s, cannot be created: %m",
+                                    dir);
+                /* ourselves only: the others stay where they are */
+                _cleanup_free_ char *sup = path_join(dir, "supervisor");
+                if (!sup)
+                        return -ENOMEM;
+                if (mkdir(sup, 0755) < 0 && errno != EEXIST)
+                        return fail(access_errno(negative_errno()), warn, warnlen,
+                                    "cannot create %s: %m", sup);
+                r = write_at(sup, "cgroup.procs", "0\n");
+                if (r < 0)
+                        return fail(access_errno(r), warn, warnlen, "cannot move pomed into %s: %s",
+                                    sup, strerror(-r));
+        }
+        return v2_move_all(dir, warn, warnlen);
+}
+
+/* v2: enable our controllers for the children of dir ("+memory +pids [+cpu]" in one write);
+ * a process that joined dir meanwhile is moved to dir/supervisor, and it is tried again. */
+static int v2_enable(const char *dir, bool cpu, char *warn, size_t warnlen)
+{
+        const char *what = cpu ? "+memory +pids +cpu" : "+memory +pids";
+        int r = write_at(dir, "cgroup.subtree_control", what);
+        for (int i = 0; r == -EBUSY && i < 10; i++) {
+                if (v2_move_all(dir, warn, warnlen) < 0)
+                        break;
+                r = write_at(dir, "cgroup.subtree_control", what);
+        }
         if (r < 0)
                 return fail(r == -EBUSY ? r : access_errno(r), warn, warnlen,
-                            "cannot enable memory, pids, cpu in %s/cgroup.subtree_control: %s%s",
-                            dir, strerror(-r),
+                            "cannot enable %s in %s/cgroup.subtree_control: %s%s", what, dir,
+                            strerror(-r),
                             r == -EBUSY ? " (processes in that cgroup: no internal processes rule)"
                                         : "");
         return 0;
 }
 
-static int v2_check_delegated(const char *own, char *warn, size_t warnlen)
+/* v2: memory and pids must be available in dir (its parent enabled them for it); cpu may be
+ * missing (a service without Delegate= gets memory and pids only): *ret_cpu says. */
+static int v2_check_delegated(const char *own, bool *ret_cpu, char *warn, size_t warnlen)
 {
         _cleanup_free_ char *p = path_join(own, "cgroup.controllers"), *text = NULL;
         if (!p)
@@ -383,10 +454,13 @@ static int v2_check_delegated(const char *own, char *warn, size_t warnlen)
                 for (const char *w = text; *w; w += strcspn(w, " \n"), w += strspn(w, " \n"))
                         if (strncmp(w, ctrl_names[c], l) == 0 && strchr(" \n", w[l]))
                                 found = true;
-                if (!found)
+                if (c == CG_CPU)
+                        *ret_cpu = found;
+                else if (!found)
                         return fail(-EOPNOTSUPP, warn, warnlen,
-                                    "the %s controller is not available in %s (not delegated to "
-                                    "pomed's cgroup)",
+                                    "the %s controller is not available in %s (its parent does "
+                                    "not enable it for pomed's cgroup: under systemd, "
+                                    "Delegate=yes or MemoryAccounting=yes and TasksAccounting=yes)",
                                     ctrl_names[c], own);
         }
         return 0;
@@ -440,11 +514,8 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                                     layout == CG_LAYOUT_V2 ? "cgroup2 (0::)" : "",
                                     layout == CG_LAYOUT_V2 ? "" : ctrl_names[c],
                                     layout == CG_LAYOUT_V2 ? "" : " controller");
-                h->tree_rel = path_join(h->own, tree_name);
-                h->tree = path_join(h->mount, h->tree_rel);
-                if (!h->tree_rel || !h->tree)
-                        return -ENOMEM;
         }
+        s->has_cpu = true;
 
         for (size_t i = 0; i < s->n_hier; i++) {
                 CgHier *h = &s->hier[i];
@@ -463,17 +534,27 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                                     "cgroup namespace?)",
                                     h->own, own);
                 if (layout == CG_LAYOUT_V2) {
-                        r = v2_check_delegated(own, warn, warnlen);
+                        r = v2_check_delegated(own, &s->has_cpu, warn, warnlen);
                         if (r < 0)
                                 return r;
+                        if (!s->has_cpu)
+                                h->mask &= ~(1u << CG_CPU);
                         /* a configured parent is not where we run: nothing of ours to move */
-                        r = parent ? 0 : v2_vacate_own(own, warn, warnlen);
+                        r = parent ? 0 : v2_place(h->mount, &h->own, tree_name, warn, warnlen);
                         if (r < 0)
                                 return r;
-                        r = v2_enable(own, warn, warnlen);
+                        free(own);
+                        own = path_join(h->mount, h->own);
+                        if (!own)
+                                return -ENOMEM;
+                        r = v2_enable(own, s->has_cpu, warn, warnlen);
                         if (r < 0)
                                 return r;
                 }
+                h->tree_rel = path_join(h->own, tree_name);
+                h->tree = path_join(h->mount, h->tree_rel);
+                if (!h->tree_rel || !h->tree)
+                        return -ENOMEM;
                 if (mkdir(h->tree, 0755) < 0 && errno != EEXIST) {
                         r = access_errno(negative_errno());
                         return fail(
@@ -487,7 +568,7 @@ static int setup_internal(CgLayout layout, const char *const mounts[CG_N_CTRL],
                         return fail(errno == EWOULDBLOCK ? -EBUSY : negative_errno(), warn, warnlen,
                                     "%s is in use by another process (another pomed?)", h->tree);
                 if (layout == CG_LAYOUT_V2) {
-                        r = v2_enable(h->tree, warn, warnlen);
+                        r = v2_enable(h->tree, s->has_cpu, warn, warnlen);
                         if (r < 0)
                                 return r;
                         s->has_kill = file_exists(h->tree, "cgroup.kill");
@@ -790,9 +871,11 @@ int cg_pod_limit_values(const CgSetup *s, const PodLimits *lim, char ***ret)
         }
         if ((r = strv_extendf(&l, "pids.max=%" PRIu64, lim->pids_max)) < 0)
                 return r;
-        r = v2 ? strv_extendf(&l, "cpu.weight=%" PRIu64, lim->cpu_weight)
-               : strv_extendf(&l, "cpu.shares=%" PRIu64, cg_cpu_weight_to_shares(lim->cpu_weight));
-        if (r < 0)
+        if (!s->has_cpu)
+                ;
+        else if ((r = v2 ? strv_extendf(&l, "cpu.weight=%" PRIu64, lim->cpu_weight)
+                         : strv_extendf(&l, "cpu.shares=%" PRIu64,
+                                        cg_cpu_weight_to_shares(lim->cpu_weight))) < 0)
                 return r;
         *ret = TAKE_PTR(l);
         return 0;

@@ -40,8 +40,10 @@ typedef enum CgLayout {
 /*
  * Detects the layout (statfs(2) of /sys/fs/cgroup and /sys/fs/cgroup/unified), finds
  * our own cgroup per controller (/proc/self/cgroup, cgroups(7)), creates and locks
- * <own>/<tree_name> in each hierarchy and, on v2, moves our cgroup's processes to
- * <own>/supervisor and enables +memory +pids +cpu in <own> and <tree>.
+ * <own>/<tree_name> in each hierarchy and, on v2, moves pomed to <own>/supervisor (until no
+ * process is left in <own>) and enables +memory +pids (+cpu where available) in <own> and
+ * <tree>. On v2 a cgroup pomed shares with other processes (a login shell, a CI runner) is
+ * left as it is: <own> is then <parent>/<tree_name>.pomed, beside it, and only pomed moves.
  * tree_name is one path component ([A-Za-z0-9_.-], not "." or "..").
  *
  * Returns 0 and a new CgSetup (free with cg_setup_free); on success warn may hold a
@@ -49,12 +51,16 @@ typedef enum CgLayout {
  * sentence in warn (warnlen bytes, always NUL-terminated) for pomed's startup
  * warning and `pome doctor`:
  *   -ENOENT     no cgroup filesystem, or a needed controller is not mounted
- *   -EOPNOTSUPP v2: a controller is not delegated to our cgroup
+ *   -EOPNOTSUPP v2: memory or pids is not delegated to our cgroup (cpu is optional:
+ *               cg_has_cpu says whether pods get a cpu weight)
  *   -EACCES     no write access (not root, cgroup not delegated, read-only mount)
  *   -EBUSY      another process holds the tree (another pomed)
  *   -EINVAL     bad tree_name; -ENOMEM; other negative errno from the kernel.
  */
 int cg_setup(const char *tree_name, CgSetup **ret, char *warn, size_t warnlen);
+
+/* Whether pods get a cpu weight: the cpu controller is ours (always on v1). */
+bool cg_has_cpu(const CgSetup *s);
 
 /*
  * cg_setup with the tree placed under parent (a cgroup path from each hierarchy's root,

@@ -467,11 +467,27 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
 
 static int interpret(Config *c, const json_t *j, CfgError *e)
 {
-        static const char *const top_keys[] = {
-                "control_listen", "gateway_listen", "public_url", "state_dir",  "runtime_dir",
-                "images_dir",     "policies_dir",   "pod_exec",   "pod_user",   "bus",
-                "cgroup_parent",  "limits",         "pod",        "teams",      "pod_uid_range",
-                "pool_size",      "judge",          "agent",      "durability", NULL};
+        static const char *const top_keys[] = {"control_listen",
+                                               "gateway_listen",
+                                               "public_url",
+                                               "state_dir",
+                                               "runtime_dir",
+                                               "images_dir",
+                                               "policies_dir",
+                                               "pod_exec",
+                                               "pod_user",
+                                               "bus",
+                                               "cgroup_parent",
+                                               "limits",
+                                               "pod",
+                                               "teams",
+                                               "pod_uid_range",
+                                               "pool_size",
+                                               "judge",
+                                               "agent",
+                                               "durability",
+                                               "allow_unlimited_pods",
+                                               NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
                                                  "start_timeout",
@@ -531,6 +547,12 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                 "durability: expected normal (written before acknowledged) or "
                                 "full (also synced to the disk)");
         c->durability_full = dur && streq(json_string_value(dur), "full");
+
+        const json_t *unl = json_object_get(j, "allow_unlimited_pods");
+        if (unl && !json_is_boolean(unl))
+                return cfg_fail(e, "/allow_unlimited_pods",
+                                "allow_unlimited_pods: expected true or false");
+        c->allow_unlimited_pods = json_is_true(unl);
 
         if (c->public_url && !startswith(c->public_url, "http://") &&
             !startswith(c->public_url, "https://"))

@@ -38,14 +38,16 @@ typedef struct Config {
         char *images_dir;  /* NULL = found next to the binaries / installed location */
         char *policies_dir;
         char *pod_exec;
-        char *pod_user;         /* user the pods run as; NULL = pome-pod, else nobody (warned) */
-        uint32_t pod_uid_first; /* pod_uid_range: a uid (= gid) of its own for each pod */
-        uint32_t pod_uid_count; /* 0 = off: every pod runs as pod_user */
-        char *bus;              /* "system", "user", "none" or a D-Bus address */
-        bool durability_full;   /* durability: full — each tape write and registry commit is
-                                 * synced (fdatasync) before it is acknowledged */
-        char *cgroup_parent;    /* cgroup path (from each hierarchy's root) to build the pod tree
-                                 * under; NULL = pomed's own cgroup */
+        char *pod_user;            /* user the pods run as; NULL = pome-pod, else nobody (warned) */
+        uint32_t pod_uid_first;    /* pod_uid_range: a uid (= gid) of its own for each pod */
+        uint32_t pod_uid_count;    /* 0 = off: every pod runs as pod_user */
+        char *bus;                 /* "system", "user", "none" or a D-Bus address */
+        bool durability_full;      /* durability: full — each tape write and registry commit is
+                                    * synced (fdatasync) before it is acknowledged */
+        bool allow_unlimited_pods; /* start sandboxes although pods get no cgroup (no memory
+                                    * or pids limit); default false: creates are refused */
+        char *cgroup_parent;       /* cgroup path (from each hierarchy's root) to build the pod tree
+                                    * under; NULL = pomed's own cgroup */
 
         uint64_t lifetime_usec;     /* cap of a sandbox's lifetime clock (≤ 30 min) */
         uint64_t idle_timeout_usec; /* default idle clock, 0 = off */

@@ -402,6 +402,12 @@ static bool creates_waiting(void *userdata)
         return false;
 }
 
+/* Creates are refused: pods would get no cgroup, and allow_unlimited_pods is false. */
+static bool refuses_unlimited(const Manager *m)
+{
+        return !podhost_cgroups(m->host) && !m->cfg->allow_unlimited_pods;
+}
+
 /* The warm pool (podpool.h), sized by pool_size per twin kind; none when all are 0. */
 static int start_pool(Manager *m, char *err, size_t errlen)
 {
@@ -417,7 +423,8 @@ static int start_pool(Manager *m, char *err, size_t errlen)
         unsigned sizes[16] = {}, total = 0;
         for (size_t i = 0; i < m->images->n && i < ELEMENTSOF(sizes); i++)
                 total += sizes[i] = config_pool_size(cfg, m->images->images[i].kind->name);
-        if (total == 0)
+        /* no warm pods that could never serve: creates are refused without cgroups */
+        if (total == 0 || refuses_unlimited(m))
                 return 0;
         int r = podpool_new(m->event, podhost_env(m->host), m->images, sizes, creates_waiting, m,
                             &m->pool);
@@ -638,9 +645,11 @@ json_t *manager_isolation_json(const Manager *m)
                                     json_pack("{s:i, s:i}", "idle", (int)podpool_idle(m->pool, img),
                                               "size", (int)podpool_size(m->pool, img)));
         }
-        return json_pack("{s:{s:b, s:s?, s:s?}, s:b, s:b, s:s?, s:s?, s:o*}", "cgroups", "active",
-                         cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL, "tree",
-                         cg ? cg_tree_path(cg, "memory") : NULL, "seccomp", 1, "namespaces",
+        return json_pack("{s:{s:b, s:s?, s:s?, s:b, s:s?, s:b}, s:b, s:b, s:s?, s:s?, s:o*}",
+                         "cgroups", "active", cg != NULL, "layout", cg ? cg_layout_name(cg) : NULL,
+                         "tree", cg ? cg_tree_path(cg, "memory") : NULL, "cpu",
+                         cg && cg_has_cpu(cg), "error", podhost_cgroup_error(m->host),
+                         "creates_refused", refuses_unlimited(m), "seccomp", 1, "namespaces",
                          *user != 0, "pod_user", *user ? user : NULL, "pod_uid_range",
                          podhost_pod_uid_range(m->host), "pool", pool);
 }
@@ -841,6 +850,16 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
         _cleanup_(seeds_done) Seeds seeds = {};
         if (validate(m, rq, &spec, &seeds, e) < 0)
                 return -1;
+        if (refuses_unlimited(m))
+                return sandbox_error(e, SANDBOX_ERR_UNISOLATED,
+                                     json_pack("{s:s?}", "cgroups", podhost_cgroup_error(m->host)),
+                                     "pomed has no cgroups for pods (%s), so a pod would run "
+                                     "without memory and pids limits: no sandbox is started. "
+                                     "Fix: run pomed as root where the memory and pids "
+                                     "controllers can be had (the packaged unit, or systemd-run "
+                                     "-p Delegate=yes; pome doctor says more), or set "
+                                     "allow_unlimited_pods: true in pomed.conf.",
+                                     strempty(podhost_cgroup_error(m->host)));
         /* Admission, as a load balancer does it: beyond what can start now and what may wait
          * for a start, 503 before a slot or a pod is spent. */
         if (m->n_starting >= m->cfg->max_starting && m->n_queued >= m->cfg->max_queued_creates)

@@ -33,9 +33,10 @@ struct PodHost {
         char *runtime_dir;
         bool own_runtime_dir; /* ours to remove at exit (not configured, not systemd's) */
         char missing[256];
-        char pod_user[64];   /* "" when pods keep pomed's uid (not root) */
-        char uid_range[32];  /* "FIRST-LAST" of pod_uid_range, "" when not configured */
-        uint8_t *range_used; /* one byte per uid of the range: taken by a live pod */
+        char cgroup_error[256]; /* why the cgroup layer is missing, "" when it is there */
+        char pod_user[64];      /* "" when pods keep pomed's uid (not root) */
+        char uid_range[32];     /* "FIRST-LAST" of pod_uid_range, "" when not configured */
+        uint8_t *range_used;    /* one byte per uid of the range: taken by a live pod */
 };
 
 static void add_missing(PodHost *h, const char *layer)
@@ -255,11 +256,26 @@ static void setup_cgroups(PodHost *h, const Config *cfg, const StateDir *state)
         snprintf(tree, sizeof(tree), "pome-%.8s", hex);
         int r = cg_setup_under(cfg->cgroup_parent, tree, &h->cgroups, warn, sizeof(warn));
         if (r < 0) {
-                log_warning("cgroups unavailable, pods run without memory/pids limits: %s",
-                            warn[0] ? warn : strerror(-r));
+                snprintf(h->cgroup_error, sizeof(h->cgroup_error), "%s",
+                         warn[0] ? warn : strerror(-r));
+                if (cfg->allow_unlimited_pods)
+                        log_warning("cgroups unavailable, pods run without memory/pids limits "
+                                    "(allow_unlimited_pods: true): %s",
+                                    h->cgroup_error);
+                else
+                        log_warning("cgroups unavailable: %s. Creates are refused, as a pod "
+                                    "without memory and pids limits is not isolated. Fix: run "
+                                    "pomed as root where the memory and pids controllers can be "
+                                    "had (the packaged unit, or systemd-run -p Delegate=yes), "
+                                    "or set allow_unlimited_pods: true to start pods without "
+                                    "them",
+                                    h->cgroup_error);
                 add_missing(h, "cgroups");
                 return;
         }
+        if (!cg_has_cpu(h->cgroups))
+                log_notice("cgroups: no cpu controller here (a unit without Delegate=yes?): "
+                           "pods get memory and pids limits, no cpu weight");
         if (warn[0])
                 log_warning("%s", warn);
         reap_recorded(state, h->cgroups);
@@ -525,6 +541,11 @@ const char *podhost_pod_user(const PodHost *h)
 const char *podhost_pod_uid_range(const PodHost *h)
 {
         return h->uid_range[0] ? h->uid_range : NULL;
+}
+
+const char *podhost_cgroup_error(const PodHost *h)
+{
+        return h->cgroup_error[0] ? h->cgroup_error : NULL;
 }
 
 const CgSetup *podhost_cgroups(const PodHost *h)

@@ -55,6 +55,10 @@ const char *podhost_pod_user(const PodHost *h);
 /* "FIRST-LAST" when each pod gets a uid of its own from pod_uid_range, else NULL. */
 const char *podhost_pod_uid_range(const PodHost *h);
 
+/* Why the cgroup layer is missing (a sentence naming the path and errno), NULL when pods
+ * get their cgroups. Borrowed. */
+const char *podhost_cgroup_error(const PodHost *h);
+
 /* The cgroup tree pods go into, NULL when the cgroup layer is missing. Borrowed. */
 const CgSetup *podhost_cgroups(const PodHost *h);
 

@@ -69,6 +69,7 @@ typedef enum SandboxErrorCode {
         SANDBOX_ERR_BUSY,          /* more creates wait than limits.max_queued_creates */
         SANDBOX_ERR_START_FAILED,  /* a pod did not come up; nothing was left running */
         SANDBOX_ERR_STORAGE,       /* the state directory cannot be written (507) */
+        SANDBOX_ERR_UNISOLATED,    /* no cgroups, and allow_unlimited_pods is false (503) */
         SANDBOX_ERR_INTERNAL,      /* out of memory, I/O */
 } SandboxErrorCode;
 

@@ -226,8 +226,10 @@ static void test_fake_v2(const char *tmp)
         put(own, "cgroup.type", "domain\n");
         put(own, "cgroup.controllers", "cpu io memory pids\n");
         put(own, "cgroup.subtree_control", "");
+        /* pomed alone in its cgroup: the kernel empties cgroup.procs as pomed moves to
+         * supervisor/, which a file cannot; so it is shown empty here (the VM test moves) */
+        put(own, "cgroup.procs", "");
         snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-        put(own, "cgroup.procs", buf);
         snprintf(sup, sizeof(sup), "%s/supervisor", own);
         mkdirs(sup);
         put(sup, "cgroup.procs", "");
@@ -247,8 +249,7 @@ static void test_fake_v2(const char *tmp)
         CHECK(streq(cg_tree_path(s, "memory"), tree));
         CHECK(streq(cg_tree_path(s, "pids"), tree) && streq(cg_tree_path(s, "cpu"), tree));
         CHECK(cg_tree_path(s, "blkio") == NULL);
-        /* no internal processes: we moved to <own>/supervisor, controllers enabled top-down */
-        CHECK(file_is(sup, "cgroup.procs", buf));
+        /* controllers enabled top-down */
         CHECK(file_is(own, "cgroup.subtree_control", "+memory +pids +cpu"));
         CHECK(file_is(tree, "cgroup.subtree_control", "+memory +pids +cpu"));
 
@@ -271,6 +272,54 @@ static void test_fake_v2(const char *tmp)
                           sizeof(warn)) == -EBUSY);
         CHECK(strstr(warn, "in use") != NULL);
         cg_setup_free(s);
+
+        /* others share our cgroup (a login shell, a CI runner): they stay, not nested below;
+         * pomed alone moves to a cgroup beside it, <parent>/pome.pomed/supervisor */
+        char beside[4096], bsup[4200], btree[4200];
+        snprintf(beside, sizeof(beside), "%s/system.slice/pome.pomed", root);
+        snprintf(bsup, sizeof(bsup), "%s/supervisor", beside);
+        snprintf(btree, sizeof(btree), "%s/pome", beside);
+        mkdirs(bsup);
+        mkdirs(btree);
+        put(beside, "cgroup.procs", "");
+        put(beside, "cgroup.subtree_control", "");
+        put(bsup, "cgroup.procs", "");
+        put(btree, "cgroup.subtree_control", "");
+        char shared[64];
+        snprintf(shared, sizeof(shared), "1\n%d\n", (int)getpid());
+        put(own, "cgroup.procs", shared);
+        put(own, "cgroup.subtree_control", "");
+        CHECK_OK(cg_setup_at(root, CG_LAYOUT_V2, proc, "pome", &s, warn, sizeof(warn)));
+        if (s) {
+                CHECK(streq(cg_tree_path(s, "memory"), btree));
+                CHECK(file_is(bsup, "cgroup.procs", "0\n")); /* ourselves, by "0" */
+                CHECK(file_is(own, "cgroup.procs", shared)); /* the others: not moved */
+                CHECK(file_is(own, "cgroup.subtree_control", ""));
+                CHECK(file_is(beside, "cgroup.subtree_control", "+memory +pids +cpu"));
+                CHECK(cg_has_cpu(s));
+                s = cg_setup_free(s);
+        } else
+                fprintf(stderr, "fake v2 shared setup: %s\n", warn);
+
+        /* no cpu controller (a unit without Delegate=): memory and pids, no cpu weight */
+        put(own, "cgroup.procs", "");
+        put(own, "cgroup.controllers", "memory pids\n");
+        CHECK_OK(cg_setup_at(root, CG_LAYOUT_V2, proc, "pome", &s, warn, sizeof(warn)));
+        if (s) {
+                CHECK(!cg_has_cpu(s));
+                CHECK(file_is(own, "cgroup.subtree_control", "+memory +pids"));
+                CHECK(file_is(tree, "cgroup.subtree_control", "+memory +pids"));
+                CHECK_OK(cg_pod_limit_values(s, &lim, &v));
+                static const char *const want_nocpu[] = {"memory.max=67108864", "memory.swap.max=0",
+                                                         "pids.max=32", NULL};
+                for (size_t i = 0; v && i < ELEMENTSOF(want_nocpu); i++) {
+                        CHECK(streq_ptr(v[i], want_nocpu[i]));
+                        free(v[i]);
+                }
+                free(v);
+                s = cg_setup_free(s);
+        } else
+                fprintf(stderr, "fake v2 setup without cpu: %s\n", warn);
 
         /* a controller not delegated to us */
         put(own, "cgroup.controllers", "cpu pids\n");
