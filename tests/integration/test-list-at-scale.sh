@@ -123,6 +123,36 @@ calls=$(wc -l <"$TMP/agent-calls")
 ((calls > 0)) || fail "the agent made no call during the lists"
 grep -v '^200 ' "$TMP/agent-calls" && fail "twin calls made during the lists were not answered 200"
 echo "twin calls during the lists: $calls, slowest $(sort -k2 -n "$TMP/agent-calls" | tail -1 | cut -d' ' -f2) s"
+# a flood: 40 listings at once, the agent calling meanwhile. pomed serves them one after
+# the other; the agent's calls take turns with them instead of waiting behind them all
+rm -f "$TMP/flood-done"
+(
+        while [[ ! -e $TMP/flood-done ]]; do
+                curl -s -o /dev/null --max-time 30 -w '%{http_code} %{time_total}\n' \
+                        -H "Authorization: Bearer $AGENT_TOKEN" "$TWIN/user"
+                sleep 0.02
+        done
+) >"$TMP/flood-calls" &
+AGENT=$!
+EXTRA_PIDS+=("$AGENT")
+sleep 0.3
+t0=$(date +%s%N)
+flood=()
+for i in $(seq 40); do
+        as_nobody ListSandboxes s stopped >/dev/null &
+        flood+=($!)
+done
+for p in "${flood[@]}"; do wait "$p" || fail "a listing of the flood failed"; done
+flood_ms=$((($(date +%s%N) - t0) / 1000000))
+touch "$TMP/flood-done"
+wait "$AGENT" 2>/dev/null || true
+grep -v '^200 ' "$TMP/flood-calls" && fail "twin calls made during the flood were not answered 200"
+slowest_ms=$(sort -k2 -n "$TMP/flood-calls" | tail -1 | awk '{ printf "%d", $2 * 1000 }')
+echo "40 listings at once: $flood_ms ms in all; the agent's $(wc -l <"$TMP/flood-calls") calls meanwhile, slowest $slowest_ms ms"
+((slowest_ms * 2 < flood_ms)) ||
+        fail "an agent's call waited $slowest_ms ms behind the flood of $flood_ms ms (the listings went first)"
+pass "a flood of 40 listings by nobody: the agent's calls took turns with them (slowest $slowest_ms of $flood_ms ms)"
+
 # 38 lists of 1 000 rows: what one answer holds at a time, not what 300 000 records weigh
 (((rss1 - rss0) < 64 * 1024)) || fail "pomed grew by $(((rss1 - rss0) / 1024)) MiB over the lists"
 pass "nobody listed $N records in pages of 1 000 ($seen rows paged), every twin call meanwhile was answered, RSS +$(((rss1 - rss0) / 1024)) MiB"
