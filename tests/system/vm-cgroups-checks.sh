@@ -1,0 +1,165 @@
+#!/bin/bash
+# Runs inside the cgroup-v2 Debian 12 VM of test-vm-cgroups.sh, as the oneshot service
+# pome-vm-checks.service after pomed.service, then powers the VM off. pomed is started the
+# four ways an operator does — (a) by the packaged unit, (b) by systemd-run without
+# Delegate=, (c) from a login-like scope in the background of a shell that keeps forking
+# (20 times), (d) by a CI runner's service — and each time every pod must have its memory
+# and pids limits (read from /sys/fs/cgroup) or the create must be refused with its reason,
+# and the processes pomed was started beside must stay in their cgroup. One line per check
+# in /root/vm-cgroups.out: "ok …", "refused …" or "FAIL …", then "DONE". Not run on the host.
+set -u
+OUT=/root/vm-cgroups.out
+: >"$OUT"
+out() { echo "$*" >>"$OUT"; }
+cg_of() { awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup" 2>/dev/null; }
+
+# mkconf NAME: /root/NAME/pomed.conf, a pomed of its own (ephemeral ports, no pool, no bus)
+mkconf() {
+        rm -rf "/root/$1"
+        mkdir -p "/root/$1"
+        cat >"/root/$1/pomed.conf" <<EOF
+control_listen: 127.0.0.1:0
+gateway_listen: 127.0.0.1:0
+state_dir: /root/$1/state
+bus: none
+pool_size: 0
+EOF
+}
+# wait_started NAME: until /root/NAME/state/pomed.json exists (120 s); sets URL and KEY
+wait_started() {
+        for _ in $(seq 1200); do
+                [[ -f /root/$1/state/pomed.json ]] && break
+                sleep 0.1
+        done
+        URL=$(jq -r .control_url "/root/$1/state/pomed.json" 2>/dev/null)
+        KEY=$(head -1 "/root/$1/state/api-key" 2>/dev/null)
+        [[ -n $URL && $URL != null ]]
+}
+
+# check_pods URL KEY LABEL TWIN…: a sandbox of the twins: each pod's cgroup has numbers in
+# memory.max and pids.max; or the create is refused 503 isolation_unavailable
+check_pods() {
+        local url=$1 key=$2 label=$3 twins body st sid pid cg mem pids token
+        shift 3
+        twins=$(printf '"%s",' "$@")
+        body=$(curl -s -m 120 -w '\n%{http_code}' -H "Authorization: Bearer $key" \
+                -H 'Content-Type: application/json' -d "{\"twins\":[${twins%,}]}" "$url/v1/sandboxes")
+        st=${body##*$'\n'} body=${body%$'\n'*}
+        if [[ $st == 503 && $(jq -r .error.type <<<"$body") == isolation_unavailable ]]; then
+                out "refused $label: $(jq -r .error.message <<<"$body")"
+                return 0
+        fi
+        if [[ $st != 201 ]]; then
+                out "FAIL $label: the create answered $st: $body"
+                return 0
+        fi
+        sid=$(jq -r .session_id <<<"$body")
+        for twin in "$@"; do
+                pid=$(jq -r ".per_twin.$twin.pod.pid" <<<"$body")
+                cg=$(cg_of "$pid")
+                mem=$(cat "/sys/fs/cgroup$cg/memory.max" 2>/dev/null)
+                pids=$(cat "/sys/fs/cgroup$cg/pids.max" 2>/dev/null)
+                if [[ $mem =~ ^[0-9]+$ && $pids =~ ^[0-9]+$ ]]; then
+                        out "ok $label: the $twin pod (pid $pid) in $cg: memory.max $mem, pids.max $pids"
+                else
+                        out "FAIL $label: the $twin pod (pid $pid) in '$cg': memory.max '$mem', pids.max '$pids'"
+                fi
+        done
+        token=$(curl -s -m 60 -X DELETE -H "Authorization: Bearer $key" "$url/v1/sandboxes/$sid" |
+                jq -r '.error.details.discard_token // empty')
+        curl -s -m 60 -o /dev/null -X DELETE -H "Authorization: Bearer $key" \
+                "$url/v1/sandboxes/$sid?confirm_discard=$token"
+}
+
+# (a) the packaged unit
+for _ in $(seq 600); do systemctl is-active -q pomed && curl -sf -m 2 http://127.0.0.1:7070/healthz >/dev/null && break; sleep 0.2; done
+out "note a-unit: pomed in $(cg_of "$(systemctl show -P MainPID pomed)")"
+check_pods http://127.0.0.1:7070 "$(head -1 /var/lib/pome/api-key)" a-unit github slack
+
+# (b) systemd-run, no Delegate=
+mkconf b
+systemd-run --quiet --unit=pomed-b /usr/sbin/pomed --config /root/b/pomed.conf
+if wait_started b; then
+        out "note b-systemd-run: pomed in $(cg_of "$(systemctl show -P MainPID pomed-b)")"
+        check_pods "$URL" "$KEY" b-systemd-run github slack
+else
+        out "FAIL b-systemd-run: pomed did not start: $(journalctl -u pomed-b --no-pager -n 5 | tr '\n' ' ')"
+fi
+systemctl stop pomed-b
+
+# (c) a login-like scope: a shell whose child keeps forking starts pomed in the background
+mkconf c
+cat >/root/c/run.sh <<'EOF'
+set -u
+(while :; do /bin/true; done) &
+busy=$!
+cg_of() { awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup" 2>/dev/null; }
+before=$(cg_of $$)
+rm -f /root/c/state/pomed.json
+/usr/sbin/pomed --config /root/c/pomed.conf >>/root/c/pomed.log 2>&1 &
+pomed=$!
+for _ in $(seq 1200); do [[ -f /root/c/state/pomed.json ]] && break; sleep 0.1; done
+echo "$before $(cg_of $$) $(cg_of $busy) $(cg_of $pomed)" >/root/c/cgroups
+# the caller holds on until the checks are done: pomed and the loop stay in its scope
+while [[ ! -e /root/c/done ]]; do sleep 0.1; done
+kill $pomed
+wait $pomed
+kill $busy
+EOF
+for i in $(seq 20); do
+        rm -f /root/c/done /root/c/cgroups
+        : >/root/c/pomed.log
+        systemd-run --quiet --scope --unit="login-c$i" bash /root/c/run.sh &
+        runner=$!
+        for _ in $(seq 1200); do [[ -s /root/c/cgroups ]] && break; sleep 0.1; done
+        read -r before shell busy pomed_cg </root/c/cgroups 2>/dev/null || true
+        if [[ -z ${before:-} || $before != "$shell" || $before != "$busy" ]]; then
+                out "FAIL c$i: the caller was moved: its cgroup ${before:-?} → shell ${shell:-?}, loop ${busy:-?}"
+        else
+                out "ok c$i: the shell and its loop stay in $before; pomed in $pomed_cg"
+        fi
+        grep -q "cgroups unavailable" /root/c/pomed.log &&
+                out "FAIL c$i: pomed lost its cgroup layer: $(grep -m1 'cgroups unavailable' /root/c/pomed.log)"
+        if wait_started c; then
+                check_pods "$URL" "$KEY" "c$i" github
+        else
+                out "FAIL c$i: pomed did not start: $(tail -3 /root/c/pomed.log | tr '\n' ' ')"
+        fi
+        touch /root/c/done
+        wait "$runner"
+done
+
+# (d) a CI runner's service: the runner starts pomed, uses it, stops it
+mkconf d
+cat >/root/d/run.sh <<'EOF'
+set -u
+cg_of() { awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup" 2>/dev/null; }
+before=$(cg_of $$)
+/usr/sbin/pomed --config /root/d/pomed.conf >>/root/d/pomed.log 2>&1 &
+pomed=$!
+for _ in $(seq 1200); do [[ -f /root/d/state/pomed.json ]] && break; sleep 0.1; done
+echo "$before $(cg_of $$) $(cg_of $pomed)" >/root/d/cgroups
+while [[ ! -e /root/d/done ]]; do sleep 0.1; done
+kill $pomed
+wait $pomed
+EOF
+systemd-run --quiet --unit=runner-d --wait bash /root/d/run.sh &
+runner=$!
+for _ in $(seq 1200); do [[ -s /root/d/cgroups ]] && break; sleep 0.1; done
+read -r before runner_cg pomed_cg </root/d/cgroups 2>/dev/null || true
+if [[ -z ${before:-} || $before != "$runner_cg" ]]; then
+        out "FAIL d-runner: the runner was moved: ${before:-?} → ${runner_cg:-?}"
+else
+        out "ok d-runner: the runner stays in $before; pomed in $pomed_cg"
+fi
+if wait_started d; then
+        check_pods "$URL" "$KEY" d-runner github slack
+else
+        out "FAIL d-runner: pomed did not start: $(tail -3 /root/d/pomed.log | tr '\n' ' ')"
+fi
+touch /root/d/done
+wait "$runner"
+
+out "DONE"
+sync
+systemctl --no-block poweroff
