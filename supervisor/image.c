@@ -162,6 +162,20 @@ static int resolve_paths(const Config *cfg, Images *im, char *err, size_t errlen
                                  "POME_POD_EXEC");
                 return -ENOENT;
         }
+        /* Pods are started from this fd (execveat): the pod user needs to execute the file,
+         * not to search the path to it (a clone in root's 0700 home). It also pins the
+         * program pomed checked for the pods of this run. */
+        int fd = open(im->pod_exec, O_PATH | O_CLOEXEC);
+        if (fd >= 0 && fd <= 2) { /* started with a standard stream closed */
+                int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                close(fd);
+                fd = moved;
+        }
+        if (fd < 0) {
+                snprintf(err, errlen, "cannot open %s: %m", im->pod_exec);
+                return negative_errno();
+        }
+        im->pod_exec_fd = fd;
         const char *imgs[] = {cfg->images_dir, getenv("POME_IMAGES_DIR"), d,
                               POME_SOURCE_DIR "/sandbox-images", "/usr/share/pome/sandbox-images"};
         const char *pols[] = {cfg->policies_dir, getenv("POME_POLICIES_DIR"), f,
@@ -260,6 +274,8 @@ Images *images_free(Images *im)
         free(im->images_dir);
         free(im->policies_dir);
         free(im->pod_exec);
+        if (im->pod_exec_fd > 2)
+                close(im->pod_exec_fd);
         free(im);
         return NULL;
 }

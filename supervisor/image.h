@@ -50,6 +50,7 @@ typedef struct Images {
         Image *images;
         size_t n;
         char *images_dir, *policies_dir, *pod_exec; /* absolute */
+        int pod_exec_fd; /* O_PATH|O_CLOEXEC of pod_exec: pods are started from it (> 2) */
 } Images;
 
 #define IMAGE_SEED_MAX (8u << 20) /* bytes of one seed file */

@@ -480,6 +480,7 @@ int pod_spawn(const PodEnv *env, const TwinKind *k, const PodLimits *limits, con
                 (void)cg_pod_join_fds(p->cg, &cg_fds, &n_cg_fds);
         PodSpec spec = {
                 .exec_path = env->exec_path,
+                .exec_fd = env->exec_fd,
                 .argv = argv,
                 .envp = envp,
                 .uid = p->uid,

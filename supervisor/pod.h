@@ -30,6 +30,7 @@ typedef struct PodEnv {
         const ScpProgram *stage1; /* NULL: no seccomp layer */
         const ScpProgram *stage2; /* NULL: no stage-2 filter */
         const char *exec_path;    /* pome-pod */
+        int exec_fd;              /* its O_PATH fd (> 2), or 0: exec by path */
         const char *notify_path;  /* NOTIFY_SOCKET */
         uid_t uid;
         gid_t gid;

@@ -47,38 +47,13 @@ static void add_missing(PodHost *h, const char *layer)
 
 /* ---- install check: can the pod user run pome-pod and read the images? ---- */
 
-typedef struct Probe {
-        char path[PATH_MAX];
-        int mode; /* access(2) mode for the pod user */
-} Probe;
-
-/* Every directory on the way to path (X_OK) and path itself (mode). */
-static int add_probes(Probe **probes, size_t *n, const char *path, int mode)
-{
-        size_t len = strlen(path);
-        if (len >= PATH_MAX)
-                return -ENAMETOOLONG;
-        for (size_t i = 1; i <= len; i++) {
-                if (i < len && path[i] != '/')
-                        continue;
-                Probe *np = realloc(*probes, (*n + 1) * sizeof(Probe));
-                if (!np)
-                        return -ENOMEM;
-                *probes = np;
-                memcpy(np[*n].path, path, i);
-                np[*n].path[i] = 0;
-                np[*n].mode = i == len ? mode : X_OK;
-                (*n)++;
-        }
-        return 0;
-}
-
 /*
- * Tries every probe as uid/gid in a child (the real access(2) answer: ACLs, mount flags
- * and all). Returns -1 when all pass, else the index of the first that fails with its
- * errno in *ret_errno; negative errno (< -1) when the check itself cannot run.
+ * Whether uid/gid may execute the program of the O_PATH fd exec_fd, asked in a child that
+ * becomes them (the real answer: ACLs, mount flags and all; faccessat(2) with
+ * AT_EMPTY_PATH, Linux >= 5.8). No path is searched: pods are started from the fd. 0, a
+ * positive errno when it may not, or negative errno when the check itself cannot run.
  */
-static int probe_as(const Probe *probes, size_t n, uid_t uid, gid_t gid, int *ret_errno)
+static int exec_allowed_as(int exec_fd, uid_t uid, gid_t gid)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -91,71 +66,41 @@ static int probe_as(const Probe *probes, size_t n, uid_t uid, gid_t gid, int *re
                 return r;
         }
         if (pid == 0) {
-                int res[2] = {-1, 0};
+                int res = 0;
                 if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
                     setresuid(uid, uid, uid) < 0)
-                        res[1] = errno;
-                for (size_t i = 0; res[1] == 0 && i < n; i++)
-                        if (access(probes[i].path, probes[i].mode) < 0) {
-                                res[0] = (int)i;
-                                res[1] = errno;
-                        }
-                (void)!write(p[1], res, sizeof(res));
+                        res = -errno;
+                else if (faccessat(exec_fd, "", X_OK, AT_EMPTY_PATH) < 0)
+                        res = errno;
+                (void)!write(p[1], &res, sizeof(res));
                 _exit(0);
         }
         close(p[1]);
-        int res[2] = {-1, EIO};
-        ssize_t k = read(p[0], res, sizeof(res));
+        int res = -EIO;
+        ssize_t k = read(p[0], &res, sizeof(res));
         close(p[0]);
         (void)waitpid(pid, NULL, 0);
-        if (k != (ssize_t)sizeof(res))
-                return -EIO;
-        if (res[0] < 0 && res[1] != 0)
-                return -res[1]; /* could not even become the pod user */
-        *ret_errno = res[1];
-        return res[0];
+        return k == (ssize_t)sizeof(res) ? res : -EIO;
 }
 
+/* The pod user must be able to execute pome-pod; nothing else of the install is read by a
+ * pod (pomed reads the images and policies and hands over what a pod needs). */
 static int check_install(const Images *im, const char *user, uid_t uid, gid_t gid, char *err,
                          size_t errlen)
 {
-        _cleanup_free_ Probe *probes = NULL;
-        size_t n = 0;
-        int r = add_probes(&probes, &n, im->pod_exec, X_OK);
-        if (r >= 0)
-                r = add_probes(&probes, &n, im->images_dir, R_OK | X_OK);
-        if (r >= 0)
-                r = add_probes(&probes, &n, im->policies_dir, R_OK | X_OK);
-        for (size_t i = 0; r >= 0 && i < im->n; i++) {
-                char seeds[PATH_MAX];
-                snprintf(seeds, sizeof(seeds), "%s/seeds", im->images[i].dir);
-                r = add_probes(&probes, &n, seeds, R_OK | X_OK);
+        int e = exec_allowed_as(im->pod_exec_fd, uid, gid);
+        if (e < 0) {
+                snprintf(err, errlen, "cannot check what pod_user %s can execute: %s", user,
+                         strerror(-e));
+                return e;
         }
-        if (r < 0)
-                return r;
-        int e = 0;
-        int i = probe_as(probes, n, uid, gid, &e);
-        if (i < -1) {
-                snprintf(err, errlen, "cannot check what pod_user %s can reach: %s", user,
-                         strerror(-i));
-                return i;
-        }
-        if (i < 0)
+        if (e == 0)
                 return 0;
-        const Probe *p = &probes[i];
-        bool is_dir = p->mode == X_OK || !streq(p->path, im->pod_exec);
         snprintf(err, errlen,
-                 "broken install: pod_user %s (uid %u) cannot %s %s (%s), so no pod could start. "
-                 "Fix: give that user access (for example chmod o+%s %s), build or install "
-                 "Pome outside private home directories (cmake --install puts pome-pod in "
-                 "/usr/libexec/pome), or set pod_user, pod_exec, images_dir and policies_dir "
-                 "in pomed.conf",
-                 user, (unsigned)uid,
-                 p->mode == X_OK && !streq(p->path, im->pod_exec) ? "search the directory"
-                 : streq(p->path, im->pod_exec)                   ? "execute"
-                                                                  : "read",
-                 p->path, strerrorname_np(e) ? strerrorname_np(e) : strerror(e),
-                 is_dir ? "rx" : "x", p->path);
+                 "broken install: pod_user %s (uid %u) cannot execute %s (%s), so no pod could "
+                 "start. Fix: chmod o+x %s, or set pod_user or pod_exec in pomed.conf",
+                 user, (unsigned)uid, im->pod_exec,
+                 strerrorname_np(e) ? strerrorname_np(e) : strerror(e), im->pod_exec);
         return -EACCES;
 }
 
@@ -483,6 +428,7 @@ int podhost_new(sd_event *e, const Config *cfg, const StateDir *state, const Ima
                 .stage1 = h->stage1,
                 .stage2 = h->stage2,
                 .exec_path = images->pod_exec,
+                .exec_fd = images->pod_exec_fd,
                 .notify_path = notify_path(h->notify),
                 .uid = uid,
                 .gid = gid,

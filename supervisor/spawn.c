@@ -243,6 +243,8 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
         CHILD_TRY(t_err, errfd, SPAWN_ERR_FDS);
         long t_pod = child_sys(SYS_fcntl, s->pod_fd, F_DUPFD_CLOEXEC, 4);
         CHILD_TRY(t_pod, errfd, SPAWN_ERR_FDS);
+        long t_exec = s->exec_fd > 2 ? child_sys(SYS_fcntl, s->exec_fd, F_DUPFD_CLOEXEC, 4) : 0;
+        CHILD_TRY(t_exec, errfd, SPAWN_ERR_FDS);
         /* dup3(…, 0) to another number never carries FD_CLOEXEC over (the fd-3 pitfall). */
         CHILD_TRY(child_sys(SYS_dup3, t_null, 0, 0), errfd, SPAWN_ERR_FDS);
         CHILD_TRY(child_sys(SYS_dup3, t_err, 1, 0), errfd, SPAWN_ERR_FDS);
@@ -253,7 +255,10 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
                 CHILD_TRY(child_sys(SYS_dup3, report_fd, 4, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
                 report_fd = 4;
         }
-        CHILD_TRY(child_sys(SYS_close_range, 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
+        /* the program's O_PATH fd at 5, close-on-exec (an ELF program needs no /dev/fd) */
+        if (t_exec > 0)
+                CHILD_TRY(child_sys(SYS_dup3, t_exec, 5, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
+        CHILD_TRY(child_sys(SYS_close_range, t_exec > 0 ? 6 : 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
         for (size_t i = 0; i < c->n_rlimits; i++) {
                 struct rlimit rl = {.rlim_cur = c->rlimits[i].cur, .rlim_max = c->rlimits[i].max};
                 CHILD_TRY(child_sys(SYS_prlimit64, 0, c->rlimits[i].resource, &rl, NULL), errfd,
@@ -283,7 +288,8 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
                           SPAWN_ERR_SECCOMP);
 
         /* 9. */
-        long e = child_sys(SYS_execve, s->exec_path, s->argv, s->envp);
+        long e = t_exec > 0 ? child_sys(SYS_execveat, 5, "", s->argv, s->envp, AT_EMPTY_PATH)
+                            : child_sys(SYS_execve, s->exec_path, s->argv, s->envp);
         child_fail(errfd, report_fd, SPAWN_ERR_EXEC, (int)-e);
 }
 

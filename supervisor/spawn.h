@@ -76,9 +76,12 @@ typedef struct PodRlimit {
 
 typedef struct PodSpec {
         const char *exec_path; /* absolute path, no PATH search */
-        char *const *argv;     /* NULL-terminated */
-        char *const *envp;     /* NULL-terminated, e.g. NOTIFY_SOCKET=/path, LANG=C */
-        uid_t uid;             /* the pod's credentials, normally SPAWN_NOBODY_UID/GID */
+        int exec_fd;       /* > 2: an O_PATH fd of exec_path, run with execveat(AT_EMPTY_PATH), so
+                            * the pod's uid needs no search permission on the path (a clone in a
+                            * 0700 home); 0: execve(exec_path) */
+        char *const *argv; /* NULL-terminated */
+        char *const *envp; /* NULL-terminated, e.g. NOTIFY_SOCKET=/path, LANG=C */
+        uid_t uid;         /* the pod's credentials, normally SPAWN_NOBODY_UID/GID */
         gid_t gid;
         const int *cgroup_fds; /* cgroup.procs fds to join (cg_pod_join_fds), may be NULL */
         size_t n_cgroup_fds;

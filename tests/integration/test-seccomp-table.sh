@@ -71,7 +71,7 @@ kcmp                 kill:kcmp               kill:kcmp
 open_by_handle_at    kill:open_by_handle_at  kill:open_by_handle_at
 name_to_handle_at    kill:name_to_handle_at  kill:name_to_handle_at
 execve               14                      kill:execve
-execveat             38                      kill:execveat
+execveat             14                      kill:execveat
 rt_sigaction_sigsys  0                       kill:rt_sigaction
 rt_sigaction_sigsys_hibits 0                 kill:rt_sigaction
 rt_sigaction_sigusr1 0                       38
