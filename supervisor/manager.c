@@ -616,6 +616,35 @@ static int state_room(const Manager *m, uint64_t *ret_free, bool *ret_readonly)
         return 0;
 }
 
+/*
+ * Whether the state directory takes what is about to be written (min_bytes at least, no
+ * write refused and not yet redone, not read-only): 0, or -1 with e a 507 that says why and
+ * what was therefore not done (what). What is kept is written first.
+ */
+static int storage_refusal(Manager *m, uint64_t min_bytes, const char *what, SandboxError *e)
+{
+        if (m->storage.error)
+                (void)storage_retry(m);
+        uint64_t free_bytes;
+        bool readonly;
+        int room = state_room(m, &free_bytes, &readonly);
+        const char *error = m->storage.error ? strerror(-m->storage.error) : NULL;
+        if (room == 0 && !error && !readonly && free_bytes >= min_bytes)
+                return 0;
+        return sandbox_error(
+                e, SANDBOX_ERR_STORAGE,
+                room < 0 ? json_pack("{s:s, s:s?}", "state_dir", m->state->path, "error", error)
+                         : json_pack("{s:s, s:I, s:s?}", "state_dir", m->state->path, "free_bytes",
+                                     (json_int_t)free_bytes, "error", error),
+                "pomed's state directory %s cannot be written (%s): %s. Free space "
+                "there (pome doctor), then retry.",
+                m->state->path,
+                error      ? error
+                : room < 0 ? strerror(-room)
+                           : "it is full or read-only",
+                what);
+}
+
 json_t *manager_state_dir_json(const Manager *m)
 {
         uint64_t free_bytes;
@@ -870,27 +899,10 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                                      "start (limits.max_starting, limits.max_queued_creates). "
                                      "Retry shortly.",
                                      m->n_starting, m->n_queued);
-        /* Nothing is started that cannot be recorded: what is kept is written first. */
-        if (m->storage.error)
-                (void)storage_retry(m);
-        uint64_t free_bytes;
-        bool readonly;
-        int room = state_room(m, &free_bytes, &readonly);
-        const char *error = m->storage.error ? strerror(-m->storage.error) : NULL;
-        if (room < 0 || error || readonly || free_bytes < MANAGER_CREATE_MIN_BYTES)
-                return sandbox_error(e, SANDBOX_ERR_STORAGE,
-                                     room < 0 ? json_pack("{s:s, s:s?}", "state_dir",
-                                                          m->state->path, "error", error)
-                                              : json_pack("{s:s, s:I, s:s?}", "state_dir",
-                                                          m->state->path, "free_bytes",
-                                                          (json_int_t)free_bytes, "error", error),
-                                     "pomed's state directory %s cannot be written (%s): no "
-                                     "sandbox is started that could not be recorded. Free space "
-                                     "there (pome doctor), then retry.",
-                                     m->state->path,
-                                     error      ? error
-                                     : room < 0 ? strerror(-room)
-                                                : "it is full or read-only");
+        /* Nothing is started that cannot be recorded. */
+        if (storage_refusal(m, MANAGER_CREATE_MIN_BYTES,
+                            "no sandbox is started that could not be recorded", e) < 0)
+                return -1;
         /* Width: reserve the slot before anything is spawned. */
         if (!teams_take_slot(m->teams, t))
                 return sandbox_error(e, SANDBOX_ERR_QUOTA,
@@ -999,9 +1011,17 @@ int manager_finalize(Manager *m, const Team *team, const char *id, const Sandbox
         _cleanup_json_ json_t *doc = NULL;
         if (lookup(m, team, id, &s, &doc, e) < 0)
                 return -1;
-        if (s)
-                return sandbox_finalize(s, spec, done, userdata, e);
-        return refuse_record(doc, e);
+        if (!s)
+                return refuse_record(doc, e);
+        /* A run whose finals would not fit is not finalized: refused before its pods are
+         * stopped, it stays open and finalizes once there is room. */
+        if (sandbox_state_is_open(s->state) &&
+            storage_refusal(m, MANAGER_FINALIZE_MIN_BYTES,
+                            "the run is not finalized, as its final states might not fit; the "
+                            "sandbox stays open",
+                            e) < 0)
+                return -1;
+        return sandbox_finalize(s, spec, done, userdata, e);
 }
 
 /* Why a run is not kept, for a sandbox known to have ended (its record doc). */

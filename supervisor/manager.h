@@ -69,6 +69,10 @@ const char *manager_missing_layers(const Manager *m);
  * seeds and first tape rows would not fit. */
 #define MANAGER_CREATE_MIN_BYTES (256u * 1024)
 
+/* Below this many free bytes an open sandbox is not finalized (507 insufficient_storage, it
+ * stays open): its seeds, final states, verdict and summary would not fit. */
+#define MANAGER_FINALIZE_MIN_BYTES (1024u * 1024)
+
 /*
  * The state directory's filesystems (statvfs(3) of it and of its runs/): {path, free_bytes
  * (what pomed may still write, on the fuller of the two), full (free_bytes below
