@@ -46,11 +46,42 @@ void front_reply(HttpRequest *rq, int status, json_t *headers, const json_t *bod
                 (void)http_reply_json(rq, status, h, body);
 }
 
+/* A POST to an MCP endpoint (…/mcp): its errors are JSON-RPC's, not the REST API's. */
+static bool is_mcp_rpc(HttpRequest *rq)
+{
+        const char *p = http_request_path(rq);
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '/')
+                n--;
+        return streq(http_request_method(rq), "POST") && n >= 4 &&
+               memcmp(p + n - 4, "/mcp", 4) == 0;
+}
+
+/*
+ * A JSON-RPC 2.0 error response (jsonrpc.org/specification, 5.1) for a call refused before
+ * the twin saw it: code -32000 (a server error), the front's message, and the HTTP status
+ * and error type in data; the id of the request when its body is already read and has one.
+ */
+static void mcp_error(HttpRequest *rq, int status, const char *code, const char *message,
+                      TwinReply *rp)
+{
+        size_t n = 0;
+        const char *body = http_request_body(rq, &n);
+        _cleanup_json_ json_t *msg = body && n ? json_loadb(body, n, 0, NULL) : NULL;
+        json_t *id = json_is_object(msg) ? json_object_get(msg, "id") : NULL;
+        rp->body = json_pack("{s:s, s:O?, s:{s:i, s:s, s:{s:i, s:s}}}", "jsonrpc", "2.0", "id", id,
+                             "error", "code", -32000, "message", message, "data", "status", status,
+                             "type", code);
+}
+
 void front_reply_error(HttpRequest *rq, const TwinKind *kind, int status, const char *code,
                        const char *message, const char *request_id)
 {
         TwinReply rp = {};
-        kind->error(status, code, message, &rp);
+        if (is_mcp_rpc(rq))
+                mcp_error(rq, status, code, message, &rp);
+        else
+                kind->error(status, code, message, &rp);
         /* The body is the twin's envelope, the status the front's own: a Slack client must
          * see a 413 or a 503 as such, not as one of Slack's HTTP 200 API errors. */
         _cleanup_json_ json_t *h = rp.headers ? json_incref(rp.headers) : json_object();

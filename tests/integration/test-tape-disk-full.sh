@@ -104,10 +104,15 @@ jq -e '.message | test("state directory")' <<<"$BODY" >/dev/null || fail "not Gi
 twin_call POST "$A_SLACK/chat.postMessage" "$A_TOKEN" '{"channel":"C_GENERAL","text":"x"}'
 assert_status 507 "a Slack call on a full state directory"
 assert_eq "$(jq -c '[.ok, .error]' <<<"$BODY")" '[false,"insufficient_storage"]' "Slack's envelope"
+twin_call POST "$B_GH/mcp" "$B_TOKEN" \
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_issue","arguments":{"owner":"acme","repo":"api","issue_number":1}}}'
+assert_status 507 "an MCP call on a full state directory"
+assert_eq "$(jq -c '[.jsonrpc, .id, .error.code, .error.data.type, (.error.message | test("state directory"))]' <<<"$BODY")" \
+        '["2.0",7,-32000,"insufficient_storage",true]' "MCP's JSON-RPC error envelope"
 curl -s "$CONTROL/healthz" >"$TMP/healthz"
 assert_eq "$(jq -c '.state_dir | [.full, (.error != null)]' "$TMP/healthz")" "[true,true]" \
         "/healthz says the state directory cannot be written"
-pass "full: creates and twin calls answer 507 in their surface's envelope; /healthz says so"
+pass "full: creates and twin calls answer 507 in their surface's envelope (MCP's JSON-RPC too); /healthz says so"
 # a finalize on the full disk says so (checked with the finalizer's below)
 api POST "/v1/sandboxes/$F/finalize"
 echo "$F 201 $STATUS $(jq -c '{state, verdict: .verdict.state, verdict_error}' <<<"$BODY")" >>"$TMP/log.finalizes"
