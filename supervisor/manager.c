@@ -294,12 +294,10 @@ static void restore_seeds(Manager *m, const char *id, const json_t *doc)
         }
 }
 
-int manager_rebuild_records(Registry *reg, RunDirs *runs, size_t *ret_n)
+/* The records of the runs ids, from their sandbox.json; *ret_n how many. 0 or -errno. */
+static int rebuild_ids(Registry *reg, RunDirs *runs, char **ids, size_t *ret_n)
 {
-        _cleanup_strv_free_ char **ids = NULL;
-        int r = rundir_list_older(runs, INT64_MAX, &ids);
-        if (r < 0)
-                return r;
+        int r;
         size_t n = 0;
         for (char **id = ids; *id; id++) {
                 _cleanup_free_ char *file = rundir_path(runs, *id, "sandbox.json");
@@ -325,6 +323,13 @@ int manager_rebuild_records(Registry *reg, RunDirs *runs, size_t *ret_n)
         return 0;
 }
 
+int manager_rebuild_records(Registry *reg, RunDirs *runs, size_t *ret_n)
+{
+        _cleanup_strv_free_ char **ids = NULL;
+        int r = rundir_list_older(runs, INT64_MAX, &ids);
+        return r < 0 ? r : rebuild_ids(reg, runs, ids, ret_n);
+}
+
 static int open_registry(Manager *m, char *err, size_t errlen)
 {
         _cleanup_free_ char *path = NULL;
@@ -344,21 +349,37 @@ static int open_registry(Manager *m, char *err, size_t errlen)
         }
         if (r < 0)
                 return r;
-        if (registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW) {
-                /* a registry deleted, emptied or moved aside: the runs say what it held */
-                size_t rebuilt = 0;
-                r = manager_rebuild_records(m->registry, m->runs, &rebuilt);
-                if (r < 0) {
-                        snprintf(err, errlen, "%s: cannot rebuild the records from %s/runs: %s",
-                                 path, m->state->path, strerror(-r));
-                        return r;
-                }
-                if (rebuilt > 0)
-                        log_notice("registry %s is new beside %zu kept run%s: their records are "
-                                   "rebuilt from runs/ (their ages are not known: retention "
-                                   "counts them from now)",
-                                   path, rebuilt, rebuilt == 1 ? "" : "s");
+        /* Every kept run has its record: a registry deleted, emptied or moved aside, rows
+         * deleted, a document damaged (SQLite's checks see pages, not JSON) — the runs say
+         * what it held. One pass over the table; its ids and the runs' directories. */
+        _cleanup_strv_free_ char **ids = NULL, **missing = NULL;
+        size_t damaged = 0, orphans = 0, rebuilt = 0;
+        r = rundir_list_older(m->runs, INT64_MAX, &ids);
+        if (r >= 0)
+                r = registry_missing(m->registry, ids, &missing, &damaged, &orphans);
+        if (r >= 0)
+                r = rebuild_ids(m->registry, m->runs, missing, &rebuilt);
+        if (r < 0) {
+                snprintf(err, errlen, "%s: cannot rebuild the records from %s/runs: %s", path,
+                         m->state->path, strerror(-r));
+                return r;
         }
+        if (rebuilt > 0 && registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW)
+                log_notice("registry %s is new beside %zu kept run%s: their records are "
+                           "rebuilt from runs/ (their ages are not known: retention counts "
+                           "them from now)",
+                           path, rebuilt, rebuilt == 1 ? "" : "s");
+        else if (rebuilt > 0)
+                log_warning("registry %s lacked the records of %zu kept run%s (%zu of them "
+                            "damaged, not JSON): rebuilt from runs/ (their ages are not known: "
+                            "retention counts them from now)",
+                            path, rebuilt, rebuilt == 1 ? "" : "s", damaged);
+        if (orphans > 0)
+                log_warning("registry %s holds %zu damaged record%s (not JSON) of sandboxes "
+                            "with no kept run to rebuild them from: they are left out of every "
+                            "listing. pomed --rebuild-registry makes a registry of the kept runs "
+                            "only",
+                            path, orphans, orphans == 1 ? "" : "s");
         if (registry_clock_start(m->registry) == REGISTRY_CLOCK_NEW_BOOT)
                 log_info("retention: the machine has booted since pomed last ran; the time it "
                          "was off is not known on the boot clock and does not count toward "

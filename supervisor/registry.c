@@ -429,6 +429,62 @@ uint64_t registry_list_cost(const Registry *r)
         return r->list_cost;
 }
 
+int registry_missing(Registry *r, char *const *ids, char ***ret_missing, size_t *ret_damaged,
+                     size_t *ret_orphans_damaged)
+{
+        _cleanup_strv_free_ char **missing = strv_new();
+        if (!missing)
+                return -ENOMEM;
+        size_t damaged = 0, orphans = 0;
+        sqlite3_stmt *st = NULL;
+        int q = exec(r, "CREATE TEMP TABLE IF NOT EXISTS run_ids(id TEXT PRIMARY KEY);"
+                        "DELETE FROM run_ids; BEGIN");
+        if (q == 0 && sqlite3_prepare_v2(r->db, "INSERT OR IGNORE INTO run_ids VALUES (?)", -1, &st,
+                                         NULL) != SQLITE_OK)
+                q = -EIO;
+        for (char *const *id = ids; q == 0 && id && *id; id++) {
+                sqlite3_bind_text(st, 1, *id, -1, SQLITE_STATIC);
+                if (sqlite3_step(st) != SQLITE_DONE)
+                        q = -EIO;
+                sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        (void)exec(r, q == 0 ? "COMMIT" : "ROLLBACK");
+        if (q == 0 && sqlite3_prepare_v2(r->db,
+                                         "SELECT i.id, s.id IS NOT NULL FROM run_ids i LEFT JOIN "
+                                         "sandboxes s ON s.id = i.id WHERE s.id IS NULL OR NOT "
+                                         "json_valid(s.doc)",
+                                         -1, &st, NULL) != SQLITE_OK)
+                q = -EIO;
+        int rc;
+        while (q == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                q = strv_extend(&missing, (const char *)sqlite3_column_text(st, 0));
+                damaged += sqlite3_column_int(st, 1) != 0;
+        }
+        if (q == 0 && rc != SQLITE_DONE)
+                q = -EIO;
+        sqlite3_finalize(st);
+        st = NULL;
+        if (q == 0 &&
+            sqlite3_prepare_v2(r->db,
+                               "SELECT count(*) FROM sandboxes WHERE NOT json_valid(doc) AND id "
+                               "NOT IN (SELECT id FROM run_ids)",
+                               -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+                orphans = (size_t)sqlite3_column_int64(st, 0);
+        else if (q == 0)
+                q = -EIO;
+        sqlite3_finalize(st);
+        (void)exec(r, "DELETE FROM run_ids");
+        if (q < 0)
+                return q;
+        *ret_missing = TAKE_PTR(missing);
+        *ret_damaged = damaged;
+        *ret_orphans_damaged = orphans;
+        return 0;
+}
+
 int registry_get(Registry *r, const char *id, json_t **ret)
 {
         sqlite3_stmt *st = NULL;

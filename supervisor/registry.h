@@ -88,6 +88,16 @@ int registry_get(Registry *r, const char *id, json_t **ret);
 int registry_fail_open(Registry *r, const char *reason, int64_t now, json_t **ret);
 
 /*
+ * Of ids (a NULL-terminated list: the kept runs' directories), those with no record, or
+ * whose record's document is not JSON (damage SQLite's checks do not see): new strv in
+ * *ret_missing (caller frees), *ret_damaged of them damaged. Also *ret_orphans_damaged:
+ * records not JSON whose id is not in ids (nothing to rebuild them from). One pass over the
+ * table (a temporary table of ids joined to it). 0, -EIO, -ENOMEM.
+ */
+int registry_missing(Registry *r, char *const *ids, char ***ret_missing, size_t *ret_damaged,
+                     size_t *ret_orphans_damaged);
+
+/*
  * Retention: deletes the records of at most limit sandboxes that ended before before
  * (seconds on the pomed clock, registry_clock_now), oldest first, and returns their ids (new
  * strv in *ret_ids, caller frees) so their run directories can go too. Returns how many, or

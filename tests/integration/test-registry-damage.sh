@@ -3,7 +3,8 @@
 # file and the fix, whether the damage is the header (not a database) or a page inside
 # (SQLite's quick_check at every start; integrity_check with --check-registry); pomed
 # --rebuild-registry moves it aside and rebuilds the records from runs/. A deleted or
-# 0-byte pome.db beside kept runs is rebuilt from them at start, and the journal says so.
+# 0-byte pome.db beside kept runs is rebuilt from them at start, and the journal says so; so
+# are rows deleted from it and documents damaged inside a sound file (not JSON).
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 
@@ -96,3 +97,23 @@ grep -q "is new beside 1 kept run: their records are rebuilt from runs/" "$TMP/p
 rm -f "$DB-wal" "$DB-shm"
 kept_again "after pome.db was emptied"
 pass "a deleted or 0-byte registry beside kept runs is rebuilt from them at start, and said"
+
+# 5. rows deleted, a document damaged (a sound SQLite file all the same): rebuilt from runs/
+#    at start, and said; a damaged record with no run to rebuild it from is said too
+command -v sqlite3 >/dev/null || skip "sqlite3 is not installed (Debian: sqlite3)"
+sqlite3 "$DB" "DELETE FROM sandboxes WHERE id = '$KEPT'"
+: >"$TMP/pomed.log"
+kept_again "after its row was deleted"
+grep -q "lacked the records of 1 kept run (0 of them damaged" "$TMP/pomed.log" ||
+        fail "the rebuild of a deleted row is not in the journal: $(cat "$TMP/pomed.log")"
+sqlite3 "$DB" "UPDATE sandboxes SET doc = '#' || substr(doc, 2);
+        INSERT INTO sandboxes (id, team_id, state, created_at, ended_at, doc, ended_pc)
+        SELECT 'ses_norunkeptforit00', team_id, state, created_at, ended_at, doc, ended_pc
+        FROM sandboxes WHERE id = '$KEPT'"
+: >"$TMP/pomed.log"
+kept_again "after its document was damaged"
+grep -q "lacked the records of 1 kept run (1 of them damaged" "$TMP/pomed.log" ||
+        fail "the rebuild of a damaged document is not in the journal: $(cat "$TMP/pomed.log")"
+grep -q "holds 1 damaged record (not JSON) of sandboxes with no kept run" "$TMP/pomed.log" ||
+        fail "the damaged record of the discarded sandbox is not said: $(cat "$TMP/pomed.log")"
+pass "rows deleted or documents damaged inside a sound registry: rebuilt from runs/ at start, and said"
