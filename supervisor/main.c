@@ -56,6 +56,11 @@ static void help(void)
                "                             (SQLite's integrity_check; quick_check always)\n"
                "      --rebuild-registry     move a damaged registry aside and rebuild its\n"
                "                             records from <state-dir>/runs, then exit\n"
+               "      --reload               make the running pomed of this configuration\n"
+               "                             re-read it (SIGHUP to $MAINPID, else to the pid\n"
+               "                             in <state-dir>/pomed.json) and wait until it has:\n"
+               "                             exit 0 applied, 1 not (the reason is printed);\n"
+               "                             the unit's ExecReload\n"
                "      --state-dir DIR        state directory (default ./.pome)\n"
                "      --control-listen A:P   control API address (default 127.0.0.1:7070)\n"
                "      --gateway-listen A:P   twin gateway address (default 127.0.0.1:7071)\n"
@@ -73,7 +78,7 @@ static void help(void)
 
 typedef struct Args {
         const char *config, *state_dir, *control_listen, *gateway_listen, *public_url, *bus;
-        bool verbose, check_config, check_registry, rebuild_registry;
+        bool verbose, check_config, check_registry, rebuild_registry, reload;
 } Args;
 
 static int parse_args(int argc, char **argv, Args *a)
@@ -88,6 +93,7 @@ static int parse_args(int argc, char **argv, Args *a)
                 ARG_CHECK_CONFIG,
                 ARG_CHECK_REGISTRY,
                 ARG_REBUILD_REGISTRY,
+                ARG_RELOAD,
         };
         static const struct option opts[] = {
                 {"config", required_argument, NULL, 'c'},
@@ -102,6 +108,7 @@ static int parse_args(int argc, char **argv, Args *a)
                 {"check-config", no_argument, NULL, ARG_CHECK_CONFIG},
                 {"check-registry", no_argument, NULL, ARG_CHECK_REGISTRY},
                 {"rebuild-registry", no_argument, NULL, ARG_REBUILD_REGISTRY},
+                {"reload", no_argument, NULL, ARG_RELOAD},
                 {},
         };
         int c;
@@ -143,6 +150,9 @@ static int parse_args(int argc, char **argv, Args *a)
                 case ARG_REBUILD_REGISTRY:
                         a->rebuild_registry = true;
                         break;
+                case ARG_RELOAD:
+                        a->reload = true;
+                        break;
                 default:
                         fprintf(stderr, "Try 'pomed --help'.\n");
                         return -EINVAL;
@@ -153,6 +163,65 @@ static int parse_args(int argc, char **argv, Args *a)
                         argv[optind]);
                 return -EINVAL;
         }
+        return 1;
+}
+
+/* The "pid" of a small JSON file (pomed.json, reload.json), and its generation; 0 when the
+ * file or the field is not there. */
+static pid_t read_pid_of(const char *dir, const char *name, json_int_t *ret_generation)
+{
+        _cleanup_free_ char *path = NULL;
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return 0;
+        _cleanup_json_ json_t *j = json_load_file(path, 0, NULL);
+        if (ret_generation)
+                *ret_generation = json_integer_value(json_object_get(j, "generation"));
+        return (pid_t)json_integer_value(json_object_get(j, "pid"));
+}
+
+/*
+ * pomed --reload: SIGHUP to the running pomed of state_dir ($MAINPID under systemd's
+ * ExecReload=, else the pid in <state_dir>/pomed.json), then waits (up to 90 s) for its
+ * <state_dir>/reload.json to say a newer reload is done, so that `systemctl reload`
+ * returns when the new teams apply (systemd 252 has no Type=notify-reload) and fails when
+ * they do not. Returns the process's exit status.
+ */
+static int reload_running(const char *state_dir)
+{
+        const char *mainpid = getenv("MAINPID");
+        pid_t pid = mainpid ? (pid_t)atoi(mainpid) : read_pid_of(state_dir, "pomed.json", NULL);
+        if (pid <= 0) {
+                fprintf(stderr,
+                        "pomed --reload: no running pomed found ($MAINPID is not set and %s/"
+                        "pomed.json names none). Is it running with this configuration?\n",
+                        state_dir);
+                return 1;
+        }
+        json_int_t before = 0, now = 0;
+        if (read_pid_of(state_dir, "reload.json", &before) != pid)
+                before = 0;
+        if (kill(pid, SIGHUP) < 0) {
+                fprintf(stderr, "pomed --reload: cannot signal pid %d: %m\n", (int)pid);
+                return 1;
+        }
+        for (int i = 0; i < 90 * 50; i++) {
+                if (read_pid_of(state_dir, "reload.json", &now) == pid && now > before) {
+                        _cleanup_free_ char *path = NULL;
+                        if (asprintf(&path, "%s/reload.json", state_dir) < 0)
+                                return 1;
+                        _cleanup_json_ json_t *j = json_load_file(path, 0, NULL);
+                        bool ok = json_is_true(json_object_get(j, "ok"));
+                        fprintf(ok ? stdout : stderr, "pomed --reload: %s%s\n",
+                                ok ? "" : "not applied: ", strempty(json_get_str(j, "message")));
+                        return ok ? 0 : 1;
+                }
+                if (kill(pid, 0) < 0 && errno == ESRCH) {
+                        fprintf(stderr, "pomed --reload: pomed (pid %d) exited\n", (int)pid);
+                        return 1;
+                }
+                usleep(20 * 1000);
+        }
+        fprintf(stderr, "pomed --reload: pid %d did not finish its reload within 90 s\n", (int)pid);
         return 1;
 }
 
@@ -291,7 +360,18 @@ typedef struct Reload {
         const Args *args;
         Manager *manager;
         Service *service;
+        StateDir *state;
+        unsigned generation; /* reloads done, in <state>/reload.json for pomed --reload */
 } Reload;
+
+/* The end of a reload: READY=1 for systemd, reload.json for pomed --reload. */
+static void reload_done(Reload *rl, bool ok, const char *message)
+{
+        (void)sd_notify(false, "READY=1");
+        int r = statedir_write_reload(rl->state, ++rl->generation, ok, message);
+        if (r < 0)
+                log_warning_errno(r, "reload: cannot write %s/reload.json", rl->state->path);
+}
 
 /* SIGHUP: re-read the configuration and apply its teams (quotas, plan tiers, keys)
  * without touching open sandboxes. Everything else needs a restart. */
@@ -306,24 +386,31 @@ static int on_hup(sd_event_source *s _unused_, const struct signalfd_siginfo *si
         int r = config_load_with(rl->config_path, rl->config_flags, &cfg, err, sizeof(err));
         if (r >= 0)
                 r = apply_args(cfg, rl->args, err, sizeof(err));
+        char message[768];
         if (r < 0) {
-                log_error("reload: %s; keeping the running configuration",
-                          err[0] ? err : strerror(-r));
+                snprintf(message, sizeof(message), "%s; keeping the running configuration",
+                         err[0] ? err : strerror(-r));
+                log_error("reload: %s", message);
                 config_free(cfg);
-                (void)sd_notify(false, "READY=1");
+                reload_done(rl, false, message);
                 return 0;
         }
         r = manager_reload_teams(rl->manager, cfg);
         if (r < 0)
-                log_error_errno(r, "reload: cannot apply the teams");
+                snprintf(message, sizeof(message), "cannot apply the teams: %s", strerror(-r));
+        else
+                snprintf(message, sizeof(message),
+                         "%zu team%s from %s%s applied; other settings need a restart",
+                         cfg->n_teams, cfg->n_teams == 1 ? "" : "s",
+                         cfg->files[0] ? cfg->files[0] : "the embedded default",
+                         cfg->files[0] && cfg->files[1] ? " and its drop-ins" : "");
+        if (r < 0)
+                log_error("reload: %s", message);
         else
                 log_struct(LOG_INFO, &(LogFields){.message_id = LOG_MESSAGE_POMED_RELOADED},
-                           "reload: %zu team%s from %s%s applied; other settings need a restart",
-                           cfg->n_teams, cfg->n_teams == 1 ? "" : "s",
-                           cfg->files[0] ? cfg->files[0] : "the embedded default",
-                           cfg->files[0] && cfg->files[1] ? " and its drop-ins" : "");
+                           "reload: %s", message);
         config_free(cfg);
-        (void)sd_notify(false, "READY=1");
+        reload_done(rl, r >= 0, message);
         service_status(rl->service);
         return 0;
 }
@@ -549,9 +636,10 @@ int main(int argc, char **argv)
         if (r >= 0)
                 r = apply_args(cfg, &a, err, sizeof(err));
         if (r < 0) {
-                if (a.check_config)
-                        fprintf(stderr, "pomed: configuration invalid: %s\n",
-                                err[0] ? err : strerror(-r));
+                if (a.check_config || a.reload)
+                        fprintf(stderr, "pomed: configuration invalid: %s%s\n",
+                                err[0] ? err : strerror(-r),
+                                a.reload ? "; the running pomed keeps its configuration" : "");
                 else
                         log_error("configuration: %s", err[0] ? err : strerror(-r));
                 config_free(cfg);
@@ -559,6 +647,11 @@ int main(int argc, char **argv)
         }
         if (a.check_config) {
                 r = check_config(cfg);
+                config_free(cfg);
+                return r;
+        }
+        if (a.reload) {
+                r = reload_running(cfg->state_dir);
                 config_free(cfg);
                 return r;
         }
@@ -645,7 +738,8 @@ int main(int argc, char **argv)
                          .config_flags = config_flags,
                          .args = &a,
                          .manager = m,
-                         .service = &service};
+                         .service = &service,
+                         .state = state};
         (void)sd_event_add_signal(e, NULL, SIGHUP, on_hup, &reload);
         manager_set_observer(m, &(ManagerObserver){.state_changed = on_sandbox_changed,
                                                    .team_changed = on_team_changed,

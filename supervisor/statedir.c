@@ -210,12 +210,11 @@ int statedir_open(const char *path, StateDir **ret, pid_t *ret_holder, char *err
         return 0;
 }
 
-/* Writes <dir>/pomed.json atomically (tmp + rename), mode 0644. */
-static int write_info_at(const char *dir, const json_t *j)
+/* Writes <dir>/<name> atomically (tmp + rename), mode 0644. */
+static int write_public_at(const char *dir, const char *name, const json_t *j)
 {
         _cleanup_free_ char *tmp = NULL, *dst = NULL;
-        if (asprintf(&tmp, "%s/.pomed.json.tmp", dir) < 0 ||
-            asprintf(&dst, "%s/pomed.json", dir) < 0)
+        if (asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0 || asprintf(&dst, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
         if (json_dump_file(j, tmp, JSON_INDENT(2)) < 0)
                 return -EIO;
@@ -224,6 +223,19 @@ static int write_info_at(const char *dir, const json_t *j)
         if (rename(tmp, dst) < 0)
                 return negative_errno();
         return 0;
+}
+
+static int write_info_at(const char *dir, const json_t *j)
+{
+        return write_public_at(dir, "pomed.json", j);
+}
+
+int statedir_write_reload(StateDir *s, unsigned generation, bool ok, const char *message)
+{
+        _cleanup_json_ json_t *j =
+                json_pack("{s:i, s:I, s:b, s:s}", "pid", (int)getpid(), "generation",
+                          (json_int_t)generation, "ok", ok, "message", message);
+        return j ? write_public_at(s->path, "reload.json", j) : -ENOMEM;
 }
 
 int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,

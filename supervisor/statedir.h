@@ -49,5 +49,12 @@ StateDir *statedir_free(StateDir *s);
 int statedir_write_info(StateDir *s, const char *runtime_dir, const char *control_url,
                         const char *gateway_url, const json_t *agent);
 
+/*
+ * Writes <path>/reload.json atomically (mode 0644) after a reload (SIGHUP): {pid, generation
+ * (1 for the first reload of this pomed, then one more each), ok, message}, which
+ * `pomed --reload` waits for. 0 or negative errno.
+ */
+int statedir_write_reload(StateDir *s, unsigned generation, bool ok, const char *message);
+
 /* Removes every pomed.json statedir_write_info() wrote (at a clean exit). */
 void statedir_remove_info(StateDir *s);

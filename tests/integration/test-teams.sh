@@ -54,13 +54,13 @@ pass "two teams: keys by hash, separate slots and sandboxes"
         echo "    api_keys_sha256: [$(hash $QA_KEY)]"
 } >"$TMP/pomed.conf.new"
 mv "$TMP/pomed.conf.new" "$TMP/pomed.conf"
-kill -HUP "$POMED_PID"
-for _ in $(seq 100); do
-        as "$CI_KEY" GET /v1/usage
-        [[ $(jq -r .sessions_quota <<<"$BODY") == 3 ]] && break
-        sleep 0.05
-done
-assert_jq .sessions_quota 3 "ci's quota after the reload"
+# pomed --reload (the unit's ExecReload): SIGHUP, then returns once the reload is done
+"$POMED" --config "$TMP/pomed.conf" --reload >"$TMP/reload.out" 2>&1 ||
+        fail "pomed --reload failed: $(cat "$TMP/reload.out")"
+grep -q "2 teams from $TMP/pomed.conf applied" "$TMP/reload.out" ||
+        fail "pomed --reload does not say what it applied: $(cat "$TMP/reload.out")"
+as "$CI_KEY" GET /v1/usage
+assert_jq .sessions_quota 3 "ci's quota as soon as pomed --reload returned"
 assert_jq .sessions_used 1 "ci's open sandbox still counts"
 twin_call GET "$CI_URL/repos/acme/api/issues/1" "$CI_TOKEN"
 assert_status 200 "ci's open sandbox after the reload"
@@ -69,9 +69,14 @@ assert_status 200 "the new qa team"
 as "$LOCAL_KEY" GET /v1/usage
 assert_status 401 "the removed local team's key"
 grep -q "reload: 2 teams" "$TMP/pomed.log" || fail "no reload line in the log"
-pass "SIGHUP: quota raised, team added, team removed, open sandboxes untouched"
+pass "pomed --reload (SIGHUP, waits): quota raised, team added, team removed, open sandboxes untouched"
 
 echo "teams: [" >>"$TMP/pomed.conf"
+if "$POMED" --config "$TMP/pomed.conf" --reload >"$TMP/reload.out" 2>&1; then
+        fail "pomed --reload succeeded with a broken configuration"
+fi
+grep -q "configuration invalid: .*the running pomed keeps its configuration" "$TMP/reload.out" ||
+        fail "pomed --reload does not say why: $(cat "$TMP/reload.out")"
 kill -HUP "$POMED_PID"
 for _ in $(seq 100); do grep -q "keeping the running configuration" "$TMP/pomed.log" && break; sleep 0.05; done
 grep -q "reload: .*keeping the running configuration" "$TMP/pomed.log" || fail "a broken reload was not refused"

@@ -108,7 +108,14 @@ jq -e '.missing_layers | test("cgroups")' <<<"$health" >/dev/null ||
         fail "pomed does not report the missing cgroup layer: $health"
 jq -rs '.[] | select(.MESSAGE_ID == "567344ca32a84e4c9ebd1e21fd224240") | .MESSAGE' "$WORK/journal.json" |
         grep -q cgroups || fail "no journal entry names the missing cgroup layer"
-pass "the read-only v1 controllers: pomed runs, and names the missing layer ($(jq -r .missing_layers <<<"$health"))"
+KEY=$(in_root head -1 /var/lib/pome/api-key)
+out=$(in_root curl -s -X POST -H "Authorization: Bearer $KEY" -H 'Content-Type: application/json' \
+        -d '{"twins":["github"]}' http://127.0.0.1:7070/v1/sandboxes)
+assert_eq "$(jq -r .error.type <<<"$out")" isolation_unavailable "a create without the cgroup layer"
+pass "the read-only v1 controllers: pomed runs, names the missing layer ($(jq -r .missing_layers <<<"$health")) and refuses creates: $(jq -r .error.message <<<"$out" | cut -c1-80)…"
+# this container cannot give cgroups: the operator's opt-in, for the checks that follow
+in_root sh -c 'echo "allow_unlimited_pods: true" >/etc/pome/pomed.conf.d/40-container.conf'
+in_root systemctl restart pomed || fail "systemctl restart pomed with allow_unlimited_pods"
 
 # ---- the system bus, through the packaged policy
 TEAM=/sh/pome/Supervisor1/team/local
@@ -204,6 +211,7 @@ grep -q "50-teams.conf" "$WORK/check.txt" || fail "--check-config does not name 
 # as on a minimal Debian, which has no kill(1) (procps): the unit must not need it
 in_root mv /usr/bin/kill /usr/bin/kill.hidden
 in_root systemctl reload pomed || fail "systemctl reload pomed failed (without /usr/bin/kill)"
+# no wait: pomed --reload (ExecReload) returned only once the reload was done
 in_root mv /usr/bin/kill.hidden /usr/bin/kill
 assert_eq "$(prop bob SessionsQuota)" 7 "local's quota after the reload"
 teams=$(in_root busctl --system --json=short call sh.pome.Supervisor1 /sh/pome/Supervisor1 sh.pome.Supervisor1 ListTeams | jq -c '[.data[0][][0]]')
@@ -211,6 +219,16 @@ assert_eq "$teams" '["local","ci"]' "teams after the reload"
 assert_eq "$(in_root curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/v1/usage | jq .sessions_quota)" 7 "/v1/usage quota"
 assert_eq "$(in_root systemctl is-active pomed)" active "pomed after the reload"
 pass "systemctl reload (no kill(1) on the machine): the drop-in's teams applied (D-Bus and /v1/usage: quota 7; teams $teams)"
+in_root sh -c 'echo "teams: [" >/etc/pome/pomed.conf.d/60-broken.conf'
+if in_root systemctl reload pomed 2>"$WORK/reload-broken.txt"; then
+        fail "systemctl reload pomed succeeded with a broken drop-in"
+fi
+in_root rm /etc/pome/pomed.conf.d/60-broken.conf
+in_root journalctl -u pomed --no-pager -n 20 | grep -q "the running pomed keeps its configuration" ||
+        fail "the journal does not say why the reload failed: $(in_root journalctl -u pomed --no-pager -n 10)"
+assert_eq "$(in_root systemctl is-active pomed)" active "pomed after a failed reload"
+assert_eq "$(prop bob SessionsQuota)" 7 "local's quota after a failed reload"
+pass "systemctl reload with a broken drop-in fails, says why in the journal, and pomed keeps its configuration"
 
 # ---- the watchdog: pomed's loop pings (WATCHDOG=1 at half of WatchdogSec=30s)
 # systemd stamps the watchdog when the service becomes active, then at every WATCHDOG=1:
@@ -268,7 +286,7 @@ pass "systemctl stop: STOPPING=1 received by systemd, drained (journal: draining
 
 # ---- upgrade: the operator's configuration is kept
 in_root sed -i 's/sessions_quota: 10/sessions_quota: 9/' /etc/pome/pomed.conf
-in_root rm /etc/pome/pomed.conf.d/50-teams.conf
+in_root rm /etc/pome/pomed.conf.d/50-teams.conf /etc/pome/pomed.conf.d/40-container.conf
 in_root systemctl start pomed
 in_root sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q /root/pome_next.deb" >"$WORK/upgrade.log" 2>&1 ||
         fail "upgrade failed: $(tail -20 "$WORK/upgrade.log")"
