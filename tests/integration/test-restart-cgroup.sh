@@ -6,24 +6,31 @@
 # directory and removes the private ones older pomeds left behind.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-[[ $(stat -fc %T /sys/fs/cgroup) == tmpfs ]] || skip "the v1/hybrid cgroup layout is needed here (v2 host)"
-for c in memory pids cpu; do
-        [[ -w /sys/fs/cgroup/$c ]] || skip "/sys/fs/cgroup/$c is not writable"
-done
-
-# Two sibling cgroups under ours in every hierarchy pomed uses: A and B.
+# Two cgroups pomed may be started in, A and B. v1/hybrid: below ours in every hierarchy
+# pomed uses. v2: beside ours (ours holds this shell, which may not have children that
+# take controllers: no internal processes), in its parent, whose controllers they get.
 declare -A own
-for c in memory pids cpu; do
-        rel=$(awk -F: -v c="$c" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
-        own[$c]=/sys/fs/cgroup/$c${rel%/}
-done
+if [[ $(stat -fc %T /sys/fs/cgroup) == tmpfs ]]; then
+        CTRLS=(memory pids cpu)
+        for c in "${CTRLS[@]}"; do
+                [[ -w /sys/fs/cgroup/$c ]] || skip "/sys/fs/cgroup/$c is not writable"
+                rel=$(awk -F: -v c="$c" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+                own[$c]=/sys/fs/cgroup/$c${rel%/}
+        done
+else
+        CTRLS=(memory) # one hierarchy: "memory" names it
+        rel=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
+        parent=$(dirname "/sys/fs/cgroup${rel%/}")
+        [[ $rel != / && -w $parent ]] || skip "cgroup v2: the parent of this shell's cgroup ($parent) is not writable"
+        own[memory]=$parent
+fi
 name=pome-test-$$
 for side in A B; do
-        for c in memory pids cpu; do mkdir -p "${own[$c]}/$name-$side"; done
+        for c in "${CTRLS[@]}"; do mkdir -p "${own[$c]}/$name-$side"; done
 done
 cleanup_cgroups() {
         for side in A B; do
-                for c in memory pids cpu; do
+                for c in "${CTRLS[@]}"; do
                         find "${own[$c]}/$name-$side" -depth -type d -exec rmdir {} + 2>/dev/null || true
                 done
         done
@@ -32,10 +39,11 @@ trap 'rc=$?; cleanup_cgroups; (exit $rc); cleanup' EXIT
 
 # A pomed that moves itself into cgroup $1 before it starts.
 in_cgroup() {
-        local side=$1
+        local side=$1 dirs=() c
+        for c in "${CTRLS[@]}"; do dirs+=("${own[$c]}/$name-$side"); done
         cat >"$TMP/pomed-in-$side" <<WRAP
 #!/usr/bin/env bash
-for d in ${own[memory]}/$name-$side ${own[pids]}/$name-$side ${own[cpu]}/$name-$side; do echo \$\$ >"\$d/cgroup.procs"; done
+for d in ${dirs[*]}; do echo \$\$ >"\$d/cgroup.procs"; done
 exec "$BUILD/supervisor/pomed" "\$@"
 WRAP
         chmod +x "$TMP/pomed-in-$side"
@@ -56,7 +64,7 @@ runtime=/run/pome-0-$(printf %s "$(realpath "$TMP/state")" | sha256sum | cut -c1
 sleep 1000 &
 stray=$!
 EXTRA_PIDS+=("$stray") # killed by cleanup whatever happens: it holds ctest's output pipe
-for c in memory pids cpu; do
+for c in "${CTRLS[@]}"; do
         echo "$stray" >"${own[$c]}${leaf#"${own[memory]}"}/cgroup.procs"
 done
 # An old-style private runtime directory of a pomed killed long ago. A pomed of a test

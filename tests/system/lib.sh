@@ -123,7 +123,7 @@ build_deb() {
 # vm_image IMAGE: $ROOT (make_root with a kernel, see VM_PACKAGES) as a bootable ext4
 # image: the package installed, systemd-networkd for QEMU's user network, no password
 # needed on the serial console. Sets VM_KERNEL, VM_INITRD.
-VM_PACKAGES="linux-image-amd64,systemd,systemd-sysv,udev,dbus,curl,jq,procps,e2fsprogs,libcgroup2,libcurl4,libjansson4,libmicrohttpd12,libseccomp2,libsqlite3-0,libssl3,libyaml-0-2"
+VM_PACKAGES="linux-image-amd64,systemd,systemd-sysv,udev,dbus,curl,jq,procps,e2fsprogs,libcgroup2,libcurl4,libjansson4,libmicrohttpd12,libseccomp2,libsqlite3-0,libssl3,libyaml-0-2,iproute2"
 vm_image() {
         local img=$1
         cp "$DEB" "$ROOT/root/"

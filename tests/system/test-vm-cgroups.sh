@@ -5,7 +5,10 @@
 # systemd-run without Delegate=, (c) 20 times from a login-like scope in the background of
 # a shell that keeps forking, (d) from a CI runner's service. Each time every pod must get
 # its memory and pids limits (read in the guest's /sys/fs/cgroup), pomed must not lose its
-# cgroup layer, and no process of its caller may move. The guest powers itself off; its
+# cgroup layer, and no process of its caller may move. Then the package's checks there
+# (pome doctor, systemctl reload returning once applied, restart, stop) and the cgroup
+# tests of this tree (test-isolation, test-all-or-nothing, test-pool, test-restart-cgroup
+# through the installed binaries; unit/test-cgroup of the release build). The guest powers itself off; its
 # report is read from its disk (debugfs) and printed.
 source "$(dirname "$0")/lib.sh"
 
@@ -22,6 +25,16 @@ trap 'vm_power_cut; [[ -n ${KEEP_ROOT:-} ]] || rm -rf "$ROOT" "$IMG"' EXIT
 build_deb
 make_root "$VM_PACKAGES"
 install -m 0755 "$SRC/tests/system/vm-cgroups-checks.sh" "$ROOT/root/vm-cgroups-checks.sh"
+# the cgroup tests of this tree, run inside through the installed binaries
+mkdir -p "$ROOT/root/src/tests"
+cp -r "$SRC/tests/integration" "$SRC/tests/sandbox-images" "$ROOT/root/src/tests/"
+cp -r "$SRC/sandbox-images" "$SRC/policies" "$SRC/examples" "$ROOT/root/src/"
+# unit/test-cgroup of the release build (the dev one needs ASan's runtime), when there is one
+if [[ -x $SRC/build/release/tests/test-cgroup ]]; then
+        cp "$SRC/build/release/tests/test-cgroup" "$ROOT/root/src/test-cgroup"
+else
+        echo "note: no build/release/tests/test-cgroup: unit/test-cgroup is not run in the VM"
+fi
 cat >"$ROOT/etc/systemd/system/pome-vm-checks.service" <<EOF
 [Unit]
 Description=pome VM checks: cgroups of pomed started four ways
@@ -50,12 +63,12 @@ qemu-system-x86_64 -accel tcg -smp 2 -m 1536 -nographic -monitor none \
         -drive "file=$IMG,format=raw,if=virtio,cache=writeback" \
         -nic "user,model=virtio-net-pci" >"$WORK/vm-cgroups-qemu.log" 2>&1 &
 VM_PID=$!
-for _ in $(seq 1 1200); do
+for _ in $(seq 1 2000); do
         kill -0 "$VM_PID" 2>/dev/null || break
         sleep 0.5
 done
 if kill -0 "$VM_PID" 2>/dev/null; then
-        fail "the VM's checks did not finish within 600 s: $(tail -20 "$WORK/vm-cgroups-console.log")"
+        fail "the VM's checks did not finish within 1000 s: $(tail -20 "$WORK/vm-cgroups-console.log")"
 fi
 wait "$VM_PID" || true
 VM_PID=
@@ -72,4 +85,11 @@ for label in a-unit b-systemd-run d-runner $(printf 'c%d ' $(seq 20)); do
 done
 assert_eq "$(grep -c '^ok c[0-9]*: the shell and its loop stay' "$WORK/vm-cgroups.out")" 20 \
         "starts from a busy shell that left the caller where it was"
-pass "cgroup v2 under systemd: the unit, systemd-run without Delegate=, 20 starts from a busy shell and a CI runner's service each give every pod its memory and pids limits; no caller's process moved"
+for check in "package doctor" "package reload" "package restart" "package stop" \
+        "itest test-isolation" "itest test-all-or-nothing" "itest test-pool" "itest test-restart-cgroup"; do
+        grep -q "^ok $check" "$WORK/vm-cgroups.out" || fail "$check: not ok in the VM"
+done
+if [[ -x $SRC/build/release/tests/test-cgroup ]]; then
+        grep -q "^ok unit test-cgroup" "$WORK/vm-cgroups.out" || fail "unit/test-cgroup: not ok in the VM"
+fi
+pass "cgroup v2 under systemd: the unit, systemd-run without Delegate=, 20 starts from a busy shell and a CI runner's service each give every pod its memory and pids limits; no caller's process moved; the package's checks and the cgroup tests pass there"

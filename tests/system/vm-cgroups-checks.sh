@@ -160,6 +160,64 @@ fi
 touch /root/d/done
 wait "$runner"
 
+# (e) the package's checks on this cgroup-v2 machine
+KEY=$(head -1 /var/lib/pome/api-key)
+if pome doctor >/root/doctor.txt 2>&1 && grep -qE '^ok +cgroups' /root/doctor.txt; then
+        out "ok package doctor: $(grep -E '^ok +cgroups' /root/doctor.txt)"
+else
+        out "FAIL package doctor: $(grep -vE '^ok' /root/doctor.txt | head -5 | tr '\n' ' ')"
+fi
+mkdir -p /etc/pome/pomed.conf.d
+printf 'teams:\n  - id: local\n    sessions_quota: 7\n' >/etc/pome/pomed.conf.d/50-vm.conf
+if systemctl reload pomed; then
+        # no wait: systemctl reload returns once pomed has applied it
+        q=$(curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/v1/usage | jq .sessions_quota)
+        [[ $q == 7 ]] && out "ok package reload: quota 7 as soon as systemctl reload returned" ||
+                out "FAIL package reload: quota $q right after systemctl reload"
+else
+        out "FAIL package reload: systemctl reload pomed failed: $(journalctl -u pomed --no-pager -n 5 | tr '\n' ' ')"
+fi
+rm /etc/pome/pomed.conf.d/50-vm.conf
+if systemctl restart pomed && systemctl is-active -q pomed &&
+        curl -sf -m 5 http://127.0.0.1:7070/healthz >/dev/null; then
+        out "ok package restart: active, pomed in $(cg_of "$(systemctl show -P MainPID pomed)")"
+        check_pods http://127.0.0.1:7070 "$KEY" a-after-restart github
+else
+        out "FAIL package restart: $(systemctl status pomed --no-pager | tail -5 | tr '\n' ' ')"
+fi
+
+# (f) the cgroup tests of the tree, through the installed binaries
+if [[ -d /root/src/tests/integration ]]; then
+        mkdir -p /root/build/supervisor /root/build/cli /root/build/pods
+        ln -sf /usr/sbin/pomed /root/build/supervisor/pomed
+        ln -sf /usr/bin/pome /root/build/cli/pome
+        ln -sf /usr/libexec/pome/pome-pod /root/build/pods/pome-pod
+        for t in test-isolation test-all-or-nothing test-pool test-restart-cgroup; do
+                POME_SOURCE_DIR=/root/src POME_BUILD_DIR=/root/build timeout 400 \
+                        bash "/root/src/tests/integration/$t.sh" >"/root/$t.log" 2>&1
+                rc=$?
+                case $rc in
+                0) out "ok itest $t: $(grep -c '^ok:' "/root/$t.log") checks" ;;
+                77) out "skip itest $t: $(grep -m1 'skip:' "/root/$t.log")" ;;
+                *) out "FAIL itest $t (exit $rc): $(grep -m1 '^FAIL' "/root/$t.log") | $(tail -4 "/root/$t.log" | tr '\n' ' ')" ;;
+                esac
+        done
+fi
+if [[ -x /root/src/test-cgroup ]]; then
+        if POME_SOURCE_DIR=/root/src timeout 120 /root/src/test-cgroup >/root/test-cgroup.log 2>&1; then
+                out "ok unit test-cgroup"
+        else
+                out "FAIL unit test-cgroup (exit $?): $(tail -5 /root/test-cgroup.log | tr '\n' ' ')"
+        fi
+fi
+
+# (g) stop: drained, no pod left
+if systemctl stop pomed && ! pgrep -x pomed >/dev/null && ! pgrep -f pome-pod >/dev/null; then
+        out "ok package stop: no pomed, no pod left"
+else
+        out "FAIL package stop: $(pgrep -a -f 'pomed|pome-pod' | head -3 | tr '\n' ' ')"
+fi
+
 out "DONE"
 sync
 systemctl --no-block poweroff
