@@ -9,11 +9,20 @@ require_root # to become nobody
 command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
 chown nobody "$TMP"
 mkdir -p "$TMP/state" && chown nobody "$TMP/state"
+# what nobody runs and reads, where nobody can reach it (the clone may be in a 0700 home)
+mkdir -p "$TMP/bin"
+cp "$POMED" "$POD" "$TMP/bin/"
+cp -r "$SRC/sandbox-images" "$SRC/policies" "$TMP/"
+chmod -R a+rX "$TMP/bin" "$TMP/sandbox-images" "$TMP/policies"
+POMED=$TMP/bin/pomed
 cat >"$TMP/pomed.conf" <<CONF
 control_listen: 127.0.0.1:0
 gateway_listen: 127.0.0.1:0
 state_dir: $TMP/state
 bus: none
+pod_exec: $TMP/bin/pome-pod
+images_dir: $TMP/sandbox-images
+policies_dir: $TMP/policies
 CONF
 start_as_nobody() {
         rm -f "$TMP/state/pomed.json"
