@@ -368,6 +368,11 @@ static int v2_move_all(const char *dir, char *warn, size_t warnlen)
 static int v2_place(const char *mount, char **own, const char *tree_name, char *warn,
                     size_t warnlen)
 {
+        /* already placed (a process of a pomed layer, in its supervisor leaf, sets up again):
+         * that layer, not a new one below it */
+        const char *leaf = strrchr(*own, '/');
+        if (leaf && leaf != *own && streq(leaf + 1, "supervisor"))
+                (*own)[leaf - *own] = 0;
         _cleanup_free_ char *dir = path_join(mount, *own);
         if (!dir)
                 return -ENOMEM;
@@ -1226,6 +1231,16 @@ int cg_reap_tree(const char *path, char ***ret_sids)
                 r = negative_errno();
         if (r < 0)
                 return r;
+        /* v2: the leaf its pomed lived in, and the cgroup pomed made for itself beside a
+         * shared one (<parent>/<tree>.pomed), go too when nothing is left in them; rmdir
+         * refuses one that still holds a process or a child (ours, when we are there) */
+        _cleanup_free_ char *up = strndup(path, (size_t)(base - path));
+        _cleanup_free_ char *sup = up ? path_join(up, "supervisor") : NULL;
+        if (sup && file_exists(up, "cgroup.type")) {
+                (void)rmdir(sup);
+                if (endswith(up, ".pomed"))
+                        (void)rmdir(up);
+        }
         size_t n = strv_length(subs);
         if (ret_sids)
                 *ret_sids = TAKE_PTR(subs);

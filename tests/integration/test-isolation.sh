@@ -16,6 +16,9 @@ cgroup_of() { # cgroup_of PID CONTROLLER → path of that controller's cgroup (v
         awk -F: -v c="$2" '($2 == c || ($1 == "0" && $2 == "")) { print $3; exit }' "/proc/$1/cgroup"
 }
 
+# the pod user pomed chose: pome-pod where the package made it, else nobody (pomed warns)
+pod_user=$(curl -s "$CONTROL/healthz" | jq -r .isolation.pod_user)
+[[ $pod_user == pome-pod || $pod_user == nobody ]] || fail "pomed's pod user is '$pod_user'"
 for twin in github slack; do
         pid=$(jq -r ".per_twin.$twin.pod.pid" <<<"$CREATED")
         [[ $pid =~ ^[0-9]+$ ]] || fail "$twin: no pod pid in the create response"
@@ -29,7 +32,7 @@ for twin in github slack; do
         done
         uid=$(awk '$1 == "Uid:" { print $2 }' "/proc/$pid/status")
         [[ $uid != 0 ]] || fail "$twin: pod runs as root"
-        assert_eq "$(stat -c %U "/proc/$pid")" nobody "$twin: pod user"
+        assert_eq "$(stat -c %U "/proc/$pid")" "$pod_user" "$twin: pod user"
 
         for ns in net ipc uts pid mnt; do
                 [[ $(readlink "/proc/$pid/ns/$ns") != $(readlink "/proc/$POMED_PID/ns/$ns") ]] ||

@@ -23,6 +23,14 @@ fail() {
         exit 1
 }
 pass() { echo "ok: $*"; }
+# require_tools COMMAND:PACKAGE…: skips unless every command is installed
+require_tools() {
+        local tool
+        for tool in "$@"; do
+                command -v "${tool%%:*}" >/dev/null ||
+                        skip "${tool%%:*} is not installed (Debian: ${tool#*:}; scripts/setup.sh installs it)"
+        done
+}
 assert_eq() { [[ "$1" == "$2" ]] || fail "${3:-values differ}: expected '$2', got '$1'"; }
 
 # in_root CMD…: CMD inside the booted root, as root, with a clean environment.

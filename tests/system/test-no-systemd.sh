@@ -7,10 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (systemd-nspawn)"
-for tool in mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev; do
-        command -v "${tool%%:*}" >/dev/null ||
-                skip "${tool%%:*} is not installed (Debian: ${tool#*:}; scripts/setup.sh installs it)"
-done
+require_tools mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev
 trap '[[ -n ${KEEP_ROOT:-} || -z ${ROOT:-} ]] || rm -rf "$ROOT"' EXIT
 
 build_deb

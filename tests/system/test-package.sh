@@ -8,11 +8,8 @@
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (systemd-nspawn boots a container)"
-for tool in mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev \
-        dh:debhelper scdoc:scdoc lintian:lintian promtool:prometheus jq:jq; do
-        command -v "${tool%%:*}" >/dev/null ||
-                skip "${tool%%:*} is not installed (Debian: ${tool#*:}; scripts/setup.sh installs it)"
-done
+require_tools mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev \
+        dh:debhelper scdoc:scdoc lintian:lintian promtool:prometheus jq:jq
 # systemd-nspawn needs a cgroup hierarchy it can give the container a piece of
 [[ -d /sys/fs/cgroup/systemd || -f /sys/fs/cgroup/cgroup.controllers ]] ||
         skip "no name=systemd or unified cgroup hierarchy: systemd-nspawn cannot run a systemd here"

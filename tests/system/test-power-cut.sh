@@ -10,11 +10,8 @@
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (systemd-nspawn installs the package into the VM's root)"
-for tool in mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev \
-        qemu-system-x86_64:qemu-system-x86 mke2fs:e2fsprogs jq:jq curl:curl; do
-        command -v "${tool%%:*}" >/dev/null ||
-                skip "${tool%%:*} is not installed (Debian: ${tool#*:}; scripts/setup.sh installs it)"
-done
+require_tools mmdebstrap:mmdebstrap systemd-nspawn:systemd-container dpkg-buildpackage:dpkg-dev \
+        qemu-system-x86_64:qemu-system-x86 mke2fs:e2fsprogs jq:jq curl:curl
 
 STOP=$WORK/powercut-stop
 trap 'touch "$STOP"; vm_power_cut; [[ -n ${KEEP_ROOT:-} ]] || rm -rf "$ROOT" "$WORK/vm.img"' EXIT

@@ -212,10 +212,11 @@ if [[ -x /root/src/test-cgroup ]]; then
 fi
 
 # (g) stop: drained, no pod left
-if systemctl stop pomed && ! pgrep -x pomed >/dev/null && ! pgrep -f pome-pod >/dev/null; then
-        out "ok package stop: no pomed, no pod left"
+unit_procs() { find /sys/fs/cgroup/system.slice/pomed.service -name cgroup.procs -exec cat {} + 2>/dev/null; }
+if systemctl stop pomed && [[ $(systemctl show -P MainPID pomed) == 0 && -z $(unit_procs) ]]; then
+        out "ok package stop: the unit's pomed and pods are gone"
 else
-        out "FAIL package stop: $(pgrep -a -f 'pomed|pome-pod' | head -3 | tr '\n' ' ')"
+        out "FAIL package stop: left in the unit: $(unit_procs | tr '\n' ' ')"
 fi
 
 out "DONE"

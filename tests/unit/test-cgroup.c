@@ -300,6 +300,18 @@ static void test_fake_v2(const char *tmp)
                 s = cg_setup_free(s);
         } else
                 fprintf(stderr, "fake v2 shared setup: %s\n", warn);
+        /* set up again from its supervisor leaf (a process of that layer): the same layer,
+         * not one more level below it */
+        put(bsup, "cgroup.subtree_control", "");
+        put(bsup, "cgroup.controllers", "cpu memory pids\n");
+        put(bsup, "cgroup.type", "domain\n");
+        CHECK_OK(cg_setup_at(root, CG_LAYOUT_V2, "0::/system.slice/pome.pomed/supervisor\n", "pome",
+                             &s, warn, sizeof(warn)));
+        if (s) {
+                CHECK(streq(cg_tree_path(s, "memory"), btree));
+                CHECK(file_is(bsup, "cgroup.subtree_control", ""));
+                s = cg_setup_free(s);
+        }
 
         /* no cpu controller (a unit without Delegate=): memory and pids, no cpu weight */
         put(own, "cgroup.procs", "");
