@@ -379,8 +379,12 @@ static int run_start(Run *r, const char *twin, const PodLimits *lim, const char 
         size_t n_fds;
         cg_pod_join_fds(r->pod, &fds, &n_fds);
         int override[1] = {cgroup_fd_override};
+        /* started from an O_PATH fd, as pomed starts pome-pod (the path need not be reachable
+         * by the pod's uid: a build in a 0700 home) */
+        _cleanup_close_ int exe_fd = open(exe, O_PATH | O_CLOEXEC);
         PodSpec spec = {
                 .exec_path = exe,
+                .exec_fd = exe_fd > 2 ? exe_fd : 0,
                 .argv = argv,
                 .envp = envp,
                 .uid = SPAWN_NOBODY_UID,
