@@ -6,10 +6,12 @@
 # a shell that keeps forking, (d) from a CI runner's service. Each time every pod must get
 # its memory and pids limits (read in the guest's /sys/fs/cgroup), pomed must not lose its
 # cgroup layer, and no process of its caller may move. Then the package's checks there
-# (pome doctor, systemctl reload returning once applied, restart, stop) and the cgroup
-# tests of this tree (test-isolation, test-all-or-nothing, test-pool, test-restart-cgroup
-# through the installed binaries; unit/test-cgroup of the release build). The guest powers itself off; its
-# report is read from its disk (debugfs) and printed.
+# (pome doctor, systemctl reload returning once applied, restart, a member of pome using
+# it, another user told to join, the system bus's policy, the journal's fields, /metrics =
+# the usage = D-Bus, stop, purge) and the cgroup tests of this tree (test-isolation,
+# test-all-or-nothing, test-pool, test-restart-cgroup through the installed binaries;
+# unit/test-cgroup of the release build). The guest powers itself off; its report is read
+# from its disk (debugfs) and printed.
 source "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (systemd-nspawn installs the package into the VM's root)"
@@ -82,7 +84,8 @@ for label in a-unit b-systemd-run d-runner $(printf 'c%d ' $(seq 20)); do
 done
 assert_eq "$(grep -c '^ok c[0-9]*: the shell and its loop stay' "$WORK/vm-cgroups.out")" 20 \
         "starts from a busy shell that left the caller where it was"
-for check in "package doctor" "package reload" "package restart" "package stop" \
+for check in "package doctor" "package reload" "package restart" "package stop" "package alice" \
+        "package bob" "package bus" "package journal" "package metrics" "package purge" \
         "itest test-isolation" "itest test-all-or-nothing" "itest test-pool" "itest test-restart-cgroup"; do
         grep -q "^ok $check" "$WORK/vm-cgroups.out" || fail "$check: not ok in the VM"
 done

@@ -186,6 +186,52 @@ else
         out "FAIL package restart: $(systemctl status pomed --no-pager | tail -5 | tr '\n' ' ')"
 fi
 
+# (e2) users, the system bus, the journal and /metrics on this machine
+useradd --create-home --shell /bin/sh alice
+useradd --create-home --shell /bin/sh bob
+usermod -aG pome alice
+as() { # as USER CMD…: from /tmp, with that user's groups
+        local u=$1
+        shift
+        runuser -u "$u" -- sh -c 'cd /tmp && exec "$@"' sh "$@"
+}
+if as alice pome sandbox create --twin github --secrets-file /tmp/alice.env >/root/alice.txt 2>&1; then
+        sid=$(sh -c '. /tmp/alice.env && echo $POME_SESSION_ID')
+        url=$(sh -c '. /tmp/alice.env && echo $POME_GITHUB_REST_URL')
+        token=$(sh -c '. /tmp/alice.env && echo $POME_AUTH_TOKEN')
+        title=$(as alice curl -s -H "Authorization: Bearer $token" "$url/repos/acme/api/issues/1" | jq -r .title)
+        as alice pome sandbox stop "$sid" --discard >/dev/null 2>&1
+        [[ -n $title && $title != null ]] && out "ok package alice: a member of pome created $sid, called its twin ('$title'), discarded it" ||
+                out "FAIL package alice: the twin call of $sid gave no title"
+else
+        out "FAIL package alice: $(tail -3 /root/alice.txt | tr '\n' ' ')"
+fi
+if out_bob=$(as bob pome usage 2>&1); then
+        out "FAIL package bob: bob (not in pome) read the team key"
+else
+        grep -q "group pome" <<<"$out_bob" && out "ok package bob: told to join the group pome" ||
+                out "FAIL package bob: $out_bob"
+fi
+quota=$(as bob busctl --system --json=short get-property sh.pome.Supervisor1 /sh/pome/Supervisor1/team/local \
+        sh.pome.Team1 SessionsQuota 2>&1 | jq -r .data 2>/dev/null)
+if as alice busctl --system call sh.pome.Supervisor1 /sh/pome/Supervisor1 sh.pome.Supervisor1 SetQuota su local 1 >/dev/null 2>&1; then
+        out "FAIL package bus: alice may SetQuota"
+elif [[ $quota =~ ^[0-9]+$ ]]; then
+        out "ok package bus: bob reads SessionsQuota ($quota); alice may not SetQuota"
+else
+        out "FAIL package bus: bob cannot read SessionsQuota: $quota"
+fi
+if [[ -n ${sid:-} ]] && journalctl -u pomed -o json --no-pager | jq -se --arg sid "$sid" \
+        'any(.[]; .MESSAGE_ID == "3f39e7c911b8423c9a59b79d6763f122" and .SANDBOX_ID == $sid and .TEAM == "local" and .REASON == "discarded")' >/dev/null; then
+        out "ok package journal: $sid's end with SANDBOX_ID=, TEAM=, REASON=discarded, MESSAGE_ID="
+else
+        out "FAIL package journal: no end entry of ${sid:-?}"
+fi
+m=$(curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/metrics | awk '$1 == "pome_slots_quota{team=\"local\"}" { print $2 }')
+u=$(curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/v1/usage | jq .sessions_quota)
+[[ -n $m && $m == "$u" && $m == "$quota" ]] && out "ok package metrics: pome_slots_quota $m = /v1/usage = D-Bus" ||
+        out "FAIL package metrics: /metrics '$m', /v1/usage '$u', D-Bus '$quota'"
+
 # (f) the cgroup tests of the tree, through the installed binaries
 if [[ -d /root/src/tests/integration ]]; then
         mkdir -p /root/build/supervisor /root/build/cli /root/build/pods
@@ -217,6 +263,15 @@ if systemctl stop pomed && [[ $(systemctl show -P MainPID pomed) == 0 && -z $(un
         out "ok package stop: the unit's pomed and pods are gone"
 else
         out "FAIL package stop: left in the unit: $(unit_procs | tr '\n' ' ')"
+fi
+
+# (h) purge: no account, no file of the package
+if DEBIAN_FRONTEND=noninteractive apt-get purge -y -q pome >/root/purge.log 2>&1 &&
+        ! getent passwd pome-pod >/dev/null && ! getent group pome >/dev/null &&
+        [[ ! -e /usr/sbin/pomed && ! -e /var/lib/pome && ! -e /etc/pome ]]; then
+        out "ok package purge: no pome-pod, no pome group, no /usr/sbin/pomed, /var/lib/pome or /etc/pome"
+else
+        out "FAIL package purge: $(tail -3 /root/purge.log | tr '\n' ' '); $(getent passwd pome-pod) $(getent group pome) $(ls -d /usr/sbin/pomed /var/lib/pome /etc/pome 2>/dev/null)"
 fi
 
 out "DONE"
