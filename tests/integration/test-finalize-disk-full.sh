@@ -60,8 +60,10 @@ pass "a finalize with no room: 507 before anything is stopped, the sandbox stays
 curl -s "$CONTROL/healthz" >"$TMP/healthz"
 assert_eq "$(jq -c '.state_dir | [.full, .free_bytes < 16777216]' "$TMP/healthz")" "[true,true]" \
         "/healthz says the state directory is full"
-curl -s -H "Authorization: Bearer $API_KEY" "$CONTROL/metrics" | grep -qx 'pome_state_dir_full 1' ||
-        fail "/metrics does not say the state directory is full"
+# read whole first: grep -q stopping early would make curl fail (pipefail)
+curl -s -H "Authorization: Bearer $API_KEY" "$CONTROL/metrics" >"$TMP/metrics"
+grep -qx 'pome_state_dir_full 1' "$TMP/metrics" ||
+        fail "/metrics does not say the state directory is full: $(grep pome_state_dir "$TMP/metrics")"
 "$POME" doctor >"$TMP/doctor.txt" 2>&1 || true
 grep "state room" "$TMP/doctor.txt" | grep -q "cannot be written" ||
         fail "pome doctor does not say the state directory is full: $(cat "$TMP/doctor.txt")"
