@@ -63,8 +63,10 @@ stop_pomed() {
         fi
 }
 
+# cleanup [STATUS]: the EXIT trap (a test's own trap calls it last, with the status it saw:
+# under set -e a trap's failing command ends the trap, so nothing there may fail)
 cleanup() {
-        local rc=$?
+        local rc=${1:-$?}
         for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
         if ! stop_pomed; then
                 rc=1

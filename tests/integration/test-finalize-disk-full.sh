@@ -13,7 +13,7 @@ require_root
 
 mkdir -p "$TMP/state/runs"
 mount -t tmpfs -o size=8m tmpfs "$TMP/state/runs" || skip "cannot mount a tmpfs (needs CAP_SYS_ADMIN)"
-trap 'rc=$?; umount -l "$TMP/state/runs" 2>/dev/null; (exit $rc); cleanup' EXIT
+trap 'rc=$?; umount -l "$TMP/state/runs" 2>/dev/null || true; cleanup $rc' EXIT
 start_pomed
 TASK=$(cat "$SRC/examples/triage/task.md")
 create_task() {

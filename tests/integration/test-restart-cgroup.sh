@@ -35,7 +35,7 @@ cleanup_cgroups() {
                 done
         done
 }
-trap 'rc=$?; cleanup_cgroups; (exit $rc); cleanup' EXIT
+trap 'rc=$?; cleanup_cgroups || true; cleanup $rc' EXIT
 
 # A pomed that moves itself into cgroup $1 before it starts.
 in_cgroup() {

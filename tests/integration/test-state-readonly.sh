@@ -13,7 +13,7 @@ truncate -s 64M "$TMP/state.img"
 mkfs.ext4 -q -F "$TMP/state.img"
 mkdir -p "$TMP/state"
 mount -o loop,errors=remount-ro "$TMP/state.img" "$TMP/state" || skip "cannot mount a loop device here"
-trap 'rc=$?; umount -l "$TMP/state" 2>/dev/null; (exit $rc); cleanup' EXIT
+trap 'rc=$?; umount -l "$TMP/state" 2>/dev/null || true; cleanup $rc' EXIT
 dev=$(basename "$(findmnt -n -o SOURCE "$TMP/state")")
 [[ -w /sys/fs/ext4/$dev/trigger_fs_error ]] || skip "this kernel's ext4 has no trigger_fs_error"
 start_pomed "limits:" "  request_timeout: 2s"

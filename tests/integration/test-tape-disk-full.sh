@@ -17,7 +17,7 @@ require_root
 mkdir -p "$TMP/state"
 mount -t tmpfs -o size=16m tmpfs "$TMP/state" || skip "cannot mount a tmpfs (needs CAP_SYS_ADMIN)"
 PIDS=()
-trap 'rc=$?; touch "$TMP/stop"; wait "${PIDS[@]}" 2>/dev/null; umount -l "$TMP/state" 2>/dev/null; (exit $rc); cleanup' EXIT
+trap 'rc=$?; touch "$TMP/stop"; wait "${PIDS[@]}" 2>/dev/null || true; umount -l "$TMP/state" 2>/dev/null || true; cleanup $rc' EXIT
 start_pomed "limits:" "  request_timeout: 2s"
 
 create_sandbox github slack
