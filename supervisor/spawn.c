@@ -255,8 +255,9 @@ fds:; /* a label is followed by a statement, not a declaration (C17) */
                 CHILD_TRY(child_sys(SYS_dup3, report_fd, 4, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
                 report_fd = 4;
         }
-        /* the program's O_PATH fd at 5, close-on-exec (an ELF program needs no /dev/fd) */
-        if (t_exec > 0)
+        /* the program's O_PATH fd at 5, close-on-exec (an ELF program needs no /dev/fd); it
+         * was made after four other temporaries >= 4, so it is not 5 already */
+        if (t_exec > 0 && t_exec != 5)
                 CHILD_TRY(child_sys(SYS_dup3, t_exec, 5, O_CLOEXEC), errfd, SPAWN_ERR_FDS);
         CHILD_TRY(child_sys(SYS_close_range, t_exec > 0 ? 6 : 5, ~0U, 0), errfd, SPAWN_ERR_FDS);
         for (size_t i = 0; i < c->n_rlimits; i++) {

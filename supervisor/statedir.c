@@ -66,8 +66,8 @@ static int key_access(int dirfd, const struct stat *dir, mode_t *ret_mode)
                 return 0; /* not ours to change (a key an operator put there) */
         if (group && st.st_gid != dir->st_gid &&
             fchownat(dirfd, "api-key", (uid_t)-1, dir->st_gid, AT_SYMLINK_NOFOLLOW) < 0) {
-                if (errno !=
-                    EPERM) /* EPERM: not root nor in that group; the key stays ours alone */
+                /* EPERM: not root nor in that group; the key stays ours alone */
+                if (errno != EPERM)
                         return negative_errno();
                 *ret_mode = 0600;
         }
