@@ -6,9 +6,10 @@
 # a shell that keeps forking, (d) from a CI runner's service. Each time every pod must get
 # its memory and pids limits (read in the guest's /sys/fs/cgroup), pomed must not lose its
 # cgroup layer, and no process of its caller may move. Then the package's checks there
-# (pome doctor, systemctl reload returning once applied, restart, a member of pome using
-# it, another user told to join, the system bus's policy, the journal's fields, /metrics =
-# the usage = D-Bus, stop, purge) and the cgroup tests of this tree (test-isolation,
+# (systemd-analyze, the watchdog, pome doctor, systemctl reload returning once applied,
+# restart, a member of pome using it, another user told to join, the system bus's policy,
+# the journal's fields, /metrics = the usage = D-Bus, an upgrade keeping pomed.conf, stop,
+# purge) and the cgroup tests of this tree (test-isolation,
 # test-all-or-nothing, test-pool, test-restart-cgroup through the installed binaries;
 # unit/test-cgroup of the release build). The guest powers itself off; its report is read
 # from its disk (debugfs) and printed.
@@ -50,6 +51,11 @@ WantedBy=multi-user.target
 EOF
 ln -sf /etc/systemd/system/pome-vm-checks.service \
         "$ROOT/etc/systemd/system/multi-user.target.wants/pome-vm-checks.service"
+# the same package as a later version, for the upgrade inside
+rm -rf "$WORK/vm-next" && dpkg-deb -R "$DEB" "$WORK/vm-next"
+sed -i "s/^Version: .*/Version: $(dpkg-deb -f "$DEB" Version)+vmtest1/" "$WORK/vm-next/DEBIAN/control"
+dpkg-deb -b -Zgzip "$WORK/vm-next" "$ROOT/root/pome_next.deb" >/dev/null
+rm -rf "$WORK/vm-next"
 vm_image "$IMG"
 
 # boot; the guest powers off when its checks are done (QEMU exits: -no-reboot)
@@ -84,7 +90,8 @@ for label in a-unit b-systemd-run d-runner $(printf 'c%d ' $(seq 20)); do
 done
 assert_eq "$(grep -c '^ok c[0-9]*: the shell and its loop stay' "$WORK/vm-cgroups.out")" 20 \
         "starts from a busy shell that left the caller where it was"
-for check in "package doctor" "package reload" "package restart" "package stop" "package alice" \
+for check in "package analyze" "package watchdog" "package upgrade" \
+        "package doctor" "package reload" "package restart" "package stop" "package alice" \
         "package bob" "package bus" "package journal" "package metrics" "package purge" \
         "itest test-isolation" "itest test-all-or-nothing" "itest test-pool" "itest test-restart-cgroup"; do
         grep -q "^ok $check" "$WORK/vm-cgroups.out" || fail "$check: not ok in the VM"

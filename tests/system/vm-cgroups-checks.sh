@@ -162,6 +162,19 @@ wait "$runner"
 
 # (e) the package's checks on this cgroup-v2 machine
 KEY=$(head -1 /var/lib/pome/api-key)
+v=$(systemd-analyze verify --man=no /lib/systemd/system/pomed.service 2>&1)
+exposure=$(systemd-analyze security pomed --no-pager 2>&1 | sed -n 's/.*Overall exposure level for pomed.service: //p')
+[[ -z $v && -n $exposure ]] && out "ok package analyze: systemd-analyze verify clean; security: $exposure" ||
+        out "FAIL package analyze: verify '$v', security '$exposure'"
+# systemd stamps the watchdog when the unit becomes active, then at every WATCHDOG=1
+active=$(systemctl show -P ActiveEnterTimestampMonotonic pomed)
+for _ in $(seq 400); do
+        wd=$(systemctl show -P WatchdogTimestampMonotonic pomed)
+        ((wd > active + 1000000)) && break
+        sleep 0.1
+done
+((wd > active + 1000000)) && out "ok package watchdog: WATCHDOG=1 $(((wd - active) / 1000000)) s after active" ||
+        out "FAIL package watchdog: no WATCHDOG=1 (active at $active, stamp $wd)"
 if pome doctor >/root/doctor.txt 2>&1 && grep -qE '^ok +cgroups' /root/doctor.txt; then
         out "ok package doctor: $(grep -E '^ok +cgroups' /root/doctor.txt)"
 else
@@ -254,6 +267,21 @@ if [[ -x /root/src/test-cgroup ]]; then
                 out "ok unit test-cgroup"
         else
                 out "FAIL unit test-cgroup (exit $?): $(tail -5 /root/test-cgroup.log | tr '\n' ' ')"
+        fi
+fi
+
+# (f2) upgrade to a later version of the same package: the operator's pomed.conf is kept
+if [[ -f /root/pome_next.deb ]]; then
+        sed -i 's/sessions_quota: 10/sessions_quota: 9/' /etc/pome/pomed.conf
+        next=$(dpkg-deb -f /root/pome_next.deb Version)
+        if DEBIAN_FRONTEND=noninteractive apt-get install -y -q /root/pome_next.deb >/root/upgrade.log 2>&1 &&
+                [[ $(dpkg-query -W -f '${Version}' pome) == "$next" ]] && systemctl is-active -q pomed; then
+                for _ in $(seq 100); do curl -sf -m 2 http://127.0.0.1:7070/healthz >/dev/null && break; sleep 0.2; done
+                q=$(curl -s -H "Authorization: Bearer $KEY" http://127.0.0.1:7070/v1/usage | jq .sessions_quota)
+                [[ $q == 9 ]] && out "ok package upgrade: to $next, pomed.conf kept (quota 9), pomed active" ||
+                        out "FAIL package upgrade: quota $q after the upgrade"
+        else
+                out "FAIL package upgrade: $(tail -3 /root/upgrade.log | tr '\n' ' '); $(systemctl is-active pomed)"
         fi
 fi
 
