@@ -166,16 +166,15 @@ static int parse_args(int argc, char **argv, Args *a)
         return 1;
 }
 
-/* The "pid" of a small JSON file (pomed.json, reload.json), and its generation; 0 when the
- * file or the field is not there. */
-static pid_t read_pid_of(const char *dir, const char *name, json_int_t *ret_generation)
+/* <dir>/<name> parsed (pomed.json, reload.json): a new reference, NULL when not there. */
+static json_t *read_json_at(const char *dir, const char *name)
 {
         _cleanup_free_ char *path = NULL;
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return 0;
-        _cleanup_json_ json_t *j = json_load_file(path, 0, NULL);
-        if (ret_generation)
-                *ret_generation = json_integer_value(json_object_get(j, "generation"));
+        return asprintf(&path, "%s/%s", dir, name) < 0 ? NULL : json_load_file(path, 0, NULL);
+}
+
+static pid_t pid_in(const json_t *j)
+{
         return (pid_t)json_integer_value(json_object_get(j, "pid"));
 }
 
@@ -189,7 +188,8 @@ static pid_t read_pid_of(const char *dir, const char *name, json_int_t *ret_gene
 static int reload_running(const char *state_dir)
 {
         const char *mainpid = getenv("MAINPID");
-        pid_t pid = mainpid ? (pid_t)atoi(mainpid) : read_pid_of(state_dir, "pomed.json", NULL);
+        _cleanup_json_ json_t *info = mainpid ? NULL : read_json_at(state_dir, "pomed.json");
+        pid_t pid = mainpid ? (pid_t)atoi(mainpid) : pid_in(info);
         if (pid <= 0) {
                 fprintf(stderr,
                         "pomed --reload: no running pomed found ($MAINPID is not set and %s/"
@@ -197,19 +197,18 @@ static int reload_running(const char *state_dir)
                         state_dir);
                 return 1;
         }
-        json_int_t before = 0, now = 0;
-        if (read_pid_of(state_dir, "reload.json", &before) != pid)
-                before = 0;
+        /* the generation of this pomed's last reload, 0 before its first */
+        _cleanup_json_ json_t *last = read_json_at(state_dir, "reload.json");
+        json_int_t before =
+                pid_in(last) == pid ? json_integer_value(json_object_get(last, "generation")) : 0;
         if (kill(pid, SIGHUP) < 0) {
                 fprintf(stderr, "pomed --reload: cannot signal pid %d: %m\n", (int)pid);
                 return 1;
         }
         for (int i = 0; i < 90 * 50; i++) {
-                if (read_pid_of(state_dir, "reload.json", &now) == pid && now > before) {
-                        _cleanup_free_ char *path = NULL;
-                        if (asprintf(&path, "%s/reload.json", state_dir) < 0)
-                                return 1;
-                        _cleanup_json_ json_t *j = json_load_file(path, 0, NULL);
+                _cleanup_json_ json_t *j = read_json_at(state_dir, "reload.json");
+                if (pid_in(j) == pid &&
+                    json_integer_value(json_object_get(j, "generation")) > before) {
                         bool ok = json_is_true(json_object_get(j, "ok"));
                         fprintf(ok ? stdout : stderr, "pomed --reload: %s%s\n",
                                 ok ? "" : "not applied: ", strempty(json_get_str(j, "message")));

@@ -905,10 +905,7 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                                      json_pack("{s:s?}", "cgroups", podhost_cgroup_error(m->host)),
                                      "pomed has no cgroups for pods (%s), so a pod would run "
                                      "without memory and pids limits: no sandbox is started. "
-                                     "Fix: run pomed as root where the memory and pids "
-                                     "controllers can be had (the packaged unit, or systemd-run "
-                                     "-p Delegate=yes; pome doctor says more), or set "
-                                     "allow_unlimited_pods: true in pomed.conf.",
+                                     "Fix: " PODHOST_CGROUP_FIX ".",
                                      strempty(podhost_cgroup_error(m->host)));
         /* Admission, as a load balancer does it: beyond what can start now and what may wait
          * for a start, 503 before a slot or a pod is spent. */

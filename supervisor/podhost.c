@@ -209,11 +209,8 @@ static void setup_cgroups(PodHost *h, const Config *cfg, const StateDir *state)
                                     h->cgroup_error);
                 else
                         log_warning("cgroups unavailable: %s. Creates are refused, as a pod "
-                                    "without memory and pids limits is not isolated. Fix: run "
-                                    "pomed as root where the memory and pids controllers can be "
-                                    "had (the packaged unit, or systemd-run -p Delegate=yes), "
-                                    "or set allow_unlimited_pods: true to start pods without "
-                                    "them",
+                                    "without memory and pids limits is not isolated. "
+                                    "Fix: " PODHOST_CGROUP_FIX,
                                     h->cgroup_error);
                 add_missing(h, "cgroups");
                 return;

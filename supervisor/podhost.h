@@ -55,6 +55,12 @@ const char *podhost_pod_user(const PodHost *h);
 /* "FIRST-LAST" when each pod gets a uid of its own from pod_uid_range, else NULL. */
 const char *podhost_pod_uid_range(const PodHost *h);
 
+/* What to do when the cgroup layer is missing (the start-up warning, a refused create). */
+#define PODHOST_CGROUP_FIX                                                                        \
+        "run pomed as root where the memory and pids controllers can be had (the packaged unit, " \
+        "or systemd-run -p Delegate=yes; pome doctor says more), or set allow_unlimited_pods: "   \
+        "true in pomed.conf to start pods without them"
+
 /* Why the cgroup layer is missing (a sentence naming the path and errno), NULL when pods
  * get their cgroups. Borrowed. */
 const char *podhost_cgroup_error(const PodHost *h);
