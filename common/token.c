@@ -137,6 +137,12 @@ const char *token_provider_prefix(const char *provider)
                 return "xoxp-pome-";
         if (streq(provider, "slack-upload"))
                 return "xoxu-pome-";
+        /* Google OAuth 2.0 access tokens start "ya29." (developers.google.com/identity) */
+        if (streq(provider, "gmail"))
+                return "ya29.pome-";
+        /* Linear personal API keys start "lin_api_" (linear.app/developers) */
+        if (streq(provider, "linear"))
+                return "lin_api_pome_";
         return NULL;
 }
 
@@ -338,8 +344,8 @@ int token_verify(const uint8_t *key, size_t key_len, const char *token, size_t t
         _cleanup_free_ char *t = strndup(token, token_len);
         if (!t)
                 return -ENOMEM;
-        static const char *const providers[] = {"github", "slack", "stripe", "slack-user",
-                                                "slack-upload"};
+        static const char *const providers[] = {"github", "slack",      "stripe",      "gmail",
+                                                "linear", "slack-user", "slack-upload"};
         for (size_t i = 0; i < ELEMENTSOF(providers); i++) {
                 const char *rest = startswith(t, token_provider_prefix(providers[i]));
                 if (rest)

@@ -116,6 +116,10 @@ extern const GradeCheck grade_checks_slack[];
 extern const size_t grade_n_checks_slack;
 extern const GradeCheck grade_checks_stripe[];
 extern const size_t grade_n_checks_stripe;
+extern const GradeCheck grade_checks_gmail[];
+extern const size_t grade_n_checks_gmail;
+extern const GradeCheck grade_checks_linear[];
+extern const size_t grade_n_checks_linear;
 
 /* The i-th check of the whole vocabulary (github, slack, stripe order), NULL past the end. */
 const GradeCheck *grade_check_at(size_t i);

@@ -59,9 +59,9 @@ static const struct {
         const GradeCheck *checks;
         const size_t *n;
 } vocabularies[] = {
-        {grade_checks_github, &grade_n_checks_github},
-        {grade_checks_slack, &grade_n_checks_slack},
-        {grade_checks_stripe, &grade_n_checks_stripe},
+        {grade_checks_github, &grade_n_checks_github}, {grade_checks_slack, &grade_n_checks_slack},
+        {grade_checks_stripe, &grade_n_checks_stripe}, {grade_checks_gmail, &grade_n_checks_gmail},
+        {grade_checks_linear, &grade_n_checks_linear},
 };
 
 const GradeCheck *grade_check_at(size_t i)

@@ -541,7 +541,7 @@ static void put_criteria(JsonBuf *b, const json_t *verdict, const TwinFiles *tw,
 
 int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeError *e)
 {
-        static const char *const kinds[] = {"github", "slack", "stripe", NULL};
+        static const char *const kinds[] = {"github", "slack", "stripe", "gmail", "linear", NULL};
         _cleanup_free_ char *task_path = NULL;
         if (asprintf(&task_path, "%s/task.md", dir) < 0)
                 return -ENOMEM;

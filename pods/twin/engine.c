@@ -23,7 +23,8 @@ struct Twin {
 };
 
 /* Kinds in the fixed order of twin_kind_names(). */
-static const TwinKind *const kinds[] = {&twin_kind_github, &twin_kind_slack, &twin_kind_stripe};
+static const TwinKind *const kinds[] = {&twin_kind_github, &twin_kind_slack, &twin_kind_stripe,
+                                        &twin_kind_gmail, &twin_kind_linear};
 
 const TwinKind *twin_kind_find(const char *name)
 {
@@ -49,16 +50,12 @@ const char *const *twin_kind_names(void)
  */
 static bool is_multi_twin_seed(const json_t *seed)
 {
-        static const char *const twins[] = {"github", "slack", "stripe"};
         const char *key;
         json_t *v;
         if (json_object_size(seed) == 0)
                 return false;
         json_object_foreach ((json_t *)seed, key, v) {
-                bool twin = false;
-                for (size_t i = 0; i < ELEMENTSOF(twins) && !twin; i++)
-                        twin = streq(key, twins[i]);
-                if (!twin || !json_is_object(v))
+                if (!twin_kind_find(key) || !json_is_object(v))
                         return false;
         }
         return true;

@@ -13,11 +13,15 @@
 extern const TwinKind twin_kind_github;
 extern const TwinKind twin_kind_slack;
 extern const TwinKind twin_kind_stripe;
+extern const TwinKind twin_kind_gmail;
+extern const TwinKind twin_kind_linear;
 
 /* Each kind's pods/<kind>/surface.json, embedded at build time (pods/CMakeLists.txt). */
 extern const TwinSurfaceText twin_surface_github;
 extern const TwinSurfaceText twin_surface_slack;
 extern const TwinSurfaceText twin_surface_stripe;
+extern const TwinSurfaceText twin_surface_gmail;
+extern const TwinSurfaceText twin_surface_linear;
 
 /*
  * Readers of args[key]. All return 0 and write *ret; -ENOENT when the key is absent

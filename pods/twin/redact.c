@@ -32,10 +32,10 @@ static const uint8_t char_class[256] = {
 };
 
 /* The bytes a secret can start with: '-' PEM, 'e' JWT, 'g' GitHub, 'p' pome_ team keys,
- * 'r'/'s' Stripe and sk-, 'x' Slack. */
+ * 'r'/'s' Stripe and sk-, 'x' Slack, 'y' Google (ya29.), 'l' Linear. */
 static const bool first_byte[256] = {
-        ['-'] = true, ['e'] = true, ['g'] = true, ['p'] = true,
-        ['r'] = true, ['s'] = true, ['x'] = true,
+        ['-'] = true, ['e'] = true, ['g'] = true, ['l'] = true, ['p'] = true,
+        ['r'] = true, ['s'] = true, ['x'] = true, ['y'] = true,
 };
 
 static bool is(char c, unsigned cls)
@@ -111,6 +111,11 @@ static size_t secret_at(const char *s, const char *end)
                 return stripe_key(s, end);
         case 'r': /* Stripe restricted keys */
                 return stripe_key(s, end);
+        case 'y': /* Google OAuth 2.0 access tokens: ya29.… */
+                return word_after(s, prefixed(s, end, "ya29."), end, 8);
+        case 'l': /* Linear API keys: lin_api_…, OAuth lin_oauth_… */
+                return word_after(s, prefixed(s, end, "lin_api_") ?: prefixed(s, end, "lin_oauth_"),
+                                  end, 8);
         case 'g': /* GitHub: ghp_, gho_, ghs_, ghu_, ghr_, github_pat_ */
                 if (end - s >= 4 && s[1] == 'h' && s[2] && strchr("posur", s[2]) && s[3] == '_')
                         return word_after(s, s + 4, end, 1);

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Gmail twin (kind "gmail"): the Gmail API v1 (https://developers.google.com/gmail/api/
+ * reference/rest) under /gmail/v1, as the official googleapis Node client calls it.
+ * SKELETON: being filled in (issue 28).
+ */
+#include <errno.h>
+
+#include "pods/twin/kind.h"
+
+static const char *const seed_keys[] = {NULL};
+
+static int gmail_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
+{
+        (void)seed;
+        (void)err;
+        (void)errlen;
+        *ret_world = json_pack("{s:[]}", "messages");
+        return *ret_world ? 0 : -ENOMEM;
+}
+
+static json_t *gmail_public_state(const json_t *world)
+{
+        return json_deep_copy(world);
+}
+
+/* Google's error envelope: {error: {code, message, errors: [{message, domain, reason}],
+ * status}} (cloud.google.com/apis/design/errors). */
+static void gmail_error(int status, const char *code, const char *message, TwinReply *rp)
+{
+        twin_reply_json(rp, status,
+                        json_pack("{s:{s:i, s:s, s:[{s:s, s:s, s:s}], s:s}}", "error", "code",
+                                  status, "message", message, "errors", "message", message,
+                                  "domain", "global", "reason", code, "status",
+                                  status == 404 ? "NOT_FOUND" : "INVALID_ARGUMENT"));
+}
+
+static void gmail_auth_error(TwinAuthFailure why, TwinReply *rp)
+{
+        (void)why;
+        gmail_error(401, "authError", "Request had invalid authentication credentials.", rp);
+}
+
+static void gmail_control_error(TwinControlError what, const char *detail, TwinReply *rp)
+{
+        (void)what;
+        gmail_error(400, "invalidArgument", detail ? detail : "Invalid argument.", rp);
+}
+
+static int gmail_get_profile(TwinCall *c, TwinReply *rp)
+{
+        (void)c;
+        return twin_reply_body(rp, 200,
+                               json_pack("{s:s}", "emailAddress", "pome-agent@pome-twin.test"));
+}
+
+static const TwinHandler gmail_handlers[] = {
+        {"get_profile", gmail_get_profile},
+};
+
+const TwinKind twin_kind_gmail = {
+        .name = "gmail",
+        .implementation = "pome-gmail",
+        .flags = TWIN_KIND_JSON_BODY,
+        .surface = &twin_surface_gmail,
+        .handlers = gmail_handlers,
+        .n_handlers = ELEMENTSOF(gmail_handlers),
+        .vendor_hosts = (const char *const[]){"gmail.googleapis.com", NULL},
+        .load_seed = gmail_load_seed,
+        .seed_keys = seed_keys,
+        .public_state = gmail_public_state,
+        .auth_error = gmail_auth_error,
+        .error = gmail_error,
+        .control_error = gmail_control_error,
+};
