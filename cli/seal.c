@@ -431,6 +431,7 @@ static const struct {
         {"POME_SLACK_TOKEN", "SLACK_BOT_TOKEN"},       /* Bolt, the Slack SDKs' examples */
         {"POME_SLACK_USER_TOKEN", "SLACK_USER_TOKEN"}, /* the same, for user-token methods */
         {"POME_STRIPE_API_KEY", "STRIPE_API_KEY"},     /* the Stripe CLI, the SDKs' examples */
+        {"POME_LINEAR_TOKEN", "LINEAR_API_KEY"},       /* @linear/sdk's examples */
 };
 
 /* Variables the pod sets itself: where its proxy, home, scratch and CA bundle are, and the
