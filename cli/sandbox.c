@@ -45,7 +45,7 @@ static const char help_create[] =
         "\n"
         "Options:\n"
         "  --twin NAME            Required, once per twin (1 to 3, distinct): a twin\n"
-        "                         pomed offers (github, slack, stripe).\n"
+        "                         pomed offers (github, slack, stripe, gmail, linear).\n"
         "  --seed TWIN=NAME       Start TWIN from the seed NAME, i.e.\n"
         "                         sandbox-images/TWIN/seeds/NAME.json (default: pomed's\n"
         "                         default seed for that twin). Once per twin.\n"

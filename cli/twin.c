@@ -38,9 +38,9 @@ static void help(void)
 {
         printf("Usage: pome twin start TWIN [--port PORT] [--host ADDRESS] [--seed NAME|FILE]\n"
                "\n"
-               "Runs one digital twin (github, slack, stripe) on this machine: no pomed, no\n"
-               "account, no sandbox. Call it under /s/<session-id>/… with the token it prints;\n"
-               "read its tape at /s/<session-id>/_pome/events. Nothing is graded locally.\n"
+               "Runs one digital twin (github, slack, stripe, gmail, linear) on this machine: no\n"
+               "pomed, no account, no sandbox. Call it under /s/<session-id>/… with the token it\n"
+               "prints; read its tape at /s/<session-id>/_pome/events. Nothing is graded locally.\n"
                "\n"
                "Options:\n"
                "  --port PORT        listen port (default $PORT, else 3333; 0 = any free port)\n"
@@ -259,7 +259,7 @@ static int twin_start(int argc, char **argv)
                 }
         }
         if (optind + 1 != argc) {
-                fprintf(stderr, "pome twin start: name one twin (github, slack, stripe). Try "
+                fprintf(stderr, "pome twin start: name one twin (github, slack, stripe, gmail, linear). Try "
                                 "'pome twin start --help'.\n");
                 return POME_EXIT_USAGE;
         }

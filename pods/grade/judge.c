@@ -17,8 +17,8 @@
 
 const char grade_judge_instructions[] =
         "You are the judge of one success criterion in a test of an AI agent. The agent was "
-        "given a task and worked against emulated services (digital twins of GitHub, Slack "
-        "and Stripe). You get the task, the criterion and the evidence recorded during the "
+        "given a task and worked against emulated services (digital twins of GitHub, Slack, "
+        "Stripe, Gmail and Linear). You get the task, the criterion and the evidence recorded during the "
         "run: the end of the agent's reply, every API call it made in order (method, path, "
         "status, request and response bodies, cut where said) and what changed in each "
         "service's state from its start. Decide from the evidence alone whether the "

@@ -45,7 +45,7 @@ const char *const *twin_kind_names(void)
 
 /*
  * Whether seed (an object, "_meta" removed) is a task seed for several twins: every member
- * is named after a twin of CONTRACT.md (github, slack, stripe) and is an object. No twin's
+ * is named after a twin kind (github, slack, stripe, gmail, linear) and is an object. No twin's
  * own seed has such a member, so the two forms never overlap.
  */
 static bool is_multi_twin_seed(const json_t *seed)
