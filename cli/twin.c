@@ -259,8 +259,8 @@ static int twin_start(int argc, char **argv)
                 }
         }
         if (optind + 1 != argc) {
-                fprintf(stderr, "pome twin start: name one twin (github, slack, stripe, gmail, linear). Try "
-                                "'pome twin start --help'.\n");
+                fprintf(stderr, "pome twin start: name one twin (github, slack, stripe, gmail, "
+                                "linear). Try 'pome twin start --help'.\n");
                 return POME_EXIT_USAGE;
         }
         Secret lt = {};

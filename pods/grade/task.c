@@ -475,8 +475,10 @@ static int parse_twins(Parser *p, const json_t *twins, const json_t *lines, unsi
                         r = error_at(p, l, "twins[%zu] must be a twin's name", i);
                 } else if (!twin_kind_find(name)) {
                         p->twins_unknown = true;
-                        r = error_at(p, l, "unknown twin \"%s\" (known: github, slack, stripe, gmail, linear)",
-                                     name);
+                        r = error_at(
+                                p, l,
+                                "unknown twin \"%s\" (known: github, slack, stripe, gmail, linear)",
+                                name);
                 } else if (strv_contains(t->twins, name))
                         r = error_at(p, l, "twin \"%s\" is listed twice", name);
                 else if (strv_length(t->twins) < 3)
