@@ -10,7 +10,10 @@
 // route when a test calls the stripe SDK method of its action (stripe.customers.create(…)) or
 // the twin engine directly with its path (unit tests: post(t, &rp, "/v1/customers", …); the
 // x402 resources, which no SDK knows, through x402(t, &rp, "GET", "/x402/…", …) or the grading
-// fixture's fx_call_h(&f, "POST", "/x402/…", …)); an MCP tool when a test names it as a string.
+// fixture's fx_call_h(&f, "POST", "/x402/…", …)); a Gmail route when a test calls the googleapis
+// method of that route (gmail.users.messages.list(…), from the client's generated code) or the
+// twin engine with its path; Linear's POST /graphql when a test makes a LinearClient or posts
+// to /graphql through the engine; an MCP tool when a test names it as a string.
 import { readFileSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,6 +75,47 @@ function githubRouteTests(method, path, byKey) {
     return false;
   });
 }
+
+// googleapis' method for each Gmail route ("users.messages.list"), read from the client's own
+// generated code: each method's url (and mediaUrl, the /upload/… form of the same method)
+// under the class of its resource.
+function googleapisMethods() {
+  const file = join(root, "tests/conformance/node_modules/googleapis/build/src/apis/gmail/v1.js");
+  const byKey = new Map();
+  const add = (verb, path, name) => {
+    const k = templateKey(verb, path);
+    if (!byKey.has(k)) byKey.set(k, []);
+    byKey.get(k).push(name);
+  };
+  let resource = null, name = null, path = null, verb = null;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    let m;
+    if ((m = line.match(/^\s*class Resource\$(\S+) \{/)))
+      resource = m[1].split("$").map((w) => w[0].toLowerCase() + w.slice(1)).join(".");
+    else if ((m = line.match(/^\s{8}(\w+)\(paramsOrCallback/))) [name, path, verb] = [`${resource}.${m[1]}`, null, null];
+    else if ((m = line.match(/^\s*url: \(rootUrl \+ '([^']+)'\)/))) path = m[1];
+    else if ((m = line.match(/^\s*method: '(\w+)'/)) && path) add((verb = m[1]), path, name);
+    // an upload goes to the mediaUrl with the method's own verb
+    else if ((m = line.match(/^\s*mediaUrl: \(rootUrl \+ '([^']+)'\)/)) && verb) add(verb, m[1], name);
+  }
+  return byKey;
+}
+
+function gmailRouteTests(method, path, byKey) {
+  const methods = byKey.get(templateKey(method, path)) ?? [];
+  const re = concrete(path);
+  return coveredBy((text) => {
+    for (const m of methods) if (text.includes(`.${m}(`)) return true;
+    // the C unit tests' req(t, &rp, "GET", "/gmail/v1/…") and curl-style "GET /gmail/…"
+    for (const [, verb, p] of text.matchAll(/"(GET|POST|PUT|PATCH|DELETE)",\s*"(\/[^"]*)"/g))
+      if (verb === method && re.test(p.replace(/%s/g, "x"))) return true;
+    return false;
+  });
+}
+
+// Linear's one route: POST /graphql, which @linear/sdk's LinearClient calls and the C unit
+// tests reach with their GraphQL helper.
+const linearRouteTests = () => coveredBy((text) => /new LinearClient\(|"POST",\s*"\/graphql"/.test(text));
 
 function slackMethodTests(name) {
   // the upload URL files.getUploadURLExternal hands out: the SDK's filesUploadV2 posts there
@@ -135,8 +179,10 @@ let missing = 0;
 const out = [];
 const byKey = await octokitMethods();
 
-const titles = { github: "GitHub", slack: "Slack", stripe: "Stripe" };
-for (const twin of ["github", "slack", "stripe"]) {
+const gmailByKey = googleapisMethods();
+
+const titles = { github: "GitHub", slack: "Slack", stripe: "Stripe", gmail: "Gmail", linear: "Linear" };
+for (const twin of ["github", "slack", "stripe", "gmail", "linear"]) {
   const surface = JSON.parse(readFileSync(join(root, `pods/${twin}/surface.json`), "utf8"));
   const tools = new Map(surface.tools.map((t) => [t.name, t]));
   const mcp = surface.tools.filter((t) => t.mcp !== false);
@@ -147,6 +193,8 @@ for (const twin of ["github", "slack", "stripe"]) {
     const names =
       twin === "slack" ? slackMethodTests(path.slice(1))
       : twin === "stripe" ? stripeRouteTests(method, path, tool)
+      : twin === "gmail" ? gmailRouteTests(method, path, gmailByKey)
+      : twin === "linear" ? linearRouteTests()
       : githubRouteTests(method, path, byKey);
     if (!names.length) missing++;
     const t = tools.get(tool);
