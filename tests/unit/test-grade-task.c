@@ -436,7 +436,8 @@ static void test_task_no_cascade(void)
                         "exposed in a public channel\n## Config\ntwins: [github, slakc]\n"
                         "## Seed State\n{\"slack\": {}}\n",
                         m, sizeof(m)) == -EINVAL);
-        CHECK(streq(m, "t.md:6: unknown twin \"slakc\" (known: github, slack, stripe)"));
+        CHECK(streq(
+                m, "t.md:6: unknown twin \"slakc\" (known: github, slack, stripe, gmail, linear)"));
         /* but an envelope's seeds are still checked by their twins */
         CHECK(parse_err("## Prompt\nGo.\n## Success Criteria\n- [code] a\n## Config\ntwins: "
                         "[github, slakc]\n## Seed State\n{\"slack\": {\"channels\": 7}}\n",

@@ -17,7 +17,7 @@ static void test_kinds(void)
 {
         const char *const *names = twin_kind_names();
         CHECK(streq(names[0], "github") && streq(names[1], "slack") && streq(names[2], "stripe") &&
-              !names[3]);
+              streq(names[3], "gmail") && streq(names[4], "linear") && !names[5]);
         CHECK(twin_kind_find("stripe")->flags & TWIN_KIND_RAW_KEY);
         CHECK(twin_kind_find("github") == &twin_kind_github);
         CHECK(twin_kind_find("slack")->flags & TWIN_KIND_TOKEN_PARAM);
