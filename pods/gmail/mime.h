@@ -41,6 +41,14 @@ const char *gmail_mime_header(const json_t *part, const char *name);
 char *gmail_mime_snippet(const json_t *payload);
 
 /*
+ * All the text of a message, for search: its text/plain and text/html leaves that are not
+ * attachments (no filename), converted from their charset to UTF-8, HTML tags dropped and
+ * character references decoded, whitespace runs made one space. A new string ("" when no
+ * text); NULL on OOM.
+ */
+char *gmail_mime_text(const json_t *payload);
+
+/*
  * Builds a message (CRLF line ends) from spec (borrowed): {from, to, cc, bcc (a string or an
  * array of addresses), subject, text, html, messageId, inReplyTo, references (a string or
  * an array), date (RFC 3339 or seconds since the epoch), attachments: [{filename,
