@@ -115,14 +115,21 @@ static void test_bind_vocabulary(void)
                         json_decref(args);
                         free(why);
                 }
-                /* and to nothing of another twin */
+                /* and to nothing of another twin, but that twin's check of the very same
+                 * template (hosted Pome gives github, gmail and linear one "No unsupported
+                 * endpoint was called", each over its own twin's tape) */
                 for (const char *const *k = twin_kind_names(); *k; k++) {
                         if (streq(*k, c->twin))
                                 continue;
                         const GradeCheck *b = NULL;
                         json_t *args = NULL;
                         char *why = NULL;
-                        if (grade_bind(s, *k, &b, &args, &why) != 0) {
+                        int r = grade_bind(s, *k, &b, &args, &why);
+                        if (r == 1 && streq(b->template, c->template) && streq(b->twin, *k)) {
+                                json_decref(args);
+                                continue;
+                        }
+                        if (r != 0) {
                                 fprintf(stderr, "\"%s\" of %s binds %s of %s\n", s, c->id,
                                         b ? b->id : "nothing", *k);
                                 check_failures++;
