@@ -27,7 +27,7 @@
 #include "pods/twin/kind.h"
 
 #define HEADERS_MAX     1000 /* header fields kept per part; more are dropped */
-#define PARAM_SEGS_MAX  64   /* RFC 2231 continuation segments read per parameter */
+#define PARAM_SEGS_MAX  256  /* RFC 2231 continuation segments read per parameter */
 #define SNIPPET_CHARS   200
 #define LINE_MAX_OCTETS 998 /* RFC 5322 §2.1.1 */
 #define QP_LINE         76  /* RFC 2045 §6.7 (5) */
@@ -1772,13 +1772,13 @@ static int put_param(Buf *out, const char *name, const char *v)
                 enc += isalnum((unsigned char)v[i]) || strchr("!#$&+-.^_`|~", v[i]) ? 1 : 3;
         for (size_t i = 0; i < n || seg == 0; seg++) {
                 /* one segment: "name*=" (RFC 2231 §4), understood more widely than "*0*" */
-                int r = enc <= 60 ? buf_printf(out, ";\r\n %s*=UTF-8''", name)
-                                  : buf_printf(out, ";\r\n %s*%zu*=%s", name, seg,
-                                               seg == 0 ? "UTF-8''" : "");
+                int r = enc <= 200 ? buf_printf(out, ";\r\n %s*=UTF-8''", name)
+                                   : buf_printf(out, ";\r\n %s*%zu*=%s", name, seg,
+                                                seg == 0 ? "UTF-8''" : "");
                 if (r < 0)
                         return -ENOMEM;
                 size_t col = 0;
-                while (i < n && col < 60) {
+                while (i < n && col < 200) {
                         unsigned char c = (unsigned char)v[i];
                         /* attribute-char (RFC 2231 §7) */
                         if (isalnum(c) || strchr("!#$&+-.^_`|~", c)) {

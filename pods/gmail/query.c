@@ -247,7 +247,7 @@ static bool match_words(const char *hay, const char *needle)
         if (!hay)
                 return false;
         /* a needle that starts with a non-word byte ("@example.com") needs no word start */
-        bool anywhere = !word_start(needle, 1);
+        bool anywhere = word_start(needle, 1);
         for (const char *p = hay; (p = strstr(p, needle)); p++)
                 if (anywhere || word_start(hay, (size_t)(p - hay)))
                         return true;
@@ -507,37 +507,25 @@ static int term_new(Parser *p, Op op, const char *v, Node **ret)
         t->value = fold(v, strlen(v));
         if (!t->value)
                 return -ENOMEM;
-        switch (op) {
-        case OP_AFTER:
-        case OP_BEFORE:
+        if (op == OP_AFTER || op == OP_BEFORE) {
                 if (parse_date(v, &t->num) < 0)
                         return fail(p,
                                     "Invalid query: %s:%s is not a date (YYYY/MM/DD, YYYY-MM-DD "
                                     "or seconds since the epoch)",
                                     op_names[op], v);
-                break;
-        case OP_OLDER_THAN:
-        case OP_NEWER_THAN:
+        } else if (op == OP_OLDER_THAN || op == OP_NEWER_THAN) {
                 if (parse_age(v, &t->num) < 0)
                         return fail(p, "Invalid query: %s:%s is not an age (Nd, Nm or Ny)",
                                     op_names[op], v);
-                break;
-        case OP_LARGER:
-        case OP_SMALLER:
+        } else if (op == OP_LARGER || op == OP_SMALLER) {
                 if (parse_size(v, &t->num) < 0)
                         return fail(p, "Invalid query: %s:%s is not a size (bytes, or with K or M)",
                                     op_names[op], v);
-                break;
-        case OP_LABEL:
-        case OP_IN:
-        case OP_CATEGORY:
+        } else if (op == OP_LABEL || op == OP_IN || op == OP_CATEGORY) {
                 /* label names: '-', '_', '/' and spaces are one and the same */
                 for (char *c = t->value; *c; c++)
                         if (*c == ' ' || *c == '_' || *c == '/')
                                 *c = '-';
-                break;
-        default:
-                break;
         }
         *ret = TAKE_PTR(t);
         return 0;
@@ -590,26 +578,25 @@ static int parse_braces(Parser *p, Op field, Node **ret)
 
 static int parse_primary(Parser *p, Op field, Node **ret)
 {
+        _cleanup_node_ Node *n = NULL;
         int r;
         if (++p->depth > DEPTH_MAX)
                 return fail(p, "Invalid query: nested too deeply");
         switch (p->kind) {
         case TOK_LPAREN:
-                if ((r = next(p)) < 0 || (r = parse_and(p, field, TOK_RPAREN, ret)) < 0)
+                if ((r = next(p)) < 0 || (r = parse_and(p, field, TOK_RPAREN, &n)) < 0)
                         return r;
-                if (p->kind != TOK_RPAREN) {
-                        node_free(*ret);
+                if (p->kind != TOK_RPAREN)
                         return fail(p, "Invalid query: unbalanced parentheses");
-                }
                 r = next(p);
                 break;
         case TOK_LBRACE:
                 r = next(p);
                 if (r >= 0)
-                        r = parse_braces(p, field, ret);
+                        r = parse_braces(p, field, &n);
                 break;
         case TOK_PHRASE:
-                r = term_new(p, field, p->text, ret);
+                r = term_new(p, field, p->text, &n);
                 if (r >= 0)
                         r = next(p);
                 break;
@@ -617,13 +604,13 @@ static int parse_primary(Parser *p, Op field, Node **ret)
                 const char *colon = strchr(p->text, ':');
                 int op = colon ? op_lookup(p->text, (size_t)(colon - p->text)) : -1;
                 if (op < 0) {
-                        r = term_new(p, field, p->text, ret);
+                        r = term_new(p, field, p->text, &n);
                         if (r >= 0)
                                 r = next(p);
                         break;
                 }
                 if (colon[1]) {
-                        r = term_new(p, (Op)op, colon + 1, ret);
+                        r = term_new(p, (Op)op, colon + 1, &n);
                         if (r >= 0)
                                 r = next(p);
                         break;
@@ -637,7 +624,7 @@ static int parse_primary(Parser *p, Op field, Node **ret)
                 if (p->kind == TOK_END || p->kind == TOK_RPAREN || p->kind == TOK_RBRACE ||
                     p->kind == TOK_OR || p->kind == TOK_AND)
                         return fail(p, "Invalid query: %s: needs a value", name);
-                r = parse_unary(p, (Op)op, ret);
+                r = parse_unary(p, (Op)op, &n);
                 break;
         }
         case TOK_RPAREN:
@@ -652,8 +639,11 @@ static int parse_primary(Parser *p, Op field, Node **ret)
         default:
                 return fail(p, "Invalid query: a term is missing");
         }
+        if (r < 0)
+                return r;
         p->depth--;
-        return r;
+        *ret = TAKE_PTR(n);
+        return 0;
 }
 
 static int parse_unary(Parser *p, Op field, Node **ret)
