@@ -44,7 +44,8 @@ static void help(void)
                "\n"
                "Options:\n"
                "  --port PORT        listen port (default $PORT, else 3333; 0 = any free port)\n"
-               "  --host ADDRESS     bind address (default $<TWIN>_CLONE_HOST, else 127.0.0.1)\n"
+               "  --host ADDRESS     bind address (default $<TWIN>_CLONE_HOST or\n"
+               "                     $<TWIN>_TWIN_HOST, else 127.0.0.1)\n"
                "  --seed NAME|FILE   starting state: a seed of the twin's image (default\n"
                "                     \"default\") or a JSON file; $POME_SEED_JSON (JSON text)\n"
                "                     wins, $<TWIN>_CLONE_NO_SEED=1 starts empty\n"
@@ -282,6 +283,10 @@ static int twin_start(int argc, char **argv)
         snprintf(env, sizeof(env), "%s_CLONE_HOST", lt.kind->name);
         for (char *p = env; *p; p++)
                 *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+        if (!host)
+                host = getenv(env);
+        /* hosted Pome's Gmail and Linear twins name it <TWIN>_TWIN_HOST */
+        memcpy(strstr(env, "_CLONE_HOST"), "_TWIN_HOST", sizeof("_TWIN_HOST"));
         if (!host)
                 host = getenv(env) ? getenv(env) : "127.0.0.1";
         bool loopback = startswith(host, "127.") || streq(host, "::1") || streq(host, "localhost");
