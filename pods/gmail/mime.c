@@ -1757,7 +1757,8 @@ static int put_text_part(Buf *out, const char *type, const char *s, size_t n)
 static int put_param(Buf *out, const char *name, const char *v)
 {
         size_t n = strlen(v);
-        if (is_ascii_printable(v, n) && n <= 200) {
+        /* plain only when a reader cannot take it for encoded words (param_get decodes them) */
+        if (is_ascii_printable(v, n) && n <= 200 && !strstr(v, "=?")) {
                 if (buf_printf(out, ";\r\n %s=\"", name) < 0)
                         return -ENOMEM;
                 for (size_t i = 0; i < n; i++)
