@@ -24,6 +24,15 @@
  * their count; a multipart's body is {size: 0}. An attachment keeps its bytes in
  * body.data (the caller moves them out behind an attachmentId). Malformed input parses as
  * best it can (a missing boundary leaves one opaque part): returns 0, or -ENOMEM.
+ *
+ * Details (RFC 2045-2047, 2183, 2231): mimeType is lowercased ("text/plain" when absent or
+ * unreadable, "message/rfc822" inside multipart/digest); filename is Content-Disposition's
+ * filename, else Content-Type's name, either in RFC 2231 form (charset'lang'%xx,
+ * continuations) or plain (encoded words decoded), "" when none. A message/rfc822 part is
+ * {size: 0} with one child, the embedded message ("<id>.0"), as Gmail shows it. Header text
+ * in UTF-8, US-ASCII, ISO-8859-1 or Windows-1252 (ISO-8859-1 read as Windows-1252, as WHATWG
+ * does) becomes UTF-8; other charsets keep their bytes, each invalid one made U+FFFD. Body
+ * bytes are never converted: body.data holds what the part holds.
  */
 int gmail_mime_parse(const char *raw, size_t len, json_t **ret_payload);
 
@@ -55,8 +64,18 @@ char *gmail_mime_text(const json_t *payload);
  * mimeType, data (base64, standard or url alphabet)}]}. Non-ASCII header text is written
  * as RFC 2047 encoded words, bodies as quoted-printable or base64; text+html make a
  * multipart/alternative, attachments a multipart/mixed around it. *ret (malloc'd, len
- * bytes in *ret_len, NUL-terminated). 0, -EINVAL (an attachment's data is not base64),
- * -ENOMEM.
+ * bytes in *ret_len, NUL-terminated). 0, -EINVAL (an attachment's data is not base64, or
+ * date is neither RFC 3339 nor a number), -ENOMEM.
+ *
+ * Details: headers come in the order From, To, Cc, Bcc, Subject, Date (UTC, RFC 5322
+ * §3.3; none when date is absent — the caller owns the clock), Message-ID, In-Reply-To,
+ * References, MIME-Version; ids get their angle brackets. CR, LF, NUL and TAB in header
+ * text become spaces (one logical line: no header injection). Every line ends CRLF and
+ * holds at most 998 octets (RFC 5322 §2.1.1): long headers are folded, text bodies are
+ * 7bit when ASCII with short lines, else quoted-printable; attachments are base64 with
+ * RFC 2231 names when not plain ASCII. Boundaries contain "=_" (never in quoted-printable
+ * or base64 output, refused in 7bit) and derive from a hash of spec: the same spec builds
+ * the same bytes, so tapes replay exactly.
  */
 int gmail_mime_build(const json_t *spec, char **ret, size_t *ret_len);
 

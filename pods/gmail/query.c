@@ -504,6 +504,8 @@ static int term_new(Parser *p, Op op, const char *v, Node **ret)
         if (r < 0)
                 return r;
         t->op = op;
+        if (op == OP_TEXT && v[0] == '+' && v[1]) /* Gmail's "+word": the word exactly */
+                v++;
         t->value = fold(v, strlen(v));
         if (!t->value)
                 return -ENOMEM;

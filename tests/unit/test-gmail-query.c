@@ -113,6 +113,7 @@ static void test_operators(void)
                 /* words: case-insensitive, at word starts, anywhere searchable */
                 {"receipt", "0"},
                 {"RECEIPT", "0"},
+                {"+receipt", "0"},
                 {"eceipt", ""},
                 {"meet", "1"},         /* a word start: "meeting" */
                 {"café", "1"},         /* an encoded-word subject */
