@@ -158,11 +158,11 @@ static int complete_message(TwinCall *c, const char *raw, size_t len, char **ret
                 strftime(d, sizeof(d), "%a, %d %b %Y %H:%M:%S +0000", &tm);
                 fprintf(f, "Date: %s\r\n", d);
         }
-        if (!has_header(payload, "Message-ID")) {
-                _cleanup_free_ char *id = gmail_mint_id(c->world, "rfc", NULL);
-                fprintf(f, "Message-ID: <%s.%lld@pome-twin.test>\r\n", id ? id : "x",
+        if (!has_header(payload, "Message-ID"))
+                /* unique per mailbox without a counter: a refused send changes nothing */
+                fprintf(f, "Message-ID: <%lld.%lld@pome-twin.test>\r\n",
+                        (long long)json_integer_value(json_object_get(c->world, "historyId")) + 1,
                         (long long)gmail_now_ms(c));
-        }
         if (fclose(f) != 0) {
                 free(head);
                 return -ENOMEM;
