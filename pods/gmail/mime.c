@@ -1353,25 +1353,26 @@ static int put_encoded_words(Buf *out, const char *s, size_t n, size_t *col)
 }
 
 /*
- * Appends unstructured header text v (UTF-8) to out after "Name: " (col bytes): as it is
- * when it is printable ASCII without "=?", folded at spaces before 78 columns where it
- * can be; as encoded words otherwise, or when a word would not fit in 998 octets.
+ * Appends unstructured header text v (UTF-8, n bytes) at column *col (updated): as it is
+ * when it is printable ASCII without "=?", folded before a run of spaces once past 78
+ * columns; as encoded words when it is not, or when some run of spaces and its word would
+ * not fit a 998-octet line.
  */
-static int put_unstructured(Buf *out, const char *v, size_t col)
+static int put_unstructured(Buf *out, const char *v, size_t n, size_t *col)
 {
-        size_t n = strlen(v);
-        bool plain = is_ascii_printable(v, n) && !strstr(v, "=?");
-        if (plain) {
-                /* every word must fit a line */
-                size_t run = 0;
-                for (size_t i = 0; i < n; i++) {
-                        run = v[i] == ' ' ? 0 : run + 1;
-                        if (run > LINE_MAX_OCTETS - 40)
-                                plain = false;
-                }
+        bool plain = is_ascii_printable(v, n) && !memmem(v, n, "=?", 2);
+        for (size_t i = 0; plain && i < n;) {
+                size_t e = i;
+                while (e < n && v[e] == ' ')
+                        e++;
+                while (e < n && v[e] != ' ')
+                        e++;
+                if (e - i > LINE_MAX_OCTETS - 40)
+                        plain = false;
+                i = e;
         }
         if (!plain)
-                return put_encoded_words(out, v, n, &col);
+                return put_encoded_words(out, v, n, col);
         for (size_t i = 0; i < n;) {
                 size_t w = i;
                 while (w < n && v[w] == ' ')
@@ -1379,44 +1380,59 @@ static int put_unstructured(Buf *out, const char *v, size_t col)
                 size_t e = w;
                 while (e < n && v[e] != ' ')
                         e++;
-                /* the spaces before the word and the word */
-                if (col + (e - i) > 78 && col > 1 && w > i) {
+                /* the spaces before the word and the word; a fold keeps the spaces */
+                if (*col + (e - i) > 78 && *col > 1 && w > i) {
                         if (buf_puts(out, "\r\n") < 0)
                                 return -ENOMEM;
-                        col = 0; /* the fold keeps the space(s): they start the next line */
+                        *col = 0;
                 }
                 if (buf_put(out, v + i, e - i) < 0)
                         return -ENOMEM;
-                col += e - i;
+                *col += e - i;
                 i = e;
         }
         return 0;
 }
 
-/* One address "Name <addr>" or "addr" (UTF-8) onto out, its display name encoded when it
- * is not ASCII. */
-static int put_address(Buf *out, const char *a, size_t n, size_t *col)
+/*
+ * One address "Name <addr>" or "addr" (UTF-8, n bytes) onto out at column *col, after a
+ * comma unless first: a non-ASCII display name as encoded words (RFC 2047 §5 (3)) before
+ * the ASCII <addr>; anything else as unstructured text (folded, or all encoded words when
+ * it cannot be written otherwise — an address no mailer could use, but one that survives).
+ */
+static int put_address(Buf *out, const char *a, size_t n, size_t *col, bool first)
 {
         while (n > 0 && a[0] == ' ')
                 a++, n--;
         while (n > 0 && a[n - 1] == ' ')
                 n--;
+        if (n == 0)
+                return 0;
+        if (!first) {
+                if (buf_putc(out, ',') < 0)
+                        return -ENOMEM;
+                (*col)++;
+        }
         const char *lt = NULL;
         for (size_t i = n; i > 0; i--)
                 if (a[i - 1] == '<') {
                         lt = a + i - 1;
                         break;
                 }
-        if (*col + n > 78 && *col > 10) {
+        size_t al = lt ? n - (size_t)(lt - a) : 0;
+        if (!lt || is_ascii_printable(a, (size_t)(lt - a)) || al > 200 ||
+            !is_ascii_printable(lt, al)) {
+                _cleanup_free_ char *t = malloc(n + 2);
+                if (!t)
+                        return -ENOMEM;
+                t[0] = ' ';
+                memcpy(t + 1, a, n);
+                return put_unstructured(out, first ? t + 1 : t, first ? n : n + 1, col);
+        }
+        if (!first) {
                 if (buf_puts(out, "\r\n ") < 0)
                         return -ENOMEM;
                 *col = 1;
-        }
-        if (!lt || is_ascii_printable(a, (size_t)(lt - a))) {
-                if (buf_put(out, a, n) < 0)
-                        return -ENOMEM;
-                *col += n;
-                return 0;
         }
         const char *nb = a, *ne = lt;
         while (ne > nb && ne[-1] == ' ')
@@ -1424,9 +1440,11 @@ static int put_address(Buf *out, const char *a, size_t n, size_t *col)
         if (ne - nb >= 2 && nb[0] == '"' && ne[-1] == '"')
                 nb++, ne--;
         int r = put_encoded_words(out, nb, (size_t)(ne - nb), col);
-        if (r < 0 || buf_putc(out, ' ') < 0 || buf_put(out, lt, n - (size_t)(lt - a)) < 0)
+        if (r < 0)
+                return r;
+        if (buf_puts(out, *col + 1 + al > 78 ? "\r\n " : " ") < 0 || buf_put(out, lt, al) < 0)
                 return -ENOMEM;
-        *col += 1 + n - (size_t)(lt - a);
+        *col = (*col + 1 + al > 78 ? 1 : *col + 1) + al;
         return 0;
 }
 
@@ -1476,10 +1494,7 @@ static int put_addresses(Buf *out, const char *name, const json_t *v)
                         while (k < i && clean[k] == ' ')
                                 k++;
                         if (k < i) {
-                                if (!first && buf_puts(out, ", ") < 0)
-                                        return -ENOMEM;
-                                col += first ? 0 : 2;
-                                if ((r = put_address(out, clean + b, i - b, &col)) < 0)
+                                if ((r = put_address(out, clean + b, i - b, &col, first)) < 0)
                                         return r;
                                 first = false;
                         }
@@ -1500,7 +1515,8 @@ static int put_header_text(Buf *out, const char *name, const char *v)
         size_t tl = strlen(t);
         while (tl > 0 && t[tl - 1] == ' ')
                 clean[(size_t)(t - clean) + --tl] = 0;
-        int r = put_unstructured(out, t, strlen(name) + 2);
+        size_t col = strlen(name) + 2;
+        int r = put_unstructured(out, t, strlen(t), &col);
         return r < 0 ? r : buf_puts(out, "\r\n");
 }
 
