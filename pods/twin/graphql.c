@@ -1152,6 +1152,11 @@ void *gql_userdata(GqlExec *x)
         return x->userdata;
 }
 
+const char *gql_field_name(GqlExec *x)
+{
+        return json_get_str(x->field, "field");
+}
+
 const char *gql_operation(GqlExec *x)
 {
         return x->operation;

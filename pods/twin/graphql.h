@@ -109,6 +109,11 @@ int gql_execute(const GqlSchema *s, const char *body, size_t len, void *userdata
 /* The userdata given to gql_execute. */
 void *gql_userdata(GqlExec *x);
 
+/* The name of the field being resolved (not its alias), as the document spells it: for a
+ * resolver that serves several fields (one that reads a member of its source by the field's
+ * name, with a default). Borrowed from the document; NULL outside a resolver. */
+const char *gql_field_name(GqlExec *x);
+
 /* The kind of the operation running: "query" or "mutation". Static. */
 const char *gql_operation(GqlExec *x);
 
