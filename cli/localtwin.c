@@ -260,7 +260,14 @@ static void admin_call(LocalTwin *lt, HttpRequest *rq, const char *what, TwinRep
                                       "The body must be a seed: a JSON object.", rp);
                         return;
                 }
+                _cleanup_json_ json_t *before = NULL;
+                if ((lt->kind->flags & TWIN_KIND_SEED_DELTA) && twin_world(lt->twin))
+                        before = lt->kind->public_state(twin_world(lt->twin));
                 r = twin_reseed(lt->twin, j, err, sizeof(err));
+                if (r >= 0 && before) {
+                        _cleanup_json_ json_t *after = lt->kind->public_state(twin_world(lt->twin));
+                        twin_reply_delta(rp, before, after);
+                }
                 if (r == -EINVAL) {
                         control_error(lt, TWIN_CONTROL_BAD_SEED, err, rp);
                         return;

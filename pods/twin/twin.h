@@ -177,6 +177,9 @@ enum {
         TWIN_KIND_SEED_UNTAPED = 1u << 7,
         /* /admin/seed's body may wrap the seed as {seed: …} (Slack) */
         TWIN_KIND_SEED_WRAPPED = 1u << 8,
+        /* /admin/seed's tape row carries the world's change, state_delta {before, after} (the
+         * public states), where the others' carry null (Linear) */
+        TWIN_KIND_SEED_DELTA = 1u << 9,
 };
 
 /* Refusals of the control surfaces whose envelope hosted Pome froze per twin. */
