@@ -685,7 +685,9 @@ int gmail_upload(TwinCall *c, bool in_message, char **ret, size_t *ret_len, json
         if (!*ret) {
                 const char *raw = json_get_str(msg, "raw");
                 if (!raw || !*raw)
-                        return gmail_fail(rp, 400, "invalidArgument", "Recipient address required")
+                        return gmail_fail(rp, 400, "invalidArgument",
+                                          "'raw' RFC822 payload message string or uploading "
+                                          "message via /upload/* URL required")
                                        ?: 1;
                 int r = gmail_base64_decode(raw, strlen(raw), ret, ret_len);
                 if (r == -ENOMEM)
