@@ -655,8 +655,8 @@ static void test_build(void)
 
         /* the same spec builds the same bytes (tapes replay byte for byte) */
         spec = json_pack("{s:s, s:s, s:s}", "text", "a", "html", "b", "subject", "s");
-        char *r1, *r2;
-        size_t n1, n2;
+        char *r1 = NULL, *r2 = NULL;
+        size_t n1 = 0, n2 = 1;
         CHECK(gmail_mime_build(spec, &r1, &n1) == 0 && gmail_mime_build(spec, &r2, &n2) == 0);
         CHECK(n1 == n2 && memcmp(r1, r2, n1) == 0);
         free(r1);
