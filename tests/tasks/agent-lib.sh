@@ -76,6 +76,44 @@ x402() {
 x402_status() { cat "$AGENT_TMP/x402.status"; }
 x402_header() { tr -d '\r' <"$AGENT_TMP/x402.headers" | awk -v n="$1" 'tolower($1) == tolower(n) ":" {print $2}'; }
 
+# lin QUERY [VARIABLES_JSON]: one GraphQL request to the Linear twin (POST {rest_url}/graphql,
+# the API key in Authorization as @linear/sdk sends it); fails on an HTTP error or a GraphQL
+# `errors` member, else prints the `data` object.
+lin() {
+        local vars=${2:-'{}'} body out
+        body=$(jq -nc --arg q "$1" --argjson v "$vars" '{query: $q, variables: $v}')
+        out=$(curl -fsS -H "Authorization: ${POME_LINEAR_TOKEN:-Bearer $POME_AUTH_TOKEN}" \
+                -H 'Content-Type: application/json' --data-binary "$body" "$POME_LINEAR_REST_URL/graphql")
+        jq -e '.errors == null and .data != null' >/dev/null <<<"$out" || { echo "linear: $out" >&2; return 1; }
+        jq -c .data <<<"$out"
+}
+
+# gm METHOD PATH [JSON]: the Gmail API v1 for the signed-in user ({rest_url}/gmail/v1/users/me
+# PATH) with the sandbox's OAuth token; the body on stdout, fatal on an HTTP error.
+gm() {
+        curl -fsS -X "$1" -H "Authorization: Bearer ${POME_GMAIL_TOKEN:-$POME_AUTH_TOKEN}" \
+                -H 'Content-Type: application/json' ${3:+--data-binary "$3"} \
+                "$POME_GMAIL_REST_URL/gmail/v1/users/me$2"
+}
+
+# gm_raw FROM TO SUBJECT TEXT [IN_REPLY_TO]: an RFC 5322 message, base64url as Gmail's `raw`
+# wants it (a reply names the Message-ID it answers in In-Reply-To and References).
+gm_raw() {
+        {
+                printf 'From: %s\r\nTo: %s\r\nSubject: %s\r\n' "$1" "$2" "$3"
+                [[ -z ${5:-} ]] || printf 'In-Reply-To: %s\r\nReferences: %s\r\n' "$5" "$5"
+                printf 'MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8\r\n\r\n%s\r\n' "$4"
+        } | base64 -w0 | tr '+/' '-_' | tr -d '='
+}
+
+# b64url_decode: stdin (base64url, as Gmail's body.data and raw are, padding optional) decoded.
+b64url_decode() {
+        local s
+        s=$(tr -d '\n' | tr '_-' '/+')
+        while ((${#s} % 4)); do s+='='; done
+        base64 -d <<<"$s"
+}
+
 AGENT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/pome-agent.XXXXXX")
 trap 'rm -rf "$AGENT_TMP"' EXIT
 
