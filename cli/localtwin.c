@@ -460,7 +460,8 @@ static void handle(HttpRequest *rq, void *userdata)
         json_t *headers = http_request_headers(rq);
         size_t body_len;
         const char *body = http_request_body(rq, &body_len);
-        if (vendor || front_keyed_kind(raw) == lt->kind || (!p && lt->kind->keyed_prefix)) {
+        if (vendor || front_keyed_kind(raw) == lt->kind ||
+            (!p && lt->kind->keyed_prefix && !(lt->kind->flags & TWIN_KIND_KEYED_PREFIX_ONLY))) {
                 /* by name, or on Stripe's "/v1" (its SDKs take no path prefix): the
                  * credential names the session. A Stripe twin routes every other path
                  * outside /s/ so too: its key is asked for first (hosted Pome's Stripe

@@ -1227,7 +1227,11 @@ static const TwinHandler gmail_handlers[] = {
 const TwinKind twin_kind_gmail = {
         .name = "gmail",
         .implementation = "pome-gmail",
-        .flags = 0,
+        /* googleapis resolves its paths against a rootUrl's origin (a global rootUrl's
+         * path is dropped): /gmail/v1 is served on the root too, the token naming the
+         * session */
+        .flags = TWIN_KIND_KEYED_PREFIX_ONLY,
+        .keyed_prefix = "/gmail/v1",
         .surface = &twin_surface_gmail,
         .handlers = gmail_handlers,
         .n_handlers = ELEMENTSOF(gmail_handlers),

@@ -180,6 +180,11 @@ enum {
         /* /admin/seed's tape row carries the world's change, state_delta {before, after} (the
          * public states), where the others' carry null (Linear) */
         TWIN_KIND_SEED_DELTA = 1u << 9,
+        /* Only keyed_prefix and the paths below it are keyed on the local twin's root; any
+         * other root path is its unknown route (404), not the 401 of an auth wall (Gmail:
+         * googleapis resolves its paths against a rootUrl's origin, so /gmail/v1 is keyed,
+         * and hosted Pome's Gmail twin answers an unknown root route 404) */
+        TWIN_KIND_KEYED_PREFIX_ONLY = 1u << 10,
 };
 
 /* Refusals of the control surfaces whose envelope hosted Pome froze per twin. */
