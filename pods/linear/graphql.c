@@ -597,10 +597,11 @@ static bool match(GqlExec *x, Kind k, const json_t *filter, json_t *row)
                         case FK_NUM:
                                 ok = cmp_num(v, json_is_number(m), json_number_value(m), false, 0);
                                 break;
-                        case FK_DATE:
-                                ok = cmp_num(v, ln_parse_time(json_string_value(m), &t) == 0,
-                                             (double)t, true, call(x)->now);
+                        case FK_DATE: {
+                                bool has = ln_parse_time(json_string_value(m), &t) == 0;
+                                ok = cmp_num(v, has, has ? (double)t : 0, true, call(x)->now);
                                 break;
+                        }
                         case FK_BOOL:
                                 ok = cmp_bool(v, json_is_true(m));
                                 break;
@@ -677,6 +678,8 @@ static int conn(GqlExec *x, Kind k, json_t *rows, json_t *args, json_t **ret)
                 kept = sorted;
         }
         json_t *first = json_object_get(args, "first"), *last = json_object_get(args, "last");
+        if (json_integer_value(first) < 0 || json_integer_value(last) < 0)
+                return fail(x, "BAD_USER_INPUT", "first and last must not be negative");
         char err[160];
         int r = ln_page(kept, first ? json_integer_value(first) : -1, json_get_str(args, "after"),
                         last ? json_integer_value(last) : -1, json_get_str(args, "before"), &nodes,
@@ -731,8 +734,7 @@ static int one(GqlExec *x, Kind k, json_t *row, const char *what, const char *re
 {
         if (!row) {
                 *ret = NULL;
-                return fail(x, "NOT_FOUND", "Entity not found: %s - Could not find referenced %s.",
-                            what, what);
+                return fail(x, "NOT_FOUND", "Entity not found: %s", what);
         }
         (void)ref;
         *ret = src(x, k, row);
@@ -1259,9 +1261,7 @@ static int update_issue(GqlExec *x, const char *id, json_t *a, json_t **ret)
         if (!args)
                 return -ENOMEM;
         if (!is)
-                return fail(x, "NOT_FOUND",
-                            "Entity not found: Issue - Could not find referenced "
-                            "Issue.");
+                return fail(x, "NOT_FOUND", "Entity not found: Issue");
         if (json_object_set(args, "id", json_object_get(is, "id")) < 0)
                 return -ENOMEM;
         int r = run(x, "save_issue", TAKE_PTR(args), &body);
@@ -1324,9 +1324,7 @@ static int archive_or_delete(GqlExec *x, const char *tool, json_t *args, json_t 
         _cleanup_json_ json_t *body = NULL, *kept = NULL;
         *ret = NULL;
         if (!is)
-                return fail(x, "NOT_FOUND",
-                            "Entity not found: Issue - Could not find referenced "
-                            "Issue.");
+                return fail(x, "NOT_FOUND", "Entity not found: Issue");
         if (!(kept = json_deep_copy(is)))
                 return -ENOMEM;
         int r = run(x, tool, json_pack("{s:O}", "id", json_object_get(is, "id")), &body);
@@ -1516,14 +1514,20 @@ static int linear_errors(json_t *resp)
                         code = "INTERNAL_SERVER_ERROR";
                 }
                 const char *m = rewritten ? rewritten : message;
-                json_t *n =
-                        json_pack("{s:s, s:{s:s, s:s, s:s, s:{s:i}}}", "message", m, "extensions",
-                                  "code", code, "type",
-                                  validation && !streq(code, "BAD_USER_INPUT") ? "graphql error"
-                                  : streq(code, "NOT_FOUND") || streq(code, "BAD_USER_INPUT")
-                                          ? "invalid input"
-                                          : "internal error",
-                                  "userPresentableMessage", m, "http", "status", code_status(code));
+                /* api.linear.app: "Entity not found: Issue", presented as "Could not find
+                 * referenced Issue." */
+                _cleanup_free_ char *presented = NULL;
+                const char *what = startswith(m, "Entity not found: ");
+                if (what && asprintf(&presented, "Could not find referenced %s.", what) < 0)
+                        return -ENOMEM;
+                json_t *n = json_pack("{s:s, s:{s:s, s:s, s:s, s:{s:i}}}", "message", m,
+                                      "extensions", "code", code, "type",
+                                      validation && !streq(code, "BAD_USER_INPUT") ? "graphql error"
+                                      : streq(code, "NOT_FOUND") || streq(code, "BAD_USER_INPUT")
+                                              ? "invalid input"
+                                              : "internal error",
+                                      "userPresentableMessage", presented ? presented : m, "http",
+                                      "status", code_status(code));
                 if (!n || json_array_append_new(out, n) < 0)
                         return -ENOMEM;
                 static const char *const keep[] = {"locations", "path"};

@@ -140,15 +140,34 @@ json_t *ln_issue_ref(json_t *w, const char *ref)
         return find_ref(w, "issues", NULL, ref, (const char *const[]){"identifier", NULL});
 }
 
-/* A new id "<prefix>_<n>" from the world's counter (next.id) into *ret (malloc'd). 0 or
- * -ENOMEM. */
+/* Whether some row of the world has the id id. */
+static bool id_taken(json_t *w, const char *id)
+{
+        static const char *const all[] = {"users",    "teams",  "states", "labels",
+                                          "projects", "cycles", "issues", "comments"};
+        for (size_t i = 0; i < ELEMENTSOF(all); i++)
+                if (ln_by_id(w, all[i], id))
+                        return true;
+        return false;
+}
+
+/* A new id "<prefix>_<n>" from the world's counter (next.id), skipping ids a seed gave its rows,
+ * into *ret (malloc'd). 0 or -ENOMEM. */
 int ln_new_id(json_t *w, const char *prefix, char **ret)
 {
         json_t *next = json_object_get(w, "next");
-        json_int_t n = json_integer_value(json_object_get(next, "id")) + 1;
+        json_int_t n = json_integer_value(json_object_get(next, "id"));
+        _cleanup_free_ char *id = NULL;
+        do {
+                free(id);
+                id = NULL;
+                if (asprintf(&id, "%s_%lld", prefix, (long long)++n) < 0)
+                        return -ENOMEM;
+        } while (id_taken(w, id));
         if (!json_is_object(next) || json_object_set_new(next, "id", json_integer(n)) < 0)
                 return -ENOMEM;
-        return asprintf(ret, "%s_%lld", prefix, (long long)n) < 0 ? -ENOMEM : 0;
+        *ret = TAKE_PTR(id);
+        return 0;
 }
 
 /* The number of the next issue of team team_id (Linear never reuses one), counted in
