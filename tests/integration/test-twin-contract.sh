@@ -13,6 +13,9 @@
 #   /s/{sid}/_pome/health's key set per twin; admin routes each leave a tape row (but
 #   Stripe's /admin/seed), /admin/seed keeps the tape; admin (the gate's 403 word for word),
 #   /admin/seed and /mcp/call body corners, and unknown-route errors in the vendor's envelope;
+# - Gmail and Linear: the suite's PER_TWIN.gmail/.linear cases (Google's {error:{status}} and
+#   Linear's errors[].extensions.code per case) and AUTH_ENVELOPE's admin 403 bodies, with no
+#   documentation_url on any of their auth refusals;
 # - MCP: a bad MCP-Protocol-Version is 400, POST /mcp/tools/{name} runs the tool;
 # - secret-looking values are [REDACTED] in /_pome/state and on the tape, never in what the
 #   vendor's API answers;
@@ -427,6 +430,148 @@ call GET "$ST/_pome/events" "Bearer $SK"
 assert_jq '[.[] | select(.path == "/admin/seed")] | length' 0 "Stripe's /admin/seed is not on the tape"
 stop_twin st
 pass "Stripe: health shapes, auth words, 501s and the key wall, /mcp/call and /admin corners"
+
+# ---- Gmail and Linear: hosted Pome's frozen shapes (suite.mjs PER_TWIN.gmail/.linear and
+# AUTH_ENVELOPE) ----
+# no_docs_url: no documentation_url anywhere in BODY (GitHub's key; Google and Linear send none)
+no_docs_url() {
+        [[ $(jq '[.. | objects | select(has("documentation_url"))] | length' <<<"$BODY") == 0 ]] ||
+                fail "$1: a documentation_url on a twin whose vendor sends none: $BODY"
+}
+# frozen TWIN CASE FILTER: BODY passes the twin's check of a suite case (a jq filter)
+frozen() { jq -e "$3" <<<"$BODY" >/dev/null 2>&1 || fail "$1 $2: got HTTP $STATUS $BODY"; }
+GOOGLE_403='{"error":{"code":403,"message":"Forbidden","errors":[{"message":"Forbidden","domain":"global","reason":"forbidden"}],"status":"PERMISSION_DENIED"}}'
+LINEAR_403='{"errors":[{"message":"Forbidden","extensions":{"code":"FORBIDDEN","http":{"status":403}}}]}'
+for twin in gmail linear; do
+        if [[ $twin == gmail ]]; then
+                BAD='.error.status == "INVALID_ARGUMENT"' UNAUTH='.error.status == "UNAUTHENTICATED"'
+                NOTFOUND='.error.status == "NOT_FOUND"' UNSUP='.error.status == "UNIMPLEMENTED"'
+                ALIAS=list_labels RAW_STATUS=401 ROOT_STATUS=404 SEED_TAPE=null FORBIDDEN=$GOOGLE_403
+        else
+                BAD='.errors[0].extensions.code == "BAD_USER_INPUT"' UNAUTH='.errors[0].extensions.code == "AUTHENTICATION_ERROR"'
+                NOTFOUND='.errors[0].extensions.code == "NOT_FOUND"' UNSUP='.fidelity == "unsupported"'
+                ALIAS=list_issues RAW_STATUS=200 ROOT_STATUS=401 SEED_TAPE=object FORBIDDEN=$LINEAR_403
+        fi
+        start_twin "$twin" "$twin" "TWIN_AUTH_SECRET=$SECRET"
+        TB=$BASE/s/$S
+        call GET "$BASE/healthz"
+        assert_status 200 "$twin: /healthz"
+        assert_jq .ok true
+        assert_jq .twin "$twin"
+        assert_jq .fidelity semantic
+        assert_jq '.implementation | type' string
+        assert_jq '[.runtime.package, .runtime.version, .runtime.git_sha, .runtime.build_time] | map(type) | unique | join(",")' string
+        tools=$(jq .tools <<<"$BODY")
+        [[ $tools =~ ^[1-9][0-9]*$ ]] || fail "$twin: /healthz tools: $BODY"
+        call GET "$TB/mcp/tools" "Bearer $JWT"
+        assert_status 200 "$twin: /mcp/tools"
+        assert_eq "$(jq '.tools | length' <<<"$BODY")" "$tools" "$twin: healthz.tools = the MCP tool count"
+        call GET "$TB/healthz" "Bearer $JWT"
+        assert_status 200 "$twin: /s/{sid}/healthz"
+        assert_jq .ok true
+        assert_jq .sid $S
+        call GET "$TB/_pome/health" "Bearer $JWT"
+        assert_status 200 "$twin: /_pome/health"
+        assert_jq 'keys | join(",")' fidelity,ok,twin,version "$twin's /_pome/health keys"
+        assert_jq .twin "$twin"
+        call GET "$TB/_pome/state" "Bearer $JWT"
+        assert_status 200 "$twin: /_pome/state"
+        assert_jq 'type' object
+        call GET "$TB/_pome/events" "Bearer $JWT"
+        assert_status 200 "$twin: /_pome/events"
+        assert_jq 'type' array
+        pass "$twin: /healthz (fidelity semantic, tools, runtime), /s/{sid}/healthz, /_pome/health keys"
+
+        # auth: no token, garbage, another session's, expired → 401 in the vendor's envelope,
+        # no documentation_url; a raw prefix-less JWT: 401 Gmail, 200 Linear
+        call GET "$TB/_pome/state"
+        assert_status 401 "$twin: no token"
+        frozen "$twin" noAuth "$UNAUTH"
+        no_docs_url "$twin: no token"
+        call GET "$TB/_pome/state" "Bearer garbage"
+        assert_status 401 "$twin: a garbage bearer"
+        no_docs_url "$twin: a garbage bearer"
+        call GET "$TB/_pome/state" "Bearer $(mint_jwt "$KEY" other-sid $FUTURE)"
+        assert_status 401 "$twin: a JWT of another session"
+        frozen "$twin" wrongSid "$UNAUTH"
+        no_docs_url "$twin: another session"
+        call GET "$TB/_pome/state" "Bearer $(mint_jwt "$KEY" $S $PAST)"
+        assert_status 401 "$twin: an expired JWT"
+        frozen "$twin" expired "$UNAUTH"
+        no_docs_url "$twin: expired"
+        call GET "$TB/_pome/state" "$JWT"
+        assert_status "$RAW_STATUS" "$twin: a raw JWT without a scheme"
+        pass "$twin: auth refusals 401 in the vendor's envelope, no documentation_url; raw JWT $RAW_STATUS"
+
+        # MCP: initialize answers plain JSON, GET /mcp is 405; /mcp/call's corners
+        call POST "$TB/mcp" "Bearer $JWT" \
+                '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"contract-suite","version":"0"}}}' \
+                application/json "Accept: application/json, text/event-stream"
+        assert_status 200 "$twin: MCP initialize"
+        assert_jq .jsonrpc 2.0
+        assert_jq '.result.serverInfo.name | type' string
+        call GET "$TB/mcp" "Bearer $JWT"
+        assert_status 405 "$twin: GET /mcp"
+        call POST "$TB/mcp/call" "Bearer $JWT" '{"tool":"definitely_not_a_tool","arguments":{}}'
+        assert_status 404 "$twin: /mcp/call with an unknown tool"
+        frozen "$twin" mcpCallUnknown "$NOTFOUND"
+        call POST "$TB/mcp/call" "Bearer $JWT" "{\"name\":\"$ALIAS\",\"params\":{}}"
+        assert_status 400 "$twin: /mcp/call {name, params}"
+        frozen "$twin" mcpCallAlias "$BAD"
+        call POST "$TB/mcp/call" "Bearer $JWT" "tool=$ALIAS" application/x-www-form-urlencoded
+        assert_status 400 "$twin: /mcp/call with a form"
+        frozen "$twin" mcpCallForm "$BAD"
+        call POST "$TB/mcp/call" "Bearer $JWT" '{oops'
+        assert_status 400 "$twin: /mcp/call with malformed JSON"
+        frozen "$twin" mcpCallMalformed "$BAD"
+        pass "$twin: MCP initialize 200, GET /mcp 405, /mcp/call unknown 404, alias/form/malformed 400"
+
+        # admin: reset, seed corners, the tape
+        call POST "$BASE/admin/reset" ""
+        assert_status 200 "$twin: /admin/reset"
+        assert_jq .ok true
+        call POST "$BASE/admin/seed" "" '{"definitely":"not-a-seed"}'
+        assert_status 400 "$twin: /admin/seed with a garbage seed"
+        frozen "$twin" adminSeedGarbage "$BAD"
+        call POST "$BASE/admin/seed" "" 'seed=whatever' application/x-www-form-urlencoded
+        assert_status 400 "$twin: /admin/seed with a form"
+        frozen "$twin" adminSeedForm "$BAD"
+        call POST "$BASE/admin/seed" "" '{oops'
+        assert_status 400 "$twin: /admin/seed with malformed JSON"
+        frozen "$twin" adminSeedMalformed "$BAD"
+        call GET "$TB/_pome/state" "Bearer $JWT"
+        call POST "$BASE/admin/seed" "" '{}'
+        call GET "$TB/_pome/events" "Bearer $JWT"
+        assert_status 200 "$twin: /_pome/events"
+        assert_jq '[.[] | (.request_path // .path // "") | select(contains("_pome/state"))] | length' 0 \
+                "$twin: /_pome/state is never on the tape"
+        assert_jq '[.[] | select((.request_path // .path // "") | contains("admin/seed"))] | length > 0' true \
+                "$twin: /admin/seed is on the tape"
+        assert_jq '[.[] | select((.request_path // .path // "") | contains("admin/seed"))][-1].state_delta | type' \
+                "$SEED_TAPE" "$twin: the last /admin/seed row's state_delta (null: {} is no Gmail seed; object: {} is a Linear one)"
+        call GET "$TB/definitely/not/a/route" "Bearer $JWT"
+        assert_status 501 "$twin: an unknown session route"
+        frozen "$twin" unknownSession "$UNSUP"
+        call GET "$BASE/definitely-not-a-route"
+        assert_status "$ROOT_STATUS" "$twin: an unknown root route"
+        stop_twin "$twin"
+        pass "$twin: /admin/reset, /admin/seed corners 400, the tape, unknown routes 501/$ROOT_STATUS"
+
+        # the admin gate's 403: the vendor's envelope, word for word
+        start_twin "${twin}adm" "$twin" "TWIN_ADMIN_TOKEN=let-me-in" "TWIN_AUTH_SECRET=$SECRET"
+        call POST "$BASE/admin/reset" ""
+        assert_status 403 "$twin: admin without X-Admin-Token"
+        assert_eq "$(jq -cS . <<<"$BODY")" "$(jq -cS . <<<"$FORBIDDEN")" "$twin: hosted Pome's admin 403, word for word"
+        call POST "$BASE/admin/reset" "" "" application/json "X-Admin-Token: nope"
+        assert_status 403 "$twin: admin with a wrong X-Admin-Token"
+        assert_eq "$(jq -cS . <<<"$BODY")" "$(jq -cS . <<<"$FORBIDDEN")" "$twin: the 403 to a wrong token"
+        no_docs_url "$twin: admin 403"
+        call POST "$BASE/admin/reset" "" "" application/json "X-Admin-Token: let-me-in"
+        assert_status 200 "$twin: admin with the X-Admin-Token"
+        assert_jq .ok true
+        stop_twin "${twin}adm"
+        pass "$twin: the admin gate's 403 in the vendor's envelope, word for word"
+done
 
 # ---- a non-loopback twin without a secret ----
 DATA=$TMP/data
