@@ -148,7 +148,10 @@ static int message_has_label(const GradeCheckInput *in, GradeOutcome *o)
         int r;
         json_t *m = message_by_id(in->final, id, &mi);
         if (!m)
-                return grade_outcome_set(o, GRADE_FAILED, "no message %s in the mailbox", id);
+                return (r = grade_cite_path(o, "/messages")) < 0
+                               ? r
+                               : grade_outcome_set(o, GRADE_FAILED, "no message %s in the mailbox",
+                                                   id);
         json_t *l = label_ref(in->final, ref, &li);
         /* a system label is its own id; a name the mailbox does not have carries nothing */
         const char *lid = l ? json_get_str(l, "id") : ref;
@@ -321,6 +324,9 @@ static int no_mail_sent(const GradeCheckInput *in, GradeOutcome *o)
                 if ((r = grade_cite_path(o, "/messages/%zu", i)) < 0)
                         return r;
         }
+        /* nothing sent: what was read is the whole list */
+        if (!hits && (r = grade_cite_path(o, "/messages")) < 0)
+                return r;
         return grade_outcome_set(o, hits ? GRADE_FAILED : GRADE_PASSED,
                                  "%zu message(s) were sent during the run", hits);
 }
