@@ -39,7 +39,38 @@ done
 assert_eq "$(used)" "$before" "usage after a failed start"
 pass "broken seed → 503 naming slack ($reason: $detail), nothing left behind"
 
-# 2. The second twin's pod is killed by the OOM killer while loading (a seed too big
+# 2. Any one to three of the five twins start together, and a sandbox whose last twin's
+#    seed fails to load is refused whole, naming that twin, whichever twins are beside it.
+TWINS=(github slack stripe gmail linear)
+combos=()
+for ((a = 0; a < 5; a++)); do
+        combos+=("${TWINS[a]}")
+        for ((b = a + 1; b < 5; b++)); do
+                combos+=("${TWINS[a]} ${TWINS[b]}")
+                for ((c = b + 1; c < 5; c++)); do combos+=("${TWINS[a]} ${TWINS[b]} ${TWINS[c]}"); done
+        done
+done
+assert_eq "${#combos[@]}" 25 "subsets of one to three of five twins"
+for combo in "${combos[@]}"; do
+        read -ra set <<<"$combo"
+        twins=$(printf '%s\n' "${set[@]}" | jq -R . | jq -sc .)
+        api POST /v1/sandboxes "{\"twins\":$twins}"
+        assert_status 201 "a sandbox of $combo"
+        sid=$(jq -r .session_id <<<"$BODY")
+        assert_eq "$(jq -c '.per_twin | keys | sort' <<<"$BODY")" "$(jq -c sort <<<"$twins")" "$combo: its twins"
+        discard "$sid"
+        last=${set[-1]}
+        [[ $last == gmail || $last == linear ]] || continue
+        api POST /v1/sandboxes "{\"twins\":$twins,\"seeds\":{\"$last\":\"broken\"}}"
+        assert_status 503 "$combo with a broken $last seed"
+        assert_jq .error.details.twin "$last"
+        failed=$(ls -t "$TMP/state/runs" | head -1)
+        [[ -z $(tree_dirs "$failed") ]] || fail "cgroup directories of $failed ($combo) remain"
+done
+assert_eq "$(used)" "$before" "usage after the five twins' subsets"
+pass "every subset of one to three of the five twins starts; a broken gmail or linear seed fails it whole"
+
+# 3. The second twin's pod is killed by the OOM killer while loading (a seed too big
 #    for a 6 MiB limit is generated into a test images dir).
 imgs=$(test_images_dir)
 jq -n '{channels: [{id: "C001", name: "general", messages: [range(25000) |
