@@ -76,16 +76,12 @@ static json_t *issue_out(json_t *w, json_t *is)
                 if (l && json_array_append(labels, json_object_get(l, "name")) < 0)
                         return NULL;
         }
-        _cleanup_free_ char *branch = NULL;
-        if (asprintf(&branch, "%s", strempty(json_get_str(is, "identifier"))) < 0)
-                return NULL;
-        for (char *p = branch; *p; p++)
-                if (*p >= 'A' && *p <= 'Z')
-                        *p = (char)(*p - 'A' + 'a');
+        char branch[96];
+        ln_branch_name(is, branch);
         return json_pack(
-                "{s:O, s:O, s:O, s:O, s:O, s:O, s:o, s:s, s:O, s:O, s:O, s:O, s:O, "
-                "s:O, s:O, s:O?, s:O?, s:O, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O, s:O?, "
-                "s:O, s:O}",
+                "{s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:o, s:s, s:O?, s:O?, s:O?, s:O?, s:O?, "
+                "s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, "
+                "s:O?, s:O?, s:O?}",
                 "id", json_object_get(is, "id"), "identifier", json_object_get(is, "identifier"),
                 "title", json_object_get(is, "title"), "description",
                 json_object_get(is, "description"), "priority", json_object_get(is, "priority"),

@@ -213,29 +213,8 @@ static json_t *src(GqlExec *x, Kind k, json_t *row)
                         return NULL;
                 break;
         case K_ISSUE: {
-                /* Linear's branch name: the identifier and the title, lower-case, dashed */
                 char branch[96];
-                size_t n = (size_t)snprintf(branch, sizeof(branch), "%s-",
-                                            strempty(json_get_str(row, "identifier")));
-                bool dash = true;
-                for (const char *p = strempty(json_get_str(row, "title"));
-                     *p && n + 2 < sizeof(branch) && n < 60; p++) {
-                        char ch = *p;
-                        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
-                            (ch >= 'A' && ch <= 'Z')) {
-                                branch[n++] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
-                                dash = false;
-                        } else if (!dash) {
-                                branch[n++] = '-';
-                                dash = true;
-                        }
-                }
-                while (n > 0 && branch[n - 1] == '-')
-                        n--;
-                branch[n] = 0;
-                for (char *p = branch; *p; p++)
-                        if (*p >= 'A' && *p <= 'Z')
-                                *p = (char)(*p + 32);
+                ln_branch_name(row, branch);
                 if (put(o, "url", ln_issue_url(w, row)) < 0 ||
                     put(o, "branchName", json_string(branch)) < 0 ||
                     put(o, "priorityLabel",

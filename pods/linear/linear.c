@@ -213,6 +213,32 @@ json_t *ln_issue_url(json_t *w, const json_t *issue)
         return json_string(u);
 }
 
+/* Linear's branch name of issue into buf: its identifier and the start of its title, lower-case
+ * and dashed ("eng-1-triage-inbox-for-agent-eval"). */
+void ln_branch_name(const json_t *issue, char buf[static 96])
+{
+        int k = snprintf(buf, 96, "%.40s-", strempty(json_get_str(issue, "identifier")));
+        size_t n = k > 0 ? (size_t)k : 0;
+        bool dash = true;
+        for (const char *p = strempty(json_get_str(issue, "title")); *p && n < 90; p++) {
+                char ch = *p;
+                if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                    (ch >= 'A' && ch <= 'Z')) {
+                        buf[n++] = ch;
+                        dash = false;
+                } else if (!dash) {
+                        buf[n++] = '-';
+                        dash = true;
+                }
+        }
+        while (n > 0 && buf[n - 1] == '-')
+                n--;
+        buf[n] = 0;
+        for (char *p = buf; *p; p++)
+                if (*p >= 'A' && *p <= 'Z')
+                        *p = (char)(*p - 'A' + 'a');
+}
+
 /* Moves issue into state (both borrowed): stateId, and the startedAt, completedAt and
  * canceledAt Linear stamps when an issue enters a started, completed or canceled state (now).
  * 0 or -ENOMEM. */

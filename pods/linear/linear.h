@@ -43,6 +43,7 @@ int ln_parse_time(const char *s, int64_t *ret);
 int ln_page(json_t *items, int64_t first, const char *after, int64_t last, const char *before,
             json_t **ret_nodes, json_t **ret_info, char *err, size_t errlen);
 json_t *ln_issue_url(json_t *w, const json_t *issue);
+void ln_branch_name(const json_t *issue, char buf[static 96]);
 int ln_fail(TwinReply *rp, int status, const char *code, const char *fmt, ...) _printf_(4, 5);
 json_t *ln_error_body(int status, const char *code, const char *message);
 int ln_set_issue_state(json_t *issue, const json_t *state, const char *now);

@@ -435,6 +435,13 @@ static void test_mcp(void)
         CHECK(streq(jps(out, "/issues/0/identifier"), "ENG-1"));
         CHECK(streq(jps(out, "/issues/0/status"), "Backlog"));
 
+        twin_test_call(t, &rp, "get_issue", "{\"id\": \"eng-1\"}");
+        out = (json_decref(out), json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL));
+        CHECK(streq(jps(out, "/labelIds/0"), "label_agent") &&
+              streq(jps(out, "/labels/0"), "Agent"));
+        CHECK(streq(jps(out, "/gitBranchName"), "eng-1-triage-inbox-for-agent-eval"));
+        CHECK(streq(jps(out, "/assignee"), "Developer") && streq(jps(out, "/team"), "Engineering"));
+
         twin_test_call(t, &rp, "save_issue",
                        "{\"id\": \"ENG-1\", \"state\": \"In Progress\", \"labels\": [\"Bug\", "
                        "\"Agent\"], \"assignee\": \"me\"}");
