@@ -766,12 +766,16 @@ static char *media_type(const char *v)
 
 /* ---------------------------------------------------------------- transfer encodings */
 
-/* Undoes quoted-printable (RFC 2045 §6.7), leniently: a stray '=' is kept as it is. */
+/*
+ * Undoes quoted-printable (RFC 2045 §6.7), leniently: a stray '=' is kept as it is; the
+ * spaces and tabs that end an encoded line are transport padding and go (rule 3), those
+ * before a soft line break or encoded as =20 stay.
+ */
 static int qp_decode(const char *s, size_t n, Buf *out)
 {
         if (buf_reserve(&out->p, &out->cap, n + 1, 64) < 0)
                 return -ENOMEM;
-        size_t o = 0;
+        size_t o = 0, ws = SIZE_MAX; /* where the literal whitespace at the end began */
         for (size_t i = 0; i < n; i++) {
                 char c = s[i];
                 if (c == '=') {
@@ -779,6 +783,7 @@ static int qp_decode(const char *s, size_t n, Buf *out)
                         if (i + 2 < n && (h = hexval((unsigned char)s[i + 1])) >= 0 &&
                             (l = hexval((unsigned char)s[i + 2])) >= 0) {
                                 out->p[o++] = (char)(h << 4 | l);
+                                ws = SIZE_MAX;
                                 i += 2;
                                 continue;
                         }
@@ -786,21 +791,26 @@ static int qp_decode(const char *s, size_t n, Buf *out)
                         size_t j = i + 1;
                         while (j < n && (s[j] == ' ' || s[j] == '\t'))
                                 j++;
-                        if (j < n && s[j] == '\r' && j + 1 < n && s[j + 1] == '\n') {
-                                i = j + 1;
-                                continue;
-                        }
-                        if (j < n && s[j] == '\n') {
-                                i = j;
-                                continue;
-                        }
-                        if (j == n) {
-                                i = j;
+                        if (j == n || s[j] == '\n' ||
+                            (s[j] == '\r' && j + 1 < n && s[j + 1] == '\n')) {
+                                i = j < n && s[j] == '\r' ? j + 1 : j;
+                                ws = SIZE_MAX;
                                 continue;
                         }
                 }
+                if (c == ' ' || c == '\t') {
+                        if (ws == SIZE_MAX)
+                                ws = o;
+                } else {
+                        if ((c == '\n' || (c == '\r' && i + 1 < n && s[i + 1] == '\n')) &&
+                            ws != SIZE_MAX)
+                                o = ws;
+                        ws = SIZE_MAX;
+                }
                 out->p[o++] = c;
         }
+        if (ws != SIZE_MAX) /* the last line ends where the body does */
+                o = ws;
         out->n = o;
         out->p[o] = 0;
         return 0;

@@ -392,6 +392,11 @@ static void test_malformed(void)
         p = parse("Content-Transfer-Encoding: quoted-printable\r\n\r\na=zz b=4 c=\r\nd=  \r\ne=");
         CHECK(body_is(p, "a=zz b=4 cde"));
         json_decref(p);
+        /* padding at a line end goes; before a soft break or as =20 it stays */
+        p = parse("Content-Transfer-Encoding: quoted-printable\r\n\r\n"
+                  "pad  \t\r\nkeep =\r\nx=20\r\nlf \nend ");
+        CHECK(body_is(p, "pad\r\nkeep x \r\nlf\nend"));
+        json_decref(p);
 
         /* a bad Content-Type is text/plain; an unknown encoding leaves the bytes */
         p = parse("Content-Type: garbage\r\nContent-Transfer-Encoding: x-uuencode\r\n\r\nraw");
