@@ -216,6 +216,117 @@ static bool newer(const json_t *row, const char *key, int64_t since)
         return ln_parse_time(json_get_str(row, key), &t) == 0 && t >= since;
 }
 
+/* The number of times needle occurs in hay (non-overlapping), at most 2 unless all. */
+static size_t occurrences(const char *hay, const char *needle, bool all)
+{
+        size_t n = 0, l = strlen(needle);
+        for (const char *p = hay; l && (p = strstr(p, needle)) && (all || n < 2); p += l)
+                n++;
+        return n;
+}
+
+/*
+ * The `patch` argument of save_issue and save_project (Linear's MCP server): edits applied to
+ * content in order, all or none — replace {old_string, new_string, replace_all?},
+ * insert_before and insert_after {anchor, text}, prepend and append {text}; an anchor must
+ * match exactly once. 0 with the new content in *ret (malloc'd), 1 refused (rp), -ENOMEM.
+ */
+static int apply_patch(TwinReply *rp, const char *content, json_t *ops, char **ret)
+{
+        _cleanup_free_ char *cur = strdup(strempty(content));
+        if (!cur)
+                return -ENOMEM;
+        if (!json_is_array(ops) || json_array_size(ops) < 1 || json_array_size(ops) > 50) {
+                int r = ln_fail(rp, BAD, "patch must be a list of 1 to 50 operations");
+                return r < 0 ? r : 1;
+        }
+        size_t i;
+        json_t *op;
+        json_array_foreach (ops, i, op) {
+                const char *kind = json_get_str(op, "op");
+                bool replace = streq_ptr(kind, "replace");
+                const char *anchor = json_get_str(op, replace ? "old_string" : "anchor");
+                const char *text = json_get_str(op, replace ? "new_string" : "text");
+                bool all = replace && json_is_true(json_object_get(op, "replace_all"));
+                bool anchored = replace || streq_ptr(kind, "insert_before") ||
+                                streq_ptr(kind, "insert_after");
+                if (!kind || !text || (anchored && (!anchor || !*anchor)) ||
+                    (!anchored && !streq(kind, "prepend") && !streq(kind, "append"))) {
+                        int r = ln_fail(rp, BAD, "patch[%zu]: not an operation Linear knows", i);
+                        return r < 0 ? r : 1;
+                }
+                size_t hits = anchored ? occurrences(cur, anchor, all) : 1;
+                if (hits == 0 || (hits > 1 && !all)) {
+                        int r = ln_fail(rp, BAD,
+                                        "patch[%zu]: the anchor must match the current content "
+                                        "exactly once (it matches %s)",
+                                        i, hits ? "more than once" : "nowhere");
+                        return r < 0 ? r : 1;
+                }
+                size_t cl = strlen(cur), al = anchor ? strlen(anchor) : 0, tl = strlen(text);
+                _cleanup_free_ char *next = malloc(cl + (hits ? hits : 1) * (tl + al) + 1);
+                if (!next)
+                        return -ENOMEM;
+                char *q = next;
+                if (streq(kind, "prepend"))
+                        q = stpcpy(stpcpy(q, text), cur);
+                else if (streq(kind, "append"))
+                        q = stpcpy(stpcpy(q, cur), text);
+                else {
+                        const char *p = cur, *m;
+                        while ((m = strstr(p, anchor))) {
+                                q = mempcpy(q, p, (size_t)(m - p));
+                                if (streq(kind, "insert_before"))
+                                        q = stpcpy(stpcpy(q, text), anchor);
+                                else if (streq(kind, "insert_after"))
+                                        q = stpcpy(stpcpy(q, anchor), text);
+                                else
+                                        q = stpcpy(q, text);
+                                p = m + al;
+                                if (!all)
+                                        break;
+                        }
+                        q = stpcpy(q, p);
+                }
+                *q = 0;
+                free(cur);
+                cur = TAKE_PTR(next);
+        }
+        *ret = TAKE_PTR(cur);
+        return 0;
+}
+
+/* The description a save gives: description as it is, or patch applied to the row's (only on
+ * an update, and not both). 0 with *ret (new JSON value, NULL: unchanged), 1 refused, -ENOMEM. */
+static int new_description(TwinCall *c, TwinReply *rp, const json_t *old, json_t **ret)
+{
+        json_t *d = json_object_get(c->args, "description"),
+               *patch = json_object_get(c->args, "patch");
+        *ret = NULL;
+        if (patch && json_is_null(patch))
+                patch = NULL;
+        int r = 0;
+        if (patch && (!old || d))
+                r = ln_fail(rp, BAD, "%s",
+                            !old ? "patch is only valid when updating"
+                                 : "pass description or patch, not both");
+        else if (d && !json_is_string(d) && !json_is_null(d))
+                r = ln_fail(rp, BAD, "description must be a string");
+        if (r != 0 || rp->status >= 400)
+                return r < 0 ? r : 1;
+        if (d) {
+                *ret = json_incref(d);
+                return 0;
+        }
+        if (!patch)
+                return 0;
+        _cleanup_free_ char *text = NULL;
+        if ((r = apply_patch(rp, json_get_str(old, "description"), patch, &text)) != 0)
+                return r;
+        *ret = json_string(text);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* ------------------------------------------------------------------ issues */
 
 /* list_issues: the workspace's issues, filtered by the MCP tool's arguments, by updatedAt (or
@@ -453,7 +564,7 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
 {
         json_t *w = c->world;
         int r = unmodelled(c, rp,
-                           (const char *const[]){"patch", "milestone", "delegate", "slaBreachesAt",
+                           (const char *const[]){"milestone", "delegate", "slaBreachesAt",
                                                  "slaType", "links", "setReleases", "addReleases",
                                                  "removeReleases", "blocks", "blockedBy",
                                                  "relatedTo", "duplicateOf", "removeBlocks",
@@ -508,11 +619,12 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
                                "pome linear twin");
         if (title && json_object_set_new(is, "title", json_string(title)) < 0)
                 return -ENOMEM;
-        json_t *v = json_object_get(c->args, "description");
-        if (v && !json_is_string(v) && !json_is_null(v))
-                return ln_fail(rp, BAD, "description must be a string");
-        if (v && json_object_set(is, "description", v) < 0)
+        _cleanup_json_ json_t *desc = NULL;
+        if ((r = new_description(c, rp, old, &desc)) != 0)
+                return r < 0 ? r : 0;
+        if (desc && json_object_set(is, "description", desc) < 0)
                 return -ENOMEM;
+        json_t *v;
         if ((v = json_object_get(c->args, "priority"))) {
                 int64_t p;
                 if (twin_arg_int(c->args, "priority", 0, 4, &p) < 0)
@@ -1153,7 +1265,7 @@ int ln_act_save_project(TwinCall *c, TwinReply *rp)
 {
         json_t *w = c->world;
         int r = unmodelled(c, rp,
-                           (const char *const[]){"icon", "color", "summary", "patch", "startDate",
+                           (const char *const[]){"icon", "color", "summary", "startDate",
                                                  "startDateResolution", "targetDate",
                                                  "targetDateResolution", "priority", "labels",
                                                  "lead", "addInitiatives", "removeInitiatives",
@@ -1192,9 +1304,9 @@ int ln_act_save_project(TwinCall *c, TwinReply *rp)
                 return -ENOMEM;
         if (name && (!*name || json_object_set_new(p, "name", json_string(name)) < 0))
                 return *name ? -ENOMEM : ln_fail(rp, BAD, "name must not be empty");
-        json_t *desc = json_object_get(c->args, "description");
-        if (desc && !json_is_string(desc))
-                return ln_fail(rp, BAD, "description must be a string");
+        _cleanup_json_ json_t *desc = NULL;
+        if ((r = new_description(c, rp, old, &desc)) != 0)
+                return r < 0 ? r : 0;
         if ((desc && json_object_set(p, "description", desc) < 0) ||
             (state && json_object_set_new(p, "state", json_string(state)) < 0) ||
             (set && json_object_set(p, "teamIds", set) < 0))

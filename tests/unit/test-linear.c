@@ -468,6 +468,22 @@ static void test_mcp(void)
         out = (json_decref(out), json_loads(jps(rp.body, "/result/content/0/text"), 0, NULL));
         CHECK(json_array_size(jp(out, "/cycles")) == 1);
 
+        /* patch: edits in order, all or none */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"patch\": [{\"op\": \"replace\", "
+                       "\"old_string\": \"waiting\", \"new_string\": \"ready\"}, {\"op\": "
+                       "\"append\", \"text\": \" Done.\"}, {\"op\": \"insert_before\", "
+                       "\"anchor\": \"Backlog\", \"text\": \"A \"}]}");
+        CHECK(streq(jps(row(t, "issues", "issue_backlog"), "/description"),
+                    "A Backlog item ready for triage. Done."));
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"patch\": [{\"op\": \"append\", \"text\": "
+                       "\"!\"}, {\"op\": \"replace\", \"old_string\": \"absent\", "
+                       "\"new_string\": \"x\"}]}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        CHECK(streq(jps(row(t, "issues", "issue_backlog"), "/description"),
+                    "A Backlog item ready for triage. Done."));
+
         /* what the world does not model is refused by name, never ignored */
         _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
         twin_test_call(t, &rp, "save_issue", "{\"id\": \"ENG-1\", \"blocks\": [\"ENG-2\"]}");
