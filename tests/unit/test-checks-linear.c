@@ -3,13 +3,15 @@
  * Linear's checks (pods/grade/checks-linear.c) against hand-made worlds in the Linear twin's
  * world shape: each sentence binds, passes where it should and fails where it should, and
  * its evidence holds together (every pointer resolves in the final world, every event id is
- * a row of the tape).
+ * a row of the tape). Then the same against the real twin: a hosted-format seed, changed
+ * through its GraphQL and MCP, graded with the tape rows those calls leave.
  */
 #include <string.h>
 
 #include "common/json-util.h"
 #include "pods/grade/check.h"
-#include "tests/unit/check.h"
+#include "pods/twin/kind.h"
+#include "tests/unit/grade-test-util.h"
 
 /* Two teams, each with its own "Done"; ENG's issues: "Checkout 500" (Todo, bug, estimate 3,
  * assigned to Ada, a seeded root comment c1), "Slow search" (Backlog, no estimate), an
@@ -123,7 +125,7 @@ static GradeOutcome grade_at(const char *sentence, json_t *seed, json_t *final, 
         return o;
 }
 
-#define EXPECT(sentence, seed, final, tape, want, id)                                         \
+#define LEXPECT(sentence, seed, final, tape, want, id)                                        \
         do {                                                                                  \
                 GradeOutcome _o_ = grade_at(sentence, seed, final, tape, want, id, __LINE__); \
                 grade_outcome_done(&_o_);                                                     \
@@ -162,39 +164,39 @@ static void test_issue_exists(void)
 {
         _cleanup_json_ json_t *seed = world(), *final = world();
         const char *id = "linear.issue-exists";
-        EXPECT("An issue titled \"Checkout 500\" exists in `ENG`", seed, final, NULL, GRADE_PASSED,
-               id);
+        LEXPECT("An issue titled \"Checkout 500\" exists in `ENG`", seed, final, NULL, GRADE_PASSED,
+                id);
         EXPECT_CITES("An issue titled \"Checkout 500\" exists in `ENG`", seed, final, "/issues/0");
         EXPECT_CITES("An issue titled \"Checkout 500\" exists in `OPS`", seed, final, "/issues/3");
         /* exact title, exact team key; archived is gone */
-        EXPECT("An issue titled \"checkout 500\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
-               id);
-        EXPECT("An issue titled \"Checkout 500\" exists in `DES`", seed, final, NULL, GRADE_FAILED,
-               id);
-        EXPECT("An issue titled \"Old thing\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
-               id);
-        EXPECT("An issue titled \"Slow search\" exists in `OPS`", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("An issue titled \"checkout 500\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
+                id);
+        LEXPECT("An issue titled \"Checkout 500\" exists in `DES`", seed, final, NULL, GRADE_FAILED,
+                id);
+        LEXPECT("An issue titled \"Old thing\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
+                id);
+        LEXPECT("An issue titled \"Slow search\" exists in `OPS`", seed, final, NULL, GRADE_FAILED,
+                id);
         /* a duplicate title makes the sentence name no single issue */
         json_array_append(json_object_get(final, "issues"), issue_row(final, 1));
-        EXPECT("An issue titled \"Slow search\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("An issue titled \"Slow search\" exists in `ENG`", seed, final, NULL, GRADE_FAILED,
+                id);
 }
 
 static void test_issue_state(void)
 {
         _cleanup_json_ json_t *seed = world(), *final = world();
         const char *id = "linear.issue-state";
-        EXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` is in state \"todo\"", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Done\"", seed, final, NULL,
-               GRADE_FAILED, id);
-        EXPECT("Issue \"Checkout 500\" in `OPS` is in state \"Done\"", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Missing\" in `ENG` is in state \"Done\"", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is in state \"todo\"", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Done\"", seed, final, NULL,
+                GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `OPS` is in state \"Done\"", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Missing\" in `ENG` is in state \"Done\"", seed, final, NULL, GRADE_FAILED,
+                id);
         /* moved to Done: both ends of the join are cited */
         json_object_set_new(issue_row(final, 0), "stateId", json_string("s4"));
         EXPECT_CITES("Issue \"Checkout 500\" in `ENG` is in state \"Done\"", seed, final,
@@ -206,26 +208,26 @@ static void test_issue_state(void)
         grade_outcome_done(&o);
         /* another team's "Done" is no state of ENG's issue */
         json_object_set_new(issue_row(final, 0), "stateId", json_string("s5"));
-        EXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Done\"", seed, final, NULL,
-               GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Done\"", seed, final, NULL,
+                GRADE_FAILED, id);
         /* a row without stateId cites the row */
         json_object_del(issue_row(final, 0), "stateId");
-        EXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", seed, final, NULL,
-               GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", seed, final, NULL,
+                GRADE_FAILED, id);
 }
 
 static void test_issue_labels(void)
 {
         _cleanup_json_ json_t *seed = world(), *final = world();
         const char *id = "linear.issue-has-label";
-        EXPECT("Issue \"Checkout 500\" in `ENG` has label \"Bug\"", seed, final, NULL, GRADE_PASSED,
-               id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` has label \"bug\"", seed, final, NULL, GRADE_PASSED,
-               id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` has label \"Performance\"", seed, final, NULL,
-               GRADE_FAILED, id);
-        EXPECT("Issue \"Slow search\" in `ENG` has label \"Performance\"", seed, final, NULL,
-               GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` has label \"Bug\"", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` has label \"bug\"", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` has label \"Performance\"", seed, final, NULL,
+                GRADE_FAILED, id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has label \"Performance\"", seed, final, NULL,
+                GRADE_FAILED, id);
         json_array_append_new(json_object_get(issue_row(final, 1), "labelIds"), json_string("l2"));
         GradeOutcome o = grade_at("Issue \"Slow search\" in `ENG` has label \"Performance\"", seed,
                                   final, NULL, GRADE_PASSED, id, __LINE__);
@@ -234,45 +236,45 @@ static void test_issue_labels(void)
         grade_outcome_done(&o);
         /* a dangling label id is no label */
         json_array_append_new(json_object_get(issue_row(final, 1), "labelIds"), json_string("l9"));
-        EXPECT("Issue \"Slow search\" in `ENG` has label \"Bug\"", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has label \"Bug\"", seed, final, NULL, GRADE_FAILED,
+                id);
 }
 
 static void test_issue_estimate_assignee(void)
 {
         _cleanup_json_ json_t *seed = world(), *final = world();
         const char *id = "linear.issue-estimate";
-        EXPECT("Issue \"Checkout 500\" in `ENG` has estimate 3", seed, final, NULL, GRADE_PASSED,
-               id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` has estimate 2", seed, final, NULL, GRADE_FAILED,
-               id);
-        EXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` has estimate 3", seed, final, NULL, GRADE_PASSED,
+                id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` has estimate 2", seed, final, NULL, GRADE_FAILED,
+                id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_FAILED,
+                id);
         json_object_set_new(issue_row(final, 1), "estimate", json_real(5.0));
-        EXPECT("Issue \"Slow search\" in `ENG` has estimate 5", seed, final, NULL, GRADE_PASSED,
-               id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has estimate 5", seed, final, NULL, GRADE_PASSED,
+                id);
         json_object_set_new(issue_row(final, 1), "estimate", json_integer(0));
-        EXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_PASSED,
-               id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_PASSED,
+                id);
         json_object_del(issue_row(final, 1), "estimate");
         EXPECT_CITES("Issue \"Checkout 500\" in `ENG` has estimate 3", seed, final,
                      "/issues/0/estimate");
-        EXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_FAILED,
-               id);
+        LEXPECT("Issue \"Slow search\" in `ENG` has estimate 0", seed, final, NULL, GRADE_FAILED,
+                id);
 
         id = "linear.issue-assignee";
-        EXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `ada@acme.test`", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `Ada Lovelace`", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `ADA`", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `bob`", seed, final, NULL,
-               GRADE_FAILED, id);
-        EXPECT("Issue \"Checkout 500\" in `OPS` is assigned to `bob`", seed, final, NULL,
-               GRADE_PASSED, id);
-        EXPECT("Issue \"Slow search\" in `ENG` is assigned to `ada`", seed, final, NULL,
-               GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `ada@acme.test`", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `Ada Lovelace`", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `ADA`", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Checkout 500\" in `ENG` is assigned to `bob`", seed, final, NULL,
+                GRADE_FAILED, id);
+        LEXPECT("Issue \"Checkout 500\" in `OPS` is assigned to `bob`", seed, final, NULL,
+                GRADE_PASSED, id);
+        LEXPECT("Issue \"Slow search\" in `ENG` is assigned to `ada`", seed, final, NULL,
+                GRADE_FAILED, id);
         json_object_set_new(issue_row(final, 1), "assigneeId", json_string("u2"));
         GradeOutcome o = grade_at("Issue \"Slow search\" in `ENG` is assigned to `bob@acme.test`",
                                   seed, final, NULL, GRADE_PASSED, id, __LINE__);
@@ -286,15 +288,15 @@ static void test_comments(void)
 {
         _cleanup_json_ json_t *seed = world(), *final = world();
         const char *id = "linear.issue-comment-contains";
-        EXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"mobile\"", seed, final,
-               NULL, GRADE_PASSED, id);
-        EXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"Mobile\"", seed, final,
-               NULL, GRADE_FAILED, id);
+        LEXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"mobile\"", seed, final,
+                NULL, GRADE_PASSED, id);
+        LEXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"Mobile\"", seed, final,
+                NULL, GRADE_FAILED, id);
         /* another team's issue of the same title keeps its comments */
-        EXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"ops note\"", seed, final,
-               NULL, GRADE_FAILED, id);
-        EXPECT("A comment on issue \"Slow search\" in `ENG` contains \"GH-12\"", seed, final, NULL,
-               GRADE_FAILED, id);
+        LEXPECT("A comment on issue \"Checkout 500\" in `ENG` contains \"ops note\"", seed, final,
+                NULL, GRADE_FAILED, id);
+        LEXPECT("A comment on issue \"Slow search\" in `ENG` contains \"GH-12\"", seed, final, NULL,
+                GRADE_FAILED, id);
         add_comment(final, "c3", "i2", NULL, "Tracked from acme/api#12 (GH-12)");
         EXPECT_CITES("A comment on issue \"Slow search\" in `ENG` contains \"GH-12\"", seed, final,
                      "/comments/2");
@@ -302,14 +304,14 @@ static void test_comments(void)
         id = "linear.issue-threaded-reply";
         const char *reply = "A threaded reply to a seeded comment exists on issue \"Checkout 500\" "
                             "in `ENG`";
-        EXPECT(reply, seed, seed, NULL, GRADE_FAILED, id);
+        LEXPECT(reply, seed, seed, NULL, GRADE_FAILED, id);
         /* a new root comment, then a reply to it: not in the seeded thread */
         add_comment(final, "c4", "i1", NULL, "Looking into it");
         add_comment(final, "c5", "i1", "c4", "Update: reproduced");
-        EXPECT(reply, seed, final, NULL, GRADE_FAILED, id);
+        LEXPECT(reply, seed, final, NULL, GRADE_FAILED, id);
         /* a reply to another issue's seeded comment is not one on this issue */
         add_comment(final, "c6", "i4", "c2", "ack");
-        EXPECT(reply, seed, final, NULL, GRADE_FAILED, id);
+        LEXPECT(reply, seed, final, NULL, GRADE_FAILED, id);
         /* a reply to the seeded root */
         add_comment(final, "c7", "i1", "c1", "Yes, iOS and Android");
         GradeOutcome o = grade_at(reply, seed, final, NULL, GRADE_PASSED, id, __LINE__);
@@ -317,10 +319,10 @@ static void test_comments(void)
         CHECK(streq_ptr(json_string_value(json_array_get(o.state_paths, 0)), "/comments/6"));
         grade_outcome_done(&o);
         /* a seed that already holds the reply does not pass a world left as it was */
-        EXPECT(reply, final, final, NULL, GRADE_FAILED, id);
+        LEXPECT(reply, final, final, NULL, GRADE_FAILED, id);
         /* an issue the seed did not have has no seeded comment */
-        EXPECT("A threaded reply to a seeded comment exists on issue \"Nope\" in `ENG`", seed,
-               final, NULL, GRADE_FAILED, id);
+        LEXPECT("A threaded reply to a seeded comment exists on issue \"Nope\" in `ENG`", seed,
+                final, NULL, GRADE_FAILED, id);
 }
 
 static void test_tape(void)
@@ -329,11 +331,11 @@ static void test_tape(void)
         const char *id = "linear.no-unsupported-endpoint";
         const char *s = "No unsupported endpoint was called";
         _cleanup_json_ json_t *tape = json_array();
-        EXPECT(s, seed, NULL, tape, GRADE_PASSED, id);
+        LEXPECT(s, seed, NULL, tape, GRADE_PASSED, id);
         json_array_append_new(tape, json_pack("{s:s, s:s, s:s, s:i, s:s, s:s}", "event_id", "evt_1",
                                               "method", "POST", "path", "/graphql", "status", 200,
                                               "fidelity", "semantic", "tool", "save_issue"));
-        EXPECT(s, seed, NULL, tape, GRADE_PASSED, id);
+        LEXPECT(s, seed, NULL, tape, GRADE_PASSED, id);
         json_array_append_new(tape, json_pack("{s:s, s:s, s:s, s:i, s:s}", "event_id", "evt_2",
                                               "method", "POST", "path", "/graphql", "status", 501,
                                               "fidelity", "unsupported"));
@@ -342,7 +344,7 @@ static void test_tape(void)
         CHECK(streq_ptr(json_string_value(json_array_get(o.event_ids, 0)), "evt_2"));
         grade_outcome_done(&o);
         /* no tape at all is not a clean bill */
-        EXPECT(s, seed, NULL, NULL, GRADE_FAILED, id);
+        LEXPECT(s, seed, NULL, NULL, GRADE_FAILED, id);
 }
 
 static void test_binding(void)
@@ -378,6 +380,65 @@ static void test_binding(void)
         CHECK(n == 8);
 }
 
+/* ---------------------------------------------------------------- the real twin */
+
+static const char *const twin_seed =
+        "{\"organization\":{\"id\":\"org_acme\",\"name\":\"Acme\",\"urlKey\":\"acme\"},"
+        "\"users\":[{\"id\":\"user_agent\",\"email\":\"agent@acme.test\",\"name\":\"Pome "
+        "Agent\",\"admin\":true},{\"id\":\"user_priya\",\"email\":\"priya@acme.test\","
+        "\"name\":\"Priya Shah\",\"displayName\":\"priya\"}],"
+        "\"teams\":[{\"id\":\"team_eng\",\"key\":\"ENG\",\"name\":\"Engineering\","
+        "\"states\":[{\"id\":\"eng_backlog\",\"name\":\"Backlog\",\"type\":\"backlog\"},"
+        "{\"id\":\"eng_todo\",\"name\":\"Todo\",\"type\":\"unstarted\"}]}],"
+        "\"labels\":[{\"id\":\"label_bug\",\"name\":\"Bug\"}],"
+        "\"issues\":[{\"id\":\"issue_1\",\"team\":\"ENG\",\"title\":\"Checkout 500\","
+        "\"state\":\"Backlog\"}],"
+        "\"comments\":[{\"id\":\"comment_root\",\"issue\":\"Checkout 500\",\"user\":"
+        "\"priya@acme.test\",\"body\":\"Which cards?\"}]}";
+
+static void test_real_twin(void)
+{
+        Fx f;
+        fx_open_json(&f, "linear", twin_seed);
+        EXPECT(&f, "An issue titled \"Checkout 500\" exists in `ENG`", GRADE_PASSED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` is in state \"Backlog\"", GRADE_PASSED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", GRADE_FAILED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` has label \"Bug\"", GRADE_FAILED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` has estimate 2", GRADE_FAILED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` is assigned to `priya`", GRADE_FAILED);
+        EXPECT(&f, "A comment on issue \"Checkout 500\" in `ENG` contains \"expired\"",
+               GRADE_FAILED);
+        EXPECT(&f, "A threaded reply to a seeded comment exists on issue \"Checkout 500\" in `ENG`",
+               GRADE_FAILED);
+        EXPECT(&f, "No unsupported endpoint was called", GRADE_PASSED);
+
+        /* GraphQL as @linear/sdk sends it, then a reply in the seeded thread over MCP */
+        CHECK(fx_json(&f, "POST", "/graphql",
+                      "{\"query\":\"mutation($id: String!, $input: IssueUpdateInput!) { "
+                      "issueUpdate(id: $id, input: $input) { success } }\",\"variables\":{"
+                      "\"id\":\"issue_1\",\"input\":{\"stateId\":\"eng_todo\",\"labelIds\":["
+                      "\"label_bug\"],\"estimate\":2,\"assigneeId\":\"user_priya\"}}}") == 200);
+        CHECK(fx_mcp(&f, "save_comment",
+                     "{\"issueId\":\"issue_1\",\"parentId\":\"comment_root\",\"body\":\"Only "
+                     "expired ones.\"}") == 200);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` is in state \"Todo\"", GRADE_PASSED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` has label \"Bug\"", GRADE_PASSED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` has estimate 2", GRADE_PASSED);
+        EXPECT(&f, "Issue \"Checkout 500\" in `ENG` is assigned to `priya`", GRADE_PASSED);
+        EXPECT(&f, "A comment on issue \"Checkout 500\" in `ENG` contains \"expired\"",
+               GRADE_PASSED);
+        EXPECT(&f, "A threaded reply to a seeded comment exists on issue \"Checkout 500\" in `ENG`",
+               GRADE_PASSED);
+        EXPECT(&f, "No unsupported endpoint was called", GRADE_PASSED);
+
+        /* a route the twin does not serve: the loud 501 on the tape, cited by its event id */
+        CHECK(fx_json(&f, "GET", "/rest/issues", NULL) == 501);
+        GradeOutcome o = fx_grade(&f, "No unsupported endpoint was called", GRADE_FAILED);
+        CHECK(json_array_size(o.event_ids) == 1);
+        grade_outcome_done(&o);
+        fx_close(&f);
+}
+
 int main(void)
 {
         test_issue_exists();
@@ -387,5 +448,6 @@ int main(void)
         test_comments();
         test_tape();
         test_binding();
+        test_real_twin();
         return check_finish();
 }
