@@ -659,10 +659,17 @@ static int conn(GqlExec *x, Kind k, json_t *rows, json_t *args, json_t **ret)
         json_t *first = json_object_get(args, "first"), *last = json_object_get(args, "last");
         if (json_integer_value(first) < 0 || json_integer_value(last) < 0)
                 return fail(x, "BAD_USER_INPUT", "first and last must not be negative");
+        if (first && last)
+                return fail(x, "BAD_USER_INPUT",
+                            "Cannot provide both first and last to a connection");
+        /* Linear pages at most 250 nodes; more is answered as 250 (hosted Pome's twin too) */
+        int64_t nf = first ? json_integer_value(first) : -1,
+                nl = last ? json_integer_value(last) : -1;
+        nf = nf > 250 ? 250 : nf;
+        nl = nl > 250 ? 250 : nl;
         char err[160];
-        int r = ln_page(kept, first ? json_integer_value(first) : -1, json_get_str(args, "after"),
-                        last ? json_integer_value(last) : -1, json_get_str(args, "before"), &nodes,
-                        &info, err, sizeof(err));
+        int r = ln_page(kept, nf, json_get_str(args, "after"), nl, json_get_str(args, "before"),
+                        &nodes, &info, err, sizeof(err));
         if (r < 0)
                 return r;
         if (r > 0)

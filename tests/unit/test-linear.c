@@ -213,6 +213,11 @@ static void test_queries(void)
         CHECK(json_array_size(jp(rp.body, "/data/issues/nodes")) == 1);
         CHECK(json_is_false(jp(rp.body, "/data/issues/pageInfo/hasNextPage")));
         CHECK(json_is_true(jp(rp.body, "/data/issues/pageInfo/hasPreviousPage")));
+        gql(t, &rp, "{ issues(first: 1, last: 1) { nodes { id } } }", NULL);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/errors/0/extensions/code"), "BAD_USER_INPUT"));
+        gql(t, &rp, "{ issues(first: 100000) { nodes { id } } }", NULL);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data/issues/nodes")) == 4);
         gql(t, &rp, "{ issues(after: \"nope\") { nodes { id } } }", NULL);
         CHECK(rp.status == 400 &&
               streq(jps(rp.body, "/errors/0/extensions/code"), "BAD_USER_INPUT"));
