@@ -4,7 +4,8 @@
 # one byte under and one byte over pomed's limits.max_body (1M by default: README "Limits"),
 # a `raw` that is not base64url, pathological RFC 822 messages, hostile `q` strings,
 # maxResults/pageToken/format/labelIds out of their domain, ids with ../, %2F and 5 000
-# bytes, and a userId that is not the mailbox. Every refusal is Google's error envelope
+# bytes, a userId that is not the mailbox, labels/batches/filters past Gmail's limits, and the
+# same through MCP (/mcp/call and JSON-RPC tools/call). Every refusal is Google's error envelope
 # ({error:{code, message, errors:[{message, domain, reason}], status}}) with the HTTP
 # status Gmail gives and error.code equal to it, the pod keeps its pid, and the world
 # (/_pome/state) is byte for byte what it was.
@@ -186,6 +187,16 @@ expect POST "/gmail/v1/users/me/messages/$MID/modify" "$BAD" "$(inline_body '{"a
 expect POST /gmail/v1/users/me/messages/batchModify "$BAD" "$(inline_body "{\"ids\":[\"$MID\"],\"addLabelIds\":[\"Label_nope\"]}")"
 expect GET /gmail/v1/users/me/labels/Label_does_not_exist "404:NOT_FOUND"
 expect DELETE /gmail/v1/users/me/labels/INBOX "$BAD|403:PERMISSION_DENIED"
+# ---- labels, batches and filters past what Gmail takes: a system label's name (409 "Label name
+# exists or conflicts", or 400), a 10 000-character name, a system label renamed, 1 001 ids in
+# a batch (Gmail's limit is 1 000), a filter without criteria or adding a label that does not exist
+expect POST /gmail/v1/users/me/labels "409:ALREADY_EXISTS|$BAD" "$(inline_body '{"name":"INBOX"}')"
+expect POST /gmail/v1/users/me/labels "$BAD" "$(inline_body "{\"name\":\"$(head -c 10000 /dev/zero | tr '\0' n)\"}")"
+expect PATCH /gmail/v1/users/me/labels/INBOX "$BAD|403:PERMISSION_DENIED" "$(inline_body '{"name":"Renamed"}')"
+expect POST /gmail/v1/users/me/messages/batchDelete "$BAD" "$(inline_body "$(jq -cn --arg m "$MID" '{ids: ([range(1000) | "m\(.)"] + [$m])}')")"
+expect POST /gmail/v1/users/me/messages/batchModify "$BAD" "$(inline_body "$(jq -cn --arg m "$MID" '{ids: ([range(1000) | "m\(.)"] + [$m]), addLabelIds: ["STARRED"]}')")"
+expect POST /gmail/v1/users/me/settings/filters "$BAD" "$(inline_body '{"criteria":{},"action":{"addLabelIds":["STARRED"]}}')"
+expect POST /gmail/v1/users/me/settings/filters "$BAD" "$(inline_body '{"criteria":{"from":"a@example.com"},"action":{"addLabelIds":["Label_nope"]}}')"
 # ---- ids: ../, %2F, NUL, 5 000 bytes, unknown (400 "Invalid id value" or 404, never another resource)
 ID="$BAD|404:NOT_FOUND"
 # a literal ../ (sent as it is): refused, or resolved as RFC 3986 resolves dot-segments, to
@@ -214,6 +225,26 @@ expect GET "/gmail/v1/users/$(head -c 3000 /dev/zero | tr '\0' u)/profile" "$WHO
 expect POST /mcp/call "$BAD" "$(inline_body '{oops')"
 expect POST /mcp/call "$BAD" "$TMP/b/deep.json"
 expect POST /mcp/call "$BAD|200:OK" "$TMP/b/mcp-ors.json"
+expect POST /mcp/call "$BAD" "$(inline_body "{\"tool\":\"label_message\",\"arguments\":{\"messageId\":\"$MID\",\"labelIds\":[\"Label_nope\"]}}")"
+expect POST /mcp/call "$BAD" "$(inline_body '{"tool":"search_threads","arguments":{"pageSize":-1}}')"
+expect POST /mcp/call "$ID" "$(inline_body '{"tool":"get_message","arguments":{"messageId":"../../_pome/state"}}')"
+expect POST /mcp/call "$ID" "$(inline_body '{"tool":"get_thread","arguments":{"threadId":5}}')"
+# ... and over JSON-RPC (POST /mcp tools/call): a tool error (result.isError) carrying Google's envelope
+rpc() {
+        local args=$1 want=$2
+        code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN" -H "Content-Type: $JSONT" \
+                --data-binary "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":$args}" "$URL/mcp")
+        local got
+        got=$(jq -r 'select(.id == 7 and .result.isError == true) | .result.content[0].text | fromjson |
+                "\(.error.code):\(.error.status)"' "$TMP/resp" 2>/dev/null) || got=
+        [[ $code == 200 && $got =~ ^($want)$ ]] || fail "tools/call $args: HTTP $code: $(head -c 300 "$TMP/resp")"
+        [[ $(pod_pid gmail) == "$PID0" ]] || fail "tools/call $args: the pod changed"
+        pass "tools/call ${args:0:70} → isError, $got"
+}
+rpc '{"name":"get_message","arguments":{"messageId":"../../x"}}' "$ID"
+rpc '{"name":"search_threads","arguments":{"query":"(((("}}' "$BAD"
+rpc "{\"name\":\"label_message\",\"arguments\":{\"messageId\":\"$MID\",\"labelIds\":[\"Label_nope\"]}}" "$BAD"
+rpc '{"name":"create_draft","arguments":{"to":[5]}}' "$BAD"
 
 # ---- the world is exactly what it was, the pod the one it was
 world_state "$URL" "$TMP/after"
