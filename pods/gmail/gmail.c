@@ -1173,6 +1173,10 @@ SERVE(list_filters, "settings.filters.list")
 SERVE(get_filter, "settings.filters.get")
 SERVE(create_filter, "settings.filters.create")
 SERVE(delete_filter, "settings.filters.delete")
+SERVE(list_send_as, "settings.sendAs.list")
+SERVE(get_send_as, "settings.sendAs.get")
+SERVE(list_forwarding_addresses, "settings.forwardingAddresses.list")
+SERVE(get_forwarding_address, "settings.forwardingAddresses.get")
 
 #define H(name)                     \
         {                           \
@@ -1222,6 +1226,10 @@ static const TwinHandler gmail_handlers[] = {
         H(get_filter),
         H(create_filter),
         H(delete_filter),
+        H(list_send_as),
+        H(get_send_as),
+        H(list_forwarding_addresses),
+        H(get_forwarding_address),
 };
 
 const TwinKind twin_kind_gmail = {

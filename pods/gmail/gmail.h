@@ -264,6 +264,10 @@ int gmail_list_filters(TwinCall *c, TwinReply *rp);
 int gmail_get_filter(TwinCall *c, TwinReply *rp);
 int gmail_create_filter(TwinCall *c, TwinReply *rp);
 int gmail_delete_filter(TwinCall *c, TwinReply *rp);
+int gmail_list_send_as(TwinCall *c, TwinReply *rp);
+int gmail_get_send_as(TwinCall *c, TwinReply *rp);
+int gmail_list_forwarding_addresses(TwinCall *c, TwinReply *rp);
+int gmail_get_forwarding_address(TwinCall *c, TwinReply *rp);
 
 /* Applies the mailbox's filters to the new message m (store.c calls it). 0, -ENOMEM. */
 int gmail_filters_apply(json_t *world, json_t *m, int64_t now_ms);

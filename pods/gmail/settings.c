@@ -180,3 +180,92 @@ int gmail_filters_apply(json_t *world, json_t *m, int64_t now_ms)
         }
         return 0;
 }
+
+/* The sendAs aliases as Gmail lists them: the primary address first (the seed's entry for it,
+ * if any, else its defaults), then the seed's others, each with Gmail's defaults. New array,
+ * NULL on OOM. */
+static json_t *send_as_all(TwinCall *c)
+{
+        const char *own = strempty(json_get_str(c->world, "emailAddress"));
+        json_t *out = json_array(), *v;
+        json_t *primary = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b, s:s}", "sendAsEmail", own,
+                                    "displayName", strempty(json_get_str(c->world, "displayName")),
+                                    "replyToAddress", "", "signature", "", "isPrimary", true,
+                                    "isDefault", true, "verificationStatus", "accepted");
+        size_t i;
+        if (!out || !primary || json_array_append_new(out, primary) < 0) {
+                json_decref(out);
+                return NULL;
+        }
+        json_array_foreach (json_object_get(c->world, "sendAs"), i, v) {
+                bool is_own = strcasecmp(strempty(json_get_str(v, "sendAsEmail")), own) == 0;
+                json_t *row = is_own ? primary
+                                     : json_pack("{s:s, s:s, s:s, s:b, s:b, s:s}", "displayName",
+                                                 "", "replyToAddress", "", "signature", "",
+                                                 "isPrimary", false, "isDefault", false,
+                                                 "verificationStatus", "accepted");
+                if (!row || json_object_update(row, v) < 0 ||
+                    (!is_own && json_array_append_new(out, row) < 0)) {
+                        json_decref(out);
+                        return NULL;
+                }
+        }
+        return out;
+}
+
+/* users.settings.sendAs.list: {sendAs: [...]}, the primary address included. */
+int gmail_list_send_as(TwinCall *c, TwinReply *rp)
+{
+        json_t *all = send_as_all(c);
+        return twin_reply_body(rp, 200, all ? json_pack("{s:o}", "sendAs", all) : NULL);
+}
+
+int gmail_get_send_as(TwinCall *c, TwinReply *rp)
+{
+        _cleanup_json_ json_t *all = send_as_all(c);
+        const char *want = json_get_str(c->args, "sendAsEmail");
+        size_t i;
+        json_t *v;
+        if (!all)
+                return -ENOMEM;
+        json_array_foreach (all, i, v)
+                if (want && strcasecmp(strempty(json_get_str(v, "sendAsEmail")), want) == 0)
+                        return twin_reply_body(rp, 200, json_incref(v));
+        return gmail_not_found(rp);
+}
+
+/* A forwarding address as Gmail shows it: {forwardingEmail, verificationStatus}. */
+static json_t *forwarding_render(const json_t *v)
+{
+        const char *st = json_get_str(v, "verificationStatus");
+        return json_pack("{s:s, s:s}", "forwardingEmail",
+                         strempty(json_get_str(v, "forwardingEmail")), "verificationStatus",
+                         st ? st : "pending");
+}
+
+/* users.settings.forwardingAddresses.list: {forwardingAddresses: [...]}. */
+int gmail_list_forwarding_addresses(TwinCall *c, TwinReply *rp)
+{
+        _cleanup_json_ json_t *out = json_array();
+        size_t i;
+        json_t *v;
+        if (!out)
+                return -ENOMEM;
+        json_array_foreach (json_object_get(c->world, "forwardingAddresses"), i, v)
+                if (json_array_append_new(out, forwarding_render(v)) < 0)
+                        return -ENOMEM;
+        if (json_array_size(out) == 0)
+                return twin_reply_body(rp, 200, json_object());
+        return twin_reply_body(rp, 200, json_pack("{s:O}", "forwardingAddresses", out));
+}
+
+int gmail_get_forwarding_address(TwinCall *c, TwinReply *rp)
+{
+        const char *want = json_get_str(c->args, "forwardingEmail");
+        size_t i;
+        json_t *v;
+        json_array_foreach (json_object_get(c->world, "forwardingAddresses"), i, v)
+                if (want && strcasecmp(strempty(json_get_str(v, "forwardingEmail")), want) == 0)
+                        return twin_reply_body(rp, 200, forwarding_render(v));
+        return gmail_not_found(rp);
+}

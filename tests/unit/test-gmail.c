@@ -436,6 +436,16 @@ static void test_drafts_history_filters(void)
         CHECK(get(t, &rp, path, NULL) == 200);
         CHECK(send_json(t, &rp, "DELETE", path, NULL) == 204);
         CHECK(get(t, &rp, path, NULL) == 404);
+
+        /* sendAs: the mailbox's own address first; forwarding addresses: none seeded */
+        CHECK(get(t, &rp, U "/settings/sendAs", NULL) == 200);
+        CHECK(streq_ptr(jps(rp.body, "/sendAs/0/sendAsEmail"), "pome-agent@pome-twin.test"));
+        CHECK(json_is_true(jp(rp.body, "/sendAs/0/isPrimary")));
+        CHECK(get(t, &rp, U "/settings/sendAs/pome-agent@pome-twin.test", NULL) == 200);
+        CHECK(get(t, &rp, U "/settings/sendAs/x@y.co", NULL) == 404);
+        CHECK(get(t, &rp, U "/settings/forwardingAddresses", NULL) == 200 &&
+              json_object_size(rp.body) == 0);
+        CHECK(get(t, &rp, U "/settings/forwardingAddresses/f@g.co", NULL) == 404);
         twin_reply_done(&rp);
         twin_free(t);
 }
