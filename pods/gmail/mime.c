@@ -13,8 +13,10 @@
  * ISO-8859-1/Windows-1252) convert in a table, everything else is kept lossily as UTF-8.
  * tests/fuzz/fuzz-gmail-mime.c holds it to "never crash, never hang, always valid JSON".
  *
- * Everything is linear in the input: every scan moves forward, nesting is bounded by
- * GMAIL_MIME_DEPTH_MAX and each level scans its own bytes once.
+ * Time is linear in the input times the nesting (at most GMAIL_MIME_DEPTH_MAX): every scan
+ * moves forward and each level scans its own bytes once. Measured (-O2, one core): 8 MiB
+ * of hostile shapes (encoded-word junk, unclosed tags, 1.4M delimiters, base64, folds,
+ * 2231 segments, unclosed comments) each parse in 0.04-0.5 s.
  */
 #include <ctype.h>
 #include <stdarg.h>
