@@ -5,7 +5,8 @@
 # pomed's limits.max_body (1M by default: README "Limits") and one byte past it, fragments
 # that spread each other, unknown fields, arguments and types, variables of the wrong type,
 # mutations without their required input, first: -1 / 100000, a garbage `after` cursor, an
-# issueUpdate of an id that names nothing, batched array bodies, an operationName that names
+# issueUpdate of an id that names nothing (and of one that exists with one part it cannot
+# take: refused whole), batched array bodies, an operationName that names
 # no operation, and introspection. Every refusal is Linear's GraphQL error shape
 # ({errors:[{message, extensions:{code, …}}]}, no data or data null) with a status Linear
 # gives (400; 200 where a resolver refuses, as GraphQL over HTTP allows), the pod keeps its
@@ -28,6 +29,9 @@ code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -H "Authorization: Bearer $TOKEN
         --data-binary '{"query":"{ viewer { id } teams { nodes { id key } } }"}' "$GQL")
 [[ $code == 200 ]] && jq -e '(.data.viewer.id | type == "string") and (.errors | not)' "$TMP/resp" >/dev/null ||
         fail "{ viewer { id } }: HTTP $code $(head -c 300 "$TMP/resp")"
+ISSUE=$(curl -s -H "Authorization: Bearer $TOKEN" -H "Content-Type: $JSONT" \
+        --data-binary '{"query":"{ issues(first: 1) { nodes { id } } }"}' "$GQL" | jq -r '.data.issues.nodes[0].id // empty')
+[[ -n $ISSUE ]] || fail "the default world has no issue to name"
 world_state "$URL" "$TMP/before"
 jq -e 'type == "object"' "$TMP/before" >/dev/null || fail "no /_pome/state: $(head -c 200 "$TMP/before")"
 
@@ -181,6 +185,16 @@ done
 refuse "$(inline_body '{"query":"mutation { issueDelete(id: \"00000000-0000-0000-0000-000000000000\") { success } }"}')" "400|200" "$INPUT|NOT_FOUND|ENTITY_NOT_FOUND"
 refuse "$(inline_body '{"query":"mutation { commentCreate(input: {issueId: \"00000000-0000-0000-0000-000000000000\", body: \"x\"}) { success } }"}')" "400|200" "$INPUT|NOT_FOUND|ENTITY_NOT_FOUND"
 refuse "$(inline_body '{"query":"{ issue(id: \"00000000-0000-0000-0000-000000000000\") { id } }"}')" "400|200" "$INPUT|NOT_FOUND|ENTITY_NOT_FOUND"
+# ---- a mutation of an issue that exists, with one part it cannot take: refused whole (the
+# title that came with it is not written either)
+for input in '{title: "changed", stateId: "no-such-state"}' '{title: "changed", labelIds: ["no-such-label"]}' \
+        '{title: "changed", assigneeId: "no-such-user"}' '{title: "changed", priority: 99}' '{title: ""}' \
+        '{title: "changed", teamId: "no-such-team"}'; do
+        jq -n --arg q "mutation { issueUpdate(id: \"$ISSUE\", input: $input) { success } }" '{query: $q}' >"$TMP/b/part.json"
+        refuse "$TMP/b/part.json" "400|200" "$INPUT|NOT_FOUND|ENTITY_NOT_FOUND"
+done
+refuse "$(inline_body '{"query":"mutation { issueCreate(input: {teamId: \"no-such-team\", title: \"x\"}) { success } }"}')" "400|200" "$INPUT|NOT_FOUND|ENTITY_NOT_FOUND"
+refuse "$(inline_body '{"query":"mutation { issueLabelCreate(input: {name: \"\"}) { success } }"}')" "400|200" "$INPUT"
 # ---- pagination out of its domain: first: -1 is refused; first: 100000 and a garbage
 # cursor are refused or answered (Linear caps first at 250; a cursor it cannot read either
 # is its INVALID_INPUT or reads as the start)
@@ -237,6 +251,25 @@ code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -X POST -H "Authorization: Beare
 [[ $code == 400 ]] && jq -e '.errors[0].extensions.code == "BAD_USER_INPUT"' "$TMP/resp" >/dev/null ||
         fail "/mcp/call with JSON nested 100 000 deep: HTTP $code $(head -c 300 "$TMP/resp")"
 pass "/mcp/call with JSON nested 100 000 deep → 400 BAD_USER_INPUT"
+
+# ... and Linear's MCP tools through /mcp/call, with arguments they cannot take: Linear's shape
+mcp_refuse() {
+        local body=$1 want=$2 wcode=$3
+        code=$(curl -s -o "$TMP/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TOKEN" \
+                -H "Content-Type: $JSONT" --data-binary "$body" "$URL/mcp/call")
+        [[ $code =~ ^($want)$ ]] &&
+                jq -e '.errors[0].message | type == "string"' "$TMP/resp" >/dev/null &&
+                [[ $(jq -r '.errors[0].extensions.code' "$TMP/resp") =~ ^($wcode)$ ]] ||
+                fail "/mcp/call $body: HTTP $code $(head -c 300 "$TMP/resp")"
+        [[ $(pod_pid linear) == "$PID0" ]] || fail "/mcp/call $body: the pod changed"
+        pass "/mcp/call ${body:0:70} → $code $(jq -r '.errors[0].extensions.code' "$TMP/resp")"
+}
+mcp_refuse '{"tool":"get_issue","arguments":{"id":"../../_pome/state"}}' "404|400" "NOT_FOUND|$INPUT"
+mcp_refuse '{"tool":"list_issues","arguments":{"limit":-1}}' 400 "$INPUT"
+mcp_refuse '{"tool":"list_issues","arguments":{"limit":"abc"}}' 400 "$INPUT"
+mcp_refuse '{"tool":"list_issues","arguments":{"query":5}}' 400 "$INPUT"
+mcp_refuse '{"tool":"save_issue","arguments":{"id":"no-such-issue","title":"hijacked"}}' "404|400" "NOT_FOUND|$INPUT"
+mcp_refuse "{\"tool\":\"save_issue\",\"arguments\":{\"id\":\"$ISSUE\",\"title\":\"changed\",\"state\":\"no-such-state\"}}" "404|400" "NOT_FOUND|$INPUT"
 
 # ---- the world is exactly what it was, the pod the one it was
 world_state "$URL" "$TMP/after"
