@@ -104,6 +104,14 @@ int gmail_not_found(TwinReply *rp)
         return gmail_fail(rp, 404, "notFound", "Requested entity was not found.");
 }
 
+int gmail_reply_ok(TwinReply *rp)
+{
+        int r = twin_reply_body(rp, 200, json_string("OK"));
+        if (r < 0 || twin_reply_header(rp, "Content-Type", json_string("text/plain")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 char *gmail_mint_id(json_t *world, const char *prefix, json_t *rows)
 {
         json_t *counters = json_object_get(world, "counters");

@@ -57,6 +57,10 @@ json_t *gmail_find(json_t *rows, const char *id, size_t *ret_index);
  */
 int gmail_fail(TwinReply *rp, int status, const char *reason, const char *fmt, ...) _printf_(4, 5);
 
+/* The answer of the MCP tools that change labels: the text "OK" (text/plain), as Google's
+ * Gmail MCP server gives it (hosted Pome's contentText). 0, -ENOMEM. */
+int gmail_reply_ok(TwinReply *rp);
+
 /* The 404 Gmail answers for a missing message, thread, draft, label or filter. 0, -ENOMEM. */
 int gmail_not_found(TwinReply *rp);
 

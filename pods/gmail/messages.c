@@ -565,7 +565,7 @@ static int mcp_label(TwinCall *c, TwinReply *rp, bool add)
                 return gmail_not_found(rp);
         if ((r = gmail_relabel(c, rp, m, add ? ids : NULL, add ? NULL : ids)) != 0)
                 return r < 0 ? r : 0;
-        return twin_reply_body(rp, 200, json_object());
+        return gmail_reply_ok(rp);
 }
 
 int gmail_label_message(TwinCall *c, TwinReply *rp)
@@ -596,5 +596,5 @@ int gmail_apply_sensitive_message_label(TwinCall *c, TwinReply *rp)
         int r = gmail_relabel(c, rp, m, add, rm);
         if (r != 0)
                 return r < 0 ? r : 0;
-        return twin_reply_body(rp, 200, json_object());
+        return gmail_reply_ok(rp);
 }

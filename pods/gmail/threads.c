@@ -321,7 +321,7 @@ static int mcp_thread_label(TwinCall *c, TwinReply *rp, bool add)
                            add ? NULL : ids, &msgs);
         if (r != 0)
                 return r < 0 ? r : 0;
-        return twin_reply_body(rp, 200, json_object());
+        return gmail_reply_ok(rp);
 }
 
 int gmail_label_thread(TwinCall *c, TwinReply *rp)
@@ -348,5 +348,5 @@ int gmail_apply_sensitive_thread_label(TwinCall *c, TwinReply *rp)
         int r = thread_relabel(c, rp, json_get_str(c->args, "threadId"), add, rm, &msgs);
         if (r != 0)
                 return r < 0 ? r : 0;
-        return twin_reply_body(rp, 200, json_object());
+        return gmail_reply_ok(rp);
 }
