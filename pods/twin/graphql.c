@@ -974,6 +974,9 @@ struct GqlExec {
         const char *operation; /* "query" or "mutation" */
         size_t nodes;          /* fields validated, against GQL_NODES_MAX */
         json_t *declared;      /* the operation's variable definitions */
+        /* fragments (spread or inline) nested in the selection set being validated, which
+         * collect() follows no deeper than GQL_DEPTH_MAX */
+        int fdepth;
 };
 
 static const GqlType builtin_scalars[] = {
@@ -1455,7 +1458,21 @@ static int validate_field(GqlExec *x, const GqlType *t, json_t *sel, json_t *sta
                               "Selections can't be made on %s (field '%s' returns %s but has "
                               "selections [...])",
                               ft->kind == GQL_ENUM ? "enums" : "scalars", name, ft->name);
-        return sub ? validate_selections(x, ft, sub, stack) : 0;
+        if (!sub)
+                return 0;
+        int saved = x->fdepth; /* a field's selections are collected afresh (complete) */
+        x->fdepth = 0;
+        r = validate_selections(x, ft, sub, stack);
+        x->fdepth = saved;
+        return r;
+}
+
+/* Fragments nested deeper than execution follows them (collect): refused, rather than their
+ * fields silently left out. */
+static int too_deep(GqlExec *x, const json_t *sel)
+{
+        return verror(x, sel, NULL, "Fragments nest deeper than %d in one selection set",
+                      GQL_DEPTH_MAX);
 }
 
 static int validate_selections(GqlExec *x, const GqlType *t, json_t *sels, json_t *stack)
@@ -1480,9 +1497,14 @@ static int validate_selections(GqlExec *x, const GqlType *t, json_t *sels, json_
                                                      "typeName", strempty(on)),
                                            "No such type %s, so it can't be a fragment condition",
                                            strempty(on));
-                        else
+                        else if (x->fdepth >= GQL_DEPTH_MAX)
+                                r = too_deep(x, sel);
+                        else {
+                                x->fdepth++;
                                 r = validate_selections(x, ct, json_object_get(sel, "selections"),
                                                         stack);
+                                x->fdepth--;
+                        }
                 } else {
                         const char *name = json_get_str(sel, "spread");
                         json_t *frag = json_object_get(x->fragments, name);
@@ -1507,11 +1529,15 @@ static int validate_selections(GqlExec *x, const GqlType *t, json_t *sels, json_
                                            json_pack("{s:s, s:s}", "code", "infiniteLoop",
                                                      "fragmentName", name),
                                            "Fragment %s contains an infinite loop", name);
+                        else if (x->fdepth >= GQL_DEPTH_MAX)
+                                r = too_deep(x, sel);
                         else {
                                 if (json_array_append_new(stack, json_string(name)) < 0)
                                         return -ENOMEM;
+                                x->fdepth++;
                                 r = validate_selections(x, ct, json_object_get(frag, "selections"),
                                                         stack);
+                                x->fdepth--;
                                 json_array_remove(stack, json_array_size(stack) - 1);
                         }
                 }
