@@ -529,6 +529,18 @@ static void test_hostile(void)
         strcat(deep, "\"}");
         twin_test_req(t, &rp, "POST", "/graphql", NULL, "application/json", deep);
         CHECK(rp.status == 400 && json_is_string(jp(rp.body, "/errors/0/extensions/code")));
+        /* a chain of fragments deeper than execution follows: refused, not answered empty */
+        size_t cap = 1 << 20, n = 0;
+        _cleanup_free_ char *chain = malloc(cap);
+        CHECK(chain);
+        n += (size_t)snprintf(chain + n, cap - n, "{\"query\": \"{ viewer { ...F0 } } ");
+        for (int i = 0; i < 1000; i++)
+                n += (size_t)snprintf(chain + n, cap - n, "fragment F%d on User { ...F%d } ", i,
+                                      i + 1);
+        snprintf(chain + n, cap - n, "fragment F1000 on User { id }\"}");
+        twin_test_req(t, &rp, "POST", "/graphql", NULL, "application/json", chain);
+        CHECK(rp.status == 400 &&
+              streq(jps(rp.body, "/errors/0/extensions/code"), "GRAPHQL_VALIDATION_FAILED"));
         CHECK(json_equal(before, twin_world(t)));
         twin_reply_done(&rp);
 }
