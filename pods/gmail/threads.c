@@ -195,9 +195,19 @@ int gmail_get_thread(TwinCall *c, TwinReply *rp)
                                thread_render(id, msgs, format ? format : "full", headers, true));
 }
 
+static bool is_draft(const json_t *m)
+{
+        size_t i;
+        json_t *v;
+        json_array_foreach (json_object_get(m, "labelIds"), i, v)
+                if (streq_ptr(json_string_value(v), "DRAFT"))
+                        return true;
+        return false;
+}
+
 /*
- * Changes the labels of every message of thread id (each checked first), the messages'
- * before/after on the tape; *ret_msgs (new) the thread's messages. 1 with a refusal in rp
+ * Changes the labels of every message of thread id but its drafts (each checked first), the
+ * messages' before/after on the tape; *ret_msgs (new) the thread's messages. 1 with a refusal in rp
  * (no such thread, a label refused), 0, -ENOMEM.
  */
 static int thread_relabel(TwinCall *c, TwinReply *rp, const char *id, const json_t *add,
@@ -214,12 +224,15 @@ static int thread_relabel(TwinCall *c, TwinReply *rp, const char *id, const json
                 return gmail_not_found(rp) ?: 1;
         json_array_foreach (msgs, i, m) {
                 _cleanup_json_ json_t *a = NULL, *d = NULL;
-                if ((r = gmail_labels_checked(c, rp, m, add, remove, &a, &d)) != 0)
+                if (!is_draft(m) && (r = gmail_labels_checked(c, rp, m, add, remove, &a, &d)) != 0)
                         return r;
         }
         json_array_foreach (msgs, i, m) {
                 _cleanup_json_ json_t *a = NULL, *d = NULL, *b = gmail_slim(m);
                 bool changed;
+                /* a draft in the thread keeps its DRAFT alone: the others' labels move */
+                if (is_draft(m))
+                        continue;
                 if (!b || (r = gmail_labels_checked(c, rp, m, add, remove, &a, &d)) != 0 ||
                     (r = gmail_message_relabel(c->world, m, a, d, &changed)) < 0)
                         return r < 0 ? r : -ENOMEM;

@@ -553,6 +553,10 @@ static void test_mcp(void)
         CHECK(streq_ptr(jps(rp.body, "/toRecipients/0"), "alice@example.com"));
         CHECK(streq_ptr(jps(rp.body, "/threadId"), "thread_support"));
         CHECK(streq_ptr(jps(rp.body, "/subject"), "Re: Production export is stuck"));
+        /* a thread with a draft in it: the draft keeps DRAFT alone */
+        CHECK(tool(t, &rp, "label_thread",
+                   "{\"threadId\":\"thread_support\",\"labelIds\":[\"STARRED\"]}") == 200);
+        CHECK(has_label(t, "msg_support", "STARRED"));
         CHECK(tool(t, &rp, "list_drafts", "{\"view\":\"DRAFT_VIEW_METADATA_ONLY\"}") == 200);
         CHECK(json_array_size(jp(rp.body, "/drafts")) == 3 && !jp(rp.body, "/drafts/0/subject"));
         CHECK(tool(t, &rp, "list_drafts", "{\"pageSize\":1}") == 200);
