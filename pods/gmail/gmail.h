@@ -204,6 +204,12 @@ int gmail_relabel(TwinCall *c, TwinReply *rp, json_t *m, const json_t *add, cons
 int gmail_send_raw(TwinCall *c, TwinReply *rp, const char *raw, size_t len, const char *thread,
                    const char *keep_id, json_t **ret);
 
+/*
+ * The list argument key as twin_arg_strv reads it, except that a REST query repeating it
+ * (googleapis sends an array as labelIds=A&labelIds=B) gives every value. Same returns.
+ */
+int gmail_arg_list(TwinCall *c, const char *key, json_t **ret);
+
 /* ----- list paging (store.c) ----- */
 
 /*

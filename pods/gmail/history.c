@@ -55,7 +55,7 @@ int gmail_list_history(TwinCall *c, TwinReply *rp)
         if (start < first)
                 return gmail_not_found(rp);
         _cleanup_json_ json_t *types = NULL;
-        r = twin_arg_strv(c->args, "historyTypes", &types);
+        r = gmail_arg_list(c, "historyTypes", &types);
         if (r == -EINVAL)
                 return gmail_fail(rp, 400, "invalidArgument", "Invalid historyTypes");
         size_t i;

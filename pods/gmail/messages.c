@@ -52,7 +52,7 @@ static json_t *message_at(TwinCall *c, const char *key, size_t *ret_index)
 static int strv_arg(TwinCall *c, const char *key, json_t **ret, TwinReply *rp)
 {
         *ret = NULL;
-        int r = twin_arg_strv(c->args, key, ret);
+        int r = gmail_arg_list(c, key, ret);
         if (r == -ENOENT)
                 return 0;
         if (r == -EINVAL)

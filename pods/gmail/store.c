@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/text.h"
 #include "pods/gmail/gmail.h"
 
 /* ------------------------------------------------------------------ storing */
@@ -699,6 +700,36 @@ int gmail_upload(TwinCall *c, bool in_message, char **ret, size_t *ret_len, json
         }
         *ret_meta = TAKE_PTR(meta);
         return 0;
+}
+
+/* ------------------------------------------------------------------ list arguments */
+
+int gmail_arg_list(TwinCall *c, const char *key, json_t **ret)
+{
+        const char *q = c->request ? c->request->query : NULL;
+        size_t kl = strlen(key);
+        _cleanup_json_ json_t *out = json_array();
+        if (!out)
+                return -ENOMEM;
+        for (const char *p = q; p && *p;) {
+                const char *e = strchrnul(p, '&');
+                const char *eq = memchr(p, '=', (size_t)(e - p));
+                if (eq && (size_t)(eq - p) == kl && strncmp(p, key, kl) == 0) {
+                        _cleanup_free_ char *v = NULL;
+                        size_t vl;
+                        if (percent_decode(eq + 1, (size_t)(e - eq - 1), true, false, &v, &vl) <
+                                    0 ||
+                            json_array_append_new(out, twin_json_string_lossy(v, vl)) < 0)
+                                return -ENOMEM;
+                }
+                p = *e ? e + 1 : e;
+        }
+        /* repeated (googleapis' labelIds=A&labelIds=B): the form parser kept the last only */
+        if (json_array_size(out) > 1) {
+                *ret = TAKE_PTR(out);
+                return 0;
+        }
+        return twin_arg_strv(c->args, key, ret);
 }
 
 /* ------------------------------------------------------------------ paging */

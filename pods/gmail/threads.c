@@ -105,7 +105,7 @@ int gmail_search_threads(TwinCall *c, TwinReply *rp)
         if (!order || !seen)
                 return -ENOMEM;
         if (!mcp) {
-                r = twin_arg_strv(c->args, "labelIds", &names);
+                r = gmail_arg_list(c, "labelIds", &names);
                 if (r == -ENOENT)
                         r = 0;
                 else if (r == -EINVAL)
@@ -189,7 +189,7 @@ int gmail_get_thread(TwinCall *c, TwinReply *rp)
             !streq(format, "minimal") && !streq(format, "raw"))
                 return gmail_fail(rp, 400, "invalidArgument", "Invalid format value: %s", format);
         _cleanup_json_ json_t *headers = NULL;
-        if (twin_arg_strv(c->args, "metadataHeaders", &headers) == -EINVAL)
+        if (gmail_arg_list(c, "metadataHeaders", &headers) == -EINVAL)
                 return gmail_fail(rp, 400, "invalidArgument", "Invalid metadataHeaders");
         return twin_reply_body(rp, 200,
                                thread_render(id, msgs, format ? format : "full", headers, true));
@@ -248,7 +248,7 @@ static int thread_relabel(TwinCall *c, TwinReply *rp, const char *id, const json
 
 static int strv(TwinCall *c, TwinReply *rp, const char *key, json_t **ret)
 {
-        int r = twin_arg_strv(c->args, key, ret);
+        int r = gmail_arg_list(c, key, ret);
         if (r == -ENOENT) {
                 *ret = NULL;
                 return 0;

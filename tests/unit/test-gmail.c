@@ -201,6 +201,11 @@ static void test_messages(void)
               200);
         CHECK(json_array_size(jp(rp.body, "/payload/headers")) == 1);
         CHECK(streq_ptr(jps(rp.body, "/payload/headers/0/value"), "Build failed on main"));
+        CHECK(get(t, &rp, U "/messages/msg_build",
+                  "format=metadata&metadataHeaders=From&metadataHeaders=Subject") == 200);
+        CHECK(json_array_size(jp(rp.body, "/payload/headers")) == 2);
+        CHECK(get(t, &rp, U "/messages", "labelIds=INBOX&labelIds=UNREAD") == 200);
+        CHECK(jpi(rp.body, "/resultSizeEstimate") == 2); /* msg_build and msg_support */
         CHECK(get(t, &rp, U "/messages/msg_build", "format=wat") == 400);
         CHECK(get(t, &rp, U "/messages/nope", NULL) == 404 && envelope(&rp, 404, "NOT_FOUND"));
         CHECK(get(t, &rp, "/gmail/v1/users/someone@else.com/messages", NULL) == 403 &&
