@@ -335,6 +335,20 @@ static int gmail_serve(TwinCall *c, TwinReply *rp, const char *tool, const char 
 {
         if (!gmail_user_ok(c))
                 return gmail_user_refused(c, rp);
+        if (!c->request) {
+                /* an MCP call names every argument its tool's schema requires */
+                const TwinKind *k = twin_kind(c->twin);
+                const TwinAction *a = twin_kind_action(k, tool);
+                const json_t *schema = a ? twin_action_input_schema(k, a) : NULL;
+                size_t i;
+                json_t *req;
+                json_array_foreach (json_object_get(schema, "required"), i, req) {
+                        json_t *v = json_object_get(c->args, json_string_value(req));
+                        if (!v || json_is_null(v))
+                                return gmail_fail(rp, 400, "invalidArgument", "%s is required",
+                                                  json_string_value(req));
+                }
+        }
         int r = named_fault(c, rp, op);
         if (r != 0)
                 return r < 0 ? r : 0;

@@ -523,6 +523,8 @@ static void test_mcp(void)
                    "{\"messageId\":\"msg_build\",\"messageFormat\":\"METADATA_ONLY\"}") == 200);
         CHECK(!jp(rp.body, "/subject") && jp(rp.body, "/labelIds"));
         CHECK(tool(t, &rp, "get_message", "{\"messageId\":\"nope\"}") == 404);
+        CHECK(tool(t, &rp, "get_message", "{}") == 400 && envelope(&rp, 400, "INVALID_ARGUMENT"));
+        CHECK(tool(t, &rp, "label_thread", "{\"threadId\":\"thread_build\"}") == 400);
         CHECK(tool(t, &rp, "search_threads", "{\"query\":\"from:alice\"}") == 200);
         CHECK(streq_ptr(jps(rp.body, "/resultCountEstimate"), "2"));
         CHECK(tool(t, &rp, "get_thread",
