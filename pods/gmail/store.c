@@ -461,12 +461,20 @@ static int64_t internal_ms(const json_t *m)
         return strtoll(strempty(json_get_str(m, "internalDate")), NULL, 10);
 }
 
-/* newest first; the later stored first among equal dates */
+/* A search hit: the row and where it is stored. */
+typedef struct Hit {
+        json_t *m;
+        size_t at;
+} Hit;
+
+/* newest first; the later stored first among equal dates (qsort is not stable) */
 static int by_date_desc(const void *a, const void *b)
 {
-        const json_t *const *x = a, *const *y = b;
-        int64_t dx = internal_ms(*x), dy = internal_ms(*y);
-        return dx < dy ? 1 : dx > dy ? -1 : 0;
+        const Hit *x = a, *y = b;
+        int64_t dx = internal_ms(x->m), dy = internal_ms(y->m);
+        if (dx != dy)
+                return dx < dy ? 1 : -1;
+        return x->at < y->at ? 1 : x->at > y->at ? -1 : 0;
 }
 
 /* Whether q names drafts (in:draft, is:draft, label:draft), which Gmail's lists leave out. */
@@ -498,7 +506,7 @@ int gmail_search(TwinCall *c, const char *q, const json_t *label_ids, bool spam_
         json_t *labels = json_object_get(c->world, "labels");
         json_t *all = json_object_get(c->world, "messages");
         size_t n = json_array_size(all), k = 0;
-        _cleanup_free_ json_t **v = calloc(n ? n : 1, sizeof(*v));
+        _cleanup_free_ Hit *v = calloc(n ? n : 1, sizeof(*v));
         if (!v) {
                 gmail_query_free(gq);
                 return -ENOMEM;
@@ -515,13 +523,13 @@ int gmail_search(TwinCall *c, const char *q, const json_t *label_ids, bool spam_
                 json_array_foreach (label_ids, j, l)
                         ok = ok && has_id(ids, json_string_value(l));
                 if (ok && gmail_query_match(gq, m, labels, c->now))
-                        v[k++] = m;
+                        v[k++] = (Hit){m, i};
         }
         gmail_query_free(gq);
         qsort(v, k, sizeof(*v), by_date_desc);
         json_t *out = json_array();
         for (size_t i = 0; out && i < k; i++)
-                if (json_array_append(out, v[i]) < 0) {
+                if (json_array_append(out, v[i].m) < 0) {
                         json_decref(out);
                         out = NULL;
                 }
