@@ -12,8 +12,8 @@
 // googleapis and rootUrl: a rootUrl given to google.gmail({…}) keeps only its origin (the
 // client rewrites every JSON URL to new URL(path, rootUrl), googleapis-common apirequest.js)
 // and is not used at all for media uploads (mediaUrl takes only the per-call options), so
-// the sandbox's path is passed per call, as MethodOptions ({rootUrl}); section 9 is the
-// global form an agent writes, which reaches the twin only when the gateway routes
+// the sandbox's path is passed per call, as MethodOptions ({rootUrl}); section 10 is the
+// global form an agent writes, which reaches the twin because the gateway routes
 // "/gmail/v1/…" by the ya29. token (as it does Stripe's "/v1/…").
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
