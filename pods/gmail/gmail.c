@@ -7,6 +7,13 @@
  * (hosted Pome's format, packages/twin-gmail/src/seed.ts, loaded unmodified), Google's error
  * envelope, the pipeline every action runs through (the seed's faults), the shared helpers
  * and the handler table. The world's shape is in gmail.h.
+ *
+ * Where it differs from gmail.googleapis.com, knowingly: one mailbox (a seed's other
+ * "mailboxes" are refused, so "seeded-mailboxes" delivery never happens); lists and searches
+ * leave drafts out unless asked (labelIds DRAFT, in:draft), as hosted Pome's twin does;
+ * filters act on imported mail and on mail sent to oneself, not on insert; thread label
+ * changes pass over the thread's drafts; users.watch and users.stop, and the settings
+ * beyond filters, sendAs and forwardingAddresses, are not served (the engine's loud 501).
  */
 #include <ctype.h>
 #include <errno.h>

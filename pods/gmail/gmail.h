@@ -30,7 +30,8 @@
  *   faults[]                     hosted Pome's named faults {name, target, succeedFirst,
  *                                throttleFor, retryAfterSeconds}
  *   failure_injection[]          the Stripe twin's rules {method, path, attempt, status, body}
- *   attempts                     {"faults:<target>" or "METHOD /path": calls counted}
+ *   attempts                     calls counted: {"fault:<target>": n} for faults, {"METHOD
+ *                                /path" or "MCP <tool>": n} for failure_injection
  *   counters                     {prefix: n} behind minted ids ("msg_3", "thread_2")
  */
 #pragma once
