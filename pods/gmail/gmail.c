@@ -8,8 +8,8 @@
  * envelope, the pipeline every action runs through (the seed's faults), the shared helpers
  * and the handler table. The world's shape is in gmail.h.
  *
- * Where it differs from gmail.googleapis.com, knowingly: one mailbox (a seed's other
- * "mailboxes" are refused, so "seeded-mailboxes" delivery never happens); lists and searches
+ * Where it differs from gmail.googleapis.com, knowingly: one mailbox is served (a seed's
+ * other "mailboxes" only receive what it sends them under "seeded-mailboxes"); lists and searches
  * leave drafts out unless asked (labelIds DRAFT, in:draft), as hosted Pome's twin does;
  * filters act on imported mail and on mail sent to oneself, not on insert; thread label
  * changes pass over the thread's drafts; users.watch and users.stop, and the settings
@@ -975,6 +975,65 @@ static const char *const seed_keys[] = {
         "primaryMailbox",    "mailboxes", "deliveryMode", "clock", "faults",
         "failure_injection", NULL};
 
+/*
+ * One seeded mailbox (hosted Pome's mailboxSchema) at path into s->world: its address, system
+ * and own labels, messages, drafts, filters and settings, its history starting after them.
+ * 0, -EINVAL, -ENOMEM.
+ */
+static int seed_mailbox(TwinSeed *s, const json_t *mb, const char *path, int64_t clock_ms)
+{
+        const char *email, *display;
+        int r;
+        if (!json_is_object(mb))
+                return twin_seed_error(s->err, s->errlen,
+                                       "%s: an object {email, displayName, labels, messages, "
+                                       "drafts, filters, …}",
+                                       path);
+        if ((r = TWIN_SEED_KNOWN(s, mb, path, "mailbox", "email", "displayName", "labels",
+                                 "messages", "drafts", "filters", "forwardingAddresses",
+                                 "sendAs")) < 0 ||
+            (r = twin_seed_str(s, mb, "email", path, NULL, TWIN_NULL_REFUSED, &email)) < 0 ||
+            (r = twin_seed_str(s, mb, "displayName", path, "", TWIN_NULL_REFUSED, &display)) < 0)
+                return r;
+        if (!is_email(email))
+                return twin_seed_error(s->err, s->errlen, "%s.email: must be an email address",
+                                       path);
+        _cleanup_free_ char *low = strdup(email);
+        if (!low)
+                return -ENOMEM;
+        for (char *p = low; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+        json_t *w = s->world;
+        if (json_object_set_new(w, "emailAddress", json_string(low)) < 0 ||
+            json_object_set_new(w, "displayName", json_string(display)) < 0 ||
+            json_object_set_new(w, "clock", json_integer(clock_ms)) < 0 ||
+            json_object_set_new(w, "historyId", json_integer(0)) < 0 || gmail_labels_system(w) < 0)
+                return -ENOMEM;
+        if ((r = seed_labels(s, mb, path)) < 0)
+                return r;
+        static const char *const kinds[] = {"messages", "drafts"};
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                json_t *a, *v;
+                size_t i;
+                if ((r = twin_seed_array(s, mb, kinds[k], path, &a)) < 0)
+                        return r;
+                json_array_foreach (a, i, v) {
+                        char p[128];
+                        snprintf(p, sizeof(p), "%s.%s[%zu]", path, kinds[k], i);
+                        if ((r = seed_message(s, v, p, k == 1, clock_ms)) < 0)
+                                return r;
+                }
+        }
+        if ((r = seed_filters(s, mb, path)) < 0 || (r = seed_settings(s, mb, path)) < 0)
+                return r;
+        /* the seeded world is where history starts: nothing older can be listed */
+        if (!gmail_rows(w, "history") || !gmail_rows(w, "drafts") ||
+            !gmail_rows(w, "attachments") || !gmail_rows(w, "messages") ||
+            json_object_set(w, "historyStart", json_object_get(w, "historyId")) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static int seed_load(TwinSeed *s, const json_t *seed)
 {
         int r = twin_seed_known(s, seed, "", "Gmail seed", seed_keys, ELEMENTSOF(seed_keys) - 1);
@@ -985,71 +1044,55 @@ static int seed_load(TwinSeed *s, const json_t *seed)
                 return twin_seed_error(s->err, s->errlen,
                                        "primaryMailbox: required, an object {email, displayName, "
                                        "labels, messages, drafts, filters, …}");
-        const char *email, *display, *mode, *clock;
-        json_t *others;
-        if ((r = TWIN_SEED_KNOWN(s, mb, "primaryMailbox", "mailbox", "email", "displayName",
-                                 "labels", "messages", "drafts", "filters", "forwardingAddresses",
-                                 "sendAs")) < 0 ||
-            (r = twin_seed_str(s, mb, "email", "primaryMailbox", NULL, TWIN_NULL_REFUSED, &email)) <
-                    0 ||
-            (r = twin_seed_str(s, mb, "displayName", "primaryMailbox", "", TWIN_NULL_REFUSED,
-                               &display)) < 0 ||
-            (r = twin_seed_str(s, seed, "deliveryMode", "", "sender-only", TWIN_NULL_REFUSED,
+        const char *mode, *clock;
+        json_t *others, *v;
+        if ((r = twin_seed_str(s, seed, "deliveryMode", "", "sender-only", TWIN_NULL_REFUSED,
                                &mode)) < 0 ||
             (r = twin_seed_str(s, seed, "clock", "", "2025-01-01T00:00:00.000Z", TWIN_NULL_REFUSED,
                                &clock)) < 0 ||
             (r = twin_seed_array(s, seed, "mailboxes", "", &others)) < 0)
                 return r;
-        if (!is_email(email))
-                return twin_seed_error(s->err, s->errlen,
-                                       "primaryMailbox.email: must be an email address");
         if (!streq(mode, "sender-only") && !streq(mode, "seeded-mailboxes"))
                 return twin_seed_error(s->err, s->errlen,
                                        "deliveryMode: must be \"sender-only\" or "
                                        "\"seeded-mailboxes\"");
-        if (json_array_size(others) > 0)
-                return twin_seed_error(s->err, s->errlen,
-                                       "mailboxes: this twin serves the primary mailbox only; "
-                                       "other seeded mailboxes are not supported");
         int64_t clock_ms;
         if (parse_time_ms(clock, &clock_ms) < 0)
                 return twin_seed_error(s->err, s->errlen, "clock: must be an RFC 3339 date-time");
-        _cleanup_free_ char *low = strdup(email);
-        if (!low)
-                return -ENOMEM;
-        for (char *p = low; *p; p++)
-                *p = (char)tolower((unsigned char)*p);
         json_t *w = s->world;
-        if (json_object_set_new(w, "emailAddress", json_string(low)) < 0 ||
-            json_object_set_new(w, "displayName", json_string(display)) < 0 ||
-            json_object_set_new(w, "deliveryMode", json_string(mode)) < 0 ||
-            json_object_set_new(w, "clock", json_integer(clock_ms)) < 0 ||
-            json_object_set_new(w, "historyId", json_integer(0)) < 0 || gmail_labels_system(w) < 0)
+        if (json_object_set_new(w, "deliveryMode", json_string(mode)) < 0)
                 return -ENOMEM;
-        if ((r = seed_labels(s, mb, "primaryMailbox")) < 0)
+        if ((r = seed_mailbox(s, mb, "primaryMailbox", clock_ms)) < 0)
                 return r;
-        static const char *const kinds[] = {"messages", "drafts"};
-        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
-                json_t *a, *v;
-                size_t i;
-                if ((r = twin_seed_array(s, mb, kinds[k], "primaryMailbox", &a)) < 0)
+        /* the other mailboxes: worlds of their own below "mailboxes", where seeded-mailboxes
+         * delivery puts what the primary one sends them */
+        json_t *subs = gmail_rows(w, "mailboxes");
+        size_t i;
+        if (!subs)
+                return -ENOMEM;
+        json_array_foreach (others, i, v) {
+                char p[64];
+                _cleanup_json_ json_t *sub = json_object();
+                TwinSeed ss = {.world = sub, .err = s->err, .errlen = s->errlen};
+                snprintf(p, sizeof(p), "mailboxes[%zu]", i);
+                if (!sub)
+                        return -ENOMEM;
+                if ((r = seed_mailbox(&ss, v, p, clock_ms)) < 0)
                         return r;
-                json_array_foreach (a, i, v) {
-                        char p[96];
-                        snprintf(p, sizeof(p), "primaryMailbox.%s[%zu]", kinds[k], i);
-                        if ((r = seed_message(s, v, p, k == 1, clock_ms)) < 0)
-                                return r;
-                }
+                const char *e = json_get_str(sub, "emailAddress");
+                bool dup = streq_ptr(e, json_get_str(w, "emailAddress"));
+                size_t j;
+                json_t *o;
+                json_array_foreach (subs, j, o)
+                        dup = dup || streq_ptr(e, json_get_str(o, "emailAddress"));
+                if (dup)
+                        return twin_seed_error(s->err, s->errlen, "%s: duplicate mailbox: %s", p,
+                                               e);
+                if (json_array_append(subs, sub) < 0)
+                        return -ENOMEM;
         }
-        if ((r = seed_filters(s, mb, "primaryMailbox")) < 0 ||
-            (r = seed_settings(s, mb, "primaryMailbox")) < 0 || (r = seed_faults(s, seed)) < 0 ||
-            (r = seed_injection(s, seed)) < 0)
+        if ((r = seed_faults(s, seed)) < 0 || (r = seed_injection(s, seed)) < 0)
                 return r;
-        /* the seeded world is where history starts: nothing older can be listed */
-        if (!gmail_rows(w, "history") || !gmail_rows(w, "drafts") ||
-            !gmail_rows(w, "attachments") || !gmail_rows(w, "messages") ||
-            json_object_set(w, "historyStart", json_object_get(w, "historyId")) < 0)
-                return -ENOMEM;
         return 0;
 }
 
@@ -1080,6 +1123,14 @@ static json_t *gmail_public_state(const json_t *world)
                 json_object_del(v, "raw");
         json_array_foreach (json_object_get(w, "attachments"), i, v)
                 json_object_del(v, "data");
+        json_t *sub;
+        json_array_foreach (json_object_get(w, "mailboxes"), i, sub) {
+                size_t j;
+                json_array_foreach (json_object_get(sub, "messages"), j, v)
+                        json_object_del(v, "raw");
+                json_array_foreach (json_object_get(sub, "attachments"), j, v)
+                        json_object_del(v, "data");
+        }
         return w;
 }
 

@@ -219,6 +219,84 @@ static int recipients(TwinCall *c, const json_t *m, bool *ret_any, bool *ret_sel
         return 0;
 }
 
+/* raw without its Bcc header (and the header's continuation lines): the copy a recipient
+ * gets. *ret malloc'd, *ret_len bytes. 0, -ENOMEM. */
+static int strip_bcc(const char *raw, size_t len, char **ret, size_t *ret_len)
+{
+        char *out = malloc(len + 1);
+        size_t o = 0;
+        bool skipping = false, body = false;
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len;) {
+                const char *nl = memchr(raw + i, '\n', len - i);
+                size_t end = nl ? (size_t)(nl - raw) + 1 : len, n = end - i;
+                const char *line = raw + i;
+                if (!body) {
+                        if (n <= 2 && (line[0] == '\n' || (line[0] == '\r' && n == 2)))
+                                body = true;
+                        else if (skipping && (line[0] == ' ' || line[0] == '\t')) {
+                                i = end;
+                                continue;
+                        } else
+                                skipping = n >= 4 && strncasecmp(line, "bcc:", 4) == 0;
+                }
+                if (body || !skipping) {
+                        memcpy(out + o, line, n);
+                        o += n;
+                }
+                i = end;
+        }
+        out[o] = 0;
+        *ret = out;
+        *ret_len = o;
+        return 0;
+}
+
+/*
+ * Under deliveryMode "seeded-mailboxes", a copy of the sent message (Bcc removed) for each
+ * other seeded mailbox among its recipients, with INBOX and UNREAD and that mailbox's
+ * filters, as hosted Pome's twin delivers. 0, -ENOMEM.
+ */
+static int deliver(TwinCall *c, const char *raw, size_t len, const json_t *pm)
+{
+        if (!streq_ptr(json_get_str(c->world, "deliveryMode"), "seeded-mailboxes"))
+                return 0;
+        static const char *const hs[] = {"To", "Cc", "Bcc"};
+        _cleanup_json_ json_t *done = json_object();
+        _cleanup_free_ char *copy = NULL;
+        size_t cl;
+        int r;
+        if (!done || (r = strip_bcc(raw, len, &copy, &cl)) < 0)
+                return -ENOMEM;
+        for (size_t k = 0; k < ELEMENTSOF(hs); k++) {
+                _cleanup_json_ json_t *a = gmail_message_addresses(pm, hs[k]);
+                size_t i, j;
+                json_t *v, *sub;
+                if (!a)
+                        return -ENOMEM;
+                json_array_foreach (a, i, v) {
+                        json_array_foreach (json_object_get(c->world, "mailboxes"), j, sub) {
+                                const char *e = json_get_str(sub, "emailAddress");
+                                if (!e || strcasecmp(e, json_string_value(v)) != 0 ||
+                                    json_object_get(done, e))
+                                        continue;
+                                _cleanup_json_ json_t *labels =
+                                        json_pack("[s, s]", "INBOX", "UNREAD");
+                                GmailStore o = {.label_ids = labels,
+                                                .internal_ms = gmail_now_ms(c),
+                                                .now_ms = gmail_now_ms(c),
+                                                .history = true,
+                                                .filters = true};
+                                if (!labels || json_object_set_new(done, e, json_true()) < 0 ||
+                                    (r = gmail_store(sub, copy, cl, &o, NULL)) < 0)
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        return 0;
+}
+
 int gmail_send_raw(TwinCall *c, TwinReply *rp, const char *raw, size_t len, const char *thread,
                    const char *keep_id, json_t **ret)
 {
@@ -247,7 +325,9 @@ int gmail_send_raw(TwinCall *c, TwinReply *rp, const char *raw, size_t len, cons
                         .now_ms = gmail_now_ms(c),
                         .history = true,
                         .filters = self};
-        return gmail_store(c->world, full, fl, &o, ret);
+        if ((r = gmail_store(c->world, full, fl, &o, ret)) < 0)
+                return r;
+        return deliver(c, full, fl, pm);
 }
 
 /* users.messages.send: {raw} or a media upload; answers {id, threadId, labelIds}. */

@@ -229,23 +229,32 @@ static int mailbox_label_count(const GradeCheckInput *in, GradeOutcome *o)
 {
         const char *mailbox = grade_arg_str(in, "mailbox"), *ref = grade_arg_str(in, "label");
         int64_t want = grade_arg_int(in, "count");
-        const char *own = json_get_str(in->final, "emailAddress");
+        json_t *mb = NULL, *sub;
+        char at[48] = "";
+        size_t i;
         int r;
-        if (!own || strcasecmp(own, mailbox) != 0) {
+        /* the twin's own mailbox, or one of the seed's others ("mailboxes", which receive
+         * what it sends them under deliveryMode seeded-mailboxes) */
+        if (strcasecmp(strempty(json_get_str(in->final, "emailAddress")), mailbox) == 0)
+                mb = in->final;
+        json_array_foreach (json_object_get(in->final, "mailboxes"), i, sub)
+                if (!mb && strcasecmp(strempty(json_get_str(sub, "emailAddress")), mailbox) == 0) {
+                        mb = sub;
+                        snprintf(at, sizeof(at), "/mailboxes/%zu", i);
+                }
+        if (!mb) {
                 if ((r = grade_cite_path(o, "/emailAddress")) < 0)
                         return r;
-                return grade_outcome_set(o, GRADE_FAILED,
-                                         "the twin's mailbox is %s, not %s: it holds no other",
-                                         own ? own : "(none)", mailbox);
+                return grade_outcome_set(o, GRADE_FAILED, "the twin holds no mailbox %s", mailbox);
         }
         size_t li;
-        json_t *l = label_ref(in->final, ref, &li), *m;
+        json_t *l = label_ref(mb, ref, &li), *m;
         const char *lid = l ? json_get_str(l, "id") : ref;
-        size_t i, n = 0;
-        json_array_foreach (json_object_get(in->final, "messages"), i, m)
+        size_t n = 0;
+        json_array_foreach (json_object_get(mb, "messages"), i, m)
                 n += carries(m, lid);
-        if ((r = grade_cite_path(o, "/messages")) < 0 ||
-            (l && (r = grade_cite_path(o, "/labels/%zu", li)) < 0))
+        if ((r = grade_cite_path(o, "%s/messages", at)) < 0 ||
+            (l && (r = grade_cite_path(o, "%s/labels/%zu", at, li)) < 0))
                 return r;
         return grade_outcome_set(o, (int64_t)n == want ? GRADE_PASSED : GRADE_FAILED,
                                  "mailbox %s has %zu message(s) labeled %s (wanted %" PRId64 ")",
@@ -402,7 +411,8 @@ const GradeCheck grade_checks_gmail[] = {
         {"gmail.mailbox-label-count", "gmail",
          "The mailbox `{mailbox}` has exactly {count} messages labeled {label}",
          "Exactly this many messages of the mailbox carry the label (not at least: one too "
-         "many, a duplicate send, fails). The twin serves one mailbox; another address fails.",
+         "many, a duplicate send, fails). The mailbox is the twin's own or one of the seed's "
+         "others (what it sent them under seeded-mailboxes delivery); another address fails.",
          GRADE_SUBSTRATE_FINAL, GRADE_POSITIVE, count_polarity, PARAMS(p_mailbox_count_label),
          mailbox_label_count},
         {"gmail.one-message-per-recipient", "gmail",

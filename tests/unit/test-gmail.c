@@ -134,9 +134,9 @@ static void test_seeds(void)
                  "duplicate label"},
                 {"{\"primaryMailbox\":{\"email\":\"a@b.co\"},\"faults\":[{\"name\":\"slow\"}]}",
                  "faults[0].name"},
-                {"{\"primaryMailbox\":{\"email\":\"a@b.co\"},\"mailboxes\":[{\"email\":\"c@d.co\"}"
+                {"{\"primaryMailbox\":{\"email\":\"a@b.co\"},\"mailboxes\":[{\"email\":\"A@b.co\"}"
                  "]}",
-                 "mailboxes"},
+                 "mailboxes[0]: duplicate mailbox"},
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 _cleanup_json_ json_t *s = json_loads(bad[i].seed, 0, NULL);
@@ -321,6 +321,39 @@ static void test_send_insert_import(void)
         snprintf(body, sizeof(body), "{\"raw\":\"%s\",\"labelIds\":[\"STARRED\"]}", ins);
         CHECK(send_json(t, &rp, "POST", U "/messages", body) == 200);
         CHECK(streq_ptr(jps(rp.body, "/labelIds/0"), "STARRED") && !jp(rp.body, "/labelIds/1"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
+/* deliveryMode seeded-mailboxes: what the primary mailbox sends another seeded one arrives
+ * there, without its Bcc, under that mailbox's filters */
+static void test_delivery(void)
+{
+        _cleanup_json_ json_t *seed = json_loads(
+                "{\"primaryMailbox\":{\"email\":\"me@pome-twin.test\"},\"deliveryMode\":"
+                "\"seeded-mailboxes\",\"mailboxes\":[{\"email\":\"bob@pome-twin.test\","
+                "\"labels\":[{\"id\":\"Label_team\",\"name\":\"Team\"}],\"filters\":[{"
+                "\"criteria\":{\"from\":\"me@pome-twin.test\"},\"action\":{\"addLabelIds\":["
+                "\"Label_team\"]}}]},{\"email\":\"carol@pome-twin.test\"}]}",
+                0, NULL);
+        Twin *t = twin_test_from(&twin_kind_gmail, seed);
+        TwinReply rp = {};
+        _cleanup_free_ char *raw = raw_of("To: bob@pome-twin.test, dan@elsewhere.test\r\n"
+                                          "Bcc: carol@pome-twin.test\r\nSubject: hi\r\n\r\nx\r\n");
+        char body[512];
+        snprintf(body, sizeof(body), "{\"raw\":\"%s\"}", raw);
+        CHECK(send_json(t, &rp, "POST", U "/messages/send", body) == 200);
+        json_t *w = twin_world(t);
+        json_t *bob = jp(w, "/mailboxes/0"), *carol = jp(w, "/mailboxes/1");
+        CHECK(json_array_size(json_object_get(bob, "messages")) == 1);
+        CHECK(json_array_size(json_object_get(carol, "messages")) == 1);
+        CHECK(streq_ptr(jps(bob, "/messages/0/labelIds/0"), "INBOX"));
+        CHECK(streq_ptr(jps(bob, "/messages/0/labelIds/2"), "Label_team")); /* bob's filter */
+        size_t i;
+        json_t *h;
+        json_array_foreach (jp(carol, "/messages/0/payload/headers"), i, h)
+                CHECK(!streq_ptr(json_get_str(h, "name"), "Bcc"));
+        CHECK(json_array_size(json_object_get(w, "messages")) == 1); /* the sender's SENT */
         twin_reply_done(&rp);
         twin_free(t);
 }
@@ -662,6 +695,7 @@ int main(void)
         test_seeds();
         test_messages();
         test_send_insert_import();
+        test_delivery();
         test_threads_labels();
         test_drafts_history_filters();
         test_faults();

@@ -127,10 +127,31 @@ static void test_throttled(void)
         fx_close(&f);
 }
 
+/* the other seeded mailboxes receive what the primary one sends them */
+static void test_delivered(void)
+{
+        Fx f;
+        fx_open_json(&f, "gmail",
+                     "{\"primaryMailbox\":{\"email\":\"pome-agent@pome-twin.test\"},"
+                     "\"deliveryMode\":\"seeded-mailboxes\",\"mailboxes\":[{\"email\":"
+                     "\"alice@pome-twin.test\"}]}");
+        const char *got = "The mailbox `alice@pome-twin.test` has exactly 1 messages labeled INBOX";
+        EXPECT(&f, got, GRADE_FAILED);
+        CHECK(send_to(&f, "alice@pome-twin.test") == 200);
+        GradeOutcome o = fx_grade(&f, got, GRADE_PASSED);
+        CHECK(streq_ptr(json_string_value(json_array_get(o.state_paths, 0)),
+                        "/mailboxes/0/messages"));
+        grade_outcome_done(&o);
+        CHECK(send_to(&f, "alice@pome-twin.test") == 200);
+        EXPECT(&f, got, GRADE_FAILED); /* a duplicate */
+        fx_close(&f);
+}
+
 int main(void)
 {
         test_inbox_triage();
         test_parity();
         test_throttled();
+        test_delivered();
         return check_finish();
 }
