@@ -6,7 +6,7 @@
  * messages into the world (MIME parsed by mime.c, attachments moved out, threads, history,
  * filters) and renders them.
  *
- * The world (one mailbox, the seed's primaryMailbox):
+ * The world (the mailbox served, the seed's primaryMailbox):
  *   emailAddress, displayName    the mailbox's owner
  *   clock                        ms since the epoch: the seed's clock (time of the seeded
  *                                world; a new message's internalDate is max(clock, now))
@@ -33,6 +33,10 @@
  *   attempts                     calls counted: {"fault:<target>": n} for faults, {"METHOD
  *                                /path" or "MCP <tool>": n} for failure_injection
  *   counters                     {prefix: n} behind minted ids ("msg_3", "thread_2")
+ *   mailboxes[]                  the seed's other mailboxes, each a world of this shape (its
+ *                                own emailAddress, labels, messages, drafts, filters, …, no
+ *                                faults): not served, they receive what the primary mailbox
+ *                                sends them under deliveryMode "seeded-mailboxes"
  */
 #pragma once
 
