@@ -500,6 +500,54 @@ static void test_mcp(void)
         twin_reply_done(&rp);
 }
 
+/* The read tools of Linear's MCP server an agent looks around with before it acts: each
+ * answers the default world's rows, found by id, key or name as the server's schemas say. */
+static void test_mcp_reads(void)
+{
+        _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *out = NULL;
+#define READ(name, args)                                                                     \
+        do {                                                                                 \
+                twin_test_call(t, &rp, name, args);                                          \
+                CHECK(rp.status == 200 && !json_is_true(jp(rp.body, "/result/isError")));    \
+                CHECK(streq_ptr(rp.tool, name) && !rp.state_mutation);                       \
+                json_decref(out);                                                            \
+                out = json_loads(strempty(jps(rp.body, "/result/content/0/text")), 0, NULL); \
+                CHECK(out);                                                                  \
+        } while (0)
+        READ("list_teams", "{}");
+        CHECK(json_array_size(jp(out, "/teams")) == 1 && streq(jps(out, "/teams/0/key"), "ENG"));
+        READ("get_team", "{\"query\": \"ENG\"}");
+        CHECK(streq(jps(out, "/id"), "team_eng") && streq(jps(out, "/name"), "Engineering"));
+        READ("get_team", "{\"query\": \"Engineering\"}");
+        CHECK(streq(jps(out, "/id"), "team_eng"));
+        READ("list_users", "{}");
+        CHECK(json_array_size(jp(out, "/users")) == 3);
+        READ("list_issue_labels", "{\"team\": \"ENG\"}");
+        CHECK(json_array_size(jp(out, "/labels")) == 3 && streq(jps(out, "/labels/0/name"), "Bug"));
+        READ("list_issue_labels", "{\"name\": \"Agent\"}");
+        CHECK(json_array_size(jp(out, "/labels")) == 1 &&
+              streq(jps(out, "/labels/0/id"), "label_agent"));
+        READ("get_issue_status", "{\"id\": \"state_progress\", \"name\": \"\", \"team\": \"ENG\"}");
+        CHECK(streq(jps(out, "/name"), "In Progress") && streq(jps(out, "/type"), "started"));
+        READ("list_comments", "{\"issueId\": \"ENG-3\"}");
+        CHECK(json_array_size(jp(out, "/comments")) == 1 &&
+              streq(jps(out, "/comments/0/id"), "comment_2"));
+        READ("list_projects", "{}");
+        CHECK(json_array_size(jp(out, "/projects")) == 1 &&
+              streq(jps(out, "/projects/0/name"), "Local Twin"));
+        READ("get_project", "{\"query\": \"project_local\"}");
+        CHECK(streq(jps(out, "/name"), "Local Twin"));
+        READ("get_project", "{\"query\": \"Local Twin\"}");
+        CHECK(streq(jps(out, "/id"), "project_local"));
+#undef READ
+        /* a row that does not exist is the tool's error, and no read changes the world */
+        twin_test_call(t, &rp, "get_team", "{\"query\": \"NOPE\"}");
+        CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        twin_reply_done(&rp);
+}
+
 static void test_hostile(void)
 {
         _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
@@ -552,6 +600,7 @@ int main(void)
         test_errors();
         test_mutations();
         test_mcp();
+        test_mcp_reads();
         test_hostile();
         return check_finish();
 }
