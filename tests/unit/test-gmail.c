@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "pods/gmail/mime.h"
 #include "pods/twin/kind.h"
 #include "tests/unit/check.h"
 #include "tests/unit/twin-test-util.h"
@@ -321,6 +322,20 @@ static void test_send_insert_import(void)
         snprintf(body, sizeof(body), "{\"raw\":\"%s\",\"labelIds\":[\"STARRED\"]}", ins);
         CHECK(send_json(t, &rp, "POST", U "/messages", body) == 200);
         CHECK(streq_ptr(jps(rp.body, "/labelIds/0"), "STARRED") && !jp(rp.body, "/labelIds/1"));
+        /* the same two as JSON {raw} (import) and as a media upload (insert) */
+        _cleanup_free_ char *imp = raw_of("From: z@y.com\r\nTo: pome-agent@pome-twin.test\r\n"
+                                          "Subject: by json\r\n\r\nbody\r\n");
+        snprintf(body, sizeof(body), "{\"raw\":\"%s\"}", imp);
+        CHECK(send_json(t, &rp, "POST", U "/messages/import", body) == 200);
+        CHECK(streq_ptr(rp.tool, "import_message") && rp.state_mutation);
+        CHECK(has_label(t, jps(rp.body, "/id"), "INBOX"));
+        CHECK(streq_ptr(gmail_mime_header(jp(msg(t, jps(rp.body, "/id")), "/payload"), "Subject"),
+                        "by json"));
+        twin_test_req(t, &rp, "POST", "/upload" U "/messages", "uploadType=media", "message/rfc822",
+                      "From: q@y.com\r\nSubject: uploaded\r\n\r\nx\r\n");
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "insert_message") && rp.state_mutation);
+        CHECK(streq_ptr(gmail_mime_header(jp(msg(t, jps(rp.body, "/id")), "/payload"), "Subject"),
+                        "uploaded"));
         twin_reply_done(&rp);
         twin_free(t);
 }
