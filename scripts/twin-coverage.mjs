@@ -103,10 +103,24 @@ function googleapisMethods() {
 
 // A C test's text with its string macros expanded where they start a literal
 // (#define U "/gmail/v1/users/me" … U "/labels" → "/gmail/v1/users/me/labels").
+// Adjacent literals are joined ("/upload" "/gmail/…"), and a path made with snprintf(path,
+// sizeof(path), "/…/%s", …) stands in for that variable where a later call passes it.
 function expandMacros(text) {
   for (const [, name, value] of text.matchAll(/^#define (\w+) "([^"\\]*)"$/gm))
     text = text.replace(new RegExp(`\\b${name} "`, "g"), `"${value}`);
-  return text;
+  text = text.replace(/"([^"\\\n]*)"\s+"/g, '"$1');
+  const vars = new Map();
+  return text
+    .split("\n")
+    .map((line) => {
+      const m = line.match(/snprintf\((\w+), sizeof\(\1\), "(\/[^"]*)"/);
+      if (m) vars.set(m[1], m[2]);
+      else
+        line = line.replace(/(&rp, |"(?:GET|POST|PUT|PATCH|DELETE)",\s*)(\w+)([,)])/g, (all, pre, v, post) =>
+          vars.has(v) ? `${pre}"${vars.get(v)}"${post}` : all);
+      return line;
+    })
+    .join("\n");
 }
 
 function gmailRouteTests(method, path, byKey) {
@@ -122,6 +136,7 @@ function gmailRouteTests(method, path, byKey) {
     const calls = [
       ...text.matchAll(/"(GET|POST|PUT|PATCH|DELETE)",\s*"(\/[^"]*)"/g),
       ...[...text.matchAll(/\bget\(\w+, &rp, "(\/[^"]*)"/g)].map(([a, p]) => [a, "GET", p]),
+      ...text.matchAll(/\btwin_test_req\(\w+, &rp, "(GET|POST|PUT|PATCH|DELETE)", "(\/[^"]*)"/g),
     ];
     return calls.some(([, verb, p]) => verb === method && re.test(p.replace(/%s/g, "x")));
   });
