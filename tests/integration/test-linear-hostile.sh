@@ -198,10 +198,10 @@ refuse "$(inline_body '{"query":"mutation { issueLabelCreate(input: {name: \"\"}
 # ---- pagination out of its domain: first: -1 is refused; first: 100000 and a garbage
 # cursor are refused or answered (Linear caps first at 250; a cursor it cannot read either
 # is its INVALID_INPUT or reads as the start)
-# DEFECT: first: -1 is answered, not refused: expected Linear's error shape (the Relay
-# connection spec Linear's pagination follows: "If first is less than 0: throw an error"),
-# got HTTP 200 {"data":{"issues":{"nodes":[…every issue…]}}}.
-# refuse "$(inline_body '{"query":"{ issues(first: -1) { nodes { id } } }"}')" "400|200" "$INPUT|$ANY"
+# first: -1 is refused (the Relay connection spec Linear's pagination follows: "If first is
+# less than 0: throw an error")
+refuse "$(inline_body '{"query":"{ issues(first: -1) { nodes { id } } }"}')" "400|200" "$INPUT|$ANY"
+refuse "$(inline_body '{"query":"{ issues(last: -5) { nodes { id } } }"}')" "400|200" "$INPUT|$ANY"
 for q in '{ issues(first: 1, last: 1) { nodes { id } } }' '{ issues(first: 100000) { nodes { id } } }' '{ issues(after: "garbage\u0000\uffff") { nodes { id } } }' \
         '{ issues(first: 5, after: "!!!not-a-cursor!!!") { nodes { id } pageInfo { hasNextPage endCursor } } }'; do
         jq -n --arg q "$q" '{query: $q}' >"$TMP/b/page.json"
