@@ -23,6 +23,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/text.h"
 #include "pods/gmail/gmail.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -1134,6 +1135,60 @@ static json_t *gmail_public_state(const json_t *world)
         return w;
 }
 
+/* text of n bytes of base64 (either alphabet) when it decodes to UTF-8, else NULL */
+static json_t *decoded_text(const char *b64)
+{
+        _cleanup_free_ char *bytes = NULL;
+        size_t n = 0;
+        if (gmail_base64_decode(b64, strlen(b64), &bytes, &n) < 0 || !utf8_valid(bytes, n) ||
+            memchr(bytes, 0, n))
+                return NULL;
+        return json_stringn(bytes, n);
+}
+
+/* Decodes, in place, every `raw` and every text part's `body.data` under v. 0 or -ENOMEM. */
+static int judge_decode(json_t *v)
+{
+        const char *key;
+        json_t *m;
+        size_t i;
+        if (json_is_array(v)) {
+                json_array_foreach (v, i, m)
+                        if (judge_decode(m) < 0)
+                                return -ENOMEM;
+                return 0;
+        }
+        if (!json_is_object(v))
+                return 0;
+        const char *mime = json_string_value(json_object_get(v, "mimeType"));
+        json_t *data = json_object_get(json_object_get(v, "body"), "data");
+        if (mime && startswith(mime, "text/") && json_is_string(data)) {
+                json_t *text = decoded_text(json_string_value(data));
+                if (text && json_object_set_new(json_object_get(v, "body"), "data", text) < 0)
+                        return -ENOMEM;
+        }
+        json_t *raw = json_object_get(v, "raw");
+        if (json_is_string(raw)) {
+                json_t *text = decoded_text(json_string_value(raw));
+                if (text && json_object_set_new(v, "raw", text) < 0)
+                        return -ENOMEM;
+        }
+        json_object_foreach (v, key, m)
+                if (!streq(key, "raw") && judge_decode(m) < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+/* TwinKind.judge_view: a message's `raw` and its text parts' `body.data` as their text (the
+ * bytes are base64url on the wire, which a judge should not have to decode). */
+static json_t *gmail_judge_view(const json_t *value)
+{
+        _cleanup_json_ json_t *v = json_deep_copy(value);
+        if (!v || judge_decode(v) < 0)
+                return NULL;
+        return TAKE_PTR(v);
+}
+
 /* ------------------------------------------------------------------ envelopes */
 
 /* The engine's refusals (malformed body, the loud 501) in Google's envelope. */
@@ -1331,4 +1386,5 @@ const TwinKind twin_kind_gmail = {
         .error = gmail_error,
         .control_error = gmail_control_error,
         .health_extras = gmail_health_extras,
+        .judge_view = gmail_judge_view,
 };

@@ -14,6 +14,7 @@
 #include "common/token.h"
 #include "common/util.h"
 #include "pods/twin/redact.h"
+#include "pods/twin/twin.h"
 
 const char grade_judge_instructions[] =
         "You are the judge of one success criterion in a test of an AI agent. The agent was "
@@ -303,6 +304,54 @@ static int put_changes(JsonBuf *t, const GradeJudgeTwin *tw, size_t budget)
         return 0;
 }
 
+/* A twin's evidence as its kind has a judge read it (TwinKind.judge_view: Gmail's base64url
+ * messages as text); the new references it holds are released by view_done. */
+typedef struct JudgeView {
+        GradeJudgeTwin tw;
+        json_t *seed, *final, *tape;
+} JudgeView;
+
+static void view_done(JudgeView *v)
+{
+        json_decref(v->seed);
+        json_decref(v->final);
+        json_decref(v->tape);
+        *v = (JudgeView){};
+}
+
+static int view_of(const GradeJudgeTwin *in, JudgeView *out)
+{
+        *out = (JudgeView){.tw = *in};
+        const TwinKind *k = twin_kind_find(in->name);
+        if (!k || !k->judge_view)
+                return 0;
+        if ((in->seed_world && !(out->seed = k->judge_view(in->seed_world))) ||
+            (in->final && !(out->final = k->judge_view(in->final))))
+                return -ENOMEM;
+        if (in->tape) {
+                if (!(out->tape = json_array()))
+                        return -ENOMEM;
+                size_t i;
+                json_t *row;
+                json_array_foreach (in->tape, i, row) {
+                        json_t *copy = json_copy(row); /* shallow: its bodies are replaced */
+                        if (!copy || json_array_append_new(out->tape, copy) < 0)
+                                return -ENOMEM;
+                        static const char *const bodies[] = {"request_body", "response_body"};
+                        for (size_t b = 0; b < ELEMENTSOF(bodies); b++) {
+                                json_t *body = json_object_get(row, bodies[b]);
+                                if (body &&
+                                    json_object_set_new(copy, bodies[b], k->judge_view(body)) < 0)
+                                        return -ENOMEM;
+                        }
+                }
+        }
+        out->tw.seed_world = out->seed ? out->seed : in->seed_world;
+        out->tw.final = out->final ? out->final : in->final;
+        out->tw.tape = out->tape ? out->tape : in->tape;
+        return 0;
+}
+
 int grade_judge_question(const char *prompt, const char *criterion, const GradeJudgeTwin *twins,
                          size_t n, const char *reply, size_t reply_len, char **ret)
 {
@@ -333,10 +382,18 @@ int grade_judge_question(const char *prompt, const char *criterion, const GradeJ
                 jsonbuf_puts(&t, "\n>>>\n");
         }
         int r = 0;
-        for (size_t i = 0; i < n; i++)
-                put_tape(&t, &twins[i], GRADE_JUDGE_TAPE_MAX / (n ? n : 1));
+        JudgeView *views = calloc(n ? n : 1, sizeof(JudgeView));
+        if (!views)
+                r = -ENOMEM;
         for (size_t i = 0; i < n && r >= 0; i++)
-                r = put_changes(&t, &twins[i], GRADE_JUDGE_CHANGES_MAX / (n ? n : 1));
+                r = view_of(&twins[i], &views[i]);
+        for (size_t i = 0; i < n && r >= 0; i++)
+                put_tape(&t, &views[i].tw, GRADE_JUDGE_TAPE_MAX / (n ? n : 1));
+        for (size_t i = 0; i < n && r >= 0; i++)
+                r = put_changes(&t, &views[i].tw, GRADE_JUDGE_CHANGES_MAX / (n ? n : 1));
+        for (size_t i = 0; views && i < n; i++)
+                view_done(&views[i]);
+        free(views);
         if (r >= 0 && !jsonbuf_text(&t))
                 r = -ENOMEM;
         if (r < 0) {

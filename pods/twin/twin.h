@@ -334,6 +334,15 @@ typedef struct TwinKind {
          * put in such a URL (as ?token=); that token opens this path of this sandbox only.
          */
         const char *upload_path;
+
+        /*
+         * Optional. value (borrowed: a tape row's request or response body, or a world) as a
+         * judge of [model] criteria should read it: what the vendor encodes for the wire made
+         * readable (Gmail's base64url `raw` and text parts' `body.data` as their text), so that
+         * a criterion about what a message says can be judged from any client's calls. A new
+         * reference: a changed copy, or value itself when nothing in it is encoded; NULL on OOM.
+         */
+        json_t *(*judge_view)(const json_t *value);
 } TwinKind;
 
 /* The request header in which the front hands the twin its upload token (upload_path);

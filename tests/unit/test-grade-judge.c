@@ -8,6 +8,7 @@
  * scripted GradeJudge (a model stands behind the real ones; tests/integration/test-judge.sh
  * drives the HTTP and command judges against a real server and script).
  */
+#include "pods/gmail/mime.h"
 #include "pods/grade/judge.h"
 #include "tests/unit/grade-test-util.h"
 
@@ -163,6 +164,40 @@ static void test_question(void)
         fx_close(&gh);
 }
 
+/* A Gmail message reaches the judge as its text, not as the base64url the wire carries: a
+ * criterion about what a draft says is judged alike for googleapis, MCP and curl agents. */
+static void test_question_gmail(void)
+{
+        Fx gm;
+        fx_open(&gm, "gmail", "inbox-triage");
+        Twin *seed = twin_test_from(twin_kind_find("gmail"), gm.seed);
+        static const char msg[] = "To: alice@example.com\r\nSubject: Re: Production export is "
+                                  "stuck\r\n\r\nThe issue is being investigated.\r\n";
+        _cleanup_free_ char *raw = gmail_base64url(msg, strlen(msg)), *body = NULL;
+        CHECK(raw && asprintf(&body, "{\"message\":{\"raw\":\"%s\"}}", raw) > 0);
+        CHECK(fx_json(&gm, "POST", "/gmail/v1/users/me/drafts", body) == 200);
+        CHECK(!strstr(msg, raw)); /* the wire's form is not the text */
+        GradeJudgeTwin tw = {"gmail", twin_world(seed), twin_world(gm.twin), gm.tape};
+        char *q = NULL;
+        CHECK_OK(grade_judge_question("Draft a reply.",
+                                      "The draft says the issue is being "
+                                      "investigated",
+                                      &tw, 1, NULL, 0, &q));
+        if (q) {
+                /* in the call's request, and in what changed (the stored draft's text part) */
+                const char *call = strstr(q, "## gmail: the calls the agent made");
+                const char *changes = strstr(q, "## gmail: what changed from the start");
+                CHECK(call && changes && changes > call);
+                const char *said = call ? strstr(call, "being investigated") : NULL;
+                CHECK(said && said < changes);
+                CHECK(changes && strstr(changes, "being investigated"));
+                CHECK(!strstr(q, raw));
+        }
+        free(q);
+        twin_free(seed);
+        fx_close(&gm);
+}
+
 static void test_verdicts(void)
 {
         GradeTask *t = task();
@@ -275,6 +310,7 @@ int main(void)
 {
         test_answer();
         test_question();
+        test_question_gmail();
         test_verdicts();
         return check_finish();
 }
