@@ -1240,4 +1240,8 @@ const GqlSchema ln_schema = {
         .n_types = ELEMENTSOF(types),
         .query = "Query",
         .mutation = "Mutation",
+        /* Linear refuses a query of more than 10 000 complexity points (developers.linear.app,
+         * "Rate limiting": a point per object and a tenth per field); one point a field here,
+         * which no query of @linear/sdk's own comes near */
+        .max_nodes = 10000,
 };

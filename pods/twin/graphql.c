@@ -44,6 +44,7 @@ typedef struct Lexer {
         int eline, ecol;
         bool failed;
         int depth;
+        size_t selections; /* parsed so far, against GQL_SELECTIONS_MAX */
 } Lexer;
 
 static int lex_fail(Lexer *l, int line, int col, const char *fmt, ...) _printf_(4, 5);
@@ -754,6 +755,10 @@ static int set_pos(json_t *o, int line, int col)
 static int parse_selection(Lexer *l, json_t **ret)
 {
         int line = l->tline, col = l->tcol, r;
+        if (++l->selections > GQL_SELECTIONS_MAX)
+                return lex_fail(l, line, col,
+                                "Parse error: the document has more than %d selections at [%d, %d]",
+                                GQL_SELECTIONS_MAX, line, col);
         _cleanup_json_ json_t *o = json_object();
         if (!o)
                 return -ENOMEM;
@@ -1480,11 +1485,11 @@ static int validate_selections(GqlExec *x, const GqlType *t, json_t *sels, json_
         size_t i;
         json_t *sel;
         int r;
+        size_t max = x->s->max_nodes ? x->s->max_nodes : GQL_NODES_MAX;
         json_array_foreach (sels, i, sel) {
-                if (++x->nodes > GQL_NODES_MAX)
+                if (++x->nodes > max)
                         return verror(x, sel, NULL,
-                                      "This query selects more than %d fields; ask for less",
-                                      GQL_NODES_MAX);
+                                      "This query selects more than %zu fields; ask for less", max);
                 size_t before = json_array_size(x->errors);
                 if (json_object_get(sel, "field")) {
                         r = validate_field(x, t, sel, stack);
@@ -1543,7 +1548,7 @@ static int validate_selections(GqlExec *x, const GqlType *t, json_t *sels, json_
                 }
                 if (r < 0)
                         return r;
-                if (x->nodes > GQL_NODES_MAX && json_array_size(x->errors) > before)
+                if (x->nodes > max && json_array_size(x->errors) > before)
                         return 0;
         }
         return 0;

@@ -74,6 +74,8 @@ typedef struct GqlSchema {
         size_t n_types;
         const char *query;    /* the query root type's name */
         const char *mutation; /* the mutation root type's name, or NULL */
+        size_t max_nodes;     /* fields a request may select, fragments expanded (validation
+                               * counts them); 0: GQL_NODES_MAX */
 } GqlSchema;
 
 /*
@@ -93,6 +95,11 @@ int gql_parse(const char *text, size_t len, json_t **ret, char *err, size_t errl
               int *ret_column);
 
 #define GQL_DEPTH_MAX 64
+
+/* Selections a document may hold as written (before fragments are expanded): what bounds the
+ * parse tree's memory, ~600 bytes a selection, within a pod's limit for any body the gateway
+ * takes (1 MiB of `a0: viewer { id }` is 110 000 of them). */
+#define GQL_SELECTIONS_MAX 20000
 
 /*
  * Runs the request body (len bytes: {"query", "variables"?, "operationName"?}) against

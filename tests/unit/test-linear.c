@@ -268,6 +268,26 @@ static void test_errors(void)
         gql(t, &rp, "{ viewer { id }", NULL);
         CHECK(rp.status == 400 &&
               streq(jps(rp.body, "/errors/0/extensions/code"), "GRAPHQL_PARSE_FAILED"));
+        /* past Linear's complexity limit: 6 000 aliases of viewer { id } select 12 000 fields
+         * (refused by validation, nothing run); 12 000 aliases are 24 000 selections as
+         * written (refused by the parser, whose tree they would swell past a pod's memory) */
+        for (int n = 6000; n <= 12000; n += 6000) {
+                size_t cap = (size_t)n * 32 + 8, len = 0;
+                _cleanup_free_ char *q = malloc(cap);
+                CHECK(q);
+                if (!q)
+                        break;
+                len += (size_t)snprintf(q + len, cap - len, "{");
+                for (int i = 0; i < n; i++)
+                        len += (size_t)snprintf(q + len, cap - len, " a%d: viewer { id }", i);
+                snprintf(q + len, cap - len, " }");
+                gql(t, &rp, q, NULL);
+                CHECK(rp.status == 400 && !json_object_get(rp.body, "data"));
+                CHECK(streq_ptr(jps(rp.body, "/errors/0/extensions/code"),
+                                n == 6000 ? "GRAPHQL_VALIDATION_FAILED" : "GRAPHQL_PARSE_FAILED"));
+                CHECK(strstr(strempty(jps(rp.body, "/errors/0/message")),
+                             n == 6000 ? "more than 10000 fields" : "more than 20000 selections"));
+        }
         /* a route the twin does not serve: the loud 501 */
         twin_test_req(t, &rp, "GET", "/definitely/not", NULL, NULL, NULL);
         CHECK(rp.status == 501 && streq(jps(rp.body, "/fidelity"), "unsupported"));
