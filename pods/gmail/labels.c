@@ -132,8 +132,12 @@ json_t *gmail_label_render(json_t *world, const json_t *label, bool with_counts,
                 return NULL;
         json_t *color = json_object_get(label, "color");
         if (json_is_object(color) && json_object_size(color) > 0 &&
-            json_object_set(out, "color", color) < 0)
-                goto oom;
+            json_object_set(out, "color", color) < 0) {
+                /* not `goto oom`: that would jump into the scope of the cleanup variables
+                 * below, which are not yet initialized */
+                json_decref(out);
+                return NULL;
+        }
         if (!with_counts)
                 return out;
         json_int_t total = 0, unread = 0;
