@@ -153,8 +153,10 @@ static const char *known_thread(TwinCall *c, const json_t *meta)
 static int mcp_spec(TwinCall *c, TwinReply *rp, json_t **ret, const char **ret_thread)
 {
         static const char *const lists[] = {"to", "cc", "bcc"};
+        /* dated by the mailbox's clock, as the draft's internalDate */
         _cleanup_json_ json_t *spec =
-                json_pack("{s:s}", "from", strempty(json_get_str(c->world, "emailAddress")));
+                json_pack("{s:s, s:I}", "from", strempty(json_get_str(c->world, "emailAddress")),
+                          "date", (json_int_t)(gmail_now_ms(c) / 1000));
         *ret_thread = NULL;
         if (!spec)
                 return -ENOMEM;

@@ -189,11 +189,14 @@ int gmail_history_add(json_t *world, const char *kind, json_t *message, json_t *
         return json_array_append_new(history, rec) < 0 ? -ENOMEM : 0;
 }
 
+int64_t gmail_clock_ms(const json_t *world)
+{
+        return json_integer_value(json_object_get(world, "clock"));
+}
+
 int64_t gmail_now_ms(const TwinCall *c)
 {
-        int64_t clock = json_integer_value(json_object_get(c->world, "clock"));
-        int64_t now = c->now * 1000;
-        return now > clock ? now : clock;
+        return gmail_clock_ms(c->world) + 1000;
 }
 
 bool gmail_user_ok(const TwinCall *c)
@@ -371,6 +374,10 @@ static int gmail_serve(TwinCall *c, TwinReply *rp, const char *tool, const char 
         r = fn(c, rp);
         if (r < 0)
                 return r;
+        /* the mailbox's logical clock: one second per change, what gmail_now_ms stamped */
+        if (rp->state_mutation &&
+            json_object_set_new(c->world, "clock", json_integer(gmail_now_ms(c))) < 0)
+                return -ENOMEM;
         return after ? injected_reply(rp, after, n, endpoint) : 0;
 }
 

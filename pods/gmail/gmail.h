@@ -9,7 +9,8 @@
  * The world (the mailbox served, the seed's primaryMailbox):
  *   emailAddress, displayName    the mailbox's owner
  *   clock                        ms since the epoch: the seed's clock (time of the seeded
- *                                world; a new message's internalDate is max(clock, now))
+ *                                world), one second later after each change (a logical
+ *                                clock: gmail_clock_ms, gmail_now_ms)
  *   deliveryMode                 the seed's ("sender-only")
  *   historyId                    the mailbox's current history id (an integer)
  *   historyStart                 the oldest startHistoryId history.list answers (older: 404)
@@ -85,7 +86,16 @@ json_int_t gmail_history_bump(json_t *world);
  */
 int gmail_history_add(json_t *world, const char *kind, json_t *message, json_t *labels);
 
-/* Milliseconds since the epoch the call runs at: max(the seed's clock, now). */
+/*
+ * The mailbox's clock, ms since the epoch: the seed's clock (or load_seed's fixed default),
+ * advanced by one second per change of the world (a logical clock, as hosted Pome's twin
+ * keeps it: worlds are the same run to run). Searches (newer_than:, older_than:) run at it.
+ */
+int64_t gmail_clock_ms(const json_t *world);
+
+/* Milliseconds since the epoch the call's changes are stamped at (internalDate, the Date
+ * header, history): the clock's next second, which the clock takes when the call changed
+ * the world (gmail_serve). */
 int64_t gmail_now_ms(const TwinCall *c);
 
 /* Whether userId is the mailbox's: "me" or its address (case-insensitive); absent is "me". */

@@ -522,7 +522,7 @@ int gmail_search(TwinCall *c, const char *q, const json_t *label_ids, bool spam_
                         continue;
                 json_array_foreach (label_ids, j, l)
                         ok = ok && has_id(ids, json_string_value(l));
-                if (ok && gmail_query_match(gq, m, labels, c->now))
+                if (ok && gmail_query_match(gq, m, labels, gmail_clock_ms(c->world) / 1000))
                         v[k++] = (Hit){m, i};
         }
         gmail_query_free(gq);

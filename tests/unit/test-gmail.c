@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "common/token.h"
 #include "pods/gmail/mime.h"
 #include "pods/twin/kind.h"
 #include "tests/unit/check.h"
@@ -624,6 +625,58 @@ static void test_mcp(void)
         twin_free(t);
 }
 
+/* The mailbox's own clock: the seed's, one second later per change, whatever the wall says. */
+static void test_clock(void)
+{
+        TwinReply rp = {};
+        _cleanup_free_ char *first = NULL;
+        /* two runs at different wall clocks make the same world */
+        for (int run = 0; run < 2; run++) {
+                Twin *t = gmail("inbox-triage");
+                twin_set_clock(t, run ? 1796000000 : TWIN_TEST_NOW);
+                /* newer_than:/older_than: count back from the seed's clock (2026-07-20) */
+                CHECK(tool(t, &rp, "search_threads",
+                           "{\"query\":\"from:alice@example.com is:unread newer_than:7d\"}") ==
+                      200);
+                CHECK(json_array_size(jp(rp.body, "/threads")) == 1);
+                CHECK(get(t, &rp, U "/messages", "q=newer_than:7d") == 200);
+                CHECK(json_array_size(jp(rp.body, "/messages")) == 4);
+                CHECK(get(t, &rp, U "/messages", "q=older_than:1d") == 200);
+                CHECK(json_array_size(jp(rp.body, "/messages")) == 1); /* msg_welcome, 07-18 */
+                /* a new message is stamped a second after the clock, the next one more */
+                CHECK(tool(t, &rp, "create_draft",
+                           "{\"to\":[\"bob@example.com\"],\"body\":\"x\"}") == 200);
+                json_t *rows = json_object_get(twin_world(t), "messages");
+                json_t *m = json_array_get(rows, json_array_size(rows) - 1);
+                CHECK(streq_ptr(json_get_str(m, "internalDate"), "1784505601000"));
+                const char *b64 = strempty(json_get_str(m, "raw"));
+                _cleanup_free_ char *raw = NULL;
+                size_t len = 0;
+                CHECK(token_base64url_decode(b64, strlen(b64), &raw, &len) == 0);
+                CHECK(raw && memmem(raw, len, "Date: Mon, 20 Jul 2026 00:00:01 +0000", 37));
+                CHECK(jpi(twin_world(t), "/clock") == 1784505601000);
+                _cleanup_free_ char *r2 = raw_of("To: bob@example.com\r\nSubject: s\r\n\r\nhi\r\n");
+                _cleanup_free_ char *body = NULL;
+                CHECK(asprintf(&body, "{\"raw\":\"%s\"}", r2) > 0);
+                CHECK(send_json(t, &rp, "POST", U "/messages/send", body) == 200);
+                CHECK(streq_ptr(json_get_str(msg(t, jps(rp.body, "/id")), "internalDate"),
+                                "1784505602000"));
+                /* a read changes nothing, the clock with it */
+                CHECK(get(t, &rp, U "/profile", NULL) == 200);
+                CHECK(jpi(twin_world(t), "/clock") == 1784505602000);
+                char *dump = json_dumps(twin_world(t), JSON_SORT_KEYS | JSON_COMPACT);
+                CHECK(dump);
+                if (run == 0)
+                        first = dump;
+                else {
+                        CHECK(streq_ptr(first, dump));
+                        free(dump);
+                }
+                twin_free(t);
+        }
+        twin_reply_done(&rp);
+}
+
 static void test_hostile(void)
 {
         Twin *t = gmail("default");
@@ -715,6 +768,7 @@ int main(void)
         test_drafts_history_filters();
         test_faults();
         test_mcp();
+        test_clock();
         test_hostile();
         test_envelopes();
         return check_finish();
