@@ -122,23 +122,6 @@ static json_t *message_by_id(json_t *final, const char *id, size_t *ret_index)
         return NULL;
 }
 
-/* A count as hosted Pome's countWord: digits, or a number word up to twenty. -1: neither. */
-static int64_t count_of(const char *s)
-{
-        static const char *const words[] = {
-                "zero",     "one",     "two",     "three",     "four",     "five",     "six",
-                "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen",
-                "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"};
-        if (!s || !*s)
-                return -1;
-        for (size_t i = 0; i < ELEMENTSOF(words); i++)
-                if (strcasecmp(s, words[i]) == 0)
-                        return (int64_t)i;
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        return *end || v < 0 ? -1 : v;
-}
-
 /* ---------------------------------------------------------------- the checks */
 
 static int message_has_label(const GradeCheckInput *in, GradeOutcome *o)
@@ -210,7 +193,7 @@ static int draft_addressed_to(const GradeCheckInput *in, GradeOutcome *o)
 
 static int draft_count_at_least(const GradeCheckInput *in, GradeOutcome *o)
 {
-        int64_t want = count_of(grade_arg_str(in, "count"));
+        int64_t want = grade_arg_int(in, "count");
         size_t n = json_array_size(json_object_get(in->final, "drafts"));
         int r = grade_cite_path(o, "/drafts");
         if (r < 0)
@@ -284,7 +267,7 @@ static bool count_slot(const char *a, size_t n, void *data)
 static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
 {
         const char *ref = grade_arg_str(in, "label");
-        int64_t want = count_of(grade_arg_str(in, "count"));
+        int64_t want = grade_arg_int(in, "count");
         size_t li, i, msgs = 0;
         json_t *l = label_ref(in->final, ref, &li), *m;
         const char *lid = l ? json_get_str(l, "id") : ref;
@@ -360,15 +343,6 @@ static int no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o)
 
 /* ---------------------------------------------------------------- the vocabulary */
 
-/* hosted Pome's countWord: digits or a number word */
-static const char *const counts[] = {
-        "0",        "1",       "2",       "3",         "4",        "5",        "6",      "7",
-        "8",        "9",       "10",      "11",        "12",       "13",       "14",     "15",
-        "16",       "17",      "18",      "19",        "20",       "25",       "30",     "40",
-        "50",       "100",     "zero",    "one",       "two",      "three",    "four",   "five",
-        "six",      "seven",   "eight",   "nine",      "ten",      "eleven",   "twelve", "thirteen",
-        "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", NULL};
-
 static const GradeParam p_message_label[] = {
         {"message", GRADE_PARAM_LABEL, .description = "message id (msg_support)"},
         {"label", GRADE_PARAM_LABEL,
@@ -378,7 +352,7 @@ static const GradeParam p_name[] = {{"name", GRADE_PARAM_LABEL, .description = "
 static const GradeParam p_email[] = {
         {"email", GRADE_PARAM_LABEL, .description = "email address, compared exactly"}};
 static const GradeParam p_count[] = {
-        {"count", GRADE_PARAM_ENUM, counts, true, "a number, in digits or words (two)"}};
+        {"count", GRADE_PARAM_COUNT, .description = "a number, in digits or a word (two)"}};
 static const GradeParam p_mailbox_count_label[] = {
         {"mailbox", GRADE_PARAM_LABEL, .description = "the mailbox's address"},
         {"count", GRADE_PARAM_COUNT, .description = "exact number of messages"},
@@ -386,7 +360,7 @@ static const GradeParam p_mailbox_count_label[] = {
 };
 static const GradeParam p_label_count[] = {
         {"label", GRADE_PARAM_LABEL, .description = "label id or name (SENT)"},
-        {"count", GRADE_PARAM_ENUM, counts, true, "number of recipients, digits or words"},
+        {"count", GRADE_PARAM_COUNT, .description = "number of recipients, digits or a word"},
 };
 
 #define PARAMS(p) p, ELEMENTSOF(p)

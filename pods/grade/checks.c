@@ -136,6 +136,21 @@ static bool twin_has_action(const char *twin, const char *s, size_t n)
  * Validates the n bytes at s as p's value for a check of twin: 1 with the bound value in
  * *ret (new), 0 with why in why (whylen bytes), -ENOMEM.
  */
+
+/* A number word of n bytes, "zero" to "twenty" in any case (hosted Pome's countWord: its
+ * task 23 says "At least two drafts exist"): its value, or -1. */
+static int64_t count_word(const char *s, size_t n)
+{
+        static const char *const words[] = {
+                "zero",     "one",     "two",     "three",     "four",     "five",     "six",
+                "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",   "thirteen",
+                "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"};
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                if (strlen(words[i]) == n && strncasecmp(s, words[i], n) == 0)
+                        return (int64_t)i;
+        return -1;
+}
+
 static int param_bind(const GradeParam *p, const char *twin, const char *s, size_t n, json_t **ret,
                       char *why, size_t whylen)
 {
@@ -149,8 +164,8 @@ static int param_bind(const GradeParam *p, const char *twin, const char *s, size
                 }
                 return (*ret = json_integer(v)) ? 1 : -ENOMEM;
         case GRADE_PARAM_COUNT:
-                if (!span_digits(s, n, 15, &v)) {
-                        want = "a non-negative integer";
+                if (!span_digits(s, n, 15, &v) && (v = count_word(s, n)) < 0) {
+                        want = "a non-negative integer, in digits or a word up to twenty";
                         break;
                 }
                 return (*ret = json_integer(v)) ? 1 : -ENOMEM;
@@ -455,8 +470,10 @@ static uint32_t slot_cost(const GradeParam *p, uint32_t v)
         bool alnum = v < 0x80 && isalnum((int)v), ok = false;
         switch (p->type) {
         case GRADE_PARAM_NUMBER:
-        case GRADE_PARAM_COUNT:
                 ok = v >= '0' && v <= '9';
+                break;
+        case GRADE_PARAM_COUNT: /* digits, or the letters number words up to twenty use */
+                ok = (v >= '0' && v <= '9') || ascii_in(v, "efghilnorstuvwxzEFGHILNORSTUVWXZ");
                 break;
         case GRADE_PARAM_REPO:
                 ok = alnum || ascii_in(v, "-._/");

@@ -142,8 +142,39 @@ static void test_long_sentence(void)
         CHECK(strlen(why) < 400 && !strstr(why, "é"));
 }
 
+/* A count is digits or a number word up to twenty, as hosted Pome's tasks write it ("At least
+ * two drafts exist"), whatever twin's check takes it; any other word is no count. */
+static void test_count_words(void)
+{
+        static const struct {
+                const char *sentence, *twin;
+                int64_t count; /* -1: binds nothing */
+        } cases[] = {
+                {"At least two drafts exist", "gmail", 2},
+                {"At least Twenty drafts exist", "gmail", 20},
+                {"At least 21 drafts exist", "gmail", 21},
+                {"At least some drafts exist", "gmail", -1},
+                {"At least twentyone drafts exist", "gmail", -1},
+                {"The number of refunds on charge \"ch_1\" is zero", "stripe", 0},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const GradeCheck *c = NULL;
+                json_t *args = NULL;
+                char *why = NULL;
+                int r = grade_bind(cases[i].sentence, cases[i].twin, &c, &args, &why);
+                if (cases[i].count < 0)
+                        CHECK(r == 0 && why);
+                else
+                        CHECK(r == 1 &&
+                              json_integer_value(json_object_get(args, "count")) == cases[i].count);
+                json_decref(args);
+                free(why);
+        }
+}
+
 int main(void)
 {
+        test_count_words();
         test_did_you_mean();
         test_near_nothing();
         test_long_sentence();
