@@ -273,10 +273,16 @@ json_t *twin_kind_tools(const TwinKind *k)
                 if (!a->mcp)
                         continue;
                 json_t *d = json_array_get(doc, i);
-                json_t *tool = json_pack("{s:s, s:O, s:O, s:{s:b}}", "name", a->tool, "description",
-                                         json_object_get(d, "description"), "inputSchema",
-                                         json_object_get(d, "inputSchema"), "annotations",
-                                         "readOnlyHint", a->read_only);
+                /* a tool's outputSchema and annotations (title and hints, as the vendor lists
+                 * them) are surface.json's own when it has them; else {readOnlyHint} */
+                json_t *ann = json_object_get(d, "annotations");
+                json_t *tool = json_pack(
+                        "{s:s, s:O, s:O, s:O*, s:o}", "name", a->tool, "description",
+                        json_object_get(d, "description"), "inputSchema",
+                        json_object_get(d, "inputSchema"), "outputSchema",
+                        json_object_get(d, "outputSchema"), "annotations",
+                        json_is_object(ann) ? json_incref(ann)
+                                            : json_pack("{s:b}", "readOnlyHint", a->read_only));
                 if (json_array_append_new(tools, tool) < 0)
                         return NULL;
         }

@@ -618,6 +618,38 @@ static void test_mcp(void)
         CHECK(tool(t, &rp, "list_drafts", "{\"pageSize\":1}") == 200);
         CHECK(json_array_size(jp(rp.body, "/drafts")) == 1 && jps(rp.body, "/nextPageToken"));
 
+        /* tools/list: Google's listing, outputSchema and annotations (title, hints) with it */
+        json_t *lm = json_array_get(tools, 9);
+        CHECK(streq_ptr(jps(lm, "/annotations/title"), "Add labels to message"));
+        CHECK(jp(lm, "/annotations/readOnlyHint") == json_false() &&
+              jp(lm, "/annotations/idempotentHint") == json_true() &&
+              jp(lm, "/annotations/destructiveHint") == json_false() &&
+              jp(lm, "/annotations/openWorldHint") == json_false());
+        CHECK(streq_ptr(jps(lm, "/outputSchema/type"), "object"));
+        CHECK(jp(json_array_get(tools, 1), "/annotations/readOnlyHint") == json_true());
+        CHECK(jps(json_array_get(tools, 0), "/outputSchema/properties/id/type"));
+
+        /* a label tool answers the text "OK" and an empty structuredContent, as Google's */
+        static const char *const ok_calls[][2] = {
+                {"label_message", "{\"messageId\":\"msg_parity\",\"labelIds\":[\"STARRED\"]}"},
+                {"unlabel_message", "{\"messageId\":\"msg_parity\",\"labelIds\":[\"STARRED\"]}"},
+                {"label_thread", "{\"threadId\":\"thread_parity\",\"labelIds\":[\"STARRED\"]}"},
+                {"unlabel_thread", "{\"threadId\":\"thread_parity\",\"labelIds\":[\"STARRED\"]}"},
+                {"apply_sensitive_message_label",
+                 "{\"messageId\":\"msg_parity\",\"labelOption\":\"TRASH\"}"},
+                {"apply_sensitive_thread_label",
+                 "{\"threadId\":\"thread_parity\",\"labelOption\":\"TRASH\"}"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(ok_calls); i++) {
+                twin_test_call(t, &rp, ok_calls[i][0], ok_calls[i][1]);
+                CHECK(rp.status == 200);
+                CHECK(streq_ptr(jps(rp.body, "/result/content/0/text"), "OK"));
+                CHECK(jp(rp.body, "/result/isError") == json_false());
+                json_t *sc = jp(rp.body, "/result/structuredContent");
+                CHECK(json_is_object(sc) && json_object_size(sc) == 0);
+                twin_reply_done(&rp);
+        }
+
         /* over JSON-RPC: the same action, the same tool on the tape as REST's */
         twin_test_call(t, &rp, "create_label", "{\"displayName\":\"Via RPC\"}");
         CHECK(rp.status == 200 && streq_ptr(rp.tool, "create_label") && rp.state_mutation);

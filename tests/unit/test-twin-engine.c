@@ -907,6 +907,43 @@ static void test_mcp_batch(void)
         twin_free(t);
 }
 
+/*
+ * tools/list carries a tool's outputSchema and annotations when its surface.json has them
+ * (Gmail's, as Google lists them); a tool without keeps {readOnlyHint} alone, and a text
+ * answer gets structuredContent only from a tool that declares an outputSchema.
+ */
+static void test_tool_metadata(void)
+{
+        const TwinKind *kinds[] = {&twin_kind_github, &twin_kind_slack, &twin_kind_stripe,
+                                   &twin_kind_linear, &twin_kind_gmail};
+        for (size_t k = 0; k < ELEMENTSOF(kinds); k++) {
+                _cleanup_json_ json_t *tools = twin_kind_tools(kinds[k]);
+                _cleanup_json_ json_t *doc = twin_kind_surface_tools(kinds[k]);
+                CHECK(json_array_size(tools) > 0);
+                size_t i;
+                json_t *tl;
+                json_array_foreach (tools, i, tl) {
+                        json_t *d = NULL, *x;
+                        size_t j;
+                        json_array_foreach (doc, j, x)
+                                if (streq_ptr(json_get_str(x, "name"), json_get_str(tl, "name")))
+                                        d = x;
+                        CHECK(d);
+                        json_t *ann = json_object_get(d, "annotations");
+                        if (ann)
+                                CHECK(json_equal(jp(tl, "/annotations"), ann));
+                        else
+                                CHECK(json_object_size(jp(tl, "/annotations")) == 1 &&
+                                      json_is_boolean(jp(tl, "/annotations/readOnlyHint")));
+                        CHECK(json_equal(json_object_get(tl, "outputSchema"),
+                                         json_object_get(d, "outputSchema")) ||
+                              (!json_object_get(tl, "outputSchema") &&
+                               !json_object_get(d, "outputSchema")));
+                        CHECK(json_object_size(tl) == (json_object_get(d, "outputSchema") ? 5 : 4));
+                }
+        }
+}
+
 int main(void)
 {
         test_mcp_batch();
@@ -918,6 +955,7 @@ int main(void)
         test_args();
         test_pome_surfaces();
         test_mcp();
+        test_tool_metadata();
         test_hosted_shapes();
         test_args_merge();
         test_seed_lifecycle();
