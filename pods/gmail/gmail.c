@@ -336,6 +336,149 @@ static int injection(TwinCall *c, TwinReply *rp, const char *tool, json_t **ret_
         return 0;
 }
 
+/* JSON Schema's name of v's type, as a refusal words it. */
+static const char *json_type_name(const json_t *v)
+{
+        switch (json_typeof(v)) {
+        case JSON_OBJECT:
+                return "an object";
+        case JSON_ARRAY:
+                return "an array";
+        case JSON_STRING:
+                return "a string";
+        case JSON_INTEGER:
+        case JSON_REAL:
+                return "a number";
+        case JSON_TRUE:
+        case JSON_FALSE:
+                return "a boolean";
+        case JSON_NULL:
+        default:
+                return "null";
+        }
+}
+
+static bool type_ok(const char *type, const json_t *v)
+{
+        if (streq(type, "object"))
+                return json_is_object(v);
+        if (streq(type, "array"))
+                return json_is_array(v);
+        if (streq(type, "string"))
+                return json_is_string(v);
+        if (streq(type, "boolean"))
+                return json_is_boolean(v);
+        if (streq(type, "number"))
+                return json_is_number(v);
+        if (streq(type, "integer"))
+                return json_is_integer(v) ||
+                       (json_is_real(v) &&
+                        json_real_value(v) == (double)(int64_t)json_real_value(v));
+        return true;
+}
+
+/* Whether s is empty or white space alone. */
+static bool blank(const char *s)
+{
+        return s[strspn(s, " \t\r\n")] == 0;
+}
+
+/*
+ * The bounds hosted Pome's twin (its zod schemas) and Google's descriptions put on
+ * arguments the listed schema leaves open: pageSize 1 to 50 ("The maximum allowed value
+ * is 50"), labelIds 1 to 100 ids, an id or a label's displayName not empty.
+ */
+static bool bounds_ok(const char *name, const json_t *v, const char *path, char *err, size_t errlen)
+{
+        if (streq(name, "pageSize") && json_is_number(v) &&
+            (json_number_value(v) < 1 || json_number_value(v) > 50)) {
+                snprintf(err, errlen, "Invalid argument %s: must be between 1 and 50", path);
+                return false;
+        }
+        if (streq(name, "labelIds") && json_is_array(v) &&
+            (json_array_size(v) < 1 || json_array_size(v) > 100)) {
+                snprintf(err, errlen, "Invalid argument %s: must hold 1 to 100 label ids", path);
+                return false;
+        }
+        if ((streq(name, "messageId") || streq(name, "threadId") ||
+             streq(name, "replyToMessageId") || streq(name, "displayName")) &&
+            json_is_string(v) && blank(json_string_value(v))) {
+                snprintf(err, errlen, "Invalid argument %s: must not be empty", path);
+                return false;
+        }
+        return true;
+}
+
+/*
+ * Whether v is what schema (a part of a tool's inputSchema root: type, enum, properties,
+ * required, items, $ref to #/$defs/…) allows; else false with a sentence in err naming
+ * path. Properties the schema does not name pass, as hosted Pome's passthrough schemas let
+ * them; an optional argument that is null counts as absent.
+ */
+static bool schema_ok(const json_t *root, const json_t *schema, const json_t *v, const char *path,
+                      char *err, size_t errlen)
+{
+        const char *ref = json_get_str(schema, "$ref");
+        if (ref && startswith(ref, "#/$defs/"))
+                schema = json_object_get(json_object_get(root, "$defs"), ref + 8);
+        if (!json_is_object(schema))
+                return true;
+        const char *type = json_get_str(schema, "type");
+        const char *what = *path ? path : "arguments";
+        if (type && !type_ok(type, v)) {
+                snprintf(err, errlen, "Invalid argument %s: expected %s%s, got %s", what,
+                         streq(type, "integer") || streq(type, "array") || streq(type, "object")
+                                 ? "an "
+                                 : "a ",
+                         type, json_type_name(v));
+                return false;
+        }
+        json_t *e = json_object_get(schema, "enum"), *x;
+        size_t i;
+        if (json_is_array(e)) {
+                bool hit = false;
+                json_array_foreach (e, i, x)
+                        hit = hit || json_equal(x, v);
+                if (!hit) {
+                        _cleanup_free_ char *d = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+                        snprintf(err, errlen, "Invalid argument %s: %s is not one of its values",
+                                 what, d ? d : "the value");
+                        return false;
+                }
+        }
+        char sub[128];
+        if (json_is_array(v)) {
+                json_t *items = json_object_get(schema, "items");
+                json_array_foreach (v, i, x) {
+                        snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+                        if (!schema_ok(root, items, x, sub, err, errlen))
+                                return false;
+                }
+        }
+        if (!json_is_object(v))
+                return true;
+        json_array_foreach (json_object_get(schema, "required"), i, x) {
+                json_t *got = json_object_get(v, json_string_value(x));
+                if (!got || json_is_null(got)) {
+                        snprintf(err, errlen, "%s%s%s is required", path, *path ? "." : "",
+                                 json_string_value(x));
+                        return false;
+                }
+        }
+        const char *key;
+        json_t *p;
+        json_object_foreach (json_object_get(schema, "properties"), key, p) {
+                json_t *got = json_object_get(v, key);
+                if (!got || json_is_null(got))
+                        continue;
+                snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+                if (!schema_ok(root, p, got, sub, err, errlen) ||
+                    !bounds_ok(key, got, sub, err, errlen))
+                        return false;
+        }
+        return true;
+}
+
 /*
  * Every action's pipeline: the mailbox (userId "me" or its address), the seed's named
  * faults on op (hosted Pome's Gmail method name, "messages.send"), its failure_injection
@@ -347,18 +490,13 @@ static int gmail_serve(TwinCall *c, TwinReply *rp, const char *tool, const char 
         if (!gmail_user_ok(c))
                 return gmail_user_refused(c, rp);
         if (!c->request) {
-                /* an MCP call names every argument its tool's schema requires */
+                /* an MCP call's arguments are what its tool's input schema says */
                 const TwinKind *k = twin_kind(c->twin);
                 const TwinAction *a = twin_kind_action(k, tool);
                 const json_t *schema = a ? twin_action_input_schema(k, a) : NULL;
-                size_t i;
-                json_t *req;
-                json_array_foreach (json_object_get(schema, "required"), i, req) {
-                        json_t *v = json_object_get(c->args, json_string_value(req));
-                        if (!v || json_is_null(v))
-                                return gmail_fail(rp, 400, "invalidArgument", "%s is required",
-                                                  json_string_value(req));
-                }
+                char err[256];
+                if (schema && !schema_ok(schema, schema, c->args, "", err, sizeof(err)))
+                        return gmail_fail(rp, 400, "invalidArgument", "%s", err);
         }
         int r = named_fault(c, rp, op);
         if (r != 0)

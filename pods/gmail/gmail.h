@@ -110,11 +110,11 @@ int gmail_user_refused(TwinCall *c, TwinReply *rp);
 json_t *gmail_label(json_t *world, const char *id);
 
 /*
- * The label ids in names (an array of label ids or, for a user label, names; borrowed) as
- * a new array of ids into *ret, deduplicated. -EINVAL with rp filled (400 "Invalid label:
- * X") for one the mailbox does not have; 0; -ENOMEM.
+ * The label ids in ids (an array of label ids, borrowed; a system label's in any case) as a
+ * new array into *ret, deduplicated. As Gmail, a label's name is no id: -EINVAL with rp
+ * filled (400 "Invalid label: Follow Up") for one the mailbox does not have; 0; -ENOMEM.
  */
-int gmail_label_ids(json_t *world, const json_t *names, json_t **ret, TwinReply *rp);
+int gmail_label_ids(json_t *world, const json_t *ids, json_t **ret, TwinReply *rp);
 
 /* The Label resource of label with its counts (users.labels#Label), or MCP's Label shape
  * ({labelId, name, color?, messagesTotal, …}) when mcp. New reference, NULL on OOM. */
@@ -199,7 +199,7 @@ int gmail_upload(TwinCall *c, bool in_message, char **ret, size_t *ret_len, json
 json_t *gmail_slim(const json_t *m);
 
 /*
- * Resolves add/remove (label ids or names, borrowed, may be NULL) for message m and checks
+ * Resolves add/remove (label ids, borrowed, may be NULL) for message m and checks
  * what Gmail refuses (DRAFT is the drafts' own), into *ret_add and *ret_remove (new). 1 with the
  * refusal in rp, 0, -ENOMEM.
  */

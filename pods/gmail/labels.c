@@ -53,13 +53,25 @@ json_t *gmail_label(json_t *world, const char *id)
         return gmail_find(json_object_get(world, "labels"), id, NULL);
 }
 
-/* The label called name (case-insensitive), or a system label by its id in any case. */
+/* The label called name (case-insensitive). */
 static json_t *label_by_name(json_t *world, const char *name)
 {
         size_t i;
         json_t *l;
         json_array_foreach (json_object_get(world, "labels"), i, l)
                 if (strcasecmp(strempty(json_get_str(l, "name")), name) == 0)
+                        return l;
+        return NULL;
+}
+
+/* A system label by its id in any case ("starred"); user labels only by their exact id. */
+static json_t *system_label(json_t *world, const char *id)
+{
+        size_t i;
+        json_t *l;
+        json_array_foreach (json_object_get(world, "labels"), i, l)
+                if (streq_ptr(json_get_str(l, "type"), "system") &&
+                    strcasecmp(strempty(json_get_str(l, "id")), id) == 0)
                         return l;
         return NULL;
 }
@@ -75,7 +87,7 @@ int gmail_label_ids(json_t *world, const json_t *names, json_t **ret, TwinReply 
                 const char *n = json_string_value(v);
                 json_t *l = n ? gmail_label(world, n) : NULL;
                 if (!l && n)
-                        l = label_by_name(world, n);
+                        l = system_label(world, n);
                 if (!l) {
                         int r = gmail_fail(rp, 400, "invalidArgument", "Invalid label: %s",
                                            n ? n : "(not a string)");

@@ -709,6 +709,67 @@ static void test_clock(void)
         twin_reply_done(&rp);
 }
 
+/* As strict as Gmail: label ids, not names; MCP arguments as their tools' schemas say. */
+static void test_strict(void)
+{
+        Twin *t = gmail("inbox-triage");
+        TwinReply rp = {};
+        /* REST: a label's name is no label id (400, nothing changed) */
+        CHECK(send_json(t, &rp, "POST", U "/messages/msg_support/modify",
+                        "{\"addLabelIds\":[\"Follow Up\"]}") == 400);
+        CHECK(envelope(&rp, 400, "INVALID_ARGUMENT") &&
+              streq_ptr(jps(rp.body, "/error/message"), "Invalid label: Follow Up"));
+        CHECK(!rp.state_mutation && !has_label(t, "msg_support", "Label_follow_up"));
+        CHECK(send_json(t, &rp, "POST", U "/messages/batchModify",
+                        "{\"ids\":[\"msg_support\"],\"addLabelIds\":[\"Follow Up\"]}") == 400);
+        CHECK(!has_label(t, "msg_support", "Label_follow_up"));
+        CHECK(send_json(t, &rp, "POST", U "/threads/thread_support/modify",
+                        "{\"addLabelIds\":[\"Follow Up\"]}") == 400);
+        CHECK(!has_label(t, "msg_support", "Label_follow_up"));
+        CHECK(get(t, &rp, U "/messages", "labelIds=Follow%20Up") == 400);
+        CHECK(send_json(t, &rp, "POST", U "/messages/msg_support/modify",
+                        "{\"addLabelIds\":[\"Label_follow_up\",\"starred\"]}") == 200);
+        CHECK(has_label(t, "msg_support", "Label_follow_up") &&
+              has_label(t, "msg_support", "STARRED"));
+
+        /* MCP: the label tools take ids ("The tool accepts label_ids and not label names") */
+        CHECK(tool(t, &rp, "label_message",
+                   "{\"messageId\":\"msg_build\",\"labelIds\":[\"Follow Up\"]}") == 400);
+        CHECK(!rp.state_mutation && !has_label(t, "msg_build", "Label_follow_up"));
+        twin_test_call(t, &rp, "label_message",
+                       "{\"messageId\":\"msg_build\",\"labelIds\":\"STARRED\"}");
+        CHECK(jp(rp.body, "/result/isError") == json_true() &&
+              !has_label(t, "msg_build", "STARRED"));
+        CHECK(strstr(strempty(jps(rp.body, "/result/content/0/text")), "labelIds"));
+        twin_reply_done(&rp);
+        CHECK(tool(t, &rp, "label_message", "{\"messageId\":\"msg_build\",\"labelIds\":[]}") ==
+              400);
+        CHECK(tool(t, &rp, "label_message", "{\"messageId\":\"msg_build\",\"labelIds\":[7]}") ==
+              400);
+        CHECK(tool(t, &rp, "get_message",
+                   "{\"messageId\":\"msg_build\",\"messageFormat\":\"EVERYTHING\"}") == 400);
+        CHECK(envelope(&rp, 400, "INVALID_ARGUMENT"));
+        CHECK(tool(t, &rp, "get_message", "{\"messageId\":\"\"}") == 400);
+        CHECK(tool(t, &rp, "search_threads", "{\"pageSize\":500}") == 400);
+        CHECK(tool(t, &rp, "search_threads", "{\"pageSize\":0}") == 400);
+        CHECK(tool(t, &rp, "search_threads", "{\"pageSize\":\"5\"}") == 400);
+        CHECK(tool(t, &rp, "search_threads", "{\"pageSize\":50}") == 200);
+        CHECK(tool(t, &rp, "list_drafts", "{\"view\":\"EVERYTHING\"}") == 400);
+        CHECK(tool(t, &rp, "apply_sensitive_message_label",
+                   "{\"messageId\":\"msg_build\",\"labelOption\":\"STARRED\"}") == 400);
+        CHECK(tool(t, &rp, "create_draft", "{\"to\":\"bob@example.com\",\"body\":\"x\"}") == 400);
+        CHECK(tool(t, &rp, "create_draft",
+                   "{\"to\":[\"bob@example.com\"],\"attachments\":[{\"filename\":\"a\"}]}") == 400);
+        CHECK(tool(t, &rp, "create_label", "{\"displayName\":\"  \"}") == 400);
+        /* what the schema allows still goes, arguments it does not name with it */
+        CHECK(tool(t, &rp, "label_message",
+                   "{\"messageId\":\"msg_build\",\"labelIds\":[\"Label_follow_up\"],\"x\":1}") ==
+              200);
+        CHECK(has_label(t, "msg_build", "Label_follow_up"));
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 static void test_hostile(void)
 {
         Twin *t = gmail("default");
@@ -801,6 +862,7 @@ int main(void)
         test_faults();
         test_mcp();
         test_clock();
+        test_strict();
         test_hostile();
         test_envelopes();
         return check_finish();
