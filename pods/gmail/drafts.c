@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "pods/gmail/gmail.h"
 
@@ -148,6 +149,61 @@ static const char *known_thread(TwinCall *c, const json_t *meta)
         return NULL;
 }
 
+/*
+ * Quotes message orig below the reply in spec, as Gmail's composer does (and Google's
+ * create_draft promises for replyToMessageId): the text gets "On <date>, <sender> wrote:"
+ * and the original's lines each behind "> ", an HTML body the original in a blockquote.
+ */
+static int quote_original(json_t *spec, const json_t *orig)
+{
+        const json_t *p = json_object_get(orig, "payload");
+        const char *from = gmail_mime_header(p, "From");
+        time_t t = (time_t)(strtoll(strempty(json_get_str(orig, "internalDate")), NULL, 10) / 1000);
+        struct tm tm;
+        char when[64] = "";
+        if (gmtime_r(&t, &tm))
+                strftime(when, sizeof(when), "%a, %b %-d, %Y at %-I:%M %p", &tm);
+        _cleanup_free_ char *text = gmail_message_text(orig, "text/plain"),
+                            *html = gmail_message_text(orig, "text/html");
+        if (!text || !html)
+                return -ENOMEM;
+        const char *orig_text = *text ? text : strempty(json_get_str(orig, "snippet"));
+        if (!*orig_text)
+                return 0; /* nothing to quote */
+
+        char *q = NULL;
+        size_t ql = 0;
+        FILE *f = open_memstream(&q, &ql);
+        if (!f)
+                return -ENOMEM;
+        const char *mine = json_get_str(spec, "text");
+        if (mine && *mine)
+                fprintf(f, "%s\r\n\r\n", mine);
+        fprintf(f, "On %s, %s wrote:\r\n", when, from ? from : "the sender");
+        for (const char *l = orig_text; *l;) {
+                size_t n = strcspn(l, "\n");
+                size_t k = n > 0 && l[n - 1] == '\r' ? n - 1 : n;
+                fprintf(f, ">%s%.*s\r\n", k ? " " : "", (int)k, l);
+                l += n + (l[n] == '\n');
+        }
+        if (fclose(f) != 0) {
+                free(q);
+                return -ENOMEM;
+        }
+        int r = json_object_set_new(spec, "text", json_string(q)) < 0 ? -ENOMEM : 0;
+        free(q);
+        const char *mine_html = json_get_str(spec, "html");
+        if (r < 0 || !mine_html || !*html)
+                return r;
+        _cleanup_free_ char *h = NULL;
+        if (asprintf(&h,
+                     "%s<br><br><div class=\"gmail_quote\"><div>On %s, %s wrote:</div>"
+                     "<blockquote class=\"gmail_quote\">%s</blockquote></div>",
+                     mine_html, when, from ? from : "the sender", html) < 0)
+                return -ENOMEM;
+        return json_object_set_new(spec, "html", json_string(h)) < 0 ? -ENOMEM : 0;
+}
+
 /* The MCP create_draft's fields as gmail_mime_build's spec; *ret_thread the replied-to
  * message's thread. 1 with the refusal in rp. */
 static int mcp_spec(TwinCall *c, TwinReply *rp, json_t **ret, const char **ret_thread)
@@ -206,6 +262,9 @@ static int mcp_spec(TwinCall *c, TwinReply *rp, json_t **ret, const char **ret_t
                             json_object_set_new(spec, "subject", json_string(re)) < 0)
                                 return -ENOMEM;
                 }
+                int r = quote_original(spec, orig);
+                if (r < 0)
+                        return r;
                 *ret_thread = json_get_str(orig, "threadId");
         }
         json_t *atts = json_object_get(c->args, "attachments"), *a;

@@ -770,6 +770,44 @@ static void test_strict(void)
         twin_free(t);
 }
 
+/* create_draft with replyToMessageId: threaded, and the original quoted below the reply. */
+static void test_reply_draft(void)
+{
+        Twin *t = gmail("parity");
+        TwinReply rp = {};
+        CHECK(tool(t, &rp, "create_draft",
+                   "{\"to\":[\"alice@example.com\"],\"body\":\"Investigating.\","
+                   "\"replyToMessageId\":\"msg_support\"}") == 200);
+        CHECK(streq_ptr(jps(rp.body, "/threadId"), "thread_support"));
+        json_t *drafts = json_object_get(twin_world(t), "drafts");
+        const char *mid = jps(json_array_get(drafts, json_array_size(drafts) - 1), "/messageId");
+        json_t *m = msg(t, mid);
+        CHECK(m && streq_ptr(json_get_str(m, "threadId"), "thread_support"));
+        _cleanup_free_ char *args = NULL;
+        CHECK(asprintf(&args, "{\"messageId\":\"%s\"}", strempty(mid)) > 0);
+        CHECK(tool(t, &rp, "get_message", args) == 200);
+        const char *text = strempty(jps(rp.body, "/plaintextBody"));
+        CHECK(startswith(text, "Investigating.\r\n\r\nOn Sun, Jul 19, 2026 at 12:30 PM, "
+                               "alice@example.com wrote:\r\n> Our production export has been "
+                               "stuck for an hour. Can you investigate?"));
+        _cleanup_free_ char *path = NULL;
+        CHECK(asprintf(&path, U "/messages/%s", strempty(mid)) > 0);
+        CHECK(get(t, &rp, path, "format=metadata") == 200);
+        bool irt = false, refs = false;
+        size_t i;
+        json_t *h;
+        json_array_foreach (jp(rp.body, "/payload/headers"), i, h) {
+                irt = irt || (streq_ptr(json_get_str(h, "name"), "In-Reply-To") &&
+                              streq_ptr(json_get_str(h, "value"), "<support-001@example.com>"));
+                refs = refs ||
+                       (streq_ptr(json_get_str(h, "name"), "References") &&
+                        strstr(strempty(json_get_str(h, "value")), "<support-001@example.com>"));
+        }
+        CHECK(irt && refs);
+        twin_reply_done(&rp);
+        twin_free(t);
+}
+
 static void test_hostile(void)
 {
         Twin *t = gmail("default");
@@ -863,6 +901,7 @@ int main(void)
         test_mcp();
         test_clock();
         test_strict();
+        test_reply_draft();
         test_hostile();
         test_envelopes();
         return check_finish();
