@@ -462,7 +462,47 @@ int ln_act_list_issues(TwinCall *c, TwinReply *rp)
         return 0;
 }
 
-/* get_issue: one issue by id or identifier, with its comments' count. */
+/* The identifier of the issue id names (borrowed), or NULL. */
+static json_t *identifier_of(json_t *w, const char *id)
+{
+        return json_object_get(ln_by_id(w, "issues", id), "identifier");
+}
+
+/* get_issue's relations of issue is: {blocks, blockedBy, relatedTo: [identifiers], duplicateOf:
+ * identifier | null}, as save_issue's arguments name them (new reference). */
+static json_t *relations_out(json_t *w, json_t *is)
+{
+        const char *self = json_get_str(is, "id");
+        _cleanup_json_ json_t *o = json_pack("{s:[], s:[], s:[], s:n}", "blocks", "blockedBy",
+                                             "relatedTo", "duplicateOf");
+        size_t i;
+        json_t *row;
+        if (!o)
+                return NULL;
+        json_array_foreach (ln_list(w, "relations"), i, row) {
+                const char *type = json_get_str(row, "type"), *a = json_get_str(row, "issueId"),
+                           *b = json_get_str(row, "relatedIssueId");
+                bool out = streq_ptr(a, self), in = streq_ptr(b, self);
+                json_t *other = identifier_of(w, out ? b : a);
+                if ((!out && !in) || !other)
+                        continue;
+                const char *key = streq_ptr(type, "related")  ? "relatedTo"
+                                  : streq_ptr(type, "blocks") ? (out ? "blocks" : "blockedBy")
+                                  : out                       ? "duplicateOf"
+                                                              : NULL;
+                if (!key)
+                        continue;
+                int r = streq(key, "duplicateOf")
+                                ? json_object_set(o, key, other)
+                                : json_array_append(json_object_get(o, key), other);
+                if (r < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(o);
+}
+
+/* get_issue: one issue by id or identifier, with its attachments (the links save_issue added)
+ * and, with includeRelations, its relations. */
 int ln_act_get_issue(TwinCall *c, TwinReply *rp)
 {
         const char *ref;
@@ -471,10 +511,36 @@ int ln_act_get_issue(TwinCall *c, TwinReply *rp)
                 return r < 0 ? r : 0;
         if (!ref)
                 return ln_fail(rp, BAD, "id is required");
+        bool rels = false;
+        if (twin_arg_bool(c->args, "includeRelations", &rels) == -EINVAL)
+                return ln_fail(rp, BAD, "includeRelations must be true or false");
+        static const char *const unmodelled_includes[] = {"includeCustomerNeeds",
+                                                          "includeReleases"};
+        for (size_t k = 0; k < ELEMENTSOF(unmodelled_includes); k++)
+                if (json_is_true(json_object_get(c->args, unmodelled_includes[k])))
+                        return ln_fail(rp, BAD, "%s is not modelled by the pome linear twin",
+                                       unmodelled_includes[k]);
         json_t *is = ln_issue_ref(c->world, ref);
         if (!is)
                 return ln_fail(rp, GONE, "Issue not found: %s", ref);
-        return twin_reply_body(rp, 200, issue_out(c->world, is));
+        _cleanup_json_ json_t *out = issue_out(c->world, is), *atts = json_array();
+        size_t i;
+        json_t *a;
+        if (!out || !atts)
+                return -ENOMEM;
+        json_array_foreach (ln_list(c->world, "attachments"), i, a) {
+                if (streq_ptr(json_get_str(a, "issueId"), json_get_str(is, "id")) &&
+                    json_array_append_new(atts, json_pack("{s:O, s:O, s:O, s:O}", "id",
+                                                          json_object_get(a, "id"), "title",
+                                                          json_object_get(a, "title"), "url",
+                                                          json_object_get(a, "url"), "createdAt",
+                                                          json_object_get(a, "createdAt"))) < 0)
+                        return -ENOMEM;
+        }
+        if (json_object_set(out, "attachments", atts) < 0 ||
+            (rels && json_object_set_new(out, "relations", relations_out(c->world, is)) < 0))
+                return -ENOMEM;
+        return twin_reply_body(rp, 200, TAKE_PTR(out));
 }
 
 /* The labels the save_issue argument labels names (names or ids of team tid's labels) as ids,
@@ -555,6 +621,257 @@ static json_t *res_issue(TwinCall *c, const char *tid, const char *ref)
         return ln_issue_ref(c->world, ref);
 }
 
+/* ------------------------------------------------------------------ links and relations */
+
+/* The relation lists of save_issue: the argument, the relation's type, whether the issue saved
+ * is the relation's issue (else its related issue), and whether the list removes. */
+static const struct {
+        const char *arg, *type;
+        bool out, remove;
+} rel_args[] = {
+        {"relatedTo", "related", true, false},  {"blocks", "blocks", true, false},
+        {"blockedBy", "blocks", false, false},  {"removeRelatedTo", "related", true, true},
+        {"removeBlocks", "blocks", true, true}, {"removeBlockedBy", "blocks", false, true},
+};
+
+/* The row of world.relations of type between issues a and b (a related relation either way
+ * round), or NULL. NULL a or b: none. */
+static json_t *find_relation(json_t *w, const char *type, const char *a, const char *b)
+{
+        size_t i;
+        json_t *row;
+        if (!a || !b)
+                return NULL;
+        bool sym = streq(type, "related");
+        json_array_foreach (ln_list(w, "relations"), i, row) {
+                if (!streq_ptr(json_get_str(row, "type"), type))
+                        continue;
+                const char *x = json_get_str(row, "issueId"),
+                           *y = json_get_str(row, "relatedIssueId");
+                if ((streq_ptr(x, a) && streq_ptr(y, b)) ||
+                    (sym && streq_ptr(x, b) && streq_ptr(y, a)))
+                        return row;
+        }
+        return NULL;
+}
+
+/* The attachment of issue issue_id with url, or NULL. */
+static json_t *find_attachment(json_t *w, const char *issue_id, const char *url)
+{
+        size_t i;
+        json_t *row;
+        json_array_foreach (ln_list(w, "attachments"), i, row) {
+                if (streq_ptr(json_get_str(row, "issueId"), issue_id) &&
+                    streq_ptr(json_get_str(row, "url"), url))
+                        return row;
+        }
+        return NULL;
+}
+
+/* Refuses the argument arg: BAD_USER_INPUT "<arg><what>". 1, or -ENOMEM. */
+static int refuse(TwinReply *rp, const char *arg, const char *what)
+{
+        int r = ln_fail(rp, BAD, "%s%s", arg, what);
+        return r < 0 ? r : 1;
+}
+
+/*
+ * What save_issue's links, relation lists (relatedTo, blocks, blockedBy and their remove*) and
+ * duplicateOf ask, checked before anything changes: *ret a new list of steps ({op: "add" | "del"
+ * | "link" | "undup", ...}; an issue id null is the issue being saved), NULL when none is asked.
+ * old: the issue updated (NULL: a new one). 0, 1 refused (rp), -ENOMEM.
+ */
+static int plan_links(TwinCall *c, TwinReply *rp, json_t *old, json_t **ret)
+{
+        json_t *w = c->world;
+        const char *self = json_get_str(old, "id");
+        _cleanup_json_ json_t *plan = json_array();
+        if (!plan)
+                return -ENOMEM;
+        *ret = NULL;
+        json_t *links = json_object_get(c->args, "links");
+        if (links && !json_is_null(links)) {
+                if (!json_is_array(links) || json_array_size(links) > 50)
+                        return refuse(rp, "links", " must be a list of at most 50 {url, title}");
+                size_t i;
+                json_t *l;
+                json_array_foreach (links, i, l) {
+                        const char *url = json_get_str(l, "url"), *title = json_get_str(l, "title");
+                        const char *sep = url ? strstr(url, "://") : NULL;
+                        if (!sep || sep == url || strpbrk(url, " \t\r\n") || strlen(url) > 2048)
+                                return refuse(rp, "links", ": each url must be an absolute URI");
+                        if (!title || !*title)
+                                return refuse(rp, "links", ": each link needs a title");
+                        if (json_array_append_new(plan, json_pack("{s:s, s:s, s:s}", "op", "link",
+                                                                  "url", url, "title", title)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        for (size_t k = 0; k < ELEMENTSOF(rel_args); k++) {
+                json_t *v = json_object_get(c->args, rel_args[k].arg);
+                if (!v || json_is_null(v))
+                        continue;
+                if (!json_is_array(v) || json_array_size(v) > 50)
+                        return refuse(rp, rel_args[k].arg,
+                                      " must be a list of issue ids or identifiers");
+                size_t i;
+                json_t *e;
+                json_array_foreach (v, i, e) {
+                        json_t *other =
+                                json_is_string(e) ? ln_issue_ref(w, json_string_value(e)) : NULL;
+                        if (!other) {
+                                int r = ln_fail(rp, GONE, "Issue not found: %s",
+                                                json_is_string(e) ? json_string_value(e)
+                                                                  : "(not an identifier)");
+                                return r < 0 ? r : 1;
+                        }
+                        const char *oid = json_get_str(other, "id");
+                        if (streq_ptr(oid, self))
+                                return refuse(rp, rel_args[k].arg,
+                                              ": an issue cannot relate to itself");
+                        json_t *step =
+                                json_pack("{s:s, s:s}", "op", rel_args[k].remove ? "del" : "add",
+                                          "type", rel_args[k].type);
+                        if (!step || json_array_append_new(plan, step) < 0 ||
+                            json_object_set_new(step,
+                                                rel_args[k].out ? "issueId" : "relatedIssueId",
+                                                json_string_or_null(self)) < 0 ||
+                            json_object_set_new(step,
+                                                rel_args[k].out ? "relatedIssueId" : "issueId",
+                                                json_string(oid)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        json_t *dup = json_object_get(c->args, "duplicateOf");
+        if (dup) {
+                json_t *other =
+                        json_is_string(dup) ? ln_issue_ref(w, json_string_value(dup)) : NULL;
+                if (!json_is_null(dup) && !json_is_string(dup))
+                        return refuse(rp, "duplicateOf",
+                                      " must be an issue id, identifier or null");
+                if (json_is_string(dup) && !other) {
+                        int r = ln_fail(rp, GONE, "Issue not found: %s", json_string_value(dup));
+                        return r < 0 ? r : 1;
+                }
+                if (other && streq_ptr(json_get_str(other, "id"), self))
+                        return refuse(rp, "duplicateOf", ": an issue cannot duplicate itself");
+                if (json_array_append_new(plan, json_pack("{s:s}", "op", "undup")) < 0)
+                        return -ENOMEM;
+                if (other &&
+                    json_array_append_new(
+                            plan, json_pack("{s:s, s:s, s:o, s:O}", "op", "add", "type",
+                                            "duplicate", "issueId", json_string_or_null(self),
+                                            "relatedIssueId", json_object_get(other, "id"))) < 0)
+                        return -ENOMEM;
+        }
+        if (json_array_size(plan) > 0)
+                *ret = TAKE_PTR(plan);
+        return 0;
+}
+
+/* step's issue id member key, the issue saved (self) where the step has null. */
+static const char *step_id(const json_t *step, const char *key, const char *self)
+{
+        const char *v = json_get_str(step, key);
+        return v ? v : self;
+}
+
+/* The index in world.relations of the duplicate relation of issue self, or -1. */
+static ssize_t dup_index(json_t *w, const char *self)
+{
+        size_t i;
+        json_t *row;
+        json_array_foreach (ln_list(w, "relations"), i, row) {
+                if (self && streq_ptr(json_get_str(row, "type"), "duplicate") &&
+                    streq_ptr(json_get_str(row, "issueId"), self))
+                        return (ssize_t)i;
+        }
+        return -1;
+}
+
+/* Whether plan (NULL: none) changes anything for the issue old (NULL: a new issue: any link or
+ * added relation does). */
+static bool plan_changes(json_t *w, json_t *old, json_t *plan)
+{
+        const char *self = json_get_str(old, "id");
+        size_t i;
+        json_t *step;
+        json_array_foreach (plan, i, step) {
+                const char *op = json_get_str(step, "op");
+                if (streq(op, "link")) {
+                        json_t *a = find_attachment(w, self, json_get_str(step, "url"));
+                        if (!a || !json_equal(json_object_get(a, "title"),
+                                              json_object_get(step, "title")))
+                                return true;
+                } else if (streq(op, "undup")) {
+                        if (dup_index(w, self) >= 0)
+                                return true;
+                } else {
+                        bool has = find_relation(w, json_get_str(step, "type"),
+                                                 step_id(step, "issueId", self),
+                                                 step_id(step, "relatedIssueId", self));
+                        if (has != streq(op, "add"))
+                                return true;
+                }
+        }
+        return false;
+}
+
+/* Carries plan out for the issue self (its id, now it has one): links become attachments
+ * (a url the issue has already: its title is updated), relations are added once and removed.
+ * 0 or -ENOMEM. */
+static int plan_apply(TwinCall *c, const char *self, json_t *plan, const char *now)
+{
+        json_t *w = c->world;
+        size_t i;
+        json_t *step;
+        json_array_foreach (plan, i, step) {
+                const char *op = json_get_str(step, "op");
+                const char *a = step_id(step, "issueId", self),
+                           *b = step_id(step, "relatedIssueId", self);
+                const char *type = json_get_str(step, "type");
+                _cleanup_free_ char *nid = NULL;
+                if (streq(op, "link")) {
+                        json_t *at = find_attachment(w, self, json_get_str(step, "url"));
+                        if (at) {
+                                if (json_object_set(at, "title", json_object_get(step, "title")) <
+                                    0)
+                                        return -ENOMEM;
+                                continue;
+                        }
+                        if (ln_new_id(w, "attachment", &nid) < 0 ||
+                            json_array_append_new(
+                                    ln_list(w, "attachments"),
+                                    json_pack("{s:s, s:s, s:O, s:O, s:s}", "id", nid, "issueId",
+                                              self, "url", json_object_get(step, "url"), "title",
+                                              json_object_get(step, "title"), "createdAt", now)) <
+                                    0)
+                                return -ENOMEM;
+                } else if (streq(op, "undup")) {
+                        ssize_t k = dup_index(w, self);
+                        if (k >= 0)
+                                json_array_remove(ln_list(w, "relations"), (size_t)k);
+                } else if (streq(op, "del")) {
+                        json_t *row = find_relation(w, type, a, b);
+                        json_t *list = ln_list(w, "relations");
+                        for (size_t k = 0; row && k < json_array_size(list); k++)
+                                if (json_array_get(list, k) == row) {
+                                        json_array_remove(list, k);
+                                        break;
+                                }
+                } else if (!find_relation(w, type, a, b)) {
+                        if (ln_new_id(w, "relation", &nid) < 0 ||
+                            json_array_append_new(ln_list(w, "relations"),
+                                                  json_pack("{s:s, s:s, s:s, s:s, s:s}", "id", nid,
+                                                            "type", type, "issueId", a,
+                                                            "relatedIssueId", b, "createdAt",
+                                                            now)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 /*
  * save_issue: creates an issue (no id: title and team required) or updates the issue id names
  * (id or identifier). state takes a state of the issue's team by id, name or type; assignee a
@@ -565,13 +882,12 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
         json_t *w = c->world;
         int r = unmodelled(c, rp,
                            (const char *const[]){"milestone", "delegate", "slaBreachesAt",
-                                                 "slaType", "links", "setReleases", "addReleases",
-                                                 "removeReleases", "blocks", "blockedBy",
-                                                 "relatedTo", "duplicateOf", "removeBlocks",
-                                                 "removeBlockedBy", "removeRelatedTo", NULL});
+                                                 "slaType", "setReleases", "addReleases",
+                                                 "removeReleases", NULL});
         if (r != 0)
                 return r < 0 ? r : 0;
         const char *id, *title, *team_ref, *state_ref;
+        _cleanup_json_ json_t *plan = NULL;
         if ((r = arg_str(c, rp, "id", &id)) != 0 || (r = arg_str(c, rp, "title", &title)) != 0 ||
             (r = arg_str(c, rp, "team", &team_ref)) != 0 ||
             (r = arg_str(c, rp, "state", &state_ref)) != 0)
@@ -581,6 +897,8 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
         json_t *old = id ? ln_issue_ref(w, id) : NULL;
         if (id && !old)
                 return ln_fail(rp, GONE, "Issue not found: %s", id);
+        if ((r = plan_links(c, rp, old, &plan)) != 0)
+                return r < 0 ? r : 0;
         if (!old && (!title || !*title))
                 return ln_fail(rp, BAD, "title is required when creating an issue");
         if (!old && !team_ref)
@@ -682,7 +1000,8 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
         if (state && !streq_ptr(json_get_str(state, "id"), json_get_str(is, "stateId")) &&
             ln_set_issue_state(is, state, now) < 0)
                 return -ENOMEM;
-        if (old && json_equal(old, is))
+        bool linked = plan_changes(w, old, plan);
+        if (old && json_equal(old, is) && !linked)
                 return twin_reply_body(rp, 200, issue_out(w, old)); /* nothing changed */
         if (json_object_set_new(is, "updatedAt", json_string(now)) < 0)
                 return -ENOMEM;
@@ -715,6 +1034,8 @@ int ln_act_save_issue(TwinCall *c, TwinReply *rp)
                 if (json_array_append(list, is) < 0)
                         return -ENOMEM;
         }
+        if ((r = plan_apply(c, json_get_str(is, "id"), plan, now)) < 0)
+                return r;
         return twin_reply_body(rp, old ? 200 : 201, issue_out(w, is));
 }
 
@@ -754,8 +1075,8 @@ int ln_act_archive_issue(TwinCall *c, TwinReply *rp)
         return twin_reply_body(rp, 200, issue_out(c->world, is));
 }
 
-/* delete_issue (GraphQL issueDelete): removes the issue and its comments; its sub-issues lose
- * their parent. */
+/* delete_issue (GraphQL issueDelete): removes the issue, its comments, attachments and
+ * relations; its sub-issues lose their parent. */
 int ln_act_delete_issue(TwinCall *c, TwinReply *rp)
 {
         int r;
@@ -764,10 +1085,17 @@ int ln_act_delete_issue(TwinCall *c, TwinReply *rp)
                 return r;
         _cleanup_json_ json_t *gone = json_incref(is);
         const char *id = json_get_str(gone, "id");
-        json_t *issues = ln_list(c->world, "issues"), *comments = ln_list(c->world, "comments");
-        for (size_t i = json_array_size(comments); i-- > 0;)
-                if (streq_ptr(json_get_str(json_array_get(comments, i), "issueId"), id))
-                        json_array_remove(comments, i);
+        json_t *issues = ln_list(c->world, "issues");
+        static const char *const owned[][2] = {{"comments", "issueId"},
+                                               {"attachments", "issueId"},
+                                               {"relations", "issueId"},
+                                               {"relations", "relatedIssueId"}};
+        for (size_t k = 0; k < ELEMENTSOF(owned); k++) {
+                json_t *list = ln_list(c->world, owned[k][0]);
+                for (size_t i = json_array_size(list); i-- > 0;)
+                        if (streq_ptr(json_get_str(json_array_get(list, i), owned[k][1]), id))
+                                json_array_remove(list, i);
+        }
         for (size_t i = json_array_size(issues); i-- > 0;) {
                 json_t *row = json_array_get(issues, i);
                 if (row == gone)

@@ -104,12 +104,15 @@ typedef enum Kind {
         K_CYCLE,
         K_ISSUE,
         K_COMMENT,
+        K_ATTACHMENT,
+        K_RELATION,
 } Kind;
 
 static const char *const lists[] = {
-        [K_USER] = "users",   [K_TEAM] = "teams",       [K_STATE] = "states",
-        [K_LABEL] = "labels", [K_PROJECT] = "projects", [K_CYCLE] = "cycles",
-        [K_ISSUE] = "issues", [K_COMMENT] = "comments",
+        [K_USER] = "users",         [K_TEAM] = "teams",       [K_STATE] = "states",
+        [K_LABEL] = "labels",       [K_PROJECT] = "projects", [K_CYCLE] = "cycles",
+        [K_ISSUE] = "issues",       [K_COMMENT] = "comments", [K_ATTACHMENT] = "attachments",
+        [K_RELATION] = "relations",
 };
 
 static const char *priority_label(json_int_t p)
@@ -192,6 +195,12 @@ static json_t *src(GqlExec *x, Kind k, json_t *row)
         }
         case K_STATE:
         case K_LABEL:
+        case K_RELATION:
+                break;
+        case K_ATTACHMENT:
+                if (put(o, "creator", json_null()) < 0 ||
+                    put(o, "creatorId", json_incref(json_object_get(w, "viewer"))) < 0)
+                        return NULL;
                 break;
         case K_PROJECT: {
                 _cleanup_free_ char *slug = NULL;
@@ -371,10 +380,25 @@ static const FDesc fd_comment[] = {
         FD_END,
 };
 
+static const FDesc fd_attachment[] = {
+        {"id", FK_STR, "id", K_ATTACHMENT},
+        {"title", FK_STR, "title", K_ATTACHMENT},
+        {"url", FK_STR, "url", K_ATTACHMENT},
+        {"createdAt", FK_DATE, "createdAt", K_ATTACHMENT},
+        FD_END,
+};
+
+static const FDesc fd_relation[] = {
+        {"id", FK_STR, "id", K_RELATION},
+        {"type", FK_STR, "type", K_RELATION},
+        FD_END,
+};
+
 static const FDesc *const fdescs[] = {
-        [K_USER] = fd_user,   [K_TEAM] = fd_team,       [K_STATE] = fd_state,
-        [K_LABEL] = fd_label, [K_PROJECT] = fd_project, [K_CYCLE] = fd_cycle,
-        [K_ISSUE] = fd_issue, [K_COMMENT] = fd_comment,
+        [K_USER] = fd_user,         [K_TEAM] = fd_team,       [K_STATE] = fd_state,
+        [K_LABEL] = fd_label,       [K_PROJECT] = fd_project, [K_CYCLE] = fd_cycle,
+        [K_ISSUE] = fd_issue,       [K_COMMENT] = fd_comment, [K_ATTACHMENT] = fd_attachment,
+        [K_RELATION] = fd_relation,
 };
 
 static bool in_list(const json_t *list, const char *s, double d, bool num)
@@ -972,6 +996,27 @@ int lq_r_issue_children(GqlExec *x, json_t *source, json_t *args, json_t **ret)
         return conn_where(x, K_ISSUE, "parentId", source, "id", args, ret);
 }
 
+int lq_r_issue_attachments(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        return conn_where(x, K_ATTACHMENT, "issueId", source, "id", args, ret);
+}
+
+int lq_r_issue_relations(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        return conn_where(x, K_RELATION, "issueId", source, "id", args, ret);
+}
+
+int lq_r_issue_inverse_relations(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        return conn_where(x, K_RELATION, "relatedIssueId", source, "id", args, ret);
+}
+
+int lq_r_related_issue(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        (void)args;
+        return rel(x, K_ISSUE, source, "relatedIssueId", ret);
+}
+
 int lq_r_comment_children(GqlExec *x, json_t *source, json_t *args, json_t **ret)
 {
         return conn_where(x, K_COMMENT, "parentId", source, "id", args, ret);
@@ -1428,6 +1473,121 @@ int lq_m_project_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
         if (r != 0)
                 return r < 0 ? r : 0;
         return payload_of(x, K_PROJECT, "project", body, ret);
+}
+
+/* Refuses the argument name of a mutation when it is given (not null): what the world does not
+ * model. 1 refused (error added), 0 not given, -ENOMEM. */
+static int not_modelled(GqlExec *x, json_t *args, const char *const *names)
+{
+        for (const char *const *n = names; *n; n++) {
+                json_t *v = json_object_get(args, *n);
+                if (!v || json_is_null(v))
+                        continue;
+                int r = fail(x, "BAD_USER_INPUT", "%s is not modelled by the pome linear twin", *n);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
+/* attachmentCreate and attachmentLinkURL: a link on an issue (id or identifier), save_issue's
+ * links; the same url on the same issue updates its title, as Linear does. */
+static int link_url(GqlExec *x, json_t *a, json_t **ret)
+{
+        const char *issue_ref = json_get_str(a, "issueId"), *url = json_get_str(a, "url");
+        const char *title = json_get_str(a, "title");
+        json_t *is = ln_issue_ref(world(x), issue_ref);
+        _cleanup_json_ json_t *body = NULL;
+        *ret = NULL;
+        if (!is)
+                return fail(x, "NOT_FOUND", "Entity not found: Issue");
+        /* the issue's row is replaced when it changes: keep its id, not the row */
+        _cleanup_free_ char *id = strdup(strempty(json_get_str(is, "id")));
+        if (!id)
+                return -ENOMEM;
+        int r = run(x, "save_issue",
+                    json_pack("{s:s, s:[{s:s?, s:s?}]}", "id", id, "links", "url", url, "title",
+                              title ? title : url),
+                    &body);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        size_t i;
+        json_t *row, *hit = NULL;
+        json_array_foreach (ln_list(world(x), "attachments"), i, row) {
+                if (streq_ptr(json_get_str(row, "issueId"), id) &&
+                    streq_ptr(json_get_str(row, "url"), url))
+                        hit = row;
+        }
+        json_t *s = src(x, K_ATTACHMENT, hit);
+        return s ? payload(x, "attachment", s, ret) : -ENOMEM;
+}
+
+int lq_m_attachment_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        (void)source;
+        json_t *in = json_object_get(args, "input");
+        *ret = NULL;
+        if (!json_get_str(in, "title"))
+                return fail(x, "BAD_USER_INPUT", "Argument Validation Error: title is required");
+        return link_url(x, in, ret);
+}
+
+int lq_m_attachment_link_url(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        (void)source;
+        *ret = NULL;
+        int r = not_modelled(x, args,
+                             (const char *const[]){"createAsUser", "displayIconUrl", "id", NULL});
+        return r != 0 ? (r < 0 ? r : 0) : link_url(x, args, ret);
+}
+
+/* issueRelationCreate: save_issue's blocks, relatedTo or duplicateOf, from the issue's side. */
+int lq_m_issue_relation_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        (void)source;
+        json_t *in = json_object_get(args, "input");
+        const char *type = json_get_str(in, "type");
+        *ret = NULL;
+        int r = not_modelled(x, args, (const char *const[]){"overrideCreatedAt", NULL});
+        if (r == 0)
+                r = not_modelled(x, in, (const char *const[]){"id", NULL});
+        if (r != 0)
+                return r < 0 ? r : 0;
+        json_t *is = ln_issue_ref(world(x), json_get_str(in, "issueId"));
+        json_t *other = ln_issue_ref(world(x), json_get_str(in, "relatedIssueId"));
+        if (!is || !other)
+                return fail(x, "NOT_FOUND", "Entity not found: Issue");
+        const char *arg = streq_ptr(type, "blocks")      ? "blocks"
+                          : streq_ptr(type, "related")   ? "relatedTo"
+                          : streq_ptr(type, "duplicate") ? "duplicateOf"
+                                                         : NULL;
+        if (!arg)
+                return fail(x, "BAD_USER_INPUT",
+                            "issueRelationCreate(type: %s) is not modelled by the pome linear twin",
+                            strempty(type));
+        /* the issues' rows are replaced when they change: keep their ids, not the rows */
+        _cleanup_free_ char *a = strdup(strempty(json_get_str(is, "id"))),
+                            *b = strdup(strempty(json_get_str(other, "id")));
+        _cleanup_json_ json_t *body = NULL;
+        if (!a || !b)
+                return -ENOMEM;
+        r = run(x, "save_issue",
+                streq(arg, "duplicateOf") ? json_pack("{s:s, s:s}", "id", a, arg, b)
+                                          : json_pack("{s:s, s:[s]}", "id", a, arg, b),
+                &body);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        size_t i;
+        json_t *row, *hit = NULL;
+        json_array_foreach (ln_list(world(x), "relations"), i, row) {
+                const char *ra = json_get_str(row, "issueId"),
+                           *rb = json_get_str(row, "relatedIssueId");
+                if (streq_ptr(json_get_str(row, "type"), type) &&
+                    ((streq_ptr(ra, a) && streq_ptr(rb, b)) ||
+                     (streq(type, "related") && streq_ptr(ra, b) && streq_ptr(rb, a))))
+                        hit = row;
+        }
+        json_t *s = src(x, K_RELATION, hit);
+        return s ? payload(x, "issueRelation", s, ret) : -ENOMEM;
 }
 
 /* ------------------------------------------------------------------ the endpoint */

@@ -143,8 +143,9 @@ json_t *ln_issue_ref(json_t *w, const char *ref)
 /* Whether some row of the world has the id id. */
 static bool id_taken(json_t *w, const char *id)
 {
-        static const char *const all[] = {"users",    "teams",  "states", "labels",
-                                          "projects", "cycles", "issues", "comments"};
+        static const char *const all[] = {"users",       "teams",    "states", "labels",
+                                          "projects",    "cycles",   "issues", "comments",
+                                          "attachments", "relations"};
         for (size_t i = 0; i < ELEMENTSOF(all); i++)
                 if (ln_by_id(w, all[i], id))
                         return true;

@@ -17,6 +17,9 @@
  *              assigneeId, creatorId, labelIds, projectId, cycleId, parentId, dueDate,
  *              createdAt, updatedAt, startedAt, completedAt, canceledAt, archivedAt}],
  *    comments: [{id, issueId, userId, body, parentId, createdAt, updatedAt}],
+ *    attachments: [{id, issueId, url, title, createdAt}]  (an issue's links),
+ *    relations: [{id, type: related | blocks | duplicate, issueId, relatedIssueId, createdAt}]
+ *               (issueId blocks / duplicates / is related to relatedIssueId),
  *    next: {id: counter of new ids, numbers: {teamId: last issue number}}}
  * Times are RFC 3339 with milliseconds ("2026-07-20T10:00:00.000Z").
  */

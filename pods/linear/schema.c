@@ -48,6 +48,69 @@ static const GqlField f_AiPromptRules[] = {
         {"updatedBy", "User", NULL, NULL},
 };
 
+static const GqlField f_Attachment[] = {
+        {"archivedAt", "DateTime", NULL, NULL},
+        {"bodyData", "String", NULL, NULL},
+        {"createdAt", "DateTime!", NULL, lq_d_string},
+        {"creator", "User", NULL, lq_r_creator_of},
+        {"externalUserCreator", "ExternalUser", NULL, NULL},
+        {"groupBySource", "Boolean!", NULL, lq_d_false},
+        {"id", "ID!", NULL, lq_d_string},
+        {"issue", "Issue!", NULL, lq_r_comment_issue},
+        {"metadata", "JSONObject!", NULL, lq_d_object},
+        {"originalIssue", "Issue", NULL, NULL},
+        {"source", "JSONObject", NULL, NULL},
+        {"sourceType", "String", NULL, NULL},
+        {"subtitle", "String", NULL, NULL},
+        {"title", "String!", NULL, lq_d_string},
+        {"updatedAt", "DateTime!", NULL, lq_d_string},
+        {"url", "String!", NULL, lq_d_string},
+};
+
+static const GqlField f_AttachmentConnection[] = {
+        {"edges", "[AttachmentEdge!]!", NULL, lq_d_list},
+        {"nodes", "[Attachment!]!", NULL, lq_d_list},
+        {"pageInfo", "PageInfo!", NULL, NULL},
+};
+
+static const GqlField f_AttachmentEdge[] = {
+        {"cursor", "String!", NULL, lq_d_string},
+        {"node", "Attachment!", NULL, NULL},
+};
+
+static const GqlField f_AttachmentPayload[] = {
+        {"attachment", "Attachment!", NULL, NULL},
+        {"lastSyncId", "Float!", NULL, lq_d_zero},
+        {"success", "Boolean!", NULL, lq_d_false},
+};
+
+static const GqlField f_IssueRelation[] = {
+        {"archivedAt", "DateTime", NULL, NULL},
+        {"createdAt", "DateTime!", NULL, lq_d_string},
+        {"id", "ID!", NULL, lq_d_string},
+        {"issue", "Issue!", NULL, lq_r_comment_issue},
+        {"relatedIssue", "Issue!", NULL, lq_r_related_issue},
+        {"type", "String!", NULL, lq_d_string},
+        {"updatedAt", "DateTime!", NULL, lq_d_string},
+};
+
+static const GqlField f_IssueRelationConnection[] = {
+        {"edges", "[IssueRelationEdge!]!", NULL, lq_d_list},
+        {"nodes", "[IssueRelation!]!", NULL, lq_d_list},
+        {"pageInfo", "PageInfo!", NULL, NULL},
+};
+
+static const GqlField f_IssueRelationEdge[] = {
+        {"cursor", "String!", NULL, lq_d_string},
+        {"node", "IssueRelation!", NULL, NULL},
+};
+
+static const GqlField f_IssueRelationPayload[] = {
+        {"issueRelation", "IssueRelation!", NULL, NULL},
+        {"lastSyncId", "Float!", NULL, lq_d_zero},
+        {"success", "Boolean!", NULL, lq_d_false},
+};
+
 static const GqlField f_Comment[] = {
         {"agentSession", "AgentSession", NULL, NULL},
         {"archivedAt", "DateTime", NULL, NULL},
@@ -232,6 +295,10 @@ static const GqlField f_Issue[] = {
         {"asksExternalUserRequester", "ExternalUser", NULL, NULL},
         {"asksRequester", "User", NULL, NULL},
         {"assignee", "User", NULL, lq_r_assignee_of},
+        {"attachments", "AttachmentConnection!",
+         "after: String, before: String, filter: AttachmentFilter, first: Int, includeArchived: "
+         "Boolean, last: Int, orderBy: PaginationOrderBy",
+         lq_r_issue_attachments},
         {"autoArchivedAt", "DateTime", NULL, NULL},
         {"autoClosedAt", "DateTime", NULL, NULL},
         {"boardOrder", "Float!", NULL, lq_d_zero},
@@ -261,6 +328,10 @@ static const GqlField f_Issue[] = {
         {"identifier", "String!", NULL, lq_d_string},
         {"inheritsSharedAccess", "Boolean!", NULL, lq_d_false},
         {"integrationSourceType", "IntegrationService", NULL, NULL},
+        {"inverseRelations", "IssueRelationConnection!",
+         "after: String, before: String, first: Int, includeArchived: Boolean, last: Int, "
+         "orderBy: PaginationOrderBy",
+         lq_r_issue_inverse_relations},
         {"labelIds", "[String!]!", NULL, lq_d_list},
         {"labels", "IssueLabelConnection!",
          "after: String, before: String, filter: IssueLabelFilter, first: Int, includeArchived: "
@@ -278,6 +349,10 @@ static const GqlField f_Issue[] = {
         {"reactionData", "JSONObject!", NULL, lq_d_object},
         {"reactions", "[Reaction!]!", NULL, lq_d_list},
         {"recurringIssueTemplate", "Template", NULL, NULL},
+        {"relations", "IssueRelationConnection!",
+         "after: String, before: String, first: Int, includeArchived: Boolean, last: Int, "
+         "orderBy: PaginationOrderBy",
+         lq_r_issue_relations},
         {"sharedAccess", "IssueSharedAccess!", NULL, lq_r_shared_access},
         {"slaBreachesAt", "DateTime", NULL, NULL},
         {"slaHighRiskAt", "DateTime", NULL, NULL},
@@ -372,6 +447,12 @@ static const GqlField f_IssueSharedAccess[] = {
 };
 
 static const GqlField f_Mutation[] = {
+        {"attachmentCreate", "AttachmentPayload!", "input: AttachmentCreateInput!",
+         lq_m_attachment_create},
+        {"attachmentLinkURL", "AttachmentPayload!",
+         "createAsUser: String, displayIconUrl: String, id: String, issueId: String!, title: "
+         "String, url: String!",
+         lq_m_attachment_link_url},
         {"commentCreate", "CommentPayload!", "input: CommentCreateInput!", lq_m_comment_create},
         {"commentDelete", "DeletePayload!", "id: String!", lq_m_comment_delete},
         {"commentUpdate", "CommentPayload!",
@@ -386,6 +467,9 @@ static const GqlField f_Mutation[] = {
         {"issueLabelUpdate", "IssueLabelPayload!",
          "id: String!, input: IssueLabelUpdateInput!, replaceTeamLabels: Boolean",
          lq_m_label_update},
+        {"issueRelationCreate", "IssueRelationPayload!",
+         "input: IssueRelationCreateInput!, overrideCreatedAt: DateTime",
+         lq_m_issue_relation_create},
         {"issueRemoveLabel", "IssuePayload!", "id: String!, labelId: String!",
          lq_m_issue_remove_label},
         {"issueUpdate", "IssuePayload!", "id: String!, input: IssueUpdateInput!",
@@ -1047,6 +1131,25 @@ static const GqlField in_CommentFilter[] = {
         {"and", "[CommentFilter!]", NULL, NULL},     {"or", "[CommentFilter!]", NULL, NULL},
 };
 
+static const GqlField in_AttachmentFilter[] = {
+        {"id", "IDComparator", NULL, NULL},         {"title", "StringComparator", NULL, NULL},
+        {"url", "StringComparator", NULL, NULL},    {"createdAt", "DateComparator", NULL, NULL},
+        {"and", "[AttachmentFilter!]", NULL, NULL}, {"or", "[AttachmentFilter!]", NULL, NULL},
+};
+
+static const GqlField in_AttachmentCreateInput[] = {
+        {"issueId", "String!", NULL, NULL},
+        {"title", "String!", NULL, NULL},
+        {"url", "String!", NULL, NULL},
+};
+
+static const GqlField in_IssueRelationCreateInput[] = {
+        {"id", "String", NULL, NULL},
+        {"issueId", "String!", NULL, NULL},
+        {"relatedIssueId", "String!", NULL, NULL},
+        {"type", "IssueRelationType!", NULL, NULL},
+};
+
 static const GqlField in_IssueCreateInput[] = {
         {"teamId", "String!", NULL, NULL},     {"title", "String", NULL, NULL},
         {"description", "String", NULL, NULL}, {"priority", "Int", NULL, NULL},
@@ -1105,6 +1208,15 @@ static const GqlField in_ProjectCreateInput[] = {
 
 static const GqlType types[] = {
         TYPE("ActorBot", GQL_OBJECT, NULL, f_ActorBot),
+        TYPE("Attachment", GQL_OBJECT, NULL, f_Attachment),
+        TYPE("AttachmentConnection", GQL_OBJECT, NULL, f_AttachmentConnection),
+        TYPE("AttachmentEdge", GQL_OBJECT, NULL, f_AttachmentEdge),
+        TYPE("AttachmentPayload", GQL_OBJECT, NULL, f_AttachmentPayload),
+        TYPE("IssueRelation", GQL_OBJECT, NULL, f_IssueRelation),
+        TYPE("IssueRelationConnection", GQL_OBJECT, NULL, f_IssueRelationConnection),
+        TYPE("IssueRelationEdge", GQL_OBJECT, NULL, f_IssueRelationEdge),
+        TYPE("IssueRelationPayload", GQL_OBJECT, NULL, f_IssueRelationPayload),
+        ENUM("IssueRelationType", "blocks duplicate related similar"),
         TYPE("AgentSession", GQL_OBJECT, NULL, f_AgentSession),
         TYPE("AiPromptRules", GQL_OBJECT, NULL, f_AiPromptRules),
         TYPE("Comment", GQL_OBJECT, NULL, f_Comment),
@@ -1217,6 +1329,9 @@ static const GqlType types[] = {
         INPUT("NullableIssueFilter", in_NullableIssueFilter),
         INPUT("IssueFilter", in_IssueFilter),
         INPUT("CommentFilter", in_CommentFilter),
+        INPUT("AttachmentFilter", in_AttachmentFilter),
+        INPUT("AttachmentCreateInput", in_AttachmentCreateInput),
+        INPUT("IssueRelationCreateInput", in_IssueRelationCreateInput),
         INPUT("IssueCreateInput", in_IssueCreateInput),
         INPUT("IssueUpdateInput", in_IssueUpdateInput),
         INPUT("CommentCreateInput", in_CommentCreateInput),

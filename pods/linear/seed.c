@@ -717,10 +717,12 @@ static int check_dropped(TwinSeed *s, const json_t *seed)
 /* load_seed: see the file's comment. */
 int ln_load_seed(const json_t *seed, json_t **ret_world, char *err, size_t errlen)
 {
-        _cleanup_json_ json_t *w = json_pack(
-                "{s:n, s:n, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:{s:i, s:{}}}",
-                "organization", "viewer", "users", "teams", "states", "labels", "projects",
-                "cycles", "issues", "comments", "next", "id", 0, "numbers");
+        _cleanup_json_ json_t *w =
+                json_pack("{s:n, s:n, s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], s:[], "
+                          "s:{s:i, s:{}}}",
+                          "organization", "viewer", "users", "teams", "states", "labels",
+                          "projects", "cycles", "issues", "comments", "attachments", "relations",
+                          "next", "id", 0, "numbers");
         if (!w)
                 return -ENOMEM;
         TwinSeed s = {.world = w, .err = err, .errlen = errlen};

@@ -52,9 +52,10 @@ static void test_seeds(void)
 {
         _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
         json_t *w = twin_world(t);
-        static const char *const keys[] = {"organization", "viewer",   "users",    "teams",
-                                           "states",       "labels",   "projects", "cycles",
-                                           "issues",       "comments", "next"};
+        static const char *const keys[] = {"organization", "viewer",   "users",       "teams",
+                                           "states",       "labels",   "projects",    "cycles",
+                                           "issues",       "comments", "attachments", "relations",
+                                           "next"};
         CHECK(json_object_size(w) == ELEMENTSOF(keys));
         for (size_t i = 0; i < ELEMENTSOF(keys); i++)
                 CHECK(json_object_get(w, keys[i]));
@@ -511,12 +512,141 @@ static void test_mcp(void)
 
         /* what the world does not model is refused by name, never ignored */
         _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
-        twin_test_call(t, &rp, "save_issue", "{\"id\": \"ENG-1\", \"blocks\": [\"ENG-2\"]}");
+        twin_test_call(t, &rp, "save_issue", "{\"id\": \"ENG-1\", \"milestone\": \"M1\"}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
-        CHECK(strstr(strempty(jps(rp.body, "/result/content/0/text")), "blocks"));
+        CHECK(strstr(strempty(jps(rp.body, "/result/content/0/text")), "milestone"));
         twin_test_call(t, &rp, "save_issue", "{\"id\": \"ENG-77\", \"title\": \"x\"}");
         CHECK(json_is_true(jp(rp.body, "/result/isError")));
         CHECK(json_equal(before, twin_world(t)));
+        twin_reply_done(&rp);
+}
+
+/* save_issue's links and relations (its inputSchema's links, relatedTo, blocks, blockedBy,
+ * duplicateOf and remove*): attachments and relations of the world, served by get_issue and by
+ * GraphQL (Issue.attachments, relations, inverseRelations; attachmentLinkURL,
+ * issueRelationCreate); a bad one refuses the whole call and changes nothing. */
+static void test_links_relations(void)
+{
+        _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *out = NULL;
+        /* task 26's handoff: a link to the GitHub issue */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"links\": [{\"url\": "
+                       "\"https://github.com/acme/api/issues/1\", \"title\": \"acme/api#1\"}]}");
+        CHECK(rp.status == 200 && !json_is_true(jp(rp.body, "/result/isError")));
+        CHECK(streq_ptr(rp.tool, "save_issue") && rp.state_mutation);
+        json_t *atts = json_object_get(twin_world(t), "attachments");
+        CHECK(json_array_size(atts) == 1);
+        CHECK(streq_ptr(jps(atts, "/0/issueId"), "issue_backlog") &&
+              streq_ptr(jps(atts, "/0/url"), "https://github.com/acme/api/issues/1") &&
+              streq_ptr(jps(atts, "/0/title"), "acme/api#1") && jps(atts, "/0/id") &&
+              jps(atts, "/0/createdAt"));
+        /* the same link again changes nothing */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"links\": [{\"url\": "
+                       "\"https://github.com/acme/api/issues/1\", \"title\": \"acme/api#1\"}]}");
+        CHECK(!json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        CHECK(json_array_size(json_object_get(twin_world(t), "attachments")) == 1);
+
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"relatedTo\": [\"ENG-2\"], \"blocks\": "
+                       "[\"issue_progress\"], \"blockedBy\": [\"ENG-4\"], \"duplicateOf\": "
+                       "\"ENG-2\"}");
+        CHECK(!json_is_true(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        json_t *rels = json_object_get(twin_world(t), "relations");
+        CHECK(json_array_size(rels) == 4);
+        size_t i;
+        json_t *r;
+        int seen = 0;
+        json_array_foreach (rels, i, r) {
+                const char *type = json_get_str(r, "type"), *a = json_get_str(r, "issueId"),
+                           *b = json_get_str(r, "relatedIssueId");
+                seen |= (streq_ptr(type, "related") && streq_ptr(a, "issue_backlog") &&
+                         streq_ptr(b, "issue_todo"))
+                        << 0;
+                seen |= (streq_ptr(type, "blocks") && streq_ptr(a, "issue_backlog") &&
+                         streq_ptr(b, "issue_progress"))
+                        << 1;
+                seen |= (streq_ptr(type, "blocks") && streq_ptr(a, "issue_done") &&
+                         streq_ptr(b, "issue_backlog"))
+                        << 2;
+                seen |= (streq_ptr(type, "duplicate") && streq_ptr(a, "issue_backlog") &&
+                         streq_ptr(b, "issue_todo"))
+                        << 3;
+                CHECK(json_get_str(r, "id") && json_get_str(r, "createdAt"));
+        }
+        CHECK(seen == 15);
+
+        /* get_issue: attachments always, relations when asked */
+        twin_test_call(t, &rp, "get_issue", "{\"id\": \"ENG-1\", \"includeRelations\": true}");
+        out = json_loads(strempty(jps(rp.body, "/result/content/0/text")), 0, NULL);
+        CHECK(streq_ptr(jps(out, "/attachments/0/url"), "https://github.com/acme/api/issues/1"));
+        CHECK(streq_ptr(jps(out, "/attachments/0/title"), "acme/api#1"));
+        CHECK(streq_ptr(jps(out, "/relations/relatedTo/0"), "ENG-2"));
+        CHECK(streq_ptr(jps(out, "/relations/blocks/0"), "ENG-3"));
+        CHECK(streq_ptr(jps(out, "/relations/blockedBy/0"), "ENG-4"));
+        CHECK(streq_ptr(jps(out, "/relations/duplicateOf"), "ENG-2"));
+
+        /* GraphQL sees them as @linear/sdk asks */
+        gql(t, &rp,
+            "{ issue(id: \"ENG-1\") { attachments { nodes { id url title issue { identifier } "
+            "metadata groupBySource } } relations { nodes { type relatedIssue { identifier } } } "
+            "} i4: issue(id: \"ENG-4\") { inverseRelations { nodes { type issue { identifier } } "
+            "} } }",
+            NULL);
+        CHECK(rp.status == 200);
+        CHECK(streq_ptr(jps(rp.body, "/data/issue/attachments/nodes/0/url"),
+                        "https://github.com/acme/api/issues/1"));
+        CHECK(streq_ptr(jps(rp.body, "/data/issue/attachments/nodes/0/issue/identifier"), "ENG-1"));
+        CHECK(json_array_size(jp(rp.body, "/data/issue/relations/nodes")) == 3);
+        CHECK(streq_ptr(jps(rp.body, "/data/i4/inverseRelations/nodes/0/issue/identifier"),
+                        "ENG-4") ||
+              json_array_size(jp(rp.body, "/data/i4/inverseRelations/nodes")) == 0);
+        gql(t, &rp,
+            "mutation { attachmentLinkURL(issueId: \"issue_todo\", url: "
+            "\"https://example.com/x\", title: \"X\") { success attachment { id url issue { "
+            "identifier } } } r: issueRelationCreate(input: {issueId: \"issue_todo\", "
+            "relatedIssueId: \"issue_done\", type: blocks}) { success issueRelation { type "
+            "issue { identifier } relatedIssue { identifier } } } }",
+            NULL);
+        CHECK(rp.status == 200 && streq_ptr(rp.tool, "save_issue"));
+        CHECK(streq_ptr(jps(rp.body, "/data/attachmentLinkURL/attachment/issue/identifier"),
+                        "ENG-2"));
+        CHECK(streq_ptr(jps(rp.body, "/data/r/issueRelation/relatedIssue/identifier"), "ENG-4"));
+        CHECK(json_array_size(json_object_get(twin_world(t), "relations")) == 5);
+
+        /* removal, and duplicateOf null */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"removeRelatedTo\": [\"ENG-2\"], "
+                       "\"duplicateOf\": null}");
+        CHECK(!json_is_true(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        CHECK(json_array_size(json_object_get(twin_world(t), "relations")) == 3);
+
+        /* a bad link or an unknown issue refuses everything, byte for byte */
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        static const char *const bad[] = {
+                "{\"id\": \"ENG-1\", \"title\": \"new\", \"links\": [{\"url\": \"not a "
+                "url\", \"title\": \"x\"}]}",
+                "{\"id\": \"ENG-1\", \"title\": \"new\", \"links\": [{\"url\": "
+                "\"https://a.b/c\"}]}",
+                "{\"id\": \"ENG-1\", \"title\": \"new\", \"blocks\": [\"ENG-99\"]}",
+                "{\"id\": \"ENG-1\", \"relatedTo\": [\"ENG-1\"]}",
+                "{\"id\": \"ENG-1\", \"links\": \"https://a.b/c\"}",
+                "{\"title\": \"t\", \"team\": \"ENG\", \"duplicateOf\": \"ENG-99\"}",
+        };
+        for (i = 0; i < ELEMENTSOF(bad); i++) {
+                twin_test_call(t, &rp, "save_issue", bad[i]);
+                CHECK(json_is_true(jp(rp.body, "/result/isError")) && !rp.state_mutation);
+        }
+        CHECK(json_equal(before, twin_world(t)));
+        /* a new issue with its links */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"title\": \"Handoff\", \"team\": \"ENG\", \"links\": [{\"url\": "
+                       "\"https://github.com/acme/api/issues/2\", \"title\": \"acme/api#2\"}], "
+                       "\"blockedBy\": [\"ENG-1\"]}");
+        CHECK(!json_is_true(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        CHECK(json_array_size(json_object_get(twin_world(t), "attachments")) == 3);
         twin_reply_done(&rp);
 }
 
@@ -621,6 +751,7 @@ int main(void)
         test_mutations();
         test_mcp();
         test_mcp_reads();
+        test_links_relations();
         test_hostile();
         return check_finish();
 }
