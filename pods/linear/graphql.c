@@ -1252,6 +1252,50 @@ static json_t *issue_args(json_t *in)
         return a;
 }
 
+/*
+ * The members of a mutation's input that name rows take ids, as Linear's API does (a name, key
+ * or email is no id there: "In Progress" as a stateId is "Entity not found: WorkflowState");
+ * an issue may also be named by its identifier where Linear says so (parentId, issueId). The
+ * MCP tools take names; GraphQL does not pass names through to them. 1 refused (the error
+ * added), 0 every id names a row (or is null), -ENOMEM.
+ */
+static int check_ids(GqlExec *x, json_t *in)
+{
+        static const struct {
+                const char *key, *list, *what;
+        } refs[] = {
+                {"teamId", "teams", "Team"},
+                {"teamIds", "teams", "Team"},
+                {"stateId", "states", "WorkflowState"},
+                {"assigneeId", "users", "User"},
+                {"labelIds", "labels", "IssueLabel"},
+                {"addedLabelIds", "labels", "IssueLabel"},
+                {"removedLabelIds", "labels", "IssueLabel"},
+                {"labelId", "labels", "IssueLabel"},
+                {"projectId", "projects", "Project"},
+                {"cycleId", "cycles", "Cycle"},
+                {"parentId", "issues", "Issue"},
+                {"issueId", "issues", "Issue"},
+        };
+        json_t *w = world(x);
+        for (size_t k = 0; k < ELEMENTSOF(refs); k++) {
+                json_t *v = json_object_get(in, refs[k].key);
+                size_t n = json_is_array(v) ? json_array_size(v) : 1;
+                for (size_t i = 0; v && !json_is_null(v) && i < n; i++) {
+                        const char *id =
+                                json_string_value(json_is_array(v) ? json_array_get(v, i) : v);
+                        bool found = (streq(refs[k].list, "issues")
+                                              ? ln_issue_ref(w, id)
+                                              : ln_by_id(w, refs[k].list, id)) != NULL;
+                        if (found)
+                                continue;
+                        int r = fail(x, "NOT_FOUND", "Entity not found: %s", refs[k].what);
+                        return r < 0 ? r : 1;
+                }
+        }
+        return 0;
+}
+
 int lq_m_issue_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
 {
         (void)source;
@@ -1260,7 +1304,10 @@ int lq_m_issue_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
         *ret = NULL;
         if (!json_get_str(in, "title"))
                 return fail(x, "BAD_USER_INPUT", "Argument Validation Error: title is required");
-        int r = run(x, "save_issue", issue_args(in), &body);
+        int r = check_ids(x, in);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = run(x, "save_issue", issue_args(in), &body);
         if (r != 0)
                 return r < 0 ? r : 0;
         return payload_of(x, K_ISSUE, "issue", body, ret);
@@ -1305,6 +1352,12 @@ int lq_m_issue_update(GqlExec *x, json_t *source, json_t *args, json_t **ret)
 {
         (void)source;
         json_t *in = json_object_get(args, "input");
+        *ret = NULL;
+        if (!ln_issue_ref(world(x), json_get_str(args, "id")))
+                return fail(x, "NOT_FOUND", "Entity not found: Issue");
+        int r = check_ids(x, in);
+        if (r != 0)
+                return r < 0 ? r : 0;
         json_t *a = issue_args(in);
         json_t *added = json_object_get(in, "addedLabelIds"),
                *removed = json_object_get(in, "removedLabelIds");
@@ -1326,6 +1379,10 @@ int lq_m_issue_update(GqlExec *x, json_t *source, json_t *args, json_t **ret)
 
 static int add_remove_label(GqlExec *x, json_t *args, bool add, json_t **ret)
 {
+        *ret = NULL;
+        int r = check_ids(x, args);
+        if (r != 0)
+                return r < 0 ? r : 0;
         json_t *is = ln_issue_ref(world(x), json_get_str(args, "id"));
         _cleanup_json_ json_t *one = json_pack("[O]", json_object_get(args, "labelId"));
         if (!one)
@@ -1434,10 +1491,13 @@ int lq_m_label_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
         if (json_is_true(json_object_get(args, "replaceTeamLabels")))
                 return fail(x, "BAD_USER_INPUT",
                             "replaceTeamLabels is not modelled by the pome linear twin");
+        int r = check_ids(x, in);
+        if (r != 0)
+                return r < 0 ? r : 0;
         if (!a || pass(a, in, "name", "name") < 0 || pass(a, in, "color", "color") < 0 ||
             pass(a, in, "description", "description") < 0 || pass(a, in, "teamId", "teamId") < 0)
                 return -ENOMEM;
-        int r = run(x, "create_issue_label", TAKE_PTR(a), &body);
+        r = run(x, "create_issue_label", TAKE_PTR(a), &body);
         if (r != 0)
                 return r < 0 ? r : 0;
         return payload_of(x, K_LABEL, "issueLabel", body, ret);
@@ -1469,7 +1529,10 @@ int lq_m_project_create(GqlExec *x, json_t *source, json_t *args, json_t **ret)
             pass(a, in, "description", "description") < 0 ||
             pass(a, in, "teamIds", "setTeams") < 0 || pass(a, in, "state", "state") < 0)
                 return -ENOMEM;
-        int r = run(x, "save_project", TAKE_PTR(a), &body);
+        int r = check_ids(x, in);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        r = run(x, "save_project", TAKE_PTR(a), &body);
         if (r != 0)
                 return r < 0 ? r : 0;
         return payload_of(x, K_PROJECT, "project", body, ret);

@@ -650,6 +650,89 @@ static void test_links_relations(void)
         twin_reply_done(&rp);
 }
 
+/* GraphQL's inputs take ids, as Linear's API does: a name where an id belongs is "Entity not
+ * found" and changes nothing; an issue's identifier is taken where Linear takes one. The MCP
+ * tools keep taking names. */
+static void test_ids_only(void)
+{
+        _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *before = json_deep_copy(twin_world(t));
+        static const struct {
+                const char *query, *what;
+        } names[] = {
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {stateId: \"In Progress\"}) { "
+                 "success } }",
+                 "WorkflowState"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {stateId: \"started\"}) { "
+                 "success } }",
+                 "WorkflowState"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {labelIds: [\"Agent\"]}) { "
+                 "success } }",
+                 "IssueLabel"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {addedLabelIds: [\"Bug\"]}) { "
+                 "success } }",
+                 "IssueLabel"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {assigneeId: \"me\"}) { "
+                 "success } }",
+                 "User"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {assigneeId: "
+                 "\"dev@pome-twin.test\"}) { success } }",
+                 "User"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {projectId: \"Local Twin\"}) { "
+                 "success } }",
+                 "Project"},
+                {"mutation { issueUpdate(id: \"ENG-1\", input: {cycleId: \"1\"}) { success } }",
+                 "Cycle"},
+                {"mutation { issueCreate(input: {teamId: \"ENG\", title: \"x\"}) { success } }",
+                 "Team"},
+                {"mutation { issueCreate(input: {teamId: \"Engineering\", title: \"x\"}) { "
+                 "success } }",
+                 "Team"},
+                {"mutation { issueCreate(input: {teamId: \"team_eng\", title: \"x\", stateId: "
+                 "\"Todo\"}) { success } }",
+                 "WorkflowState"},
+                {"mutation { issueAddLabel(id: \"ENG-1\", labelId: \"Bug\") { success } }",
+                 "IssueLabel"},
+                {"mutation { issueLabelCreate(input: {name: \"N\", teamId: \"ENG\"}) { success "
+                 "} }",
+                 "Team"},
+                {"mutation { projectCreate(input: {name: \"P\", teamIds: [\"ENG\"]}) { "
+                 "success } }",
+                 "Team"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                gql(t, &rp, names[i].query, NULL);
+                CHECK(rp.status == 400 && !rp.state_mutation);
+                CHECK(strstr(strempty(jps(rp.body, "/errors/0/message")), "Entity not found") &&
+                      strstr(strempty(jps(rp.body, "/errors/0/message")), names[i].what));
+                CHECK(json_is_string(jp(rp.body, "/errors/0/extensions/code")));
+                if (rp.status != 400 ||
+                    !strstr(strempty(jps(rp.body, "/errors/0/message")), names[i].what))
+                        fprintf(stderr, "names %zu: %d %s\n", i, rp.status,
+                                strempty(jps(rp.body, "/errors/0/message")));
+        }
+        CHECK(json_equal(before, twin_world(t)));
+        /* ids, and the identifiers Linear takes (issue(id:), issueUpdate(id:), parentId) */
+        gql(t, &rp,
+            "mutation { issueUpdate(id: \"ENG-1\", input: {stateId: \"state_progress\", "
+            "labelIds: [\"label_agent\", \"label_bug\"], parentId: \"ENG-2\"}) { success "
+            "issue { state { name } parent { identifier } } } }",
+            NULL);
+        CHECK(rp.status == 200 &&
+              streq_ptr(jps(rp.body, "/data/issueUpdate/issue/state/name"), "In Progress"));
+        CHECK(streq_ptr(jps(rp.body, "/data/issueUpdate/issue/parent/identifier"), "ENG-2"));
+        gql(t, &rp,
+            "mutation { issueCreate(input: {teamId: \"team_eng\", title: \"x\"}) { success } }",
+            NULL);
+        CHECK(rp.status == 200 && json_is_true(jp(rp.body, "/data/issueCreate/success")));
+        /* the MCP tools keep names */
+        twin_test_call(t, &rp, "save_issue",
+                       "{\"id\": \"ENG-1\", \"state\": \"Done\", \"labels\": [\"Bug\"]}");
+        CHECK(!json_is_true(jp(rp.body, "/result/isError")) && rp.state_mutation);
+        twin_reply_done(&rp);
+}
+
 /* The read tools of Linear's MCP server an agent looks around with before it acts: each
  * answers the default world's rows, found by id, key or name as the server's schemas say. */
 static void test_mcp_reads(void)
@@ -752,6 +835,7 @@ int main(void)
         test_mcp();
         test_mcp_reads();
         test_links_relations();
+        test_ids_only();
         test_hostile();
         return check_finish();
 }
