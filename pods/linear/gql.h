@@ -77,6 +77,7 @@ int lq_r_state_issues(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_state_of(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_team_cycles(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_team_issues(GqlExec *x, json_t *source, json_t *args, json_t **ret);
+int lq_r_team_members(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_team_labels(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_team_of(GqlExec *x, json_t *source, json_t *args, json_t **ret);
 int lq_r_team_projects(GqlExec *x, json_t *source, json_t *args, json_t **ret);

@@ -282,6 +282,7 @@ typedef enum FKind {
         FK_ISME,
         FK_REL,
         FK_LABELS,
+        FK_CONTENT,
 } FKind;
 
 /* One member of a Linear filter input: what it compares and against which member of the row
@@ -367,6 +368,7 @@ static const FDesc fd_issue[] = {
         {"canceledAt", FK_DATE, "canceledAt", K_ISSUE},
         {"archivedAt", FK_DATE, "archivedAt", K_ISSUE},
         {"dueDate", FK_DATE, "dueDate", K_ISSUE},
+        {"searchableContent", FK_CONTENT, "id", K_ISSUE},
         FD_END,
 };
 
@@ -375,6 +377,7 @@ static const FDesc fd_comment[] = {
         {"body", FK_STR, "body", K_COMMENT},
         {"user", FK_REL, "userId", K_USER},
         {"issue", FK_REL, "issueId", K_ISSUE},
+        {"parent", FK_REL, "parentId", K_COMMENT},
         {"createdAt", FK_DATE, "createdAt", K_COMMENT},
         {"updatedAt", FK_DATE, "updatedAt", K_COMMENT},
         FD_END,
@@ -522,6 +525,30 @@ static bool cmp_bool(const json_t *cmp, bool b)
 
 static bool match(GqlExec *x, Kind k, const json_t *filter, json_t *row);
 
+/* A ContentComparator ({contains, notContains}) of cmp against an issue's searchable content:
+ * its title, description and comments, ignoring case. */
+static bool match_content(GqlExec *x, const json_t *cmp, json_t *issue)
+{
+        const char *op;
+        json_t *v;
+        json_object_foreach ((json_t *)cmp, op, v) {
+                const char *needle = json_string_value(v);
+                if (!needle)
+                        continue;
+                bool has = strcasestr(strempty(json_get_str(issue, "title")), needle) ||
+                           strcasestr(strempty(json_get_str(issue, "description")), needle);
+                size_t i;
+                json_t *cm;
+                json_array_foreach (ln_list(world(x), "comments"), i, cm) {
+                        has |= streq_ptr(json_get_str(cm, "issueId"), json_get_str(issue, "id")) &&
+                               strcasestr(strempty(json_get_str(cm, "body")), needle);
+                }
+                if (has != streq(op, "contains"))
+                        return false;
+        }
+        return true;
+}
+
 /* An IssueLabelCollectionFilter of f against the labels ids names. */
 static bool match_labels(GqlExec *x, const json_t *f, const json_t *ids)
 {
@@ -618,6 +645,9 @@ static bool match(GqlExec *x, Kind k, const json_t *filter, json_t *row)
                                 break;
                         case FK_LABELS:
                                 ok = match_labels(x, v, m);
+                                break;
+                        case FK_CONTENT:
+                                ok = match_content(x, v, row);
                                 break;
                         }
                 }
@@ -793,6 +823,12 @@ int lq_q_users(GqlExec *x, json_t *source, json_t *args, json_t **ret)
                         return -ENOMEM;
         }
         return conn(x, K_USER, rows, args, ret);
+}
+
+/* Team.members: every user is in every team (teams have no memberships in the world). */
+int lq_r_team_members(GqlExec *x, json_t *source, json_t *args, json_t **ret)
+{
+        return lq_q_users(x, source, args, ret);
 }
 
 int lq_r_org_users(GqlExec *x, json_t *source, json_t *args, json_t **ret)

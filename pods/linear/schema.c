@@ -814,6 +814,11 @@ static const GqlField f_Team[] = {
         {"ledInitiativeCount", "Int!", NULL, lq_d_zero},
         {"markedAsDuplicateWorkflowState", "WorkflowState", NULL, NULL},
         {"mergeWorkflowState", "WorkflowState", NULL, NULL},
+        {"members", "UserConnection!",
+         "after: String, before: String, filter: UserFilter, first: Int, includeArchived: "
+         "Boolean, includeDisabled: Boolean, last: Int, orderBy: PaginationOrderBy, sort: "
+         "[UserSortInput!]",
+         lq_r_team_members},
         {"mergeableWorkflowState", "WorkflowState", NULL, NULL},
         {"name", "String!", NULL, lq_d_string},
         {"organization", "Organization!", NULL, lq_r_organization},
@@ -1120,15 +1125,27 @@ static const GqlField in_IssueFilter[] = {
         {"canceledAt", "NullableDateComparator", NULL, NULL},
         {"archivedAt", "NullableDateComparator", NULL, NULL},
         {"dueDate", "NullableTimelessDateComparator", NULL, NULL},
+        {"searchableContent", "ContentComparator", NULL, NULL},
         {"and", "[IssueFilter!]", NULL, NULL},
         {"or", "[IssueFilter!]", NULL, NULL},
 };
 
-static const GqlField in_CommentFilter[] = {
-        {"id", "IDComparator", NULL, NULL},          {"body", "StringComparator", NULL, NULL},
-        {"user", "UserFilter", NULL, NULL},          {"issue", "NullableIssueFilter", NULL, NULL},
-        {"createdAt", "DateComparator", NULL, NULL}, {"updatedAt", "DateComparator", NULL, NULL},
-        {"and", "[CommentFilter!]", NULL, NULL},     {"or", "[CommentFilter!]", NULL, NULL},
+#define COMMENT_FILTER(self)                                                                      \
+        {"id", "IDComparator", NULL, NULL}, {"body", "StringComparator", NULL, NULL},             \
+                {"user", "UserFilter", NULL, NULL}, {"issue", "NullableIssueFilter", NULL, NULL}, \
+                {"parent", "NullableCommentFilter", NULL, NULL},                                  \
+                {"createdAt", "DateComparator", NULL, NULL},                                      \
+                {"updatedAt", "DateComparator", NULL, NULL}, {"and", "[" self "!]", NULL, NULL},  \
+        {                                                                                         \
+                "or", "[" self "!]", NULL, NULL                                                   \
+        }
+static const GqlField in_CommentFilter[] = {COMMENT_FILTER("CommentFilter")};
+static const GqlField in_NullableCommentFilter[] = {COMMENT_FILTER("NullableCommentFilter"),
+                                                    NULL_CMP};
+
+static const GqlField in_ContentComparator[] = {
+        {"contains", "String", NULL, NULL},
+        {"notContains", "String", NULL, NULL},
 };
 
 static const GqlField in_AttachmentFilter[] = {
@@ -1329,6 +1346,8 @@ static const GqlType types[] = {
         INPUT("NullableIssueFilter", in_NullableIssueFilter),
         INPUT("IssueFilter", in_IssueFilter),
         INPUT("CommentFilter", in_CommentFilter),
+        INPUT("NullableCommentFilter", in_NullableCommentFilter),
+        INPUT("ContentComparator", in_ContentComparator),
         INPUT("AttachmentFilter", in_AttachmentFilter),
         INPUT("AttachmentCreateInput", in_AttachmentCreateInput),
         INPUT("IssueRelationCreateInput", in_IssueRelationCreateInput),

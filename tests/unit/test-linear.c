@@ -733,6 +733,43 @@ static void test_ids_only(void)
         twin_reply_done(&rp);
 }
 
+/* Filters and fields an agent reaches for: CommentFilter.parent (a threaded reply),
+ * IssueFilter.searchableContent, Team.members. */
+static void test_filters(void)
+{
+        _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
+        TwinReply rp = {};
+        gql(t, &rp,
+            "mutation { commentCreate(input: {parentId: \"comment_1\", body: \"a reply\"}) { "
+            "comment { id } } }",
+            NULL);
+        CHECK(rp.status == 200);
+        gql(t, &rp,
+            "{ comments(filter: {parent: {id: {eq: \"comment_1\"}}}) { nodes { body parent { id } "
+            "} } top: comments(filter: {parent: {null: true}, user: {id: {eq: \"user_admin\"}}, "
+            "issue: {id: {eq: \"issue_todo\"}}}) { nodes { id } } }",
+            NULL);
+        CHECK(rp.status == 200);
+        CHECK(json_array_size(jp(rp.body, "/data/comments/nodes")) == 1 &&
+              streq_ptr(jps(rp.body, "/data/comments/nodes/0/body"), "a reply"));
+        CHECK(json_array_size(jp(rp.body, "/data/top/nodes")) == 1 &&
+              streq_ptr(jps(rp.body, "/data/top/nodes/0/id"), "comment_1"));
+        gql(t, &rp,
+            "{ issues(filter: {searchableContent: {contains: \"AGENT eval\"}}) { nodes { "
+            "identifier } } none: issues(filter: {searchableContent: {contains: \"zzz\"}}) { "
+            "nodes { id } } }",
+            NULL);
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data/issues/nodes")) == 1 &&
+              streq_ptr(jps(rp.body, "/data/issues/nodes/0/identifier"), "ENG-1"));
+        CHECK(json_array_size(jp(rp.body, "/data/none/nodes")) == 0);
+        gql(t, &rp,
+            "query m($id: String!) { team(id: $id) { members(first: 50) { nodes { id email } "
+            "pageInfo { hasNextPage } } } }",
+            "{\"id\": \"team_eng\"}");
+        CHECK(rp.status == 200 && json_array_size(jp(rp.body, "/data/team/members/nodes")) == 3);
+        twin_reply_done(&rp);
+}
+
 /* The read tools of Linear's MCP server an agent looks around with before it acts: each
  * answers the default world's rows, found by id, key or name as the server's schemas say. */
 static void test_mcp_reads(void)
@@ -836,6 +873,7 @@ int main(void)
         test_mcp_reads();
         test_links_relations();
         test_ids_only();
+        test_filters();
         test_hostile();
         return check_finish();
 }
