@@ -31,10 +31,9 @@ tree_pods() {
 
 start_pomed "images_dir: $(test_images_dir)"
 require_cgroups_active # its pods are found by their cgroups
-wait_pool github 2
-wait_pool slack 2
-wait_pool stripe 2
-assert_eq "$(tree_pods | wc -l)" 6 "idle pods at start"
+TWINS=(github slack stripe gmail linear)
+for t in "${TWINS[@]}"; do wait_pool "$t" 2; done
+assert_eq "$(tree_pods | wc -l)" $((2 * ${#TWINS[@]})) "idle pods at start"
 idle_before=$(tree_pods | tr '\n' ' ')
 pass "the pool fills on its own: 2 idle pods per twin"
 
@@ -53,7 +52,7 @@ pass "a create takes warm pods (running before it), the pool refills"
 victim=$(tree_pods | head -1)
 kill -9 "$victim"
 for _ in $(seq 100); do [[ -d /proc/$victim ]] || break; sleep 0.05; done
-for t in github slack stripe; do wait_pool $t 2; done
+for t in "${TWINS[@]}"; do wait_pool "$t" 2; done
 grep -q "pool: an idle .* pod (pid $victim) signal:SIGKILL" "$TMP/pomed.log" ||
         fail "no log line for the idle pod killed from outside"
 pass "an idle pod killed from outside is said and replaced"
@@ -63,8 +62,9 @@ assert_status 503 "a pooled slack pod whose seed is refused"
 assert_jq .error.details.twin slack
 [[ $(jq -r .error.details.detail <<<"$BODY") == *seed* ]] || fail "the detail does not say the seed: $BODY"
 assert_eq "$(used)" 0 "usage after the failed start"
-for t in github slack stripe; do wait_pool $t 2; done
-assert_eq "$(tree_pods | wc -l)" 6 "pods after the failed start (the pool's own, nothing else)"
+for t in "${TWINS[@]}"; do wait_pool "$t" 2; done
+assert_eq "$(tree_pods | wc -l)" $((2 * ${#TWINS[@]})) \
+        "pods after the failed start (the pool's own, nothing else)"
 pass "a pooled pod refusing its seed fails the create, all or nothing; the pool refills"
 
 pids=$(tree_pods)
@@ -72,7 +72,7 @@ stop_pomed || fail "pomed did not drain cleanly"
 for p in $pids; do [[ ! -d /proc/$p ]] || fail "idle pod $p outlived the drain"; done
 pass "a drain takes the idle pods with it"
 
-start_pomed "pool_size:" "  github: 1" "  slack: 0" "  stripe: 0"
+start_pomed "pool_size:" "  github: 1" "  slack: 0" "  stripe: 0" "  gmail: 0" "  linear: 0"
 wait_pool github 1
 assert_eq "$(pool slack)" "[0,0]" "slack: no pool"
 tree=$(curl -s "$CONTROL/healthz" | jq -r .isolation.cgroups.tree)
