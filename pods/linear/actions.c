@@ -60,7 +60,11 @@ static const char *now_str(TwinCall *c, char buf[static 32])
 /* ------------------------------------------------------------------ renderers */
 
 /* An issue as the MCP tools give it: the keys of list_issues' `fields` enum, with names where
- * its descriptions give names (status, assignee, team, ...), and identifier. New reference. */
+ * its descriptions give names (status, assignee, team, ...), and identifier. New reference.
+ * The shape is the real server's: its tools/list (captured from mcp.linear.app, 2026-08-10)
+ * offers list_issues `fields` status, statusType, assignee, assigneeId, team, teamId,
+ * createdBy, createdById, project, projectId: flat names beside ids. Hosted Pome's objects
+ * (team {id, key, name}, state {...}, assignee {...}) are its own, from no capture. */
 static json_t *issue_out(json_t *w, json_t *is)
 {
         json_t *team = ln_by_id(w, "teams", json_get_str(is, "teamId"));
@@ -159,6 +163,28 @@ static int reply_list(TwinCall *c, TwinReply *rp, const char *key, json_t *rows,
 static bool has_ci(const char *hay, const char *needle)
 {
         return hay && needle && strcasestr(hay, needle);
+}
+
+/* Whether every word of query (split at white space) is in one of the texts, ignoring ASCII
+ * case: how Linear's MCP server searches ("agent eval triage" finds "Triage inbox for agent
+ * eval"), not as one substring. A query of no words matches. */
+static bool has_words(const char *query, const char *const *texts, size_t n)
+{
+        const char *p = query;
+        while (p && *p) {
+                p += strspn(p, " \t\r\n");
+                size_t l = strcspn(p, " \t\r\n");
+                if (l == 0)
+                        break;
+                bool found = false;
+                for (size_t i = 0; i < n && !found; i++)
+                        for (const char *q = texts[i]; q && *q && !found; q++)
+                                found = strncasecmp(q, p, l) == 0;
+                if (!found)
+                        return false;
+                p += l;
+        }
+        return true;
 }
 
 /* rows (borrowed) sorted by key, newest first (a new array). */
@@ -424,8 +450,8 @@ int ln_act_list_issues(TwinCall *c, TwinReply *rp)
                         continue;
                 if (prio >= 0 && json_integer_value(json_object_get(is, "priority")) != prio)
                         continue;
-                if (query && !has_ci(json_get_str(is, "title"), query) &&
-                    !has_ci(json_get_str(is, "description"), query) &&
+                const char *texts[] = {json_get_str(is, "title"), json_get_str(is, "description")};
+                if (query && !has_words(query, texts, ELEMENTSOF(texts)) &&
                     strcasecmp(strempty(json_get_str(is, "identifier")), query) != 0)
                         continue;
                 if (!archived && !json_is_null(json_object_get(is, "archivedAt")))

@@ -770,6 +770,45 @@ static void test_filters(void)
         twin_reply_done(&rp);
 }
 
+/* list_issues' query is words, each somewhere in the title or description, as Linear's MCP
+ * server searches; an issue keeps the real server's flat shape (its `fields` enum: status,
+ * statusType, team, teamId, assignee, assigneeId). */
+static void test_mcp_search(void)
+{
+        _cleanup_(twin_freep) Twin *t = twin_test_new("linear", "default");
+        TwinReply rp = {};
+        _cleanup_json_ json_t *out = NULL;
+        static const struct {
+                const char *query;
+                size_t n;
+        } q[] = {
+                {"agent eval triage", 1}, {"EVAL   Agent", 1}, {"triage", 1}, {"agent", 3},
+                {"agent nope", 0},        {"eng-2", 1},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(q); i++) {
+                _cleanup_json_ json_t *args = json_pack("{s:s}", "query", q[i].query);
+                _cleanup_free_ char *a = json_dumps(args, JSON_COMPACT);
+                twin_test_call(t, &rp, "list_issues", a);
+                json_decref(out);
+                out = json_loads(strempty(jps(rp.body, "/result/content/0/text")), 0, NULL);
+                CHECK(json_array_size(jp(out, "/issues")) == q[i].n);
+                if (json_array_size(jp(out, "/issues")) != q[i].n)
+                        fprintf(stderr, "query %s: %zu\n", q[i].query,
+                                json_array_size(jp(out, "/issues")));
+        }
+        twin_test_call(t, &rp, "list_issues", "{\"query\": \"agent eval triage\"}");
+        json_decref(out);
+        out = json_loads(strempty(jps(rp.body, "/result/content/0/text")), 0, NULL);
+        CHECK(streq_ptr(jps(out, "/issues/0/identifier"), "ENG-1"));
+        CHECK(streq_ptr(jps(out, "/issues/0/status"), "Backlog") &&
+              streq_ptr(jps(out, "/issues/0/statusType"), "backlog"));
+        CHECK(streq_ptr(jps(out, "/issues/0/team"), "Engineering") &&
+              streq_ptr(jps(out, "/issues/0/teamId"), "team_eng"));
+        CHECK(streq_ptr(jps(out, "/issues/0/assignee"), "Developer") &&
+              streq_ptr(jps(out, "/issues/0/assigneeId"), "user_dev"));
+        twin_reply_done(&rp);
+}
+
 /* The read tools of Linear's MCP server an agent looks around with before it acts: each
  * answers the default world's rows, found by id, key or name as the server's schemas say. */
 static void test_mcp_reads(void)
@@ -874,6 +913,7 @@ int main(void)
         test_links_relations();
         test_ids_only();
         test_filters();
+        test_mcp_search();
         test_hostile();
         return check_finish();
 }
