@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The vendors' own names (issue 24), the gateway's and a local twin's part: a request whose
-# Host is api.github.com, github.com, slack.com (or below it) or api.stripe.com — what pome's
+# Host is api.github.com, github.com, slack.com (or below it), api.stripe.com,
+# gmail.googleapis.com or api.linear.app — what pome's
 # TLS forwards from a sealed agent's pod — goes to that vendor's twin of the sandbox its
 # credential names, the whole path below the twin: the vendor's own paths and credentials,
 # the tape recording every call, the URLs the twin writes at the vendor's origin. Another
@@ -264,6 +265,55 @@ grep -qE '^pome_gateway_requests_total\{twin="slack",code="200"\} [1-9]' <<<"$me
 pass "/metrics counts requests by name under their twin"
 discard "$A"
 discard "$B"
+
+# ---- Gmail at gmail.googleapis.com and Linear at api.linear.app, as their SDKs call them:
+#      googleapis' Bearer ya29.… token, @linear/sdk's API key with no scheme; each keyed
+#      path also on the gateway's own host (googleapis drops a rootUrl's path, @linear/sdk
+#      may post to /graphql at the root)
+create_sandbox gmail linear
+C=$SID
+C_YA=$(jq -r .provider_credentials.gmail.token <<<"$CREATED")
+C_LIN=$(jq -r .provider_credentials.linear.token <<<"$CREATED")
+create_sandbox gmail linear
+D=$SID D_YA=$(jq -r .provider_credentials.gmail.token <<<"$CREATED")
+[[ $C_YA == ya29.pome-* && $C_LIN == lin_api_pome_* ]] || fail "credentials: '$C_YA', '$C_LIN'"
+vcall gmail.googleapis.com GET /gmail/v1/users/me/profile "Bearer $C_YA"
+assert_status 200 "users.getProfile at gmail.googleapis.com"
+assert_jq .emailAddress pome-agent@pome-twin.test
+vcall gmail.googleapis.com POST /gmail/v1/users/me/labels "Bearer $C_YA" '{"name":"By name"}'
+assert_status 200 "labels.create at gmail.googleapis.com"
+vcall "127.0.0.1:$PORT" GET /gmail/v1/users/me/labels "Bearer $C_YA"
+assert_status 200 "labels.list at the gateway's root /gmail/v1"
+[[ $(jq '[.labels[] | select(.name == "By name")] | length' <<<"$BODY") == 1 ]] ||
+        fail "C's label is not in C's mailbox by the root path: $BODY"
+vcall gmail.googleapis.com GET /gmail/v1/users/me/labels "Bearer $D_YA"
+[[ $(jq '[.labels[] | select(.name == "By name")] | length' <<<"$BODY") == 0 ]] ||
+        fail "D's token by name sees C's label: $BODY"
+vcall gmail.googleapis.com GET /gmail/v1/users/me/profile "Bearer ya29.pome-nope"
+assert_status 401 "a bad token at gmail.googleapis.com"
+assert_jq .error.status UNAUTHENTICATED
+vcall gmail.googleapis.com GET /gmail/v1/users/me/profile ""
+assert_status 401 "no token at gmail.googleapis.com"
+vcall api.linear.app POST /graphql "$C_LIN" '{"query":"{ viewer { email } teams { nodes { key } } }"}'
+assert_status 200 "a GraphQL query at api.linear.app with the bare API key"
+assert_jq .data.viewer.email admin@pome-twin.test
+assert_jq '.data.teams.nodes[0].key' ENG
+vcall "127.0.0.1:$PORT" POST /graphql "Bearer $C_LIN" \
+        '{"query":"mutation { issueLabelCreate(input: {name: \"Routed\", teamId: \"team_eng\"}) { success } }"}'
+assert_status 200 "a GraphQL mutation at the gateway's root /graphql"
+assert_jq .data.issueLabelCreate.success true
+vcall api.linear.app POST /graphql "lin_api_pome_nope" '{"query":"{ viewer { id } }"}'
+assert_status 401 "a bad key at api.linear.app"
+assert_jq '.errors[0].extensions.code' AUTHENTICATION_ERROR
+tape "$C" gmail
+[[ $(jq '[.[] | select(.tool == "create_label")] | length' <<<"$BODY") == 1 ]] ||
+        fail "C's gmail tape lacks the label made by name: $(head -c 300 <<<"$BODY")"
+tape "$C" linear
+[[ $(jq '[.[] | select(.tool == "create_issue_label")] | length' <<<"$BODY") == 1 ]] ||
+        fail "C's linear tape lacks the label made at the root: $(head -c 300 <<<"$BODY")"
+pass "Gmail and Linear by name and by keyed root path: their SDKs' credentials, their sandbox only, their 401s, on the tape"
+discard "$C"
+discard "$D"
 stop_pomed || fail "pomed did not stop cleanly"
 
 # ---- a local twin (`pome twin start`): its own vendor's names, keyed by its tokens
