@@ -1733,8 +1733,7 @@ static int linear_errors(json_t *resp)
                 const char *code;
                 if (validation) {
                         code = startswith(message, "Parse error") ? "GRAPHQL_PARSE_FAILED"
-                               : json_object_get(e, "locations")  ? "GRAPHQL_VALIDATION_FAILED"
-                                                                  : "BAD_USER_INPUT";
+                                                                  : "GRAPHQL_VALIDATION_FAILED";
                         /* graphql-js's sentence, which api.linear.app answers */
                         if (streq_ptr(json_get_str(ext, "code"), "undefinedField") &&
                             asprintf(&rewritten, "Cannot query field \"%s\" on type \"%s\".",
@@ -1765,20 +1764,24 @@ static int linear_errors(json_t *resp)
                 const char *what = startswith(m, "Entity not found: ");
                 if (what && asprintf(&presented, "Could not find referenced %s.", what) < 0)
                         return -ENOMEM;
-                json_t *n = json_pack("{s:s, s:{s:s, s:s, s:s, s:{s:i}}}", "message", m,
-                                      "extensions", "code", code, "type",
-                                      validation && !streq(code, "BAD_USER_INPUT") ? "graphql error"
-                                      : streq(code, "NOT_FOUND") || streq(code, "BAD_USER_INPUT")
-                                              ? "invalid input"
-                                              : "internal error",
-                                      "userPresentableMessage", presented ? presented : m, "http",
-                                      "status", code_status(code));
+                /* a caller's mistake is a user error (userError: true), as api.linear.app says
+                 * of invalid input; only a fault of the twin's is not */
+                bool internal = streq(code, "INTERNAL_SERVER_ERROR");
+                json_t *n =
+                        json_pack("{s:s, s:{s:s, s:s, s:b, s:s, s:{s:i}}}", "message", m,
+                                  "extensions", "code", code, "type",
+                                  validation ? "graphql error"
+                                  : streq(code, "NOT_FOUND") || streq(code, "BAD_USER_INPUT")
+                                          ? "invalid input"
+                                          : "internal error",
+                                  "userError", !internal, "userPresentableMessage",
+                                  presented ? presented : m, "http", "status", code_status(code));
                 if (!n || json_array_append_new(out, n) < 0)
                         return -ENOMEM;
                 static const char *const keep[] = {"locations", "path"};
                 for (size_t k = 0; k < ELEMENTSOF(keep); k++) {
                         json_t *v = json_object_get(e, keep[k]);
-                        if (v && json_object_set(n, keep[k], v) < 0)
+                        if (json_is_array(v) && json_object_set(n, keep[k], v) < 0)
                                 return -ENOMEM;
                 }
         }

@@ -2146,10 +2146,12 @@ int gql_connection(GqlExec *x, json_t *items, json_t *args, json_t **ret)
 /* ------------------------------------------------------------------ requests */
 
 /* {"errors": [{message, locations?}]}: message may quote the request's bytes (a token cut at
- * 40 bytes), so it is mended into UTF-8 (twin_json_string_lossy). */
+ * 40 bytes), so it is mended into UTF-8 (twin_json_string_lossy). locations NULL (a request
+ * that is not a document: no place in one to point at) leaves the member out, as GraphQL's
+ * response format (§7.1.2) says: a list, or absent; never null. */
 static int request_error(const char *message, json_t *locations, json_t **ret)
 {
-        *ret = json_pack("{s:[{s:o, s:o?}]}", "errors", "message",
+        *ret = json_pack("{s:[{s:o, s:o*}]}", "errors", "message",
                          twin_json_string_lossy(message, strlen(message)), "locations", locations);
         return *ret ? 0 : -ENOMEM;
 }

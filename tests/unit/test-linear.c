@@ -289,6 +289,29 @@ static void test_errors(void)
                 CHECK(strstr(strempty(jps(rp.body, "/errors/0/message")),
                              n == 6000 ? "more than 10000 fields" : "more than 20000 selections"));
         }
+        /* "locations" is a list or absent (GraphQL spec §7.1.2), never null; Linear's user
+         * errors say userError */
+        static const char *const requests[] = {
+                "{\"query\": 5}",
+                "{\"query\": \"{ viewer { id } }\", \"variables\": \"{nope\"}",
+                "{\"query\": \"{ viewer { id } }\", \"operationName\": 7}",
+                "{\"query\": \"query a { viewer { id } }\", \"operationName\": \"b\"}",
+                "{\"query\": \"{ viewer { id shoeSize } }\"}",
+                "{\"query\": \"{ issue(id: \\\"ENG-99\\\") { id } }\"}",
+                "{\"query\": \"mutation { issueUpdate(id: \\\"ENG-1\\\", input: {stateId: "
+                "\\\"Todo\\\"}) { success } }\"}",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(requests); i++) {
+                twin_test_req(t, &rp, "POST", "/graphql", NULL, "application/json", requests[i]);
+                json_t *e = jp(rp.body, "/errors/0");
+                CHECK(rp.status == 400 && json_is_object(e));
+                json_t *loc = json_object_get(e, "locations");
+                CHECK(!loc || json_is_array(loc));
+                CHECK(json_is_true(jp(e, "/extensions/userError")));
+                if (loc && !json_is_array(loc))
+                        fprintf(stderr, "request %zu: locations %s\n", i,
+                                json_is_null(loc) ? "null" : "?");
+        }
         /* a route the twin does not serve: the loud 501 */
         twin_test_req(t, &rp, "GET", "/definitely/not", NULL, NULL, NULL);
         CHECK(rp.status == 501 && streq(jps(rp.body, "/fidelity"), "unsupported"));
