@@ -9,7 +9,7 @@
  * Arguments are the MCP tool's. A reference to a team, state, user, label, project or cycle may
  * be its id or its name (key, email, ...), as the MCP server's descriptions say; a reference
  * that names nothing is NOT_FOUND. An argument of the tool's schema whose thing the world does
- * not model (releases, milestones, relations, delegates, initiatives, ...) is refused with
+ * not model (releases, milestones, delegates, initiatives, SLAs, ...) is refused with
  * BAD_USER_INPUT naming it, rather than ignored.
  */
 #include <errno.h>
