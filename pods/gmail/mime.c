@@ -1089,7 +1089,7 @@ static int part_text(const json_t *part, Buf *out)
         if (!d)
                 return 0;
         _cleanup_free_ char *bytes = NULL, *cs = NULL;
-        size_t n;
+        size_t n = 0;
         int r = gmail_base64_decode(d, strlen(d), &bytes, &n);
         if (r == -EINVAL)
                 return 0;
