@@ -549,7 +549,9 @@ const TwinKind twin_kind_linear = {
         .surface = &twin_surface_linear,
         .handlers = linear_handlers,
         .n_handlers = ELEMENTSOF(linear_handlers),
-        .vendor_hosts = (const char *const[]){"api.linear.app", NULL},
+        /* the API's host, and that of Linear's MCP server (https://mcp.linear.app/mcp), which a
+         * sealed agent configured with the official server reaches the twin's /mcp by */
+        .vendor_hosts = (const char *const[]){"api.linear.app", "mcp.linear.app", NULL},
         /* the API is one path, https://api.linear.app/graphql: on a front's own host too, a
          * request there (or anywhere outside a sandbox's path, where hosted Pome's Linear twin
          * mounts its session) is the session its credential names */

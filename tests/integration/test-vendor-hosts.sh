@@ -302,6 +302,11 @@ vcall "127.0.0.1:$PORT" POST /graphql "Bearer $C_LIN" \
         '{"query":"mutation { issueLabelCreate(input: {name: \"Routed\", teamId: \"team_eng\"}) { success } }"}'
 assert_status 200 "a GraphQL mutation at the gateway's root /graphql"
 assert_jq .data.issueLabelCreate.success true
+vcall mcp.linear.app POST /mcp "Bearer $C_LIN" \
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_teams","arguments":{}}}'
+assert_status 200 "list_teams at mcp.linear.app/mcp, Linear's MCP server's address"
+[[ $(jq -r '.result.content[0].text | fromjson | .teams[0].key' <<<"$BODY") == ENG ]] ||
+        fail "list_teams by name: $(head -c 300 <<<"$BODY")"
 vcall api.linear.app POST /graphql "lin_api_pome_nope" '{"query":"{ viewer { id } }"}'
 assert_status 401 "a bad key at api.linear.app"
 assert_jq '.errors[0].extensions.code' AUTHENTICATION_ERROR
