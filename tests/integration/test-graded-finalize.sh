@@ -306,7 +306,7 @@ pass "a grading failure leaves the run finalized with verdict_error, logged"
 api GET /v1/checks
 assert_status 200 "all checks"
 all=$BODY
-assert_jq '[.checks[].twin] | unique | join(",")' github,slack,stripe
+assert_jq '[.checks[].twin] | unique | join(",")' github,gmail,linear,slack,stripe
 api GET "/v1/checks?twin=slack"
 assert_status 200 "slack's checks"
 assert_jq '[.checks[].twin] | unique | join(",")' slack
@@ -315,8 +315,8 @@ assert_jq '[.checks[].id] | index("slack.no-new-messages") != null' true
 api GET "/v1/checks?twin=nope"
 assert_status 422 "an unknown twin"
 assert_jq .error.type validation_failed
-assert_jq '.error.details.twins | join(",")' github,slack,stripe
-[[ $(jq -r .error.message <<<"$BODY") == *"github, slack, stripe"* ]] || fail "the refusal does not name the twins: $BODY"
+assert_jq '.error.details.twins | join(",")' github,slack,stripe,gmail,linear
+[[ $(jq -r .error.message <<<"$BODY") == *"github, slack, stripe, gmail, linear"* ]] || fail "the refusal does not name the twins: $BODY"
 STATUS=$(curl -s -o /dev/null -w '%{http_code}' "$CONTROL/v1/checks")
 assert_status 401 "checks without the team key"
 api POST /v1/checks '{}'
