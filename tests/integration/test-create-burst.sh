@@ -24,7 +24,9 @@ b() { jq -r ".burst.$1" "$TMP/burst.json"; }
 bad=$(jq -r '.burst.answers | to_entries[]
         | select(.key != "201 ready" and .key != "402 quota_exceeded" and .key != "503 busy")
         | "\(.value) × \(.key)"' "$TMP/burst.json")
-[[ -z $bad ]] || fail "creates answered other than 201 ready / 402 quota_exceeded / 503 busy: $bad"
+[[ -z $bad ]] || fail "creates answered other than 201 ready / 402 quota_exceeded / 503 busy: $bad" \
+        "($(grep -E 'POST /v1/sandboxes → (5|4)[0-9][0-9] (internal_error|[a-z_]+):' "$TMP/pomed.log" |
+                grep -vE 'quota_exceeded|→ 503 busy' | head -3))"
 assert_eq "$(b start_timeouts)" 0 "creates that missed their start clock"
 assert_eq "$(b busy_without_retry_after)" 0 "busy refusals without Retry-After"
 ready=$(b ready)
