@@ -1058,63 +1058,16 @@ static int seed_faults(TwinSeed *s, const json_t *seed)
         return 0;
 }
 
-/* The Stripe twin's failure_injection[{method, path, attempt, mode, status, body}]. */
+/* The Stripe twin's failure_injection[{method, path, attempt, mode, status, body}]
+ * (twin_seed_failure_injection); a path may be an MCP tool's name. */
 static int seed_injection(TwinSeed *s, const json_t *seed)
 {
-        json_t *a, *v;
-        size_t i;
-        int r = twin_seed_array(s, seed, "failure_injection", "", &a);
-        if (r < 0)
-                return r;
         json_t *rows = gmail_rows(s->world, "failure_injection");
         if (!rows)
                 return -ENOMEM;
-        json_array_foreach (a, i, v) {
-                char p[64];
-                const char *method, *path, *mode;
-                snprintf(p, sizeof(p), "failure_injection[%zu]", i);
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = TWIN_SEED_KNOWN(s, v, p, "failure injection", "method", "path", "attempt",
-                                         "mode", "status", "body")) < 0 ||
-                    (r = twin_seed_str(s, v, "method", p, "POST", TWIN_NULL_ABSENT, &method)) < 0 ||
-                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &path)) < 0 ||
-                    (r = twin_seed_str(s, v, "mode", p, "after_handler", TWIN_NULL_ABSENT, &mode)) <
-                            0)
-                        return r;
-                if (!streq(mode, "before_handler") && !streq(mode, "after_handler"))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.mode: must be \"before_handler\" or "
-                                               "\"after_handler\"",
-                                               p);
-                if (!path || !*path)
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.path: needs a path (\"/gmail/v1/users/me/"
-                                               "messages/send\", or a tool name for MCP)",
-                                               p);
-                json_t *at = json_object_get(v, "attempt"), *st = json_object_get(v, "status");
-                json_t *body = json_object_get(v, "body");
-                if (at && (!json_is_integer(at) || json_integer_value(at) < 1))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.attempt: must be a positive integer", p);
-                if (st && (!json_is_integer(st) || json_integer_value(st) < 400 ||
-                           json_integer_value(st) > 599))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.status: must be an HTTP error status (400-599)",
-                                               p);
-                if (body && !json_is_object(body) && !json_is_null(body))
-                        return twin_seed_error(s->err, s->errlen, "%s.body: must be an object", p);
-                json_t *rule =
-                        json_pack("{s:s, s:s, s:I, s:s, s:I}", "method", method, "path", path,
-                                  "attempt", at ? json_integer_value(at) : (json_int_t)1, "mode",
-                                  mode, "status", st ? json_integer_value(st) : (json_int_t)500);
-                if (!rule || (json_is_object(body) && json_object_set(rule, "body", body) < 0) ||
-                    json_array_append_new(rows, rule) < 0) {
-                        json_decref(rule);
-                        return -ENOMEM;
-                }
-        }
-        return 0;
+        return twin_seed_failure_injection(s, seed, rows, false,
+                                           "\"/gmail/v1/users/me/messages/send\", or a tool "
+                                           "name for MCP");
 }
 
 static const char *const seed_keys[] = {

@@ -2285,68 +2285,13 @@ static int seed_ledger(TwinSeed *s)
         return 0;
 }
 
-/*
- * The seed's failure_injection[{method ("POST"), path, attempt (1), mode ("after_handler"),
- * status (500), body?}] (hosted Pome's rule shape, packages/sdk/src/failure-injection-rules.ts,
- * mode defaulting as there) into the world's rules. 0, -EINVAL with the message in s->err,
- * -ENOMEM.
- */
+/* The seed's failure_injection rules (twin_seed_failure_injection) into the world's. */
 static int seed_failures(TwinSeed *s, const json_t *seed)
 {
-        json_t *a, *v;
-        size_t i;
-        int r = twin_seed_array(s, seed, "failure_injection", "", &a);
-        if (r < 0)
-                return r;
         json_t *rules = stripe_rows(s->world, "failure_injection");
         if (!rules)
                 return -ENOMEM;
-        json_array_foreach (a, i, v) {
-                char p[64];
-                const char *method, *path, *mode;
-                snprintf(p, sizeof(p), "failure_injection[%zu]", i);
-                if (!json_is_object(v))
-                        return twin_seed_error(s->err, s->errlen, "%s: must be an object", p);
-                if ((r = TWIN_SEED_KNOWN(s, v, p, "failure injection", "method", "path", "attempt",
-                                         "mode", "status", "body")) < 0 ||
-                    (r = twin_seed_str(s, v, "method", p, "POST", TWIN_NULL_ABSENT, &method)) < 0 ||
-                    (r = twin_seed_str(s, v, "path", p, NULL, TWIN_NULL_REFUSED, &path)) < 0 ||
-                    (r = twin_seed_str(s, v, "mode", p, "after_handler", TWIN_NULL_ABSENT, &mode)) <
-                            0)
-                        return r;
-                if (!streq(mode, "before_handler") && !streq(mode, "after_handler"))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.mode: must be \"before_handler\" (fail, change "
-                                               "nothing) or \"after_handler\" (the default: do it, "
-                                               "then fail the reply)",
-                                               p);
-                if (!path || path[0] != '/')
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.path: needs a path starting with '/' "
-                                               "(\"/v1/payment_intents\")",
-                                               p);
-                json_t *at = json_object_get(v, "attempt"), *st = json_object_get(v, "status");
-                json_t *body = json_object_get(v, "body");
-                if (at && (!json_is_integer(at) || json_integer_value(at) < 1))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.attempt: must be a positive integer", p);
-                if (st && (!json_is_integer(st) || json_integer_value(st) < 100 ||
-                           json_integer_value(st) > 599))
-                        return twin_seed_error(s->err, s->errlen,
-                                               "%s.status: must be an HTTP status (100-599)", p);
-                if (body && !json_is_object(body) && !json_is_null(body))
-                        return twin_seed_error(s->err, s->errlen, "%s.body: must be an object", p);
-                json_t *rule =
-                        json_pack("{s:s, s:s, s:I, s:s, s:I}", "method", method, "path", path,
-                                  "attempt", at ? json_integer_value(at) : (json_int_t)1, "mode",
-                                  mode, "status", st ? json_integer_value(st) : (json_int_t)500);
-                if (!rule || (json_is_object(body) && json_object_set(rule, "body", body) < 0) ||
-                    json_array_append_new(rules, rule) < 0) {
-                        json_decref(rule);
-                        return -ENOMEM;
-                }
-        }
-        return 0;
+        return twin_seed_failure_injection(s, seed, rules, true, "\"/v1/payment_intents\"");
 }
 
 static int seed_api_keys(TwinSeed *s, const json_t *seed)

@@ -113,6 +113,17 @@ int twin_seed_array(TwinSeed *s, const json_t *o, const char *key, const char *p
 int twin_seed_known(TwinSeed *s, const json_t *o, const char *path, const char *what,
                     const char *const *keys, size_t n);
 
+/*
+ * The seed's failure_injection[{method ("POST"), path, attempt (1), mode ("after_handler"),
+ * status (500), body?}] (hosted Pome's rule shape, packages/sdk/src/failure-injection-rules.ts,
+ * mode defaulting as there), each rule with its defaults filled in, appended to rules (the
+ * world's array, borrowed). With slash_path a path must start with '/'; path_example is what
+ * the refusal of a missing one suggests ("\"/v1/payment_intents\""). The Stripe twin's shape,
+ * which the Gmail twin takes too. 0, -EINVAL with the message in s->err, -ENOMEM.
+ */
+int twin_seed_failure_injection(TwinSeed *s, const json_t *seed, json_t *rules, bool slash_path,
+                                const char *path_example);
+
 /* twin_seed_known with the keys written in place: TWIN_SEED_KNOWN(s, o, path, what, "a", "b"). */
 #define TWIN_SEED_KNOWN(s, o, path, what, ...)                                             \
         ({                                                                                 \
