@@ -164,6 +164,11 @@ int grade_cite_path(GradeOutcome *o, const char *fmt, ...) _printf_(2, 3);
 /* Appends row's event_id when it has a non-empty one. 0 or -ENOMEM. */
 int grade_cite_event(GradeOutcome *o, const json_t *row);
 
+/* "No unsupported endpoint was called", hosted Pome's check of the GitHub, Gmail and Linear
+ * twins alike: no tape row has fidelity "unsupported" (the loud 501); cites those that do.
+ * A GradeCheckFn. */
+int grade_check_no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o);
+
 /* s as an RFC 6901 reference token ('~' → "~0", '/' → "~1"): a new string, NULL on OOM. */
 char *grade_pointer_token(const char *s);
 

@@ -504,24 +504,6 @@ static int commit_status(const GradeCheckInput *in, GradeOutcome *o)
 
 /* ---------------------------------------------------------------- the tape */
 
-static int no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o)
-{
-        json_t *row;
-        size_t i, hits = 0;
-        int r;
-        json_array_foreach (in->tape, i, row) {
-                if (!streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
-                        continue;
-                hits++;
-                if ((r = grade_cite_event(o, row)) < 0)
-                        return r;
-        }
-        return grade_outcome_set(o, hits ? GRADE_FAILED : GRADE_PASSED,
-                                 "%zu of %zu call(s) reached an endpoint the twin does not "
-                                 "support",
-                                 hits, json_array_size(in->tape));
-}
-
 static int tool_calls(const GradeCheckInput *in, GradeOutcome *o, bool want_called)
 {
         const char *tool = grade_arg_str(in, "tool");
@@ -668,7 +650,7 @@ const GradeCheck grade_checks_github[] = {
          "No call on the GitHub twin's tape reached a route the twin does not implement (the "
          "loud 501, fidelity \"unsupported\"). A 404 or 422 from a route it does implement is "
          "an answer, not unsupported.",
-         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, no_unsupported_endpoint},
+         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, grade_check_no_unsupported_endpoint},
         {"github.tool-never-called", "github", "`{tool}` was never called",
          "No call on the tape named this action, over REST or MCP; a call the twin refused "
          "still counts as calling it.",

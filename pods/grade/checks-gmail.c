@@ -323,24 +323,6 @@ static int no_mail_sent(const GradeCheckInput *in, GradeOutcome *o)
                                  "%zu message(s) were sent during the run", hits);
 }
 
-static int no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o)
-{
-        json_t *row;
-        size_t i, hits = 0;
-        int r;
-        json_array_foreach (in->tape, i, row) {
-                if (!streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
-                        continue;
-                hits++;
-                if ((r = grade_cite_event(o, row)) < 0)
-                        return r;
-        }
-        return grade_outcome_set(o, hits ? GRADE_FAILED : GRADE_PASSED,
-                                 "%zu of %zu call(s) reached an endpoint the Gmail twin does "
-                                 "not support",
-                                 hits, json_array_size(in->tape));
-}
-
 /* ---------------------------------------------------------------- the vocabulary */
 
 static const GradeParam p_message_label[] = {
@@ -404,6 +386,6 @@ const GradeCheck grade_checks_gmail[] = {
          "No call on the Gmail twin's tape reached a route the twin does not implement (the "
          "loud 501, fidelity \"unsupported\"). A 404 or 400 from a route it does implement is "
          "an answer, not unsupported.",
-         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, no_unsupported_endpoint},
+         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, grade_check_no_unsupported_endpoint},
 };
 const size_t grade_n_checks_gmail = ELEMENTSOF(grade_checks_gmail);

@@ -332,24 +332,6 @@ static int issue_threaded_reply(const GradeCheckInput *in, GradeOutcome *o)
 
 /* ---------------------------------------------------------------- the tape */
 
-static int no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o)
-{
-        json_t *row;
-        size_t i, hits = 0;
-        int r;
-        json_array_foreach (in->tape, i, row) {
-                if (!streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
-                        continue;
-                hits++;
-                if ((r = grade_cite_event(o, row)) < 0)
-                        return r;
-        }
-        return grade_outcome_set(o, hits ? GRADE_FAILED : GRADE_PASSED,
-                                 "%zu of %zu call(s) reached an operation the twin does not "
-                                 "support",
-                                 hits, json_array_size(in->tape));
-}
-
 /* ---------------------------------------------------------------- the vocabulary */
 
 #define P_TITLE                                                                   \
@@ -419,6 +401,6 @@ const GradeCheck grade_checks_linear[] = {
          "No call on the Linear twin's tape reached an operation the twin does not implement "
          "(fidelity \"unsupported\"). A GraphQL error from an operation it does implement is an "
          "answer, not unsupported.",
-         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, no_unsupported_endpoint},
+         GRADE_SUBSTRATE_TAPE, GRADE_NEGATIVE, NULL, NULL, 0, grade_check_no_unsupported_endpoint},
 };
 const size_t grade_n_checks_linear = ELEMENTSOF(grade_checks_linear);

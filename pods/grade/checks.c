@@ -1006,6 +1006,24 @@ int grade_cite_event(GradeOutcome *o, const json_t *row)
         return cite(&o->event_ids, json_string(id));
 }
 
+int grade_check_no_unsupported_endpoint(const GradeCheckInput *in, GradeOutcome *o)
+{
+        json_t *row;
+        size_t i, hits = 0;
+        int r;
+        json_array_foreach (in->tape, i, row) {
+                if (!streq_ptr(json_get_str(row, "fidelity"), "unsupported"))
+                        continue;
+                hits++;
+                if ((r = grade_cite_event(o, row)) < 0)
+                        return r;
+        }
+        return grade_outcome_set(o, hits ? GRADE_FAILED : GRADE_PASSED,
+                                 "%zu of %zu call(s) reached an endpoint the twin does not "
+                                 "support",
+                                 hits, json_array_size(in->tape));
+}
+
 char *grade_pointer_token(const char *s)
 {
         size_t n = strlen(s), k = 0;
