@@ -330,8 +330,6 @@ static int issue_threaded_reply(const GradeCheckInput *in, GradeOutcome *o)
                                  replies, replies == 1 ? "y" : "ies", json_object_size(seeded), on);
 }
 
-/* ---------------------------------------------------------------- the tape */
-
 /* ---------------------------------------------------------------- the vocabulary */
 
 #define P_TITLE                                                                   \
