@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "common/json-util.h"
+#include "pods/gmail/gmail.h"
 #include "pods/grade/check.h"
 
 /* ---------------------------------------------------------------- the world */
@@ -47,67 +48,19 @@ static bool carries(const json_t *m, const char *label_id)
         return false;
 }
 
-/* The value of m's first header name (case-insensitive), or NULL. */
-static const char *header(const json_t *m, const char *name)
-{
-        size_t i;
-        json_t *h;
-        json_array_foreach (json_object_get(json_object_get(m, "payload"), "headers"), i, h)
-                if (strcasecmp(strempty(json_get_str(h, "name")), name) == 0)
-                        return json_get_str(h, "value");
-        return NULL;
-}
-
-/*
- * Calls fn(address, n, data) for each address of header value v ("Ann <a@x.com>, b@y.org"),
- * bare; stops when fn returns true and returns true then.
- */
-static bool each_address(const char *v, bool (*fn)(const char *a, size_t n, void *data), void *data)
-{
-        const char *start = v;
-        bool quoted = false;
-        int angle = 0;
-        for (const char *p = v; p; p++) {
-                if (*p == '"')
-                        quoted = !quoted;
-                else if (*p == '<' && !quoted)
-                        angle++;
-                else if (*p == '>' && !quoted && angle > 0)
-                        angle--;
-                if (*p && (*p != ',' || quoted || angle > 0))
-                        continue;
-                const char *a = start, *b = p;
-                const char *lt = memchr(a, '<', (size_t)(b - a));
-                if (lt) {
-                        const char *gt = memchr(lt, '>', (size_t)(b - lt));
-                        a = lt + 1;
-                        b = gt ? gt : b;
-                }
-                while (a < b && isspace((unsigned char)*a))
-                        a++;
-                while (b > a && isspace((unsigned char)b[-1]))
-                        b--;
-                if (b > a && fn(a, (size_t)(b - a), data))
-                        return true;
-                if (!*p)
-                        break;
-                start = p + 1;
-        }
-        return false;
-}
-
-static bool is_address(const char *a, size_t n, void *data)
-{
-        const char *want = data;
-        return strlen(want) == n && strncasecmp(a, want, n) == 0;
-}
-
 /* Whether message m is addressed (To or Cc) to want, an exact address. */
 static bool addressed_to(const json_t *m, const char *want)
 {
-        const char *to = header(m, "To"), *cc = header(m, "Cc");
-        return (to && each_address(to, is_address, (void *)want)) ||
-               (cc && each_address(cc, is_address, (void *)want));
+        static const char *const hs[] = {"To", "Cc"};
+        for (size_t k = 0; k < ELEMENTSOF(hs); k++) {
+                _cleanup_json_ json_t *addrs = gmail_message_addresses(m, hs[k]);
+                size_t i;
+                json_t *a;
+                json_array_foreach (addrs, i, a)
+                        if (strcasecmp(json_string_value(a), want) == 0)
+                                return true;
+        }
+        return false;
 }
 
 static json_t *message_by_id(json_t *final, const char *id, size_t *ret_index)
@@ -244,26 +197,6 @@ static int mailbox_label_count(const GradeCheckInput *in, GradeOutcome *o)
                                  mailbox, n, ref, want);
 }
 
-/* One addressee slot, for one_message_per_recipient: the addresses seen, and their count. */
-typedef struct Slots {
-        json_t *seen; /* lower-cased address → times */
-        size_t n;
-} Slots;
-
-static bool count_slot(const char *a, size_t n, void *data)
-{
-        Slots *s = data;
-        char buf[320];
-        size_t k = n < sizeof(buf) - 1 ? n : sizeof(buf) - 1;
-        for (size_t i = 0; i < k; i++)
-                buf[i] = (char)tolower((unsigned char)a[i]);
-        buf[k] = 0;
-        json_int_t t = json_integer_value(json_object_get(s->seen, buf)) + 1;
-        (void)json_object_set_new(s->seen, buf, json_integer(t));
-        s->n++;
-        return false;
-}
-
 static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
 {
         const char *ref = grade_arg_str(in, "label");
@@ -271,8 +204,8 @@ static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
         size_t li, i, msgs = 0;
         json_t *l = label_ref(in->final, ref, &li), *m;
         const char *lid = l ? json_get_str(l, "id") : ref;
-        _cleanup_json_ json_t *seen = json_object();
-        Slots s = {.seen = seen};
+        _cleanup_json_ json_t *seen = json_object(); /* lower-cased address → times */
+        size_t slots = 0;
         int r;
         if (!seen)
                 return -ENOMEM;
@@ -282,9 +215,22 @@ static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
                 msgs++;
                 static const char *const hs[] = {"To", "Cc", "Bcc"};
                 for (size_t k = 0; k < ELEMENTSOF(hs); k++) {
-                        const char *v = header(m, hs[k]);
-                        if (v)
-                                (void)each_address(v, count_slot, &s);
+                        _cleanup_json_ json_t *addrs = gmail_message_addresses(m, hs[k]);
+                        size_t j;
+                        json_t *a;
+                        if (!addrs)
+                                return -ENOMEM;
+                        json_array_foreach (addrs, j, a) {
+                                _cleanup_free_ char *low = strdup(json_string_value(a));
+                                if (!low)
+                                        return -ENOMEM;
+                                for (char *c = low; *c; c++)
+                                        *c = (char)tolower((unsigned char)*c);
+                                json_int_t t = json_integer_value(json_object_get(seen, low)) + 1;
+                                if (json_object_set_new(seen, low, json_integer(t)) < 0)
+                                        return -ENOMEM;
+                                slots++;
+                        }
                 }
         }
         const char *addr;
@@ -293,7 +239,7 @@ static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
         json_object_foreach (seen, addr, times)
                 twice += json_integer_value(times) > 1;
         size_t distinct = json_object_size(seen);
-        bool ok = twice == 0 && distinct > 0 && (size_t)want == distinct && s.n == distinct &&
+        bool ok = twice == 0 && distinct > 0 && (size_t)want == distinct && slots == distinct &&
                   msgs == distinct;
         if ((r = grade_cite_path(o, "/messages")) < 0)
                 return r;
@@ -301,7 +247,7 @@ static int one_message_per_recipient(const GradeCheckInput *in, GradeOutcome *o)
                                  "%zu %s message(s) to %zu distinct recipient(s) in %zu "
                                  "addressee slot(s), %zu addressed more than once (wanted "
                                  "%" PRId64 ", each once)",
-                                 msgs, ref, distinct, s.n, twice, want);
+                                 msgs, ref, distinct, slots, twice, want);
 }
 
 static int no_mail_sent(const GradeCheckInput *in, GradeOutcome *o)
