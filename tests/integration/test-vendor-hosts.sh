@@ -316,6 +316,11 @@ tape "$C" gmail
 tape "$C" linear
 [[ $(jq '[.[] | select(.tool == "create_issue_label")] | length' <<<"$BODY") == 1 ]] ||
         fail "C's linear tape lacks the label made at the root: $(head -c 300 <<<"$BODY")"
+for f in gmail linear; do
+        [[ -s $TMP/state/runs/$C/$f.tape.jsonl ]] || fail "C has no $f tape file"
+        grep -qE "ya29\.pome-|lin_api_pome_" "$TMP/state/runs/$C/$f.tape.jsonl" &&
+                fail "a Gmail or Linear credential reached C's $f tape"
+done
 pass "Gmail and Linear by name and by keyed root path: their SDKs' credentials, their sandbox only, their 401s, on the tape"
 discard "$C"
 discard "$D"

@@ -80,6 +80,12 @@ static void test_patterns(void)
                 /* Slack: xox?- */
                 {"xoxb-1-2 xoxp-x xox-no xoxbb-no", "[REDACTED] [REDACTED] xox-no xoxbb-no"},
                 {"xoxa-2-abc xoxs-9 xoxe-1-Z xox1-no", "[REDACTED] [REDACTED] [REDACTED] xox1-no"},
+                /* Google OAuth access tokens (ya29.) and Linear API keys (lin_api_, lin_oauth_):
+                 * the Gmail and Linear twins' provider credentials */
+                {"Bearer ya29.pome-c2VzX2Fi_1796584499_cYkksT-HifXykZl8iFUjvb x",
+                 "Bearer [REDACTED] x"},
+                {"lin_api_pome_c2VzX2Fi_bNBa5il6kbH lin_oauth_abcdefgh1", "[REDACTED] [REDACTED]"},
+                {"ya29.short lin_api_x ya29 lin_apix", "ya29.short lin_api_x ya29 lin_apix"},
                 /* JWT: three parts, the first starting eyJ */
                 {"t=eyJhbGciOiJIUzI1NiJ9.eyJzIjoxfQ.c2ln!", "t=[REDACTED]!"},
                 {"Bearer " JWT, "Bearer [REDACTED]"},
