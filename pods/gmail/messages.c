@@ -542,7 +542,7 @@ int gmail_batch_modify_messages(TwinCall *c, TwinReply *rp)
 /* Deletes the message row m for good, with its history record. 0, -ENOMEM. */
 static int delete_row(TwinCall *c, json_t *m)
 {
-        _cleanup_json_ json_t *keep = json_incref(m);
+        _unused_ _cleanup_json_ json_t *keep = json_incref(m); /* m outlives its removal */
         size_t at;
         if (!gmail_find(json_object_get(c->world, "messages"), json_get_str(m, "id"), &at))
                 return 0;

@@ -1680,7 +1680,7 @@ int ln_act_save_project(TwinCall *c, TwinReply *rp)
         if (old && json_equal(old, p))
                 return twin_reply_body(rp, 200, json_deep_copy(old));
         json_t *list = ln_list(w, "projects");
-        _cleanup_json_ json_t *keep = json_incref(old); /* for the delta, once replaced */
+        _unused_ _cleanup_json_ json_t *keep = json_incref(old); /* for the delta, once replaced */
         if (old) {
                 json_array_foreach (list, i, t) {
                         if (t == old)
