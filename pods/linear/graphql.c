@@ -1213,22 +1213,12 @@ static int run(GqlExec *x, const char *tool, json_t *args, json_t **ret_body)
         const TwinAction *act = twin_kind_action(&twin_kind_linear, tool);
         if (!a || !act)
                 return -ENOMEM;
-        TwinCall sub = *g->c;
-        sub.args = a;
         TwinReply rp = {};
         g->last_tool = act->tool;
-        int r = act->fn(&sub, &rp);
+        int r = twin_call_part(g->c, act, a, g->mutations, &rp);
         if (r < 0) {
                 twin_reply_done(&rp);
                 return r;
-        }
-        if (rp.state_mutation &&
-            json_array_append_new(g->mutations,
-                                  json_pack("{s:s, s:i, s:O?, s:O?}", "tool", act->tool, "status",
-                                            rp.status, "response_body", rp.body, "state_delta",
-                                            rp.state_delta)) < 0) {
-                twin_reply_done(&rp);
-                return -ENOMEM;
         }
         if (rp.status >= 200 && rp.status < 300) {
                 *ret_body = json_incref(rp.body);

@@ -108,6 +108,22 @@ int twin_reply_changes(TwinReply *rp, json_t *changes, const TwinRequest *rq)
         return 0;
 }
 
+int twin_call_part(const TwinCall *c, const TwinAction *a, json_t *args, json_t *changes,
+                   TwinReply *rp)
+{
+        TwinCall part = *c;
+        part.args = args;
+        int r = a->fn(&part, rp);
+        if (r < 0)
+                return r;
+        if (rp->state_mutation &&
+            json_array_append_new(changes, json_pack("{s:s, s:i, s:O?, s:O?}", "tool", a->tool,
+                                                     "status", rp->status, "response_body",
+                                                     rp->body, "state_delta", rp->state_delta)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 void twin_reply_delta(TwinReply *rp, const json_t *before, const json_t *after)
 {
         json_decref(rp->state_delta);

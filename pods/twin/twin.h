@@ -531,6 +531,16 @@ int twin_reply_header(TwinReply *rp, const char *name, json_t *value);
  */
 int twin_reply_changes(TwinReply *rp, json_t *changes, const TwinRequest *rq);
 
+/*
+ * Runs action a as one part of the call c (a GraphQL request's mutation, as the action's own
+ * REST route or MCP tool runs it) with args (borrowed), filling rp (zeroed by the caller,
+ * released by it); when the part changed the world, appends its {tool, status,
+ * response_body, state_delta} to changes, the array twin_reply_changes then records. 0, or
+ * the action's -ENOMEM.
+ */
+int twin_call_part(const TwinCall *c, const TwinAction *a, json_t *args, json_t *changes,
+                   TwinReply *rp);
+
 /* Sets rp->status and takes ownership of body (may be NULL). */
 void twin_reply_json(TwinReply *rp, int status, json_t *body);
 
