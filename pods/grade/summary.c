@@ -23,6 +23,7 @@
  * Verdicts of both formats render: version 1 (passed/failed/unmatched/skipped) and version 2
  * (statuses "error", [model] judgments, states by completeness, code_only, not_evaluated).
  */
+#include <assert.h>
 #include <strings.h>
 
 #include "common/hashmap.h"
@@ -541,7 +542,7 @@ static void put_criteria(JsonBuf *b, const json_t *verdict, const TwinFiles *tw,
 
 int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeError *e)
 {
-        static const char *const kinds[] = {"github", "slack", "stripe", "gmail", "linear", NULL};
+        const char *const *kinds = twin_kind_names();
         _cleanup_free_ char *task_path = NULL;
         if (asprintf(&task_path, "%s/task.md", dir) < 0)
                 return -ENOMEM;
@@ -553,7 +554,8 @@ int grade_summary_run_dir(const char *dir, char **ret, size_t *ret_len, GradeErr
                 return r;
 
         /* the task's twins, in its order; without a task, those with a tape or a final state */
-        TwinFiles tw[ELEMENTSOF(kinds) - 1] = {};
+        TwinFiles tw[8] = {}; /* at least as many as there are kinds (twin_kind_names) */
+        assert(strv_length((char *const *)kinds) <= ELEMENTSOF(tw));
         size_t n = 0;
         const char *const *names = task ? (const char *const *)task->twins : kinds;
         r = 0;
