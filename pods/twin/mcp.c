@@ -45,24 +45,12 @@ static int rpc_result(TwinReply *rp, json_t *id, json_t *result)
                 json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
 }
 
-/* Whether tool name of kind k declares an outputSchema in its surface.json. */
-static bool has_output_schema(const TwinKind *k, const char *name)
-{
-        _cleanup_json_ json_t *tools = twin_kind_surface_tools(k);
-        size_t i;
-        json_t *d;
-        json_array_foreach (tools, i, d)
-                if (streq_ptr(json_get_str(d, "name"), name))
-                        return json_is_object(json_object_get(d, "outputSchema"));
-        return false;
-}
-
 /*
  * The CallToolResult for an action's reply (MCP "Tools": content, structuredContent). A
  * tool that declares an outputSchema must give structured content (MCP 2025-06-18 "Output
  * Schema"): when it answers with text alone (Gmail's "OK"), that is an empty object.
  */
-static json_t *tool_result(const TwinKind *k, const char *name, const TwinReply *inner)
+static json_t *tool_result(const TwinAction *a, const TwinReply *inner)
 {
         const char *raw = twin_reply_text(inner->headers, inner->body);
         _cleanup_free_ char *text =
@@ -79,7 +67,7 @@ static json_t *tool_result(const TwinKind *k, const char *name, const TwinReply 
         if (json_is_object(inner->body) &&
             json_object_set(result, "structuredContent", inner->body) < 0)
                 return NULL;
-        if (raw && !is_error && has_output_schema(k, name) &&
+        if (raw && !is_error && a->output_schema &&
             json_object_set_new(result, "structuredContent", json_object()) < 0)
                 return NULL;
         return TAKE_PTR(result);
@@ -106,7 +94,7 @@ static int call_tool(Twin *t, const char *name, json_t *args, const char *base_u
         twin_reply_finish(t, &inner, r);
         rp->state_mutation = inner.state_mutation;
         rp->state_delta = TAKE_PTR(inner.state_delta);
-        json_t *result = tool_result(twin_kind(t), name, &inner);
+        json_t *result = tool_result(a, &inner);
         twin_reply_done(&inner);
         if (!result)
                 return -ENOMEM;

@@ -141,7 +141,8 @@ static int surface_build(const TwinKind *k, const TwinSurfaceText *t, TwinSurfac
                                   .read_only = d->read_only,
                                   .mcp = d->mcp,
                                   .array_body = d->array_body,
-                                  .any_body = d->any_body};
+                                  .any_body = d->any_body,
+                                  .output_schema = d->output_schema};
                 by_name[s->n_actions++] = a;
                 s->n_tools += a->mcp;
         }
@@ -266,8 +267,12 @@ static int doc_tables(const TwinKind *k, json_t *doc, DocTables *d, char *err, s
                                 "inputSchema object",
                                 i);
                 td[d->text.n_tools++] =
-                        (TwinToolDef){name, json_is_true(ro), !mcp || json_is_true(mcp),
-                                      json_is_true(any), json_string_value(array_body)};
+                        (TwinToolDef){name,
+                                      json_is_true(ro),
+                                      !mcp || json_is_true(mcp),
+                                      json_is_true(any),
+                                      json_string_value(array_body),
+                                      json_is_object(json_object_get(v, "outputSchema"))};
         }
         /* routes, once per prefix, in order of prefix then table */
         for (size_t p = 0; p < n_prefixes; p++) {
@@ -372,6 +377,7 @@ static bool same_surface(const TwinSurface *d, const TwinSurface *t)
                 const TwinAction *x = &d->actions[i], *y = &t->actions[i];
                 if (!streq(x->tool, y->tool) || x->fn != y->fn || x->read_only != y->read_only ||
                     x->mcp != y->mcp || x->any_body != y->any_body ||
+                    x->output_schema != y->output_schema ||
                     !streq_ptr(x->array_body, y->array_body))
                         return false;
         }

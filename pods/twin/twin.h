@@ -98,9 +98,11 @@ typedef struct TwinAction {
         const char *array_body; /* a JSON body that is an array is this argument's value (GitHub's
                                    labels: ["bug"] for {"labels": ["bug"]}); NULL: an array body
                                    is refused as any body that is not an object */
-        bool any_body; /* reads a body of any media type (JSON, form, multipart, other bytes)
-                          even in a kind flagged TWIN_KIND_FORM_BODY or TWIN_KIND_JSON_BODY:
-                          a route that is not the vendor's API (Stripe's x402 resources) */
+        bool any_body;      /* reads a body of any media type (JSON, form, multipart, other bytes)
+                               even in a kind flagged TWIN_KIND_FORM_BODY or TWIN_KIND_JSON_BODY:
+                               a route that is not the vendor's API (Stripe's x402 resources) */
+        bool output_schema; /* its tool declares an outputSchema: over MCP, a text reply carries
+                               structuredContent {} too (MCP 2025-06-18 "Output Schema") */
 } TwinAction;
 
 /* One REST route: method + path pattern → action, with fixed arguments. */
@@ -202,6 +204,7 @@ typedef struct TwinToolDef {
         const char *name;
         bool read_only, mcp, any_body;
         const char *array_body;
+        bool output_schema; /* the tool has an outputSchema object */
 } TwinToolDef;
 
 /* A route as a table holds it: pattern with its prefix already in front, args the fixed
