@@ -329,6 +329,7 @@ static int bus_error(sd_bus_error *error, const SandboxError *e)
                 [SANDBOX_ERR_START_FAILED] = SD_BUS_ERROR_FAILED,
                 [SANDBOX_ERR_STORAGE] = SD_BUS_ERROR_IO_ERROR,
                 [SANDBOX_ERR_UNISOLATED] = SD_BUS_ERROR_NOT_SUPPORTED,
+                [SANDBOX_ERR_LEDGER] = SD_BUS_ERROR_TIMEOUT,
                 [SANDBOX_ERR_INTERNAL] = SD_BUS_ERROR_FAILED,
         };
         if (e->code == SANDBOX_ERR_UNGRADED)

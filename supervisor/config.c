@@ -136,7 +136,21 @@ int config_parse_listen(const char *s, char **ret_address, uint16_t *ret_port)
 
 /* ---- the configuration ---- */
 
-static void team_done(TeamConfig *t)
+void fleet_config_free(FleetConfig *f)
+{
+        if (!f)
+                return;
+        free(f->node);
+        strv_free(f->endpoints);
+        free(f->prefix);
+        free(f->cert);
+        free(f->key);
+        free(f->ca);
+        free(f->advertise_url);
+        free(f);
+}
+
+void config_team_done(TeamConfig *t)
 {
         free(t->id);
         for (char **k = t->key_hashes; k && *k; k++)
@@ -168,8 +182,9 @@ Config *config_free(Config *c)
                 free(c->judge);
         }
         for (size_t i = 0; i < c->n_teams; i++)
-                team_done(&c->teams[i]);
+                config_team_done(&c->teams[i]);
         free(c->teams);
+        fleet_config_free(c->fleet);
         free(c);
         return NULL;
 }
@@ -388,10 +403,73 @@ static int parse_unix_users(TeamConfig *tc, const json_t *users, const char *whe
         return 0;
 }
 
-static int parse_teams(Config *c, const json_t *teams, CfgError *e)
+/* One team's mapping t (where "teams[0]", base "/teams/0" name it) into tc; id_given
+ * (NULL: t's own "id", required) is a team whose id its place says (etcd's key). */
+static int parse_team(const json_t *t, const char *id_given, const char *where, const char *base,
+                      TeamConfig *tc, CfgError *e)
 {
         static const char *const team_keys[] = {
                 "id", "sessions_quota", "plan_tier", "api_keys_sha256", "unix_users", NULL};
+        char ptr[96];
+        if (!json_is_object(t))
+                return cfg_fail(e, base, "%s must be a mapping", where);
+        int r = check_keys(t, where, base, team_keys, e);
+        if (r < 0)
+                return r;
+        const char *id = id_given ? id_given : json_get_str(t, "id");
+        if (!id || !*id || strlen(id) > 63 ||
+            strspn(id, "abcdefghijklmnopqrstuvwxyz"
+                       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "0123456789_-.") != strlen(id)) {
+                snprintf(ptr, sizeof(ptr), "%s%s", base, id ? "/id" : "");
+                return cfg_fail(e, ptr, "%s.id: required, 1-63 characters of [A-Za-z0-9_.-]",
+                                where);
+        }
+        if (id_given && json_get_str(t, "id") && !streq(json_get_str(t, "id"), id_given)) {
+                snprintf(ptr, sizeof(ptr), "%s/id", base);
+                return cfg_fail(e, ptr, "%s.id: '%s' is not the team its key names ('%s')", where,
+                                json_get_str(t, "id"), id_given);
+        }
+        tc->id = strdup(id);
+        json_t *q = json_object_get(t, "sessions_quota");
+        if (!json_is_integer(q) || json_integer_value(q) < 0 ||
+            json_integer_value(q) > CONFIG_TEAM_QUOTA_MAX) {
+                snprintf(ptr, sizeof(ptr), "%s%s", base, q ? "/sessions_quota" : "");
+                return cfg_fail(e, ptr, "%s.sessions_quota: required, 0-%u", where,
+                                CONFIG_TEAM_QUOTA_MAX);
+        }
+        tc->sessions_quota = (unsigned)json_integer_value(q);
+        const char *tier = json_get_str(t, "plan_tier");
+        tc->plan_tier = strdup(tier ? tier : "self-hosted");
+        json_t *keys = json_object_get(t, "api_keys_sha256");
+        size_t nk = json_is_array(keys) ? json_array_size(keys) : 0;
+        snprintf(ptr, sizeof(ptr), "%s/api_keys_sha256", base);
+        if (keys && !json_is_array(keys))
+                return cfg_fail(e, ptr, "%s.api_keys_sha256 must be a list", where);
+        tc->key_hashes = calloc(nk + 1, sizeof(char *));
+        if (!tc->id || !tc->plan_tier || !tc->key_hashes)
+                return -ENOMEM;
+        for (size_t j = 0; j < nk; j++) {
+                const char *h = json_string_value(json_array_get(keys, j));
+                if (!h || strlen(h) != 64 || strspn(h, "0123456789abcdefABCDEF") != 64) {
+                        char item[128];
+                        snprintf(item, sizeof(item), "%s/%zu", ptr, j);
+                        return cfg_fail(e, item,
+                                        "%s.api_keys_sha256[%zu]: expected 64 hex digits "
+                                        "(sha256sum of the key)",
+                                        where, j);
+                }
+                tc->key_hashes[j] = strdup(h);
+                if (!tc->key_hashes[j])
+                        return -ENOMEM;
+                for (char *p = tc->key_hashes[j]; *p; p++)
+                        *p = (char)tolower((unsigned char)*p);
+        }
+        return parse_unix_users(tc, json_object_get(t, "unix_users"), where, base, e);
+}
+
+static int parse_teams(Config *c, const json_t *teams, CfgError *e)
+{
         if (!json_is_array(teams) || json_array_size(teams) == 0)
                 return cfg_fail(e, "/teams", "'teams' must be a non-empty list");
         c->teams = calloc(json_array_size(teams), sizeof(TeamConfig));
@@ -400,68 +478,135 @@ static int parse_teams(Config *c, const json_t *teams, CfgError *e)
         size_t i;
         json_t *t;
         json_array_foreach (teams, i, t) {
-                char where[32], base[32], ptr[64];
+                char where[32], base[32];
                 snprintf(where, sizeof(where), "teams[%zu]", i);
                 snprintf(base, sizeof(base), "/teams/%zu", i);
-                if (!json_is_object(t))
-                        return cfg_fail(e, base, "%s must be a mapping", where);
-                int r = check_keys(t, where, base, team_keys, e);
+                TeamConfig *tc = &c->teams[c->n_teams++];
+                int r = parse_team(t, NULL, where, base, tc, e);
                 if (r < 0)
                         return r;
-                TeamConfig *tc = &c->teams[c->n_teams++];
-                const char *id = json_get_str(t, "id");
-                if (!id || !*id || strlen(id) > 63 ||
-                    strspn(id, "abcdefghijklmnopqrstuvwxyz"
-                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                               "0123456789_-.") != strlen(id)) {
-                        snprintf(ptr, sizeof(ptr), "%s%s", base, id ? "/id" : "");
-                        return cfg_fail(e, ptr,
-                                        "%s.id: required, 1-63 characters of [A-Za-z0-9_.-]",
-                                        where);
-                }
-                snprintf(ptr, sizeof(ptr), "%s/id", base);
                 for (size_t j = 0; j + 1 < c->n_teams; j++)
-                        if (streq(c->teams[j].id, id))
-                                return cfg_fail(e, ptr, "%s.id: duplicate team '%s'", where, id);
-                tc->id = strdup(id);
-                json_t *q = json_object_get(t, "sessions_quota");
-                if (!json_is_integer(q) || json_integer_value(q) < 0 ||
-                    json_integer_value(q) > CONFIG_TEAM_QUOTA_MAX) {
-                        snprintf(ptr, sizeof(ptr), "%s%s", base, q ? "/sessions_quota" : "");
-                        return cfg_fail(e, ptr, "%s.sessions_quota: required, 0-%u", where,
-                                        CONFIG_TEAM_QUOTA_MAX);
-                }
-                tc->sessions_quota = (unsigned)json_integer_value(q);
-                const char *tier = json_get_str(t, "plan_tier");
-                tc->plan_tier = strdup(tier ? tier : "self-hosted");
-                json_t *keys = json_object_get(t, "api_keys_sha256");
-                size_t nk = json_is_array(keys) ? json_array_size(keys) : 0;
-                snprintf(ptr, sizeof(ptr), "%s/api_keys_sha256", base);
-                if (keys && !json_is_array(keys))
-                        return cfg_fail(e, ptr, "%s.api_keys_sha256 must be a list", where);
-                tc->key_hashes = calloc(nk + 1, sizeof(char *));
-                if (!tc->id || !tc->plan_tier || !tc->key_hashes)
-                        return -ENOMEM;
-                for (size_t j = 0; j < nk; j++) {
-                        const char *h = json_string_value(json_array_get(keys, j));
-                        if (!h || strlen(h) != 64 || strspn(h, "0123456789abcdefABCDEF") != 64) {
-                                char item[96];
-                                snprintf(item, sizeof(item), "%s/%zu", ptr, j);
-                                return cfg_fail(e, item,
-                                                "%s.api_keys_sha256[%zu]: expected 64 hex digits "
-                                                "(sha256sum of the key)",
-                                                where, j);
+                        if (streq(c->teams[j].id, tc->id)) {
+                                char ptr[64];
+                                snprintf(ptr, sizeof(ptr), "%s/id", base);
+                                return cfg_fail(e, ptr, "%s.id: duplicate team '%s'", where,
+                                                tc->id);
                         }
-                        tc->key_hashes[j] = strdup(h);
-                        if (!tc->key_hashes[j])
-                                return -ENOMEM;
-                        for (char *p = tc->key_hashes[j]; *p; p++)
-                                *p = (char)tolower((unsigned char)*p);
-                }
-                int r2 = parse_unix_users(tc, json_object_get(t, "unix_users"), where, base, e);
-                if (r2 < 0)
-                        return r2;
         }
+        return 0;
+}
+
+int config_team_from_json(const json_t *j, const char *id, TeamConfig *ret, char *why,
+                          size_t why_len)
+{
+        char where[96];
+        snprintf(where, sizeof(where), "team %s", id);
+        CfgError e = {.msg = why, .len = why_len};
+        *ret = (TeamConfig){};
+        int r = parse_team(j, id, where, "", ret, &e);
+        if (r < 0)
+                config_team_done(ret);
+        return r;
+}
+
+/* fleet: {node, etcd: {endpoints, prefix, cert, key, ca}, advertise_url, lease_ttl, timeout} */
+static int parse_fleet(Config *c, const json_t *f, CfgError *e)
+{
+        static const char *const fleet_keys[] = {"node",      "etcd",    "advertise_url",
+                                                 "lease_ttl", "timeout", NULL};
+        static const char *const etcd_keys[] = {"endpoints", "prefix", "cert", "key", "ca", NULL};
+        if (!f || json_is_null(f))
+                return 0;
+        if (!json_is_object(f))
+                return cfg_fail(e, "/fleet", "fleet must be a mapping");
+        int r = check_keys(f, "fleet", "/fleet", fleet_keys, e);
+        if (r < 0)
+                return r;
+        FleetConfig *fc = c->fleet = calloc(1, sizeof(*fc));
+        if (!fc)
+                return -ENOMEM;
+        fc->lease_ttl_usec = 10 * USEC_PER_SEC;
+        fc->timeout_usec = 2 * USEC_PER_SEC;
+        const char *node = json_get_str(f, "node");
+        if (!node || !*node || strlen(node) > FLEET_NODE_MAX ||
+            strspn(node, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(node))
+                return cfg_fail(e, node ? "/fleet/node" : "/fleet",
+                                "fleet.node: required, 1-%u characters of [a-z0-9] (it is part of "
+                                "this node's sandbox ids)",
+                                FLEET_NODE_MAX);
+        if (!(fc->node = strdup(node)))
+                return -ENOMEM;
+        if ((r = get_string(f, "advertise_url", &fc->advertise_url, e)) < 0 ||
+            (r = get_duration(f, "lease_ttl", "fleet", &fc->lease_ttl_usec, e)) < 0 ||
+            (r = get_duration(f, "timeout", "fleet", &fc->timeout_usec, e)) < 0)
+                return r;
+        if (fc->lease_ttl_usec < 2 * USEC_PER_SEC || fc->lease_ttl_usec > 3600 * USEC_PER_SEC)
+                return cfg_fail(e, "/fleet/lease_ttl",
+                                "fleet.lease_ttl: must be between 2s and 1h (etcd leases count "
+                                "whole seconds; renewed every third of it)");
+        if (fc->timeout_usec < 10 * USEC_PER_MSEC || fc->timeout_usec >= fc->lease_ttl_usec)
+                return cfg_fail(e, "/fleet/timeout",
+                                "fleet.timeout: must be at least 10ms and below fleet.lease_ttl");
+        json_t *etcd = json_object_get(f, "etcd");
+        if (!json_is_object(etcd))
+                return cfg_fail(e, etcd ? "/fleet/etcd" : "/fleet",
+                                "fleet.etcd: required, a mapping with endpoints (etcd's client "
+                                "URLs)");
+        if ((r = check_keys(etcd, "fleet.etcd", "/fleet/etcd", etcd_keys, e)) < 0)
+                return r;
+        json_t *eps = json_object_get(etcd, "endpoints");
+        if (json_is_string(eps)) { /* one URL, or several separated by commas as etcdctl's */
+                const char *p = json_string_value(eps);
+                while (r >= 0 && *p) {
+                        size_t n = strcspn(p, ",");
+                        if (n > 0)
+                                r = strv_extendf(&fc->endpoints, "%.*s", (int)n, p);
+                        p += n + (p[n] == ',');
+                }
+                if (r >= 0 && !fc->endpoints && !(fc->endpoints = strv_new()))
+                        r = -ENOMEM;
+        } else if (json_is_array(eps) && json_array_size(eps) > 0) {
+                if (!(fc->endpoints = calloc(json_array_size(eps) + 1, sizeof(char *))))
+                        return -ENOMEM;
+                size_t i;
+                json_t *u;
+                json_array_foreach (eps, i, u) {
+                        if (!json_is_string(u))
+                                return cfg_fail(e, "/fleet/etcd/endpoints",
+                                                "fleet.etcd.endpoints[%zu]: must be a URL", i);
+                        if (!(fc->endpoints[i] = strdup(json_string_value(u))))
+                                return -ENOMEM;
+                }
+        } else
+                return cfg_fail(e, "/fleet/etcd/endpoints",
+                                "fleet.etcd.endpoints: required, etcd's client URLs (a list, or "
+                                "one string with commas)");
+        if (r < 0)
+                return r;
+        for (char **u = fc->endpoints; *u; u++)
+                if (!startswith(*u, "http://") && !startswith(*u, "https://"))
+                        return cfg_fail(e, "/fleet/etcd/endpoints",
+                                        "fleet.etcd.endpoints: '%s' is not an http:// or "
+                                        "https:// URL",
+                                        *u);
+        if (!fc->endpoints[0])
+                return cfg_fail(e, "/fleet/etcd/endpoints", "fleet.etcd.endpoints: empty");
+        if ((r = get_string(etcd, "prefix", &fc->prefix, e)) < 0 ||
+            (r = get_string(etcd, "cert", &fc->cert, e)) < 0 ||
+            (r = get_string(etcd, "key", &fc->key, e)) < 0 ||
+            (r = get_string(etcd, "ca", &fc->ca, e)) < 0)
+                return r;
+        if (!fc->prefix && !(fc->prefix = strdup("/pome")))
+                return -ENOMEM;
+        size_t pl = strlen(fc->prefix);
+        while (pl > 1 && fc->prefix[pl - 1] == '/')
+                fc->prefix[--pl] = 0;
+        if (fc->prefix[0] != '/' || pl == 1)
+                return cfg_fail(e, "/fleet/etcd/prefix",
+                                "fleet.etcd.prefix: must start with '/' and name a directory, "
+                                "like /pome");
+        if (!fc->cert != !fc->key)
+                return cfg_fail(e, "/fleet/etcd", "fleet.etcd: cert and key go together");
         return 0;
 }
 
@@ -487,6 +632,7 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                                "agent",
                                                "durability",
                                                "allow_unlimited_pods",
+                                               "fleet",
                                                NULL};
         static const char *const limit_keys[] = {"lifetime",
                                                  "idle_timeout",
@@ -725,6 +871,8 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 if (r < 0)
                         return r;
         }
+        if ((r = parse_fleet(c, json_object_get(j, "fleet"), e)) < 0)
+                return r;
         return parse_teams(c, json_object_get(j, "teams"), e);
 }
 

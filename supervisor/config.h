@@ -25,6 +25,25 @@ typedef struct TeamConfig {
         size_t n_unix_uids;
 } TeamConfig;
 
+/*
+ * fleet: (docs/fleet.md) — this pomed is one node of a fleet whose slots, membership and
+ * teams live in etcd (supervisor/ledger.h). Absent: the local ledger.
+ */
+typedef struct FleetConfig {
+        char *node;              /* this node's name, [a-z0-9]{1,12}: in its sandbox ids
+                                  * (ses_<node>_…), its membership key and its metrics */
+        char **endpoints;        /* etcd client URLs (http:// or https://), NULL-terminated */
+        char *prefix;            /* key prefix, "/pome" by default; no trailing '/' */
+        char *cert, *key;        /* TLS client certificate and its key (PEM); NULL: none */
+        char *ca;                /* CA bundle to verify etcd's certificate; NULL: the system's */
+        char *advertise_url;     /* this node's control URL as the front door reaches it, kept in
+                                  * its membership key; NULL: none */
+        uint64_t lease_ttl_usec; /* this node's lease; its slots outlive a crash this long */
+        uint64_t timeout_usec;   /* one etcd request (admission, leave) */
+} FleetConfig;
+
+#define FLEET_NODE_MAX 12u
+
 typedef struct Config {
         char *path;   /* the main file asked for, NULL for the embedded default alone */
         char **files; /* the files applied, in order: path (if it exists), then its drop-ins */
@@ -94,6 +113,8 @@ typedef struct Config {
         TeamConfig *teams;
         size_t n_teams;
 
+        FleetConfig *fleet; /* NULL: the local ledger */
+
         /* command line only (pomed --check-registry): SQLite's integrity_check of the
          * registry at start, not its quick_check */
         bool check_registry;
@@ -137,6 +158,16 @@ unsigned config_pool_size(const Config *c, const char *twin);
 
 /* The team with this id, or NULL. */
 TeamConfig *config_find_team(const Config *c, const char *id);
+
+/*
+ * One team from its JSON (the shape of a pomed.conf `teams:` item, the id given by where it
+ * is kept: etcd's <prefix>/teams/<id>) into *ret, to free with config_team_done(). 0,
+ * -EINVAL (why says what is wrong, as a configuration error does), -ENOMEM.
+ */
+int config_team_from_json(const json_t *j, const char *id, TeamConfig *ret, char *why,
+                          size_t why_len);
+void config_team_done(TeamConfig *t);
+void fleet_config_free(FleetConfig *f);
 
 /*
  * Parses YAML text (len bytes) into JSON: yamljson_parse (common/yamljson.h) without its

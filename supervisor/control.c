@@ -87,6 +87,7 @@ static void reply_error(Call *c, const SandboxError *e)
                 [SANDBOX_ERR_START_FAILED] = {503, "internal_error"},
                 [SANDBOX_ERR_STORAGE] = {507, "insufficient_storage"},
                 [SANDBOX_ERR_UNISOLATED] = {503, "isolation_unavailable"},
+                [SANDBOX_ERR_LEDGER] = {503, "ledger_unavailable"},
                 [SANDBOX_ERR_INTERNAL] = {500, "internal_error"},
         };
         char message[sizeof(e->message) + 256];

@@ -12,6 +12,7 @@
 #include "pods/grade/grade.h"
 #include "pods/twin/twin.h"
 #include "supervisor/image.h"
+#include "supervisor/ledger.h"
 #include "supervisor/log.h"
 #include "supervisor/podhost.h"
 #include "supervisor/podpool.h"
@@ -27,6 +28,10 @@ struct Manager {
         const Config *cfg;
         StateDir *state;
         Teams *teams;
+        Ledger *ledger;         /* who holds which slot: local, or the fleet's etcd */
+        TeamConfig *etcd_teams; /* the etcd ledger's teams, last told (borrowed copies' owner) */
+        size_t n_etcd_teams;
+        char *id_prefix; /* "ses_<node>_" in a fleet, else NULL */
         Images *images;
         PodHost *host;
         PodPool *pool; /* warm pods, or NULL when every pool_size is 0 */
@@ -125,7 +130,91 @@ static void on_team_changed(Team *t, void *userdata)
 static void on_slot_released(Sandbox *s, void *userdata)
 {
         Manager *m = userdata;
-        teams_release_slot(m->teams, s->team);
+        ledger_release(m->ledger, s->team, s->id);
+}
+
+/* The ledger lost sid's slot for good (ledger.h): the sandbox cannot stay open uncounted. */
+static void on_slot_lost(const char *sid, void *userdata)
+{
+        Manager *m = userdata;
+        Sandbox *s = hashmap_get(m->by_id, sid);
+        if (!s || !sandbox_state_is_open(s->state))
+                return;
+        log_warning("%s: its slot was lost while the ledger was out of reach and the team has "
+                    "no room for it now: ending it (failed, slot_lost)",
+                    sid);
+        sandbox_end(s, SANDBOX_FAILED, "slot_lost", false, NULL, NULL);
+}
+
+/* The teams pomed.conf names, overlaid by the ledger's (same id: the ledger's wins). */
+static int apply_teams(Manager *m, const Config *cfg)
+{
+        if (!m->ledger || !streq(ledger_kind(m->ledger), "etcd"))
+                return teams_reload(m->teams, cfg);
+        _cleanup_free_ TeamConfig *all = calloc(cfg->n_teams + m->n_etcd_teams + 1, sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < m->n_etcd_teams; i++)
+                all[n++] = m->etcd_teams[i];
+        for (size_t i = 0; i < cfg->n_teams; i++) {
+                bool shadowed = false;
+                for (size_t k = 0; k < m->n_etcd_teams; k++)
+                        shadowed = shadowed || streq(m->etcd_teams[k].id, cfg->teams[i].id);
+                if (!shadowed)
+                        all[n++] = cfg->teams[i];
+        }
+        Config merged = *cfg;
+        merged.teams = all;
+        merged.n_teams = n;
+        return teams_reload(m->teams, &merged);
+}
+
+static void etcd_teams_free(Manager *m)
+{
+        for (size_t i = 0; i < m->n_etcd_teams; i++)
+                config_team_done(&m->etcd_teams[i]);
+        free(m->etcd_teams);
+        m->etcd_teams = NULL;
+        m->n_etcd_teams = 0;
+}
+
+static void on_ledger_teams(const TeamConfig *teams, size_t n, void *userdata)
+{
+        Manager *m = userdata;
+        TeamConfig *copy = calloc(n + 1, sizeof(*copy));
+        size_t k = 0;
+        for (; copy && k < n; k++) {
+                TeamConfig *c = &copy[k];
+                c->id = strdup(teams[k].id);
+                c->plan_tier = strdup(teams[k].plan_tier);
+                c->sessions_quota = teams[k].sessions_quota;
+                c->key_hashes = strv_new();
+                for (char **h = teams[k].key_hashes; c->key_hashes && h && *h; h++)
+                        if (strv_extend(&c->key_hashes, *h) < 0)
+                                c->key_hashes = strv_free(c->key_hashes);
+                if (teams[k].n_unix_uids &&
+                    (c->unix_uids = malloc(teams[k].n_unix_uids * sizeof(uid_t)))) {
+                        memcpy(c->unix_uids, teams[k].unix_uids,
+                               teams[k].n_unix_uids * sizeof(uid_t));
+                        c->n_unix_uids = teams[k].n_unix_uids;
+                }
+                if (!c->id || !c->plan_tier || !c->key_hashes ||
+                    c->n_unix_uids != teams[k].n_unix_uids)
+                        break;
+        }
+        if (!copy || k < n) {
+                for (size_t i = 0; copy && i <= k && i < n; i++)
+                        config_team_done(&copy[i]);
+                free(copy);
+                log_error("out of memory: the teams etcd changed are not applied");
+                return;
+        }
+        etcd_teams_free(m);
+        m->etcd_teams = copy;
+        m->n_etcd_teams = n;
+        if (m->teams && manager_reload_teams(m, m->cfg) < 0)
+                log_error("out of memory: the teams etcd changed are partly applied");
 }
 
 static void unlink_sandbox(Manager *m, Sandbox *s)
@@ -536,6 +625,21 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 snprintf(err, errlen, "cannot open %s: %s", state->runs, strerror(-r));
         if (r >= 0)
                 r = open_registry(m, err, errlen);
+        if (r >= 0 && !cfg->fleet)
+                r = ledger_new_local(m->teams, &m->ledger);
+        else if (r >= 0) {
+                static const LedgerHooks hooks = {.slot_lost = on_slot_lost,
+                                                  .teams_changed = on_ledger_teams};
+                char why[512] = "";
+                r = ledger_new_etcd(cfg->fleet, m->teams, e, &hooks, m, &m->ledger, why,
+                                    sizeof(why));
+                if (r < 0 && r != -ENOMEM)
+                        snprintf(err, errlen, "fleet: cannot join through etcd (%s%s): %s",
+                                 cfg->fleet->endpoints[0], cfg->fleet->endpoints[1] ? ", …" : "",
+                                 why);
+                if (r >= 0)
+                        r = asprintf(&m->id_prefix, "ses_%s_", cfg->fleet->node) < 0 ? -ENOMEM : 0;
+        }
         if (r >= 0)
                 r = metrics_new(&m->metrics);
         if (r >= 0)
@@ -561,6 +665,7 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
                 .judge = m->judge ? judge_grade_judge(m->judge) : NULL,
                 .judge_budget_usec = judge_budget_usec(cfg->judge),
                 .storage = &m->storage,
+                .id_prefix = m->id_prefix,
                 .hooks = {.state_changed = on_state_changed,
                           .slot_released = on_slot_released,
                           .gone = on_gone,
@@ -603,7 +708,10 @@ Manager *manager_free(Manager *m)
         rundirs_free(m->runs);
         podhost_free(m->host);
         images_free(m->images);
+        ledger_free(m->ledger); /* its slots go with its lease, unless ledger_leave ran */
         teams_free(m->teams);
+        etcd_teams_free(m);
+        free(m->id_prefix);
         metrics_free(m->metrics);
         judge_free(m->judge);
         free(m->public_url);
@@ -711,7 +819,7 @@ Teams *manager_teams(Manager *m)
 
 int manager_reload_teams(Manager *m, const Config *cfg)
 {
-        int r = teams_reload(m->teams, cfg);
+        int r = apply_teams(m, cfg);
         size_t n;
         Team *const *teams = teams_list(m->teams, &n);
         for (size_t i = 0; i < n; i++)
@@ -922,19 +1030,35 @@ int manager_create(Manager *m, Team *t, const SandboxRequest *rq, SandboxCreated
                             "no sandbox is started that could not be recorded", e) < 0)
                 return -1;
         /* Width: reserve the slot before anything is spawned. */
-        if (!teams_take_slot(m->teams, t))
-                return sandbox_error(e, SANDBOX_ERR_QUOTA,
-                                     json_pack("{s:i, s:i, s:s}", "sessions_used", (int)t->used,
-                                               "sessions_quota", (int)t->quota, "team_id", t->id),
-                                     "Team %s has %u of %u sandboxes open. Stop or finalize one, "
-                                     "or raise sessions_quota.",
-                                     t->id, t->used, t->quota);
         Sandbox *s = NULL;
         int r = sandbox_new(&m->env, t, &spec, &s);
-        if (r >= 0 && (r = link_sandbox(m, s)) < 0)
-                sandbox_free(s);
+        if (r < 0)
+                return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+        char why[512] = "";
+        r = ledger_take(m->ledger, t, s->id, why, sizeof(why));
         if (r < 0) {
-                teams_release_slot(m->teams, t);
+                sandbox_free(s);
+                if (r == -EDQUOT)
+                        return sandbox_error(
+                                e, SANDBOX_ERR_QUOTA,
+                                json_pack("{s:i, s:i, s:s}", "sessions_used", (int)t->used,
+                                          "sessions_quota", (int)t->quota, "team_id", t->id),
+                                "Team %s has %u of %u sandboxes open. Stop or finalize one, or "
+                                "raise sessions_quota.",
+                                t->id, t->used, t->quota);
+                if (r == -ENOMEM)
+                        return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
+                return sandbox_error(
+                        e, SANDBOX_ERR_LEDGER,
+                        json_pack("{s:s, s:s}", "ledger", ledger_kind(m->ledger), "error", why),
+                        "No sandbox is started: the slot ledger cannot say whether "
+                        "team %s has a free slot (%s). Sandboxes already open keep "
+                        "serving. Retry once it is back.",
+                        t->id, why);
+        }
+        if ((r = link_sandbox(m, s)) < 0) {
+                ledger_release(m->ledger, t, s->id);
+                sandbox_free(s);
                 return sandbox_error(e, SANDBOX_ERR_INTERNAL, NULL, "out of memory");
         }
         /* its run directory and lifetime now; its pods when a start is free, in order */

@@ -80,7 +80,7 @@ static void hook_state_changed(Sandbox *s)
 /* ---- what the state directory refused, kept until it takes it (SandboxStorage) ---- */
 
 typedef struct PendingRecord {
-        char id[32];
+        char id[SANDBOX_ID_SIZE];
         json_t *doc;
         int64_t created_at, ended_at;
         bool run_file;
@@ -280,7 +280,7 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         if (!s)
                 return -ENOMEM;
         _cleanup_free_ char *id = NULL, *dt = NULL;
-        if (token_random_id("ses_", 16, &id) < 0 || token_random_id("dsc_", 24, &dt) < 0 ||
+        if (token_random_id(env->id_prefix ? env->id_prefix : "ses_", 16, &id) < 0 || token_random_id("dsc_", 24, &dt) < 0 ||
             (spec->task && !(s->task = strdup(spec->task)))) {
                 sandbox_free(s);
                 return -ENOMEM;

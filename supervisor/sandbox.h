@@ -70,6 +70,7 @@ typedef enum SandboxErrorCode {
         SANDBOX_ERR_START_FAILED,  /* a pod did not come up; nothing was left running */
         SANDBOX_ERR_STORAGE,       /* the state directory cannot be written (507) */
         SANDBOX_ERR_UNISOLATED,    /* no cgroups, and allow_unlimited_pods is false (503) */
+        SANDBOX_ERR_LEDGER,        /* the slot ledger (etcd) cannot be reached (503) */
         SANDBOX_ERR_INTERNAL,      /* out of memory, I/O */
 } SandboxErrorCode;
 
@@ -152,13 +153,19 @@ typedef struct SandboxEnv {
         const GradeJudge *judge;       /* asked about [model] criteria at finalize, or NULL */
         uint64_t judge_budget_usec;    /* the longest one question to judge may take */
         SandboxStorage *storage;       /* may be NULL (tests): failed writes are only logged */
+        const char *id_prefix;         /* of new sandboxes' ids: "ses_", or "ses_<node>_" in a
+                                        * fleet (NULL: "ses_") */
         SandboxHooks hooks;
 } SandboxEnv;
+
+/* Bytes of a sandbox id and its NUL: "ses_" + 16 base62, or in a fleet "ses_<node>_" + 16
+ * (FLEET_NODE_MAX). */
+#define SANDBOX_ID_SIZE 40u
 
 /* Read-only outside sandbox.c. */
 struct Sandbox {
         const SandboxEnv *env;
-        char id[32];
+        char id[SANDBOX_ID_SIZE];
         Team *team;
         char *task;
         SandboxState state;

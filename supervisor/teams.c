@@ -208,18 +208,11 @@ void teams_set_quota(Teams *ts, Team *t, unsigned quota)
         changed(ts, t);
 }
 
-bool teams_take_slot(Teams *ts, Team *t)
+void teams_set_used(Teams *ts, Team *t, unsigned used, unsigned used_here)
 {
-        if (t->used >= t->quota)
-                return false;
-        t->used++;
-        changed(ts, t);
-        return true;
-}
-
-void teams_release_slot(Teams *ts, Team *t)
-{
-        if (t->used > 0)
-                t->used--;
+        if (t->used == used && t->used_here == used_here)
+                return;
+        t->used = used;
+        t->used_here = used_here;
         changed(ts, t);
 }

@@ -15,9 +15,11 @@
 
 typedef struct Team {
         char *id;
-        char **key_hashes; /* lower-case hex SHA-256, NULL-terminated */
-        unsigned quota;    /* sessions_quota: slots */
-        unsigned used;     /* slots taken: sandboxes open now */
+        char **key_hashes;  /* lower-case hex SHA-256, NULL-terminated */
+        unsigned quota;     /* sessions_quota: slots */
+        unsigned used;      /* slots taken: sandboxes open now, everywhere the ledger sees
+                             * (the fleet's under an etcd ledger) */
+        unsigned used_here; /* of which this pomed holds */
         char *plan_tier;
         bool removed; /* dropped from the configuration by a reload; kept while it has sandboxes */
         uid_t *unix_uids; /* unix_users: who reads its sandboxes on the bus (TeamConfig) */
@@ -61,7 +63,6 @@ int teams_reload(Teams *ts, const Config *cfg);
 /* Sets t's quota until the next reload. A quota below t->used only refuses new sandboxes. */
 void teams_set_quota(Teams *ts, Team *t, unsigned quota);
 
-/* Takes one of t's slots: true, or false when all are in use. */
-bool teams_take_slot(Teams *ts, Team *t);
-/* Gives one back. */
-void teams_release_slot(Teams *ts, Team *t);
+/* Sets t's counts of slots in use (supervisor/ledger.h, the only caller) and tells the
+ * observer when either changed. */
+void teams_set_used(Teams *ts, Team *t, unsigned used, unsigned used_here);
