@@ -755,10 +755,19 @@ static void handle_checks(Call *c)
 static void handle_usage(Call *c)
 {
         Team *t = c->team;
+        /* in a fleet: sessions_used is every node's (the ledger's count), and this node's
+         * share beside it */
+        const FleetConfig *fleet = manager_config(c->control->manager)->fleet;
         _cleanup_json_ json_t *j = json_pack(
                 "{s:s, s:i, s:i, s:i, s:s}", "team_id", t->id, "sessions_used", (int)t->used,
                 "sessions_quota", (int)t->quota, "sessions_remaining",
                 (int)(t->quota > t->used ? t->quota - t->used : 0), "plan_tier", t->plan_tier);
+        if (j && fleet &&
+            (json_object_set_new(j, "node", json_string(fleet->node)) < 0 ||
+             json_object_set_new(j, "sessions_used_here", json_integer(t->used_here)) < 0)) {
+                json_decref(j);
+                j = NULL;
+        }
         reply_json(c, 200, j);
 }
 
@@ -823,13 +832,19 @@ void control_handle(HttpRequest *rq, void *userdata)
         const char *path = http_request_path(rq);
 
         if (streq(path, "/healthz")) {
-                /* a full state directory is said (what fails next is writes and creates) */
-                _cleanup_json_ json_t *j =
-                        json_pack("{s:b, s:s, s:s, s:o?, s:o?}", "ok", 1, "version", POME_VERSION,
-                                  "missing_layers", manager_missing_layers(ctl->manager),
-                                  "isolation", manager_isolation_json(ctl->manager), "state_dir",
-                                  manager_state_dir_json(ctl->manager));
-                reply_json(c, 200, j);
+                /* a full state directory is said (what fails next is writes and creates); a
+                 * draining pomed answers 503, so a load balancer's health check sends it no
+                 * new sandbox while its calls in flight finish (packaging/haproxy/) */
+                bool draining = manager_draining(ctl->manager);
+                const FleetConfig *fleet = manager_config(ctl->manager)->fleet;
+                _cleanup_json_ json_t *j = json_pack(
+                        "{s:b, s:b, s:s, s:s, s:o?, s:o?, s:s?, s:o?}", "ok", !draining, "draining",
+                        draining, "version", POME_VERSION, "missing_layers",
+                        manager_missing_layers(ctl->manager), "isolation",
+                        manager_isolation_json(ctl->manager), "state_dir",
+                        manager_state_dir_json(ctl->manager), "node", fleet ? fleet->node : NULL,
+                        "ledger", ledger_status_json(manager_ledger(ctl->manager)));
+                reply_json(c, draining ? 503 : 200, j);
                 free(c);
                 return;
         }

@@ -285,15 +285,17 @@ static void service_status(Service *sv)
                 return;
         size_t n;
         Team *const *teams = teams_list(manager_teams(sv->manager), &n);
-        unsigned used = 0, quota = 0;
+        /* here: this pomed's sandboxes; used: the slots taken (a fleet's, on every node) */
+        unsigned here = 0, used = 0, quota = 0;
         for (size_t i = 0; i < n; i++) {
+                here += teams[i]->used_here;
                 used += teams[i]->used;
                 quota += teams[i]->quota;
         }
         (void)sd_notifyf(false,
                          "STATUS=%s: %u sandbox%s open (%u of %u slots), control %s, "
                          "gateway %s%s",
-                         sv->stopping ? "Draining" : "Serving", used, used == 1 ? "" : "es", used,
+                         sv->stopping ? "Draining" : "Serving", here, here == 1 ? "" : "es", used,
                          quota, sv->control_url, sv->gateway_url,
                          sv->bus_wanted && !sv->bus_up ? ", waiting for D-Bus" : "");
 }

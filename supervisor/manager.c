@@ -817,6 +817,11 @@ Teams *manager_teams(Manager *m)
         return m->teams;
 }
 
+Ledger *manager_ledger(Manager *m)
+{
+        return m->ledger;
+}
+
 int manager_reload_teams(Manager *m, const Config *cfg)
 {
         int r = apply_teams(m, cfg);
@@ -1318,6 +1323,12 @@ static void drain_check(Manager *m)
         void (*done)(void *) = m->drain_done;
         m->drain_done = NULL;
         log_info("drained: no sandbox left");
+        /* a fleet node leaves: its membership and any slot still on its lease go now, not
+         * when the lease runs out */
+        int r = ledger_leave(m->ledger);
+        if (r < 0)
+                log_warning_errno(r, "cannot leave the fleet cleanly; this node's slots and "
+                                     "membership go when its lease expires");
         done(m->drain_userdata);
 }
 
@@ -1412,8 +1423,8 @@ int manager_write_metrics(Manager *m, FILE *f)
                 bool quota;
         } slots[] = {
                 {"pome_slots_used",
-                 "Slots taken now (open sandboxes), by team: /v1/usage "
-                 "sessions_used, D-Bus SessionsUsed.",
+                 "Slots taken now (open sandboxes; in a fleet, on every node), by team: "
+                 "/v1/usage sessions_used, D-Bus SessionsUsed.",
                  false},
                 {"pome_slots_quota",
                  "Slots a team may take (sessions_quota): /v1/usage "
@@ -1429,6 +1440,20 @@ int manager_write_metrics(Manager *m, FILE *f)
                         fprintf(f, "\"} %u\n", slots[k].quota ? teams[i]->quota : teams[i]->used);
                 }
         }
+        if (m->cfg->fleet) {
+                fputs("# HELP pome_slots_used_here Slots this fleet node holds (its open "
+                      "sandboxes), by team: /v1/usage sessions_used_here.\n"
+                      "# TYPE pome_slots_used_here gauge\n",
+                      f);
+                for (size_t i = 0; i < n; i++) {
+                        fputs("pome_slots_used_here{team=\"", f);
+                        metrics_write_label(f, teams[i]->id);
+                        fputs("\",node=\"", f);
+                        metrics_write_label(f, m->cfg->fleet->node);
+                        fprintf(f, "\"} %u\n", teams[i]->used_here);
+                }
+        }
+        ledger_write_metrics(m->ledger, f);
         _cleanup_json_ json_t *sd = manager_state_dir_json(m);
         if (sd)
                 fprintf(f,

@@ -16,6 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "supervisor/config.h"
+#include "supervisor/ledger.h"
 #include "supervisor/sandbox.h"
 #include "supervisor/statedir.h"
 #include "supervisor/teams.h"
@@ -89,6 +90,8 @@ json_t *manager_state_dir_json(const Manager *m);
 json_t *manager_isolation_json(const Manager *m);
 
 Teams *manager_teams(Manager *m);
+/* The slot ledger (local, or the fleet's etcd): borrowed, lives as long as m. */
+Ledger *manager_ledger(Manager *m);
 
 /* Applies the teams of a reloaded configuration (SIGHUP) and mirrors them in the registry. */
 int manager_reload_teams(Manager *m, const Config *cfg);

@@ -280,7 +280,8 @@ int sandbox_new(const SandboxEnv *env, Team *t, const SandboxSpec *spec, Sandbox
         if (!s)
                 return -ENOMEM;
         _cleanup_free_ char *id = NULL, *dt = NULL;
-        if (token_random_id(env->id_prefix ? env->id_prefix : "ses_", 16, &id) < 0 || token_random_id("dsc_", 24, &dt) < 0 ||
+        if (token_random_id(env->id_prefix ? env->id_prefix : "ses_", 16, &id) < 0 ||
+            token_random_id("dsc_", 24, &dt) < 0 ||
             (spec->task && !(s->task = strdup(spec->task)))) {
                 sandbox_free(s);
                 return -ENOMEM;
