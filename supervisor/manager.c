@@ -29,7 +29,9 @@ struct Manager {
         StateDir *state;
         Teams *teams;
         Ledger *ledger;         /* who holds which slot: local, or the fleet's etcd */
-        TeamConfig *etcd_teams; /* the etcd ledger's teams, last told (borrowed copies' owner) */
+        TeamConfig *conf_teams; /* pomed.conf's teams as last (re)loaded: copies */
+        size_t n_conf_teams;
+        TeamConfig *etcd_teams; /* the etcd ledger's teams as last told: copies */
         size_t n_etcd_teams;
         char *id_prefix; /* "ses_<node>_" in a fleet, else NULL */
         Images *images;
@@ -146,45 +148,53 @@ static void on_slot_lost(const char *sid, void *userdata)
         sandbox_end(s, SANDBOX_FAILED, "slot_lost", false, NULL, NULL);
 }
 
-/* The teams pomed.conf names, overlaid by the ledger's (same id: the ledger's wins). */
-static int apply_teams(Manager *m, const Config *cfg)
+/* The teams pomed.conf named last (m->conf_teams), overlaid by the ledger's (same id: the
+ * ledger's wins). */
+static int apply_teams(Manager *m)
 {
-        if (!m->ledger || !streq(ledger_kind(m->ledger), "etcd"))
-                return teams_reload(m->teams, cfg);
-        _cleanup_free_ TeamConfig *all = calloc(cfg->n_teams + m->n_etcd_teams + 1, sizeof(*all));
+        _cleanup_free_ TeamConfig *all =
+                calloc(m->n_conf_teams + m->n_etcd_teams + 1, sizeof(*all));
         if (!all)
                 return -ENOMEM;
         size_t n = 0;
         for (size_t i = 0; i < m->n_etcd_teams; i++)
                 all[n++] = m->etcd_teams[i];
-        for (size_t i = 0; i < cfg->n_teams; i++) {
+        for (size_t i = 0; i < m->n_conf_teams; i++) {
                 bool shadowed = false;
                 for (size_t k = 0; k < m->n_etcd_teams; k++)
-                        shadowed = shadowed || streq(m->etcd_teams[k].id, cfg->teams[i].id);
+                        shadowed = shadowed || streq(m->etcd_teams[k].id, m->conf_teams[i].id);
                 if (!shadowed)
-                        all[n++] = cfg->teams[i];
+                        all[n++] = m->conf_teams[i];
         }
-        Config merged = *cfg;
+        Config merged = *m->cfg;
         merged.teams = all;
         merged.n_teams = n;
-        return teams_reload(m->teams, &merged);
+        int r = teams_reload(m->teams, &merged);
+        size_t nt;
+        Team *const *teams = teams_list(m->teams, &nt);
+        for (size_t i = 0; i < nt; i++)
+                if (!teams[i]->removed)
+                        (void)registry_put_team(m->registry, teams[i]->id, teams[i]->quota,
+                                                teams[i]->plan_tier, teams[i]->key_hashes);
+        return r;
 }
 
-static void etcd_teams_free(Manager *m)
+static void team_configs_free(TeamConfig **teams, size_t *n)
 {
-        for (size_t i = 0; i < m->n_etcd_teams; i++)
-                config_team_done(&m->etcd_teams[i]);
-        free(m->etcd_teams);
-        m->etcd_teams = NULL;
-        m->n_etcd_teams = 0;
+        for (size_t i = 0; i < *n; i++)
+                config_team_done(&(*teams)[i]);
+        free(*teams);
+        *teams = NULL;
+        *n = 0;
 }
 
-static void on_ledger_teams(const TeamConfig *teams, size_t n, void *userdata)
+/* Deep copies of teams[0..n) into *ret (n + 1 entries, the last zeroed). 0 or -ENOMEM. */
+static int team_configs_copy(const TeamConfig *teams, size_t n, TeamConfig **ret)
 {
-        Manager *m = userdata;
         TeamConfig *copy = calloc(n + 1, sizeof(*copy));
-        size_t k = 0;
-        for (; copy && k < n; k++) {
+        if (!copy)
+                return -ENOMEM;
+        for (size_t k = 0; k < n; k++) {
                 TeamConfig *c = &copy[k];
                 c->id = strdup(teams[k].id);
                 c->plan_tier = strdup(teams[k].plan_tier);
@@ -200,20 +210,29 @@ static void on_ledger_teams(const TeamConfig *teams, size_t n, void *userdata)
                         c->n_unix_uids = teams[k].n_unix_uids;
                 }
                 if (!c->id || !c->plan_tier || !c->key_hashes ||
-                    c->n_unix_uids != teams[k].n_unix_uids)
-                        break;
+                    c->n_unix_uids != teams[k].n_unix_uids) {
+                        for (size_t i = 0; i <= k; i++)
+                                config_team_done(&copy[i]);
+                        free(copy);
+                        return -ENOMEM;
+                }
         }
-        if (!copy || k < n) {
-                for (size_t i = 0; copy && i <= k && i < n; i++)
-                        config_team_done(&copy[i]);
-                free(copy);
+        *ret = copy;
+        return 0;
+}
+
+static void on_ledger_teams(const TeamConfig *teams, size_t n, void *userdata)
+{
+        Manager *m = userdata;
+        TeamConfig *copy;
+        if (team_configs_copy(teams, n, &copy) < 0) {
                 log_error("out of memory: the teams etcd changed are not applied");
                 return;
         }
-        etcd_teams_free(m);
+        team_configs_free(&m->etcd_teams, &m->n_etcd_teams);
         m->etcd_teams = copy;
         m->n_etcd_teams = n;
-        if (m->teams && manager_reload_teams(m, m->cfg) < 0)
+        if (m->teams && apply_teams(m) < 0)
                 log_error("out of memory: the teams etcd changed are partly applied");
 }
 
@@ -615,6 +634,8 @@ int manager_new(sd_event *e, const Config *cfg, StateDir *state, Manager **ret, 
         int r = (m->by_id = hashmap_new(HASHMAP_STRING)) ? 0 : -ENOMEM;
         if (r >= 0)
                 r = teams_new(cfg, state->api_key, &m->teams);
+        if (r >= 0 && (r = team_configs_copy(cfg->teams, cfg->n_teams, &m->conf_teams)) >= 0)
+                m->n_conf_teams = cfg->n_teams;
         if (r >= 0)
                 r = images_load(cfg, &m->images, err, errlen);
         if (r >= 0)
@@ -710,7 +731,8 @@ Manager *manager_free(Manager *m)
         images_free(m->images);
         ledger_free(m->ledger); /* its slots go with its lease, unless ledger_leave ran */
         teams_free(m->teams);
-        etcd_teams_free(m);
+        team_configs_free(&m->etcd_teams, &m->n_etcd_teams);
+        team_configs_free(&m->conf_teams, &m->n_conf_teams);
         free(m->id_prefix);
         metrics_free(m->metrics);
         judge_free(m->judge);
@@ -824,14 +846,13 @@ Ledger *manager_ledger(Manager *m)
 
 int manager_reload_teams(Manager *m, const Config *cfg)
 {
-        int r = apply_teams(m, cfg);
-        size_t n;
-        Team *const *teams = teams_list(m->teams, &n);
-        for (size_t i = 0; i < n; i++)
-                if (!teams[i]->removed)
-                        (void)registry_put_team(m->registry, teams[i]->id, teams[i]->quota,
-                                                teams[i]->plan_tier, teams[i]->key_hashes);
-        return r;
+        TeamConfig *copy;
+        if (team_configs_copy(cfg->teams, cfg->n_teams, &copy) < 0)
+                return -ENOMEM;
+        team_configs_free(&m->conf_teams, &m->n_conf_teams);
+        m->conf_teams = copy;
+        m->n_conf_teams = cfg->n_teams;
+        return apply_teams(m);
 }
 
 /* ---- create ---- */
