@@ -101,6 +101,48 @@ static void test_pool_size(void)
         config_free(c);
 }
 
+static void test_fleet(void)
+{
+        Config *c = NULL;
+        char err[256] = "";
+        CHECK_OK(load_text("teams:\n  - id: a\n    sessions_quota: 1\n", &c, err, sizeof(err)));
+        CHECK(c && !c->fleet); /* the local ledger by default */
+        c = config_free(c);
+        CHECK_OK(load_text("fleet:\n  node: n1\n  lease_ttl: 5s\n  etcd:\n"
+                           "    endpoints: 'http://10.0.0.1:2379,https://10.0.0.2:2379'\n"
+                           "    prefix: /ci/pome//\n",
+                           &c, err, sizeof(err)));
+        CHECK(c && c->fleet && streq(c->fleet->node, "n1") &&
+              c->fleet->lease_ttl_usec == 5 * USEC_PER_SEC &&
+              c->fleet->timeout_usec == 2 * USEC_PER_SEC && streq(c->fleet->prefix, "/ci/pome") &&
+              strv_length(c->fleet->endpoints) == 2 &&
+              streq(c->fleet->endpoints[1], "https://10.0.0.2:2379") && !c->fleet->cert);
+        c = config_free(c);
+        CHECK_OK(load_text("fleet:\n  node: b\n  etcd: {endpoints: [http://e:2379]}\n", &c, err,
+                           sizeof(err)));
+        CHECK(c && streq(c->fleet->prefix, "/pome") && !c->fleet->endpoints[1]);
+        config_free(c);
+
+        /* a team as etcd keeps it: pomed.conf's shape, its id from the key */
+        TeamConfig tc;
+        char why[256];
+        _cleanup_json_ json_t *j =
+                json_pack("{s:i, s:[s], s:s}", "sessions_quota", 5, "api_keys_sha256",
+                          "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789",
+                          "plan_tier", "ci");
+        CHECK_OK(config_team_from_json(j, "acme", &tc, why, sizeof(why)));
+        CHECK(streq(tc.id, "acme") && tc.sessions_quota == 5 && streq(tc.plan_tier, "ci") &&
+              startswith(tc.key_hashes[0], "abcdef0123") && !tc.key_hashes[1]);
+        config_team_done(&tc);
+        _cleanup_json_ json_t *other = json_pack("{s:s, s:i}", "id", "other", "sessions_quota", 1);
+        CHECK(config_team_from_json(other, "acme", &tc, why, sizeof(why)) == -EINVAL);
+        CHECK(strstr(why, "is not the team its key names") != NULL);
+        _cleanup_json_ json_t *bad = json_pack("{s:i}", "sessions_quota", -1);
+        CHECK(config_team_from_json(bad, "acme", &tc, why, sizeof(why)) == -EINVAL);
+        CHECK(strstr(why, "sessions_quota: required") != NULL);
+        CHECK(config_team_from_json(bad, "a/b", &tc, why, sizeof(why)) == -EINVAL);
+}
+
 static void test_refusals(void)
 {
         static const struct {
@@ -146,6 +188,25 @@ static void test_refusals(void)
                 {"pool_size: 65\n", "pool_size: expected"},
                 {"pool_size: many\n", "pool_size: expected"},
                 {"pool_size:\n  github: two\n", "pool_size.github: expected"},
+                {"fleet: yes\n", "fleet must be a mapping"},
+                {"fleet:\n  etcd: {endpoints: [http://e:2379]}\n", "fleet.node: required"},
+                {"fleet:\n  node: N1\n  etcd: {endpoints: [http://e:2379]}\n", "[a-z0-9]"},
+                {"fleet:\n  node: abcdefghijklm\n  etcd: {endpoints: [http://e:2379]}\n",
+                 "1-12 characters"},
+                {"fleet:\n  node: n1\n", "fleet.etcd: required"},
+                {"fleet:\n  node: n1\n  etcd: {}\n", "fleet.etcd.endpoints: required"},
+                {"fleet:\n  node: n1\n  etcd: {endpoints: [e:2379]}\n", "not an http"},
+                {"fleet:\n  node: n1\n  etcd: {endpoints: ',,'}\n", "endpoints: empty"},
+                {"fleet:\n  node: n1\n  etcd: {endpoints: [http://e:2379], prefix: pome}\n",
+                 "fleet.etcd.prefix: must start with '/'"},
+                {"fleet:\n  node: n1\n  etcd: {endpoints: [http://e:2379], cert: /c.pem}\n",
+                 "cert and key go together"},
+                {"fleet:\n  node: n1\n  etcd: {endpoints: [http://e:2379], user: x}\n",
+                 "unknown key 'fleet.etcd.user'"},
+                {"fleet:\n  node: n1\n  lease_ttl: 1s\n  etcd: {endpoints: [http://e:2379]}\n",
+                 "fleet.lease_ttl: must be between 2s and 1h"},
+                {"fleet:\n  node: n1\n  timeout: 20s\n  etcd: {endpoints: [http://e:2379]}\n",
+                 "below fleet.lease_ttl"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Config *c = NULL;
@@ -352,6 +413,7 @@ int main(void)
         test_default();
         test_overlay();
         test_refusals();
+        test_fleet();
         test_pool_size();
         test_parsers();
         test_yaml_bombs();
