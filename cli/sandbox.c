@@ -789,7 +789,12 @@ static int sandbox_list(int argc, char **argv, const char *command)
                 return output_json(reply.json) < 0 ? POME_EXIT_ERROR : POME_EXIT_OK;
 
         if (json_array_size(data) == 0) {
-                puts("No sandboxes.");
+                if (json_get_str(reply.json, "node"))
+                        printf("No sandboxes on fleet node %s; each node lists its own "
+                               "(docs/fleet.md).\n",
+                               json_get_str(reply.json, "node"));
+                else
+                        puts("No sandboxes.");
                 return POME_EXIT_OK;
         }
         char words[64];
@@ -830,6 +835,9 @@ static int sandbox_list(int argc, char **argv, const char *command)
                 return api_exit_status(-ENOMEM, NULL);
         if (json_is_true(json_object_get(reply.json, "has_more")))
                 printf("More sandboxes match; raise --limit (now %llu) to see them.\n", limit);
+        if (json_get_str(reply.json, "node"))
+                printf("These are fleet node %s's; each node lists its own (docs/fleet.md).\n",
+                       json_get_str(reply.json, "node"));
         return POME_EXIT_OK;
 }
 
