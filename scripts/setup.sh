@@ -32,6 +32,9 @@ packages=(
         # an ext4 image)
         debhelper dpkg-dev scdoc lintian cpio mmdebstrap systemd-container prometheus
         qemu-system-x86 e2fsprogs
+        # a fleet (pomed.conf fleet:, tests/system/test-fleet.sh): etcd and etcdctl, HAProxy in
+        # front (packaging/haproxy)
+        etcd-server etcd-client haproxy
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
