@@ -232,6 +232,7 @@ def direct_txns(etcd, prefix, n=200):
     lease = etcd.post("/v3/lease/grant", {"TTL": "10"})["ID"]
     team = f"{prefix}/bench-direct"
     lat = []
+    cpu0 = ab.cpu_ticks(etcd.proc.pid)
     for i in range(n):
         body = {"compare": [{"key": b64(team + "/count"), "target": "VALUE", "result": "LESS",
                              "value": b64(f"{QUOTA:012d}")}],
@@ -242,9 +243,10 @@ def direct_txns(etcd, prefix, n=200):
         t0 = time.perf_counter()
         etcd.post("/v3/kv/txn", body)
         lat.append((time.perf_counter() - t0) * 1000)
+    cpu_ms = (ab.cpu_ticks(etcd.proc.pid) - cpu0) / os.sysconf("SC_CLK_TCK") * 1000 / n
     etcd.post("/v3/lease/revoke", {"ID": lease})
     etcd.post("/v3/kv/deleterange", {"key": b64(team), "range_end": prefix_end(team)})
-    return lat
+    return lat, cpu_ms
 
 
 # ---------------------------------------------------------------- pomed and the front
@@ -800,7 +802,7 @@ def main():
     etcd = Etcd(a.etcd_dir)
     say(f"etcd {etcd.url}, data directory on {etcd.where}")
     res = {f: [] for f in figs}
-    txn = []
+    txn, txn_cpu = [], []
     try:
         for r in range(a.runs):
             order = figs[r % len(figs):] + figs[:r % len(figs)] if figs else []
@@ -812,8 +814,9 @@ def main():
                     say(f"  {out['per_s']:.1f} creates/s, create p50 {out['create_p50']:.2f} ms"
                         + (f", ledger txn {out['ledger_txn_ms']:.3f} ms"
                            if out.get("ledger_txn_ms") else ""))
-            lat = direct_txns(etcd, f"/pome-bench-direct-r{r}")
+            lat, cpu_ms = direct_txns(etcd, f"/pome-bench-direct-r{r}")
             txn.append(lat)
+            txn_cpu.append(cpu_ms)
             say(f"  direct etcd txn p50 {statistics.median(lat):.3f} ms")
         cap = capacity(a, etcd) if a.capacity else None
         etcd_version = subprocess.run(["etcd", "--version"], capture_output=True,
@@ -824,7 +827,7 @@ def main():
     load1 = open("/proc/loadavg").read().split()[:3]
     report = {"started": started.isoformat(), "finished": finished.isoformat(),
               "load": [load0, load1], "etcd_dir": etcd.where, "etcd_fs": etcd.fs,
-              "figures": res, "direct_txn_ms": txn, "capacity": cap, "errors": ERRORS,
+              "figures": res, "direct_txn_ms": txn, "direct_txn_etcd_cpu_ms": txn_cpu, "capacity": cap, "errors": ERRORS,
               "notes": NOTES, "etcd_version": etcd_version, "front": FRONT_KIND[0],
               "haproxy_version": subprocess.run(["haproxy", "-v"], capture_output=True,
                                                 text=True).stdout.split("\n")[0]}
@@ -866,6 +869,7 @@ def summary(report):
     if lat:
         S["txn"] = {"p50": med([statistics.median(r) for r in report["direct_txn_ms"]]),
                     "p99": med([ab.pct(r, 0.99) for r in report["direct_txn_ms"]]),
+                    "cpu": med(report.get("direct_txn_etcd_cpu_ms", [])),
                     "n": len(lat)}
     return S
 
@@ -957,8 +961,8 @@ def write_md(a, report, figs):
         if "txn" in S:
             t = S["txn"]
             w(f"| one guarded txn straight to etcd (`/v3/kv/txn`, a kept connection, "
-              f"{t['n']} over the runs) | p50 {F(t['p50'])} / p99 {F(t['p99'])} | — | 1 | 1 / 0 "
-              f"/ 0 / 0 | — | 1 | 1 | — |")
+              f"{t['n']} over the runs; etcd's CPU {F(t['cpu'])} ms a txn) | p50 {F(t['p50'])} / "
+              f"p99 {F(t['p99'])} | — | 1 | 1 / 0 / 0 / 0 | — | 1 | 1 | — |")
         w("")
     cap = report.get("capacity")
     if cap:
@@ -1001,7 +1005,8 @@ def write_notes(a, report):
     for fig, s in S.items():
         if fig == "txn":
             L.append(f"- direct etcd txn (guarded, 2 puts, kept HTTP connection): p50 "
-                     f"{F(s['p50'])} ms, p99 {F(s['p99'])} ms ({s['n']} txns)")
+                     f"{F(s['p50'])} ms, p99 {F(s['p99'])} ms ({s['n']} txns); etcd CPU "
+                     f"{F(s['cpu'])} ms a txn")
             continue
         line = (f"- {fig}: {F(s['per_s'])} creates/s (with discard), create p50 "
                 f"{F(s['create_p50'])} ms p99 {F(s['create_p99'])} ms")
