@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * HTTP client (pome's control API calls, the judge of [model] criteria). The only module
- * that includes <curl/curl.h>: it turns libcurl's CURLcode into negative errnos plus a
- * human message, and knows nothing about the JSON it carries.
+ * HTTP client (pome's control API calls, the judge of [model] criteria). It turns libcurl's
+ * CURLcode into negative errnos plus a human message, and knows nothing about the JSON it
+ * carries. The one other module that includes <curl/curl.h> is supervisor/ledger-etcd.c,
+ * which needs what this client does not offer: etcd's endpoints tried in turn, TLS client
+ * certificates, a streaming watch on a thread of its own.
  */
 #pragma once
 

@@ -1,0 +1,428 @@
+#!/usr/bin/env bash
+# The etcd ledger (supervisor/ledger-etcd.c): a real etcd on loopback, a team written into it
+# with etcdctl (quota 5), three real pomeds with fleet: configs (nodes n1 n2 n3, lease_ttl 3s).
+#   (a) 40 parallel creates spread over the three: exactly 5 × 201 and 35 × 402, 5 slot keys
+#       in etcd, sandbox ids ses_<node>_…, every node's /v1/usage says 5 (through its watch);
+#   (b) a quota written to etcd reaches every node without SIGHUP;
+#   (c) kill -9 of a node: restarted at once (same name and state dir) it revokes the lease it
+#       left, so its slots count no more at once; killed and left down, its slot keys go
+#       within the TTL and the others admit into them; restarted, nothing counts twice;
+#   (d) etcd stopped: a create is 503 ledger_unavailable saying etcd is out of reach, an open
+#       sandbox keeps serving; etcd back: creates succeed again and the counts are right;
+#   (e) SIGTERM of a node: its slot keys and its membership are gone at once (it leaves).
+#   (f) a 3-member etcd cluster: one member down, the nodes move on to the others; two
+#       down, a create is 503 and says etcd has no leader.
+source "$POME_SOURCE_DIR/tests/integration/lib.sh"
+require_root
+command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+        skip "etcd is not installed (Debian: apt install etcd-server etcd-client)"
+
+export ETCDCTL_API=3
+PREFIX=/pome
+TEAM=acme
+KEY=pome_$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 32)
+KEY_HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
+TTL=3
+
+# free_port: a loopback TCP port nothing listens on now.
+free_port() {
+        local p
+        for _ in $(seq 100); do
+                p=$((20000 + RANDOM % 30000))
+                if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
+                        ! grep -qx "$p" "$TMP/ports" 2>/dev/null; then
+                        echo "$p" >>"$TMP/ports"
+                        echo "$p"
+                        return
+                fi
+        done
+        fail "no free loopback port"
+}
+
+# deadline SECONDS / before_deadline: a poll loop's bound (never a sleep as an assertion).
+deadline() { DEADLINE=$((SECONDS + $1)); }
+before_deadline() { ((SECONDS < DEADLINE)); }
+
+declare -A ETCD_PID ETCD_CLIENT ETCD_PEER
+# etcd_start NAME CLUSTER: one member (ports from ETCD_CLIENT/ETCD_PEER) in $TMP/etcd-NAME.
+etcd_start() {
+        local name=$1 cluster=$2 state=new
+        [[ -d $TMP/etcd-$name ]] && state=existing
+        etcd --name "$name" --data-dir "$TMP/etcd-$name" \
+                --listen-client-urls "http://127.0.0.1:${ETCD_CLIENT[$name]}" \
+                --advertise-client-urls "http://127.0.0.1:${ETCD_CLIENT[$name]}" \
+                --listen-peer-urls "http://127.0.0.1:${ETCD_PEER[$name]}" \
+                --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER[$name]}" \
+                --initial-cluster "$cluster" --initial-cluster-state "$state" \
+                --initial-cluster-token "pome-test-$$" \
+                >>"$TMP/etcd-$name.log" 2>&1 &
+        ETCD_PID[$name]=$!
+        EXTRA_PIDS+=("$!")
+}
+etcd_stop() {
+        kill -TERM "${ETCD_PID[$1]}" 2>/dev/null || true
+        wait "${ETCD_PID[$1]}" 2>/dev/null || true
+}
+# etcd_wait_healthy ENDPOINTS
+etcd_wait_healthy() {
+        deadline 20
+        until etcdctl --endpoints "$1" --command-timeout=1s endpoint health >/dev/null 2>&1; do
+                before_deadline || fail "etcd at $1 did not become healthy: $(tail -5 "$TMP"/etcd-*.log)"
+                sleep 0.1
+        done
+}
+ectl() { etcdctl --endpoints "$ENDPOINTS" --command-timeout=3s "$@"; }
+# slot_keys [NODE]: the slot keys of team acme in etcd (of NODE's sandboxes only)
+slot_keys() { ectl get --prefix "$PREFIX/slots/$TEAM/" --keys-only | grep "ses_${1:-}" || true; }
+n_slot_keys() { slot_keys "${1:-}" | grep -c . || true; }
+
+put_team() { # put_team QUOTA
+        ectl put "$PREFIX/teams/$TEAM" \
+                "{\"sessions_quota\": $1, \"api_keys_sha256\": [\"$KEY_HASH\"], \"plan_tier\": \"fleet\"}" >/dev/null
+}
+
+declare -A NODE_PID NODE_CTL NODE_GW
+# node_start N: pomed node nN, state in $TMP/nN (kept across restarts).
+node_start() {
+        local n=$1 d=$TMP/n$1
+        mkdir -p "$d/state"
+        {
+                echo "control_listen: 127.0.0.1:0"
+                echo "gateway_listen: 127.0.0.1:0"
+                echo "state_dir: $d/state"
+                echo "bus: none"
+                echo "fleet:"
+                echo "  node: n$n"
+                echo "  lease_ttl: ${TTL}s"
+                echo "  timeout: 1s"
+                echo "  advertise_url: http://127.0.0.1:0/n$n"
+                echo "  etcd:"
+                echo "    endpoints: $ENDPOINTS"
+                echo "    prefix: $PREFIX"
+        } >"$d/pomed.conf"
+        rm -f "$d/state/pomed.json"
+        echo "--- start" >>"$d/pomed.log"
+        "$POMED" --config "$d/pomed.conf" >>"$d/pomed.log" 2>&1 &
+        NODE_PID[$n]=$!
+        EXTRA_PIDS+=("$!")
+        deadline 20
+        until [[ -f $d/state/pomed.json ]]; do
+                kill -0 "${NODE_PID[$n]}" 2>/dev/null || fail "node n$n exited during start-up: $(tail -5 "$d/pomed.log")"
+                before_deadline || fail "node n$n did not start within 20 s"
+                sleep 0.05
+        done
+        NODE_CTL[$n]=$(jq -r .control_url "$d/state/pomed.json")
+        NODE_GW[$n]=$(jq -r .gateway_url "$d/state/pomed.json")
+}
+# node_stop N SIGNAL: and waits; a SIGTERM must end it with 0 and no sanitizer report
+node_stop() {
+        local n=$1 sig=$2 status=0
+        kill "-$sig" "${NODE_PID[$n]}"
+        wait "${NODE_PID[$n]}" || status=$?
+        if [[ $sig == TERM && $status -ne 0 ]]; then
+                fail "node n$n exited with $status after SIGTERM: $(tail -20 "$TMP/n$n/pomed.log")"
+        fi
+        NODE_PID[$n]=
+}
+sanitizer_check() {
+        local f
+        for f in "$TMP"/n*/pomed.log; do
+                if grep -qE "AddressSanitizer|LeakSanitizer|runtime error:" "$f"; then
+                        grep -A30 -E "AddressSanitizer|LeakSanitizer|runtime error:" "$f" | head -60 >&2
+                        fail "sanitizer report in $f"
+                fi
+        done
+}
+# on failure: every node's log tail (lib.sh's fail shows $TMP/pomed.log, which is none here)
+on_exit() {
+        local rc=$?
+        if ((rc != 0 && rc != 77)); then
+                for f in "$TMP"/n*/pomed.log; do
+                        [[ -f $f ]] || continue
+                        echo "--- $f (last 25 lines)" >&2
+                        tail -25 "$f" >&2
+                done
+        fi
+        cleanup "$rc"
+}
+trap on_exit EXIT
+
+# capi N METHOD PATH [BODY]: a control API call to node nN with the team's key
+capi() {
+        local n=$1 method=$2 path=$3 data=${4:-}
+        local args=(-s -o "$TMP/body" -w '%{http_code}' -X "$method" -H "Authorization: Bearer $KEY")
+        [[ -n $data ]] && args+=(-H 'Content-Type: application/json' --data-binary "$data")
+        STATUS=$(curl "${args[@]}" "${NODE_CTL[$n]}$path")
+        BODY=$(cat "$TMP/body")
+}
+usage_of() { # usage_of N FIELD
+        capi "$1" GET /v1/usage
+        jq -r ".$2" <<<"$BODY"
+}
+# wait_usage FIELD VALUE N…: until every named node's /v1/usage says so (10 s)
+wait_usage() {
+        local field=$1 want=$2 n
+        shift 2
+        deadline 10
+        for n in "$@"; do
+                until [[ $(usage_of "$n" "$field") == "$want" ]]; do
+                        before_deadline || fail "node n$n: /v1/usage $field stays $(usage_of "$n" "$field"), expected $want: $BODY"
+                        sleep 0.1
+                done
+        done
+}
+create_on() { # create_on N: sets STATUS, BODY
+        capi "$1" POST /v1/sandboxes '{"twins":["github"]}'
+}
+discard_on() { # discard_on N SID
+        capi "$1" DELETE "/v1/sandboxes/$2"
+        if [[ $STATUS == 409 ]]; then
+                capi "$1" DELETE "/v1/sandboxes/$2?confirm_discard=$(jq -r .error.details.discard_token <<<"$BODY")"
+        fi
+        [[ $STATUS == 204 ]] || fail "discard $2 on n$1 answered $STATUS: $BODY"
+}
+
+# ---- one etcd member, three nodes ----
+ETCD_CLIENT[e1]=$(free_port)
+ETCD_PEER[e1]=$(free_port)
+SINGLE="e1=http://127.0.0.1:${ETCD_PEER[e1]}"
+ENDPOINTS=http://127.0.0.1:${ETCD_CLIENT[e1]}
+etcd_start e1 "$SINGLE"
+etcd_wait_healthy "$ENDPOINTS"
+put_team 5
+for n in 1 2 3; do node_start $n; done
+for n in 1 2 3; do
+        [[ $(ectl get "$PREFIX/nodes/n$n" --print-value-only | jq -r .node) == "n$n" ]] ||
+                fail "no membership key for n$n"
+done
+wait_usage sessions_quota 5 1 2 3
+pass "three nodes joined; the team in etcd is known to each"
+
+# (a) 40 parallel creates over the three nodes
+mkdir "$TMP/par"
+for i in $(seq 40); do
+        n=$((i % 3 + 1))
+        curl -s -o "$TMP/par/$i.json" -w '%{http_code}\n' -X POST -H "Authorization: Bearer $KEY" \
+                -H 'Content-Type: application/json' -d '{"twins":["github"]}' \
+                "${NODE_CTL[$n]}/v1/sandboxes" >"$TMP/par/$i.status" &
+        echo "$n" >"$TMP/par/$i.node"
+done
+wait $(jobs -p | grep -vxF -f <(printf '%s\n' "${EXTRA_PIDS[@]}"))
+assert_eq "$(cat "$TMP"/par/*.status | grep -c '^201$')" 5 "creates admitted fleet-wide"
+assert_eq "$(cat "$TMP"/par/*.status | grep -c '^402$')" 35 "creates refused with 402"
+for i in $(seq 40); do
+        BODY=$(cat "$TMP/par/$i.json")
+        n=$(cat "$TMP/par/$i.node")
+        if [[ $(cat "$TMP/par/$i.status") == 402 ]]; then
+                assert_jq .error.type quota_exceeded
+        else
+                sid=$(jq -r .session_id <<<"$BODY")
+                [[ $sid =~ ^ses_n${n}_[A-Za-z0-9]+$ ]] || fail "sandbox id $sid of node n$n"
+                echo "$n $sid $(jq -r .session_token <<<"$BODY") $(jq -r .per_twin.github.rest_url <<<"$BODY")" >>"$TMP/open"
+        fi
+done
+assert_eq "$(n_slot_keys)" 5 "slot keys in etcd"
+for sid in $(cut -d' ' -f2 "$TMP/open"); do
+        slot_keys | grep -qx "$PREFIX/slots/$TEAM/$sid" || fail "no slot key for $sid: $(slot_keys)"
+done
+wait_usage sessions_used 5 1 2 3
+here=0
+for n in 1 2 3; do here=$((here + $(usage_of $n sessions_used_here))); done
+assert_eq "$here" 5 "sessions_used_here summed over the nodes"
+pass "(a) 40 parallel creates over 3 nodes, quota 5: 5 × 201, 35 × 402, 5 slot keys, usage 5 everywhere"
+
+# (b) a quota written to etcd reaches every node, no SIGHUP
+put_team 7
+wait_usage sessions_quota 7 1 2 3
+put_team 5
+wait_usage sessions_quota 5 1 2 3
+ectl put "$PREFIX/teams/broken" '{"sessions_quota": "many"}' >/dev/null
+put_team 5
+deadline 10
+until grep -q "teams/broken" "$TMP/n1/pomed.log"; do
+        before_deadline || fail "an invalid team in etcd was not logged"
+        sleep 0.1
+done
+ectl del "$PREFIX/teams/broken" >/dev/null
+wait_usage sessions_quota 5 1 2 3
+pass "(b) quota 7 then 5 written to etcd: every node follows without SIGHUP; an invalid team is logged and skipped"
+
+# (c) kill -9 and an immediate restart: the lease it left is revoked at the join
+# the node holding the most slots (the one whose kill frees most)
+holder() {
+        local best=0 bn=1 n u
+        for n in "$@"; do
+                u=$(n_slot_keys "n${n}_")
+                if ((u > best)); then best=$u bn=$n; fi
+        done
+        echo "$bn"
+}
+A=$(holder 1 2 3)
+held_a=$(n_slot_keys "n${A}_")
+((held_a > 0)) || fail "node n$A holds no slot"
+node_stop "$A" KILL
+node_start "$A"
+assert_eq "$(n_slot_keys "n${A}_")" 0 "n$A's slot keys right after its restart (its old lease revoked)"
+others=$(printf '%s\n' 1 2 3 | grep -vx "$A" | tr '\n' ' ')
+wait_usage sessions_used $((5 - held_a)) 1 2 3
+assert_eq "$(usage_of "$A" sessions_used_here)" 0 "restarted n$A holds nothing"
+grep -q "previous run" "$TMP/n$A/pomed.log" || fail "n$A's restart did not say it revoked its previous lease"
+pass "(c1) n$A killed (-9) with $held_a slots and restarted at once: they count no more, at once"
+
+# refill through the other nodes, then kill one and leave it down
+B=
+for n in $others; do
+        while [[ $(n_slot_keys) -lt 5 ]]; do
+                create_on "$n"
+                [[ $STATUS == 201 ]] || break
+                echo "$n $(jq -r '[.session_id, .session_token, .per_twin.github.rest_url] | join(" ")' <<<"$BODY")" >>"$TMP/open"
+        done
+done
+assert_eq "$(n_slot_keys)" 5 "slot keys after refilling"
+B=$(holder $others)
+held_b=$(n_slot_keys "n${B}_")
+rest=$(printf '%s\n' 1 2 3 | grep -vx "$B" | tr '\n' ' ')
+t0=$SECONDS
+node_stop "$B" KILL
+deadline $((TTL + 4))
+until [[ $(n_slot_keys "n${B}_") == 0 ]]; do
+        before_deadline || fail "n$B's slot keys still there $((SECONDS - t0)) s after kill -9 (TTL $TTL s)"
+        sleep 0.1
+done
+[[ -z $(ectl get "$PREFIX/nodes/n$B" --keys-only) ]] || fail "n$B's membership outlived its lease"
+gone_after=$((SECONDS - t0))
+# shellcheck disable=SC2086
+wait_usage sessions_used $((5 - held_b)) $rest
+admitted=0
+for i in $(seq $((held_b + 2))); do
+        n=$(cut -d' ' -f$((i % 2 + 1)) <<<"$rest")
+        create_on "$n"
+        if [[ $STATUS == 201 ]]; then
+                admitted=$((admitted + 1))
+                echo "$n $(jq -r '[.session_id, .session_token, .per_twin.github.rest_url] | join(" ")' <<<"$BODY")" >>"$TMP/open"
+        else
+                assert_status 402 "a create beyond the freed slots"
+        fi
+done
+assert_eq "$admitted" "$held_b" "creates admitted into the killed node's slots"
+assert_eq "$(n_slot_keys)" 5 "slot keys after the others took the freed slots"
+node_start "$B"
+# shellcheck disable=SC2086
+wait_usage sessions_used 5 1 2 3
+assert_eq "$(n_slot_keys)" 5 "slot keys after n$B's restart"
+pass "(c2) n$B killed (-9) with $held_b slots: its keys gone within ${gone_after} s (TTL $TTL s), the others admitted $held_b; restarted, still 5"
+
+# keep only what is open now (the killed nodes' sandboxes ended with their restart)
+while read -r n sid token url; do
+        capi "$n" GET "/v1/sandboxes/$sid"
+        state=$(jq -r .state <<<"$BODY")
+        [[ $state == ready || $state == running ]] && echo "$n $sid $token $url"
+done <"$TMP/open" >"$TMP/open2"
+mv "$TMP/open2" "$TMP/open"
+assert_eq "$(grep -c . "$TMP/open")" 5 "sandboxes open on the nodes"
+
+# (d) etcd out of reach
+read -r on sid token url < <(head -1 "$TMP/open")
+twin_call GET "$url/repos/acme/api/issues/1" "$token"
+ok_status=$STATUS
+etcd_stop e1
+create_on 1
+assert_status 503 "a create while etcd is down"
+assert_jq .error.type ledger_unavailable
+msg=$(jq -r .error.message <<<"$BODY")
+[[ $msg == *"etcd at $ENDPOINTS is out of reach"* ]] || fail "the 503 does not say etcd is out of reach: $msg"
+create_on 2
+assert_status 503 "a create on another node while etcd is down"
+twin_call GET "$url/repos/acme/api/issues/1" "$token"
+assert_eq "$STATUS" "$ok_status" "a twin call of open sandbox $sid while etcd is down"
+[[ $STATUS == 200 ]] || fail "twin call answered $STATUS: $BODY"
+# a sandbox ended while etcd is down gives its slot back once etcd is back
+read -r dn dsid _ < <(tail -1 "$TMP/open")
+discard_on "$dn" "$dsid"
+deadline 10
+until [[ $(curl -s "${NODE_CTL[1]}/healthz" | jq -r .ledger.reachable) == false ]]; do
+        before_deadline || fail "/healthz does not say the ledger is unreachable"
+        sleep 0.1
+done
+pass "(d1) etcd down: creates are 503 ledger_unavailable ($msg); an open sandbox serves (200)"
+etcd_start e1 "$SINGLE"
+etcd_wait_healthy "$ENDPOINTS"
+deadline 20
+until [[ $(n_slot_keys) == 4 ]]; do
+        before_deadline || fail "the slot of $dsid (ended while etcd was down) is still in etcd: $(slot_keys)"
+        sleep 0.1
+done
+deadline 20
+while :; do
+        create_on 1
+        [[ $STATUS == 201 ]] && break
+        [[ $STATUS == 503 ]] || fail "a create after etcd's return answered $STATUS: $BODY"
+        before_deadline || fail "creates are still refused 20 s after etcd is back: $BODY"
+        sleep 0.2
+done
+create_on 2
+assert_status 402 "the create after the free slot was taken"
+assert_eq "$(n_slot_keys)" 5 "slot keys after etcd's return"
+wait_usage sessions_used 5 1 2 3
+pass "(d2) etcd back: creates admitted again, 5 slots, usage 5 everywhere"
+
+# (e) SIGTERM: the node leaves at once
+C=$(holder 1 2 3)
+held_c=$(n_slot_keys "n${C}_")
+rest=$(printf '%s\n' 1 2 3 | grep -vx "$C" | tr '\n' ' ')
+node_stop "$C" TERM
+assert_eq "$(n_slot_keys "n${C}_")" 0 "n$C's slot keys right after its SIGTERM"
+[[ -z $(ectl get "$PREFIX/nodes/n$C" --keys-only) ]] || fail "n$C's membership is still there after its SIGTERM"
+# shellcheck disable=SC2086
+wait_usage sessions_used $((5 - held_c)) $rest
+grep -q "fleet: left" "$TMP/n$C/pomed.log" || fail "n$C did not say it left the fleet"
+pass "(e) n$C stopped (SIGTERM) with $held_c slots: its slot keys and membership gone at once"
+
+for n in $rest; do node_stop "$n" TERM; done
+sanitizer_check
+assert_eq "$(n_slot_keys)" 0 "slot keys once every node left"
+etcd_stop e1
+
+# (f) a 3-member cluster on loopback
+for m in c1 c2 c3; do
+        ETCD_CLIENT[$m]=$(free_port)
+        ETCD_PEER[$m]=$(free_port)
+done
+CLUSTER="c1=http://127.0.0.1:${ETCD_PEER[c1]},c2=http://127.0.0.1:${ETCD_PEER[c2]},c3=http://127.0.0.1:${ETCD_PEER[c3]}"
+for m in c1 c2 c3; do etcd_start "$m" "$CLUSTER"; done
+ENDPOINTS="http://127.0.0.1:${ETCD_CLIENT[c1]},http://127.0.0.1:${ETCD_CLIENT[c2]},http://127.0.0.1:${ETCD_CLIENT[c3]}"
+etcd_wait_healthy "$ENDPOINTS"
+put_team 2
+rm -rf "$TMP/n1" "$TMP/n2"
+node_start 1
+node_start 2
+wait_usage sessions_quota 2 1 2
+etcd_stop c1 # the first endpoint of every node
+create_on 1
+assert_status 201 "a create on n1 with member c1 down"
+create_on 2
+assert_status 201 "a create on n2 with member c1 down"
+create_on 1
+assert_status 402 "a create beyond quota 2 with member c1 down"
+wait_usage sessions_used 2 1 2
+pass "(f1) 3-member cluster, c1 down: the nodes use c2/c3; quota 2 holds"
+etcd_stop c2
+deadline 15
+while :; do
+        create_on 2
+        [[ $STATUS == 503 ]] && break
+        [[ $STATUS == 402 ]] || fail "a create with 2 of 3 members down answered $STATUS: $BODY"
+        before_deadline || fail "creates are not refused with 2 of 3 members down"
+        sleep 0.2
+done
+assert_jq .error.type ledger_unavailable
+msg=$(jq -r .error.message <<<"$BODY")
+[[ $msg == *"no leader"* || $msg == *"out of reach"* ]] || fail "the 503 with quorum lost says: $msg"
+pass "(f2) quorum lost: 503 ledger_unavailable ($msg)"
+for m in c1 c2; do etcd_start "$m" "$CLUSTER"; done
+etcd_wait_healthy "$ENDPOINTS"
+node_stop 1 TERM
+node_stop 2 TERM
+sanitizer_check
+assert_eq "$(n_slot_keys)" 0 "slot keys once both nodes left the cluster"
+pass "(f3) quorum back: both nodes leave cleanly"
