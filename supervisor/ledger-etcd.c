@@ -178,8 +178,10 @@ typedef enum EtcdErrorKind {
 typedef struct EtcdError {
         EtcdErrorKind kind;
         int grpc_code;
-        char where[256]; /* the endpoints tried: "etcd at http://…" */
-        char cause[512]; /* what each said, for a human */
+        unsigned n_tried;    /* endpoints that failed this call */
+        char first[256];     /* the first of them */
+        char one_cause[256]; /* what it said */
+        char cause[768];     /* "URL: what it said; URL: …", every one of them */
 } EtcdError;
 
 typedef struct Conn {
@@ -325,11 +327,13 @@ static int conn_perform(Conn *c, const char *endpoint, const char *path, const c
 
 static void err_add(EtcdError *err, const char *endpoint, const char *cause)
 {
-        size_t wl = strlen(err->where), cl = strlen(err->cause);
-        snprintf(err->where + wl, sizeof(err->where) - wl, "%s%s", wl ? ", " : "etcd at ",
-                 endpoint);
-        snprintf(err->cause + cl, sizeof(err->cause) - cl, "%s%s%s%s", cl ? "; " : "",
-                 err->where[0] && wl ? endpoint : "", err->where[0] && wl ? ": " : "", cause);
+        size_t cl = strlen(err->cause);
+        if (err->n_tried++ == 0) {
+                snprintf(err->first, sizeof(err->first), "%s", endpoint);
+                snprintf(err->one_cause, sizeof(err->one_cause), "%s", cause);
+        }
+        snprintf(err->cause + cl, sizeof(err->cause) - cl, "%s%s: %s", cl ? "; " : "", endpoint,
+                 cause);
 }
 
 /* Whether etcd's own error says "try another member" rather than "no". */
@@ -438,24 +442,32 @@ static int etcd_call(Conn *c, const char *path, const json_t *req, uint64_t dead
 /* A sentence for an operator; since_usec: how long it has been so (0: leave it out). */
 static void etcd_error_text(const EtcdError *err, uint64_t since_usec, char *buf, size_t len)
 {
-        char since[48] = "";
+        char since[48] = "", where[320];
         if (since_usec)
                 snprintf(since, sizeof(since), " since %" PRIu64 " s", since_usec / USEC_PER_SEC);
+        bool one = err->n_tried <= 1;
+        if (one)
+                snprintf(where, sizeof(where), "etcd at %s", err->first);
+        else
+                snprintf(where, sizeof(where), "etcd (%u endpoints tried)", err->n_tried);
+        const char *cause = one ? err->one_cause : err->cause;
         switch (err->kind) {
         case ETCD_NO_LEADER:
                 snprintf(buf, len, "etcd has no leader (quorum lost)%s: %s", since, err->cause);
                 break;
         case ETCD_PROTO:
-                snprintf(buf, len, "%s answers, but not as etcd does%s: %s", err->where, since,
-                         err->cause);
+                snprintf(buf, len, "%s answers, but not as etcd does%s: %s", where, since, cause);
                 break;
         case ETCD_REFUSED:
-                snprintf(buf, len, "%s refused: %s", err->where, err->cause);
+                if (err->n_tried == 0)
+                        snprintf(buf, len, "%s", err->one_cause);
+                else
+                        snprintf(buf, len, "%s refused: %s", where, cause);
                 break;
         case ETCD_UNREACHABLE:
         case ETCD_OK:
         default:
-                snprintf(buf, len, "%s is out of reach%s: %s", err->where, since, err->cause);
+                snprintf(buf, len, "%s is out of reach%s: %s", where, since, cause);
                 break;
         }
 }
@@ -718,8 +730,7 @@ static int admit(EtcdLedger *l, Conn *c, const char *team, const char *sid, unsi
                 ret->retries++;
                 if (now_usec(CLOCK_MONOTONIC) >= deadline) {
                         *err = (EtcdError){.kind = ETCD_REFUSED};
-                        snprintf(err->where, sizeof(err->where), "etcd");
-                        snprintf(err->cause, sizeof(err->cause),
+                        snprintf(err->one_cause, sizeof(err->one_cause),
                                  "other nodes' admissions to team %s won %u times in a row "
                                  "within fleet.timeout",
                                  team, ret->retries);

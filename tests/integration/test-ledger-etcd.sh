@@ -9,6 +9,9 @@
 #       within the TTL and the others admit into them; restarted, nothing counts twice;
 #   (d) etcd stopped: a create is 503 ledger_unavailable saying etcd is out of reach, an open
 #       sandbox keeps serving; etcd back: creates succeed again and the counts are right;
+#   (g) a node's lease revoked behind its back: it takes a new one and admits its slots
+#       again; a node stopped past its lease whose room others took: its sandboxes end
+#       (slot_lost);
 #   (e) SIGTERM of a node: its slot keys and its membership are gone at once (it leaves).
 #   (f) a 3-member etcd cluster: one member down, the nodes move on to the others; two
 #       down, a create is 503 and says etcd has no leader.
@@ -340,11 +343,16 @@ assert_eq "$STATUS" "$ok_status" "a twin call of open sandbox $sid while etcd is
 read -r dn dsid _ < <(tail -1 "$TMP/open")
 discard_on "$dn" "$dsid"
 deadline 10
-until [[ $(curl -s "${NODE_CTL[1]}/healthz" | jq -r .ledger.reachable) == false ]]; do
+until [[ $(curl -s "${NODE_CTL[3]}/healthz" | jq -r .ledger.reachable) == false ]]; do
         before_deadline || fail "/healthz does not say the ledger is unreachable"
         sleep 0.1
 done
-pass "(d1) etcd down: creates are 503 ledger_unavailable ($msg); an open sandbox serves (200)"
+create_on 3
+assert_status 503 "a create once the node knows etcd is out of reach"
+msg2=$(jq -r .error.details.error <<<"$BODY")
+[[ $msg2 == "etcd at $ENDPOINTS is out of reach since "*" s: connection refused" ]] ||
+        fail "the 503 of a node that knows etcd is out of reach says: $msg2"
+pass "(d1) etcd down: creates are 503 ledger_unavailable ($msg2); an open sandbox serves (200)"
 etcd_start e1 "$SINGLE"
 etcd_wait_healthy "$ENDPOINTS"
 deadline 20
@@ -365,6 +373,54 @@ assert_status 402 "the create after the free slot was taken"
 assert_eq "$(n_slot_keys)" 5 "slot keys after etcd's return"
 wait_usage sessions_used 5 1 2 3
 pass "(d2) etcd back: creates admitted again, 5 slots, usage 5 everywhere"
+
+# (g) a lease lost: (1) revoked behind a node's back while the team has room: the node takes
+# a new one and admits its slots again; (2) expired while the node was stopped (SIGSTOP) and
+# the others took the room meanwhile: its sandboxes end (slot_lost)
+G=$(holder 1 2 3)
+held_g=$(n_slot_keys "n${G}_")
+lease_g=$(ectl get "$PREFIX/nodes/n$G" --print-value-only | jq -r .lease)
+ectl lease revoke "$lease_g" >/dev/null
+deadline 10
+until [[ $(n_slot_keys "n${G}_") == "$held_g" &&
+        -n $(ectl get "$PREFIX/nodes/n$G" --keys-only) ]]; do
+        before_deadline || fail "n$G did not admit its $held_g slots again after its lease was revoked: $(slot_keys)"
+        sleep 0.1
+done
+lease_g2=$(ectl get "$PREFIX/nodes/n$G" --print-value-only | jq -r .lease)
+[[ $lease_g2 != "$lease_g" ]] || fail "n$G's membership still names the revoked lease"
+grep -q "new lease $lease_g2" "$TMP/n$G/pomed.log" || fail "n$G did not log its new lease"
+wait_usage sessions_used 5 1 2 3
+pass "(g1) n$G's lease revoked behind its back: new lease $lease_g2, its $held_g slots admitted again"
+
+G=$(holder 1 2 3)
+held_g=$(n_slot_keys "n${G}_")
+rest=$(printf '%s\n' 1 2 3 | grep -vx "$G" | tr '\n' ' ')
+lost_sids=$(slot_keys "n${G}_" | sed 's|.*/||')
+kill -STOP "${NODE_PID[$G]}"
+deadline $((TTL + 4))
+until [[ $(n_slot_keys "n${G}_") == 0 ]]; do
+        before_deadline || { kill -CONT "${NODE_PID[$G]}"; fail "n$G's slot keys outlived its lease while it was stopped"; }
+        sleep 0.1
+done
+for i in $(seq "$held_g"); do
+        create_on "$(cut -d' ' -f1 <<<"$rest")"
+        [[ $STATUS == 201 ]] || { kill -CONT "${NODE_PID[$G]}"; fail "a create into stopped n$G's freed slots answered $STATUS: $BODY"; }
+        echo "$(cut -d' ' -f1 <<<"$rest") $(jq -r '[.session_id, .session_token, .per_twin.github.rest_url] | join(" ")' <<<"$BODY")" >>"$TMP/open"
+done
+kill -CONT "${NODE_PID[$G]}"
+for sid in $lost_sids; do
+        deadline 10
+        until capi "$G" GET "/v1/sandboxes/$sid" && [[ $(jq -r .state <<<"$BODY") == failed ]]; do
+                before_deadline || fail "n$G's sandbox $sid stays $(jq -r .state <<<"$BODY") once its slot is lost"
+                sleep 0.1
+        done
+        grep -q "$sid: its slot was lost" "$TMP/n$G/pomed.log" || fail "n$G did not log why $sid ended"
+done
+assert_eq "$(n_slot_keys)" 5 "slot keys once n$G's were lost"
+wait_usage sessions_used 5 1 2 3
+assert_eq "$(usage_of "$G" sessions_used_here)" 0 "n$G's slots once lost"
+pass "(g2) n$G stopped past its lease, its $held_g slots taken meanwhile: on its return they are lost, its sandboxes end (slot_lost)"
 
 # (e) SIGTERM: the node leaves at once
 C=$(holder 1 2 3)
@@ -410,14 +466,13 @@ etcd_stop c2
 deadline 15
 while :; do
         create_on 2
-        [[ $STATUS == 503 ]] && break
-        [[ $STATUS == 402 ]] || fail "a create with 2 of 3 members down answered $STATUS: $BODY"
-        before_deadline || fail "creates are not refused with 2 of 3 members down"
+        [[ $STATUS == 402 || $STATUS == 503 ]] || fail "a create with 2 of 3 members down answered $STATUS: $BODY"
+        [[ $STATUS == 503 && $(jq -r .error.details.error <<<"$BODY") == *"no leader (quorum lost) since"* ]] && break
+        before_deadline || fail "creates with 2 of 3 members down do not say etcd lost its quorum: $BODY"
         sleep 0.2
 done
 assert_jq .error.type ledger_unavailable
-msg=$(jq -r .error.message <<<"$BODY")
-[[ $msg == *"no leader"* || $msg == *"out of reach"* ]] || fail "the 503 with quorum lost says: $msg"
+msg=$(jq -r .error.details.error <<<"$BODY")
 pass "(f2) quorum lost: 503 ledger_unavailable ($msg)"
 for m in c1 c2; do etcd_start "$m" "$CLUSTER"; done
 etcd_wait_healthy "$ENDPOINTS"
