@@ -377,7 +377,8 @@ static int etcd_call(Conn *c, const char *path, const json_t *req, uint64_t dead
                 if (r < 0) {
                         all_refused = all_refused && r == -ECONNREFUSED;
                         all_timeout = all_timeout && r == -ETIMEDOUT;
-                        err->kind = ETCD_UNREACHABLE;
+                        if (err->kind != ETCD_NO_LEADER)
+                                err->kind = ETCD_UNREACHABLE;
                         err_add(err, ep, cause);
                         last = r;
                         continue;
@@ -390,7 +391,8 @@ static int etcd_call(Conn *c, const char *path, const json_t *req, uint64_t dead
                 if (!json_is_object(j)) {
                         snprintf(cause, sizeof(cause), "HTTP %ld, not etcd's JSON: %.80s", status,
                                  c->buf ? c->buf : "");
-                        err->kind = ETCD_PROTO;
+                        if (err->kind != ETCD_NO_LEADER)
+                                err->kind = ETCD_PROTO;
                         err_add(err, ep, cause);
                         last = -EPROTO;
                         continue;
@@ -410,7 +412,9 @@ static int etcd_call(Conn *c, const char *path, const json_t *req, uint64_t dead
                         bool no_leader;
                         err->grpc_code = code;
                         if (etcd_error_retriable(code, msg, &no_leader)) {
-                                err->kind = no_leader ? ETCD_NO_LEADER : ETCD_UNREACHABLE;
+                                /* a member without a leader says the most: it sticks */
+                                if (err->kind != ETCD_NO_LEADER)
+                                        err->kind = no_leader ? ETCD_NO_LEADER : ETCD_UNREACHABLE;
                                 err_add(err, ep, msg);
                                 last = -EHOSTUNREACH;
                                 continue;
@@ -422,7 +426,8 @@ static int etcd_call(Conn *c, const char *path, const json_t *req, uint64_t dead
                 }
                 if (status != 200) {
                         snprintf(cause, sizeof(cause), "HTTP %ld: %.80s", status, c->buf);
-                        err->kind = ETCD_PROTO;
+                        if (err->kind != ETCD_NO_LEADER)
+                                err->kind = ETCD_PROTO;
                         err_add(err, ep, cause);
                         last = -EPROTO;
                         continue;
@@ -566,6 +571,7 @@ typedef struct EtcdLedger {
         /* shared, under mu */
         pthread_mutex_t mu;
         bool stop;
+        bool poke; /* the thread renews (or replaces) the lease now */
         bool reachable;
         uint64_t unreachable_since;
         EtcdError unreach;
@@ -678,14 +684,13 @@ static int admit(EtcdLedger *l, Conn *c, const char *team, const char *sid, unsi
                           range_op(guard, false, NULL, NULL), "request_range",
                           range_op(team_slots, true, "count_only", json_true()), "request_range",
                           range_op(key, false, "count_only", json_true()));
-        char value[512], created[RFC3339_MAX];
+        char created[RFC3339_MAX];
         format_rfc3339(now_sec(), created, sizeof(created));
         _cleanup_json_ json_t *v = json_pack("{s:s, s:s, s:s, s:s}", "node", l->fc.node, "sid", sid,
                                              "team", team, "created_at", created);
         _cleanup_free_ char *vs = v ? json_dumps(v, JSON_COMPACT) : NULL;
         if (!read || !vs)
                 return -ENOMEM;
-        snprintf(value, sizeof(value), "%s", vs);
         *ret = (Admission){0};
         for (;;) {
                 _cleanup_json_ json_t *a = NULL, *b = NULL;
@@ -714,7 +719,7 @@ static int admit(EtcdLedger *l, Conn *c, const char *team, const char *sid, unsi
                         "{s:[{s:o, s:s, s:s, s:o}], s:[{s:{s:o, s:o, s:o}}, {s:{s:o, s:o}}]}",
                         "compare", "key", json_b64(guard), "target", "MOD", "result", "EQUAL",
                         "mod_revision", json_i64_string(grev), "success", "request_put", "key",
-                        json_b64(key), "value", json_b64(value), "lease", json_i64_string(lease),
+                        json_b64(key), "value", json_b64(vs), "lease", json_i64_string(lease),
                         "request_put", "key", json_b64(guard), "value", json_b64(sid));
                 if (!commit)
                         return -ENOMEM;
@@ -1071,6 +1076,7 @@ static void lease_lost(EtcdLedger *l, int64_t lease, const char *how)
                                 "gone from etcd; new sandboxes are refused until it has a new "
                                 "lease and its open sandboxes' slots are admitted again",
                                 (uint64_t)lease, how, held_count_locked(l));
+                l->poke = true; /* a new lease now, not at the next renewal */
         }
         pthread_mutex_unlock(&l->mu);
         wake_loop(l);
@@ -1234,9 +1240,13 @@ static void bg_readmit(EtcdLedger *l)
                 if (r == -EDQUOT && cur && cur->gen != gen) {
                         held_remove_locked(l, sid);
                         held_free(cur);
+                        /* lost_sids[i] and lost_teams[i] go together, or neither */
                         if (strv_extend(&l->lost_sids, sid) >= 0 &&
-                            strv_extend(&l->lost_teams, team) < 0)
-                                l->lost_sids[strv_length(l->lost_sids) - 1] = NULL;
+                            strv_extend(&l->lost_teams, team) < 0) {
+                                size_t k = strv_length(l->lost_sids) - 1;
+                                free(l->lost_sids[k]);
+                                l->lost_sids[k] = NULL;
+                        }
                         lost++;
                 }
                 if (r < 0 && r != -EDQUOT && r != -ENOMEM && r != -ETIMEDOUT)
@@ -1293,25 +1303,27 @@ static void *bg_main(void *userdata)
         l->next_keepalive = now_usec(CLOCK_MONOTONIC) + ttl_third_usec(l);
         for (;;) {
                 pthread_mutex_lock(&l->mu);
-                bool stop = l->stop, reachable = l->reachable;
-                LeaseState st = l->lease_state;
+                bool stop = l->stop, poke = l->poke;
+                l->poke = false;
                 pthread_mutex_unlock(&l->mu);
                 if (stop)
                         break;
+                /* the lease: renewed every TTL/3; while etcd is out of reach or the lease is
+                 * lost, tried every second (or TTL/3 if shorter), and at once when the loop
+                 * saw something fail */
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
-                if (st == LEASE_LOST) {
-                        bg_recover(l);
+                if (poke || now >= l->next_keepalive) {
                         pthread_mutex_lock(&l->mu);
-                        st = l->lease_state;
+                        LeaseState st = l->lease_state;
                         pthread_mutex_unlock(&l->mu);
                         if (st == LEASE_LOST)
-                                l->next_keepalive = now + retry;
-                } else if (now >= l->next_keepalive) {
-                        bg_keepalive(l);
+                                bg_recover(l);
+                        else
+                                bg_keepalive(l);
                         pthread_mutex_lock(&l->mu);
-                        reachable = l->reachable;
+                        bool fine = l->reachable && l->lease_state != LEASE_LOST;
                         pthread_mutex_unlock(&l->mu);
-                        l->next_keepalive = now + (reachable ? ttl_third_usec(l) : retry);
+                        l->next_keepalive = now + (fine ? ttl_third_usec(l) : retry);
                 }
                 bg_readmit(l);
                 bg_deletes(l);
@@ -1588,8 +1600,15 @@ static int etcd_take(Ledger *base, Team *t, const char *sid, char *why, size_t w
                 l->refused[REFUSED_CONTENDED]++;
         } else {
                 etcd_error_text(&err, 0, why, why_len);
-                if (err.kind != ETCD_REFUSED)
-                        note_reach(l, &err);
+                if (err.kind != ETCD_REFUSED) {
+                        /* refused at once from now on; the thread finds out when etcd is back */
+                        pthread_mutex_lock(&l->mu);
+                        note_reach_locked(l, &err);
+                        l->poke = true;
+                        pthread_mutex_unlock(&l->mu);
+                        wake_loop(l);
+                        wake_thread(l);
+                }
                 l->refused[err.kind == ETCD_NO_LEADER ? REFUSED_NO_LEADER : REFUSED_UNREACHABLE]++;
         }
         return -EHOSTUNREACH;
