@@ -559,6 +559,7 @@ typedef struct EtcdLedger {
         char *wbuf;
         size_t wlen, wcap;
         bool watch_created, watch_reread, watch_broken;
+        char reread_why[160];
         unsigned watch_failures;
         uint64_t watch_retry_at;
         json_t *w_teams;  /* id → raw value */
@@ -859,7 +860,12 @@ static bool w_line(EtcdLedger *l, const char *line, size_t len)
         if (!res)
                 return false; /* {"error": …} or garbage: open it again */
         if (json_get_i64(res, "compact_revision") > 0) {
-                l->watch_reread = true; /* what we missed is compacted: read everything */
+                /* what we missed is compacted: read everything */
+                l->watch_reread = true;
+                snprintf(l->reread_why, sizeof(l->reread_why),
+                         "etcd compacted its history up to revision %" PRId64
+                         " and the watch needed it from %" PRId64,
+                         json_get_i64(res, "compact_revision"), l->w_rev + 1);
                 return false;
         }
         if (json_is_true(json_object_get(res, "canceled")))
@@ -868,8 +874,13 @@ static bool w_line(EtcdLedger *l, const char *line, size_t len)
                 l->watch_created = true;
                 l->watch_failures = 0;
                 /* etcd's revision went back: its data was replaced, what we know is not it */
-                if (json_get_i64(json_object_get(res, "header"), "revision") < l->w_rev) {
+                int64_t now_rev = json_get_i64(json_object_get(res, "header"), "revision");
+                if (now_rev < l->w_rev) {
                         l->watch_reread = true;
+                        snprintf(l->reread_why, sizeof(l->reread_why),
+                                 "etcd is at revision %" PRId64 ", behind the %" PRId64
+                                 " this node saw: its data was replaced",
+                                 now_rev, l->w_rev);
                         return false;
                 }
         }
@@ -938,7 +949,15 @@ static int watch_start(EtcdLedger *l)
                         return r;
                 }
                 l->watch_reread = false;
+                pthread_mutex_lock(&l->mu);
+                post_log_locked(l, LOG_INFO,
+                                "%s: teams and slots read again whole (%zu teams, %zu slots at "
+                                "revision %" PRId64 ")",
+                                l->reread_why, json_object_size(l->w_teams),
+                                json_object_size(l->w_slots), l->w_rev);
+                pthread_mutex_unlock(&l->mu);
                 w_publish(l);
+                wake_loop(l);
         }
         _cleanup_json_ json_t *req = json_pack(
                 "{s:o}", "create_request",

@@ -13,8 +13,9 @@
 #       again; a node stopped past its lease whose room others took: its sandboxes end
 #       (slot_lost);
 #   (e) SIGTERM of a node: its slot keys and its membership are gone at once (it leaves).
-#   (f) a 3-member etcd cluster: one member down, the nodes move on to the others; two
-#       down, a create is 503 and says etcd has no leader.
+#   (f) a 3-member etcd cluster: one member down, the nodes move on to the others (a watch
+#       resumed past a compaction reads everything again); two down, a create is 503 and
+#       says etcd has no leader.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
@@ -448,12 +449,26 @@ CLUSTER="c1=http://127.0.0.1:${ETCD_PEER[c1]},c2=http://127.0.0.1:${ETCD_PEER[c2
 for m in c1 c2 c3; do etcd_start "$m" "$CLUSTER"; done
 ENDPOINTS="http://127.0.0.1:${ETCD_CLIENT[c1]},http://127.0.0.1:${ETCD_CLIENT[c2]},http://127.0.0.1:${ETCD_CLIENT[c3]}"
 etcd_wait_healthy "$ENDPOINTS"
-put_team 2
+put_team 3
 rm -rf "$TMP/n1" "$TMP/n2"
+TTL=6 # n1 is stopped below while a member is down and its cluster elects a leader
 node_start 1
 node_start 2
-wait_usage sessions_quota 2 1 2
+wait_usage sessions_quota 3 1 2
+# n1's watch is on c1 (its first endpoint). Stopped, c1 down, a quota written and the history
+# compacted meanwhile: on its return n1's watch resumes on c2 from a compacted revision, so
+# it reads teams and slots again whole
+kill -STOP "${NODE_PID[1]}"
 etcd_stop c1 # the first endpoint of every node
+put_team 2
+ectl put /elsewhere/x y >/dev/null # etcd keeps the compaction's own revision: one more
+rev=$(ectl get /elsewhere/x -w json | jq -r .header.revision)
+ectl compact "$rev" >/dev/null
+kill -CONT "${NODE_PID[1]}"
+wait_usage sessions_quota 2 1 2
+grep -q "etcd compacted its history up to revision $rev" "$TMP/n1/pomed.log" ||
+        fail "n1's watch did not say it read everything again after the compaction: $(grep fleet "$TMP/n1/pomed.log" | tail -5)"
+pass "(f0) a watch resumed past etcd's compaction reads teams and slots again whole"
 create_on 1
 assert_status 201 "a create on n1 with member c1 down"
 create_on 2
