@@ -320,7 +320,16 @@ static int conn_perform(Conn *c, const char *endpoint, const char *path, const c
         }
         if (cc == CURLE_WRITE_ERROR || cc == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
-        snprintf(cause, cause_len, "%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
+        /* what an operator can change for the TLS failures libcurl words obscurely (a server
+         * that wants a client certificate closes the connection after the handshake) */
+        const char *hint = "";
+        if (cc == CURLE_PEER_FAILED_VERIFICATION)
+                hint = " (fleet.etcd.ca: the CA that signed etcd's certificate)";
+        else if (startswith(endpoint, "https://") && !c->fc->cert &&
+                 (cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_RECV_ERROR ||
+                  cc == CURLE_SEND_ERROR || cc == CURLE_GOT_NOTHING))
+                hint = " (does etcd ask for a client certificate? fleet.etcd.cert and key)";
+        snprintf(cause, cause_len, "%s%s", c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc), hint);
         lowercase_first(cause);
         return -EHOSTUNREACH;
 }

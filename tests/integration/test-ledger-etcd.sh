@@ -15,7 +15,9 @@
 #   (e) SIGTERM of a node: its slot keys and its membership are gone at once (it leaves).
 #   (f) a 3-member etcd cluster: one member down, the nodes move on to the others (a watch
 #       resumed past a compaction reads everything again); two down, a create is 503 and
-#       says etcd has no leader.
+#       says etcd has no leader;
+#   (h) etcd over TLS asking for client certificates: a node with fleet.etcd cert/key/ca
+#       admits; one without its certificate is refused at start.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
 command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
@@ -28,11 +30,14 @@ KEY=pome_$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c 32)
 KEY_HASH=$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)
 TTL=3
 
-# free_port: a loopback TCP port nothing listens on now.
+# free_port: a loopback TCP port nothing listens on now, below the ephemeral range (where a
+# connection's own port could take it before etcd binds it).
+read -r EPHEMERAL_LOW _ </proc/sys/net/ipv4/ip_local_port_range
+((EPHEMERAL_LOW > 12000)) || EPHEMERAL_LOW=32768
 free_port() {
         local p
         for _ in $(seq 100); do
-                p=$((20000 + RANDOM % 30000))
+                p=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
                 if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null &&
                         ! grep -qx "$p" "$TMP/ports" 2>/dev/null; then
                         echo "$p" >>"$TMP/ports"
@@ -496,3 +501,90 @@ node_stop 2 TERM
 sanitizer_check
 assert_eq "$(n_slot_keys)" 0 "slot keys once both nodes left the cluster"
 pass "(f3) quorum back: both nodes leave cleanly"
+for m in c1 c2 c3; do etcd_stop "$m"; done
+
+# (h) TLS: etcd asks for a client certificate; a node with fleet.etcd cert/key/ca joins and
+# admits, a node without its certificate is refused at start with etcd's TLS error
+command -v openssl >/dev/null || skip "openssl is not installed (TLS case)"
+P=$TMP/pki
+mkdir -p "$P"
+(
+        cd "$P"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=pome test CA" \
+                -keyout ca.key -out ca.crt 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=etcd" -keyout server.key -out server.csr 2>/dev/null
+        # clientAuth too: etcd's HTTP gateway dials its own gRPC server with this certificate
+        # (without it every gateway call is 'connection closed' under --client-cert-auth)
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n' >server.ext
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+                -extfile server.ext -out server.crt 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=pomed" -keyout client.key -out client.csr 2>/dev/null
+        printf 'extendedKeyUsage=clientAuth\n' >client.ext
+        openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 1 \
+                -extfile client.ext -out client.crt 2>/dev/null
+) || fail "openssl could not make the test PKI"
+ETCD_CLIENT[t1]=$(free_port)
+ETCD_PEER[t1]=$(free_port)
+ENDPOINTS=https://127.0.0.1:${ETCD_CLIENT[t1]}
+etcd --name t1 --data-dir "$TMP/etcd-t1" \
+        --listen-client-urls "$ENDPOINTS" --advertise-client-urls "$ENDPOINTS" \
+        --listen-peer-urls "http://127.0.0.1:${ETCD_PEER[t1]}" \
+        --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER[t1]}" \
+        --initial-cluster "t1=http://127.0.0.1:${ETCD_PEER[t1]}" \
+        --cert-file "$P/server.crt" --key-file "$P/server.key" \
+        --trusted-ca-file "$P/ca.crt" --client-cert-auth >>"$TMP/etcd-t1.log" 2>&1 &
+ETCD_PID[t1]=$!
+EXTRA_PIDS+=("$!")
+ectl() { etcdctl --endpoints "$ENDPOINTS" --cacert "$P/ca.crt" --cert "$P/client.crt" --key "$P/client.key" --command-timeout=3s "$@"; }
+deadline 20
+until ectl endpoint health >/dev/null 2>&1; do
+        before_deadline || fail "etcd with TLS did not become healthy: $(tail -5 "$TMP/etcd-t1.log")"
+        sleep 0.1
+done
+put_team 1
+rm -rf "$TMP/n1"
+# a node without a client certificate: refused at start
+mkdir -p "$TMP/n1/state"
+cat >"$TMP/n1/pomed.conf" <<CONF
+control_listen: 127.0.0.1:0
+gateway_listen: 127.0.0.1:0
+state_dir: $TMP/n1/state
+bus: none
+fleet:
+  node: n1
+  etcd:
+    endpoints: $ENDPOINTS
+    ca: $P/ca.crt
+CONF
+set +e
+timeout 30 "$POMED" --config "$TMP/n1/pomed.conf" >"$TMP/n1/pomed.log" 2>&1
+rc=$?
+set -e
+[[ $rc -ne 0 && $rc -ne 124 ]] || fail "a node without its client certificate started (exit $rc)"
+grep -q "fleet: cannot join through etcd ($ENDPOINTS).*fleet.etcd.cert and key" "$TMP/n1/pomed.log" ||
+        fail "the refusal of a node without a client certificate: $(tail -3 "$TMP/n1/pomed.log")"
+refusal=$(grep -o "fleet: cannot join through etcd.*" "$TMP/n1/pomed.log" | head -1)
+# with it: joins, admits, leaves
+cat >>"$TMP/n1/pomed.conf" <<CONF
+    cert: $P/client.crt
+    key: $P/client.key
+CONF
+"$POMED" --config "$TMP/n1/pomed.conf" >>"$TMP/n1/pomed.log" 2>&1 &
+NODE_PID[1]=$!
+EXTRA_PIDS+=("$!")
+deadline 20
+until [[ -f $TMP/n1/state/pomed.json ]]; do
+        kill -0 "${NODE_PID[1]}" 2>/dev/null || fail "the TLS node exited during start-up: $(tail -5 "$TMP/n1/pomed.log")"
+        before_deadline || fail "the TLS node did not start within 20 s"
+        sleep 0.05
+done
+NODE_CTL[1]=$(jq -r .control_url "$TMP/n1/state/pomed.json")
+create_on 1
+assert_status 201 "a create through etcd over TLS"
+create_on 1
+assert_status 402 "a create beyond quota 1 over TLS"
+assert_eq "$(n_slot_keys n1_)" 1 "slot keys over TLS"
+node_stop 1 TERM
+assert_eq "$(n_slot_keys)" 0 "slot keys once the TLS node left"
+sanitizer_check
+pass "(h) etcd over TLS with client certificates: admitted, refused beyond quota, left; without a certificate: $refusal"
