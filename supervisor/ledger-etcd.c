@@ -2054,5 +2054,8 @@ revoke:
         (void)lease_revoke(l, &l->conn, l->lease, &err);
 fail:
         etcd_free(&l->base);
+        /* ledger.h's errors: etcd's own refusals (permissions, say) are answers we cannot use */
+        if (r == -EIO || r == -ENOENT || r == -ERANGE)
+                r = -EPROTO;
         return r;
 }

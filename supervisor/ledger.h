@@ -57,7 +57,9 @@ int ledger_new_local(Teams *ts, Ledger **ret);
  * membership key, reads the teams (hooks->teams_changed is called before this returns) and the
  * slot counts, and starts keeping the lease alive and watching. ts, e and hooks are borrowed
  * and must outlive the ledger. Returns 0; -EHOSTUNREACH, -ETIMEDOUT or -ECONNREFUSED when no
- * endpoint answers (why says which and how), -EPROTO for an answer that is not etcd's, -ENOMEM.
+ * endpoint answers (why says which and how), -EPROTO for an answer that is not etcd's,
+ * -EADDRINUSE when another pomed (another host's, or one running here) is fleet.node now,
+ * -ENOMEM.
  */
 int ledger_new_etcd(const FleetConfig *fc, Teams *ts, sd_event *e, const LedgerHooks *hooks,
                     void *userdata, Ledger **ret, char *why, size_t why_len);

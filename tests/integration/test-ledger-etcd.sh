@@ -4,6 +4,7 @@
 #   (a) 40 parallel creates spread over the three: exactly 5 × 201 and 35 × 402, 5 slot keys
 #       in etcd, sandbox ids ses_<node>_…, every node's /v1/usage says 5 (through its watch);
 #   (b) a quota written to etcd reaches every node without SIGHUP;
+#   (i) a second pomed with a node name in use (another host's, or a pomed running here): refused;
 #   (c) kill -9 of a node: restarted at once (same name and state dir) it revokes the lease it
 #       left, so its slots count no more at once; killed and left down, its slot keys go
 #       within the TTL and the others admit into them; restarted, nothing counts twice;
@@ -255,6 +256,30 @@ done
 ectl del "$PREFIX/teams/broken" >/dev/null
 wait_usage sessions_quota 5 1 2 3
 pass "(b) quota 7 then 5 written to etcd: every node follows without SIGHUP; an invalid team is logged and skipped"
+
+# (i) one node name, two pomeds: refused at start, whether the other is on another host (a
+# membership with a live lease and another machine id) or a pomed running here
+# start_refused NAME STATE_DIR: pomed as node NAME must exit non-zero at start; sets REFUSAL
+start_refused() {
+        local d=$2 rc=0
+        mkdir -p "$d/state"
+        sed -e "s|$TMP/n1/state|$d/state|" -e "s|node: n1|node: $1|" "$TMP/n1/pomed.conf" >"$d/pomed.conf"
+        timeout 30 "$POMED" --config "$d/pomed.conf" >"$d/pomed.log" 2>&1 || rc=$?
+        [[ $rc -ne 0 && $rc -ne 124 ]] || fail "a second pomed as node $1 started (exit $rc)"
+        REFUSAL=$(grep -o "fleet: cannot join through etcd.*" "$d/pomed.log" | head -1)
+        [[ $REFUSAL == *"two nodes share the name"* ]] || fail "a second pomed as node $1: $(tail -3 "$d/pomed.log")"
+}
+fake_lease=$(ectl lease grant 60 | awk '{print $2}')
+ectl put --lease="$fake_lease" "$PREFIX/nodes/n9" \
+        '{"node":"n9","lease":"'"$fake_lease"'","hostname":"elsewhere","machine_id":"0123456789abcdef0123456789abcdef","pid":1}' >/dev/null
+start_refused n9 "$TMP/dup-host"
+refusal_host=$REFUSAL
+ectl lease revoke "$fake_lease" >/dev/null
+start_refused n2 "$TMP/dup-here"
+[[ $REFUSAL == *"another pomed on this host (pid ${NODE_PID[2]})"* ]] || fail "the refusal does not name n2's pid: $REFUSAL"
+[[ -n $(ectl get "$PREFIX/nodes/n2" --keys-only) ]] || fail "n2's membership went with the refused twin"
+wait_usage sessions_used 5 1 2 3
+pass "(i) a node name taken: refused at start ($refusal_host; $REFUSAL)"
 
 # (c) kill -9 and an immediate restart: the lease it left is revoked at the join
 # the node holding the most slots (the one whose kill frees most)
