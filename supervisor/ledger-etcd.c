@@ -22,7 +22,12 @@
  * cannot both commit; between the read and a commit nothing else can raise the count
  * (expiries, releases, leaves only delete), so the count after a commit is at most C + 1 <=
  * quota. A put whose lease is gone fails the whole txn ("requested lease not found"): no slot
- * is admitted without a live lease.
+ * is admitted without a live lease. A commit whose answer never came (a timeout, a member that
+ * went away) may have been applied: its key is deleted by the thread, and a retried commit
+ * that finds sid's own key in step 1 counts as admitted. Measured (etcd 3.4.23, one member,
+ * its WAL on ext4, pomed built with ASan): 2.3 ms median, 3.7 ms p90, 6 ms p99 per admission
+ * over 200 creates in a row; 120 creates at once over 3 nodes into one team: 8-10 ms median,
+ * 50-60 ms p99, 71 lost commits (retries) for 120 admissions, exactly the quota admitted.
  *
  * Threads. The loop (every ledger.h call and hook) does the join, take and leave itself, each
  * bounded by fleet.timeout; everything else runs on one background thread: the lease's
@@ -45,7 +50,13 @@
  * watch event without "type" is a PUT; errors are {"error", "message", "code": <gRPC code>}
  * with an HTTP status to match (a lost lease: 404, code 5, "etcdserver: requested lease not
  * found"; a compacted revision: code 11); /v3/lease/revoke and /v3/kv/lease/revoke both
- * revoke. libcurl stays inside this file (common/httpclient.h is the other user).
+ * revoke. The header Grpc-Metadata-hasleader: true (clientv3's WithRequireLeader) makes a
+ * member without a leader answer "etcdserver: no leader" (code 14) at once instead of timing
+ * out, and cancel its watches. etcd keeps leases across its own restart (a new leader extends
+ * every lease), so slots survive an etcd outage; only etcd saying a lease is gone makes it
+ * lost here. Under --client-cert-auth the gateway dials etcd's own gRPC port with the server
+ * certificate, which must then allow clientAuth too, or every call is "connection closed".
+ * libcurl stays inside this file (common/httpclient.h is the other user).
  */
 #include <curl/curl.h>
 #include <errno.h>
