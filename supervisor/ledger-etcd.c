@@ -691,7 +691,7 @@ typedef struct Admission {
 /*
  * The admission of the file's header for sid of team (quota slots) on lease, on conn c, until
  * deadline. 0 (admitted, or sid's key was there already), -EDQUOT, -ENOENT (the lease is
- * gone), -ETIMEDOUT (other admissions kept winning until the deadline), etcd_call's errors.
+ * gone), -EBUSY (other admissions kept winning until the deadline), etcd_call's errors.
  */
 static int admit(EtcdLedger *l, Conn *c, const char *team, const char *sid, unsigned quota,
                  int64_t lease, uint64_t deadline, Admission *ret, EtcdError *err)
@@ -760,7 +760,7 @@ static int admit(EtcdLedger *l, Conn *c, const char *team, const char *sid, unsi
                                  "other nodes' admissions to team %s won %u times in a row "
                                  "within fleet.timeout",
                                  team, ret->retries);
-                        return -ETIMEDOUT;
+                        return -EBUSY;
                 }
         }
 }
@@ -1288,7 +1288,7 @@ static void bg_readmit(EtcdLedger *l)
                         }
                         lost++;
                 }
-                if (r < 0 && r != -EDQUOT && r != -ENOMEM && r != -ETIMEDOUT)
+                if (r < 0 && r != -EDQUOT && r != -ENOMEM && r != -EBUSY)
                         note_reach_locked(l, &err);
                 pthread_mutex_unlock(&l->mu);
                 if (r < 0 && r != -EDQUOT) {
@@ -1634,7 +1634,7 @@ static int etcd_take(Ledger *base, Team *t, const char *sid, char *why, size_t w
                 lease_lost(l, lease, "etcd says so at an admission");
                 snprintf(why, why_len, "this node's lease expired; it takes a new one now");
                 l->refused[REFUSED_LEASE_LOST]++;
-        } else if (r == -ETIMEDOUT) {
+        } else if (r == -EBUSY) {
                 etcd_error_text(&err, 0, why, why_len);
                 l->refused[REFUSED_CONTENDED]++;
         } else {

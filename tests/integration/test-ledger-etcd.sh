@@ -405,6 +405,39 @@ assert_eq "$(n_slot_keys)" 5 "slot keys after etcd's return"
 wait_usage sessions_used 5 1 2 3
 pass "(d2) etcd back: creates admitted again, 5 slots, usage 5 everywhere"
 
+# etcd frozen (SIGSTOP: connections open, nothing answers) past every lease: a create waits at
+# most fleet.timeout (1 s) once, then refusals are at once; thawed, etcd expires the leases it
+# could not renew, every node takes a new one and admits its slots again: nothing is lost
+kill -STOP "${ETCD_PID[e1]}"
+t_first=$(curl -s -o "$TMP/body" -w '%{time_total}' -X POST -H "Authorization: Bearer $KEY" \
+        -H 'Content-Type: application/json' -d '{"twins":["github"]}' "${NODE_CTL[1]}/v1/sandboxes")
+BODY=$(cat "$TMP/body")
+assert_jq .error.type ledger_unavailable "a create while etcd is frozen"
+t_next=$(curl -s -o "$TMP/body" -w '%{time_total}' -X POST -H "Authorization: Bearer $KEY" \
+        -H 'Content-Type: application/json' -d '{"twins":["github"]}' "${NODE_CTL[1]}/v1/sandboxes")
+BODY=$(cat "$TMP/body")
+assert_jq .error.type ledger_unavailable "the next create while etcd is frozen"
+awk -v a="$t_first" -v b="$t_next" 'BEGIN { exit !(a < 1.9 && b < 0.5) }' ||
+        { kill -CONT "${ETCD_PID[e1]}"; fail "creates while etcd is frozen took $t_first s, then $t_next s (fleet.timeout 1 s)"; }
+t_health=$(curl -s -o /dev/null -w '%{time_total}' "${NODE_CTL[2]}/healthz")
+sleep $((TTL + 2)) # etcd frozen past every lease's TTL: the condition, not an assertion
+kill -CONT "${ETCD_PID[e1]}"
+# ledgers_fine N…: every named node reaches etcd on a live lease
+ledgers_fine() {
+        local n
+        for n in "$@"; do
+                [[ $(curl -s "${NODE_CTL[$n]}/healthz" | jq -r '.ledger.reachable and (.ledger.error == null)') == true ]] || return 1
+        done
+}
+deadline 20
+until [[ $(n_slot_keys) == 5 ]] && ledgers_fine 1 2 3; do
+        before_deadline || fail "after etcd thawed: $(n_slot_keys) slot keys, $(curl -s "${NODE_CTL[1]}/healthz" | jq -c .ledger)"
+        sleep 0.2
+done
+wait_usage sessions_used 5 1 2 3
+! grep -q "slot_lost" "$TMP"/n*/pomed.log || fail "a slot was lost though every node had room to admit its own again"
+pass "(d3) etcd frozen past the TTL: creates refused after ${t_first} s, then ${t_next} s (/healthz ${t_health} s); thawed: 5 slots, usage 5"
+
 # (g) a lease lost: (1) revoked behind a node's back while the team has room: the node takes
 # a new one and admits its slots again; (2) expired while the node was stopped (SIGSTOP) and
 # the others took the room meanwhile: its sandboxes end (slot_lost)
