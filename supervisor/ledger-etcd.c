@@ -1543,13 +1543,13 @@ static int etcd_take(Ledger *base, Team *t, const char *sid, char *why, size_t w
         LeaseState st = l->lease_state;
         int64_t lease = l->lease;
         unsigned gen = l->gen;
+        bool no_leader = l->unreach.kind == ETCD_NO_LEADER;
         if (!reachable)
                 etcd_error_text(&l->unreach, now_usec(CLOCK_MONOTONIC) - l->unreachable_since + 1,
                                 why, why_len);
         pthread_mutex_unlock(&l->mu);
         if (!reachable) {
-                l->refused[l->unreach.kind == ETCD_NO_LEADER ? REFUSED_NO_LEADER
-                                                             : REFUSED_UNREACHABLE]++;
+                l->refused[no_leader ? REFUSED_NO_LEADER : REFUSED_UNREACHABLE]++;
                 return -EHOSTUNREACH;
         }
         if (st != LEASE_LIVE) {
