@@ -37,9 +37,9 @@
  * re-admission of every held slot. It hands the loop a snapshot under a mutex (teams as raw
  * JSON, slot counts per team with the revision they describe, log lines, lost sids) and wakes
  * it through an eventfd; the loop applies it (teams_set_used, hooks). Only the loop logs and
- * touches a Team. The held set (sid → team, quota, the lease generation its key was put
- * under) is shared under the same mutex: a slot whose generation is not the lease's current
- * one is re-admitted by the thread, whichever raced whom.
+ * touches a Team. The held set (sid → team, the lease generation its key was put under) and
+ * the teams' quotas are shared under the same mutex: a slot whose generation is not the lease's
+ * current one is re-admitted by the thread, whichever raced whom.
  *
  * etcd's v3 HTTP/JSON gateway (grpc-gateway), as etcd 3.4.23 answers it (measured): POST only;
  * keys and values base64 (standard, padded); int64 fields are JSON strings; fields at their
@@ -523,8 +523,7 @@ static const char *const refusal_names[_REFUSED_MAX] = {
 typedef struct Held {
         char *sid;
         char *team;
-        unsigned quota; /* the team's, refreshed by the loop, for a re-admission */
-        unsigned gen;   /* the lease generation its key was put under */
+        unsigned gen; /* the lease generation its key was put under */
         struct Held *prev, *next;
 } Held;
 
@@ -600,7 +599,8 @@ typedef struct EtcdLedger {
         int64_t lease;
         unsigned gen;
         uint64_t renewed_at;
-        Hashmap *held; /* sid → Held */
+        Hashmap *held;  /* sid → Held */
+        json_t *quotas; /* team → quota, as the loop last saw it: a re-admission's limit */
         Held *held_list;
         Delete *deletes;
         size_t n_deletes, cap_deletes;
@@ -1251,7 +1251,8 @@ static void bg_readmit(EtcdLedger *l)
                         return;
                 }
                 _cleanup_free_ char *sid = strdup(h->sid), *team = strdup(h->team);
-                unsigned quota = h->quota, gen = l->gen;
+                unsigned quota = (unsigned)json_integer_value(json_object_get(l->quotas, team)),
+                         gen = l->gen;
                 int64_t lease = l->lease;
                 pthread_mutex_unlock(&l->mu);
                 if (!sid || !team)
@@ -1472,6 +1473,18 @@ static void apply_counts(EtcdLedger *l)
         }
 }
 
+/* The quotas a re-admission compares with: the teams' as the loop knows them (pomed.conf's and
+ * SetQuota's too, which the ledger is not told of), refreshed at every wake and take. */
+static void note_quotas(EtcdLedger *l)
+{
+        size_t n;
+        Team *const *ts = teams_list(l->teams, &n);
+        pthread_mutex_lock(&l->mu);
+        for (size_t i = 0; i < n; i++)
+                (void)json_object_set_new(l->quotas, ts[i]->id, json_integer(ts[i]->quota));
+        pthread_mutex_unlock(&l->mu);
+}
+
 static int on_wake(sd_event_source *s _unused_, int fd, uint32_t revents _unused_, void *userdata)
 {
         EtcdLedger *l = userdata;
@@ -1488,12 +1501,6 @@ static int on_wake(sd_event_source *s _unused_, int fd, uint32_t revents _unused
         l->n_logs = 0;
         l->out_teams = l->out_counts = NULL;
         l->lost_sids = l->lost_teams = NULL;
-        /* the quotas a re-admission will compare with: the teams' as the loop knows them */
-        for (Held *h = l->held_list; h; h = h->next) {
-                Team *t = teams_by_id(l->teams, h->team);
-                if (t)
-                        h->quota = t->quota;
-        }
         pthread_mutex_unlock(&l->mu);
 
         for (size_t i = 0; i < n_logs; i++) {
@@ -1512,6 +1519,7 @@ static int on_wake(sd_event_source *s _unused_, int fd, uint32_t revents _unused
         json_decref(counts);
         if (teams || counts)
                 apply_counts(l);
+        note_quotas(l);
         for (size_t i = 0; lost_sids && lost_sids[i]; i++) {
                 Team *t = lost_teams && lost_teams[i] ? teams_by_id(l->teams, lost_teams[i]) : NULL;
                 if (t)
@@ -1544,6 +1552,7 @@ static int etcd_take(Ledger *base, Team *t, const char *sid, char *why, size_t w
         int64_t lease = l->lease;
         unsigned gen = l->gen;
         bool no_leader = l->unreach.kind == ETCD_NO_LEADER;
+        (void)json_object_set_new(l->quotas, t->id, json_integer(t->quota));
         if (!reachable)
                 etcd_error_text(&l->unreach, now_usec(CLOCK_MONOTONIC) - l->unreachable_since + 1,
                                 why, why_len);
@@ -1578,7 +1587,6 @@ static int etcd_take(Ledger *base, Team *t, const char *sid, char *why, size_t w
                 Held *h = calloc(1, sizeof(*h));
                 if (h && (h->sid = strdup(sid)) && (h->team = strdup(t->id)) &&
                     hashmap_put(l->held, h->sid, h) >= 0) {
-                        h->quota = t->quota;
                         h->gen = gen;
                         h->next = l->held_list;
                         if (h->next)
@@ -1808,6 +1816,7 @@ static void etcd_free(Ledger *base)
                 held_free(h);
         }
         hashmap_free(l->held);
+        json_decref(l->quotas);
         for (size_t i = 0; i < l->n_deletes; i++)
                 free(l->deletes[i].key);
         free(l->deletes);
@@ -1991,9 +2000,10 @@ int ledger_new_etcd(const FleetConfig *fc, Teams *ts, sd_event *e, const LedgerH
         }
         l->curl_inited = true;
         if ((r = conn_init(&l->conn, &l->fc)) < 0 || (r = conn_init(&l->bg, &l->fc)) < 0 ||
-            !(l->held = hashmap_new(HASHMAP_STRING)) || !(l->w_teams = json_object()) ||
-            !(l->w_slots = json_object()) || !(l->w_counts = json_object()) ||
-            !(l->counts = json_object()) || !(l->multi = curl_multi_init())) {
+            !(l->held = hashmap_new(HASHMAP_STRING)) || !(l->quotas = json_object()) ||
+            !(l->w_teams = json_object()) || !(l->w_slots = json_object()) ||
+            !(l->w_counts = json_object()) || !(l->counts = json_object()) ||
+            !(l->multi = curl_multi_init())) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -2033,6 +2043,7 @@ int ledger_new_etcd(const FleetConfig *fc, Teams *ts, sd_event *e, const LedgerH
         apply_teams(l, teams);
         l->counts_rev = l->w_rev;
         apply_counts(l);
+        note_quotas(l);
 
         l->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         l->tfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
