@@ -21,8 +21,9 @@
 #       admits; one without its certificate is refused at start.
 source "$POME_SOURCE_DIR/tests/integration/lib.sh"
 require_root
-command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
         skip "etcd is not installed (Debian: apt install etcd-server etcd-client)"
+fi
 
 export ETCDCTL_API=3
 PREFIX=/pome
@@ -81,7 +82,8 @@ etcd_wait_healthy() {
                 sleep 0.1
         done
 }
-ectl() { etcdctl --endpoints "$ENDPOINTS" --command-timeout=3s "$@"; }
+ECTL_TLS=() # --cacert, --cert, --key for the TLS case
+ectl() { etcdctl --endpoints "$ENDPOINTS" "${ECTL_TLS[@]}" --command-timeout=3s "$@"; }
 # slot_keys [NODE]: the slot keys of team acme in etcd (of NODE's sandboxes only)
 slot_keys() { ectl get --prefix "$PREFIX/slots/$TEAM/" --keys-only | grep "ses_${1:-}" || true; }
 n_slot_keys() { slot_keys "${1:-}" | grep -c . || true; }
@@ -91,7 +93,7 @@ put_team() { # put_team QUOTA
                 "{\"sessions_quota\": $1, \"api_keys_sha256\": [\"$KEY_HASH\"], \"plan_tier\": \"fleet\"}" >/dev/null
 }
 
-declare -A NODE_PID NODE_CTL NODE_GW
+declare -A NODE_PID NODE_CTL
 # node_start N: pomed node nN, state in $TMP/nN (kept across restarts).
 node_start() {
         local n=$1 d=$TMP/n$1
@@ -122,7 +124,6 @@ node_start() {
                 sleep 0.05
         done
         NODE_CTL[$n]=$(jq -r .control_url "$d/state/pomed.json")
-        NODE_GW[$n]=$(jq -r .gateway_url "$d/state/pomed.json")
 }
 # node_stop N SIGNAL: and waits; a SIGTERM must end it with 0 and no sanitizer report
 node_stop() {
@@ -217,6 +218,7 @@ for i in $(seq 40); do
                 "${NODE_CTL[$n]}/v1/sandboxes" >"$TMP/par/$i.status" &
         echo "$n" >"$TMP/par/$i.node"
 done
+# shellcheck disable=SC2046 # one pid a word
 wait $(jobs -p | grep -vxF -f <(printf '%s\n' "${EXTRA_PIDS[@]}"))
 assert_eq "$(cat "$TMP"/par/*.status | grep -c '^201$')" 5 "creates admitted fleet-wide"
 assert_eq "$(cat "$TMP"/par/*.status | grep -c '^402$')" 35 "creates refused with 402"
@@ -232,9 +234,9 @@ for i in $(seq 40); do
         fi
 done
 assert_eq "$(n_slot_keys)" 5 "slot keys in etcd"
-for sid in $(cut -d' ' -f2 "$TMP/open"); do
+while read -r _ sid _; do
         slot_keys | grep -qx "$PREFIX/slots/$TEAM/$sid" || fail "no slot key for $sid: $(slot_keys)"
-done
+done <"$TMP/open"
 wait_usage sessions_used 5 1 2 3
 here=0
 for n in 1 2 3; do here=$((here + $(usage_of $n sessions_used_here))); done
@@ -313,6 +315,7 @@ for n in $others; do
         done
 done
 assert_eq "$(n_slot_keys)" 5 "slot keys after refilling"
+# shellcheck disable=SC2086 # node numbers, a word each
 B=$(holder $others)
 held_b=$(n_slot_keys "n${B}_")
 rest=$(printf '%s\n' 1 2 3 | grep -vx "$B" | tr '\n' ' ')
@@ -356,7 +359,7 @@ mv "$TMP/open2" "$TMP/open"
 assert_eq "$(grep -c . "$TMP/open")" 5 "sandboxes open on the nodes"
 
 # (d) etcd out of reach
-read -r on sid token url < <(head -1 "$TMP/open")
+read -r _ sid token url < <(head -1 "$TMP/open")
 twin_call GET "$url/repos/acme/api/issues/1" "$token"
 ok_status=$STATUS
 etcd_stop e1
@@ -593,7 +596,7 @@ etcd --name t1 --data-dir "$TMP/etcd-t1" \
         --trusted-ca-file "$P/ca.crt" --client-cert-auth >>"$TMP/etcd-t1.log" 2>&1 &
 ETCD_PID[t1]=$!
 EXTRA_PIDS+=("$!")
-ectl() { etcdctl --endpoints "$ENDPOINTS" --cacert "$P/ca.crt" --cert "$P/client.crt" --key "$P/client.key" --command-timeout=3s "$@"; }
+ECTL_TLS=(--cacert "$P/ca.crt" --cert "$P/client.crt" --key "$P/client.key")
 deadline 20
 until ectl endpoint health >/dev/null 2>&1; do
         before_deadline || fail "etcd with TLS did not become healthy: $(tail -5 "$TMP/etcd-t1.log")"
