@@ -585,7 +585,7 @@ typedef struct EtcdLedger {
         json_t *w_slots;  /* key below P/slots/ → true */
         json_t *w_counts; /* team → count */
         int64_t w_rev;
-        bool w_dirty;
+        bool w_teams_dirty, w_counts_dirty; /* changed since handed to the loop */
         uint64_t next_keepalive;
 
         /* shared, under mu */
@@ -781,11 +781,16 @@ static void w_apply(EtcdLedger *l, const char *key, const char *value)
 {
         const char *rest;
         if ((rest = startswith(key, l->teams_prefix)) && *rest && !strchr(rest, '/')) {
-                if (value)
+                /* a team's put that changes nothing (a rewrite, a re-read) is no change: the loop
+                 * reloads every team when told, and writes each to the registry */
+                json_t *old = json_object_get(l->w_teams, rest);
+                if (value && (!old || !streq(json_string_value(old), value))) {
                         (void)json_object_set_new(l->w_teams, rest, json_string(value));
-                else
+                        l->w_teams_dirty = true;
+                } else if (!value && old) {
                         (void)json_object_del(l->w_teams, rest);
-                l->w_dirty = true;
+                        l->w_teams_dirty = true;
+                }
         } else if ((rest = startswith(key, l->slots_prefix))) {
                 const char *slash = strchr(rest, '/');
                 if (!slash || slash == rest || !slash[1])
@@ -796,13 +801,13 @@ static void w_apply(EtcdLedger *l, const char *key, const char *value)
                         char team[256];
                         snprintf(team, sizeof(team), "%.*s", (int)(slash - rest), rest);
                         w_count(l, team, +1);
-                        l->w_dirty = true;
+                        l->w_counts_dirty = true;
                 } else if (!value && had) {
                         (void)json_object_del(l->w_slots, rest);
                         char team[256];
                         snprintf(team, sizeof(team), "%.*s", (int)(slash - rest), rest);
                         w_count(l, team, -1);
-                        l->w_dirty = true;
+                        l->w_counts_dirty = true;
                 }
         }
 }
@@ -833,7 +838,7 @@ static int w_read_all(EtcdLedger *l, Conn *c, EtcdError *err)
         json_object_clear(l->w_slots);
         json_object_clear(l->w_counts);
         l->w_rev = json_get_i64(json_object_get(a, "header"), "revision");
-        l->w_dirty = true;
+        l->w_teams_dirty = l->w_counts_dirty = true;
         size_t i;
         json_t *kv;
         json_array_foreach (teams, i, kv) {
@@ -852,22 +857,27 @@ static int w_read_all(EtcdLedger *l, Conn *c, EtcdError *err)
 /* Hands the watch's state to the loop (when it changed). */
 static void w_publish(EtcdLedger *l)
 {
-        if (!l->w_dirty)
+        if (!l->w_teams_dirty && !l->w_counts_dirty)
                 return;
-        json_t *t = json_deep_copy(l->w_teams), *c = json_deep_copy(l->w_counts);
-        if (!t || !c) {
+        json_t *t = l->w_teams_dirty ? json_deep_copy(l->w_teams) : NULL;
+        json_t *c = l->w_counts_dirty ? json_deep_copy(l->w_counts) : NULL;
+        if ((l->w_teams_dirty && !t) || (l->w_counts_dirty && !c)) {
                 json_decref(t);
                 json_decref(c);
                 return; /* tried again after the next change */
         }
         pthread_mutex_lock(&l->mu);
-        json_decref(l->out_teams);
-        json_decref(l->out_counts);
-        l->out_teams = t;
-        l->out_counts = c;
-        l->out_counts_rev = l->w_rev;
+        if (t) {
+                json_decref(l->out_teams);
+                l->out_teams = t;
+        }
+        if (c) {
+                json_decref(l->out_counts);
+                l->out_counts = c;
+                l->out_counts_rev = l->w_rev;
+        }
         pthread_mutex_unlock(&l->mu);
-        l->w_dirty = false;
+        l->w_teams_dirty = l->w_counts_dirty = false;
         wake_loop(l);
 }
 
@@ -1508,7 +1518,7 @@ static int on_wake(sd_event_source *s _unused_, int fd, uint32_t revents _unused
                 free(logs[i].text);
         }
         free(logs);
-        if (teams)
+        if (teams && !json_equal(teams, l->teams_applied))
                 apply_teams(l, teams);
         json_decref(teams);
         if (counts && rev >= l->counts_rev) {
@@ -2033,7 +2043,7 @@ int ledger_new_etcd(const FleetConfig *fc, Teams *ts, sd_event *e, const LedgerH
         l->bg.at = l->conn.at;
 
         /* what etcd holds, applied before the first create */
-        l->w_dirty = false;
+        l->w_teams_dirty = l->w_counts_dirty = false;
         teams = json_deep_copy(l->w_teams); /* the thread's objects stay its own */
         json_decref(l->counts);
         if (!teams || !(l->counts = json_deep_copy(l->w_counts))) {
