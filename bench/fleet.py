@@ -3,7 +3,7 @@
 # bench/fleet.sh builds the release preset and calls it; run it directly only with that
 # build in place:
 #
-#   bench/fleet.py --bin build/release [--runs N] [--creates 200] [--clients 8]
+#   bench/fleet.py --bin build/release [--runs N] [--creates 300] [--clients 8]
 #                  [--etcd-dir /var/tmp] [--capacity 1000] [--only a,b] [--out BENCHMARKS.md]
 #                  [--notes FILE] [--json FILE]    (--notes: the raw numbers, in short)
 #
@@ -45,9 +45,12 @@ import ab  # noqa: E402  (find, pct)
 import harness  # noqa: E402  (write_block, fmt, plain_shell, meminfo)
 
 ERRORS = []  # (figure, what)
+# every pomed's and HAProxy's directory lives under one of ours (a name no test's clean-up
+# glob of /tmp/pome-* matches: a run lost its state directories to one once)
+WORK = [None]
 FRONT_KIND = ["packaged"]  # or "own", when packaging/haproxy/ could not be used
 NOTES = []  # things met that are not errors (a part skipped, and why)
-FIGS = ("local-direct", "local-front", "fleet-1", "fleet-2", "fleet-3")
+FIGS = ("local-direct", "local-front", "fleet-1", "fleet-2", "fleet-3", "fleet-1-tmpfs")
 KEY = "pome_fleetbench_" + secrets.token_hex(16)
 KEY_SHA = hashlib.sha256(KEY.encode()).hexdigest()
 QUOTA = 100000
@@ -127,7 +130,7 @@ def psum(d, name, **labels):
 
 class Etcd:
     def __init__(self, parent):
-        self.dir = tempfile.mkdtemp(prefix="pome-fleet-etcd.", dir=parent)
+        self.dir = tempfile.mkdtemp(prefix="fleetbench-etcd.", dir=parent)
         self.port, peer = free_port(), free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(self.dir + ".log", "w")
@@ -153,7 +156,7 @@ class Etcd:
             sys.exit(f"fleet: etcd did not become healthy: see {self.log.name}")
         fs, _, dev = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "--target",
                                      self.dir], capture_output=True,
-                                    text=True).stdout.strip().partition(" ")
+                                    text=True).stdout.strip().split("\n")[0].partition(" ")
         self.fs = fs
         self.where = f"{parent} ({fs}{' on ' + dev.strip() if dev.strip() else ''})"
 
@@ -255,7 +258,7 @@ class Node:
     """One pomed, fixed control port (the front must know it before the start)."""
 
     def __init__(self, bindir, name=None, etcd=None, prefix=None):
-        self.tmp = tempfile.mkdtemp(prefix="pome-fleet.")
+        self.tmp = tempfile.mkdtemp(prefix="node.", dir=WORK[0])
         os.chmod(self.tmp, 0o755)
         self.name, self.port, self.gport = name, free_port(), free_port()
         conf = os.path.join(self.tmp, "pomed.conf")
@@ -371,7 +374,7 @@ def own_front_cfg(nodes, port, tmp):
 
 class Front:
     def __init__(self, nodes):
-        self.tmp = tempfile.mkdtemp(prefix="pome-fleet-front.")
+        self.tmp = tempfile.mkdtemp(prefix="front.", dir=WORK[0])
         self.port = free_port()
         text, why = packaged_front_cfg(nodes, self.port, self.tmp)
         self.kind, self.why = "packaging/haproxy/pome.cfg", None
@@ -471,7 +474,7 @@ class Client:
 def churn(addr, n, clients, fig, keep=False):
     """n creates shared by `clients` workers, each create followed by its discard (unless
     keep: then the ids are returned open). Returns (seconds, create ms list, ids kept)."""
-    left = [n]
+    left, failed = [n], [0]
     lock = threading.Lock()
     lat, kept = [], []
 
@@ -479,11 +482,15 @@ def churn(addr, n, clients, fig, keep=False):
         c = Client(addr)
         while True:
             with lock:
-                if left[0] <= 0:
+                if left[0] <= 0 or failed[0] >= 20:
                     return
                 left[0] -= 1
             st, ms, j = c.create()
             if st != 201:
+                with lock:
+                    failed[0] += 1
+                    if failed[0] == 20:
+                        err(fig, "20 creates failed: the rest of this figure not sent")
                 err(fig, f"create → {st} {json.dumps(j)[:200]}")
                 continue
             sid = j["session_id"]
@@ -784,32 +791,41 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default=os.path.join(SRC, "build/release"))
     p.add_argument("--runs", type=int, default=5)
-    p.add_argument("--creates", type=int, default=200)
+    p.add_argument("--creates", type=int, default=300)
     p.add_argument("--warmup", type=int, default=16)
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--etcd-dir", default="/var/tmp")
     p.add_argument("--capacity", type=int, default=1000)
     p.add_argument("--synthetic", type=int, default=10000)
-    p.add_argument("--idle-s", type=float, default=15)
-    p.add_argument("--only", default=",".join(FIGS))
+    p.add_argument("--idle-s", type=float, default=20)
+    p.add_argument("--only", default=",".join(FIGS[:5]))
+    p.add_argument("--tmpfs-too", action="store_true",
+                   help="also fleet-1 on a second etcd whose data directory is on /dev/shm "
+                   "(no fsync cost), interleaved with the rest, and its direct txns")
     p.add_argument("--out", default=os.path.join(SRC, "BENCHMARKS.md"))
     p.add_argument("--notes", default=os.path.join(SRC, "build/bench/fleet-notes.md"))
     p.add_argument("--json")
     a = p.parse_args()
-    figs = [f for f in FIGS if f in a.only.split(",")]
+    figs = [f for f in FIGS if f in a.only.split(",") or (a.tmpfs_too and f == "fleet-1-tmpfs")]
+    WORK[0] = tempfile.mkdtemp(prefix="fleetbench.", dir="/var/tmp")
+    os.chmod(WORK[0], 0o755)
     started = datetime.datetime.now(datetime.timezone.utc)
     load0 = open("/proc/loadavg").read().split()[:3]
     etcd = Etcd(a.etcd_dir)
     say(f"etcd {etcd.url}, data directory on {etcd.where}")
+    shm = Etcd("/dev/shm") if "fleet-1-tmpfs" in figs else None
+    if shm:
+        say(f"second etcd {shm.url}, data directory on {shm.where}")
     res = {f: [] for f in figs}
-    txn, txn_cpu = [], []
+    txn, txn_cpu, txn_shm, txn_shm_cpu = [], [], [], []
     try:
         for r in range(a.runs):
             order = figs[r % len(figs):] + figs[:r % len(figs)] if figs else []
             for fig in order:
                 say(f"run {r + 1}/{a.runs}: {fig}")
-                out = run_figure(a, fig, etcd, r)
+                out = run_figure(a, fig, shm if fig.endswith("-tmpfs") else etcd, r)
                 if out:
+                    out["run"] = r
                     res[fig].append(out)
                     say(f"  {out['per_s']:.1f} creates/s, create p50 {out['create_p50']:.2f} ms"
                         + (f", ledger txn {out['ledger_txn_ms']:.3f} ms"
@@ -818,16 +834,26 @@ def main():
             txn.append(lat)
             txn_cpu.append(cpu_ms)
             say(f"  direct etcd txn p50 {statistics.median(lat):.3f} ms")
+            if shm:
+                lat, cpu_ms = direct_txns(shm, f"/pome-bench-direct-r{r}")
+                txn_shm.append(lat)
+                txn_shm_cpu.append(cpu_ms)
+                say(f"  direct etcd txn, tmpfs, p50 {statistics.median(lat):.3f} ms")
         cap = capacity(a, etcd) if a.capacity else None
         etcd_version = subprocess.run(["etcd", "--version"], capture_output=True,
                                       text=True).stdout.split("\n")[0]
     finally:
         etcd.stop()
+        if shm:
+            shm.stop()
+        shutil.rmtree(WORK[0], ignore_errors=True)
     finished = datetime.datetime.now(datetime.timezone.utc)
     load1 = open("/proc/loadavg").read().split()[:3]
     report = {"started": started.isoformat(), "finished": finished.isoformat(),
               "load": [load0, load1], "etcd_dir": etcd.where, "etcd_fs": etcd.fs,
-              "figures": res, "direct_txn_ms": txn, "direct_txn_etcd_cpu_ms": txn_cpu, "capacity": cap, "errors": ERRORS,
+              "figures": res, "direct_txn_ms": txn, "direct_txn_etcd_cpu_ms": txn_cpu,
+              "direct_txn_tmpfs_ms": txn_shm, "direct_txn_tmpfs_etcd_cpu_ms": txn_shm_cpu,
+              "tmpfs_dir": shm.where if shm else None, "capacity": cap, "errors": ERRORS,
               "notes": NOTES, "etcd_version": etcd_version, "front": FRONT_KIND[0],
               "haproxy_version": subprocess.run(["haproxy", "-v"], capture_output=True,
                                                 text=True).stdout.split("\n")[0]}
@@ -856,6 +882,10 @@ def summary(report):
              "cpu": med([r["pomed_cpu_ms_per_create"] for r in runs]),
              "busy": med([r["host_busy"] for r in runs]),
              "cpu_ms": {k: med([r["cpu_ms"][k] for r in runs]) for k in runs[0]["cpu_ms"]}}
+        for b in ("local-direct", "local-front"):
+            by_run = {x["run"]: x["per_s"] for x in report["figures"].get(b, [])}
+            s[f"ratio.{b}"] = med([r["per_s"] / by_run[r["run"]] for r in runs
+                                   if by_run.get(r["run"])])
         if "etcd_per_create" in runs[0]:
             s["ledger_txn_ms"] = med([r.get("ledger_txn_ms") for r in runs])
             s["ledger_txns"] = med([r.get("ledger_txns_per_create") for r in runs])
@@ -865,13 +895,25 @@ def summary(report):
             s["etcd"] = {k: med([r["etcd_per_create"][k] for r in runs])
                          for k in runs[0]["etcd_per_create"]}
         S[fig] = s
-    lat = [x for run in report["direct_txn_ms"] for x in run]
-    if lat:
-        S["txn"] = {"p50": med([statistics.median(r) for r in report["direct_txn_ms"]]),
-                    "p99": med([ab.pct(r, 0.99) for r in report["direct_txn_ms"]]),
-                    "cpu": med(report.get("direct_txn_etcd_cpu_ms", [])),
-                    "n": len(lat)}
+    for k, key in (("txn", "direct_txn"), ("txn-tmpfs", "direct_txn_tmpfs")):
+        runs = report.get(key + "_ms") or []
+        if runs:
+            S[k] = {"p50": med([statistics.median(r) for r in runs]),
+                    "p99": med([ab.pct(r, 0.99) for r in runs]),
+                    "cpu": med(report.get(key + "_etcd_cpu_ms", [])),
+                    "n": sum(len(r) for r in runs)}
     return S
+
+
+def invocation(a):
+    """bench/fleet.sh RUNS and the options given beyond what fleet.sh itself passes."""
+    skip, out, it = {"--bin", "--runs", "--etcd-dir", "--json"}, [], iter(sys.argv[1:])
+    for x in it:
+        if x in skip:
+            next(it, None)
+        elif x.split("=")[0] not in skip:
+            out.append(x)
+    return " ".join([f"bench/fleet.sh {a.runs}"] + out)
 
 
 def write_md(a, report, figs):
@@ -889,12 +931,15 @@ def write_md(a, report, figs):
     w(f"Machine: {platform.node()}, {os.cpu_count()} cores, "
       f"{harness.meminfo('MemTotal') // 1024} MiB, kernel {platform.release()}. Commit "
       f"{commit}{' with uncommitted changes to ' + ', '.join(dirty) if dirty else ''}"
-      f", {st:%Y-%m-%d %H:%M}–{fi:%H:%M} UTC, `bench/fleet.sh {a.runs}` ({a.runs} runs, the "
+      f", {st:%Y-%m-%d %H:%M}–{fi:%H:%M} UTC, `{invocation(a)}` ({a.runs} runs, the "
       f"figures interleaved, their order turned each run; {a.creates} one-twin creates a "
       f"figure, {a.clients} clients, each create followed by its discard through the same door; "
       f"load average {' '.join(report['load'][0])} before, {' '.join(report['load'][1])} "
       f"after). {report['etcd_version']}, one member, data directory on "
-      f"{report['etcd_dir']}; {report['haproxy_version'].split(' - ')[0]}, "
+      f"{report['etcd_dir']}"
+      + (f" (fleet-1-tmpfs's second etcd: {report['tmpfs_dir']})" if report.get("tmpfs_dir")
+         else "")
+      + f"; {report['haproxy_version'].split(' - ')[0]}, "
       + ("`packaging/haproxy/pome.cfg` through `pome-haproxy-nodes` (its binds moved to free "
          "ports on 127.0.0.1, a `global` with an admin socket added)"
          if report["front"] == "packaged" else "**this bench's own minimal configuration** "
@@ -915,8 +960,8 @@ def write_md(a, report, figs):
       "kernel and other engineers' work included).")
     w("")
     w("| figure | creates/s (median; min–max) | create ms p50 / p99 | CPU ms a create: pomed / "
-      "etcd / HAProxy / client / host (host busy) | ratio to local, direct | ratio to local, "
-      "through HAProxy |")
+      "etcd / HAProxy / client / host (host busy) | ratio to local, direct (median of the "
+      "runs' ratios) | ratio to local, through HAProxy |")
     w("| --- | --- | --- | --- | --- | --- |")
     base = S.get("local-direct", {}).get("per_s")
     base2 = S.get("local-front", {}).get("per_s")
@@ -924,7 +969,9 @@ def write_md(a, report, figs):
              "local-front": "1 pomed, local ledger, through HAProxy (baseline)",
              "fleet-1": "fleet, 1 node (etcd ledger), through HAProxy",
              "fleet-2": "fleet, 2 nodes, through HAProxy",
-             "fleet-3": "fleet, 3 nodes, through HAProxy"}
+             "fleet-3": "fleet, 3 nodes, through HAProxy",
+             "fleet-1-tmpfs": "fleet, 1 node, its etcd's data on tmpfs (no fsync: for "
+                              "comparison only)"}
     for fig in figs:
         s = S.get(fig)
         if not s:
@@ -936,8 +983,8 @@ def write_md(a, report, figs):
           f"{F(c['etcd']) if fig.startswith('fleet') else '—'} / "
           f"{F(c['haproxy']) if fig != 'local-direct' else '—'} / {F(c['client'])} / "
           f"{F(c['host'])} ({s['busy'] * 100:.0f}%) | "
-          f"{F(s['per_s'] / base) + '×' if base else '—'} | "
-          f"{F(s['per_s'] / base2) + '×' if base2 else '—'} |")
+          f"{F(s['ratio.local-direct']) + '×' if base else '—'} | "
+          f"{F(s['ratio.local-front']) + '×' if base2 else '—'} |")
     w("")
     fleets = [f for f in figs if f.startswith("fleet-") and f in S]
     if fleets or "txn" in S:
@@ -946,8 +993,9 @@ def write_md(a, report, figs):
         w("")
         w("| figure | admission (`ledger_take`) ms: mean, p50 / p99 | commits lost to another "
           "node (retries) | requests to etcd | of them Txn / Range / DeleteRange / Put | "
-          "keep-alives | raft proposals | WAL fsyncs | watch messages sent |")
-        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "keep-alives | raft proposals | WAL fsyncs | watch messages sent (events) | db bytes "
+          "in use (history kept until a compaction) |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for fig in fleets:
             e = S[fig]["etcd"]
             reqs = sum(e[f"unary.{k}"] for k in ETCD_REQS) + e["recv.LeaseKeepAlive"] + \
@@ -957,12 +1005,15 @@ def write_md(a, report, figs):
               f"{F(S[fig].get('retries'))} | {F(reqs)} | "
               f"{F(e['unary.Txn'])} / {F(e['unary.Range'])} / {F(e['unary.DeleteRange'])} / "
               f"{F(e['unary.Put'])} | {F(e['recv.LeaseKeepAlive'])} | {F(e['proposals'])} | "
-              f"{F(e['fsyncs'])} | {F(e['sent.Watch'])} |")
-        if "txn" in S:
-            t = S["txn"]
-            w(f"| one guarded txn straight to etcd (`/v3/kv/txn`, a kept connection, "
+              f"{F(e['fsyncs'])} | {F(e['sent.Watch'])} ({F(e['events'])}) | "
+              f"{F(e['db_in_use'])} |")
+        for k, where in (("txn", ""), ("txn-tmpfs", ", etcd on tmpfs")):
+            if k not in S:
+                continue
+            t = S[k]
+            w(f"| one guarded txn straight to etcd{where} (`/v3/kv/txn`, a kept connection, "
               f"{t['n']} over the runs; etcd's CPU {F(t['cpu'])} ms a txn) | p50 {F(t['p50'])} / "
-              f"p99 {F(t['p99'])} | — | 1 | 1 / 0 / 0 / 0 | — | 1 | 1 | — |")
+              f"p99 {F(t['p99'])} | — | 1 | 1 / 0 / 0 / 0 | — | 1 | 1 | — | — |")
         w("")
     cap = report.get("capacity")
     if cap:
@@ -1003,8 +1054,9 @@ def write_notes(a, report):
     L = [f"# Fleet bench numbers ({report['started'][:16]} UTC, bench/fleet.sh {a.runs})", "",
          f"etcd: {report['etcd_version']}, 1 member, data dir on {report['etcd_dir']}.", ""]
     for fig, s in S.items():
-        if fig == "txn":
-            L.append(f"- direct etcd txn (guarded, 2 puts, kept HTTP connection): p50 "
+        if fig.startswith("txn"):
+            L.append(f"- direct etcd txn{' (tmpfs)' if fig != 'txn' else ''} (guarded, 2 puts, "
+                     f"kept HTTP connection): p50 "
                      f"{F(s['p50'])} ms, p99 {F(s['p99'])} ms ({s['n']} txns); etcd CPU "
                      f"{F(s['cpu'])} ms a txn")
             continue
