@@ -25,9 +25,11 @@
  * is admitted without a live lease. A commit whose answer never came (a timeout, a member that
  * went away) may have been applied: its key is deleted by the thread, and a retried commit
  * that finds sid's own key in step 1 counts as admitted. Measured (etcd 3.4.23, one member,
- * its WAL on ext4, pomed built with ASan): 2.3 ms median, 3.7 ms p90, 6 ms p99 per admission
- * over 200 creates in a row; 120 creates at once over 3 nodes into one team: 8-10 ms median,
- * 50-60 ms p99, 71 lost commits (retries) for 120 admissions, exactly the quota admitted.
+ * its WAL on ext4, 2 vCPUs): 200 creates in a row, 2.3 ms median, 3.7 ms p90, 6 ms p99 per
+ * admission (an ASan build, a quiet host); 3.1-3.9 ms median, 10-11 ms p90, 33-34 ms p99 (a
+ * release build, the host busy with another fleet's benchmark). 120 creates at once over 3
+ * nodes into one team of quota 90: 8-10 ms median, 50-75 ms p99, 69-71 lost commits
+ * (retries) for the 120, exactly 90 admitted.
  *
  * Threads. The loop (every ledger.h call and hook) does the join, take and leave itself, each
  * bounded by fleet.timeout; everything else runs on one background thread: the lease's
