@@ -360,3 +360,136 @@ wait_state "$p2" failed 15
 consistent "after n3 returned"
 assert_eq "$SLOTS" 5 "slots after n3 returned (the quota)"
 pass "n3 cut from etcd (its etcd0 link down): its create refused 503 \"$PART_MSG\", its sandboxes kept serving, their slots expired ${expired} s after the cut and 5 creates through the front landed on $(nodes_of "${f[@]}") ($during); link up: reachable again in $back s, its 2 sandboxes '$(state_of "$p1")', not over-admitted: $CONSISTENT_DETAIL"
+
+# ---- 8. creates per second through the front
+team_put 1000
+for _ in $(seq 1 50); do
+        capi GET /v1/usage
+        [[ $(jq -r .sessions_quota <<<"$BODY") == 1000 ]] && break
+        sleep 0.1
+done
+discard_all
+# rate N PARALLEL URL OUT: N github-only creates, PARALLEL at a time, at URL; prints creates/s
+rate() {
+        local n=$1 p=$2 url=$3 out=$4 t0 s
+        mkdir -p "$out"
+        t0=$(ms)
+        fr bash -c 'seq "$1" | xargs -P "$2" -I{} curl -s -o "$3/{}.json" -w "%{http_code}\n" \
+                -H "Authorization: Bearer $4" -H "Content-Type: application/json" \
+                --data-binary "{\"twins\":[\"github\"]}" "$5/v1/sandboxes"' \
+                _ "$n" "$p" "$out" "$API_KEY" "$url" >"$out/codes"
+        s=$(($(ms) - t0))
+        [[ $(count 201 "$out/codes") == "$n" ]] ||
+                fail "$n creates at $url: $(sort "$out/codes" | uniq -c | xargs)"
+        awk -v n="$n" -v ms="$s" 'BEGIN { printf "%.1f", n * 1000 / ms }'
+}
+front_rate=$(rate 90 9 "$CONTROL" "$TMP/rate-front")
+spread=$(nodes_of $(sids_of "$TMP/rate-front") | tr ' ' '\n' | uniq -c | awk '{ printf "%s%s×%s", (NR > 1 ? " " : ""), $2, $1 }')
+consistent "after 90 creates"
+assert_eq "$SLOTS" 90 "slots after 90 creates"
+discard_all
+one_rate=$(rate 90 9 "http://${HOST_IP[1]}:7070" "$TMP/rate-one")
+discard_all
+team_put 5
+pass "creates/s (github-only sandboxes, 9 at a time, 90 each): $front_rate through the front to 3 nodes ($spread), $one_rate to n1 alone — every create one etcd admission"
+
+# ---- 9. a node stopped (SIGTERM) with calls in flight
+LOAD_PY='
+import http.client, json, sys, threading, time, urllib.parse
+out, duration, control, key, targets, nthreads = sys.argv[1:7]
+targets = json.load(open(targets)); end = time.time() + float(duration)
+recs, lock = [], threading.Lock()
+def req(method, url, headers, body=None):
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    try:
+        c.request(method, u.path + ("?" + u.query if u.query else ""), body=body, headers=headers)
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+def caller(k):
+    t = targets[k % len(targets)]
+    while time.time() < end:
+        t0 = time.time()
+        try:
+            st, body = req("GET", t["url"] + "/repos/acme/api/issues/1", {"Authorization": "Bearer " + t["token"]})
+            res = str(st)
+            for why in (b"shutting_down", b"shutting down", b"node_unavailable"):
+                if st != 200 and why in body:
+                    res += " " + why.decode().replace(" ", "_")
+                    break
+        except Exception as e:
+            res = "ERR:" + type(e).__name__
+        with lock:
+            recs.append({"kind": "call", "node": t["node"], "t0": t0, "t1": time.time(), "res": res})
+def creator():
+    auth = {"Authorization": "Bearer " + key}
+    while time.time() < end:
+        t0, sid = time.time(), None
+        try:
+            st, data = req("POST", control + "/v1/sandboxes", dict(auth, **{"Content-Type": "application/json"}), b"{\"twins\":[\"github\"]}")
+            res = str(st)
+            sid = json.loads(data).get("session_id") if st == 201 else None
+        except Exception as e:
+            res = "ERR:" + type(e).__name__
+        with lock:
+            recs.append({"kind": "create", "t0": t0, "t1": time.time(), "res": res, "sid": sid})
+        if sid:
+            try:
+                st, data = req("DELETE", control + "/v1/sandboxes/" + sid, auth)
+                if st == 409:
+                    tok = json.loads(data)["error"]["details"]["discard_token"]
+                    req("DELETE", control + "/v1/sandboxes/%s?confirm_discard=%s" % (sid, tok), auth)
+            except Exception:
+                pass
+        time.sleep(0.05)
+ts = [threading.Thread(target=caller, args=(k,)) for k in range(int(nthreads))] + [threading.Thread(target=creator)]
+for t in ts: t.start()
+for t in ts: t.join()
+json.dump(recs, open(out, "w"))
+'
+discard_all
+d1=$(create_on 1) d2=$(create_on 2) d3=$(create_on 2) d4=$(create_on 3)
+# half of the callers on n2's two sandboxes
+for sid in "$d2" "$d1" "$d3" "$d4"; do
+        c=$(created "$sid")
+        jq -n --argjson c "$c" --arg n "n$(node_of "$sid")" \
+                '{node: $n, url: $c.per_twin.github.rest_url, token: $c.session_token}'
+done | jq -s . >"$TMP/targets.json"
+fr python3 -c "$LOAD_PY" "$TMP/load.json" 6 "$CONTROL" "$API_KEY" "$TMP/targets.json" 12 &
+lpid=$!
+sleep 2
+T_TERM=$(ms)
+unit_stop 2
+T_EXIT=$(awk '$2 == "exited" { t = $1 } END { printf "%.0f", t * 1000 }' "$TMP/n2/unit.events")
+wait "$lpid"
+grep -q ' STOPPING=1$' "$TMP/n2/notify.log" || fail "n2 did not say STOPPING=1"
+assert_eq "$STOP_RC" 0 "n2's exit status after SIGTERM"
+[[ -z $(ectl get --prefix --keys-only "$PREFIX/nodes/n2") ]] || fail "n2's membership outlived its stop"
+consistent "after n2 stopped" 1 3
+{ read -r errors; read -r others; read -r others_bad; read -r inflight; read -r inflight_bad; read -r after_hist
+        read -r creates; read -r creates_bad; read -r on_n2; } < <(jq -r \
+        --argjson term "$T_TERM" '
+        def ms: . * 1000;
+        [.[] | select(.kind == "call")] as $calls | [.[] | select(.kind == "create")] as $cr |
+        [($calls + $cr)[] | select(.res | startswith("ERR"))] | length,
+        ([$calls[] | select(.node != "n2")] | length),
+        ([$calls[] | select(.node != "n2" and .res != "200")] | length),
+        ([$calls[] | select(.node == "n2" and (.t0 | ms) <= $term and (.t1 | ms) >= $term)] | length),
+        ([$calls[] | select(.node == "n2" and (.t0 | ms) <= $term and (.t1 | ms) >= $term and .res != "200")] | length),
+        ([$calls[] | select(.node == "n2" and (.t0 | ms) > $term) |
+                .res] | group_by(.) | map("\(length) × \(.[0])") | join(", ")),
+        ([$cr[] | select((.t0 | ms) > $term)] | length),
+        ([$cr[] | select((.t0 | ms) > $term and .res != "201" and .res != "402")] | length),
+        ([$cr[] | select((.t0 | ms) > $term and .sid != null and (.sid | startswith("ses_n2_")))] | length)' \
+        "$TMP/load.json")
+[[ $errors == 0 ]] || fail "$errors calls or creates got no HTTP answer (reset or closed) during n2's stop"
+[[ $others_bad == 0 ]] || fail "$others_bad of $others calls to n1's and n3's sandboxes were not 200"
+((inflight > 0)) || fail "no call to n2 was in flight at its SIGTERM: the load did not reach it"
+[[ $inflight_bad == 0 ]] || fail "$inflight_bad of $inflight calls in flight at n2's SIGTERM were not 200"
+[[ $creates_bad == 0 && $on_n2 == 0 ]] ||
+        fail "creates during n2's stop: $creates_bad not 201/402, $on_n2 landed on n2"
+aborted=$(awk '$10 ~ /^S[DH]/' "$TMP/haproxy.log" | wc -l)
+[[ $aborted == 0 ]] || fail "HAProxy saw $aborted responses cut by a server: $(awk '$10 ~ /^S[DH]/' "$TMP/haproxy.log" | head -2)"
+pass "n2 stopped with SIGTERM under load (12 callers, half on n2's 2 sandboxes): STOPPING=1, exit 0 $((T_EXIT - T_TERM)) ms after the SIGTERM; $inflight calls in flight at the SIGTERM all 200; n2's calls sent after it: ${after_hist:-none} (410: its sandbox ended by the drain; 503 shutting_down: pomed's own while it drains; node_unavailable: HAProxy's once n2 no longer listens); $others calls to n1/n3 all 200; $creates creates during the stop all 201/402, none on n2; no reset, no response cut (HAProxy: 0 SD/SH); membership gone, $CONSISTENT_DETAIL"
