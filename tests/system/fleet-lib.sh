@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers of tests/system/test-fleet.sh: three "hosts" as network namespaces, a 3-member
 # etcd cluster across them, a pomed per host run the way its systemd unit runs it, and
 # HAProxy (packaging/haproxy/pome.cfg) in front. Sourced, not run.
@@ -578,7 +579,11 @@ cleanup() {
                         rc=1
                 fi
         done
-        [[ -n ${KEEP_TMP:-} ]] && echo "kept: $TMP" >&2 || rm -rf "$TMP"
+        if [[ -n ${KEEP_TMP:-} ]]; then
+                echo "kept: $TMP" >&2
+        else
+                rm -rf "$TMP"
+        fi
         exit "$rc"
 }
 trap cleanup EXIT
