@@ -92,6 +92,23 @@ consistent "after the burst"
 assert_eq "$SLOTS" 5 "slots after 40 creates at quota 5"
 pass "40 parallel creates through the front in $BURST_SECONDS s: 5 × 201 (on $(nodes_of "${SIDS[@]}")), 35 × 402 quota_exceeded; $CONSISTENT_DETAIL"
 
+# A list is its node's; its next page (starting_after=<sid>) must reach that node, whichever
+# node the front sends the first page to (round robin: asked six times).
+paged=0
+for _ in 1 2 3 4 5 6; do
+        capi GET "/v1/sandboxes?state=running&limit=1"
+        assert_eq "$STATUS" 200 "GET /v1/sandboxes?limit=1 through the front"
+        first=$(jq -r '.data[0].session_id // empty' <<<"$BODY") lister=$(jq -r .node <<<"$BODY")
+        [[ -n $first ]] || continue # a node the burst left empty
+        [[ $first == ses_"$lister"_* ]] || fail "a list's first page from node $lister holds '$first'"
+        paged=$((paged + 1))
+        capi GET "/v1/sandboxes?state=running&limit=1&starting_after=$first"
+        assert_eq "$STATUS" 200 "the page after $first through the front ($(head -c 300 <<<"$BODY"))"
+        assert_eq "$(jq -r .node <<<"$BODY")" "$lister" "the node that answered the page after $first"
+done
+((paged >= 2)) || fail "only $paged of 6 first pages held a sandbox"
+pass "a list's pages through the front: each first page says its node, the next page (starting_after) reached that node $paged times of $paged"
+
 # ---- 2. agents reach their twins through the front
 # created SID: the create answer of SID (from burst1 or a later create)
 created() { cat "$TMP"/burst*/*.json "$TMP"/created/*.json 2>/dev/null | jq -c --arg s "$1" 'select(.session_id == $s)' || true; }
