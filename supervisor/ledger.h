@@ -3,7 +3,7 @@
  * The slot ledger (DESIGN.md "Where the next parts live"): who holds which of a team's
  * concurrency slots (sessions_quota). One interface, two implementations; nothing else in
  * pomed knows which is on:
- *   - the local ledger (ledger-local.c, the default): slots counted in this pomed's memory;
+ *   - the local ledger (ledger.c, the default): slots counted in this pomed's memory;
  *   - the etcd ledger (ledger-etcd.c, pomed.conf `fleet:`): one key per slot,
  *     <prefix>/slots/<team>/<sid>, bound to this node's lease and admitted by one etcd
  *     transaction, so a team's quota holds across every pomed of a fleet; this node's
@@ -81,7 +81,8 @@ Ledger *ledger_free(Ledger *l);
 int ledger_take(Ledger *l, Team *t, const char *sid, char *why, size_t why_len);
 
 /* Gives back sid's slot (taken by ledger_take, not lost). Never blocks; never fails (a slot
- * the etcd ledger cannot delete goes with its lease). */
+ * the etcd ledger cannot delete goes with its lease). A sid this node does not hold (lost, or
+ * never taken) is nothing to give back. */
 void ledger_release(Ledger *l, Team *t, const char *sid);
 
 /*
@@ -95,7 +96,7 @@ int ledger_leave(Ledger *l);
 const char *ledger_kind(const Ledger *l);
 
 /*
- * The ledger's state, for /healthz and `pome status`: {"ledger": "local"} or {"ledger":
+ * The ledger's state, for /healthz: {"ledger": "local"} or {"ledger":
  * "etcd", "node", "endpoints", "reachable", "lease_id", "lease_ttl_ms",
  * "last_renewed_ms_ago", "error"?}. New reference, NULL on -ENOMEM.
  */
