@@ -585,8 +585,9 @@ def node_quantiles(nodes):
     return out
 
 
-def run_figure(a, fig, etcd, run):
-    """One run of one figure. Returns its numbers, or None when it could not run."""
+def run_figure(a, fig, etcd, run, watchers=0):
+    """One run of one figure (with `watchers` more watches of its prefix, as that many more
+    nodes would hold). Returns its numbers, or None when it could not run."""
     fleet = fig.startswith("fleet-")
     k = int(fig.split("-")[1]) if fleet else 1
     prefix = f"/pome-bench-r{run}-{fig}"
@@ -595,7 +596,7 @@ def run_figure(a, fig, etcd, run):
                  json.dumps({"sessions_quota": QUOTA, "api_keys_sha256": [KEY_SHA]}))
     nodes = [Node(a.bin, f"n{i + 1}" if fleet else None, etcd if fleet else None, prefix)
              for i in range(k)]
-    front = None
+    front = wt = None
     try:
         for n in nodes:
             why = n.wait()
@@ -614,6 +615,8 @@ def run_figure(a, fig, etcd, run):
                              f"(bench/fleet.py own_front_cfg), because {front.why}")
         else:
             addr = f"127.0.0.1:{nodes[0].port}"
+        if watchers:
+            wt = Watchers(etcd, prefix, watchers)
         churn(addr, a.warmup, a.clients, fig)  # pools, connections, the etcd client's
         time.sleep(0.3)
         e0 = etcd_snapshot(etcd) if fleet else None
@@ -660,6 +663,8 @@ def run_figure(a, fig, etcd, run):
                     err(fig, f"{left} slot keys left in etcd after every sandbox was discarded")
         return out
     finally:
+        if wt:
+            wt.close()
         if front:
             front.stop()
         for n in nodes:
@@ -690,6 +695,65 @@ def idle_rates(etcd, nodes, seconds):
             "watch_recv": per(d["recv.Watch"]), "requests": per(reqs),
             "unary": {k: per(d[f"unary.{k}"]) for k in ETCD_REQS if d[f"unary.{k}"]},
             "proposals": per(d["proposals"]), "fsyncs": per(d["fsyncs"]), "seconds": d["t"]}
+
+
+class Watchers:
+    """n watches of prefix/ held open on etcd's HTTP gateway, as n more fleet nodes would
+    hold theirs (ledger-etcd.c watches P/ whole); what they are sent is read and dropped."""
+
+    def __init__(self, etcd, prefix, n):
+        body = json.dumps({"create_request": {"key": b64(prefix + "/"),
+                                              "range_end": prefix_end(prefix + "/")}})
+        req = (f"POST /v3/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+               f"\r\nContent-Length: {len(body)}\r\n\r\n{body}").encode()
+        self.socks, self.bytes, self.stop = [], [0], False
+        for _ in range(n):
+            c = socket.create_connection(("127.0.0.1", etcd.port))
+            c.sendall(req)
+            self.socks.append(c)
+        self.threads = [threading.Thread(target=self.drain, args=(c,), daemon=True)
+                        for c in self.socks]
+        for t in self.threads:
+            t.start()
+        time.sleep(0.5)
+
+    def drain(self, c):
+        while not self.stop:
+            try:
+                b = c.recv(65536)
+            except OSError:
+                return
+            if not b:
+                return
+            self.bytes[0] += len(b)
+
+    def close(self):
+        self.stop = True
+        for c in self.socks:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            c.close()
+
+
+def fanout(a, etcd):
+    """fleet-1 with W more watches of its prefix (W in --watchers), interleaved over
+    --fanout-runs: what each watcher costs etcd per create."""
+    ws = [int(x) for x in a.watchers.split(",") if x != ""]
+    res = {w: [] for w in ws}
+    for r in range(a.fanout_runs):
+        for w in (ws if r % 2 == 0 else ws[::-1]):
+            fig = f"fan-out {w}"
+            say(f"fan-out run {r + 1}/{a.fanout_runs}: fleet-1 and {w} more watchers")
+            out = run_figure(a, "fleet-1", etcd, f"{r}-fan{w}", watchers=w)
+            if out:
+                res[w].append(out)
+                say(f"  {out['per_s']:.1f} creates/s, etcd CPU "
+                    f"{out['cpu_ms']['etcd']:.2f} ms a create")
+            else:
+                err(fig, "did not run")
+    return res
 
 
 def capacity(a, etcd):
@@ -799,6 +863,10 @@ def main():
     p.add_argument("--synthetic", type=int, default=10000)
     p.add_argument("--idle-s", type=float, default=20)
     p.add_argument("--only", default=",".join(FIGS[:5]))
+    p.add_argument("--watchers", default="0,30,97",
+                   help="fan-out: fleet-1 again with each number of more watches of its "
+                   "prefix (97: a fleet of 100 nodes' watches); empty to skip")
+    p.add_argument("--fanout-runs", type=int, default=3)
     p.add_argument("--tmpfs-too", action="store_true",
                    help="also fleet-1 on a second etcd whose data directory is on /dev/shm "
                    "(no fsync cost), interleaved with the rest, and its direct txns")
@@ -839,6 +907,7 @@ def main():
                 txn_shm.append(lat)
                 txn_shm_cpu.append(cpu_ms)
                 say(f"  direct etcd txn, tmpfs, p50 {statistics.median(lat):.3f} ms")
+        fan = fanout(a, etcd) if a.watchers else None
         cap = capacity(a, etcd) if a.capacity else None
         etcd_version = subprocess.run(["etcd", "--version"], capture_output=True,
                                       text=True).stdout.split("\n")[0]
@@ -853,7 +922,7 @@ def main():
               "load": [load0, load1], "etcd_dir": etcd.where, "etcd_fs": etcd.fs,
               "figures": res, "direct_txn_ms": txn, "direct_txn_etcd_cpu_ms": txn_cpu,
               "direct_txn_tmpfs_ms": txn_shm, "direct_txn_tmpfs_etcd_cpu_ms": txn_shm_cpu,
-              "tmpfs_dir": shm.where if shm else None, "capacity": cap, "errors": ERRORS,
+              "tmpfs_dir": shm.where if shm else None, "fanout": fan, "capacity": cap, "errors": ERRORS,
               "notes": NOTES, "etcd_version": etcd_version, "front": FRONT_KIND[0],
               "haproxy_version": subprocess.run(["haproxy", "-v"], capture_output=True,
                                                 text=True).stdout.split("\n")[0]}
@@ -1014,6 +1083,27 @@ def write_md(a, report, figs):
             w(f"| one guarded txn straight to etcd{where} (`/v3/kv/txn`, a kept connection, "
               f"{t['n']} over the runs; etcd's CPU {F(t['cpu'])} ms a txn) | p50 {F(t['p50'])} / "
               f"p99 {F(t['p99'])} | — | 1 | 1 / 0 / 0 / 0 | — | 1 | 1 | — | — |")
+        w("")
+    fan = report.get("fanout")
+    if fan:
+        w("Watch fan-out (fleet-1 again, with W more watches of its prefix held open on etcd's "
+          "HTTP gateway and read by this bench, as W more nodes would hold theirs; "
+          f"{a.fanout_runs} runs interleaved, medians):")
+        w("")
+        w("| more watchers | creates/s | admission ms mean | etcd CPU ms a create | watch "
+          "messages (events) sent a create | host busy |")
+        w("| --- | --- | --- | --- | --- | --- |")
+        for k in sorted(fan, key=int):
+            runs = fan[k]
+            if not runs:
+                w(f"| {k} | not run | — | — | — | — |")
+                continue
+            w(f"| {k} | {F(med([r['per_s'] for r in runs]))} | "
+              f"{F(med([r.get('ledger_txn_ms') for r in runs]))} | "
+              f"{F(med([r['cpu_ms']['etcd'] for r in runs]))} | "
+              f"{F(med([r['etcd_per_create']['sent.Watch'] for r in runs]))} "
+              f"({F(med([r['etcd_per_create']['events'] for r in runs]))}) | "
+              f"{med([r['host_busy'] for r in runs]) * 100:.0f}% |")
         w("")
     cap = report.get("capacity")
     if cap:
