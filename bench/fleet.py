@@ -4,8 +4,10 @@
 # build in place:
 #
 #   bench/fleet.py --bin build/release [--runs N] [--creates 300] [--clients 8]
-#                  [--etcd-dir /var/tmp] [--capacity 1000] [--only a,b] [--out BENCHMARKS.md]
-#                  [--notes FILE] [--json FILE]    (--notes: the raw numbers, in short)
+#                  [--etcd-dir /var/tmp] [--tmpfs-too] [--watchers 0,30,97] [--fanout-runs 3]
+#                  [--capacity 1000] [--synthetic 10000] [--idle-s 20] [--only a,b]
+#                  [--out BENCHMARKS.md] [--notes FILE] [--json FILE]
+#   (--notes: the raw numbers, in short; build/bench/fleet-notes.md by default)
 #
 # One etcd (a single member, its data directory on --etcd-dir: /var/tmp is this host's disk,
 # and etcd fsyncs its WAL on every write, so that is what a user gets), then, interleaved
@@ -14,6 +16,7 @@
 #   local-direct  one pomed, local ledger, the client straight at it       (baseline)
 #   local-front   the same pomed behind HAProxy                            (baseline)
 #   fleet-1/2/3   1, 2, 3 pomeds with the etcd ledger (fleet:), behind HAProxy
+#   fleet-1-tmpfs fleet-1 on a second etcd whose data is on /dev/shm (--tmpfs-too): the fsync
 # Each figure: CLIENTS workers share CREATES one-twin (GitHub) creates; every create is
 # followed by its discard (DELETE, then DELETE ?confirm_discard=<discard_token>) through the
 # same door, so the fleet holds at most CLIENTS slots and the ledger pays a take and a
@@ -25,10 +28,13 @@
 # connection (the latency of one etcd transaction, as a libcurl handle that reuses its
 # connection sees it).
 #
-# Then once (--capacity N, 0 to skip): N one-twin sandboxes opened through the front on 3
+# Then the watch fan-out (--watchers, empty to skip): fleet-1 again with W more watches of
+# its prefix held open (as W more nodes hold theirs), --fanout-runs interleaved: etcd's CPU
+# and watch messages per create as a fleet grows. Then once (--capacity N, 0 to skip): N one-twin sandboxes opened through the front on 3
 # nodes and kept open: etcd's RSS and db size before/after, per slot; the requests each
 # node sends etcd per second while idle (lease keep-alives, watch) with 0 and with N slots;
-# the MVCC history the creates and discards left (what compaction reclaims).
+# the MVCC history the creates and discards left (what compaction reclaims); and --synthetic
+# more slot keys of the same shape written straight to etcd (db and RSS per slot at scale).
 #
 # HAProxy: packaging/haproxy/pome.cfg through its node-list generator when it is in the
 # tree and works; otherwise a minimal configuration of this file's own (said in the

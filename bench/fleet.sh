@@ -7,7 +7,8 @@
 # between the bench-fleet:begin/end markers. All on 127.0.0.1 (no namespaces); etcd's data
 # directory on /var/tmp (the disk: etcd fsyncs its WAL on every write) unless ETCD_DIR says.
 #
-#   bench/fleet.sh [RUNS] [fleet.py options…]      (default 5 runs, ~5 minutes on 2 cores)
+#   bench/fleet.sh [RUNS] [fleet.py options…]      (default 5 runs, ~6 minutes on 2 cores)
+#   bench/fleet.sh 7 --tmpfs-too                   (what BENCHMARKS.md shows; ~7 minutes)
 #   bench/fleet.sh 3 --only local-direct,local-front --capacity 0
 #   ETCD_DIR=/dev/shm bench/fleet.sh 3              (etcd on tmpfs: no fsync cost, to compare)
 #
