@@ -51,8 +51,9 @@ import ab  # noqa: E402  (find, pct)
 import harness  # noqa: E402  (write_block, fmt, plain_shell, meminfo)
 
 ERRORS = []  # (figure, what)
-# every pomed's and HAProxy's directory lives under one of ours (a name no test's clean-up
-# glob of /tmp/pome-* matches: a run lost its state directories to one once)
+# every pomed's and HAProxy's directory lives under one of ours, /var/tmp/fleetbench.*: a run
+# whose were /tmp/pome-fleet.* (the name tests/system/fleet-lib.sh uses too) lost them
+# mid-run to something outside this bench, and every create was answered 507
 WORK = [None]
 FRONT_KIND = ["packaged"]  # or "own", when packaging/haproxy/ could not be used
 NOTES = []  # things met that are not errors (a part skipped, and why)
