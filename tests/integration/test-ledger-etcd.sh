@@ -102,7 +102,11 @@ node_start() {
                 echo "control_listen: 127.0.0.1:0"
                 echo "gateway_listen: 127.0.0.1:0"
                 echo "state_dir: $d/state"
-                echo "bus: none"
+                if [[ $n == 1 && -n ${BUS_SOCKET:-} ]]; then
+                        echo "bus: unix:path=$BUS_SOCKET" # node n1 on a private system-like bus
+                else
+                        echo "bus: none"
+                fi
                 echo "fleet:"
                 echo "  node: n$n"
                 echo "  lease_ttl: ${TTL}s"
@@ -201,6 +205,9 @@ ENDPOINTS=http://127.0.0.1:${ETCD_CLIENT[e1]}
 etcd_start e1 "$SINGLE"
 etcd_wait_healthy "$ENDPOINTS"
 put_team 5
+source "$POME_SOURCE_DIR/tests/integration/dbus-lib.sh"
+BUS_SOCKET=$TMP/bus.sock
+start_bus "$BUS_SOCKET"
 for n in 1 2 3; do node_start $n; done
 for n in 1 2 3; do
         [[ $(ectl get "$PREFIX/nodes/n$n" --print-value-only | jq -r .node) == "n$n" ]] ||
@@ -241,7 +248,23 @@ wait_usage sessions_used 5 1 2 3
 here=0
 for n in 1 2 3; do here=$((here + $(usage_of $n sessions_used_here))); done
 assert_eq "$here" 5 "sessions_used_here summed over the nodes"
-pass "(a) 40 parallel creates over 3 nodes, quota 5: 5 × 201, 35 × 402, 5 slot keys, usage 5 everywhere"
+# /metrics: the fleet's count on every node, each node's own share beside it
+here=0
+for n in 1 2 3; do
+        m=$(curl -s -H "Authorization: Bearer $KEY" "${NODE_CTL[$n]}/metrics")
+        assert_eq "$(awk -v l="pome_slots_used{team=\"$TEAM\"}" '$1 == l { print $2 }' <<<"$m")" 5 \
+                "n$n's pome_slots_used"
+        own=$(awk -v l="pome_slots_used_here{team=\"$TEAM\",node=\"n$n\"}" '$1 == l { print $2 }' <<<"$m")
+        assert_eq "$own" "$(usage_of "$n" sessions_used_here)" "n$n's pome_slots_used_here"
+        here=$((here + own))
+        grep -qx "pome_ledger_reachable{node=\"n$n\"} 1" <<<"$m" || fail "n$n's pome_ledger_reachable is not 1"
+done
+assert_eq "$here" 5 "pome_slots_used_here summed over the nodes"
+# D-Bus: n1's Team1.SessionsUsed is the fleet's count, not n1's own
+bus_used=$(busctl --address="unix:path=$BUS_SOCKET" --json=short get-property sh.pome.Supervisor1 \
+        "/sh/pome/Supervisor1/team/$TEAM" sh.pome.Team1 SessionsUsed | jq -r .data)
+assert_eq "$bus_used" 5 "n1's D-Bus SessionsUsed (n1 holds $(usage_of 1 sessions_used_here))"
+pass "(a) 40 parallel creates over 3 nodes, quota 5: 5 × 201, 35 × 402, 5 slot keys; /v1/usage, /metrics and D-Bus (n1) say 5 everywhere, each node's own share beside it ($here in all)"
 
 # (b) a quota written to etcd reaches every node, no SIGHUP
 put_team 7
