@@ -513,7 +513,8 @@ int config_team_from_json(const json_t *j, const char *id, TeamConfig *ret, char
 static int parse_fleet(Config *c, const json_t *f, CfgError *e)
 {
         static const char *const fleet_keys[] = {"node",      "etcd",    "advertise_url",
-                                                 "lease_ttl", "timeout", NULL};
+                                                 "lease_ttl", "timeout", "compaction_interval",
+                                                 NULL};
         static const char *const etcd_keys[] = {"endpoints", "prefix", "cert", "key", "ca", NULL};
         if (!f || json_is_null(f))
                 return 0;
@@ -527,6 +528,7 @@ static int parse_fleet(Config *c, const json_t *f, CfgError *e)
                 return -ENOMEM;
         fc->lease_ttl_usec = 10 * USEC_PER_SEC;
         fc->timeout_usec = 2 * USEC_PER_SEC;
+        fc->compaction_interval_usec = 5 * 60 * USEC_PER_SEC; /* as kube-apiserver's */
         const char *node = json_get_str(f, "node");
         if (!node || !*node || strlen(node) > FLEET_NODE_MAX ||
             strspn(node, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(node))
@@ -538,8 +540,13 @@ static int parse_fleet(Config *c, const json_t *f, CfgError *e)
                 return -ENOMEM;
         if ((r = get_string(f, "advertise_url", &fc->advertise_url, e)) < 0 ||
             (r = get_duration(f, "lease_ttl", "fleet", &fc->lease_ttl_usec, e)) < 0 ||
-            (r = get_duration(f, "timeout", "fleet", &fc->timeout_usec, e)) < 0)
+            (r = get_duration(f, "timeout", "fleet", &fc->timeout_usec, e)) < 0 ||
+            (r = get_duration(f, "compaction_interval", "fleet", &fc->compaction_interval_usec,
+                              e)) < 0)
                 return r;
+        if (fc->compaction_interval_usec && fc->compaction_interval_usec < USEC_PER_SEC)
+                return cfg_fail(e, "/fleet/compaction_interval",
+                                "fleet.compaction_interval: must be off or at least 1s");
         if (fc->lease_ttl_usec < 2 * USEC_PER_SEC || fc->lease_ttl_usec > 3600 * USEC_PER_SEC)
                 return cfg_fail(e, "/fleet/lease_ttl",
                                 "fleet.lease_ttl: must be between 2s and 1h (etcd leases count "

@@ -40,6 +40,8 @@ typedef struct FleetConfig {
                                   * its membership key; NULL: none */
         uint64_t lease_ttl_usec; /* this node's lease; its slots outlive a crash this long */
         uint64_t timeout_usec;   /* one etcd request (admission, leave) */
+        uint64_t compaction_interval_usec; /* etcd's history compacted to the revision seen one
+                                            * interval ago, every interval; 0: never */
 } FleetConfig;
 
 #define FLEET_NODE_MAX 12u

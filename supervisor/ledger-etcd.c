@@ -587,6 +587,10 @@ typedef struct EtcdLedger {
         json_t *w_slots;  /* key below P/slots/ → true */
         json_t *w_counts; /* team → count */
         int64_t w_rev;
+        /* compaction (bg_compact): when next, and the revision it compacts to then */
+        uint64_t compact_at;
+        int64_t compact_rev;
+        uint64_t compactions;               /* atomic: the thread counts, /metrics reads */
         bool w_teams_dirty, w_counts_dirty; /* changed since handed to the loop */
         uint64_t next_keepalive;
 
@@ -1348,11 +1352,45 @@ static void bg_deletes(EtcdLedger *l)
         }
 }
 
+/*
+ * etcd keeps every revision of every key until it is compacted, and 3.4 compacts nothing by
+ * default: each create leaves ~470 bytes of history (two puts, a delete), and at its 2 GiB
+ * quota etcd takes no write at all (every create refused). So, as kube-apiserver does, every
+ * fleet.compaction_interval the history is compacted to the revision this node's watch had
+ * reached one interval before: no watch that keeps up is cut off, and a member of a fleet
+ * that compacts too (every node does; etcd's --auto-compaction-retention may too) only finds
+ * the revision compacted already, which is fine. Only while etcd answers, so it never delays
+ * a renewal that matters. Freeing the space on disk is etcdctl defrag's (docs/fleet.md).
+ */
+static void bg_compact(EtcdLedger *l)
+{
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        if (!l->fc.compaction_interval_usec || now < l->compact_at)
+                return;
+        pthread_mutex_lock(&l->mu);
+        bool reachable = l->reachable;
+        pthread_mutex_unlock(&l->mu);
+        if (!reachable)
+                return;
+        l->compact_at = now + l->fc.compaction_interval_usec;
+        int64_t rev = l->compact_rev;
+        l->compact_rev = l->w_rev;
+        if (rev <= 0)
+                return;
+        _cleanup_json_ json_t *req = json_pack("{s:o}", "revision", json_i64_string(rev)),
+                              *a = NULL;
+        EtcdError err;
+        if (req &&
+            etcd_call(&l->bg, "/v3/kv/compaction", req, now + l->fc.timeout_usec, &a, &err) >= 0)
+                __atomic_fetch_add(&l->compactions, 1, __ATOMIC_RELAXED);
+}
+
 static void *bg_main(void *userdata)
 {
         EtcdLedger *l = userdata;
         uint64_t retry = ttl_third_usec(l) < USEC_PER_SEC ? ttl_third_usec(l) : USEC_PER_SEC;
         l->next_keepalive = now_usec(CLOCK_MONOTONIC) + ttl_third_usec(l);
+        l->compact_at = now_usec(CLOCK_MONOTONIC) + l->fc.compaction_interval_usec;
         for (;;) {
                 pthread_mutex_lock(&l->mu);
                 bool stop = l->stop, poke = l->poke;
@@ -1379,6 +1417,7 @@ static void *bg_main(void *userdata)
                 }
                 bg_readmit(l);
                 bg_deletes(l);
+                bg_compact(l);
                 /* the watch follows the endpoint that answers */
                 if (l->watch && l->watch_at != l->bg.at) {
                         watch_stop(l);
@@ -1800,6 +1839,12 @@ static void etcd_metrics(const Ledger *base, FILE *f)
                 "# TYPE pome_ledger_txn_retries_total counter\n"
                 "pome_ledger_txn_retries_total{node=\"%s\"} %" PRIu64 "\n",
                 node, l->txn_retries);
+        fprintf(f,
+                "# HELP pome_ledger_compactions_total Compactions of etcd's history this node "
+                "made (fleet.compaction_interval).\n"
+                "# TYPE pome_ledger_compactions_total counter\n"
+                "pome_ledger_compactions_total{node=\"%s\"} %" PRIu64 "\n",
+                node, __atomic_load_n(&l->compactions, __ATOMIC_RELAXED));
         fputs("# HELP pome_ledger_refused_total Slots the ledger refused, by reason (quota: the "
               "team's slots are all in use; the others: 503 ledger_unavailable).\n"
               "# TYPE pome_ledger_refused_total counter\n",
@@ -1953,6 +1998,7 @@ static int copy_fleet(FleetConfig *to, const FleetConfig *from)
 {
         to->lease_ttl_usec = from->lease_ttl_usec;
         to->timeout_usec = from->timeout_usec;
+        to->compaction_interval_usec = from->compaction_interval_usec;
         to->endpoints = strv_new();
         for (char **e = from->endpoints; to->endpoints && e && *e; e++)
                 if (strv_extend(&to->endpoints, *e) < 0)

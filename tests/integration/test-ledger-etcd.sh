@@ -111,6 +111,7 @@ node_start() {
                 echo "  node: n$n"
                 echo "  lease_ttl: ${TTL}s"
                 echo "  timeout: 1s"
+                [[ -z ${COMPACTION:-} ]] || echo "  compaction_interval: $COMPACTION"
                 echo "  advertise_url: http://127.0.0.1:0/n$n"
                 echo "  etcd:"
                 echo "    endpoints: $ENDPOINTS"
@@ -523,6 +524,26 @@ assert_eq "$(n_slot_keys "n${C}_")" 0 "n$C's slot keys right after its SIGTERM"
 wait_usage sessions_used $((5 - held_c)) $rest
 grep -q "fleet: left" "$TMP/n$C/pomed.log" || fail "n$C did not say it left the fleet"
 pass "(e) n$C stopped (SIGTERM) with $held_c slots: its slot keys and membership gone at once"
+
+# (j) etcd's history is compacted by the nodes (etcd 3.4 keeps every revision otherwise, and
+# stops taking writes at its quota): n4 with fleet.compaction_interval 1s compacts to the
+# revision its watch had reached an interval before
+COMPACTION=1s node_start 4
+put_team 5
+rev=$(ectl get "$PREFIX/teams/$TEAM" -w json | jq -r .header.revision)
+deadline 15
+while :; do
+        old=$(ectl get --rev=$((rev - 1)) "$PREFIX/teams/$TEAM" 2>&1 || true)
+        [[ $old == *"required revision has been compacted"* ]] && break
+        before_deadline || fail "revision $((rev - 1)) not compacted within 15 s: $(head -2 <<<"$old")"
+        sleep 0.2
+done
+compactions=$(curl -s -H "Authorization: Bearer $KEY" "${NODE_CTL[4]}/metrics" |
+        awk '$1 == "pome_ledger_compactions_total{node=\"n4\"}" { print $2 }')
+((compactions >= 1)) || fail "n4's pome_ledger_compactions_total: '$compactions'"
+ectl get "$PREFIX/teams/$TEAM" --print-value-only | jq -e .sessions_quota >/dev/null || fail "the team is gone after the compaction"
+node_stop 4 TERM
+pass "(j) n4 (compaction_interval 1s) compacted etcd's history past revision $((rev - 1)) ($compactions compactions); the current keys are whole"
 
 for n in $rest; do node_stop "$n" TERM; done
 sanitizer_check

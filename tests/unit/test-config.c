@@ -115,6 +115,7 @@ static void test_fleet(void)
         CHECK(c && c->fleet && streq(c->fleet->node, "n1") &&
               c->fleet->lease_ttl_usec == 5 * USEC_PER_SEC &&
               c->fleet->timeout_usec == 2 * USEC_PER_SEC && streq(c->fleet->prefix, "/ci/pome") &&
+              c->fleet->compaction_interval_usec == 300 * USEC_PER_SEC &&
               strv_length(c->fleet->endpoints) == 2 &&
               streq(c->fleet->endpoints[1], "https://10.0.0.2:2379") && !c->fleet->cert);
         c = config_free(c);
@@ -207,6 +208,9 @@ static void test_refusals(void)
                  "fleet.lease_ttl: must be between 2s and 1h"},
                 {"fleet:\n  node: n1\n  timeout: 20s\n  etcd: {endpoints: [http://e:2379]}\n",
                  "below fleet.lease_ttl"},
+                {"fleet:\n  node: n1\n  compaction_interval: 500ms\n  etcd: {endpoints: "
+                 "[http://e:2379]}\n",
+                 "fleet.compaction_interval: must be off or at least 1s"},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Config *c = NULL;
