@@ -445,9 +445,9 @@ static void handle_list(Call *c)
         }
         /* a fleet node lists its own sandboxes, and says whose they are (docs/fleet.md) */
         const FleetConfig *fleet = manager_config(c->control->manager)->fleet;
-        _cleanup_json_ json_t *j = json_pack("{s:s, s:O, s:b, s:s?}", "object", "list", "data",
-                                             data, "has_more", more, "node",
-                                             fleet ? fleet->node : NULL);
+        _cleanup_json_ json_t *j =
+                json_pack("{s:s, s:O, s:b, s:s?}", "object", "list", "data", data, "has_more", more,
+                          "node", fleet ? fleet->node : NULL);
         reply_json(c, 200, j);
 }
 
