@@ -172,6 +172,7 @@ Config *config_free(Config *c)
         free(c->state_dir);
         free(c->runtime_dir);
         free(c->images_dir);
+        free(c->ui_dir);
         free(c->policies_dir);
         free(c->pod_exec);
         free(c->pod_user);
@@ -625,6 +626,7 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                                                "state_dir",
                                                "runtime_dir",
                                                "images_dir",
+                                               "ui_dir",
                                                "policies_dir",
                                                "pod_exec",
                                                "pod_user",
@@ -682,6 +684,7 @@ static int interpret(Config *c, const json_t *j, CfgError *e)
                 {"runtime_dir", offsetof(Config, runtime_dir)},
                 {"images_dir", offsetof(Config, images_dir)},
                 {"policies_dir", offsetof(Config, policies_dir)},
+                {"ui_dir", offsetof(Config, ui_dir)},
                 {"pod_exec", offsetof(Config, pod_exec)},
                 {"pod_user", offsetof(Config, pod_user)},
                 {"bus", offsetof(Config, bus)},

@@ -58,6 +58,7 @@ typedef struct Config {
         char *runtime_dir; /* NULL = a private directory under /run (or $TMPDIR) */
         char *images_dir;  /* NULL = found next to the binaries / installed location */
         char *policies_dir;
+        char *ui_dir; /* the dashboard's files (supervisor/ui.h); NULL = found */
         char *pod_exec;
         char *pod_user;            /* user the pods run as; NULL = pome-pod, else nobody (warned) */
         uint32_t pod_uid_first;    /* pod_uid_range: a uid (= gid) of its own for each pod */

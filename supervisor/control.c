@@ -13,9 +13,11 @@
 #include "pods/front/serve.h"
 #include "pods/grade/grade.h"
 #include "supervisor/log.h"
+#include "supervisor/ui.h"
 
 struct Control {
         Manager *manager;
+        Ui *ui; /* the dashboard's files, /ui/ */
 };
 
 int control_new(Manager *m, Control **ret)
@@ -24,12 +26,19 @@ int control_new(Manager *m, Control **ret)
         if (!c)
                 return -ENOMEM;
         c->manager = m;
+        int r = ui_new(manager_config(m), &c->ui);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
         *ret = c;
         return 0;
 }
 
 Control *control_free(Control *c)
 {
+        if (c)
+                ui_free(c->ui);
         free(c);
         return NULL;
 }
@@ -851,6 +860,10 @@ void control_handle(HttpRequest *rq, void *userdata)
                 free(c);
                 return;
         }
+        if (ui_handle(ctl->ui, rq, c->request_id)) {
+                free(c);
+                return;
+        }
         const char *rest = startswith(path, "/v1/sandboxes");
         if (!rest)
                 rest = startswith(path, "/v1/sessions");
@@ -859,7 +872,7 @@ void control_handle(HttpRequest *rq, void *userdata)
         if (!rest && !usage && !checks && !metrics) {
                 fail(c, 404, "not_found", NULL,
                      "No such endpoint: %s %s. The control API serves /v1/sandboxes, "
-                     "/v1/sessions, /v1/usage, /v1/checks and /metrics.",
+                     "/v1/sessions, /v1/usage, /v1/checks and /metrics; the dashboard is /ui/.",
                      method, path);
                 free(c);
                 return;
