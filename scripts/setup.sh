@@ -35,6 +35,9 @@ packages=(
         # a fleet (pomed.conf fleet:, tests/system/test-fleet.sh): etcd and etcdctl, HAProxy in
         # front (packaging/haproxy)
         etcd-server etcd-client haproxy
+        # the dashboard's browser test (tests/ui): Debian's chromium for puppeteer-core, and a
+        # font for its screenshots
+        chromium fonts-dejavu-core
 )
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()

@@ -1,0 +1,198 @@
+// The dashboard in a real headless Chromium against a real pomed (tests/ui/run.sh starts it):
+// a wrong key refused with the API's own message, a login, a three-twin sandbox created from
+// the page and listed with its clock counting down, a twin call from here shown on the run
+// page's tape, usage 1, a stop through the discard confirmation, usage back to 0, a log out.
+// axe-core runs on every page (no serious or critical violation passes), the page may log no
+// error (a CSP refusal is one), and each page is saved to $POME_UI_SCREENSHOTS/<page>.png.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import path from "node:path";
+
+const SRC = process.env.POME_SOURCE_DIR;
+const require = createRequire(path.join(SRC, "tests/conformance/package.json"));
+const puppeteer = require("puppeteer-core");
+const AXE = require.resolve("axe-core/axe.min.js");
+
+const API = process.env.POME_API_URL;
+const KEY = process.env.POME_API_KEY;
+const SHOTS = process.env.POME_UI_SCREENSHOTS;
+const T = 15000; // ms any one wait may take
+
+const step = (msg) => console.log(`ok: ${msg}`);
+
+async function api(method, p, body) {
+        const r = await fetch(API + p, {
+                method,
+                headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" },
+                body: body && JSON.stringify(body),
+        });
+        return { status: r.status, body: await r.json() };
+}
+
+const browser = await puppeteer.launch({
+        executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+        headless: true,
+        // root in a container: Chromium's own sandbox needs user namespaces it may not get
+        args: ["--no-sandbox", "--disable-dev-shm-usage", "--font-render-hinting=none"],
+});
+let failed = false;
+try {
+        const page = await browser.newPage();
+        await page.setViewport({ width: 1366, height: 768 });
+        const problems = [];
+        page.on("console", (m) => {
+                // an API refusal (the wrong key's 401, the stop's 409) is logged by Chromium
+                // itself as a failed load: expected here, shown on the page instead
+                if (m.type() === "error" && !m.text().startsWith("Failed to load resource"))
+                        problems.push(m.text());
+        });
+        page.on("pageerror", (e) => problems.push(String(e)));
+        // the key must never reach a URL: no request may carry it outside the Authorization header
+        page.on("request", (rq) => {
+                if (rq.url().includes(KEY)) problems.push(`the key is in a URL: ${rq.url()}`);
+        });
+
+        async function axe(name) {
+                // Runtime.evaluate is not subject to the page's CSP, unlike a <script> tag
+                if (!(await page.evaluate(() => typeof window.axe !== "undefined")))
+                        await page.evaluate(require("node:fs").readFileSync(AXE, "utf8"));
+                const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+                const bad = res.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+                for (const v of res.violations)
+                        console.log(`axe ${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length} nodes)`);
+                assert.equal(bad.length, 0, `axe: serious/critical violations on ${name}: ${bad.map((v) => v.id).join(", ")}`);
+                step(`axe on ${name}: ${res.violations.length} violations, none serious or critical`);
+        }
+        async function shot(name) {
+                await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+                step(`screenshot ${name}.png`);
+        }
+        const text = (sel) => page.$eval(sel, (e) => e.textContent);
+
+        // the page and its headers
+        const resp = await page.goto(`${API}/ui/`, { waitUntil: "networkidle0" });
+        assert.equal(resp.status(), 200);
+        const csp = resp.headers()["content-security-policy"] || "";
+        assert.match(csp, /default-src 'self'/, `CSP header: ${csp}`);
+        await page.waitForSelector("#login #key", { timeout: T });
+        step("GET /ui/ serves the login form with a CSP");
+        await axe("login");
+        await shot("login");
+
+        // a wrong key: the API's own 401 message
+        await page.type("#key", "pome_not_a_key_of_this_deployment");
+        await page.keyboard.press("Enter");
+        await page.waitForFunction(() => document.querySelector("#alert").textContent.includes("not valid"), { timeout: T });
+        step(`wrong key refused: ${await text("#alert p")}`);
+        assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+
+        // the right key, typed and submitted with the keyboard
+        await page.$eval("#key", (e) => (e.value = ""));
+        await page.type("#key", KEY);
+        await page.keyboard.press("Enter");
+        await page.waitForSelector("#sandboxes tbody", { timeout: T });
+        assert.equal(await page.evaluate(() => sessionStorage.getItem("pome.key")), KEY);
+        assert.ok(!page.url().includes(KEY));
+        step("logged in; the key is in sessionStorage, not in the URL");
+
+        // create a three-twin sandbox from the page
+        for (const t of ["github", "slack", "stripe"]) await page.click(`#twin-${t}`);
+        await page.type("#seed-github", "default");
+        await page.click("#create button[type=submit]");
+        await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Created "), { timeout: 60000 });
+        const id = (await text("#status")).match(/ses_[A-Za-z0-9]+/)[0];
+        const row = `#sandboxes tr[data-id="${id}"]`;
+        await page.waitForSelector(`${row} .clock`, { timeout: T });
+        const twinsCell = await page.$eval(`${row} td:nth-child(4)`, (e) => e.textContent);
+        assert.equal(twinsCell, "github, slack, stripe");
+        const c1 = await page.$eval(`${row} .clock`, (e) => e.textContent);
+        await page.waitForFunction((sel, c) => document.querySelector(sel).textContent !== c, { timeout: 5000 }, `${row} .clock`, c1);
+        const c2 = await page.$eval(`${row} .clock`, (e) => e.textContent);
+        assert.match(c2, /^\d+:\d\d$/);
+        step(`created ${id} from the page (${twinsCell}); its clock counts down: ${c1} → ${c2}`);
+        await axe("sandboxes");
+        await shot("sandboxes");
+
+        // a twin call from the test, with the sandbox's token
+        const cred = await api("GET", `/v1/sandboxes/${id}/credentials`);
+        assert.equal(cred.status, 200, JSON.stringify(cred.body));
+        const r = await fetch(`${cred.body.per_twin.github.rest_url}/user`, {
+                headers: { Authorization: `Bearer ${cred.body.session_token}` },
+        });
+        assert.equal(r.status, 200);
+        const r2 = await fetch(`${cred.body.per_twin.slack.rest_url}/api/auth.test`, {
+                method: "POST",
+                headers: { Authorization: `Bearer ${cred.body.session_token}` },
+        });
+        assert.equal(r2.status, 200);
+        step("GET <github rest_url>/user and POST <slack rest_url>/api/auth.test with the session token: 200");
+
+        // usage: 1
+        await page.click('#nav a[href="#/usage"]');
+        await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "1", { timeout: T });
+        step(`usage: ${await page.$$eval("#usage dd", (d) => d.map((x) => x.textContent).join(" / "))} (team / used / quota / remaining)`);
+        await axe("usage");
+        await shot("usage");
+
+        // run: the twin call on github's tape, one column per twin
+        await page.goto(`${API}/ui/#/run/${id}`, { waitUntil: "networkidle0" });
+        await page.waitForFunction(() => document.querySelectorAll("#tape-github li").length >= 1 &&
+                document.querySelectorAll("#tape-slack li").length >= 1, { timeout: T });
+        const cols = await page.$$eval(".tape-col h3", (hs) => hs.map((x) => x.id));
+        assert.deepEqual(cols, ["tape-h-github", "tape-h-slack", "tape-h-stripe"]);
+        await page.click("#tape-github li summary");
+        const row0 = await page.$eval("#tape-github li summary", (e) => e.textContent);
+        assert.match(row0, /GET \/github\/s\/.*\/user 200/);
+        const slack0 = await page.$eval("#tape-slack li summary", (e) => e.textContent);
+        step(`run page: three tape columns; github's row: ${row0}; slack's: ${slack0}`);
+        await axe("run");
+        await shot("run");
+
+        // checks: the vocabulary with templates and copy buttons
+        await page.click('#nav a[href="#/checks"]');
+        await page.waitForSelector("#checks-github", { timeout: T });
+        const nChecks = await page.$$eval(".checks li", (l) => l.length);
+        const checks = await api("GET", "/v1/checks");
+        assert.equal(nChecks, checks.body.checks.length);
+        assert.equal(await page.$$eval("button.copy", (b) => b.length), nChecks);
+        step(`checks page: ${nChecks} checks, each with a copy button`);
+        await axe("checks");
+        await shot("checks");
+
+        // stop: the 409 refusal, then the discard confirmed
+        await page.click('#nav a[href="#/sandboxes"]');
+        await page.waitForSelector(`${row} button.stop`, { timeout: T });
+        await page.click(`${row} button.stop`);
+        await page.waitForSelector("#confirm-discard", { timeout: T });
+        const msg = await text("#confirm-msg");
+        assert.match(msg, /Refused to stop/);
+        assert.equal(await page.evaluate(() => document.activeElement.id), "confirm-title");
+        step(`stop refused with the API's message: ${msg.slice(0, 80)}…`);
+        await axe("sandboxes (discard confirmation)");
+        await shot("discard");
+        await page.click("#confirm-discard");
+        await page.waitForSelector(`${row}[data-state="stopped"]`, { timeout: T });
+        const got = await api("GET", `/v1/sandboxes/${id}`);
+        assert.equal(got.body.state, "stopped");
+        step(`discarded: ${id} is stopped (${got.body.reason})`);
+
+        // usage: back to 0
+        await page.click('#nav a[href="#/usage"]');
+        await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "0", { timeout: T });
+        step("usage falls back to 0");
+
+        // log out clears the key
+        await page.click("#logout");
+        await page.waitForSelector("#login #key", { timeout: T });
+        assert.equal(await page.evaluate(() => sessionStorage.getItem("pome.key")), null);
+        step("log out clears the key");
+
+        assert.deepEqual(problems, [], "the page logged errors");
+        step("the page logged no error");
+} catch (e) {
+        failed = true;
+        console.error(`FAIL: ${e.stack || e}`);
+} finally {
+        await browser.close();
+}
+process.exit(failed ? 1 : 0);
