@@ -277,7 +277,10 @@ function sandboxRow(s) {
                 h("td", {}, (s.twins || []).join(", ")),
                 h("td", {}, h("time", { datetime: s.created_at }, s.created_at.replace("T", " ").replace("Z", " UTC"))),
                 h("td", {}, open && s.expires_at ? h("span", { class: "clock", "data-expires": s.expires_at }, countdown(s.expires_at)) : "—"),
-                h("td", {}, open ? h("button", { type: "button", class: "stop", "aria-label": `Stop ${s.session_id}`, onclick: () => stopSandbox(s.session_id) }, "Stop") : ""),
+                h("td", { class: "actions" }, open ? [
+                        h("button", { type: "button", class: "finalize", "aria-label": `Finalize ${s.session_id}`, onclick: () => finalizeForm(s.session_id) }, "Finalize"),
+                        h("button", { type: "button", class: "stop", "aria-label": `Stop ${s.session_id}`, onclick: () => stopSandbox(s.session_id) }, "Stop"),
+                ] : ""),
         );
 }
 
@@ -314,6 +317,43 @@ function confirmDiscard(id, err) {
                                 h("button", { type: "button", id: "confirm-cancel", onclick: cancel }, "Cancel"))),
         );
         $("#confirm-title").focus();
+}
+
+/* Finalize: grade the run against a task (its markdown), keeping tapes, final states and verdict. */
+function finalizeForm(id) {
+        const box = $("#confirm");
+        const task = h("textarea", { id: "finalize-task", rows: 8, cols: 80, spellcheck: "false", "aria-describedby": "finalize-help" });
+        const submit = async (ev) => {
+                ev.preventDefault();
+                const t = task.value.trim();
+                let r;
+                try {
+                        ({ body: r } = await api("POST", `/v1/sandboxes/${encodeURIComponent(id)}/finalize`, t ? { task_markdown: task.value } : {}));
+                } catch (e) {
+                        return showError(e);
+                }
+                showError(null);
+                const v = r.verdict;
+                const line = v ? `verdict ${v.state}, score ${Math.round(v.score)}` : `no verdict${r.verdict_error ? `: ${r.verdict_error}` : ""}`;
+                say(`Finalized ${id}: ${line}.`);
+                box.replaceChildren(h("div", { class: "card", id: "finalized" },
+                        h("p", {}, `Finalized ${id}: ${line}. `, h("a", { href: `#/run/${id}`, id: "finalized-link" }, "Open the run")),
+                        h("button", { type: "button", onclick: () => box.replaceChildren() }, "Close")));
+                $("#finalized-link").focus();
+                lastList = "";
+                refreshList();
+        };
+        box.replaceChildren(
+                h("form", { class: "card", id: "finalize", "aria-labelledby": "finalize-title", onsubmit: submit },
+                        h("h3", { id: "finalize-title" }, `Finalize ${id}`),
+                        h("label", { for: "finalize-task" }, "Task (markdown with ## Success Criteria)"),
+                        h("div", {}, task),
+                        h("p", { id: "finalize-help", class: "muted" }, "Leave it empty when the sandbox was created with its task."),
+                        h("div", { class: "row" },
+                                h("button", { type: "submit", id: "finalize-submit" }, "Finalize and grade"),
+                                h("button", { type: "button", class: "secondary", onclick: () => box.replaceChildren() }, "Cancel"))),
+        );
+        task.focus();
 }
 
 /* ---- usage ---- */
@@ -383,7 +423,9 @@ async function copy(text) {
 function renderRun(id) {
         const cols = h("div", { class: "tapes", id: "tapes" });
         const head = h("div", { id: "run-head" });
-        setPage(`Run ${id}`, head, cols);
+        const verdict = h("section", { id: "verdict", "aria-labelledby": "verdict-title", hidden: true });
+        setPage(`Run ${id}`, head, verdict, cols);
+        let verdictRead = false;
         const tapes = {}; /* twin -> { after, rows, total } */
         poll(async () => {
                 let s;
@@ -403,7 +445,50 @@ function renderRun(id) {
                         }
                         await readTape(id, t, tapes[t]);
                 }
+                if (s.verdict && !verdictRead) {
+                        verdictRead = true;
+                        try {
+                                const { body: v } = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}/verdict`);
+                                showVerdict(verdict, v);
+                        } catch (e) {
+                                verdictRead = false;
+                                showError(e);
+                        }
+                }
         });
+}
+
+function showVerdict(sec, v) {
+        const evidence = (c) => [
+                ...(c.evidence_event_ids || []).map((ev) =>
+                        h("button", { type: "button", class: "evidence link", "data-event": ev, onclick: () => jumpToRow(ev) }, `tape row ${ev}`)),
+                ...(c.evidence_state_paths || []).map((p) => h("code", { class: "state-path" }, `${c.twin}${p}`)),
+        ];
+        sec.hidden = false;
+        sec.replaceChildren(
+                h("h3", { id: "verdict-title" }, `Verdict: ${v.state}${v.score !== undefined ? `, score ${Math.round(v.score)}` : ""}`),
+                h("table", { id: "criteria" },
+                        h("thead", {}, h("tr", {}, ["Criterion", "Twin", "Status", "Reason", "Evidence"].map((c) => h("th", { scope: "col" }, c)))),
+                        h("tbody", {}, (v.criteria || []).map((c) =>
+                                h("tr", { "data-status": c.status },
+                                        h("td", {}, c.text),
+                                        h("td", {}, c.twin || ""),
+                                        h("td", {}, h("span", { class: `status status-${c.status}` }, c.status + (c.already_true_in_seed ? " (already true in the seed)" : ""))),
+                                        h("td", {}, c.reason || ""),
+                                        h("td", { class: "evidence-cell" }, evidence(c)))))),
+        );
+}
+
+/* Opens the tape row an evidence id names, scrolls it into view and moves focus to it. */
+function jumpToRow(ev) {
+        const li = document.getElementById(`ev-${ev}`);
+        if (!li) return showError({ message: `Tape row ${ev} is not loaded on this page (the first ${TAPE_ROWS_MAX} rows per twin are).` });
+        for (const x of document.querySelectorAll(".tape li.current")) x.classList.remove("current");
+        li.classList.add("current");
+        li.querySelector("details").open = true;
+        li.scrollIntoView({ block: "center" });
+        li.querySelector("summary").focus();
+        say(`Tape row ${ev}.`);
 }
 
 async function readTape(id, twin, tp) {
@@ -417,7 +502,7 @@ async function readTape(id, twin, tp) {
                         return showError(e);
                 }
                 for (const ev of r.body) {
-                        tp.list.append(h("li", {},
+                        tp.list.append(h("li", { id: `ev-${ev.event_id}` },
                                 h("details", {},
                                         h("summary", {}, `${ev.ts.slice(11, 23)} ${ev.method || ev.kind} ${ev.path || ""} ${ev.status ?? ""}`),
                                         h("pre", { tabindex: 0 }, JSON.stringify({ request: ev.request_body, response: ev.response_body }, null, 2)))));

@@ -1,7 +1,9 @@
 // The dashboard in a real headless Chromium against a real pomed (tests/ui/run.sh starts it):
 // a wrong key refused with the API's own message, a login, a three-twin sandbox created from
 // the page and listed with its clock counting down, a twin call from here shown on the run
-// page's tape, usage 1, a stop through the discard confirmation, usage back to 0, a log out.
+// page's tape, usage 1, a stop through the discard confirmation, usage back to 0; a one-twin
+// sandbox finalized from the page with a task, its verdict on the run page and an evidence
+// link followed to its tape row; a log out.
 // axe-core runs on every page (no serious or critical violation passes), the page may log no
 // error (a CSP refusal is one), and each page is saved to $POME_UI_SCREENSHOTS/<page>.png.
 import assert from "node:assert/strict";
@@ -95,8 +97,21 @@ try {
         assert.ok(!page.url().includes(KEY));
         step("logged in; the key is in sessionStorage, not in the URL");
 
-        // create a three-twin sandbox from the page
-        for (const t of ["github", "slack", "stripe"]) await page.click(`#twin-${t}`);
+        // four twins: refused on the page, nothing sent
+        for (const t of ["github", "slack", "stripe", "linear"]) await page.click(`#twin-${t}`);
+        await page.click("#create button[type=submit]");
+        await page.waitForFunction(() => document.querySelector("#alert").textContent.includes("one to three"), { timeout: T });
+        step(`four twins refused on the page: ${await text("#alert p")}`);
+        await page.click("#twin-linear");
+
+        // a seed the deployment does not have: the API's own 422 message
+        await page.type("#seed-github", "no-such-seed");
+        await page.click("#create button[type=submit]");
+        await page.waitForFunction(() => document.querySelector("#alert").textContent.includes("no-such-seed"), { timeout: T });
+        step(`an unknown seed refused with the API's message: ${await text("#alert p")}`);
+        await page.$eval("#seed-github", (e) => (e.value = ""));
+
+        // create a three-twin sandbox from the page (its twins still checked)
         await page.type("#seed-github", "default");
         await page.click("#create button[type=submit]");
         await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Created "), { timeout: 60000 });
@@ -180,6 +195,47 @@ try {
         await page.click('#nav a[href="#/usage"]');
         await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "0", { timeout: T });
         step("usage falls back to 0");
+
+        // finalize from the page: a one-twin sandbox, a call, a task; the verdict on the run
+        // page, and its evidence link to the tape row it names
+        await page.click('#nav a[href="#/sandboxes"]');
+        await page.waitForSelector("#create", { timeout: T });
+        await page.click("#twin-github");
+        await page.click("#create button[type=submit]");
+        await page.waitForFunction((old) => document.querySelector("#status").textContent.startsWith("Created ") &&
+                !document.querySelector("#status").textContent.includes(old), { timeout: 60000 }, id);
+        const id2 = (await text("#status")).match(/ses_[A-Za-z0-9]+/)[0];
+        const row2 = `#sandboxes tr[data-id="${id2}"]`;
+        const cred2 = await api("GET", `/v1/sandboxes/${id2}/credentials`);
+        const r3 = await fetch(`${cred2.body.per_twin.github.rest_url}/repos/acme/api/issues`, {
+                headers: { Authorization: `Bearer ${cred2.body.session_token}` },
+        });
+        assert.equal(r3.status, 200);
+        await page.waitForSelector(`${row2} button.finalize`, { timeout: T });
+        await page.click(`${row2} button.finalize`);
+        await page.waitForSelector("#finalize-task", { timeout: T });
+        assert.equal(await page.evaluate(() => document.activeElement.id), "finalize-task");
+        await page.$eval("#finalize-task", (e) => (e.value = "# List the issues\n\n## Prompt\nList the issues of acme/api.\n\n" +
+                "## Success Criteria\n- [code:github] `list_issues` was called\n- [code:github] Issue #1 in `acme/api` is in state open\n"));
+        await axe("sandboxes (finalize form)");
+        await page.click("#finalize-submit");
+        await page.waitForSelector("#finalized-link", { timeout: 60000 });
+        step(`finalized ${id2} from the page: ${await text("#status")}`);
+        await page.click("#finalized-link");
+        await page.waitForFunction(() => document.querySelectorAll("#criteria tbody tr").length === 2 &&
+                document.querySelectorAll("#tape-github li").length >= 1, { timeout: T });
+        const statuses = await page.$$eval("#criteria tbody tr", (rs) => rs.map((r) => r.dataset.status));
+        assert.deepEqual(statuses, ["passed", "passed"]);
+        const ev = await page.$eval("button.evidence", (b) => b.dataset.event);
+        await page.click("button.evidence");
+        await page.waitForSelector(`#ev-${ev}.current details[open]`, { timeout: T });
+        assert.equal(await page.evaluate(() => document.activeElement.closest("li")?.id), `ev-${ev}`);
+        step(`verdict on the run page (${statuses.join(", ")}); its evidence link opens and focuses tape row ${ev}`);
+        await axe("run (verdict)");
+        await shot("verdict");
+        await page.click('#nav a[href="#/usage"]');
+        await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "0", { timeout: T });
+        step("usage is 0 again after the finalize");
 
         // log out clears the key
         await page.click("#logout");
