@@ -424,7 +424,14 @@ function renderRun(id) {
         const cols = h("div", { class: "tapes", id: "tapes" });
         const head = h("div", { id: "run-head" });
         const verdict = h("section", { id: "verdict", "aria-labelledby": "verdict-title", hidden: true });
-        setPage(`Run ${id}`, head, verdict, cols);
+        const twinBoxes = h("span", { class: "row", id: "twin-filter" });
+        const filters = h("form", { class: "row filters", id: "tape-filters", onsubmit: (ev) => ev.preventDefault(), oninput: applyTapeFilter, onchange: applyTapeFilter },
+                h("label", { for: "tape-text" }, "Rows matching"),
+                h("input", { type: "text", id: "tape-text", placeholder: "method, path or tool", autocomplete: "off" }),
+                h("label", { for: "tape-status" }, "Status"),
+                h("select", { id: "tape-status" }, ["all", "2xx", "3xx", "4xx", "5xx"].map((x) => h("option", { value: x }, x))),
+                h("fieldset", { class: "inline" }, h("legend", { class: "visually-hidden" }, "Twins shown"), twinBoxes));
+        setPage(`Run ${id}`, head, verdict, filters, cols);
         let verdictRead = false;
         const tapes = {}; /* twin -> { after, rows, total } */
         poll(async () => {
@@ -440,7 +447,9 @@ function renderRun(id) {
                 for (const t of s.twins) {
                         if (!tapes[t]) {
                                 tapes[t] = { after: null, n: 0, list: h("ol", { class: "tape", id: `tape-${t}`, tabindex: 0, "aria-label": `${t} tape` }), count: h("span", { class: "muted" }) };
-                                cols.append(h("section", { class: "tape-col", "aria-labelledby": `tape-h-${t}` },
+                                twinBoxes.append(h("input", { type: "checkbox", id: `show-${t}`, "data-twin": t, checked: true }),
+                                        h("label", { for: `show-${t}` }, t));
+                                cols.append(h("section", { class: "tape-col", id: `col-${t}`, "aria-labelledby": `tape-h-${t}` },
                                         h("h3", { id: `tape-h-${t}` }, `${t} `, tapes[t].count), tapes[t].list));
                         }
                         await readTape(id, t, tapes[t]);
@@ -479,11 +488,30 @@ function showVerdict(sec, v) {
         );
 }
 
+/* Whether a tape row passes the run page's filters (text in method/path/tool, status class). */
+function rowShown(li) {
+        const text = ($("#tape-text")?.value || "").trim().toLowerCase();
+        const st = $("#tape-status")?.value || "all";
+        if (text && !li.dataset.text.includes(text)) return false;
+        return st === "all" || li.dataset.status.startsWith(st[0]);
+}
+
+function applyTapeFilter() {
+        for (const li of document.querySelectorAll(".tape li")) li.hidden = !rowShown(li);
+        for (const cb of document.querySelectorAll("#twin-filter input")) $(`#col-${cb.dataset.twin}`).hidden = !cb.checked;
+}
+
 /* Opens the tape row an evidence id names, scrolls it into view and moves focus to it. */
 function jumpToRow(ev) {
         const li = document.getElementById(`ev-${ev}`);
         if (!li) return showError({ message: `Tape row ${ev} is not loaded on this page (the first ${TAPE_ROWS_MAX} rows per twin are).` });
         for (const x of document.querySelectorAll(".tape li.current")) x.classList.remove("current");
+        if (li.hidden || li.closest(".tape-col").hidden) {
+                $("#tape-text").value = "";
+                $("#tape-status").value = "all";
+                for (const cb of document.querySelectorAll("#twin-filter input")) cb.checked = true;
+                applyTapeFilter();
+        }
         li.classList.add("current");
         li.querySelector("details").open = true;
         li.scrollIntoView({ block: "center" });
@@ -502,10 +530,12 @@ async function readTape(id, twin, tp) {
                         return showError(e);
                 }
                 for (const ev of r.body) {
-                        tp.list.append(h("li", { id: `ev-${ev.event_id}` },
+                        const li = h("li", { id: `ev-${ev.event_id}`, "data-status": String(ev.status ?? ""), "data-text": `${ev.method || ev.kind} ${ev.path || ""} ${ev.tool || ""}`.toLowerCase() },
                                 h("details", {},
                                         h("summary", {}, `${ev.ts.slice(11, 23)} ${ev.method || ev.kind} ${ev.path || ""} ${ev.status ?? ""}`),
-                                        h("pre", { tabindex: 0 }, JSON.stringify({ request: ev.request_body, response: ev.response_body }, null, 2)))));
+                                        h("pre", { tabindex: 0 }, JSON.stringify({ request: ev.request_body, response: ev.response_body }, null, 2))));
+                        li.hidden = !rowShown(li);
+                        tp.list.append(li);
                         tp.after = ev.event_id;
                         tp.n++;
                 }

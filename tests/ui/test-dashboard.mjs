@@ -160,6 +160,18 @@ try {
         assert.match(row0, /GET \/github\/s\/.*\/user 200/);
         const slack0 = await page.$eval("#tape-slack li summary", (e) => e.textContent);
         step(`run page: three tape columns; github's row: ${row0}; slack's: ${slack0}`);
+        const shown = () => page.$$eval(".tape li", (ls) => ls.filter((l) => !l.hidden).map((l) => l.closest("ol").id));
+        await page.type("#tape-text", "auth.test");
+        assert.deepEqual(await shown(), ["tape-slack"]);
+        await page.$eval("#tape-text", (e) => (e.value = ""));
+        await page.select("#tape-status", "4xx");
+        assert.deepEqual(await shown(), []);
+        await page.select("#tape-status", "all");
+        assert.deepEqual(await shown(), ["tape-github", "tape-slack"]);
+        await page.click("#show-stripe");
+        assert.equal(await page.$eval("#col-stripe", (e) => e.hidden), true);
+        await page.click("#show-stripe");
+        step("run page filters: text (auth.test: slack's row only), status (4xx: none), twin (stripe's column hidden and back)");
         await axe("run");
         await shot("run");
 
@@ -236,6 +248,21 @@ try {
         await page.click('#nav a[href="#/usage"]');
         await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "0", { timeout: T });
         step("usage is 0 again after the finalize");
+
+        // an expired sandbox (a 3 s lifetime, created through the API) under the expired filter
+        const ex = await api("POST", "/v1/sandboxes", { twins: ["slack"], ttl_seconds: 3 });
+        assert.equal(ex.status, 201, JSON.stringify(ex.body));
+        const rowx = `#sandboxes tr[data-id="${ex.body.session_id}"]`;
+        await page.click('#nav a[href="#/sandboxes"]');
+        await page.waitForSelector("#state-filter", { timeout: T });
+        await page.select("#state-filter", "expired");
+        await page.waitForSelector(`${rowx}[data-state="expired"]`, { timeout: T });
+        const cells = await page.$$eval(`${rowx} td`, (tds) => tds.map((td) => td.textContent));
+        assert.equal(cells[2], "lifetime");
+        assert.equal(cells[5], "—");
+        assert.equal(await page.$(`${rowx} button`), null);
+        assert.equal(await page.$$eval("#sandboxes tbody tr", (rs) => rs.every((r) => r.dataset.state === "expired")), true);
+        step(`expired filter: ${ex.body.session_id} expired (lifetime), no clock, no Stop`);
 
         // log out clears the key
         await page.click("#logout");
