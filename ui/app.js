@@ -92,9 +92,26 @@ function stopTimers() {
         pollTimer = clockTimer = null;
 }
 
+/* Calls fn now and every POLL_MS while the tab is visible; a call still running when the next
+ * is due is not overlapped (a slow tape read would otherwise append its rows twice). fn may
+ * return false to end the polling (a run that has ended and been read whole). */
 function poll(fn) {
-        fn();
-        pollTimer = setInterval(fn, POLL_MS);
+        let busy = false;
+        const tick = async () => {
+                if (busy || document.hidden) return;
+                busy = true;
+                try {
+                        if ((await fn()) === false) {
+                                clearInterval(timer);
+                                if (pollTimer === timer) pollTimer = null;
+                        }
+                } finally {
+                        busy = false;
+                }
+        };
+        const timer = setInterval(tick, POLL_MS);
+        pollTimer = timer;
+        tick();
 }
 
 function setPage(title, ...content) {
@@ -454,6 +471,7 @@ function renderRun(id) {
                         }
                         await readTape(id, t, tapes[t]);
                 }
+                const whole = s.twins.every((t) => tapes[t].whole);
                 if (s.verdict && !verdictRead) {
                         verdictRead = true;
                         try {
@@ -464,6 +482,8 @@ function renderRun(id) {
                                 showError(e);
                         }
                 }
+                /* an ended run's tapes and verdict no longer change: stop asking */
+                if (!OPEN.has(s.state) && whole && (verdictRead || !s.verdict)) return false;
         });
 }
 
@@ -540,7 +560,8 @@ async function readTape(id, twin, tp) {
                         tp.n++;
                 }
                 tp.count.textContent = tp.n ? `(${tp.n} of ${r.headers.get("X-Pome-Total-Events") || tp.n} rows)` : "(no rows yet)";
-                if (!r.headers.get("X-Pome-Next-After")) return;
+                tp.whole = !r.headers.get("X-Pome-Next-After");
+                if (tp.whole) return;
         }
 }
 
@@ -569,6 +590,14 @@ function route() {
                 return renderSandboxes();
         }
 }
+
+/* Escape closes the discard confirmation or the finalize form, as their Cancel does. */
+document.addEventListener("keydown", (ev) => {
+        const box = $("#confirm");
+        if (ev.key !== "Escape" || !box || !box.firstChild || !box.contains(document.activeElement)) return;
+        box.replaceChildren();
+        say("Cancelled.");
+});
 
 document.addEventListener("DOMContentLoaded", () => {
         $("#logout").addEventListener("click", logout);

@@ -195,6 +195,12 @@ try {
         assert.match(msg, /Refused to stop/);
         assert.equal(await page.evaluate(() => document.activeElement.id), "confirm-title");
         step(`stop refused with the API's message: ${msg.slice(0, 80)}…`);
+        await page.keyboard.press("Escape");
+        await page.waitForFunction(() => !document.querySelector("#confirm").firstChild, { timeout: T });
+        assert.equal((await api("GET", `/v1/sandboxes/${id}`)).body.state, "running");
+        step("Escape cancels the discard: the sandbox is still running");
+        await page.click(`${row} button.stop`);
+        await page.waitForSelector("#confirm-discard", { timeout: T });
         await axe("sandboxes (discard confirmation)");
         await shot("discard");
         await page.click("#confirm-discard");
