@@ -11,7 +11,6 @@ const TWINS = ["github", "slack", "stripe", "gmail", "linear"];
 const STATES = ["all", "provisioning", "ready", "running", "done", "expired", "failed", "stopped"];
 const OPEN = new Set(["provisioning", "ready", "running"]);
 const POLL_MS = 2000;
-const TAPE_ROWS_MAX = 2000; /* rows per twin the run page keeps; the rest stays on the server */
 
 let pollTimer = null;
 let clockTimer = null;
@@ -435,9 +434,24 @@ async function copy(text) {
         }
 }
 
-/* ---- run: each twin's tape as a column ---- */
+/* ---- run: each twin's tape as a column ----
+ *
+ * A tape may hold 100 000 rows: a column keeps only each row's summary (not its bodies), reads
+ * the tape page by page (the control API's ?after= cursor) as far as the user scrolls, and
+ * puts in the DOM only the rows in view (a fixed row height, a spacer as tall as the tape).
+ * A row's request and response are read again, alone, when it is opened.
+ */
+
+const ROW_H = 26; /* px: .tape-row's height in app.css */
+const FIRST_PAGE = 100; /* rows of the first read: the first paint waits for it */
+const PAGE = 1000; /* rows of each later read (the API's most) */
+
+let runTapes = {}; /* twin -> Tape column state, for the filters and evidence links */
+let runId = null;
 
 function renderRun(id) {
+        runId = id;
+        runTapes = {};
         const cols = h("div", { class: "tapes", id: "tapes" });
         const head = h("div", { id: "run-head" });
         const verdict = h("section", { id: "verdict", "aria-labelledby": "verdict-title", hidden: true });
@@ -450,7 +464,7 @@ function renderRun(id) {
                 h("fieldset", { class: "inline" }, h("legend", { class: "visually-hidden" }, "Twins shown"), twinBoxes));
         setPage(`Run ${id}`, head, verdict, filters, cols);
         let verdictRead = false;
-        const tapes = {}; /* twin -> { after, rows, total } */
+        const tapes = runTapes;
         poll(async () => {
                 let s;
                 try {
@@ -459,19 +473,25 @@ function renderRun(id) {
                         if (e.status === 401) return logout();
                         return showError(e);
                 }
-                if (!$("#tapes")) return;
+                if (runTapes !== tapes || !$("#tapes")) return false;
                 head.replaceChildren(h("p", {}, `State ${s.state}${s.reason ? ` (${s.reason})` : ""} · twins ${s.twins.join(", ")} · ${s.calls} calls`));
                 for (const t of s.twins) {
                         if (!tapes[t]) {
-                                tapes[t] = { after: null, n: 0, list: h("ol", { class: "tape", id: `tape-${t}`, tabindex: 0, "aria-label": `${t} tape` }), count: h("span", { class: "muted" }) };
+                                tapes[t] = tapeColumn(id, t);
                                 twinBoxes.append(h("input", { type: "checkbox", id: `show-${t}`, "data-twin": t, checked: true }),
                                         h("label", { for: `show-${t}` }, t));
-                                cols.append(h("section", { class: "tape-col", id: `col-${t}`, "aria-labelledby": `tape-h-${t}` },
-                                        h("h3", { id: `tape-h-${t}` }, `${t} `, tapes[t].count), tapes[t].list));
+                                cols.append(tapes[t].section);
                         }
-                        await readTape(id, t, tapes[t]);
                 }
-                const whole = s.twins.every((t) => tapes[t].whole);
+                /* first pages of every twin together: the first paint waits for the slowest only */
+                await Promise.all(s.twins.map((t) => (tapes[t].rows.length ? null : readPage(tapes[t], FIRST_PAGE))));
+                for (const t of s.twins) {
+                        const tp = tapes[t];
+                        /* an open run's tape grows: read its new rows when all the old are read */
+                        if (!tp.more && OPEN.has(s.state)) tp.more = true;
+                        await fill(tp);
+                }
+                const whole = s.twins.every((t) => !tapes[t].more);
                 if (s.verdict && !verdictRead) {
                         verdictRead = true;
                         try {
@@ -487,10 +507,169 @@ function renderRun(id) {
         });
 }
 
+function tapeColumn(id, twin) {
+        const spacer = h("div", { class: "tape-spacer", role: "list", "aria-label": `${twin} tape` });
+        const scroller = h("div", { class: "tape", id: `tape-${twin}`, tabindex: 0, "aria-label": `${twin} tape, scrollable` }, spacer);
+        const count = h("span", { class: "muted", id: `count-${twin}` });
+        const detail = h("div", { class: "tape-detail", id: `detail-${twin}`, hidden: true });
+        const tp = {
+                id, twin, rows: [], index: new Map(), view: null, total: 0, more: true, loading: null,
+                scroller, spacer, count, detail, open: null,
+        };
+        tp.section = h("section", { class: "tape-col", id: `col-${twin}`, "aria-labelledby": `tape-h-${twin}` },
+                h("h3", { id: `tape-h-${twin}` }, `${twin} `, count), scroller, detail);
+        scroller.addEventListener("scroll", () => {
+                draw(tp);
+                fill(tp);
+        });
+        return tp;
+}
+
+/* Reads the tape's next page (rows after the last read) into tp.rows. */
+function readPage(tp, limit) {
+        if (tp.loading) return tp.loading;
+        tp.loading = (async () => {
+                const q = new URLSearchParams({ twin: tp.twin, limit: String(limit) });
+                const last = tp.rows[tp.rows.length - 1];
+                if (last) q.set("after", last.id);
+                let r;
+                try {
+                        r = await api("GET", `/v1/sandboxes/${encodeURIComponent(tp.id)}/events?${q}`);
+                } catch (e) {
+                        showError(e);
+                        return;
+                }
+                for (const ev of r.body) {
+                        const row = {
+                                id: ev.event_id,
+                                status: String(ev.status ?? ""),
+                                label: `${(ev.ts || "").slice(11, 23)} ${ev.method || ev.kind} ${ev.path || ""} ${ev.status ?? ""}`,
+                        };
+                        row.text = `${ev.method || ev.kind} ${ev.path || ""} ${ev.tool || ""}`.toLowerCase();
+                        tp.index.set(row.id, tp.rows.length);
+                        tp.rows.push(row);
+                }
+                tp.total = Number(r.headers.get("X-Pome-Total-Events")) || tp.rows.length;
+                tp.more = Boolean(r.headers.get("X-Pome-Next-After"));
+                if (r.body.length) tp.view = null;
+                draw(tp);
+        })().finally(() => {
+                tp.loading = null;
+        });
+        return tp.loading;
+}
+
+/* Reads pages until the rows in view are read (or the tape is). */
+async function fill(tp) {
+        for (let i = 0; i < 200 && tp.more && !tp.loading; i++) {
+                const view = visible(tp);
+                const want = Math.ceil((tp.scroller.scrollTop + tp.scroller.clientHeight) / ROW_H) + 20;
+                if (view.length >= want) return;
+                const before = tp.rows.length;
+                await readPage(tp, tp.rows.length ? PAGE : FIRST_PAGE);
+                if (tp.rows.length === before) return; /* nothing new (an open run's end) */
+        }
+}
+
+function filtering() {
+        return Boolean(($("#tape-text")?.value || "").trim()) || ($("#tape-status")?.value || "all") !== "all";
+}
+
+function matches(row) {
+        const text = ($("#tape-text")?.value || "").trim().toLowerCase();
+        const st = $("#tape-status")?.value || "all";
+        if (text && !row.text.includes(text)) return false;
+        return st === "all" || row.status.startsWith(st[0]);
+}
+
+/* The read rows the filters let through, as indexes into tp.rows. */
+function visible(tp) {
+        if (!tp.view) tp.view = filtering() ? tp.rows.flatMap((r, i) => (matches(r) ? [i] : [])) : null;
+        return tp.view || { length: tp.rows.length, at: (i) => i };
+}
+
+/* Puts the rows in view (and a few either side) in the DOM, nothing else. */
+function draw(tp) {
+        const view = visible(tp);
+        const filtered = Boolean(tp.view);
+        const n = filtered ? view.length + (tp.more ? 1 : 0) : Math.max(tp.total, tp.rows.length);
+        tp.spacer.style.height = `${n * ROW_H}px`;
+        const first = Math.max(0, Math.floor(tp.scroller.scrollTop / ROW_H) - 5);
+        const last = Math.min(n, first + Math.ceil((tp.scroller.clientHeight || 600) / ROW_H) + 10);
+        const items = [];
+        for (let i = first; i < last; i++) {
+                const k = filtered ? view[i] : i;
+                const row = k === undefined ? undefined : tp.rows[k];
+                if (!row) {
+                        items.push(h("div", { class: "tape-item pending", role: "listitem" }, tp.more ? "reading…" : ""));
+                        continue;
+                }
+                items.push(h("div", { class: "tape-item", role: "listitem", "aria-posinset": k + 1, "aria-setsize": tp.total || -1 },
+                        h("button", {
+                                type: "button",
+                                class: `tape-row${tp.open === row.id ? " current" : ""}`,
+                                id: `ev-${row.id}`,
+                                "data-status": row.status,
+                                "aria-expanded": tp.open === row.id ? "true" : "false",
+                                "aria-controls": `detail-${tp.twin}`,
+                                onclick: () => openRow(tp, k),
+                        }, row.label)));
+        }
+        /* positions set through the CSSOM: the CSP refuses style attributes in markup, not this */
+        items.forEach((el, j) => {
+                el.style.top = `${(first + j) * ROW_H}px`;
+        });
+        const focused = document.activeElement && tp.spacer.contains(document.activeElement) ? document.activeElement.id : null;
+        tp.spacer.replaceChildren(...items);
+        if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
+        tp.count.textContent = tp.rows.length
+                ? `(${tp.total} rows${tp.rows.length < tp.total ? `, ${tp.rows.length} read` : ""}${filtered ? `, ${view.length} match` : ""})`
+                : "(no rows yet)";
+}
+
+/* Shows row k's request and response below the column: the row is read again, alone. */
+async function openRow(tp, k) {
+        const row = tp.rows[k];
+        tp.open = row.id;
+        draw(tp);
+        const q = new URLSearchParams({ twin: tp.twin, limit: "1" });
+        if (k > 0) q.set("after", tp.rows[k - 1].id);
+        tp.detail.hidden = false;
+        tp.detail.replaceChildren(h("p", { class: "muted" }, `Reading ${row.id}…`));
+        let ev;
+        try {
+                ({ body: [ev] } = await api("GET", `/v1/sandboxes/${encodeURIComponent(tp.id)}/events?${q}`));
+        } catch (e) {
+                return showError(e);
+        }
+        tp.detail.replaceChildren(
+                h("div", { class: "row" }, h("h4", {}, row.label), h("button", { type: "button", class: "secondary", onclick: () => closeRow(tp) }, "Close")),
+                h("pre", { tabindex: 0, "aria-label": `${row.id}: request and response` },
+                        JSON.stringify({ event_id: ev.event_id, request_headers: ev.request_headers, request: ev.request_body, response: ev.response_body }, null, 2)));
+}
+
+function closeRow(tp) {
+        const id = tp.open;
+        tp.open = null;
+        tp.detail.hidden = true;
+        draw(tp);
+        document.getElementById(`ev-${id}`)?.focus();
+}
+
+function applyTapeFilter() {
+        for (const tp of Object.values(runTapes)) {
+                tp.view = null;
+                tp.scroller.scrollTop = 0;
+                draw(tp);
+                fill(tp);
+        }
+        for (const cb of document.querySelectorAll("#twin-filter input")) $(`#col-${cb.dataset.twin}`).hidden = !cb.checked;
+}
+
 function showVerdict(sec, v) {
         const evidence = (c) => [
                 ...(c.evidence_event_ids || []).map((ev) =>
-                        h("button", { type: "button", class: "evidence link", "data-event": ev, onclick: () => jumpToRow(ev) }, `tape row ${ev}`)),
+                        h("button", { type: "button", class: "evidence link", "data-event": ev, "data-twin": c.twin, onclick: () => jumpToRow(c.twin, ev) }, `tape row ${ev}`)),
                 ...(c.evidence_state_paths || []).map((p) => h("code", { class: "state-path" }, `${c.twin}${p}`)),
         ];
         sec.hidden = false;
@@ -508,61 +687,22 @@ function showVerdict(sec, v) {
         );
 }
 
-/* Whether a tape row passes the run page's filters (text in method/path/tool, status class). */
-function rowShown(li) {
-        const text = ($("#tape-text")?.value || "").trim().toLowerCase();
-        const st = $("#tape-status")?.value || "all";
-        if (text && !li.dataset.text.includes(text)) return false;
-        return st === "all" || li.dataset.status.startsWith(st[0]);
-}
-
-function applyTapeFilter() {
-        for (const li of document.querySelectorAll(".tape li")) li.hidden = !rowShown(li);
-        for (const cb of document.querySelectorAll("#twin-filter input")) $(`#col-${cb.dataset.twin}`).hidden = !cb.checked;
-}
-
-/* Opens the tape row an evidence id names, scrolls it into view and moves focus to it. */
-function jumpToRow(ev) {
-        const li = document.getElementById(`ev-${ev}`);
-        if (!li) return showError({ message: `Tape row ${ev} is not loaded on this page (the first ${TAPE_ROWS_MAX} rows per twin are).` });
-        for (const x of document.querySelectorAll(".tape li.current")) x.classList.remove("current");
-        if (li.hidden || li.closest(".tape-col").hidden) {
-                $("#tape-text").value = "";
-                $("#tape-status").value = "all";
-                for (const cb of document.querySelectorAll("#twin-filter input")) cb.checked = true;
-                applyTapeFilter();
-        }
-        li.classList.add("current");
-        li.querySelector("details").open = true;
-        li.scrollIntoView({ block: "center" });
-        li.querySelector("summary").focus();
+/* Follows an evidence link: reads the twin's tape up to the row, clears the filters, scrolls
+ * the row into view, opens it and moves focus to it. */
+async function jumpToRow(twin, ev) {
+        const tp = runTapes[twin];
+        if (!tp) return showError({ message: `No tape column for ${twin}.` });
+        for (let i = 0; !tp.index.has(ev) && tp.more && i < 200; i++) await readPage(tp, PAGE);
+        const k = tp.index.get(ev);
+        if (k === undefined) return showError({ message: `Tape row ${ev} is not on ${twin}'s tape.` });
+        $("#tape-text").value = "";
+        $("#tape-status").value = "all";
+        for (const cb of document.querySelectorAll("#twin-filter input")) cb.checked = true;
+        applyTapeFilter();
+        tp.scroller.scrollTop = Math.max(0, k * ROW_H - tp.scroller.clientHeight / 2);
+        await openRow(tp, k);
+        document.getElementById(`ev-${ev}`)?.focus();
         say(`Tape row ${ev}.`);
-}
-
-async function readTape(id, twin, tp) {
-        for (let pages = 0; pages < 10 && tp.n < TAPE_ROWS_MAX; pages++) {
-                const q = new URLSearchParams({ twin, limit: "200" });
-                if (tp.after) q.set("after", tp.after);
-                let r;
-                try {
-                        r = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}/events?${q}`);
-                } catch (e) {
-                        return showError(e);
-                }
-                for (const ev of r.body) {
-                        const li = h("li", { id: `ev-${ev.event_id}`, "data-status": String(ev.status ?? ""), "data-text": `${ev.method || ev.kind} ${ev.path || ""} ${ev.tool || ""}`.toLowerCase() },
-                                h("details", {},
-                                        h("summary", {}, `${ev.ts.slice(11, 23)} ${ev.method || ev.kind} ${ev.path || ""} ${ev.status ?? ""}`),
-                                        h("pre", { tabindex: 0 }, JSON.stringify({ request: ev.request_body, response: ev.response_body }, null, 2))));
-                        li.hidden = !rowShown(li);
-                        tp.list.append(li);
-                        tp.after = ev.event_id;
-                        tp.n++;
-                }
-                tp.count.textContent = tp.n ? `(${tp.n} of ${r.headers.get("X-Pome-Total-Events") || tp.n} rows)` : "(no rows yet)";
-                tp.whole = !r.headers.get("X-Pome-Next-After");
-                if (tp.whole) return;
-        }
 }
 
 /* ---- routing ---- */

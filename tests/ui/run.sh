@@ -17,5 +17,6 @@ done
 [[ -f $SRC/ui/index.html ]] || skip "no dashboard in $SRC/ui"
 export POME_UI_SCREENSHOTS=${POME_UI_SCREENSHOTS:-$BUILD/ui-screenshots}
 mkdir -p "$POME_UI_SCREENSHOTS"
-start_pomed "ui_dir: $SRC/ui"
+# a tape of 100 000 rows of GET /rate_limit is ~130 MB (limits.max_tape: 64M by default)
+start_pomed "ui_dir: $SRC/ui" "limits:" "  max_tape: 512M"
 node "$script" || fail "$(basename "$script") failed"

@@ -7,6 +7,7 @@
 // axe-core runs on every page (no serious or critical violation passes), the page may log no
 // error (a CSP refusal is one), and each page is saved to $POME_UI_SCREENSHOTS/<page>.png.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 
@@ -28,7 +29,8 @@ async function api(method, p, body) {
                 headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" },
                 body: body && JSON.stringify(body),
         });
-        return { status: r.status, body: await r.json() };
+        const t = await r.text();
+        return { status: r.status, body: t ? JSON.parse(t) : null };
 }
 
 const browser = await puppeteer.launch({
@@ -151,20 +153,23 @@ try {
 
         // run: the twin call on github's tape, one column per twin
         await page.goto(`${API}/ui/#/run/${id}`, { waitUntil: "networkidle0" });
-        await page.waitForFunction(() => document.querySelectorAll("#tape-github li").length >= 1 &&
-                document.querySelectorAll("#tape-slack li").length >= 1, { timeout: T });
+        await page.waitForFunction(() => document.querySelectorAll("#tape-github .tape-row").length >= 1 &&
+                document.querySelectorAll("#tape-slack .tape-row").length >= 1, { timeout: T });
         const cols = await page.$$eval(".tape-col h3", (hs) => hs.map((x) => x.id));
         assert.deepEqual(cols, ["tape-h-github", "tape-h-slack", "tape-h-stripe"]);
-        await page.click("#tape-github li summary");
-        const row0 = await page.$eval("#tape-github li summary", (e) => e.textContent);
+        await page.click("#tape-github .tape-row");
+        await page.waitForSelector("#detail-github pre", { timeout: T });
+        assert.match(await text("#detail-github pre"), /"login": "pome-agent"/);
+        const row0 = await page.$eval("#tape-github .tape-row", (e) => e.textContent);
         assert.match(row0, /GET \/github\/s\/.*\/user 200/);
-        const slack0 = await page.$eval("#tape-slack li summary", (e) => e.textContent);
+        const slack0 = await page.$eval("#tape-slack .tape-row", (e) => e.textContent);
         step(`run page: three tape columns; github's row: ${row0}; slack's: ${slack0}`);
-        const shown = () => page.$$eval(".tape li", (ls) => ls.filter((l) => !l.hidden).map((l) => l.closest("ol").id));
+        const shown = () => page.$$eval(".tape .tape-row", (ls) => ls.map((l) => l.closest(".tape").id));
         await page.type("#tape-text", "auth.test");
         assert.deepEqual(await shown(), ["tape-slack"]);
         await page.$eval("#tape-text", (e) => (e.value = ""));
         await page.select("#tape-status", "4xx");
+        await page.waitForFunction(() => !document.querySelector(".tape .tape-row"), { timeout: T });
         assert.deepEqual(await shown(), []);
         await page.select("#tape-status", "all");
         assert.deepEqual(await shown(), ["tape-github", "tape-slack"]);
@@ -241,13 +246,14 @@ try {
         step(`finalized ${id2} from the page: ${await text("#status")}`);
         await page.click("#finalized-link");
         await page.waitForFunction(() => document.querySelectorAll("#criteria tbody tr").length === 2 &&
-                document.querySelectorAll("#tape-github li").length >= 1, { timeout: T });
+                document.querySelectorAll("#tape-github .tape-row").length >= 1, { timeout: T });
         const statuses = await page.$$eval("#criteria tbody tr", (rs) => rs.map((r) => r.dataset.status));
         assert.deepEqual(statuses, ["passed", "passed"]);
         const ev = await page.$eval("button.evidence", (b) => b.dataset.event);
         await page.click("button.evidence");
-        await page.waitForSelector(`#ev-${ev}.current details[open]`, { timeout: T });
-        assert.equal(await page.evaluate(() => document.activeElement.closest("li")?.id), `ev-${ev}`);
+        await page.waitForSelector(`#ev-${ev}.current`, { timeout: T });
+        await page.waitForFunction((e) => document.activeElement?.id === `ev-${e}`, { timeout: T }, ev);
+        await page.waitForSelector("#detail-github pre", { timeout: T });
         step(`verdict on the run page (${statuses.join(", ")}); its evidence link opens and focuses tape row ${ev}`);
         await axe("run (verdict)");
         await shot("verdict");
@@ -269,6 +275,65 @@ try {
         assert.equal(await page.$(`${rowx} button`), null);
         assert.equal(await page.$$eval("#sandboxes tbody tr", (rs) => rs.every((r) => r.dataset.state === "expired")), true);
         step(`expired filter: ${ex.body.session_id} expired (lifetime), no clock, no Stop`);
+
+        // a 100 000-row tape: the run page paints its first rows within 1 s and reads the tape
+        // only as far as it is scrolled, with only the rows in view in the DOM
+        const BIG = 100000;
+        const big = await api("POST", "/v1/sandboxes", { twins: ["github"] });
+        assert.equal(big.status, 201, JSON.stringify(big.body));
+        const bid = big.body.session_id;
+        const rl = `${big.body.per_twin.github.rest_url}/rate_limit`;
+        const tapeTotal = async () => {
+                // a kept-alive connection pomed closed while wrk ran fails once: ask again
+                for (let i = 0; ; i++) {
+                        try {
+                                const r = await fetch(`${API}/v1/sandboxes/${bid}/events?twin=github&limit=1`, { headers: { Authorization: `Bearer ${KEY}`, Connection: "close" } });
+                                await r.arrayBuffer();
+                                return Number(r.headers.get("x-pome-total-events"));
+                        } catch (e) {
+                                if (i >= 2) throw e;
+                        }
+                }
+        };
+        const t0 = Date.now();
+        const haveWrk = spawnSync("wrk", ["--version"]).error === undefined;
+        for (let n = await tapeTotal(); n < BIG; n = await tapeTotal()) {
+                if (haveWrk) {
+                        const secs = Math.max(1, Math.ceil((BIG - n) / 20000));
+                        spawnSync("wrk", ["-t2", "-c16", `-d${secs}s`, "-H", `Authorization: Bearer ${big.body.session_token}`, rl]);
+                } else {
+                        await Promise.all(Array.from({ length: 32 }, async () => {
+                                for (let i = 0; i < Math.ceil((BIG - n) / 32); i++)
+                                        await (await fetch(rl, { headers: { Authorization: `Bearer ${big.body.session_token}` } })).arrayBuffer();
+                        }));
+                }
+        }
+        const bigN = await tapeTotal();
+        step(`${bigN} tape rows made in ${((Date.now() - t0) / 1000).toFixed(1)} s (${haveWrk ? "wrk" : "fetch"})`);
+        await page.goto("about:blank");
+        await page.goto(`${API}/ui/#/run/${bid}`);
+        await page.waitForSelector("#tape-github .tape-row", { timeout: T });
+        const paint = await page.evaluate(() => performance.now());
+        const inDom = await page.$$eval("#tape-github .tape-row", (b) => b.length);
+        assert.ok(paint <= 1000, `first rows painted after ${paint} ms`);
+        assert.ok(inDom < 100, `${inDom} rows in the DOM`);
+        step(`first rows of the ${bigN}-row tape painted ${Math.round(paint)} ms after navigation; ${inDom} rows in the DOM`);
+        const ts = Date.now();
+        await page.$eval("#tape-github", (e) => (e.scrollTop = 5000 * 26));
+        await page.waitForSelector('#tape-github [aria-posinset="5001"] .tape-row, #tape-github [aria-posinset="5001"]', { timeout: T });
+        const countText = await text("#count-github");
+        const [, tot, read] = countText.match(/\((\d+) rows, (\d+) read/);
+        assert.equal(Number(tot), bigN);
+        assert.ok(Number(read) < bigN / 4, countText);
+        const inDom2 = await page.$$eval("#tape-github .tape-row", (b) => b.length);
+        assert.ok(inDom2 < 100, `${inDom2} rows in the DOM`);
+        step(`scrolled to row 5001 in ${Date.now() - ts} ms: ${countText}; ${inDom2} rows in the DOM`);
+        await axe("run (100 000 rows)");
+        await shot("run-large");
+        const gone = await api("DELETE", `/v1/sandboxes/${bid}`);
+        assert.equal(gone.status, 409);
+        const discarded = await api("DELETE", `/v1/sandboxes/${bid}?confirm_discard=${gone.body.error.details.discard_token}`);
+        assert.ok(discarded.status < 300, JSON.stringify(discarded));
 
         // log out clears the key
         await page.click("#logout");
