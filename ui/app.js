@@ -670,7 +670,8 @@ function showVerdict(sec, v) {
         const evidence = (c) => [
                 ...(c.evidence_event_ids || []).map((ev) =>
                         h("button", { type: "button", class: "evidence link", "data-event": ev, "data-twin": c.twin, onclick: () => jumpToRow(c.twin, ev) }, `tape row ${ev}`)),
-                ...(c.evidence_state_paths || []).map((p) => h("code", { class: "state-path" }, `${c.twin}${p}`)),
+                ...(c.evidence_state_paths || []).map((p) =>
+                        h("button", { type: "button", class: "evidence link state-path", "data-path": p, onclick: () => showStateValue(c.twin, p) }, `${c.twin}${p}`)),
         ];
         sec.hidden = false;
         sec.replaceChildren(
@@ -684,7 +685,34 @@ function showVerdict(sec, v) {
                                         h("td", {}, h("span", { class: `status status-${c.status}` }, c.status + (c.already_true_in_seed ? " (already true in the seed)" : ""))),
                                         h("td", {}, c.reason || ""),
                                         h("td", { class: "evidence-cell" }, evidence(c)))))),
+                h("div", { id: "state-value", class: "card", hidden: true, tabindex: -1, "aria-live": "polite" }),
         );
+}
+
+const finalStates = {}; /* twin -> its final state, read once per run page */
+
+/* Follows a final-state evidence path (a JSON pointer, RFC 6901) into the twin's final state
+ * (GET …/state?twin=) and shows the value it names. */
+async function showStateValue(twin, pointer) {
+        const key = `${runId} ${twin}`;
+        if (!finalStates[key]) {
+                try {
+                        ({ body: finalStates[key] } = await api("GET", `/v1/sandboxes/${encodeURIComponent(runId)}/state?twin=${encodeURIComponent(twin)}`));
+                } catch (e) {
+                        return showError(e);
+                }
+        }
+        let v = finalStates[key];
+        for (const part of pointer.split("/").slice(1)) {
+                const k = part.replace(/~1/g, "/").replace(/~0/g, "~");
+                v = v === null || typeof v !== "object" ? undefined : v[k];
+        }
+        const box = $("#state-value");
+        box.hidden = false;
+        box.replaceChildren(
+                h("h4", {}, `${twin}'s final state at ${pointer}`),
+                h("pre", { id: "state-value-json" }, v === undefined ? "(not in the final state)" : JSON.stringify(v, null, 2)));
+        box.focus();
 }
 
 /* Follows an evidence link: reads the twin's tape up to the row, clears the filters, scrolls

@@ -164,6 +164,10 @@ try {
         assert.match(row0, /GET \/github\/s\/.*\/user 200/);
         const slack0 = await page.$eval("#tape-slack .tape-row", (e) => e.textContent);
         step(`run page: three tape columns; github's row: ${row0}; slack's: ${slack0}`);
+        // the tapes fill while the page is open
+        await fetch(`${cred.body.per_twin.github.rest_url}/rate_limit`, { headers: { Authorization: `Bearer ${cred.body.session_token}` } });
+        await page.waitForFunction(() => document.querySelectorAll("#tape-github .tape-row").length === 2, { timeout: T });
+        step("a call made with the run page open appears on github's tape");
         const shown = () => page.$$eval(".tape .tape-row", (ls) => ls.map((l) => l.closest(".tape").id));
         await page.type("#tape-text", "auth.test");
         assert.deepEqual(await shown(), ["tape-slack"]);
@@ -172,7 +176,7 @@ try {
         await page.waitForFunction(() => !document.querySelector(".tape .tape-row"), { timeout: T });
         assert.deepEqual(await shown(), []);
         await page.select("#tape-status", "all");
-        assert.deepEqual(await shown(), ["tape-github", "tape-slack"]);
+        assert.deepEqual(await shown(), ["tape-github", "tape-github", "tape-slack"]);
         await page.click("#show-stripe");
         assert.equal(await page.$eval("#col-stripe", (e) => e.hidden), true);
         await page.click("#show-stripe");
@@ -255,6 +259,10 @@ try {
         await page.waitForFunction((e) => document.activeElement?.id === `ev-${e}`, { timeout: T }, ev);
         await page.waitForSelector("#detail-github pre", { timeout: T });
         step(`verdict on the run page (${statuses.join(", ")}); its evidence link opens and focuses tape row ${ev}`);
+        await page.click('button.state-path[data-path="/repositories/0/issues/0/state"]');
+        await page.waitForSelector("#state-value-json", { timeout: T });
+        assert.equal(await text("#state-value-json"), '"open"');
+        step("a final-state evidence link shows its value in github's final state: \"open\"");
         await axe("run (verdict)");
         await shot("verdict");
         await page.click('#nav a[href="#/usage"]');
