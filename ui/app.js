@@ -623,7 +623,7 @@ function draw(tp) {
         tp.spacer.replaceChildren(...items);
         if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
         tp.count.textContent = tp.rows.length
-                ? `(${tp.total} rows${tp.rows.length < tp.total ? `, ${tp.rows.length} read` : ""}${filtered ? `, ${view.length} match` : ""})`
+                ? `(${tp.total} ${tp.total === 1 ? "row" : "rows"}${tp.rows.length < tp.total ? `, ${tp.rows.length} read` : ""}${filtered ? `, ${view.length} match` : ""})`
                 : "(no rows yet)";
 }
 
