@@ -78,6 +78,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "common/util.h"
+#include "pods/twin/kind.h"
 #include "supervisor/ledger-impl.h"
 #include "supervisor/log.h"
 
@@ -91,29 +92,9 @@
 
 /* ---- base64 and JSON helpers ---- */
 
-static char *b64_encode(const char *s, size_t n)
-{
-        static const char tab[] =
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-        if (!out)
-                return NULL;
-        const unsigned char *p = (const unsigned char *)s;
-        for (size_t i = 0; i < n; i += 3) {
-                unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0) |
-                             (i + 2 < n ? p[i + 2] : 0);
-                *o++ = tab[v >> 18 & 63];
-                *o++ = tab[v >> 12 & 63];
-                *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
-                *o++ = i + 2 < n ? tab[v & 63] : '=';
-        }
-        *o = 0;
-        return out;
-}
-
 static json_t *json_b64(const char *s)
 {
-        _cleanup_free_ char *e = b64_encode(s, strlen(s));
+        _cleanup_free_ char *e = twin_base64(s, strlen(s));
         return e ? json_string(e) : NULL;
 }
 
