@@ -426,6 +426,13 @@ while :; do
         before_deadline || fail "creates are still refused 20 s after etcd is back: $BODY"
         sleep 0.2
 done
+# n2 refuses at once while it still counts etcd out of reach: its thread finds etcd again
+# within a second (ledger-etcd.c), and only then does n2 ask etcd
+deadline 10
+until [[ $(curl -s "${NODE_CTL[2]}/healthz" | jq -r .ledger.reachable) == true ]]; do
+        before_deadline || fail "n2's /healthz does not say the ledger is reachable again"
+        sleep 0.1
+done
 create_on 2
 assert_status 402 "the create after the free slot was taken"
 assert_eq "$(n_slot_keys)" 5 "slot keys after etcd's return"
