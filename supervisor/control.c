@@ -540,9 +540,9 @@ static void handle_events(Call *c, const char *id)
         int r = front_reply_tape(c->rq, tape, link, FRONT_EVENTS_PAGE_MAX, c->request_id, &why);
         if (owned)
                 tape_free(tape); /* a reader holds its own descriptor */
-        if (r == -EINVAL || r == -ENOENT)
+        if (r == -EINVAL || r == -ENOENT) /* why begins with the parameter it refuses */
                 fail(c, 422, "validation_failed",
-                     json_pack("{s:s}", "field", r == -ENOENT ? "after" : "limit"), "%s", why);
+                     json_pack("{s:s%}", "field", why, strcspn(why, " ,")), "%s", why);
         else if (r < 0)
                 fail(c, 500, "internal_error", NULL, "%s", why);
 }

@@ -115,6 +115,19 @@ static void exchange_free(FrontExchange *x)
 
 /* ---- /_pome/events: the tape, from disk, a page at a time ---- */
 
+/* *ret := s, a decimal integer in [min, max] (digits only: no sign, no space). 0 or -EINVAL. */
+static int parse_count(const char *s, size_t min, size_t max, size_t *ret)
+{
+        if (!s[0] || strspn(s, "0123456789") != strlen(s))
+                return -EINVAL;
+        errno = 0;
+        unsigned long long v = strtoull(s, NULL, 10);
+        if (errno || v < min || v > max)
+                return -EINVAL;
+        *ret = (size_t)v;
+        return 0;
+}
+
 static ssize_t events_read(void *userdata, uint64_t pos _unused_, char *buf, size_t max)
 {
         return tape_reader_read(userdata, buf, max);
@@ -129,30 +142,38 @@ int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max
                      const char *request_id, const char **ret_why)
 {
         const char *query = http_request_query(rq);
-        _cleanup_free_ char *after = NULL, *limit_s = NULL;
+        _cleanup_free_ char *after = NULL, *limit_s = NULL, *offset_s = NULL;
         int ra = front_query_value(query, "after", &after);
         int rl = front_query_value(query, "limit", &limit_s);
-        if (ra == -EBADMSG || rl == -EBADMSG) {
-                *ret_why = "after and limit must be text (a NUL is not).";
+        int ro = front_query_value(query, "offset", &offset_s);
+        if (ra == -EBADMSG || rl == -EBADMSG || ro == -EBADMSG) {
+                *ret_why = "after, offset and limit must be text (a NUL is not).";
                 return -EINVAL;
         }
-        if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT))
+        if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT) || (ro < 0 && ro != -ENOENT))
                 return -ENOMEM;
-        size_t limit = 0;
+        size_t limit = 0, offset = 0;
         if (limit_s) {
-                char *end;
-                errno = 0;
-                unsigned long v = strtoul(limit_s, &end, 10);
-                if (errno || end == limit_s || *end || v < 1 || v > EVENTS_LIMIT_MAX ||
-                    limit_s[0] == '-' || limit_s[0] == '+') {
+                if (parse_count(limit_s, 1, EVENTS_LIMIT_MAX, &limit) < 0) {
                         *ret_why = "limit must be an integer from 1 to 1000.";
                         return -EINVAL;
                 }
-                limit = v;
-        } else if (after)
+        } else if (after || offset_s)
                 limit = EVENTS_LIMIT_DEFAULT;
+        if (offset_s) {
+                if (after) {
+                        *ret_why = "after and offset exclude each other: page on with after, or "
+                                   "jump to a row number with offset.";
+                        return -EINVAL;
+                }
+                if (parse_count(offset_s, 0, SIZE_MAX, &offset) < 0) {
+                        *ret_why = "offset must be a row number: an integer from 0.";
+                        return -EINVAL;
+                }
+        }
         TapeRange range;
-        int r = tape_select(tape, after, limit, max_page, &range);
+        int r = offset_s ? tape_select_at(tape, offset, limit, max_page, &range)
+                         : tape_select(tape, after, limit, max_page, &range);
         if (r == -ENOENT) {
                 *ret_why = "after names no event on this tape; pass the event_id of a row you "
                            "read, or leave it out to start at the first row.";
@@ -165,11 +186,12 @@ int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max
                 *ret_why = "The tape cannot be read.";
                 return r;
         }
-        char total[32];
+        char total[32], first[32];
         snprintf(total, sizeof(total), "%zu", tape_count(tape));
-        _cleanup_json_ json_t *h =
-                json_pack("{s:s, s:s, s:s}", "Content-Type", "application/json; charset=utf-8",
-                          "X-Request-Id", request_id, "X-Pome-Total-Events", total);
+        snprintf(first, sizeof(first), "%zu", range.first);
+        _cleanup_json_ json_t *h = json_pack(
+                "{s:s, s:s, s:s, s:s}", "Content-Type", "application/json; charset=utf-8",
+                "X-Request-Id", request_id, "X-Pome-Total-Events", total, "X-Pome-Offset", first);
         char next[TAPE_EVENT_ID_MAX];
         if (h && range.more && tape_event_id(tape, range.first + range.n - 1, next) == 0) {
                 _cleanup_free_ char *l = NULL;

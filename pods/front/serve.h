@@ -147,13 +147,15 @@ void front_finalize_done(FrontFinalize *f, int status, const char *code, const c
 
 /*
  * Answers rq with one page of tape (CONTRACT.md, /_pome/events): the rows after the query's
- * after (an event id; from the first row when absent), at most its limit (1–1000; all rows
- * when neither is given) and max_page bytes, as a JSON array streamed from the file, with
- * X-Pome-Total-Events and, while rows follow, X-Pome-Next-After and a Link rel="next" to
- * link (an absolute URL; "after" and "limit" are appended with '?' or '&'). Returns 0 when
- * answered; otherwise nothing is sent and *ret_why (static text) says why: -EINVAL for a bad
- * after or limit, -ENOENT when after names no row (both the caller's 400), another negative
- * errno (its 500).
+ * after (an event id; from the first row when absent) or from its offset (a row number,
+ * 0-based: a reader that jumps; after and offset exclude each other), at most its limit
+ * (1–1000, 100 with after or offset; all rows when none is given) and max_page bytes, as a
+ * JSON array streamed from the file, with X-Pome-Total-Events, X-Pome-Offset (the row number
+ * of the page's first row) and, while rows follow, X-Pome-Next-After and a Link rel="next"
+ * to link (an absolute URL; "after" and "limit" are appended with '?' or '&'). Returns 0
+ * when answered; otherwise nothing is sent and *ret_why (static text) says why: -EINVAL for
+ * a bad after, offset or limit, -ENOENT when after names no row (both the caller's 400),
+ * another negative errno (its 500).
  */
 int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max_page,
                      const char *request_id, const char **ret_why);

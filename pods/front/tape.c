@@ -569,14 +569,21 @@ static ssize_t find_row(const Tape *t, size_t n, const char *id)
 
 int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret)
 {
-        size_t total = flush_for_read(t);
         size_t first = 0;
         if (after && *after) {
-                ssize_t i = find_row(t, total, after);
+                ssize_t i = find_row(t, flush_for_read(t), after);
                 if (i < 0)
                         return (int)i;
                 first = (size_t)i + 1;
         }
+        return tape_select_at(t, first, limit, max_bytes, ret);
+}
+
+int tape_select_at(Tape *t, size_t first, size_t limit, uint64_t max_bytes, TapeRange *ret)
+{
+        size_t total = flush_for_read(t);
+        if (first > total)
+                first = total;
         size_t n = total - first;
         if (limit > 0) {
                 if (n > limit)

@@ -120,6 +120,13 @@ typedef struct TapeRange {
  */
 int tape_select(Tape *t, const char *after, size_t limit, uint64_t max_bytes, TapeRange *ret);
 
+/*
+ * tape_select from row number first (0-based; past the last row: an empty range at the end,
+ * as an open tape's reader that has read every row gets), for a reader that jumps (the
+ * dashboard's virtualised list). Returns 0 or the errno of a failed read.
+ */
+int tape_select_at(Tape *t, size_t first, size_t limit, uint64_t max_bytes, TapeRange *ret);
+
 /* The event id of row i into buf (TAPE_EVENT_ID_MAX bytes). 0, -ERANGE, -EBADMSG, -errno. */
 int tape_event_id(Tape *t, size_t i, char buf[static TAPE_EVENT_ID_MAX]);
 

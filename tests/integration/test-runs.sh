@@ -53,6 +53,25 @@ api GET "/v1/sandboxes/$FIN/events?twin=github&after=req_nope"
 assert_status 422 "an unknown cursor"
 api GET "/v1/sandboxes/$FIN/events?twin=github&limit=0"
 assert_status 422 "limit 0"
+# a jump by row number (the dashboard's virtualised list): the page from there, and where it is
+curl -s -D "$TMP/h" -o "$TMP/page" -H "Authorization: Bearer $API_KEY" \
+        "$CONTROL/v1/sandboxes/$FIN/events?twin=github&offset=2&limit=5"
+grep -qi '^x-pome-offset: 2' "$TMP/h" || fail "no X-Pome-Offset: 2: $(cat "$TMP/h")"
+assert_eq "$(jq -r 'length, .[0].request_body.body' "$TMP/page" | paste -sd' ')" "1 note 3" "offset=2: the third row"
+curl -s -D "$TMP/h" -o "$TMP/page" -H "Authorization: Bearer $API_KEY" \
+        "$CONTROL/v1/sandboxes/$FIN/events?twin=github&after=$next"
+grep -qi '^x-pome-offset: 2' "$TMP/h" || fail "after= pages say their offset too: $(cat "$TMP/h")"
+api GET "/v1/sandboxes/$FIN/events?twin=github&offset=7"
+assert_status 200 "an offset past the end"
+assert_eq "$BODY" "[]" "an offset past the end: no row"
+for q in "offset=-1" "offset=x" "offset=99999999999999999999999"; do
+        api GET "/v1/sandboxes/$FIN/events?twin=github&$q"
+        assert_status 422 "?$q"
+        assert_jq .error.details.field offset "?$q"
+done
+api GET "/v1/sandboxes/$FIN/events?twin=github&offset=1&after=$next"
+assert_status 422 "both after and offset"
+assert_jq .error.message "after and offset exclude each other: page on with after, or jump to a row number with offset." "both after and offset"
 api GET "/v1/sandboxes/$FIN/state?twin=github"
 assert_status 200 "the final state"
 [[ $(jq '[.. | objects | select(.body? == "note 2")] | length' <<<"$BODY") -ge 1 ]] ||

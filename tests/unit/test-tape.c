@@ -204,6 +204,18 @@ int main(void)
         CHECK(r.n == 0 && !r.more);
         CHECK(tape_select(t, "req_9999", 10, 1 << 20, &r) == -ENOENT);
         CHECK(tape_event_id(t, 50, id) == -ERANGE);
+        /* a jump to a row number: the same page as the cursor before it; past the end, empty */
+        CHECK_OK(tape_select_at(t, 10, 8, 1 << 20, &r));
+        CHECK(r.first == 10 && r.n == 8 && r.more);
+        page = read_all(t, &r, 4096);
+        CHECK(streq(json_get_str(json_array_get(page, 0), "event_id"), "req_0010"));
+        json_decref(page);
+        CHECK_OK(tape_select_at(t, 46, 100, 1 << 20, &r));
+        CHECK(r.first == 46 && r.n == 4 && !r.more);
+        CHECK_OK(tape_select_at(t, 50, 100, 1 << 20, &r));
+        CHECK(r.first == 50 && r.n == 0 && !r.more);
+        CHECK_OK(tape_select_at(t, 999, 100, 1 << 20, &r));
+        CHECK(r.first == 50 && r.n == 0 && !r.more);
 
         /* a reader outlives its tape */
         CHECK_OK(tape_select(t, NULL, 0, 0, &r));
