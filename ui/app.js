@@ -58,8 +58,9 @@ class ApiError extends Error {
         }
 }
 
-/* One control API call; resolves to { body, headers } or rejects with an ApiError. */
-async function api(method, path, body, withKey) {
+/* One control API call; resolves to its Response (2xx) or rejects with an ApiError that
+ * carries the API's own message. */
+async function request(method, path, body, withKey) {
         const headers = { Authorization: `Bearer ${withKey || key()}` };
         if (body !== undefined) headers["Content-Type"] = "application/json";
         let r;
@@ -74,15 +75,21 @@ async function api(method, path, body, withKey) {
         } catch (e) {
                 throw new ApiError(0, { error: { message: `The control API is unreachable: ${e.message}` } });
         }
+        if (r.ok) return r;
         let json = null;
-        const text = await r.text();
         try {
-                json = text ? JSON.parse(text) : null;
+                json = JSON.parse(await r.text());
         } catch {
                 json = null;
         }
-        if (!r.ok) throw new ApiError(r.status, json);
-        return { body: json, headers: r.headers };
+        throw new ApiError(r.status, json);
+}
+
+/* request() of a JSON answer; resolves to { body, headers }. */
+async function api(method, path, body, withKey) {
+        const r = await request(method, path, body, withKey);
+        const text = await r.text();
+        return { body: text ? JSON.parse(text) : null, headers: r.headers };
 }
 
 function stopTimers() {
@@ -219,43 +226,51 @@ function renderSandboxes() {
         clockTimer = setInterval(tickClocks, 1000);
 }
 
+const SLOTS = 3; /* twins a sandbox may have (the API's limit), one slot each */
+
 function createForm() {
-        const rows = TWINS.map((t) =>
-                h("div", { class: "twin-choice" },
-                        h("input", { type: "checkbox", id: `twin-${t}`, name: "twin", value: t }),
-                        h("label", { for: `twin-${t}` }, t),
-                        h("label", { for: `seed-${t}`, class: "visually-hidden" }, `Seed for ${t}`),
-                        h("input", { type: "text", id: `seed-${t}`, name: `seed-${t}`, placeholder: "seed (default)", autocomplete: "off" })),
-        );
+        const slots = [];
+        for (let i = 1; i <= SLOTS; i++)
+                slots.push(h("div", { class: "twin-choice" },
+                        h("label", { for: `slot-${i}` }, `Twin ${i}`),
+                        h("select", { id: `slot-${i}`, name: `slot-${i}` },
+                                h("option", { value: "" }, "—"),
+                                TWINS.map((t) => h("option", { value: t, selected: i === 1 && t === "github" }, t))),
+                        h("label", { for: `seed-${i}`, class: "visually-hidden" }, `Seed of twin ${i}`),
+                        h("input", { type: "text", id: `seed-${i}`, name: `seed-${i}`, placeholder: "seed (default)", autocomplete: "off" })));
         return h(
                 "form",
                 { id: "create", class: "card", onsubmit: createSandbox },
                 h("fieldset", {},
                         h("legend", {}, "Create a sandbox: one to three twins, each with an optional seed name"),
-                        rows),
+                        slots),
                 h("button", { type: "submit" }, "Create"),
         );
 }
 
 async function createSandbox(ev) {
         ev.preventDefault();
-        const twins = TWINS.filter((t) => $(`#twin-${t}`).checked);
-        if (twins.length < 1 || twins.length > 3) {
-                showError({ message: "Choose one to three twins." });
-                return;
-        }
-        const body = { twins };
+        const twins = [];
         const seeds = {};
-        for (const t of twins) {
-                const s = $(`#seed-${t}`).value.trim();
-                if (s) seeds[t] = s;
+        for (let i = 1; i <= SLOTS; i++) {
+                const t = $(`#slot-${i}`).value;
+                const seed = $(`#seed-${i}`).value.trim();
+                if (!t) {
+                        if (seed) return showError({ message: `Twin ${i} has a seed but no twin: choose its twin or clear its seed.` });
+                        continue;
+                }
+                if (twins.includes(t)) return showError({ message: `${t} is chosen twice: a sandbox has each twin once.` });
+                twins.push(t);
+                if (seed) seeds[t] = seed;
         }
+        if (!twins.length) return showError({ message: "Choose a twin: a sandbox has one to three." });
+        const body = { twins };
         if (Object.keys(seeds).length) body.seeds = seeds;
         try {
                 const { body: sb } = await api("POST", "/v1/sandboxes", body);
                 showError(null);
                 say(`Created ${sb.session_id} with ${sb.twins.join(", ")}.`);
-                for (const t of TWINS) $(`#twin-${t}`).checked = false;
+                for (let i = 1; i <= SLOTS; i++) $(`#seed-${i}`).value = "";
                 lastList = "";
                 refreshList();
         } catch (e) {
@@ -436,33 +451,42 @@ async function copy(text) {
 
 /* ---- run: each twin's tape as a column ----
  *
- * A tape may hold 100 000 rows: a column keeps only each row's summary (not its bodies), reads
- * the tape page by page (the control API's ?after= cursor) as far as the user scrolls, and
- * puts in the DOM only the rows in view (a fixed row height, a spacer as tall as the tape).
- * A row's request and response are read again, alone, when it is opened.
+ * A tape may hold 100 000 rows. A column is as tall as its tape (a spacer of total × ROW_H
+ * px) and puts in the DOM only the rows in view; it reads the pages in view by row number
+ * (?offset=, PAGE rows each) and keeps at most CACHE_PAGES of them, so a far scroll reads
+ * one page, not every page before it. A row's request and response are read again, alone,
+ * when it is opened. A filter searches the whole tape (SCAN_PAGE rows a read, in the
+ * background, with its progress in the column's count) and keeps only the rows it matches.
  */
 
 const ROW_H = 26; /* px: .tape-row's height in app.css */
-const FIRST_PAGE = 100; /* rows of the first read: the first paint waits for it */
-const PAGE = 1000; /* rows of each later read (the API's most) */
+const PAGE = 100; /* rows of a page read for the view: the first paint waits for one */
+const SCAN_PAGE = 1000; /* rows of a read by a filter's search (the API's most) */
+const CACHE_PAGES = 50; /* pages of row summaries a column keeps */
 
 let runTapes = {}; /* twin -> Tape column state, for the filters and evidence links */
 let runId = null;
+let runRecord = null; /* the sandbox record the run page last read */
 
 function renderRun(id) {
         runId = id;
         runTapes = {};
+        runRecord = null;
         const cols = h("div", { class: "tapes", id: "tapes" });
-        const head = h("div", { id: "run-head" });
+        const head = h("div", { id: "run-head", class: "row" });
         const verdict = h("section", { id: "verdict", "aria-labelledby": "verdict-title", hidden: true });
         const twinBoxes = h("span", { class: "row", id: "twin-filter" });
         const filters = h("form", { class: "row filters", id: "tape-filters", onsubmit: (ev) => ev.preventDefault(), oninput: applyTapeFilter, onchange: applyTapeFilter },
-                h("label", { for: "tape-text" }, "Rows matching"),
-                h("input", { type: "text", id: "tape-text", placeholder: "method, path or tool", autocomplete: "off" }),
+                h("label", { for: "tape-tool" }, "Tool"),
+                h("input", { type: "text", id: "tape-tool", list: "tape-tools", placeholder: "any", autocomplete: "off", size: 16 }),
+                h("datalist", { id: "tape-tools" }),
+                h("label", { for: "tape-text" }, "Method or path"),
+                h("input", { type: "text", id: "tape-text", placeholder: "any", autocomplete: "off", size: 16 }),
                 h("label", { for: "tape-status" }, "Status"),
                 h("select", { id: "tape-status" }, ["all", "2xx", "3xx", "4xx", "5xx"].map((x) => h("option", { value: x }, x))),
                 h("fieldset", { class: "inline" }, h("legend", { class: "visually-hidden" }, "Twins shown"), twinBoxes));
-        setPage(`Run ${id}`, head, verdict, filters, cols);
+        const download = h("button", { type: "button", id: "download", class: "secondary", onclick: () => downloadRun(id) }, "Download the run directory (.tar)");
+        setPage(`Run ${id}`, h("div", { class: "row run-bar" }, head, download), verdict, filters, cols);
         let verdictRead = false;
         const tapes = runTapes;
         poll(async () => {
@@ -474,6 +498,7 @@ function renderRun(id) {
                         return showError(e);
                 }
                 if (runTapes !== tapes || !$("#tapes")) return false;
+                runRecord = s;
                 head.replaceChildren(h("p", {}, `State ${s.state}${s.reason ? ` (${s.reason})` : ""} · twins ${s.twins.join(", ")} · ${s.calls} calls`));
                 for (const t of s.twins) {
                         if (!tapes[t]) {
@@ -483,15 +508,9 @@ function renderRun(id) {
                                 cols.append(tapes[t].section);
                         }
                 }
-                /* first pages of every twin together: the first paint waits for the slowest only */
-                await Promise.all(s.twins.map((t) => (tapes[t].rows.length ? null : readPage(tapes[t], FIRST_PAGE))));
-                for (const t of s.twins) {
-                        const tp = tapes[t];
-                        /* an open run's tape grows: read its new rows when all the old are read */
-                        if (!tp.more && OPEN.has(s.state)) tp.more = true;
-                        await fill(tp);
-                }
-                const whole = s.twins.every((t) => !tapes[t].more);
+                /* every column's end at once: the first paint waits for the slowest only */
+                await Promise.all(s.twins.map((t) => readEnd(tapes[t])));
+                const ended = !OPEN.has(s.state);
                 if (s.verdict && !verdictRead) {
                         verdictRead = true;
                         try {
@@ -503,7 +522,7 @@ function renderRun(id) {
                         }
                 }
                 /* an ended run's tapes and verdict no longer change: stop asking */
-                if (!OPEN.has(s.state) && whole && (verdictRead || !s.verdict)) return false;
+                if (ended && s.twins.every((t) => tapes[t].known) && (verdictRead || !s.verdict)) return false;
         });
 }
 
@@ -513,106 +532,179 @@ function tapeColumn(id, twin) {
         const count = h("span", { class: "muted", id: `count-${twin}` });
         const detail = h("div", { class: "tape-detail", id: `detail-${twin}`, hidden: true });
         const tp = {
-                id, twin, rows: [], index: new Map(), view: null, total: 0, more: true, loading: null,
-                scroller, spacer, count, detail, open: null,
+                id, twin, total: 0, known: false, read: 0, pages: new Map(), reading: new Map(), failedAt: 0,
+                filter: null, open: -1, scroller, spacer, count, detail, frame: 0,
         };
         tp.section = h("section", { class: "tape-col", id: `col-${twin}`, "aria-labelledby": `tape-h-${twin}` },
                 h("h3", { id: `tape-h-${twin}` }, `${twin} `, count), scroller, detail);
         scroller.addEventListener("scroll", () => {
-                draw(tp);
-                fill(tp);
+                if (!tp.frame) tp.frame = requestAnimationFrame(() => {
+                        tp.frame = 0;
+                        draw(tp);
+                });
         });
         return tp;
 }
 
-/* Reads the tape's next page (rows after the last read) into tp.rows. */
-function readPage(tp, limit) {
-        if (tp.loading) return tp.loading;
-        tp.loading = (async () => {
-                const q = new URLSearchParams({ twin: tp.twin, limit: String(limit) });
-                const last = tp.rows[tp.rows.length - 1];
-                if (last) q.set("after", last.id);
-                let r;
-                try {
-                        r = await api("GET", `/v1/sandboxes/${encodeURIComponent(tp.id)}/events?${q}`);
-                } catch (e) {
-                        showError(e);
-                        return;
-                }
-                for (const ev of r.body) {
-                        const row = {
-                                id: ev.event_id,
-                                status: String(ev.status ?? ""),
-                                label: `${(ev.ts || "").slice(11, 23)} ${ev.method || ev.kind} ${ev.path || ""} ${ev.status ?? ""}`,
-                        };
-                        row.text = `${ev.method || ev.kind} ${ev.path || ""} ${ev.tool || ""}`.toLowerCase();
-                        tp.index.set(row.id, tp.rows.length);
-                        tp.rows.push(row);
-                }
-                tp.total = Number(r.headers.get("X-Pome-Total-Events")) || tp.rows.length;
-                tp.more = Boolean(r.headers.get("X-Pome-Next-After"));
-                if (r.body.length) tp.view = null;
-                draw(tp);
-        })().finally(() => {
-                tp.loading = null;
-        });
-        return tp.loading;
+function summarize(ev) {
+        const what = `${ev.method || ev.kind} ${ev.path || ""}`;
+        return {
+                id: ev.event_id,
+                status: String(ev.status ?? ""),
+                tool: ev.tool || "",
+                label: `${(ev.ts || "").slice(11, 23)} ${what} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
+                text: what.toLowerCase(),
+        };
 }
 
-/* Reads pages until the rows in view are read (or the tape is). */
-async function fill(tp) {
-        for (let i = 0; i < 200 && tp.more && !tp.loading; i++) {
-                const view = visible(tp);
-                const want = Math.ceil((tp.scroller.scrollTop + tp.scroller.clientHeight) / ROW_H) + 20;
-                if (view.length >= want) return;
-                const before = tp.rows.length;
-                await readPage(tp, tp.rows.length ? PAGE : FIRST_PAGE);
-                if (tp.rows.length === before) return; /* nothing new (an open run's end) */
+/* GET a page of the column's tape: rows from row number offset (at most limit), or the row
+ * after event id after. Resolves to { rows, first, total, bytes }; rejects with an ApiError. */
+async function readRows(tp, { offset, after, limit, raw }) {
+        const q = new URLSearchParams({ twin: tp.twin, limit: String(limit) });
+        if (after !== undefined) q.set("after", after);
+        else q.set("offset", String(offset));
+        const r = await request("GET", `/v1/sandboxes/${encodeURIComponent(tp.id)}/events?${q}`);
+        const total = Number(r.headers.get("X-Pome-Total-Events"));
+        const first = Number(r.headers.get("X-Pome-Offset"));
+        if (raw) return { bytes: new Uint8Array(await r.arrayBuffer()), first, total };
+        const rows = await r.json();
+        if (!Number.isNaN(total)) setTotal(tp, total);
+        tp.read += rows.length;
+        return { rows, first, total };
+}
+
+/* A new length of the tape: the last page (which may have been short) is read again. */
+function setTotal(tp, total) {
+        const first = !tp.known;
+        tp.known = true;
+        if (total === tp.total) {
+                if (first) draw(tp);
+                return;
+        }
+        const from = Math.floor(Math.min(total, tp.total) / PAGE);
+        for (const p of [...tp.pages.keys()]) if (p >= from) tp.pages.delete(p);
+        tp.total = total;
+        if (tp.filter && tp.filter.done && tp.filter.searched < total) search(tp, tp.filter);
+        draw(tp);
+}
+
+/* The tape's length (one row read at the end): the poll's question to an open run. */
+async function readEnd(tp) {
+        try {
+                await readRows(tp, { offset: tp.total, limit: 1 });
+        } catch (e) {
+                showError(e);
         }
 }
 
-function filtering() {
-        return Boolean(($("#tape-text")?.value || "").trim()) || ($("#tape-status")?.value || "all") !== "all";
+/* Page p's row summaries, read once (concurrent asks share the read); kept least recently
+ * used first out. Resolves when they are there (or the read failed). */
+function ensurePage(tp, p) {
+        if (tp.pages.has(p)) {
+                const rows = tp.pages.get(p);
+                tp.pages.delete(p);
+                tp.pages.set(p, rows);
+                return Promise.resolve();
+        }
+        if (tp.reading.has(p)) return tp.reading.get(p);
+        if (Date.now() - tp.failedAt < POLL_MS) return Promise.resolve();
+        const done = (async () => {
+                try {
+                        const { rows } = await readRows(tp, { offset: p * PAGE, limit: PAGE });
+                        tp.pages.set(p, rows.map(summarize));
+                        while (tp.pages.size > CACHE_PAGES) tp.pages.delete(tp.pages.keys().next().value);
+                        const list = $("#tape-tools");
+                        const seen = new Set([...(list?.options || [])].map((o) => o.value));
+                        for (const r of tp.pages.get(p)) if (r.tool && !seen.has(r.tool) && seen.size < 200) {
+                                seen.add(r.tool);
+                                list.append(h("option", { value: r.tool }));
+                        }
+                } catch (e) {
+                        tp.failedAt = Date.now();
+                        showError(e);
+                } finally {
+                        tp.reading.delete(p);
+                }
+                draw(tp);
+        })();
+        tp.reading.set(p, done);
+        return done;
 }
 
-function matches(row) {
-        const text = ($("#tape-text")?.value || "").trim().toLowerCase();
-        const st = $("#tape-status")?.value || "all";
-        if (text && !row.text.includes(text)) return false;
-        return st === "all" || row.status.startsWith(st[0]);
+function rowAt(tp, k) {
+        const rows = tp.pages.get(Math.floor(k / PAGE));
+        return rows && rows[k % PAGE];
 }
 
-/* The read rows the filters let through, as indexes into tp.rows. */
-function visible(tp) {
-        if (!tp.view) tp.view = filtering() ? tp.rows.flatMap((r, i) => (matches(r) ? [i] : [])) : null;
-        return tp.view || { length: tp.rows.length, at: (i) => i };
+function filterKey() {
+        return JSON.stringify([($("#tape-tool")?.value || "").trim(), ($("#tape-text")?.value || "").trim().toLowerCase(), $("#tape-status")?.value || "all"]);
 }
 
-/* Puts the rows in view (and a few either side) in the DOM, nothing else. */
+function matcher() {
+        const [tool, text, st] = JSON.parse(filterKey());
+        if (!tool && !text && st === "all") return null;
+        return (row) => (!tool || row.tool === tool) && (!text || row.text.includes(text)) && (st === "all" || row.status.startsWith(st[0]));
+}
+
+/* Reads the tape from where the filter's search stopped to its end, a SCAN_PAGE at a time,
+ * keeping the rows it matches (their row numbers and summaries); stops when the filter
+ * changes. */
+async function search(tp, f) {
+        if (f.running) return;
+        f.running = true;
+        f.done = false;
+        try {
+                while (tp.filter === f && f.searched < tp.total) {
+                        let got;
+                        try {
+                                got = await readRows(tp, { offset: f.searched, limit: SCAN_PAGE });
+                        } catch (e) {
+                                showError(e);
+                                break;
+                        }
+                        if (tp.filter !== f || !got.rows.length) break;
+                        got.rows.forEach((ev, j) => {
+                                const row = summarize(ev);
+                                if (f.match(row)) f.matches.push({ k: got.first + j, row });
+                        });
+                        f.searched = got.first + got.rows.length;
+                        draw(tp);
+                }
+        } finally {
+                f.running = false;
+                f.done = true;
+                if (tp.filter === f) draw(tp);
+        }
+}
+
+/* Puts the rows in view (and a few either side) in the DOM, nothing else; asks for the pages
+ * in view that are not read yet. */
 function draw(tp) {
-        const view = visible(tp);
-        const filtered = Boolean(tp.view);
-        const n = filtered ? view.length + (tp.more ? 1 : 0) : Math.max(tp.total, tp.rows.length);
+        const f = tp.filter;
+        const n = f ? f.matches.length + (f.done ? 0 : 1) : tp.total;
         tp.spacer.style.height = `${n * ROW_H}px`;
         const first = Math.max(0, Math.floor(tp.scroller.scrollTop / ROW_H) - 5);
         const last = Math.min(n, first + Math.ceil((tp.scroller.clientHeight || 600) / ROW_H) + 10);
         const items = [];
         for (let i = first; i < last; i++) {
-                const k = filtered ? view[i] : i;
-                const row = k === undefined ? undefined : tp.rows[k];
+                const m = f ? f.matches[i] : null;
+                const k = f ? (m ? m.k : -1) : i;
+                const row = f ? m && m.row : rowAt(tp, i);
                 if (!row) {
-                        items.push(h("div", { class: "tape-item pending", role: "listitem" }, tp.more ? "reading…" : ""));
+                        if (!f) ensurePage(tp, Math.floor(i / PAGE));
+                        items.push(h("div", { class: "tape-item pending", role: "listitem" }, f ? `searching… (${f.searched} of ${tp.total} rows)` : "reading…"));
                         continue;
                 }
-                items.push(h("div", { class: "tape-item", role: "listitem", "aria-posinset": k + 1, "aria-setsize": tp.total || -1 },
+                items.push(h("div", { class: "tape-item", role: "listitem", "aria-posinset": k + 1, "aria-setsize": tp.total },
                         h("button", {
                                 type: "button",
-                                class: `tape-row${tp.open === row.id ? " current" : ""}`,
+                                class: `tape-row${tp.open === k ? " current" : ""}`,
                                 id: `ev-${row.id}`,
+                                "data-row": k,
                                 "data-status": row.status,
-                                "aria-expanded": tp.open === row.id ? "true" : "false",
+                                "aria-expanded": tp.open === k ? "true" : "false",
                                 "aria-controls": `detail-${tp.twin}`,
-                                onclick: () => openRow(tp, k),
+                                onclick: () => openRow(tp, k, row),
                         }, row.label)));
         }
         /* positions set through the CSSOM: the CSP refuses style attributes in markup, not this */
@@ -622,46 +714,49 @@ function draw(tp) {
         const focused = document.activeElement && tp.spacer.contains(document.activeElement) ? document.activeElement.id : null;
         tp.spacer.replaceChildren(...items);
         if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
-        tp.count.textContent = tp.rows.length
-                ? `(${tp.total} ${tp.total === 1 ? "row" : "rows"}${tp.rows.length < tp.total ? `, ${tp.rows.length} read` : ""}${filtered ? `, ${view.length} match` : ""})`
-                : "(no rows yet)";
+        const rows = `${tp.total} ${tp.total === 1 ? "row" : "rows"}`;
+        tp.count.textContent = !tp.known ? "(reading…)"
+                : !tp.total ? "(no rows yet)"
+                : f ? `(${rows}, ${f.matches.length} match${f.done ? "" : `, ${f.searched} searched`})`
+                : `(${rows}${tp.read < tp.total ? `, ${tp.read} read` : ""})`;
 }
 
 /* Shows row k's request and response below the column: the row is read again, alone. */
-async function openRow(tp, k) {
-        const row = tp.rows[k];
-        tp.open = row.id;
+async function openRow(tp, k, row) {
+        tp.open = k;
         draw(tp);
-        const q = new URLSearchParams({ twin: tp.twin, limit: "1" });
-        if (k > 0) q.set("after", tp.rows[k - 1].id);
         tp.detail.hidden = false;
         tp.detail.replaceChildren(h("p", { class: "muted" }, `Reading ${row.id}…`));
         let ev;
         try {
-                ({ body: [ev] } = await api("GET", `/v1/sandboxes/${encodeURIComponent(tp.id)}/events?${q}`));
+                ({ rows: [ev] } = await readRows(tp, { offset: k, limit: 1 }));
         } catch (e) {
                 return showError(e);
         }
+        if (!ev || tp.open !== k) return;
         tp.detail.replaceChildren(
                 h("div", { class: "row" }, h("h4", {}, row.label), h("button", { type: "button", class: "secondary", onclick: () => closeRow(tp) }, "Close")),
                 h("pre", { tabindex: 0, "aria-label": `${row.id}: request and response` },
-                        JSON.stringify({ event_id: ev.event_id, request_headers: ev.request_headers, request: ev.request_body, response: ev.response_body }, null, 2)));
+                        JSON.stringify({ event_id: ev.event_id, tool: ev.tool, request_headers: ev.request_headers, request: ev.request_body, response: ev.response_body, state_delta: ev.state_delta }, null, 2)));
 }
 
 function closeRow(tp) {
-        const id = tp.open;
-        tp.open = null;
+        const k = tp.open;
+        tp.open = -1;
         tp.detail.hidden = true;
         draw(tp);
-        document.getElementById(`ev-${id}`)?.focus();
+        tp.spacer.querySelector(`[data-row="${k}"]`)?.focus();
 }
 
 function applyTapeFilter() {
+        const match = matcher();
+        const key = filterKey();
         for (const tp of Object.values(runTapes)) {
-                tp.view = null;
+                if ((tp.filter ? tp.filter.key : null) === (match ? key : null)) continue;
+                tp.filter = match ? { key, match, matches: [], searched: 0, done: false, running: false } : null;
                 tp.scroller.scrollTop = 0;
                 draw(tp);
-                fill(tp);
+                if (tp.filter) search(tp, tp.filter);
         }
         for (const cb of document.querySelectorAll("#twin-filter input")) $(`#col-${cb.dataset.twin}`).hidden = !cb.checked;
 }
@@ -715,22 +810,146 @@ async function showStateValue(twin, pointer) {
         box.focus();
 }
 
-/* Follows an evidence link: reads the twin's tape up to the row, clears the filters, scrolls
- * the row into view, opens it and moves focus to it. */
+/* Follows an evidence link: finds the row's number (the page after it says where it starts),
+ * clears the filters, scrolls the row into view, opens it and moves focus to it. */
 async function jumpToRow(twin, ev) {
         const tp = runTapes[twin];
         if (!tp) return showError({ message: `No tape column for ${twin}.` });
-        for (let i = 0; !tp.index.has(ev) && tp.more && i < 200; i++) await readPage(tp, PAGE);
-        const k = tp.index.get(ev);
-        if (k === undefined) return showError({ message: `Tape row ${ev} is not on ${twin}'s tape.` });
+        let k;
+        try {
+                k = (await readRows(tp, { after: ev, limit: 1 })).first - 1;
+        } catch (e) {
+                return showError(e.status === 422 ? { message: `Tape row ${ev} is not on ${twin}'s tape.` } : e);
+        }
+        $("#tape-tool").value = "";
         $("#tape-text").value = "";
         $("#tape-status").value = "all";
         for (const cb of document.querySelectorAll("#twin-filter input")) cb.checked = true;
         applyTapeFilter();
         tp.scroller.scrollTop = Math.max(0, k * ROW_H - tp.scroller.clientHeight / 2);
-        await openRow(tp, k);
+        await ensurePage(tp, Math.floor(k / PAGE));
+        const row = rowAt(tp, k);
+        if (!row) return showError({ message: `Tape row ${ev} cannot be read.` });
+        await openRow(tp, k, row);
         document.getElementById(`ev-${ev}`)?.focus();
-        say(`Tape row ${ev}.`);
+        say(`Tape row ${ev} (row ${k + 1} of ${tp.total} on ${twin}'s tape).`);
+}
+
+/* ---- the run directory, as a tar file made here ----
+ *
+ * What `pome run collect` writes from the same API, under <id>/: each twin's tape
+ * (<twin>.tape.jsonl: the rows as the tape file holds them, one per line) and final state
+ * (<twin>.final.json), verdict.json, summary.md and agent-reply.txt when the run has them,
+ * and sandbox.json (the sandbox's record). The tape is read SCAN_PAGE rows a request.
+ */
+
+/* A POSIX ustar archive (POSIX.1-2001, pax's "ustar" format) of files [{name, bytes}], as
+ * the parts of a Blob: a 512-byte header and the data padded to 512 per file, then two
+ * zero blocks. Names are at most 100 bytes (ours are "<id>/<twin>.tape.jsonl"). */
+function tarParts(files, mtime) {
+        const enc = new TextEncoder();
+        const parts = [];
+        const put = (hd, off, len, str) => hd.set(enc.encode(str).subarray(0, len), off);
+        const octal = (n, len) => n.toString(8).padStart(len - 1, "0") + "\0";
+        for (const f of files) {
+                const hd = new Uint8Array(512);
+                const dir = f.bytes === null;
+                const size = dir ? 0 : f.bytes.length;
+                put(hd, 0, 100, f.name);
+                put(hd, 100, 8, octal(dir ? 0o755 : 0o644, 8));
+                put(hd, 108, 8, octal(0, 8));
+                put(hd, 116, 8, octal(0, 8));
+                put(hd, 124, 12, octal(size, 12));
+                put(hd, 136, 12, octal(mtime, 12));
+                put(hd, 148, 8, "        ");
+                hd[156] = dir ? 0x35 : 0x30;
+                put(hd, 257, 6, "ustar\0");
+                put(hd, 263, 2, "00");
+                const sum = hd.reduce((a, b) => a + b, 0);
+                put(hd, 148, 8, sum.toString(8).padStart(6, "0") + "\0 ");
+                parts.push(hd);
+                if (dir) continue;
+                parts.push(f.bytes);
+                if (size % 512) parts.push(new Uint8Array(512 - (size % 512)));
+        }
+        parts.push(new Uint8Array(1024));
+        return parts;
+}
+
+/* The rows of one events answer ("[row,row]", each row its tape line with the newline made
+ * a comma) back as the tape's lines, byte for byte: the commas between rows are the ones
+ * outside every string, object and array. */
+function tapeLines(bytes) {
+        const out = [];
+        let depth = 0, inStr = false, esc = false, start = 1;
+        for (let i = 0; i < bytes.length; i++) {
+                const c = bytes[i];
+                if (inStr) {
+                        if (esc) esc = false;
+                        else if (c === 0x5c) esc = true;
+                        else if (c === 0x22) inStr = false;
+                } else if (c === 0x22) inStr = true;
+                else if (c === 0x7b || c === 0x5b) depth++;
+                else if (c === 0x7d || c === 0x5d) {
+                        depth--;
+                        if (depth === 0 && i > start) out.push(bytes.subarray(start, i));
+                } else if (c === 0x2c && depth === 1) {
+                        out.push(bytes.subarray(start, i));
+                        start = i + 1;
+                }
+        }
+        return out.flatMap((line) => [line, new Uint8Array([0x0a])]);
+}
+
+async function downloadRun(id) {
+        const button = $("#download");
+        button.disabled = true;
+        const enc = new TextEncoder();
+        const files = [{ name: `${id}/`, bytes: null }];
+        const file = async (name, path) => {
+                try {
+                        const r = await request("GET", `/v1/sandboxes/${encodeURIComponent(id)}${path}`);
+                        files.push({ name: `${id}/${name}`, bytes: new Uint8Array(await r.arrayBuffer()) });
+                } catch (e) {
+                        if (e.status !== 404) throw e; /* a run without a verdict, a summary… */
+                }
+        };
+        try {
+                const { body: s } = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}`);
+                files.push({ name: `${id}/sandbox.json`, bytes: enc.encode(`${JSON.stringify(s, null, 2)}\n`) });
+                for (const t of s.twins) {
+                        const parts = [];
+                        for (let off = 0; ; ) {
+                                say(`Downloading ${t}'s tape: ${off} rows…`);
+                                const got = await readRows({ id, twin: t }, { offset: off, limit: SCAN_PAGE, raw: true });
+                                const lines = tapeLines(got.bytes);
+                                if (!lines.length) break;
+                                parts.push(...lines);
+                                off += lines.length / 2;
+                                if (off >= got.total) break;
+                        }
+                        const len = parts.reduce((a, b) => a + b.length, 0);
+                        const bytes = new Uint8Array(len);
+                        parts.reduce((at, b) => (bytes.set(b, at), at + b.length), 0);
+                        files.push({ name: `${id}/${t}.tape.jsonl`, bytes });
+                        if (!OPEN.has(s.state)) await file(`${t}.final.json`, `/state?twin=${encodeURIComponent(t)}`);
+                }
+                await file("verdict.json", "/verdict");
+                await file("summary.md", "/summary");
+                await file("agent-reply.txt", "/agent-reply");
+                const mtime = Math.floor(Date.now() / 1000);
+                const url = URL.createObjectURL(new Blob(tarParts(files, mtime), { type: "application/x-tar" }));
+                const a = h("a", { href: url, download: `${id}.tar`, hidden: true });
+                document.body.append(a);
+                a.click();
+                a.remove();
+                setTimeout(() => URL.revokeObjectURL(url), 60000);
+                say(`Downloaded ${id}.tar: ${files.length - 1} files.`);
+        } catch (e) {
+                showError(e);
+        } finally {
+                button.disabled = false;
+        }
 }
 
 /* ---- routing ---- */
