@@ -390,7 +390,9 @@ function finalizeForm(id) {
 /* ---- usage ---- */
 
 function renderUsage() {
-        setPage("Usage", h("dl", { id: "usage", class: "card stats" }, "Loading…"));
+        setPage("Usage", h("dl", { id: "usage", class: "card stats" }, "Loading…"),
+                h("p", { class: "muted", id: "usage-when" }),
+                h("p", { class: "muted" }, "GET /v1/usage's numbers: the one counter D-Bus (sh.pome.Team1 SessionsUsed, SessionsQuota) and /metrics (pome_slots_used, pome_slots_quota) read too."));
         poll(async () => {
                 let u;
                 try {
@@ -407,7 +409,13 @@ function renderUsage() {
                         ...item("Sessions used", u.sessions_used, "usage-used"),
                         ...item("Quota", u.sessions_quota, "usage-quota"),
                         ...item("Remaining", u.sessions_remaining, "usage-remaining"),
+                        /* a fleet node (pomed.conf fleet:) also says its own share */
+                        ...(u.node ? [...item("This node", u.node, "usage-node"), ...item("Used on this node", u.sessions_used_here, "usage-used-here")] : []),
+                        h("dt", {}, h("label", { for: "usage-meter" }, "Slots in use")),
+                        h("dd", {}, h("meter", { id: "usage-meter", min: 0, max: u.sessions_quota || 1, value: u.sessions_used, high: Math.max(0, (u.sessions_quota || 1) - 1) },
+                                `${u.sessions_used} of ${u.sessions_quota}`)),
                 );
+                $("#usage-when").textContent = `Read at ${new Date().toLocaleTimeString()}, every ${POLL_MS / 1000} s.`;
         });
 }
 
@@ -516,6 +524,7 @@ function renderRun(id) {
                         try {
                                 const { body: v } = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}/verdict`);
                                 showVerdict(verdict, v);
+                                showSummary(verdict, id);
                         } catch (e) {
                                 verdictRead = false;
                                 showError(e);
@@ -537,6 +546,17 @@ function tapeColumn(id, twin) {
         };
         tp.section = h("section", { class: "tape-col", id: `col-${twin}`, "aria-labelledby": `tape-h-${twin}` },
                 h("h3", { id: `tape-h-${twin}` }, `${twin} `, count), scroller, detail);
+        /* Up and Down move between rows, Home and End to the ends: the rows out of view are
+         * not in the DOM, so Tab alone would stop at the last one drawn */
+        spacer.addEventListener("keydown", (ev) => {
+                const at = Number(document.activeElement?.dataset?.row);
+                const n = tp.filter ? tp.filter.matches.length : tp.total;
+                const pos = tp.filter ? tp.filter.matches.findIndex((m) => m.k === at) : at;
+                const to = { ArrowDown: pos + 1, ArrowUp: pos - 1, Home: 0, End: n - 1 }[ev.key];
+                if (to === undefined || Number.isNaN(at) || to < 0 || to >= n) return;
+                ev.preventDefault();
+                focusRow(tp, to);
+        });
         scroller.addEventListener("scroll", () => {
                 if (!tp.frame) tp.frame = requestAnimationFrame(() => {
                         tp.frame = 0;
@@ -548,11 +568,15 @@ function tapeColumn(id, twin) {
 
 function summarize(ev) {
         const what = `${ev.method || ev.kind} ${ev.path || ""}`;
+        /* the path below the twin's mount (/<twin>/s/<sandbox id>): the rest is the same on
+         * every row; the full row is one click away */
+        const short = `${ev.method || ev.kind} ${(ev.path || "").replace(/^\/[a-z]+\/s\/[A-Za-z0-9_]+(?=\/|$)/, "") || "/"}`;
         return {
                 id: ev.event_id,
                 status: String(ev.status ?? ""),
                 tool: ev.tool || "",
-                label: `${(ev.ts || "").slice(11, 23)} ${what} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
+                label: `${(ev.ts || "").slice(11, 23)} ${short} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
+                full: `${ev.ts || ""} ${what} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
                 text: what.toLowerCase(),
         };
 }
@@ -631,6 +655,19 @@ function ensurePage(tp, p) {
         return done;
 }
 
+/* Scrolls position i of the column's list (row i, or the filter's i-th match) into view and
+ * focuses its row once it is read. */
+async function focusRow(tp, i) {
+        const top = i * ROW_H, sc = tp.scroller;
+        if (top < sc.scrollTop) sc.scrollTop = top;
+        else if (top + ROW_H > sc.scrollTop + sc.clientHeight) sc.scrollTop = top + ROW_H - sc.clientHeight;
+        const k = tp.filter ? tp.filter.matches[i]?.k : i;
+        if (k === undefined) return;
+        if (!tp.filter) await ensurePage(tp, Math.floor(k / PAGE));
+        draw(tp);
+        tp.spacer.querySelector(`[data-row="${k}"]`)?.focus();
+}
+
 function rowAt(tp, k) {
         const rows = tp.pages.get(Math.floor(k / PAGE));
         return rows && rows[k % PAGE];
@@ -702,6 +739,7 @@ function draw(tp) {
                                 id: `ev-${row.id}`,
                                 "data-row": k,
                                 "data-status": row.status,
+                                title: row.full,
                                 "aria-expanded": tp.open === k ? "true" : "false",
                                 "aria-controls": `detail-${tp.twin}`,
                                 onclick: () => openRow(tp, k, row),
@@ -735,7 +773,7 @@ async function openRow(tp, k, row) {
         }
         if (!ev || tp.open !== k) return;
         tp.detail.replaceChildren(
-                h("div", { class: "row" }, h("h4", {}, row.label), h("button", { type: "button", class: "secondary", onclick: () => closeRow(tp) }, "Close")),
+                h("div", { class: "row" }, h("h4", {}, row.full), h("button", { type: "button", class: "secondary", onclick: () => closeRow(tp) }, "Close")),
                 h("pre", { tabindex: 0, "aria-label": `${row.id}: request and response` },
                         JSON.stringify({ event_id: ev.event_id, tool: ev.tool, request_headers: ev.request_headers, request: ev.request_body, response: ev.response_body, state_delta: ev.state_delta }, null, 2)));
 }
@@ -782,6 +820,20 @@ function showVerdict(sec, v) {
                                         h("td", { class: "evidence-cell" }, evidence(c)))))),
                 h("div", { id: "state-value", class: "card", hidden: true, tabindex: -1, "aria-live": "polite" }),
         );
+}
+
+/* The run's summary.md (GET …/summary), as the text it is, folded under the verdict. */
+async function showSummary(sec, id) {
+        let text;
+        try {
+                text = await (await request("GET", `/v1/sandboxes/${encodeURIComponent(id)}/summary`)).text();
+        } catch (e) {
+                if (e.status !== 404) showError(e);
+                return;
+        }
+        sec.append(h("details", { id: "summary", class: "card" },
+                h("summary", {}, "Summary (summary.md)"),
+                h("pre", { tabindex: 0, "aria-label": "summary.md" }, text)));
 }
 
 const finalStates = {}; /* twin -> its final state, read once per run page */

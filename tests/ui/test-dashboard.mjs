@@ -58,11 +58,17 @@ async function usedElsewhere() {
         const teams = bus("call", "sh.pome.Supervisor1", "/sh/pome/Supervisor1", "sh.pome.Supervisor1", "ListTeams").data[0];
         const team = teams.find((t) => t[0] === u.team_id);
         assert.ok(team, `ListTeams lacks ${u.team_id}: ${JSON.stringify(teams)}`);
-        const dbus = bus("get-property", "sh.pome.Supervisor1", team[4], "sh.pome.Team1", "SessionsUsed").data;
+        const prop = (name) => bus("get-property", "sh.pome.Supervisor1", team[4], "sh.pome.Team1", name).data;
         const m = await (await fetch(`${API}/metrics`, { headers: { Authorization: `Bearer ${KEY}` } })).text();
-        const line = m.split("\n").find((l) => l.startsWith(`pome_slots_used{team="${u.team_id}"}`));
-        assert.ok(line, `/metrics lacks pome_slots_used of ${u.team_id}`);
-        return { api: u.sessions_used, dbus, metrics: Number(line.split(" ").pop()) };
+        const metric = (name) => {
+                const line = m.split("\n").find((l) => l.startsWith(`${name}{team="${u.team_id}"}`));
+                assert.ok(line, `/metrics lacks ${name} of ${u.team_id}`);
+                return Number(line.split(" ").pop());
+        };
+        return {
+                api: u.sessions_used, dbus: prop("SessionsUsed"), metrics: metric("pome_slots_used"),
+                quota: [u.sessions_quota, prop("SessionsQuota"), metric("pome_slots_quota")],
+        };
 }
 
 const SCAN_ROWS = (reads) => reads.filter((q) => q.get("limit") === "1000").length;
@@ -123,9 +129,11 @@ try {
                 await nav("#/usage", "#usage");
                 await page.waitForFunction((v) => document.querySelector("#usage-used")?.textContent === String(v), { timeout: T }, n);
                 const elsewhere = await usedElsewhere();
-                assert.deepEqual(elsewhere, { api: n, dbus: n, metrics: n });
-                return `${await page.$$eval("#usage dd", (d) => d.map((x) => x.textContent).join(" / "))} (team / used / quota / remaining); ` +
-                        `GET /v1/usage ${elsewhere.api}, D-Bus SessionsUsed ${elsewhere.dbus}, /metrics pome_slots_used ${elsewhere.metrics}`;
+                const quota = Number(await text("#usage-quota"));
+                assert.deepEqual(elsewhere, { api: n, dbus: n, metrics: n, quota: [quota, quota, quota] });
+                assert.equal(await page.$eval("#usage-meter", (e) => e.value), n);
+                return `${await page.$$eval("#usage dd[id]", (d) => d.map((x) => x.textContent).join(" / "))} (team / used / quota / remaining); ` +
+                        `GET /v1/usage ${elsewhere.api}, D-Bus SessionsUsed ${elsewhere.dbus}, /metrics pome_slots_used ${elsewhere.metrics}; quota ${quota} on all four`;
         }
         const counts = () => page.$$eval(".tape-col h3 span", (ss) => ss.map((s) => (s.textContent.match(/\((\d+) rows?/) || [0, 0])[1] | 0));
 
@@ -187,6 +195,14 @@ try {
         await shot("sandboxes");
 
         step(`usage on the page: ${await usageIs(1)}`);
+        // live: a sandbox created and discarded elsewhere moves the open page's numbers
+        const other = await api("POST", "/v1/sandboxes", { twins: ["slack"] });
+        assert.equal(other.status, 201, JSON.stringify(other.body));
+        await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "2", { timeout: T });
+        const refusal = await api("DELETE", `/v1/sandboxes/${other.body.session_id}`);
+        assert.equal((await api("DELETE", `/v1/sandboxes/${other.body.session_id}?confirm_discard=${refusal.body.error.details.discard_token}`)).status, 204);
+        await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "1", { timeout: T });
+        step("the open Usage page follows a sandbox created and discarded through the API: 1 → 2 → 1");
         await axe("usage");
         await shot("usage");
 
@@ -229,7 +245,7 @@ try {
         }
         step(`an agent with the vendors' SDKs; after each call the run page showed the tapes (github/slack/stripe rows): ${seen.join("; ")}`);
         const ghRows = await page.$$eval("#tape-github .tape-row", (bs) => bs.map((b) => b.textContent));
-        assert.match(ghRows[1], /POST \/github\/s\/\S+\/repos\/acme\/api\/issues\/1\/assignees 201 · add_issue_assignees/);
+        assert.match(ghRows[1], /^\d\d:\d\d:\d\d\.\d{3} POST \/repos\/acme\/api\/issues\/1\/assignees 201 · add_issue_assignees$/);
         assert.match(ghRows[3], / 404/);
         await page.click("#tape-github .tape-row[data-row='1']");
         await page.waitForSelector("#detail-github pre", { timeout: T });
@@ -289,7 +305,9 @@ try {
         await page.waitForFunction((e) => document.activeElement?.id === `ev-${e}`, { timeout: T }, ev);
         await page.waitForFunction((e) => document.querySelector("#detail-github pre")?.textContent.includes(e), { timeout: T }, ev);
         assert.equal(await page.$eval(`#ev-${ev}`, (b) => Number(b.dataset.row)), evRow);
-        step(`verdict on the run page (${statuses.join(", ")}); the evidence link of ${ev} opens, marks and focuses github's row ${evRow + 1}`);
+        await page.click("#summary summary");
+        assert.match(await text("#summary pre"), /add_issue_assignees/);
+        step(`verdict on the run page (${statuses.join(", ")}); its summary.md under it; the evidence link of ${ev} opens, marks and focuses github's row ${evRow + 1}`);
         const sp = await page.$eval("button.state-path", (b) => [b.dataset.path, b.textContent]);
         await page.click("button.state-path");
         await page.waitForSelector("#state-value-json", { timeout: T });
@@ -428,12 +446,24 @@ try {
                 await page.$eval("#tape-github", (e, k) => (e.scrollTop = k * 26), target);
                 await page.waitForSelector(`#tape-github [data-row="${target}"]`, { timeout: T });
                 const label = await text(`#tape-github [data-row="${target}"]`);
-                assert.match(label, /GET \/github\/s\/\S+\/rate_limit 200/);
+                assert.match(label, /GET \/rate_limit 200/);
                 const inDom2 = await page.$$eval("#tape-github .tape-row", (b) => b.length);
                 assert.ok(inDom2 < 100, `${inDom2} rows in the DOM`);
                 step(`scrolled to row ${target + 1} in ${Date.now() - ts} ms; ${inDom2} rows in the DOM; rows read so far ${rowsAsked()} of ${bigN} in ${eventReads.length} reads`);
         }
         assert.ok(rowsAsked() < 2000, `${rowsAsked()} rows read for three far scrolls`);
+        // the keyboard: Home, Down, End and Up move the focus along the whole tape
+        const focusedRow = (k) => page.waitForFunction((v) => document.activeElement?.dataset?.row === String(v), { timeout: T }, k);
+        await page.focus(`#tape-github [data-row="${bigN - 1}"]`);
+        await page.keyboard.press("Home");
+        await focusedRow(0);
+        for (let i = 0; i < 3; i++) await page.keyboard.press("ArrowDown");
+        await focusedRow(3);
+        await page.keyboard.press("End");
+        await focusedRow(bigN - 1);
+        await page.keyboard.press("ArrowUp");
+        await focusedRow(bigN - 2);
+        step(`keyboard: Home → row 1, Down ×3 → row 4, End → row ${bigN}, Up → row ${bigN - 1}; rows read so far ${rowsAsked()}`);
         const countText = await text("#count-github");
         assert.match(countText, new RegExp(`^\\(${bigN} rows, \\d+ read\\)$`));
         await axe("run (100 000 rows)");
