@@ -16,6 +16,8 @@ let pollTimer = null;
 let clockTimer = null;
 let listState = "all";
 let lastList = "";
+let listPages = 1; /* pages of LIST_PAGE sandboxes shown: "Show more" adds one */
+const LIST_PAGE = 100; /* the API's most per page */
 
 function h(tag, attrs, ...children) {
         const el = document.createElement(tag);
@@ -200,6 +202,7 @@ function renderSandboxes() {
                         onchange: (ev) => {
                                 listState = ev.target.value;
                                 lastList = "";
+                                listPages = 1;
                                 refreshList();
                         },
                 },
@@ -220,7 +223,14 @@ function renderSandboxes() {
                 h("section", { "aria-labelledby": "list-title" },
                         h("h3", { id: "list-title" }, "Sandboxes of your team"),
                         h("p", { class: "row" }, h("label", { for: "state-filter" }, "State "), filter),
-                        table),
+                        table,
+                        h("p", { class: "row" },
+                                h("span", { id: "list-count", class: "muted" }),
+                                h("button", { type: "button", id: "list-more", class: "secondary", hidden: true, onclick: () => {
+                                        listPages++;
+                                        lastList = "";
+                                        refreshList();
+                                } }, `Show ${LIST_PAGE} more`))),
         );
         poll(refreshList);
         clockTimer = setInterval(tickClocks, 1000);
@@ -278,22 +288,32 @@ async function createSandbox(ev) {
         }
 }
 
+/* Reads the list's first listPages pages (newest first, the API's starting_after cursor). */
 async function refreshList() {
-        const q = new URLSearchParams({ state: listState, limit: "100" });
-        let list;
+        const data = [];
+        let more = false;
         try {
-                ({ body: list } = await api("GET", `/v1/sandboxes?${q}`));
+                for (let p = 0; p < listPages; p++) {
+                        const q = new URLSearchParams({ state: listState, limit: String(LIST_PAGE) });
+                        if (data.length) q.set("starting_after", data[data.length - 1].session_id);
+                        const { body: list } = await api("GET", `/v1/sandboxes?${q}`);
+                        data.push(...list.data);
+                        more = list.has_more;
+                        if (!more) break;
+                }
         } catch (e) {
                 if (e.status === 401) return logout();
                 return showError(e);
         }
         const tbody = $("#sandboxes tbody");
         if (!tbody) return;
-        const sig = JSON.stringify(list.data.map((s) => [s.session_id, s.state, s.reason, s.expires_at]));
+        $("#list-more").hidden = !more;
+        $("#list-count").textContent = `${data.length}${more ? "+" : ""} ${data.length === 1 ? "sandbox" : "sandboxes"}${listState === "all" ? "" : ` ${listState}`}`;
+        const sig = JSON.stringify(data.map((s) => [s.session_id, s.state, s.reason, s.expires_at]));
         if (sig === lastList) return; /* the same rows: keep focus where it is */
         lastList = sig;
         tbody.replaceChildren(
-                ...(list.data.length ? list.data.map(sandboxRow) : [h("tr", {}, h("td", { colspan: 7 }, "No sandboxes."))]),
+                ...(data.length ? data.map(sandboxRow) : [h("tr", {}, h("td", { colspan: 7 }, "No sandboxes."))]),
         );
 }
 

@@ -355,7 +355,21 @@ try {
         const id2 = (await text("#status")).match(/ses_[A-Za-z0-9_]+/)[0];
         const row2 = `#sandboxes tr[data-id="${id2}"]`;
         const cred2 = (await api("GET", `/v1/sandboxes/${id2}/credentials`)).body;
-        await new Octokit({ auth: cred2.session_token, baseUrl: cred2.per_twin.github.rest_url, log: quiet }).rest.users.getAuthenticated();
+        // hostile text on the tape (a title and a path that are markup) stays text on the page
+        const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+        const gh2 = new Octokit({ auth: cred2.session_token, baseUrl: cred2.per_twin.github.rest_url, log: quiet, request: { retries: 0 } });
+        await gh2.rest.issues.create({ ...repo, title: HOSTILE, body: "x" });
+        await fetch(`${cred2.per_twin.github.rest_url}/repos/acme/${encodeURIComponent(HOSTILE)}/issues`, { headers: { Authorization: `Bearer ${cred2.session_token}` } });
+        await page.goto(`${API}/ui/#/run/${id2}`, { waitUntil: "networkidle0" });
+        await page.waitForFunction(() => document.querySelectorAll("#tape-github .tape-row").length === 2, { timeout: T });
+        await page.click("#tape-github .tape-row[data-row='0']");
+        await page.waitForFunction((x) => document.querySelector("#detail-github pre")?.textContent.includes(x), { timeout: T }, JSON.stringify(HOSTILE).slice(1, -1));
+        await page.click("#tape-github .tape-row[data-row='1']");
+        await page.waitForFunction(() => document.querySelector("#detail-github pre")?.textContent.includes("404"), { timeout: T });
+        assert.equal(await page.evaluate(() => window.__pwned), undefined);
+        assert.equal(await page.$$eval("#main img, #main script", (e) => e.length), 0);
+        step(`a title and a path that are markup (${HOSTILE}) show as text on the run page: nothing ran, no element made`);
+        await nav("#/sandboxes", `${row2} button.stop`);
         await page.waitForSelector(`${row2} button.stop`, { timeout: T });
         await page.click(`${row2} button.stop`);
         await page.waitForSelector("#confirm-discard", { timeout: T });
@@ -396,6 +410,22 @@ try {
                 document.querySelectorAll("#tape-slack .tape-row").length === 1, { timeout: T });
         assert.match(await text("#tape-slack .tape-row"), /auth\.test 200/);
         step(`expired filter: ${ex.body.session_id} expired (lifetime), no clock, no Stop; its run page reads its tape: ${(await text("#tape-slack .tape-row")).trim()}`);
+
+        // ---- the list's pages: 100 more stopped sandboxes, the second page on "Show 100 more"
+        for (let i = 0; i < 100; i++) {
+                const c = await api("POST", "/v1/sandboxes", { twins: ["slack"] });
+                assert.equal(c.status, 201, JSON.stringify(c.body));
+                const no = await api("DELETE", `/v1/sandboxes/${c.body.session_id}`);
+                assert.equal((await api("DELETE", `/v1/sandboxes/${c.body.session_id}?confirm_discard=${no.body.error.details.discard_token}`)).status, 204);
+        }
+        await page.goto(`${API}/ui/#/sandboxes`, { waitUntil: "networkidle0" });
+        await page.select("#state-filter", "stopped");
+        await page.waitForFunction(() => document.querySelector("#list-count").textContent === "100+ sandboxes stopped", { timeout: T });
+        assert.equal(await page.$$eval("#sandboxes tbody tr", (r) => r.length), 100);
+        await page.click("#list-more");
+        await page.waitForFunction(() => document.querySelectorAll("#sandboxes tbody tr").length === 102 && document.querySelector("#list-more").hidden, { timeout: T });
+        assert.equal(await page.$$eval("#sandboxes tbody tr", (rs) => new Set(rs.map((r) => r.dataset.id)).size), 102);
+        step(`the list pages: 100 stopped sandboxes, then "Show 100 more" → ${await text("#list-count")}, none twice`);
 
         // ---- a 100 000-row tape: the first rows paint within 1 s; a far scroll reads the
         // pages in view only, with only the rows in view in the DOM
