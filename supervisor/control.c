@@ -540,7 +540,8 @@ static void handle_events(Call *c, const char *id)
         int r = front_reply_tape(c->rq, tape, link, FRONT_EVENTS_PAGE_MAX, c->request_id, &why);
         if (owned)
                 tape_free(tape); /* a reader holds its own descriptor */
-        if (r == -EINVAL || r == -ENOENT) /* why begins with the parameter it refuses */
+        /* why begins with the name of the parameter it refuses */
+        if (r == -EINVAL || r == -ENOENT)
                 fail(c, 422, "validation_failed",
                      json_pack("{s:s%}", "field", why, strcspn(why, " ,")), "%s", why);
         else if (r < 0)
