@@ -602,7 +602,8 @@ function summarize(ev) {
 }
 
 /* GET a page of the column's tape: rows from row number offset (at most limit), or the row
- * after event id after. Resolves to { rows, first, total, bytes }; rejects with an ApiError. */
+ * after event id after. Resolves to { rows, first, total } (raw: { bytes, first, total }, the
+ * answer's bytes unparsed); rejects with an ApiError. */
 async function readRows(tp, { offset, after, limit, raw }) {
         const q = new URLSearchParams({ twin: tp.twin, limit: String(limit) });
         if (after !== undefined) q.set("after", after);
@@ -915,9 +916,10 @@ async function jumpToRow(twin, ev) {
  * and sandbox.json (the sandbox's record). The tape is read SCAN_PAGE rows a request.
  */
 
-/* A POSIX ustar archive (POSIX.1-2001, pax's "ustar" format) of files [{name, bytes}], as
- * the parts of a Blob: a 512-byte header and the data padded to 512 per file, then two
- * zero blocks. Names are at most 100 bytes (ours are "<id>/<twin>.tape.jsonl"). */
+/* A POSIX ustar archive (POSIX.1-2001, pax's "ustar" format) of files [{name, parts}] (the
+ * file's bytes as a list of Uint8Arrays; parts null: a directory), as the parts of a Blob: a
+ * 512-byte header and the data padded to 512 per file, then two zero blocks; nothing is
+ * copied. Names are at most 100 bytes (ours are "<id>/<twin>.tape.jsonl"). */
 function tarParts(files, mtime) {
         const enc = new TextEncoder();
         const parts = [];
@@ -925,8 +927,8 @@ function tarParts(files, mtime) {
         const octal = (n, len) => n.toString(8).padStart(len - 1, "0") + "\0";
         for (const f of files) {
                 const hd = new Uint8Array(512);
-                const dir = f.bytes === null;
-                const size = dir ? 0 : f.bytes.length;
+                const dir = f.parts === null;
+                const size = dir ? 0 : f.parts.reduce((a, b) => a + b.length, 0);
                 put(hd, 0, 100, f.name);
                 put(hd, 100, 8, octal(dir ? 0o755 : 0o644, 8));
                 put(hd, 108, 8, octal(0, 8));
@@ -941,7 +943,7 @@ function tarParts(files, mtime) {
                 put(hd, 148, 8, sum.toString(8).padStart(6, "0") + "\0 ");
                 parts.push(hd);
                 if (dir) continue;
-                parts.push(f.bytes);
+                parts.push(...f.parts);
                 if (size % 512) parts.push(new Uint8Array(512 - (size % 512)));
         }
         parts.push(new Uint8Array(1024));
@@ -977,18 +979,18 @@ async function downloadRun(id) {
         const button = $("#download");
         button.disabled = true;
         const enc = new TextEncoder();
-        const files = [{ name: `${id}/`, bytes: null }];
+        const files = [{ name: `${id}/`, parts: null }];
         const file = async (name, path) => {
                 try {
                         const r = await request("GET", `/v1/sandboxes/${encodeURIComponent(id)}${path}`);
-                        files.push({ name: `${id}/${name}`, bytes: new Uint8Array(await r.arrayBuffer()) });
+                        files.push({ name: `${id}/${name}`, parts: [new Uint8Array(await r.arrayBuffer())] });
                 } catch (e) {
                         if (e.status !== 404) throw e; /* a run without a verdict, a summary… */
                 }
         };
         try {
                 const { body: s } = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}`);
-                files.push({ name: `${id}/sandbox.json`, bytes: enc.encode(`${JSON.stringify(s, null, 2)}\n`) });
+                files.push({ name: `${id}/sandbox.json`, parts: [enc.encode(`${JSON.stringify(s, null, 2)}\n`)] });
                 for (const t of s.twins) {
                         const parts = [];
                         for (let off = 0; ; ) {
@@ -1000,10 +1002,7 @@ async function downloadRun(id) {
                                 off += lines.length / 2;
                                 if (off >= got.total) break;
                         }
-                        const len = parts.reduce((a, b) => a + b.length, 0);
-                        const bytes = new Uint8Array(len);
-                        parts.reduce((at, b) => (bytes.set(b, at), at + b.length), 0);
-                        files.push({ name: `${id}/${t}.tape.jsonl`, bytes });
+                        files.push({ name: `${id}/${t}.tape.jsonl`, parts });
                         if (!OPEN.has(s.state)) await file(`${t}.final.json`, `/state?twin=${encodeURIComponent(t)}`);
                 }
                 await file("verdict.json", "/verdict");

@@ -339,8 +339,12 @@ try {
                 same.push(f);
         }
         assert.equal(fs.readFileSync(path.join(x, id, "github.tape.jsonl"), "utf8").trimEnd().split("\n").length, 4);
+        // and the tapes and verdict are the run directory's files byte for byte
+        const runDir = path.join(process.env.POME_STATE_DIR, "runs", id);
+        for (const f of ["github.tape.jsonl", "slack.tape.jsonl", "stripe.tape.jsonl", "verdict.json", "summary.md"])
+                assert.ok(fs.readFileSync(path.join(x, id, f)).equals(fs.readFileSync(path.join(runDir, f))), `the tar's ${f} is not pomed's`);
         assert.equal(JSON.parse(fs.readFileSync(path.join(x, id, "sandbox.json"))).session_id, id);
-        step(`downloaded ${id}.tar (${got.join(", ")}); the same content as pome run collect's ${same.join(", ")}`);
+        step(`downloaded ${id}.tar (${got.join(", ")}); the same content as pome run collect's ${same.join(", ")}; tapes, verdict.json and summary.md byte for byte pomed's files`);
 
         step(`usage falls back to zero: ${await usageIs(0)}`);
 
@@ -369,6 +373,19 @@ try {
         assert.equal(await page.evaluate(() => window.__pwned), undefined);
         assert.equal(await page.$$eval("#main img, #main script", (e) => e.length), 0);
         step(`a title and a path that are markup (${HOSTILE}) show as text on the run page: nothing ran, no element made`);
+        // an open run's directory: its tape so far, the rows cut back to their lines exactly
+        await page.click("#download");
+        const tar2 = path.join(downloads, `${id2}.tar`);
+        for (let i = 0; i < 150 && !fs.existsSync(tar2); i++) await new Promise((r) => setTimeout(r, 100));
+        const x2 = path.join(downloads, "x2");
+        fs.mkdirSync(x2);
+        execFileSync("tar", ["-xf", tar2, "-C", x2]);
+        // byte for byte the tape file pomed writes (<state_dir>/runs/<id>/): every digit of a
+        // latency, the markup and its quotes
+        const tape2 = fs.readFileSync(path.join(process.env.POME_STATE_DIR, "runs", id2, "github.tape.jsonl"));
+        assert.ok(fs.readFileSync(path.join(x2, id2, "github.tape.jsonl")).equals(tape2), "the tar's tape is not the tape file");
+        assert.deepEqual(fs.readdirSync(path.join(x2, id2)).sort(), ["github.tape.jsonl", "sandbox.json"]);
+        step(`an open run's tar: github.tape.jsonl is pomed's tape file byte for byte (${tape2.length} bytes, ${tape2.toString().trimEnd().split("\n").length} rows, markup and quotes included), and sandbox.json`);
         await nav("#/sandboxes", `${row2} button.stop`);
         await page.waitForSelector(`${row2} button.stop`, { timeout: T });
         await page.click(`${row2} button.stop`);
