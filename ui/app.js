@@ -47,6 +47,9 @@ function showError(err) {
         a.replaceChildren();
         if (!err) return;
         a.append(h("p", {}, err.message));
+        /* a refusal that names the valid choices (an unknown seed: details.available) */
+        const avail = err.details && Array.isArray(err.details.available) ? err.details.available : null;
+        if (avail && avail.length) a.append(h("p", {}, `Available: ${avail.slice(0, 50).join(", ")}${avail.length > 50 ? ", …" : ""}.`));
         if (err.type) a.append(h("p", { class: "muted" }, `${err.status} ${err.type}`));
 }
 
@@ -75,7 +78,7 @@ async function request(method, path, body, withKey) {
                         credentials: "omit",
                 });
         } catch (e) {
-                throw new ApiError(0, { error: { message: `The control API is unreachable: ${e.message}` } });
+                throw new ApiError(0, { error: { message: `The control API is unreachable (${e.message}): is pomed running? This page keeps trying every ${POLL_MS / 1000} s.` } });
         }
         if (r.ok) return r;
         let json = null;
@@ -151,10 +154,12 @@ function renderLogin() {
                 h("label", { for: "key" }, "Team API key"),
                 input,
                 h("p", { id: "key-help", class: "muted" },
-                        "Kept in this tab's session storage only; pomed writes it to <state_dir>/api-key."),
+                        "The first line of pomed's <state_dir>/api-key: ./.pome/api-key for a pomed started in a checkout, /var/lib/pome/api-key for the package (readable by the pome group). Kept in this tab's session storage only."),
                 h("button", { type: "submit" }, "Log in"),
         );
         setPage("Log in", form);
+        if (loginNotice) showError(loginNotice);
+        loginNotice = null;
         input.focus();
 }
 
@@ -170,17 +175,33 @@ async function login(ev, input) {
         }
         sessionStorage.setItem(KEY_ITEM, k);
         showError(null);
-        if (location.hash === "#/sandboxes") route();
-        else location.hash = "#/sandboxes";
+        /* back to the page the key was refused on, if any */
+        const back = returnTo && returnTo !== "#/login" ? returnTo : "#/sandboxes";
+        returnTo = null;
+        if (location.hash === back) route();
+        else location.hash = back;
 }
 
-function logout() {
+let returnTo = null; /* the page a refused key left, to return to after the next login */
+
+/* Forgets the key. err: the API's refusal of it (a 401 from a poll), shown on the login form. */
+function logout(err) {
         sessionStorage.removeItem(KEY_ITEM);
-        showError(null);
-        say("Logged out.");
+        if (err instanceof ApiError) {
+                returnTo = location.hash;
+                say("Logged out: the key was refused.");
+        } else {
+                returnTo = null;
+                say("Logged out.");
+        }
+        loginNotice = err instanceof ApiError
+                ? { message: `Your key was refused, so you are logged out: ${err.message} Log in again with a key of this deployment.`, status: err.status, type: err.type }
+                : null;
         if (location.hash === "#/login") route();
         else location.hash = "#/login";
 }
+
+let loginNotice = null; /* why the last logout happened, for the login form to say */
 
 /* ---- sandboxes ---- */
 
@@ -276,16 +297,51 @@ async function createSandbox(ev) {
         if (!twins.length) return showError({ message: "Choose a twin: a sandbox has one to three." });
         const body = { twins };
         if (Object.keys(seeds).length) body.seeds = seeds;
+        const submit = $("#create button[type=submit]");
+        if (submit.disabled) return;
+        submit.disabled = true; /* one create per click: a second click waits for the first */
+        submit.textContent = "Creating…";
         try {
                 const { body: sb } = await api("POST", "/v1/sandboxes", body);
                 showError(null);
                 say(`Created ${sb.session_id} with ${sb.twins.join(", ")}.`);
                 for (let i = 1; i <= SLOTS; i++) $(`#seed-${i}`).value = "";
+                created(sb);
                 lastList = "";
                 refreshList();
         } catch (e) {
                 showError(e);
+        } finally {
+                submit.disabled = false;
+                submit.textContent = "Create";
         }
+}
+
+/* What a create answered, where it can be seen: the id, each twin's URL, and how an agent
+ * gets the secrets (not shown here: `pome sandbox env` prints them, or the Credentials
+ * button reads them once, on purpose). */
+function created(sb) {
+        const box = $("#confirm");
+        const close = h("button", { type: "button", class: "secondary", onclick: () => box.replaceChildren() }, "Close");
+        const creds = h("div", { id: "created-creds" });
+        const show = h("button", { type: "button", class: "secondary", id: "show-creds", onclick: async () => {
+                try {
+                        const { body: c } = await api("GET", `/v1/sandboxes/${encodeURIComponent(sb.session_id)}/credentials`);
+                        const lines = [`POME_SESSION_ID=${c.session_id}`, `POME_AUTH_TOKEN=${c.session_token}`,
+                                ...Object.entries(c.per_twin || {}).map(([t, v]) => `POME_${t.toUpperCase()}_REST_URL=${v.rest_url}`)];
+                        creds.replaceChildren(h("label", { for: "creds-text" }, "Its variables (secrets included: keep them out of logs)"),
+                                h("textarea", { id: "creds-text", rows: lines.length, readonly: true, spellcheck: "false" }, lines.join("\n")));
+                        show.remove();
+                } catch (e) {
+                        showError(e);
+                }
+        } }, "Show its credentials");
+        box.replaceChildren(h("div", { class: "card", id: "created", role: "status" },
+                h("h3", { tabindex: -1, id: "created-title" }, "Created ", h("a", { href: `#/run/${sb.session_id}` }, sb.session_id)),
+                h("ul", {}, Object.entries(sb.per_twin || {}).map(([t, v]) => h("li", {}, `${t}: `, h("code", {}, v.rest_url)))),
+                h("p", { class: "muted" }, "An agent gets its variables (token and URLs) with ", h("code", {}, `pome sandbox env ${sb.session_id}`), "."),
+                creds,
+                h("div", { class: "row" }, show, close)));
 }
 
 /* Reads the list's first listPages pages (newest first, the API's starting_after cursor). */
@@ -302,7 +358,7 @@ async function refreshList() {
                         if (!more) break;
                 }
         } catch (e) {
-                if (e.status === 401) return logout();
+                if (e.status === 401) return logout(e);
                 return showError(e);
         }
         const tbody = $("#sandboxes tbody");
@@ -326,16 +382,22 @@ function sandboxRow(s) {
                 h("td", {}, h("span", { class: `state state-${s.state}` }, s.state)),
                 h("td", {}, s.reason || ""),
                 h("td", {}, (s.twins || []).join(", ")),
-                h("td", {}, h("time", { datetime: s.created_at }, s.created_at.replace("T", " ").replace("Z", " UTC"))),
+                h("td", {}, h("time", { datetime: s.created_at }, utc(new Date(s.created_at)))),
                 h("td", {}, open && s.expires_at ? h("span", { class: "clock", "data-expires": s.expires_at }, countdown(s.expires_at)) : "—"),
-                h("td", { class: "actions" }, open ? [
+                h("td", {}, open ? h("div", { class: "actions" }, [
                         h("button", { type: "button", class: "finalize", "aria-label": `Finalize ${s.session_id}`, onclick: () => finalizeForm(s.session_id) }, "Finalize"),
                         h("button", { type: "button", class: "stop", "aria-label": `Stop ${s.session_id}`, onclick: () => stopSandbox(s.session_id) }, "Stop"),
-                ] : ""),
+                ]) : ""),
         );
 }
 
+/* The button a dialog for id was opened from, to return focus to when it closes. */
+function focusBack(id, cls) {
+        document.querySelector(`#sandboxes tr[data-id="${id}"] button.${cls}`)?.focus();
+}
+
 async function stopSandbox(id, token) {
+        showError(null);
         const path = `/v1/sandboxes/${encodeURIComponent(id)}` + (token ? `?confirm_discard=${encodeURIComponent(token)}` : "");
         try {
                 await api("DELETE", path);
@@ -351,20 +413,24 @@ async function stopSandbox(id, token) {
         refreshList();
 }
 
-/* The CLI's refusal: the 409's own message, then a discard only when the user confirms it. */
+/* The CLI's refusal: the 409's own message, then a discard only when the user confirms it
+ * (or a finalize instead, which keeps the run). */
 function confirmDiscard(id, err) {
         const box = $("#confirm");
         const cancel = () => {
                 box.replaceChildren();
                 say("Kept open.");
+                focusBack(id, "stop");
         };
         box.replaceChildren(
-                h("div", { class: "card warn", role: "alertdialog", "aria-labelledby": "confirm-title", "aria-describedby": "confirm-msg" },
-                        h("h3", { id: "confirm-title", tabindex: "-1" }, `Discard ${id}?`),
-                        h("p", { id: "confirm-msg" }, err.message),
-                        h("p", { class: "muted" }, `Discard token: ${err.details.discard_token}`),
+                h("div", { class: "card warn", role: "alertdialog", "aria-labelledby": "confirm-title", "aria-describedby": "confirm-msg", "data-for": id, "data-from": "stop" },
+                        h("h3", { id: "confirm-title", tabindex: "-1" }, `Discard the run of ${id}?`),
+                        h("p", { id: "confirm-msg" }, `${id} is still open, so its run (its tapes and its twins' worlds) is not kept yet. ` +
+                                "Discarding stops it and throws the run away; finalizing stops it, keeps the run and grades it."),
+                        h("p", { class: "muted", id: "confirm-api" }, `pomed: ${err.message}`),
                         h("div", { class: "row" },
                                 h("button", { type: "button", class: "danger", id: "confirm-discard", onclick: () => stopSandbox(id, err.details.discard_token) }, "Discard the run"),
+                                h("button", { type: "button", class: "secondary", id: "confirm-finalize", onclick: () => finalizeForm(id) }, "Finalize instead"),
                                 h("button", { type: "button", id: "confirm-cancel", onclick: cancel }, "Cancel"))),
         );
         $("#confirm-title").focus();
@@ -372,6 +438,7 @@ function confirmDiscard(id, err) {
 
 /* Finalize: grade the run against a task (its markdown), keeping tapes, final states and verdict. */
 function finalizeForm(id) {
+        showError(null);
         const box = $("#confirm");
         const task = h("textarea", { id: "finalize-task", rows: 8, cols: 80, spellcheck: "false", "aria-describedby": "finalize-help" });
         const submit = async (ev) => {
@@ -402,14 +469,28 @@ function finalizeForm(id) {
                         h("p", { id: "finalize-help", class: "muted" }, "Leave it empty when the sandbox was created with its task."),
                         h("div", { class: "row" },
                                 h("button", { type: "submit", id: "finalize-submit" }, "Finalize and grade"),
-                                h("button", { type: "button", class: "secondary", onclick: () => box.replaceChildren() }, "Cancel"))),
+                                h("button", { type: "button", class: "secondary", onclick: () => {
+                                        box.replaceChildren();
+                                        focusBack(id, "finalize");
+                                } }, "Cancel"))),
         );
+        box.firstChild.dataset.for = id;
+        box.firstChild.dataset.from = "finalize";
         task.focus();
 }
 
 /* ---- usage ---- */
 
+let lastUsage = null; /* when the Usage page last read /v1/usage */
+
+/* A time as the list shows it: "2026-12-07 00:52:42 UTC". */
+function utc(d) {
+        if (Number.isNaN(d.getTime())) return "—";
+        return d.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+}
+
 function renderUsage() {
+        lastUsage = null;
         setPage("Usage", h("dl", { id: "usage", class: "card stats" }, "Loading…"),
                 h("p", { class: "muted", id: "usage-when" }),
                 h("p", { class: "muted" }, "GET /v1/usage's numbers: the one counter D-Bus (sh.pome.Team1 SessionsUsed, SessionsQuota) and /metrics (pome_slots_used, pome_slots_quota) read too."));
@@ -418,15 +499,19 @@ function renderUsage() {
                 try {
                         ({ body: u } = await api("GET", "/v1/usage"));
                 } catch (e) {
-                        if (e.status === 401) return logout();
+                        if (e.status === 401) return logout(e);
+                        const when = $("#usage-when");
+                        if (when && lastUsage) when.textContent = `Stale: these numbers were read at ${lastUsage}; the reads since fail.`;
                         return showError(e);
                 }
+                showError(null);
+                lastUsage = utc(new Date());
                 const dl = $("#usage");
                 if (!dl) return;
                 const item = (label, v, id) => [h("dt", {}, label), h("dd", { id }, String(v))];
                 dl.replaceChildren(
                         ...item("Team", u.team_id, "usage-team"),
-                        ...item("Sessions used", u.sessions_used, "usage-used"),
+                        ...item("Sessions used (open sandboxes)", u.sessions_used, "usage-used"),
                         ...item("Quota", u.sessions_quota, "usage-quota"),
                         ...item("Remaining", u.sessions_remaining, "usage-remaining"),
                         /* a fleet node (pomed.conf fleet:) also says its own share */
@@ -435,7 +520,7 @@ function renderUsage() {
                         h("dd", {}, h("meter", { id: "usage-meter", min: 0, max: u.sessions_quota || 1, value: u.sessions_used, high: Math.max(0, (u.sessions_quota || 1) - 1) },
                                 `${u.sessions_used} of ${u.sessions_quota}`)),
                 );
-                $("#usage-when").textContent = `Read at ${new Date().toLocaleTimeString()}, every ${POLL_MS / 1000} s.`;
+                $("#usage-when").textContent = `Read at ${lastUsage}, every ${POLL_MS / 1000} s.`;
         });
 }
 
@@ -447,7 +532,7 @@ async function renderChecks() {
         try {
                 ({ body: c } = await api("GET", "/v1/checks"));
         } catch (e) {
-                if (e.status === 401) return logout();
+                if (e.status === 401) return logout(e);
                 return showError(e);
         }
         const byTwin = new Map();
@@ -462,16 +547,19 @@ async function renderChecks() {
                                 list.map((ck) =>
                                         h("li", { class: "card" },
                                                 h("code", { class: "template" }, ck.template),
-                                                h("button", { type: "button", class: "copy", "aria-label": `Copy the template of ${ck.id}`, onclick: () => copy(ck.template) }, "Copy"),
+                                                h("button", { type: "button", class: "copy", "aria-label": `Copy the task line of ${ck.id}`, onclick: (ev) => copy(`- [code:${ck.twin}] ${ck.template}`, ev.currentTarget) }, "Copy"),
                                                 h("p", { class: "muted" }, `${ck.id} · ${ck.substrate} · ${ck.polarity}`),
                                                 h("p", {}, ck.description))))));
-        setPage("Checks", h("p", {}, "Criteria a task's ## Success Criteria may name, as [code:<twin>] lines."), ...sections);
+        setPage("Checks", h("p", {}, "Criteria a task's ## Success Criteria may name. Copy gives the task line (- [code:<twin>] …): fill in its {placeholders}."), ...sections);
 }
 
-async function copy(text) {
+/* Copies text, and says so on the button for 2 s (and to a screen reader). */
+async function copy(text, button) {
         try {
                 await navigator.clipboard.writeText(text);
                 say(`Copied: ${text}`);
+                button.textContent = "Copied";
+                setTimeout(() => (button.textContent = "Copy"), 2000);
         } catch (e) {
                 showError({ message: `Cannot copy (${e.message}); select the template instead.` });
         }
@@ -494,12 +582,10 @@ const CACHE_PAGES = 50; /* pages of row summaries a column keeps */
 
 let runTapes = {}; /* twin -> Tape column state, for the filters and evidence links */
 let runId = null;
-let runRecord = null; /* the sandbox record the run page last read */
 
 function renderRun(id) {
         runId = id;
         runTapes = {};
-        runRecord = null;
         const cols = h("div", { class: "tapes", id: "tapes" });
         const head = h("div", { id: "run-head", class: "row" });
         const verdict = h("section", { id: "verdict", "aria-labelledby": "verdict-title", hidden: true });
@@ -522,12 +608,18 @@ function renderRun(id) {
                 try {
                         ({ body: s } = await api("GET", `/v1/sandboxes/${encodeURIComponent(id)}`));
                 } catch (e) {
-                        if (e.status === 401) return logout();
-                        return showError(e);
+                        if (e.status === 401) return logout(e);
+                        showError(e);
+                        /* no such run (never, or discarded): nothing here to read or filter */
+                        if (e.status === 404 && !Object.keys(tapes).length) {
+                                setPage(`Run ${id}`, h("p", {}, "There is no run to show here. ", h("a", { href: "#/sandboxes" }, "Back to the sandboxes")));
+                                return false;
+                        }
+                        return;
                 }
                 if (runTapes !== tapes || !$("#tapes")) return false;
-                runRecord = s;
-                head.replaceChildren(h("p", {}, `State ${s.state}${s.reason ? ` (${s.reason})` : ""} · twins ${s.twins.join(", ")} · ${s.calls} calls`));
+                head.replaceChildren(h("p", {}, `State ${s.state}${s.reason ? ` (${s.reason})` : ""} · twins ${s.twins.join(", ")} · ${s.calls} ${s.calls === 1 ? "call" : "calls"}`));
+                for (const t of Object.values(tapes)) t.ended = !OPEN.has(s.state);
                 for (const t of s.twins) {
                         if (!tapes[t]) {
                                 tapes[t] = tapeColumn(id, t);
@@ -562,13 +654,33 @@ function tapeColumn(id, twin) {
         const detail = h("div", { class: "tape-detail", id: `detail-${twin}`, hidden: true });
         const tp = {
                 id, twin, total: 0, known: false, read: 0, pages: new Map(), reading: new Map(), failedAt: 0,
-                filter: null, open: -1, scroller, spacer, count, detail, frame: 0,
+                filter: null, open: -1, focusK: -1, ended: false, scroller, spacer, count, detail, frame: 0,
         };
         tp.section = h("section", { class: "tape-col", id: `col-${twin}`, "aria-labelledby": `tape-h-${twin}` },
                 h("h3", { id: `tape-h-${twin}` }, `${twin} `, count), scroller, detail);
         /* Up and Down move between rows, Home and End to the ends: the rows out of view are
          * not in the DOM, so Tab alone would stop at the last one drawn */
+        spacer.addEventListener("focusin", (ev) => {
+                const k = Number(ev.target?.dataset?.row);
+                if (!Number.isNaN(k) && tp.focusK !== k) {
+                        tp.focusK = k;
+                        for (const b of spacer.querySelectorAll(".tape-row")) b.tabIndex = b === ev.target ? 0 : -1;
+                }
+        });
+        /* from the scroll box itself: a key that moves goes to the rows */
+        scroller.addEventListener("keydown", (ev) => {
+                if (ev.target !== scroller || !["ArrowDown", "Enter", "Home", "End"].includes(ev.key)) return;
+                const b = spacer.querySelector(`.tape-row[data-row="${tp.focusK}"]`) || spacer.querySelector(".tape-row");
+                if (!b) return;
+                ev.preventDefault();
+                if (ev.key === "Home" || ev.key === "End") return focusRow(tp, ev.key === "Home" ? 0 : (tp.filter ? tp.filter.matches.length : tp.total) - 1);
+                b.focus();
+        });
+        detail.addEventListener("keydown", (ev) => {
+                if (ev.key === "Escape" && tp.open >= 0) closeRow(tp);
+        });
         spacer.addEventListener("keydown", (ev) => {
+                if (ev.key === "Escape" && tp.open >= 0) return closeRow(tp);
                 const at = Number(document.activeElement?.dataset?.row);
                 const n = tp.filter ? tp.filter.matches.length : tp.total;
                 const pos = tp.filter ? tp.filter.matches.findIndex((m) => m.k === at) : at;
@@ -595,7 +707,7 @@ function summarize(ev) {
                 id: ev.event_id,
                 status: String(ev.status ?? ""),
                 tool: ev.tool || "",
-                label: `${(ev.ts || "").slice(11, 23)} ${short} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
+                label: `${(ev.ts || "").slice(11, 23)} ${ev.status ?? "—"} ${short}${ev.tool ? ` · ${ev.tool}` : ""}`,
                 full: `${ev.ts || ""} ${what} ${ev.status ?? ""}${ev.tool ? ` · ${ev.tool}` : ""}`,
                 text: what.toLowerCase(),
         };
@@ -695,13 +807,13 @@ function rowAt(tp, k) {
 }
 
 function filterKey() {
-        return JSON.stringify([($("#tape-tool")?.value || "").trim(), ($("#tape-text")?.value || "").trim().toLowerCase(), $("#tape-status")?.value || "all"]);
+        return JSON.stringify([($("#tape-tool")?.value || "").trim().toLowerCase(), ($("#tape-text")?.value || "").trim().toLowerCase(), $("#tape-status")?.value || "all"]);
 }
 
 function matcher() {
         const [tool, text, st] = JSON.parse(filterKey());
         if (!tool && !text && st === "all") return null;
-        return (row) => (!tool || row.tool === tool) && (!text || row.text.includes(text)) && (st === "all" || row.status.startsWith(st[0]));
+        return (row) => (!tool || row.tool.toLowerCase().includes(tool)) && (!text || row.text.includes(text)) && (st === "all" || row.status.startsWith(st[0]));
 }
 
 /* Reads the tape from where the filter's search stopped to its end, a SCAN_PAGE at a time,
@@ -756,7 +868,7 @@ function draw(tp) {
                 items.push(h("div", { class: "tape-item", role: "listitem", "aria-posinset": k + 1, "aria-setsize": tp.total },
                         h("button", {
                                 type: "button",
-                                class: `tape-row${tp.open === k ? " current" : ""}`,
+                                class: `tape-row${tp.open === k ? " current" : ""}${row.status >= "400" && row.status.length === 3 ? " failed-call" : ""}`,
                                 id: `ev-${row.id}`,
                                 "data-row": k,
                                 "data-status": row.status,
@@ -766,6 +878,13 @@ function draw(tp) {
                                 onclick: () => openRow(tp, k, row),
                         }, row.label)));
         }
+        /* the roving tab stop: one row of the column takes Tab (the focused one while it is
+         * drawn, else the first drawn), and the arrows move it */
+        const buttons = items.map((el) => el.firstChild).filter((b) => b && b.tagName === "BUTTON");
+        if (buttons.length && !buttons.some((b) => Number(b.dataset.row) === tp.focusK)) tp.focusK = Number(buttons[0].dataset.row);
+        for (const b of buttons) b.tabIndex = Number(b.dataset.row) === tp.focusK ? 0 : -1;
+        if (f && f.done && !f.matches.length && tp.total)
+                items.push(h("div", { class: "tape-item pending", role: "listitem" }, `No row of ${tp.total} matches the filters.`));
         /* positions set through the CSSOM: the CSP refuses style attributes in markup, not this */
         items.forEach((el, j) => {
                 el.style.top = `${(first + j) * ROW_H}px`;
@@ -775,7 +894,7 @@ function draw(tp) {
         if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
         const rows = `${tp.total} ${tp.total === 1 ? "row" : "rows"}`;
         tp.count.textContent = !tp.known ? "(reading…)"
-                : !tp.total ? "(no rows yet)"
+                : !tp.total ? (tp.ended ? "(no rows)" : "(no rows yet)")
                 : f ? `(${rows}, ${f.matches.length} match${f.done ? "" : `, ${f.searched} searched`})`
                 : `(${rows}${tp.read < tp.total ? `, ${tp.read} read` : ""})`;
 }
@@ -799,12 +918,12 @@ async function openRow(tp, k, row) {
                         JSON.stringify({ event_id: ev.event_id, tool: ev.tool, request_headers: ev.request_headers, request: ev.request_body, response: ev.response_body, state_delta: ev.state_delta }, null, 2)));
 }
 
-function closeRow(tp) {
+function closeRow(tp, refocus = true) {
         const k = tp.open;
         tp.open = -1;
         tp.detail.hidden = true;
         draw(tp);
-        tp.spacer.querySelector(`[data-row="${k}"]`)?.focus();
+        if (refocus) tp.spacer.querySelector(`[data-row="${k}"]`)?.focus();
 }
 
 function applyTapeFilter() {
@@ -814,10 +933,23 @@ function applyTapeFilter() {
                 if ((tp.filter ? tp.filter.key : null) === (match ? key : null)) continue;
                 tp.filter = match ? { key, match, matches: [], searched: 0, done: false, running: false } : null;
                 tp.scroller.scrollTop = 0;
+                if (tp.open >= 0) closeRow(tp, false);
                 draw(tp);
                 if (tp.filter) search(tp, tp.filter);
         }
         for (const cb of document.querySelectorAll("#twin-filter input")) $(`#col-${cb.dataset.twin}`).hidden = !cb.checked;
+}
+
+/* The verdict's counts in words: what made it pass, fail or stay incomplete. */
+function verdictCounts(v) {
+        const c = v.counts || {};
+        const parts = [["passed", "passed"], ["failed", "failed"], ["error", "could not be evaluated (an error)"],
+                ["not_evaluated", "not evaluated (no judge)"], ["unmatched", "matched no check"], ["skipped", "skipped"]]
+                .filter(([k]) => c[k]).map(([k, say]) => `${c[k]} ${say}`);
+        const of = c.criteria !== undefined ? `${c.criteria} ${c.criteria === 1 ? "criterion" : "criteria"}: ` : "";
+        const threshold = v.task && v.task.pass_threshold !== undefined ? ` A pass needs a score of ${v.task.pass_threshold}` +
+                (v.state === "incomplete" ? " and every criterion evaluated." : ".") : "";
+        return `${of}${parts.join(", ") || "none"}.${threshold}`;
 }
 
 function showVerdict(sec, v) {
@@ -830,13 +962,15 @@ function showVerdict(sec, v) {
         sec.hidden = false;
         sec.replaceChildren(
                 h("h3", { id: "verdict-title" }, `Verdict: ${v.state}${v.score !== undefined ? `, score ${Math.round(v.score)}` : ""}`),
+                h("p", { id: "verdict-counts" }, verdictCounts(v)),
                 h("table", { id: "criteria" },
                         h("thead", {}, h("tr", {}, ["Criterion", "Twin", "Status", "Reason", "Evidence"].map((c) => h("th", { scope: "col" }, c)))),
                         h("tbody", {}, (v.criteria || []).map((c) =>
                                 h("tr", { "data-status": c.status },
                                         h("td", {}, c.text),
                                         h("td", {}, c.twin || ""),
-                                        h("td", {}, h("span", { class: `status status-${c.status}` }, c.status + (c.already_true_in_seed ? " (already true in the seed)" : ""))),
+                                        h("td", {}, h("span", { class: `status status-${c.status}` }, c.status),
+                                                c.already_true_in_seed ? h("span", { class: "muted" }, c.status === "passed" ? " · it already held in the seed" : " · it held in the seed; the run broke it") : ""),
                                         h("td", {}, c.reason || ""),
                                         h("td", { class: "evidence-cell" }, evidence(c)))))),
                 h("div", { id: "state-value", class: "card", hidden: true, tabindex: -1, "aria-live": "polite" }),
@@ -1053,8 +1187,10 @@ function route() {
 document.addEventListener("keydown", (ev) => {
         const box = $("#confirm");
         if (ev.key !== "Escape" || !box || !box.firstChild || !box.contains(document.activeElement)) return;
+        const { for: id, from } = box.firstChild.dataset || {};
         box.replaceChildren();
         say("Cancelled.");
+        if (id && from) focusBack(id, from);
 });
 
 document.addEventListener("DOMContentLoaded", () => {

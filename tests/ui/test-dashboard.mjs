@@ -174,14 +174,28 @@ try {
         await page.type("#seed-1", "no-such-seed");
         await page.click("#create button[type=submit]");
         await page.waitForFunction(() => document.querySelector("#alert").textContent.includes("no-such-seed"), { timeout: T });
-        step(`an unknown seed refused with the API's message: ${await text("#alert p")}`);
+        assert.match(await text("#alert"), /Available: .*default/);
+        step(`an unknown seed refused with the API's message and its choices: ${(await text("#alert")).slice(0, 160)}…`);
 
         // ---- a three-twin sandbox from the page
         await page.$eval("#seed-1", (e) => (e.value = ""));
         await page.type("#seed-1", "default");
-        await page.click("#create button[type=submit]");
+        const before = (await api("GET", "/v1/sandboxes?state=all&limit=100")).body.data.length;
+        // clicked twice at once: one sandbox (the button waits for the first)
+        await page.$eval("#create button[type=submit]", (b) => {
+                b.click();
+                b.click();
+        });
         await page.waitForFunction(() => document.querySelector("#status").textContent.startsWith("Created "), { timeout: 60000 });
         const id = (await text("#status")).match(/ses_[A-Za-z0-9_]+/)[0];
+        assert.equal((await api("GET", "/v1/sandboxes?state=all&limit=100")).body.data.length, before + 1);
+        const card = await text("#created");
+        assert.ok(card.includes(id) && card.includes(`pome sandbox env ${id}`), card);
+        await page.click("#show-creds");
+        await page.waitForSelector("#creds-text", { timeout: T });
+        const credText = await page.$eval("#creds-text", (e) => e.value);
+        assert.match(credText, new RegExp(`^POME_SESSION_ID=${id}\nPOME_AUTH_TOKEN=\\S+\nPOME_GITHUB_REST_URL=http`));
+        step(`Create clicked twice at once made one sandbox; its card shows its twins' URLs, pome sandbox env ${id}, and its variables on request`);
         const row = `#sandboxes tr[data-id="${id}"]`;
         await page.waitForSelector(`${row} .clock`, { timeout: T });
         const twinsCell = await page.$eval(`${row} td:nth-child(4)`, (e) => e.textContent);
@@ -245,14 +259,19 @@ try {
         }
         step(`an agent with the vendors' SDKs; after each call the run page showed the tapes (github/slack/stripe rows): ${seen.join("; ")}`);
         const ghRows = await page.$$eval("#tape-github .tape-row", (bs) => bs.map((b) => b.textContent));
-        assert.match(ghRows[1], /^\d\d:\d\d:\d\d\.\d{3} POST \/repos\/acme\/api\/issues\/1\/assignees 201 · add_issue_assignees$/);
-        assert.match(ghRows[3], / 404/);
+        assert.match(ghRows[1], /^\d\d:\d\d:\d\d\.\d{3} 201 POST \/repos\/acme\/api\/issues\/1\/assignees · add_issue_assignees$/);
+        assert.match(ghRows[3], / 404 GET /);
+        assert.deepEqual(await page.$$eval("#tape-github .tape-row", (bs) => bs.map((b) => b.classList.contains("failed-call"))), [false, false, false, true]);
+        // one Tab stop per column (the rows rove), Escape closes an opened row
+        assert.equal(await page.$$eval("#tape-github .tape-row", (bs) => bs.filter((b) => b.tabIndex === 0).length), 1);
         await page.click("#tape-github .tape-row[data-row='1']");
         await page.waitForSelector("#detail-github pre", { timeout: T });
         const detail = JSON.parse(await text("#detail-github pre"));
         assert.deepEqual(detail.request, { assignees: ["alice"] });
         assert.deepEqual(detail.response.assignees.map((u) => u.login), ["alice"]);
-        step(`github's row 2 (${ghRows[1].trim()}) opens to its request ${JSON.stringify(detail.request)} and response`);
+        await page.keyboard.press("Escape");
+        await page.waitForFunction(() => document.querySelector("#detail-github").hidden && document.activeElement?.dataset?.row === "1", { timeout: T });
+        step(`github's row 2 (${ghRows[1].trim()}) opens to its request ${JSON.stringify(detail.request)} and response; Escape closes it, focus back on the row; the 404 row is marked failed`);
 
         // the filters: tool, method or path, status, twin
         const shown = () => page.$$eval(".tape-col:not([hidden]) .tape-row", (ls) => ls.map((l) => `${l.closest(".tape").id.slice(5)}:${l.dataset.row}`));
@@ -390,14 +409,15 @@ try {
         await page.waitForSelector(`${row2} button.stop`, { timeout: T });
         await page.click(`${row2} button.stop`);
         await page.waitForSelector("#confirm-discard", { timeout: T });
-        const msg = await text("#confirm-msg");
-        assert.match(msg, /Refused to stop/);
+        const msg = await text("#confirm-api");
+        assert.match(msg, /^pomed: Refused to stop/);
         assert.equal(await page.evaluate(() => document.activeElement.id), "confirm-title");
         step(`stop refused with the API's message: ${msg.slice(0, 80)}…`);
         await page.keyboard.press("Escape");
         await page.waitForFunction(() => !document.querySelector("#confirm").firstChild, { timeout: T });
         assert.equal((await api("GET", `/v1/sandboxes/${id2}`)).body.state, "running");
-        step("Escape cancels the discard: the sandbox is still running");
+        assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), `Stop ${id2}`);
+        step("Escape cancels the discard: the sandbox is still running, focus back on its Stop button");
         await page.click(`${row2} button.stop`);
         await page.waitForSelector("#confirm-discard", { timeout: T });
         await axe("sandboxes (discard confirmation)");
@@ -425,7 +445,7 @@ try {
         await page.click(`${rowx} a`);
         await page.waitForFunction(() => document.querySelector("#run-head")?.textContent.includes("State expired (lifetime)") &&
                 document.querySelectorAll("#tape-slack .tape-row").length === 1, { timeout: T });
-        assert.match(await text("#tape-slack .tape-row"), /auth\.test 200/);
+        assert.match(await text("#tape-slack .tape-row"), /200 POST \/auth\.test/);
         step(`expired filter: ${ex.body.session_id} expired (lifetime), no clock, no Stop; its run page reads its tape: ${(await text("#tape-slack .tape-row")).trim()}`);
 
         // ---- the list's pages: 100 more stopped sandboxes, the second page on "Show 100 more"
@@ -493,7 +513,7 @@ try {
                 await page.$eval("#tape-github", (e, k) => (e.scrollTop = k * 26), target);
                 await page.waitForSelector(`#tape-github [data-row="${target}"]`, { timeout: T });
                 const label = await text(`#tape-github [data-row="${target}"]`);
-                assert.match(label, /GET \/rate_limit 200/);
+                assert.match(label, /200 GET \/rate_limit/);
                 const inDom2 = await page.$$eval("#tape-github .tape-row", (b) => b.length);
                 assert.ok(inDom2 < 100, `${inDom2} rows in the DOM`);
                 step(`scrolled to row ${target + 1} in ${Date.now() - ts} ms; ${inDom2} rows in the DOM; rows read so far ${rowsAsked()} of ${bigN} in ${eventReads.length} reads`);
@@ -548,6 +568,24 @@ try {
         await page.setViewport({ width: 1366, height: 768 });
         await axe("checks");
         await shot("checks");
+
+        // ---- a run that does not exist: the API's 404, and nothing to read or download
+        await page.goto(`${API}/ui/#/run/ses_doesnotexist0000`, { waitUntil: "networkidle0" });
+        await page.waitForFunction(() => document.querySelector("#main")?.textContent.includes("There is no run to show here"), { timeout: T });
+        assert.match(await text("#alert"), /ses_doesnotexist0000/);
+        assert.equal(await page.$("#download"), null);
+        step(`a run that does not exist: ${(await text("#alert p"))}; no tapes, filters or download offered`);
+
+        // ---- a key refused mid-session: the login says why, and the next login returns there
+        await page.evaluate(() => sessionStorage.setItem("pome.key", "pome_revoked_or_rotated"));
+        await page.goto(`${API}/ui/#/run/${id}`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("#login #key", { timeout: T });
+        assert.match(await text("#alert"), /Your key was refused, so you are logged out: The API key is not valid/);
+        await page.type("#key", KEY);
+        await page.keyboard.press("Enter");
+        await page.waitForSelector("#criteria tbody tr", { timeout: T });
+        assert.equal(new URL(page.url()).hash, `#/run/${id}`);
+        step("a key refused mid-session: the login form says so with the API's message; logging in again returns to the run");
 
         // ---- log out clears the key
         await page.click("#logout");
