@@ -13,6 +13,7 @@ const OPEN = new Set(["provisioning", "ready", "running"]);
 const POLL_MS = 2000;
 
 let pollTimer = null;
+let pageFor = null; /* the hash the page on screen was made for */
 let clockTimer = null;
 let listState = "all";
 let lastList = "";
@@ -29,7 +30,7 @@ function h(tag, attrs, ...children) {
         }
         for (const c of children.flat()) {
                 if (c === null || c === undefined || c === false) continue;
-                el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+                el.append(c instanceof Node ? c : document.createTextNode(visible(c)));
         }
         return el;
 }
@@ -51,6 +52,14 @@ function showError(err) {
         const avail = err.details && Array.isArray(err.details.available) ? err.details.available : null;
         if (avail && avail.length) a.append(h("p", {}, `Available: ${avail.slice(0, 50).join(", ")}${avail.length > 50 ? ", …" : ""}.`));
         if (err.type) a.append(h("p", { class: "muted" }, `${err.status} ${err.type}`));
+}
+
+/* Text an API answer holds, with the characters that reorder or hide text (bidi controls,
+ * zero-width ones, the BOM) written as \uXXXX, so a tape row or a reason shows what it holds
+ * rather than what those characters make it look like. */
+const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+function visible(text) {
+        return String(text).replace(INVISIBLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 class ApiError extends Error {
@@ -125,10 +134,15 @@ function poll(fn) {
         tick();
 }
 
+/* Replaces the page. A new page (a route, not a refresh of the same one) moves focus to its
+ * title, so keyboard and screen-reader users start there rather than on <body>. */
 function setPage(title, ...content) {
+        const fresh = pageFor !== location.hash;
+        pageFor = location.hash;
         document.title = `${title} · Pome`;
         const m = $("#main");
-        m.replaceChildren(h("h2", { id: "page-title" }, title), ...content);
+        m.replaceChildren(h("h2", { id: "page-title", tabindex: -1 }, title), ...content);
+        if (fresh && !$("#login")) $("#page-title").focus({ preventScroll: true });
         for (const a of document.querySelectorAll("#nav a"))
                 if (a.getAttribute("href") === location.hash) a.setAttribute("aria-current", "page");
                 else a.removeAttribute("aria-current");
@@ -170,7 +184,14 @@ async function login(ev, input) {
                 await api("GET", "/v1/usage", undefined, k);
         } catch (e) {
                 showError(e);
+                input.setAttribute("aria-invalid", "true");
+                input.setAttribute("aria-describedby", "key-help alert");
                 input.focus();
+                input.addEventListener("input", () => {
+                        input.removeAttribute("aria-invalid");
+                        input.setAttribute("aria-describedby", "key-help");
+                        showError(null);
+                }, { once: true });
                 return;
         }
         sessionStorage.setItem(KEY_ITEM, k);
@@ -244,7 +265,7 @@ function renderSandboxes() {
                 h("section", { "aria-labelledby": "list-title" },
                         h("h3", { id: "list-title" }, "Sandboxes of your team"),
                         h("p", { class: "row" }, h("label", { for: "state-filter" }, "State "), filter),
-                        table,
+                        h("div", { class: "table-wrap" }, table),
                         h("p", { class: "row" },
                                 h("span", { id: "list-count", class: "muted" }),
                                 h("button", { type: "button", id: "list-more", class: "secondary", hidden: true, onclick: () => {
@@ -298,8 +319,8 @@ async function createSandbox(ev) {
         const body = { twins };
         if (Object.keys(seeds).length) body.seeds = seeds;
         const submit = $("#create button[type=submit]");
-        if (submit.disabled) return;
-        submit.disabled = true; /* one create per click: a second click waits for the first */
+        if (submit.getAttribute("aria-disabled") === "true") return; /* one create at a time */
+        submit.setAttribute("aria-disabled", "true");
         submit.textContent = "Creating…";
         try {
                 const { body: sb } = await api("POST", "/v1/sandboxes", body);
@@ -312,7 +333,7 @@ async function createSandbox(ev) {
         } catch (e) {
                 showError(e);
         } finally {
-                submit.disabled = false;
+                submit.removeAttribute("aria-disabled");
                 submit.textContent = "Create";
         }
 }
@@ -410,7 +431,9 @@ async function stopSandbox(id, token) {
         showError(null);
         say(`Stopped ${id}.`);
         lastList = "";
-        refreshList();
+        await refreshList();
+        /* the dialog and the Stop button are gone: focus goes to the sandbox's row */
+        document.querySelector(`#sandboxes tr[data-id="${id}"] a`)?.focus();
 }
 
 /* The CLI's refusal: the 409's own message, then a discard only when the user confirms it
@@ -423,11 +446,11 @@ function confirmDiscard(id, err) {
                 focusBack(id, "stop");
         };
         box.replaceChildren(
-                h("div", { class: "card warn", role: "alertdialog", "aria-labelledby": "confirm-title", "aria-describedby": "confirm-msg", "data-for": id, "data-from": "stop" },
+                h("section", { class: "card warn", "aria-labelledby": "confirm-title", "aria-describedby": "confirm-msg", "data-for": id, "data-from": "stop" },
                         h("h3", { id: "confirm-title", tabindex: "-1" }, `Discard the run of ${id}?`),
                         h("p", { id: "confirm-msg" }, `${id} is still open, so its run (its tapes and its twins' worlds) is not kept yet. ` +
                                 "Discarding stops it and throws the run away; finalizing stops it, keeps the run and grades it."),
-                        h("p", { class: "muted", id: "confirm-api" }, `pomed: ${err.message}`),
+                        h("details", {}, h("summary", {}, "What pomed answered"), h("p", { class: "muted", id: "confirm-api" }, `pomed: ${err.message}`)),
                         h("div", { class: "row" },
                                 h("button", { type: "button", class: "danger", id: "confirm-discard", onclick: () => stopSandbox(id, err.details.discard_token) }, "Discard the run"),
                                 h("button", { type: "button", class: "secondary", id: "confirm-finalize", onclick: () => finalizeForm(id) }, "Finalize instead"),
@@ -654,7 +677,7 @@ function tapeColumn(id, twin) {
         const detail = h("div", { class: "tape-detail", id: `detail-${twin}`, hidden: true });
         const tp = {
                 id, twin, total: 0, known: false, read: 0, pages: new Map(), reading: new Map(), failedAt: 0,
-                filter: null, open: -1, focusK: -1, ended: false, scroller, spacer, count, detail, frame: 0,
+                filter: null, open: -1, focusK: -1, ended: false, drawn: "", scroller, spacer, count, detail, frame: 0,
         };
         tp.section = h("section", { class: "tape-col", id: `col-${twin}`, "aria-labelledby": `tape-h-${twin}` },
                 h("h3", { id: `tape-h-${twin}` }, `${twin} `, count), scroller, detail);
@@ -730,7 +753,8 @@ async function readRows(tp, { offset, after, limit, raw }) {
         return { rows, first, total };
 }
 
-/* A new length of the tape: the last page (which may have been short) is read again. */
+/* A new length of the tape. Rows never change once written, so every page read stays; a
+ * page read short (the end of the tape then) is read again by draw once rows follow it. */
 function setTotal(tp, total) {
         const first = !tp.known;
         tp.known = true;
@@ -738,8 +762,6 @@ function setTotal(tp, total) {
                 if (first) draw(tp);
                 return;
         }
-        const from = Math.floor(Math.min(total, tp.total) / PAGE);
-        for (const p of [...tp.pages.keys()]) if (p >= from) tp.pages.delete(p);
         tp.total = total;
         if (tp.filter && tp.filter.done && tp.filter.searched < total) search(tp, tp.filter);
         draw(tp);
@@ -757,11 +779,13 @@ async function readEnd(tp) {
 /* Page p's row summaries, read once (concurrent asks share the read); kept least recently
  * used first out. Resolves when they are there (or the read failed). */
 function ensurePage(tp, p) {
-        if (tp.pages.has(p)) {
-                const rows = tp.pages.get(p);
+        const have = tp.pages.get(p);
+        if (have) {
                 tp.pages.delete(p);
-                tp.pages.set(p, rows);
-                return Promise.resolve();
+                tp.pages.set(p, have);
+                /* a page read short at the tape's end is read again once rows follow it; its
+                 * rows stay shown meanwhile */
+                if (have.length === PAGE || p * PAGE + have.length >= tp.total) return Promise.resolve();
         }
         if (tp.reading.has(p)) return tp.reading.get(p);
         if (Date.now() - tp.failedAt < POLL_MS) return Promise.resolve();
@@ -843,7 +867,10 @@ async function search(tp, f) {
         } finally {
                 f.running = false;
                 f.done = true;
-                if (tp.filter === f) draw(tp);
+                if (tp.filter === f) {
+                        draw(tp);
+                        say(`${tp.twin}: ${f.matches.length} of ${tp.total} ${tp.total === 1 ? "row matches" : "rows match"} the filters.`);
+                }
         }
 }
 
@@ -883,20 +910,27 @@ function draw(tp) {
         const buttons = items.map((el) => el.firstChild).filter((b) => b && b.tagName === "BUTTON");
         if (buttons.length && !buttons.some((b) => Number(b.dataset.row) === tp.focusK)) tp.focusK = Number(buttons[0].dataset.row);
         for (const b of buttons) b.tabIndex = Number(b.dataset.row) === tp.focusK ? 0 : -1;
-        if (f && f.done && !f.matches.length && tp.total)
+        if (f && f.done && !f.matches.length && tp.total) {
+                tp.spacer.style.height = `${ROW_H}px`;
                 items.push(h("div", { class: "tape-item pending", role: "listitem" }, `No row of ${tp.total} matches the filters.`));
+        }
         /* positions set through the CSSOM: the CSP refuses style attributes in markup, not this */
         items.forEach((el, j) => {
                 el.style.top = `${(first + j) * ROW_H}px`;
         });
-        const focused = document.activeElement && tp.spacer.contains(document.activeElement) ? document.activeElement.id : null;
-        tp.spacer.replaceChildren(...items);
-        if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
+        /* the same rows as drawn last: leave the DOM (and the focus in it) alone */
+        const sig = JSON.stringify([first, tp.open, tp.focusK, items.map((el) => el.textContent + (el.firstChild?.className || ""))]);
+        if (sig !== tp.drawn) {
+                tp.drawn = sig;
+                const focused = document.activeElement && tp.spacer.contains(document.activeElement) ? document.activeElement.id : null;
+                tp.spacer.replaceChildren(...items);
+                if (focused) document.getElementById(focused)?.focus({ preventScroll: true });
+        } else for (const el of tp.spacer.children) if (el.hasAttribute("aria-setsize")) el.setAttribute("aria-setsize", tp.total);
         const rows = `${tp.total} ${tp.total === 1 ? "row" : "rows"}`;
         tp.count.textContent = !tp.known ? "(reading…)"
                 : !tp.total ? (tp.ended ? "(no rows)" : "(no rows yet)")
-                : f ? `(${rows}, ${f.matches.length} match${f.done ? "" : `, ${f.searched} searched`})`
-                : `(${rows}${tp.read < tp.total ? `, ${tp.read} read` : ""})`;
+                : f ? `(${rows}, ${f.matches.length} ${f.matches.length === 1 ? "match" : "matches"}${f.done ? "" : `, ${f.searched} searched`})`
+                : `(${rows}${tp.read < tp.total ? `, ${tp.read} loaded` : ""})`;
 }
 
 /* Shows row k's request and response below the column: the row is read again, alone. */
@@ -942,28 +976,38 @@ function applyTapeFilter() {
 
 /* The verdict's counts in words: what made it pass, fail or stay incomplete. */
 function verdictCounts(v) {
-        const c = v.counts || {};
-        const parts = [["passed", "passed"], ["failed", "failed"], ["error", "could not be evaluated (an error)"],
-                ["not_evaluated", "not evaluated (no judge)"], ["unmatched", "matched no check"], ["skipped", "skipped"]]
-                .filter(([k]) => c[k]).map(([k, say]) => `${c[k]} ${say}`);
-        const of = c.criteria !== undefined ? `${c.criteria} ${c.criteria === 1 ? "criterion" : "criteria"}: ` : "";
+        const list = v.criteria || [];
+        const by = new Map();
+        for (const c of list) by.set(c.status, (by.get(c.status) || 0) + 1);
+        const parts = [...by].map(([st, n]) => `${n} ${st}`);
+        const of = `${list.length} ${list.length === 1 ? "criterion" : "criteria"}: `;
         const threshold = v.task && v.task.pass_threshold !== undefined ? ` A pass needs a score of ${v.task.pass_threshold}` +
-                (v.state === "incomplete" ? " and every criterion evaluated." : ".") : "";
+                (v.state === "incomplete" ? " and every criterion evaluated: the reasons say which were not." : ".") : "";
         return `${of}${parts.join(", ") || "none"}.${threshold}`;
 }
 
 function showVerdict(sec, v) {
-        const evidence = (c) => [
-                ...(c.evidence_event_ids || []).map((ev) =>
-                        h("button", { type: "button", class: "evidence link", "data-event": ev, "data-twin": c.twin, onclick: () => jumpToRow(c.twin, ev) }, `tape row ${ev}`)),
-                ...(c.evidence_state_paths || []).map((p) =>
-                        h("button", { type: "button", class: "evidence link state-path", "data-path": p, onclick: () => showStateValue(c.twin, p) }, `${c.twin}${p}`)),
-        ];
+        const SHOWN = 5; /* evidence links a criterion shows before "N more" */
+        const evidence = (c) => {
+                const all = [
+                        ...(c.evidence_state_paths || []).map((p) =>
+                                h("button", { type: "button", class: "evidence link state-path", "data-path": p, onclick: () => showStateValue(c.twin, p) }, `${c.twin}${p}`)),
+                        ...(c.evidence_event_ids || []).map((ev) =>
+                                h("button", { type: "button", class: "evidence link", "data-event": ev, "data-twin": c.twin, onclick: () => jumpToRow(c.twin, ev) }, `${c.twin} tape row ${ev}`)),
+                ];
+                if (all.length <= SHOWN + 1) return all;
+                const more = h("button", { type: "button", class: "link more", onclick: () => {
+                        more.replaceWith(...all.slice(SHOWN));
+                        all[SHOWN].focus();
+                } }, `${all.length - SHOWN} more`);
+                return [...all.slice(0, SHOWN), more];
+        };
         sec.hidden = false;
         sec.replaceChildren(
                 h("h3", { id: "verdict-title" }, `Verdict: ${v.state}${v.score !== undefined ? `, score ${Math.round(v.score)}` : ""}`),
                 h("p", { id: "verdict-counts" }, verdictCounts(v)),
-                h("table", { id: "criteria" },
+                h("div", { class: "table-wrap" }, h("table", { id: "criteria" },
+                        h("caption", { class: "visually-hidden" }, "Criteria of the verdict"),
                         h("thead", {}, h("tr", {}, ["Criterion", "Twin", "Status", "Reason", "Evidence"].map((c) => h("th", { scope: "col" }, c)))),
                         h("tbody", {}, (v.criteria || []).map((c) =>
                                 h("tr", { "data-status": c.status },
@@ -972,8 +1016,8 @@ function showVerdict(sec, v) {
                                         h("td", {}, h("span", { class: `status status-${c.status}` }, c.status),
                                                 c.already_true_in_seed ? h("span", { class: "muted" }, c.status === "passed" ? " · it already held in the seed" : " · it held in the seed; the run broke it") : ""),
                                         h("td", {}, c.reason || ""),
-                                        h("td", { class: "evidence-cell" }, evidence(c)))))),
-                h("div", { id: "state-value", class: "card", hidden: true, tabindex: -1, "aria-live": "polite" }),
+                                        h("td", { class: "evidence-cell" }, evidence(c))))))),
+                h("div", { id: "state-value", class: "card", hidden: true, tabindex: -1 }),
         );
 }
 
@@ -1011,8 +1055,17 @@ async function showStateValue(twin, pointer) {
         }
         const box = $("#state-value");
         box.hidden = false;
+        const close = () => {
+                box.hidden = true;
+                opener?.focus();
+        };
+        const opener = document.activeElement;
+        box.onkeydown = (ev) => {
+                if (ev.key === "Escape") close();
+        };
         box.replaceChildren(
-                h("h4", {}, `${twin}'s final state at ${pointer}`),
+                h("div", { class: "row" }, h("h4", {}, `${twin}'s final state at ${pointer}`),
+                        h("button", { type: "button", class: "secondary", id: "state-value-close", onclick: close }, "Close")),
                 h("pre", { id: "state-value-json" }, v === undefined ? "(not in the final state)" : JSON.stringify(v, null, 2)));
         box.focus();
 }
@@ -1111,7 +1164,8 @@ function tapeLines(bytes) {
 
 async function downloadRun(id) {
         const button = $("#download");
-        button.disabled = true;
+        if (button.getAttribute("aria-disabled") === "true") return;
+        button.setAttribute("aria-disabled", "true");
         const enc = new TextEncoder();
         const files = [{ name: `${id}/`, parts: null }];
         const file = async (name, path) => {
@@ -1153,7 +1207,7 @@ async function downloadRun(id) {
         } catch (e) {
                 showError(e);
         } finally {
-                button.disabled = false;
+                button.removeAttribute("aria-disabled");
         }
 }
 
@@ -1163,7 +1217,10 @@ function route() {
         stopTimers();
         showError(null);
         const hash = location.hash || "#/sandboxes";
-        if (!key()) return renderLogin();
+        if (!key()) {
+                if (hash !== "#/login") returnTo = hash;
+                return renderLogin();
+        }
         $("#nav").hidden = false;
         const run = hash.match(/^#\/run\/([A-Za-z0-9_-]+)$/);
         if (run) return renderRun(run[1]);

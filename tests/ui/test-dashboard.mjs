@@ -209,6 +209,7 @@ try {
         await shot("sandboxes");
 
         step(`usage on the page: ${await usageIs(1)}`);
+        assert.equal(await page.evaluate(() => document.activeElement.id), "page-title");
         // live: a sandbox created and discarded elsewhere moves the open page's numbers
         const other = await api("POST", "/v1/sandboxes", { twins: ["slack"] });
         assert.equal(other.status, 201, JSON.stringify(other.body));
@@ -332,9 +333,11 @@ try {
         await page.waitForSelector("#state-value-json", { timeout: T });
         const spValue = await text("#state-value-json");
         assert.notEqual(spValue, "(not in the final state)");
-        step(`a final-state evidence link (${sp[1]}) shows the value it points at: ${spValue.replace(/\s+/g, " ").slice(0, 80)}`);
         await axe("run (verdict)");
         await shot("verdict");
+        await page.keyboard.press("Escape");
+        await page.waitForFunction(() => document.querySelector("#state-value").hidden && document.activeElement?.classList.contains("state-path"), { timeout: T });
+        step(`a final-state evidence link (${sp[1]}) shows the value it points at: ${spValue.replace(/\s+/g, " ").slice(0, 80)}; Escape closes it, focus back on the link`);
 
         // the run directory, downloaded as a tar: the same files `pome run collect` writes
         await page.click("#download");
@@ -381,7 +384,7 @@ try {
         // hostile text on the tape (a title and a path that are markup) stays text on the page
         const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
         const gh2 = new Octokit({ auth: cred2.session_token, baseUrl: cred2.per_twin.github.rest_url, log: quiet, request: { retries: 0 } });
-        await gh2.rest.issues.create({ ...repo, title: HOSTILE, body: "x" });
+        await gh2.rest.issues.create({ ...repo, title: HOSTILE, body: "RTL \u202egnp.exe\u202c zero\u200bwidth" });
         await fetch(`${cred2.per_twin.github.rest_url}/repos/acme/${encodeURIComponent(HOSTILE)}/issues`, { headers: { Authorization: `Bearer ${cred2.session_token}` } });
         await page.goto(`${API}/ui/#/run/${id2}`, { waitUntil: "networkidle0" });
         await page.waitForFunction(() => document.querySelectorAll("#tape-github .tape-row").length === 2, { timeout: T });
@@ -389,9 +392,20 @@ try {
         await page.waitForFunction((x) => document.querySelector("#detail-github pre")?.textContent.includes(x), { timeout: T }, JSON.stringify(HOSTILE).slice(1, -1));
         await page.click("#tape-github .tape-row[data-row='1']");
         await page.waitForFunction(() => document.querySelector("#detail-github pre")?.textContent.includes("404"), { timeout: T });
+        await page.click("#tape-github .tape-row[data-row='0']");
+        await page.waitForFunction(() => document.querySelector("#detail-github pre")?.textContent.includes("RTL \\u202egnp.exe\\u202c zero\\u200bwidth"), { timeout: T });
         assert.equal(await page.evaluate(() => window.__pwned), undefined);
         assert.equal(await page.$$eval("#main img, #main script", (e) => e.length), 0);
-        step(`a title and a path that are markup (${HOSTILE}) show as text on the run page: nothing ran, no element made`);
+        step(`a title and a path that are markup (${HOSTILE}) show as text on the run page: nothing ran, no element made; bidi and zero-width characters show escaped (\\u202e, \\u200b)`);
+        // the tape grows under a focused row: the focus and the open row stay
+        await page.focus("#tape-github .tape-row[data-row='0']");
+        for (let i = 0; i < 3; i++) await gh2.rest.rateLimit.get();
+        await page.waitForFunction(() => document.querySelector("#count-github").textContent === "(5 rows)" &&
+                document.querySelectorAll("#tape-github .tape-row").length === 5, { timeout: T });
+        await new Promise((r) => setTimeout(r, 2500)); // one more poll with nothing new
+        assert.equal(await page.evaluate(() => document.activeElement?.dataset?.row), "0");
+        assert.equal(await page.$eval("#detail-github", (d) => d.hidden), false);
+        step("three calls more while row 1 has the focus: the rows are added, the focus and the open row stay");
         // an open run's directory: its tape so far, the rows cut back to their lines exactly
         await page.click("#download");
         const tar2 = path.join(downloads, `${id2}.tar`);
@@ -424,6 +438,7 @@ try {
         await shot("discard");
         await page.click("#confirm-discard");
         await page.waitForSelector(`${row2}[data-state="stopped"]`, { timeout: T });
+        await page.waitForFunction((i) => document.activeElement?.textContent === i, { timeout: T }, id2);
         const stopped = await api("GET", `/v1/sandboxes/${id2}`);
         assert.equal(stopped.body.state, "stopped");
         step(`discarded: ${id2} is stopped (${stopped.body.reason}); ${await usageIs(0)}`);
@@ -532,7 +547,7 @@ try {
         await focusedRow(bigN - 2);
         step(`keyboard: Home → row 1, Down ×3 → row 4, End → row ${bigN}, Up → row ${bigN - 1}; rows read so far ${rowsAsked()}`);
         const countText = await text("#count-github");
-        assert.match(countText, new RegExp(`^\\(${bigN} rows, \\d+ read\\)$`));
+        assert.match(countText, new RegExp(`^\\(${bigN} rows, \\d+ loaded\\)$`));
         await axe("run (100 000 rows)");
         await shot("run-large");
         // a filter searches the whole tape in the background, the DOM still bounded
@@ -540,7 +555,7 @@ try {
         await page.select("#tape-status", "2xx");
         await page.waitForSelector('#tape-github [data-row="0"]', { timeout: T });
         await page.select("#tape-status", "4xx");
-        await page.waitForFunction((n) => document.querySelector("#count-github").textContent === `(${n} rows, 0 match)`, { timeout: 120000 }, bigN);
+        await page.waitForFunction((n) => document.querySelector("#count-github").textContent === `(${n} rows, 0 matches)`, { timeout: 120000 }, bigN);
         assert.equal(await page.$$eval("#tape-github .tape-row", (b) => b.length), 0);
         step(`status 4xx over the ${bigN}-row tape: searched whole in ${((Date.now() - tf) / 1000).toFixed(1)} s (${SCAN_ROWS(eventReads)} reads of 1000 rows), 0 match`);
         const gone = await api("DELETE", `/v1/sandboxes/${bid}`);
@@ -592,6 +607,14 @@ try {
         await page.waitForSelector("#login #key", { timeout: T });
         assert.equal(await page.evaluate(() => sessionStorage.getItem("pome.key")), null);
         step("log out clears the key");
+        await page.goto(`${API}/ui/#/usage`, { waitUntil: "networkidle0" });
+        await page.waitForSelector("#login #key", { timeout: T });
+        await page.type("#key", KEY);
+        await page.keyboard.press("Enter");
+        await page.waitForSelector("#usage-used", { timeout: T });
+        step("a link to #/usage opened logged out: the login, then the usage page");
+        await page.click("#logout");
+        await page.waitForSelector("#login #key", { timeout: T });
 
         assert.deepEqual(problems, [], "the page logged errors");
         step("the page logged no error");
