@@ -574,6 +574,18 @@ try {
                 wide.push(`${hash} ${sw}/${cw}`);
         }
         step(`1280×720: no page wider than the screen (${wide.join(", ")})`);
+        // and a phone-sized window: the header and forms wrap, wide tables scroll by themselves
+        await page.setViewport({ width: 360, height: 640 });
+        const narrow = [];
+        for (const [hash, sel] of [["#/sandboxes", "#sandboxes tbody tr"], ["#/usage", "#usage-used"], ["#/checks", "#checks-github"], [`#/run/${id}`, "#criteria tbody tr"]]) {
+                await page.goto(`${API}/ui/${hash}`, { waitUntil: "networkidle0" });
+                await page.waitForSelector(sel, { timeout: T });
+                const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+                if (sw > cw) await page.screenshot({ path: path.join(SHOTS, `narrow-${hash.split("/")[1]}.png`), fullPage: true });
+                assert.ok(sw <= cw, `${hash} is ${sw} px wide on a ${cw} px screen`);
+                narrow.push(`${hash.split("/")[1]} ${sw}/${cw}`);
+        }
+        step(`360×640: no page wider than the screen (${narrow.join(", ")})`);
         await nav("#/checks", "#checks-github");
         const nChecks = await page.$$eval(".checks li", (l) => l.length);
         const checks = await api("GET", "/v1/checks");
