@@ -12,8 +12,9 @@
 //    on the page, the API, D-Bus and /metrics;
 //  - a stop refused (409) and discarded through the confirmation; an expired sandbox under
 //    the expired filter and on its run page;
-//  - a 100 000-row tape: first rows painted within 1 s, a far scroll and an evidence-style
-//    jump reading only the pages in view, a handful of rows in the DOM;
+//  - a 100 000-row tape: its first rows painted after two small reads (the time is printed;
+//    bench/ui.sh measures it), far scrolls and Home/End reading only the pages in view, a
+//    handful of rows in the DOM, a filter searching it whole;
 //  - every page on a 1280×720 laptop screen without a horizontal scroll bar; a log out.
 // axe-core runs on every page (no serious or critical violation passes), the page may log no
 // error (a CSP refusal is one), and each page is saved to $POME_UI_SCREENSHOTS/<page>.png.
@@ -519,9 +520,13 @@ try {
         await page.waitForSelector("#tape-github .tape-row", { timeout: T });
         const paint = await page.evaluate(() => performance.now());
         const inDom = await page.$$eval("#tape-github .tape-row", (b) => b.length);
-        assert.ok(paint <= 1000, `first rows painted after ${paint} ms`);
+        // what makes the first paint fast, asserted; its time is bench/ui.sh's (BENCHMARKS.md),
+        // printed here, not asserted: the first rows wait for the tape's length (one row) and
+        // one page of 100, nothing more
+        const firstReads = eventReads.map((q) => Number(q.get("limit")));
+        assert.ok(firstReads.length <= 3 && firstReads.every((n) => n <= 100), `reads before the first paint: ${firstReads}`);
         assert.ok(inDom < 100, `${inDom} rows in the DOM`);
-        step(`first rows of the ${bigN}-row tape painted ${Math.round(paint)} ms after navigation; ${inDom} rows in the DOM`);
+        step(`first rows of the ${bigN}-row tape painted ${Math.round(paint)} ms after navigation (bench/ui.sh measures it), after ${firstReads.length} reads of ${firstReads.join("+")} rows; ${inDom} rows in the DOM`);
         const rowsAsked = () => eventReads.reduce((a, q) => a + Number(q.get("limit") || 0), 0);
         for (const target of [90000, 50000, bigN - 1]) {
                 const ts = Date.now();
