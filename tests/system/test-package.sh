@@ -99,6 +99,13 @@ watchdog=$(in_root systemctl show -P WatchdogUSec pomed)
 [[ $watchdog == 30s ]] || fail "WatchdogUSec: $watchdog"
 pass "systemctl start returns once READY=1: listeners and bus name up before it (D-Bus $acquired_ts ≤ READY $ready_ts ≤ Started $started_ts µs); STATUS='$status_text'"
 
+# The dashboard, as the package installs it: /usr/share/pome/ui served at /ui/ by the unit.
+ui=$(in_root curl -s -D - http://127.0.0.1:7070/ui/app.js -o /dev/null)
+grep -qi '^content-security-policy: .*default-src .self.' <<<"$ui" || fail "GET /ui/app.js: no CSP: $ui"
+cmp -s <(in_root cat /usr/share/pome/ui/app.js) "$SRC/ui/app.js" || fail "/usr/share/pome/ui/app.js is not ui/app.js"
+in_root curl -s http://127.0.0.1:7070/ui/ | grep -q '<script src="app.js"' || fail "GET /ui/ is not the dashboard"
+pass "the dashboard: /usr/share/pome/ui served at /ui/ by the unit, with its CSP"
+
 # The cgroup layer is missing in this container (v1 controllers read-only) and pomed says so.
 health=$(in_root curl -s http://127.0.0.1:7070/healthz)
 jq -e '.missing_layers | test("cgroups")' <<<"$health" >/dev/null ||
