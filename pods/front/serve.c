@@ -147,7 +147,9 @@ int front_reply_tape(HttpRequest *rq, Tape *tape, const char *link, uint64_t max
         int rl = front_query_value(query, "limit", &limit_s);
         int ro = front_query_value(query, "offset", &offset_s);
         if (ra == -EBADMSG || rl == -EBADMSG || ro == -EBADMSG) {
-                *ret_why = "after, offset and limit must be text (a NUL is not).";
+                *ret_why = ra == -EBADMSG   ? "after must be text (a NUL is not)."
+                           : rl == -EBADMSG ? "limit must be text (a NUL is not)."
+                                            : "offset must be text (a NUL is not).";
                 return -EINVAL;
         }
         if ((ra < 0 && ra != -ENOENT) || (rl < 0 && rl != -ENOENT) || (ro < 0 && ro != -ENOENT))

@@ -64,7 +64,7 @@ grep -qi '^x-pome-offset: 2' "$TMP/h" || fail "after= pages say their offset too
 api GET "/v1/sandboxes/$FIN/events?twin=github&offset=7"
 assert_status 200 "an offset past the end"
 assert_eq "$BODY" "[]" "an offset past the end: no row"
-for q in "offset=-1" "offset=x" "offset=99999999999999999999999"; do
+for q in "offset=-1" "offset=x" "offset=99999999999999999999999" "offset=%00" "offset=1e3" "offset="; do
         api GET "/v1/sandboxes/$FIN/events?twin=github&$q"
         assert_status 422 "?$q"
         assert_jq .error.details.field offset "?$q"
