@@ -368,7 +368,7 @@ function created(sb) {
 /* Reads the list's first listPages pages (newest first, the API's starting_after cursor). */
 async function refreshList() {
         const data = [];
-        let more = false;
+        let more = false, node = null;
         try {
                 for (let p = 0; p < listPages; p++) {
                         const q = new URLSearchParams({ state: listState, limit: String(LIST_PAGE) });
@@ -376,6 +376,7 @@ async function refreshList() {
                         const { body: list } = await api("GET", `/v1/sandboxes?${q}`);
                         data.push(...list.data);
                         more = list.has_more;
+                        node = list.node || null; /* a fleet node lists its own sandboxes */
                         if (!more) break;
                 }
         } catch (e) {
@@ -385,7 +386,8 @@ async function refreshList() {
         const tbody = $("#sandboxes tbody");
         if (!tbody) return;
         $("#list-more").hidden = !more;
-        $("#list-count").textContent = `${data.length}${more ? "+" : ""} ${data.length === 1 ? "sandbox" : "sandboxes"}${listState === "all" ? "" : ` ${listState}`}`;
+        $("#list-count").textContent = `${data.length}${more ? "+" : ""} ${data.length === 1 ? "sandbox" : "sandboxes"}${listState === "all" ? "" : ` ${listState}`}` +
+                (node ? ` on fleet node ${node} (each node lists its own)` : "");
         const sig = JSON.stringify(data.map((s) => [s.session_id, s.state, s.reason, s.expires_at]));
         if (sig === lastList) return; /* the same rows: keep focus where it is */
         lastList = sig;
