@@ -137,7 +137,9 @@ function poll(fn) {
 /* Replaces the page. A new page (a route, not a refresh of the same one) moves focus to its
  * title, so keyboard and screen-reader users start there rather than on <body>. */
 function setPage(title, ...content) {
-        const fresh = pageFor !== location.hash;
+        /* a new page, or the same page made again (a "Loading…" replaced) while its title
+         * had the focus */
+        const fresh = pageFor !== location.hash || document.activeElement?.id === "page-title";
         pageFor = location.hash;
         document.title = `${title} · Pome`;
         const m = $("#main");

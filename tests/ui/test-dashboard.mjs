@@ -596,7 +596,8 @@ try {
         const checks = await api("GET", "/v1/checks");
         assert.equal(nChecks, checks.body.checks.length);
         assert.equal(await page.$$eval("button.copy", (b) => b.length), nChecks);
-        step(`checks page: ${nChecks} checks, each with a copy button`);
+        assert.equal(await page.evaluate(() => document.activeElement.id), "page-title");
+        step(`checks page: ${nChecks} checks, each with a copy button; the focus on its title once loaded`);
         await page.setViewport({ width: 1366, height: 768 });
         await axe("checks");
         await shot("checks");
