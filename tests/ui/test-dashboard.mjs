@@ -568,29 +568,21 @@ try {
         const discarded = await api("DELETE", `/v1/sandboxes/${bid}?confirm_discard=${gone.body.error.details.discard_token}`);
         assert.ok(discarded.status < 300, JSON.stringify(discarded));
 
-        // ---- a laptop screen: no page scrolls sideways at 1280×720
-        await page.setViewport({ width: 1280, height: 720 });
-        const wide = [];
-        for (const [hash, sel] of [["#/sandboxes", "#sandboxes tbody tr"], ["#/usage", "#usage-used"], ["#/checks", "#checks-github"], [`#/run/${id}`, "#criteria tbody tr"]]) {
-                await page.goto(`${API}/ui/${hash}`, { waitUntil: "networkidle0" });
-                await page.waitForSelector(sel, { timeout: T });
-                const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-                assert.ok(sw <= cw, `${hash} is ${sw} px wide on a ${cw} px screen`);
-                wide.push(`${hash} ${sw}/${cw}`);
+        // ---- a laptop screen (1280×720) and a phone-sized window (360×640): no page scrolls
+        // sideways (the header and forms wrap, wide tables scroll by themselves)
+        for (const [width, height] of [[1280, 720], [360, 640]]) {
+                await page.setViewport({ width, height });
+                const fits = [];
+                for (const [hash, sel] of [["#/sandboxes", "#sandboxes tbody tr"], ["#/usage", "#usage-used"], ["#/checks", "#checks-github"], [`#/run/${id}`, "#criteria tbody tr"]]) {
+                        await page.goto(`${API}/ui/${hash}`, { waitUntil: "networkidle0" });
+                        await page.waitForSelector(sel, { timeout: T });
+                        const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+                        if (sw > cw) await page.screenshot({ path: path.join(SHOTS, `too-wide-${width}-${hash.split("/")[1]}.png`), fullPage: true });
+                        assert.ok(sw <= cw, `${hash} is ${sw} px wide on a ${cw} px screen`);
+                        fits.push(`${hash.split("/")[1]} ${sw}/${cw}`);
+                }
+                step(`${width}×${height}: no page wider than the screen (${fits.join(", ")})`);
         }
-        step(`1280×720: no page wider than the screen (${wide.join(", ")})`);
-        // and a phone-sized window: the header and forms wrap, wide tables scroll by themselves
-        await page.setViewport({ width: 360, height: 640 });
-        const narrow = [];
-        for (const [hash, sel] of [["#/sandboxes", "#sandboxes tbody tr"], ["#/usage", "#usage-used"], ["#/checks", "#checks-github"], [`#/run/${id}`, "#criteria tbody tr"]]) {
-                await page.goto(`${API}/ui/${hash}`, { waitUntil: "networkidle0" });
-                await page.waitForSelector(sel, { timeout: T });
-                const [sw, cw] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-                if (sw > cw) await page.screenshot({ path: path.join(SHOTS, `narrow-${hash.split("/")[1]}.png`), fullPage: true });
-                assert.ok(sw <= cw, `${hash} is ${sw} px wide on a ${cw} px screen`);
-                narrow.push(`${hash.split("/")[1]} ${sw}/${cw}`);
-        }
-        step(`360×640: no page wider than the screen (${narrow.join(", ")})`);
         await nav("#/checks", "#checks-github");
         const nChecks = await page.$$eval(".checks li", (l) => l.length);
         const checks = await api("GET", "/v1/checks");
