@@ -23,7 +23,18 @@ if [[ -z ${POME_TEST_RELOCATED:-} && $(id -u) -eq 0 && ($src == /root/* || $src 
                 "testing it through a bind mount at $dst"
         rc=0
         POME_TEST_RELOCATED=1 "$dst/scripts/test.sh" "$@" || rc=$?
-        umount "$dst" && rmdir "$dst"
+        # a test's helper processes (chromium's) may still be exiting: wait for them a while,
+        # then detach the mount lazily (it goes once they have)
+        for _ in $(seq 20); do
+                umount "$dst" 2>/dev/null && break
+                sleep 0.5
+        done
+        if mountpoint -q "$dst"; then
+                echo "scripts/test.sh: $dst still busy after 10 s:" \
+                        "$(fuser -vm "$dst" 2>&1 | tr -s ' \n' ' ' | cut -c1-300); detached lazily" >&2
+                umount -l "$dst"
+        fi
+        rmdir "$dst" 2>/dev/null || true
         exit "$rc"
 fi
 
