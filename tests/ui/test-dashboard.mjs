@@ -51,6 +51,14 @@ async function api(method, p, body) {
         return { status: r.status, body: t ? JSON.parse(t) : null, headers: r.headers };
 }
 
+// Stops an open sandbox the way the API asks: the 409 refusal, then the discard its token confirms.
+async function discard(sid) {
+        const no = await api("DELETE", `/v1/sandboxes/${sid}`);
+        assert.equal(no.status, 409, JSON.stringify(no.body));
+        const yes = await api("DELETE", `/v1/sandboxes/${sid}?confirm_discard=${no.body.error.details.discard_token}`);
+        assert.equal(yes.status, 204, JSON.stringify(yes.body));
+}
+
 // The team's used slots as the three other surfaces say it: GET /v1/usage, the Team1 object's
 // SessionsUsed on D-Bus (its path from ListTeams) and /metrics' pome_slots_used.
 async function usedElsewhere() {
@@ -121,6 +129,18 @@ try {
                 step(`screenshot ${name}.png`);
         }
         const text = (sel) => page.$eval(sel, (e) => e.textContent);
+        // Download on the run page: the tar the page saves, extracted into <downloads>/<into>;
+        // returns its <sid>/ directory
+        async function download(sid, into) {
+                await page.click("#download");
+                const tar = path.join(downloads, `${sid}.tar`);
+                for (let i = 0; i < 150 && !fs.existsSync(tar); i++) await new Promise((r) => setTimeout(r, 100));
+                assert.ok(fs.existsSync(tar), `no ${tar}`);
+                const x = path.join(downloads, into);
+                fs.mkdirSync(x);
+                execFileSync("tar", ["-xf", tar, "-C", x]);
+                return path.join(x, sid);
+        }
         const nav = async (hash, sel) => {
                 await page.click(`#nav a[href="${hash}"]`);
                 await page.waitForSelector(sel, { timeout: T });
@@ -215,8 +235,7 @@ try {
         const other = await api("POST", "/v1/sandboxes", { twins: ["slack"] });
         assert.equal(other.status, 201, JSON.stringify(other.body));
         await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "2", { timeout: T });
-        const refusal = await api("DELETE", `/v1/sandboxes/${other.body.session_id}`);
-        assert.equal((await api("DELETE", `/v1/sandboxes/${other.body.session_id}?confirm_discard=${refusal.body.error.details.discard_token}`)).status, 204);
+        await discard(other.body.session_id);
         await page.waitForFunction(() => document.querySelector("#usage-used")?.textContent === "1", { timeout: T });
         step("the open Usage page follows a sandbox created and discarded through the API: 1 → 2 → 1");
         await axe("usage");
@@ -341,32 +360,26 @@ try {
         step(`a final-state evidence link (${sp[1]}) shows the value it points at: ${spValue.replace(/\s+/g, " ").slice(0, 80)}; Escape closes it, focus back on the link`);
 
         // the run directory, downloaded as a tar: the same files `pome run collect` writes
-        await page.click("#download");
-        const tarPath = path.join(downloads, `${id}.tar`);
-        for (let i = 0; i < 150 && !fs.existsSync(tarPath); i++) await new Promise((r) => setTimeout(r, 100));
-        assert.ok(fs.existsSync(tarPath), `no ${tarPath}`);
-        const x = path.join(downloads, "x");
-        fs.mkdirSync(x);
-        execFileSync("tar", ["-xf", tarPath, "-C", x]);
-        const got = fs.readdirSync(path.join(x, id)).sort();
+        const x = await download(id, "x");
+        const got = fs.readdirSync(x).sort();
         const collected = path.join(downloads, "collected");
         execFileSync(process.env.POME_CLI, ["run", "collect", id, collected], { env: { ...process.env }, stdio: ["ignore", "ignore", "inherit"] });
         const same = [];
         for (const f of fs.readdirSync(collected).sort()) {
                 if (f === "meta.json") continue; // pome's own record of the run; the tar has sandbox.json
                 assert.ok(got.includes(f), `the tar lacks ${f} (it has ${got.join(" ")})`);
-                const a = fs.readFileSync(path.join(x, id, f)), b = fs.readFileSync(path.join(collected, f));
+                const a = fs.readFileSync(path.join(x, f)), b = fs.readFileSync(path.join(collected, f));
                 if (f.endsWith(".jsonl")) assert.deepEqual(a.toString().split("\n").map((l) => l && JSON.parse(l)), b.toString().split("\n").map((l) => l && JSON.parse(l)), f);
                 else if (f.endsWith(".json")) assert.deepEqual(JSON.parse(a), JSON.parse(b), f);
                 else assert.equal(a.toString(), b.toString(), f);
                 same.push(f);
         }
-        assert.equal(fs.readFileSync(path.join(x, id, "github.tape.jsonl"), "utf8").trimEnd().split("\n").length, 4);
+        assert.equal(fs.readFileSync(path.join(x, "github.tape.jsonl"), "utf8").trimEnd().split("\n").length, 4);
         // and the tapes and verdict are the run directory's files byte for byte
         const runDir = path.join(process.env.POME_STATE_DIR, "runs", id);
         for (const f of ["github.tape.jsonl", "slack.tape.jsonl", "stripe.tape.jsonl", "verdict.json", "summary.md"])
-                assert.ok(fs.readFileSync(path.join(x, id, f)).equals(fs.readFileSync(path.join(runDir, f))), `the tar's ${f} is not pomed's`);
-        assert.equal(JSON.parse(fs.readFileSync(path.join(x, id, "sandbox.json"))).session_id, id);
+                assert.ok(fs.readFileSync(path.join(x, f)).equals(fs.readFileSync(path.join(runDir, f))), `the tar's ${f} is not pomed's`);
+        assert.equal(JSON.parse(fs.readFileSync(path.join(x, "sandbox.json"))).session_id, id);
         step(`downloaded ${id}.tar (${got.join(", ")}); the same content as pome run collect's ${same.join(", ")}; tapes, verdict.json and summary.md byte for byte pomed's files`);
 
         step(`usage falls back to zero: ${await usageIs(0)}`);
@@ -408,17 +421,12 @@ try {
         assert.equal(await page.$eval("#detail-github", (d) => d.hidden), false);
         step("three calls more while row 1 has the focus: the rows are added, the focus and the open row stay");
         // an open run's directory: its tape so far, the rows cut back to their lines exactly
-        await page.click("#download");
-        const tar2 = path.join(downloads, `${id2}.tar`);
-        for (let i = 0; i < 150 && !fs.existsSync(tar2); i++) await new Promise((r) => setTimeout(r, 100));
-        const x2 = path.join(downloads, "x2");
-        fs.mkdirSync(x2);
-        execFileSync("tar", ["-xf", tar2, "-C", x2]);
+        const x2 = await download(id2, "x2");
         // byte for byte the tape file pomed writes (<state_dir>/runs/<id>/): every digit of a
         // latency, the markup and its quotes
         const tape2 = fs.readFileSync(path.join(process.env.POME_STATE_DIR, "runs", id2, "github.tape.jsonl"));
-        assert.ok(fs.readFileSync(path.join(x2, id2, "github.tape.jsonl")).equals(tape2), "the tar's tape is not the tape file");
-        assert.deepEqual(fs.readdirSync(path.join(x2, id2)).sort(), ["github.tape.jsonl", "sandbox.json"]);
+        assert.ok(fs.readFileSync(path.join(x2, "github.tape.jsonl")).equals(tape2), "the tar's tape is not the tape file");
+        assert.deepEqual(fs.readdirSync(x2).sort(), ["github.tape.jsonl", "sandbox.json"]);
         step(`an open run's tar: github.tape.jsonl is pomed's tape file byte for byte (${tape2.length} bytes, ${tape2.toString().trimEnd().split("\n").length} rows, markup and quotes included), and sandbox.json`);
         await nav("#/sandboxes", `${row2} button.stop`);
         await page.waitForSelector(`${row2} button.stop`, { timeout: T });
@@ -468,8 +476,7 @@ try {
         for (let i = 0; i < 100; i++) {
                 const c = await api("POST", "/v1/sandboxes", { twins: ["slack"] });
                 assert.equal(c.status, 201, JSON.stringify(c.body));
-                const no = await api("DELETE", `/v1/sandboxes/${c.body.session_id}`);
-                assert.equal((await api("DELETE", `/v1/sandboxes/${c.body.session_id}?confirm_discard=${no.body.error.details.discard_token}`)).status, 204);
+                await discard(c.body.session_id);
         }
         await page.goto(`${API}/ui/#/sandboxes`, { waitUntil: "networkidle0" });
         await page.select("#state-filter", "stopped");
@@ -563,10 +570,7 @@ try {
         await page.waitForFunction((n) => document.querySelector("#count-github").textContent === `(${n} rows, 0 matches)`, { timeout: 120000 }, bigN);
         assert.equal(await page.$$eval("#tape-github .tape-row", (b) => b.length), 0);
         step(`status 4xx over the ${bigN}-row tape: searched whole in ${((Date.now() - tf) / 1000).toFixed(1)} s (${SCAN_ROWS(eventReads)} reads of 1000 rows), 0 match`);
-        const gone = await api("DELETE", `/v1/sandboxes/${bid}`);
-        assert.equal(gone.status, 409);
-        const discarded = await api("DELETE", `/v1/sandboxes/${bid}?confirm_discard=${gone.body.error.details.discard_token}`);
-        assert.ok(discarded.status < 300, JSON.stringify(discarded));
+        await discard(bid);
 
         // ---- a laptop screen (1280×720) and a phone-sized window (360×640): no page scrolls
         // sideways (the header and forms wrap, wide tables scroll by themselves)
